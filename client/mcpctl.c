@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+// mcpctl: inspect and control mcpd from the command line (status, tools, call, reload, ...).
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "client/include/mcpc.h"
+#include "common/json.h"
+#include "common/util.h"
+
+/* Exit codes a script can branch on. */
+enum {
+    EXIT_OK = 0,
+    EXIT_FAILED = 1,  /* the request failed, or the tool returned isError */
+    EXIT_USAGE = 2,
+    EXIT_NO_DAEMON = 3, /* cannot reach mcpd */
+};
+
+static bool opt_json;
+static int opt_timeout_ms;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: mcpctl [--json] [--socket PATH] [--timeout MS] COMMAND [ARGS]\n"
+            "\n"
+            "Commands:\n"
+            "  status                  servers, their state, tools and errors; agents\n"
+            "  tools                   the tools agents see\n"
+            "  call NAME [JSON]        call a tool with JSON arguments (default {})\n"
+            "  reload                  re-read configuration and reconnect what changed\n"
+            "  connect SERVER          (re)connect a server, resetting its retry breaker\n"
+            "  disconnect SERVER       stop a server and remove its tools\n"
+            "  wait SERVER             wait until a server is connected or has failed\n"
+            "  logs SERVER             the server's recent stderr\n"
+            "\n"
+            "Exit status: 0 ok, 1 request or tool failed, 2 usage, 3 mcpd not reachable.\n");
+}
+
+static void fmt_age(char *buf, size_t n, int64_t since_ms)
+{
+    int64_t s = (wall_ms() - since_ms) / 1000;
+
+    if (s < 0)
+        s = 0;
+    if (s < 120)
+        snprintf(buf, n, "%llds", (long long)s);
+    else if (s < 7200)
+        snprintf(buf, n, "%lldm", (long long)(s / 60));
+    else if (s < 172800)
+        snprintf(buf, n, "%lldh", (long long)(s / 3600));
+    else
+        snprintf(buf, n, "%lldd", (long long)(s / 86400));
+}
+
+static void print_server(yajl_val s)
+{
+    int64_t since = 0, tools = 0, pid = 0, calls = 0, restarts = 0, next = 0;
+    bool deferred = false;
+    char age[32], toolbuf[32], pidbuf[16];
+    const char *err = json_get_string(s, "lastError");
+
+    json_get_int(s, "since", &since);
+    json_get_int(s, "tools", &tools);
+    json_get_int(s, "callsInFlight", &calls);
+    json_get_int(s, "restarts", &restarts);
+    json_get_bool(s, "toolsDeferred", &deferred);
+    fmt_age(age, sizeof(age), since);
+    snprintf(toolbuf, sizeof(toolbuf), "%lld%s", (long long)tools, deferred ? "*" : "");
+    if (json_get_int(s, "pid", &pid) == 0)
+        snprintf(pidbuf, sizeof(pidbuf), "%lld", (long long)pid);
+    else
+        snprintf(pidbuf, sizeof(pidbuf), "-");
+    printf("%-20s %-11s %-6s %-9s %6s %7s %5lld %8lld  %s", json_get_string(s, "name"),
+           json_get_string(s, "state"), age, json_get_string(s, "transport"), toolbuf, pidbuf,
+           (long long)calls, (long long)restarts, err ? err : "");
+    if (json_get_int(s, "nextAttempt", &next) == 0)
+        printf("%s(retry in %llds)", err ? " " : "",
+               (long long)MAX(0, (next - wall_ms() + 999) / 1000));
+    printf("\n");
+}
+
+static int show_status(const char *text)
+{
+    _cleanup_json_ yajl_val st = json_parse(text, NULL);
+    yajl_val servers = json_get_array(st, "servers"), agents = json_get_array(st, "agents");
+    yajl_val problems = json_get_array(st, "problems"), d = json_get_object(st, "daemon");
+    int64_t pid = 0, started = 0, tools = 0;
+    char age[32];
+
+    json_get_int(d, "pid", &pid);
+    json_get_int(d, "startedAt", &started);
+    json_get_int(st, "tools", &tools);
+    fmt_age(age, sizeof(age), started);
+    printf("mcpd %s, pid %lld, up %s, socket %s; %lld tools, %zu agents\n\n",
+           json_get_string(d, "version"), (long long)pid, age, json_get_string(d, "socket"),
+           (long long)tools, json_array_len(agents));
+    printf("%-20s %-11s %-6s %-9s %6s %7s %5s %8s  %s\n", "SERVER", "STATE", "SINCE",
+           "TRANSPORT", "TOOLS", "PID", "CALLS", "RESTARTS", "LAST ERROR");
+    for (size_t i = 0; i < json_array_len(servers); i++)
+        print_server(json_array_at(servers, i));
+    if (!json_array_len(servers))
+        printf("(no servers configured)\n");
+    for (size_t i = 0; i < json_array_len(problems); i++) {
+        yajl_val p = json_array_at(problems, i);
+        printf("%sconfig problem: %s%s%s\n", i ? "" : "\n", json_get_string(p, "path") ?: "",
+               json_get_string(p, "path") ? ": " : "", json_get_string(p, "error"));
+    }
+    printf("\n* deferred: tools shown from the last known list while the server connects\n");
+    return EXIT_OK;
+}
+
+static int show_tools(const char *text)
+{
+    _cleanup_json_ yajl_val r = json_parse(text, NULL);
+    yajl_val tools = json_get_array(r, "tools");
+
+    for (size_t i = 0; i < json_array_len(tools); i++) {
+        yajl_val t = json_array_at(tools, i), meta = json_get_object(t, "_meta");
+        const char *desc = json_get_string(t, "description");
+        bool deferred = false;
+        json_get_bool(meta, "mcpd/deferred", &deferred);
+        printf("%-40s %s%s%.*s\n", json_get_string(t, "name"), deferred ? "(deferred) " : "",
+               desc ? "" : "", desc ? (int)strcspn(desc, "\n") : 0, desc ? desc : "");
+    }
+    return EXIT_OK;
+}
+
+/* Print a tool result: its text content for people, the JSON with --json. */
+static int show_call(const char *text, int is_error)
+{
+    _cleanup_json_ yajl_val r = json_parse(text, NULL);
+    yajl_val content = json_get_array(r, "content");
+
+    if (opt_json) {
+        printf("%s\n", text);
+        return is_error ? EXIT_FAILED : EXIT_OK;
+    }
+    for (size_t i = 0; i < json_array_len(content); i++) {
+        yajl_val item = json_array_at(content, i);
+        const char *t = json_get_string(item, "text");
+        if (t)
+            printf("%s\n", t);
+        else {
+            _cleanup_free_ char *s = json_to_string(item);
+            printf("%s\n", s);
+        }
+    }
+    return is_error ? EXIT_FAILED : EXIT_OK;
+}
+
+static int params_server(const char *server, char **outp)
+{
+    yajl_val p = json_object_new();
+
+    json_object_set(p, "server", json_string_new(server));
+    if (opt_timeout_ms)
+        json_object_set(p, "timeoutMs", json_int_new(opt_timeout_ms));
+    *outp = json_to_string(p);
+    json_free(p);
+    return 0;
+}
+
+static int run(mcpc_client *c, int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    _cleanup_free_ char *out = NULL, *params = NULL;
+    int r, is_error = 0;
+
+    if (streq(cmd, "status")) {
+        if ((r = mcpc_status(c, &out)) != 0)
+            goto fail;
+        return opt_json ? (printf("%s\n", out), EXIT_OK) : show_status(out);
+    }
+    if (streq(cmd, "tools")) {
+        if ((r = mcpc_list_tools(c, &out)) != 0)
+            goto fail;
+        return opt_json ? (printf("%s\n", out), EXIT_OK) : show_tools(out);
+    }
+    if (streq(cmd, "call")) {
+        if (argc < 2 || argc > 3)
+            return usage(stderr), EXIT_USAGE;
+        if ((r = mcpc_call_tool(c, argv[1], argc == 3 ? argv[2] : NULL, &out, &is_error)) != 0)
+            goto fail;
+        return show_call(out, is_error);
+    }
+    if (streq(cmd, "reload")) {
+        if ((r = mcpc_request(c, "mcpd/reload", NULL, &out)) != 0)
+            goto fail;
+        printf("%s\n", out);
+        return EXIT_OK;
+    }
+    if (streq(cmd, "connect") || streq(cmd, "disconnect") || streq(cmd, "wait") ||
+        streq(cmd, "logs")) {
+        _cleanup_free_ char *method = xasprintf("mcpd/%s", cmd);
+        _cleanup_json_ yajl_val res = NULL;
+        if (argc != 2)
+            return usage(stderr), EXIT_USAGE;
+        params_server(argv[1], &params);
+        if ((r = mcpc_request(c, method, params, &out)) != 0)
+            goto fail;
+        res = json_parse(out, NULL);
+        if (streq(cmd, "logs") && !opt_json)
+            fputs(json_get_string(res, "text") ?: "", stdout);
+        else
+            printf("%s\n", out);
+        if (streq(cmd, "wait"))
+            return YAJL_IS_TRUE(json_get(res, "connected")) ? EXIT_OK : EXIT_FAILED;
+        return EXIT_OK;
+    }
+    fprintf(stderr, "mcpctl: unknown command \"%s\"\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+fail:
+    fprintf(stderr, "mcpctl: %s\n", mcpc_errmsg(c));
+    return r == -ECONNRESET || r == -ECONNREFUSED ? EXIT_NO_DAEMON : EXIT_FAILED;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"socket", required_argument, NULL, 's'},
+        {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    mcpc_options o = {.client_name = "mcpctl"};
+    mcpc_client *c;
+    int ch, r;
+
+    while ((ch = getopt_long(argc, argv, "+js:t:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'j':
+            opt_json = true;
+            break;
+        case 's':
+            o.socket_path = optarg;
+            break;
+        case 't':
+            opt_timeout_ms = atoi(optarg);
+            o.timeout_ms = opt_timeout_ms > 0 ? opt_timeout_ms + 5000 : 0;
+            break;
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    c = mcpc_new(&o);
+    if (!c)
+        return EXIT_FAILED;
+    if (mcpc_connect(c) != 0) {
+        fprintf(stderr, "mcpctl: %s\n", mcpc_errmsg(c));
+        mcpc_free(c);
+        return EXIT_NO_DAEMON;
+    }
+    r = run(c, argc - optind, argv + optind);
+    mcpc_free(c);
+    return r;
+}

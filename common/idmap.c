@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+// idmap: an open-addressing hash table from 64-bit ids to pointers (peers, requests, children).
+
+#include "common/idmap.h"
+#include "common/util.h"
+
+/* A removed slot keeps probing chains intact. */
+#define TOMBSTONE UINT64_MAX
+
+static size_t slot_of(uint64_t id, size_t cap)
+{
+    /* Ids are sequential: mix them so neighbours do not cluster. */
+    id ^= id >> 33;
+    id *= 0xff51afd7ed558ccdull;
+    id ^= id >> 33;
+    return (size_t)id & (cap - 1);
+}
+
+static void rehash(IdMap *m, size_t cap)
+{
+    IdMap nm = {xcalloc(cap, sizeof(uint64_t)), xcalloc(cap, sizeof(void *)), cap, 0, 0};
+
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->keys[i] && m->keys[i] != TOMBSTONE)
+            idmap_put(&nm, m->keys[i], m->values[i]);
+    free(m->keys);
+    free(m->values);
+    *m = nm;
+}
+
+void *idmap_get(const IdMap *m, uint64_t id)
+{
+    if (!m->cap || !id || id == TOMBSTONE)
+        return NULL;
+    for (size_t i = slot_of(id, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == id)
+            return m->values[i];
+        if (!m->keys[i])
+            return NULL;
+    }
+}
+
+void idmap_put(IdMap *m, uint64_t id, void *value)
+{
+    size_t tomb = SIZE_MAX;
+
+    if ((m->n_used + 1) * 4 >= m->cap * 3)
+        rehash(m, m->cap ? (m->n * 4 >= m->cap ? m->cap * 2 : m->cap) : 16);
+    for (size_t i = slot_of(id, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == id) {
+            m->values[i] = value;
+            return;
+        }
+        if (m->keys[i] == TOMBSTONE && tomb == SIZE_MAX)
+            tomb = i;
+        if (!m->keys[i]) {
+            if (tomb != SIZE_MAX)
+                i = tomb;
+            else
+                m->n_used++;
+            m->keys[i] = id;
+            m->values[i] = value;
+            m->n++;
+            return;
+        }
+    }
+}
+
+void *idmap_remove(IdMap *m, uint64_t id)
+{
+    if (!m->cap || !id || id == TOMBSTONE)
+        return NULL;
+    for (size_t i = slot_of(id, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == id) {
+            void *v = m->values[i];
+            m->keys[i] = TOMBSTONE;
+            m->values[i] = NULL;
+            m->n--;
+            return v;
+        }
+        if (!m->keys[i])
+            return NULL;
+    }
+}
+
+void idmap_deinit(IdMap *m)
+{
+    free(m->keys);
+    free(m->values);
+    *m = (IdMap)IDMAP_INIT;
+}
+
+bool idmap_next(const IdMap *m, size_t *pos, uint64_t *idp, void **valuep)
+{
+    for (; *pos < m->cap; (*pos)++) {
+        uint64_t k = m->keys[*pos];
+        if (k && k != TOMBSTONE) {
+            if (idp)
+                *idp = k;
+            if (valuep)
+                *valuep = m->values[*pos];
+            (*pos)++;
+            return true;
+        }
+    }
+    return false;
+}

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+// jsonrpc: the JSON-RPC 2.0 message model and NDJSON framing (one message per line).
+
+#include <errno.h>
+#include <inttypes.h>
+
+#include "common/jsonrpc.h"
+
+static int invalid(JsonrpcMsg *m, char **errp, const char *why)
+{
+    if (errp)
+        *errp = xstrdup(why);
+    (void)m;
+    return JSONRPC_E_INVALID;
+}
+
+static bool valid_id(yajl_val id)
+{
+    return id && (YAJL_IS_STRING(id) || YAJL_IS_INTEGER(id));
+}
+
+int jsonrpc_msg_parse(JsonrpcMsg *m, const char *line, size_t len, char **errp)
+{
+    yajl_val version, id, method;
+
+    memset(m, 0, sizeof(*m));
+    if (memchr(line, '\0', len)) {
+        if (errp)
+            *errp = xstrdup("NUL byte inside a message");
+        return JSONRPC_E_PARSE;
+    }
+    m->root = json_parse(line, errp);
+    if (!m->root)
+        return JSONRPC_E_PARSE;
+    if (YAJL_IS_ARRAY(m->root)) {
+        if (errp)
+            *errp = xstrdup("batches are not supported");
+        return JSONRPC_E_BATCH;
+    }
+    if (!YAJL_IS_OBJECT(m->root))
+        return invalid(m, errp, "a message must be a JSON object");
+
+    id = json_get(m->root, "id");
+    if (valid_id(id))
+        m->id = id;
+    version = json_get(m->root, "jsonrpc");
+    if (!YAJL_IS_STRING(version) || !streq(version->u.string, "2.0"))
+        return invalid(m, errp, "\"jsonrpc\" must be \"2.0\"");
+
+    method = json_get(m->root, "method");
+    if (method) {
+        if (!YAJL_IS_STRING(method))
+            return invalid(m, errp, "\"method\" must be a string");
+        m->method = method->u.string;
+        m->params = json_get(m->root, "params");
+        if (m->params && !YAJL_IS_OBJECT(m->params) && !YAJL_IS_ARRAY(m->params))
+            return invalid(m, errp, "\"params\" must be an object");
+        /* An id of null is not a request id: MCP forbids it, so treat it as a notification. */
+        if (!id || YAJL_IS_NULL(id)) {
+            m->kind = JSONRPC_NOTIFICATION;
+            return 0;
+        }
+        if (!m->id)
+            return invalid(m, errp, "\"id\" must be a string or an integer");
+        m->kind = JSONRPC_REQUEST;
+        return 0;
+    }
+    m->result = json_get(m->root, "result");
+    m->error = json_get(m->root, "error");
+    if (m->result && !m->error) {
+        if (!m->id)
+            return invalid(m, errp, "a response needs a string or integer \"id\"");
+        m->kind = JSONRPC_RESPONSE;
+        return 0;
+    }
+    if (m->error && !m->result) {
+        if (!YAJL_IS_OBJECT(m->error))
+            return invalid(m, errp, "\"error\" must be an object");
+        m->kind = JSONRPC_ERROR_RESPONSE;
+        return 0;
+    }
+    return invalid(m, errp, "a message needs \"method\", \"result\" or \"error\"");
+}
+
+void jsonrpc_msg_deinit(JsonrpcMsg *m)
+{
+    json_free(m->root);
+    memset(m, 0, sizeof(*m));
+}
+
+static void write_head(StrBuf *sb, yajl_val id)
+{
+    strbuf_puts(sb, "{\"jsonrpc\":\"2.0\",\"id\":");
+    json_write(sb, id);
+}
+
+void jsonrpc_write_result(StrBuf *sb, yajl_val id, yajl_val result)
+{
+    write_head(sb, id);
+    strbuf_puts(sb, ",\"result\":");
+    if (result)
+        json_write(sb, result);
+    else
+        strbuf_puts(sb, "{}");
+    strbuf_puts(sb, "}\n");
+}
+
+void jsonrpc_write_result_raw(StrBuf *sb, yajl_val id, const char *result, size_t n)
+{
+    write_head(sb, id);
+    strbuf_puts(sb, ",\"result\":");
+    strbuf_append(sb, result, n);
+    strbuf_puts(sb, "}\n");
+}
+
+void jsonrpc_write_error(StrBuf *sb, yajl_val id, int code, const char *message, yajl_val data)
+{
+    write_head(sb, id);
+    strbuf_printf(sb, ",\"error\":{\"code\":%d,\"message\":", code);
+    json_write_string(sb, message, strlen(message));
+    if (data) {
+        strbuf_puts(sb, ",\"data\":");
+        json_write(sb, data);
+    }
+    strbuf_puts(sb, "}}\n");
+}
+
+void jsonrpc_write_request(StrBuf *sb, uint64_t id, const char *method, yajl_val params)
+{
+    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
+    json_write_string(sb, method, strlen(method));
+    if (params) {
+        strbuf_puts(sb, ",\"params\":");
+        json_write(sb, params);
+    }
+    strbuf_puts(sb, "}\n");
+}
+
+void jsonrpc_write_notification(StrBuf *sb, const char *method, yajl_val params)
+{
+    strbuf_puts(sb, "{\"jsonrpc\":\"2.0\",\"method\":");
+    json_write_string(sb, method, strlen(method));
+    if (params) {
+        strbuf_puts(sb, ",\"params\":");
+        json_write(sb, params);
+    }
+    strbuf_puts(sb, "}\n");
+}
+
+void framer_init(Framer *f, size_t max)
+{
+    memset(f, 0, sizeof(*f));
+    f->max = max ? max : JSONRPC_MAX_LINE_DEFAULT;
+}
+
+void framer_deinit(Framer *f)
+{
+    free(f->buf);
+    memset(f, 0, sizeof(*f));
+}
+
+/* Make room for n more bytes, moving the current line to the front first. */
+static void framer_reserve(Framer *f, size_t n)
+{
+    if (f->start > 0) {
+        size_t keep = f->len - f->start;
+        memmove(f->buf, f->buf + f->start, keep);
+        f->scan -= f->start;
+        f->len = keep;
+        f->start = 0;
+    }
+    if (f->len + n + 1 <= f->cap)
+        return;
+    size_t cap = f->cap ? f->cap : FRAMER_READ_CHUNK;
+    while (cap < f->len + n + 1)
+        cap *= 2;
+    f->buf = xrealloc(f->buf, cap);
+    f->cap = cap;
+}
+
+void framer_feed(Framer *f, const void *data, size_t n)
+{
+    if (f->cap - f->len < n + 1)
+        framer_reserve(f, n);
+    memcpy(f->buf + f->len, data, n);
+    f->len += n;
+}
+
+ssize_t framer_read_fd(Framer *f, int fd)
+{
+    ssize_t r;
+
+    if (f->cap - f->len < FRAMER_READ_CHUNK + 1)
+        framer_reserve(f, FRAMER_READ_CHUNK);
+    do {
+        r = read(fd, f->buf + f->len, f->cap - f->len - 1);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0)
+        return -errno;
+    f->len += (size_t)r;
+    return r;
+}
+
+int framer_next(Framer *f, char **linep, size_t *lenp)
+{
+    for (;;) {
+        char *nl = f->scan < f->len ? memchr(f->buf + f->scan, '\n', f->len - f->scan) : NULL;
+
+        if (!nl) {
+            f->scan = f->len;
+            if (f->discarding) {
+                /* Keep nothing of a line being skipped. */
+                f->start = f->scan = f->len = 0;
+                return FRAMER_E_AGAIN;
+            }
+            if (f->len - f->start > f->max) {
+                f->discarding = true;
+                f->start = f->scan = f->len = 0;
+                return FRAMER_E_TOOBIG;
+            }
+            return FRAMER_E_AGAIN;
+        }
+        size_t end = (size_t)(nl - f->buf);
+        size_t begin = f->start;
+        f->start = f->scan = end + 1;
+        if (f->discarding) {
+            f->discarding = false;
+            continue;
+        }
+        size_t n = end - begin;
+        if (n > f->max) {
+            return FRAMER_E_TOOBIG;
+        }
+        if (n > 0 && f->buf[end - 1] == '\r')
+            n--;
+        if (n == 0)
+            continue;
+        f->buf[begin + n] = '\0';
+        *linep = f->buf + begin;
+        *lenp = n;
+        return 0;
+    }
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// strbuf: a growable, always NUL-terminated byte buffer.
+
+#include <stdio.h>
+
+#include "common/strbuf.h"
+
+void strbuf_reserve(StrBuf *sb, size_t n)
+{
+    size_t need = sb->len + n + 1;
+
+    if (need <= sb->cap)
+        return;
+    size_t cap = sb->cap ? sb->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    sb->data = xrealloc(sb->data, cap);
+    sb->cap = cap;
+}
+
+void strbuf_append(StrBuf *sb, const void *data, size_t n)
+{
+    strbuf_reserve(sb, n);
+    if (n)
+        memcpy(sb->data + sb->len, data, n);
+    sb->len += n;
+    sb->data[sb->len] = '\0';
+}
+
+void strbuf_puts(StrBuf *sb, const char *s)
+{
+    strbuf_append(sb, s, strlen(s));
+}
+
+void strbuf_putc(StrBuf *sb, char c)
+{
+    strbuf_reserve(sb, 1);
+    sb->data[sb->len++] = c;
+    sb->data[sb->len] = '\0';
+}
+
+void strbuf_vprintf(StrBuf *sb, const char *fmt, va_list ap)
+{
+    va_list aq;
+    int n;
+
+    va_copy(aq, ap);
+    n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    if (n < 0)
+        return;
+    strbuf_reserve(sb, (size_t)n);
+    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+    sb->len += (size_t)n;
+}
+
+void strbuf_printf(StrBuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    strbuf_vprintf(sb, fmt, ap);
+    va_end(ap);
+}
+
+void strbuf_reset(StrBuf *sb)
+{
+    sb->len = 0;
+    if (sb->data)
+        sb->data[0] = '\0';
+}
+
+char *strbuf_detach(StrBuf *sb, size_t *lenp)
+{
+    char *p = sb->data ? sb->data : xstrdup("");
+
+    if (lenp)
+        *lenp = sb->len;
+    sb->data = NULL;
+    sb->len = sb->cap = 0;
+    return p;
+}
+
+void strbuf_deinit(StrBuf *sb)
+{
+    free(sb->data);
+    sb->data = NULL;
+    sb->len = sb->cap = 0;
+}

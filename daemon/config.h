@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// config: server configurations, daemon settings and the discovery driver over config sources.
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "common/hash.h"
+
+typedef enum TransportType {
+    TRANSPORT_STDIO,
+    TRANSPORT_HTTP,
+    TRANSPORT_SSE,
+    TRANSPORT_AUTO, /* a url without a type: probe Streamable HTTP, fall back to SSE */
+} TransportType;
+
+typedef enum ConfigLevel {
+    CONFIG_LEVEL_USER,
+    CONFIG_LEVEL_PROJECT,
+} ConfigLevel;
+
+/* Where a server entry came from (the seed's SourceMeta). */
+typedef struct SourceMeta {
+    char *provider;      /* provider id, e.g. "mcpd" */
+    char *provider_name; /* display name, e.g. "mcpd (user)" */
+    char *path;          /* the file */
+    ConfigLevel level;
+} SourceMeta;
+
+typedef struct ServerConfig {
+    char *name;
+    TransportType type;
+    char *command;
+    char **args; /* n_args strings */
+    size_t n_args;
+    yajl_val env; /* object of string values, or NULL */
+    char *cwd;
+    char *url;
+    yajl_val headers; /* object of string values, or NULL */
+    bool enabled;
+    int64_t timeout_ms;      /* handshake and first tools/list */
+    int64_t call_timeout_ms; /* tools/call, reset by progress */
+    int64_t idle_timeout_ms; /* 0: never stop an idle server */
+    int64_t ping_interval_ms; /* 0: no health pings */
+    bool reconnect;
+    yajl_val raw; /* the unresolved entry as written, for hashing and display */
+    char hash[2 * SHA256_DIGEST_SIZE + 1]; /* over raw with sorted keys */
+    SourceMeta source;
+} ServerConfig;
+
+/* A discovery problem: the file, the server (may be NULL) and what is wrong. */
+typedef struct ConfigProblem {
+    char *path;
+    char *server;
+    char *message;
+} ConfigProblem;
+
+typedef struct ConfigSet {
+    ServerConfig **servers; /* winners, in priority order */
+    size_t n_servers;
+    ConfigProblem *problems;
+    size_t n_problems;
+} ConfigSet;
+
+/* Daemon settings (mcpd.json); every field has a default. */
+typedef struct Settings {
+    bool enable_project_config;
+    int64_t startup_timeout_ms;
+    int64_t max_message_bytes;
+    int64_t cache_ttl_days;
+    int64_t timeout_ms;
+    int64_t call_timeout_ms;
+    int64_t max_call_timeout_ms;
+    int64_t idle_timeout_ms;
+    bool reconnect;
+} Settings;
+
+/* What discovery looks at. */
+typedef struct DiscoverOptions {
+    const char *config_file; /* --config: this file only, instead of the providers */
+    const char *root;        /* project root, or NULL for the user workspace */
+} DiscoverOptions;
+
+/* Defaults named once: the seed's constants (reference/seed-origin.md section 9). */
+#define CONFIG_DEFAULT_TIMEOUT_MS      30000
+#define CONFIG_DEFAULT_CALL_TIMEOUT_MS 60000
+#define CONFIG_MAX_CALL_TIMEOUT_MS     600000
+#define CONFIG_DEFAULT_STARTUP_MS      250
+#define CONFIG_MAX_SERVER_NAME         100
+
+/** Fill settings with defaults. */
+void settings_init(Settings *s);
+/** Load $XDG_CONFIG_HOME/mcpd/mcpd.json (or path) over the defaults; problems go to out. */
+int settings_load(Settings *s, const char *path, ConfigSet *problems);
+
+/** Run discovery: the providers in priority order (or one explicit file). */
+int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
+/** Release a set; safe on a zeroed value. */
+void config_set_deinit(ConfigSet *set);
+/** Record a problem. */
+void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/** Find a server by name, or NULL. */
+ServerConfig *config_set_find(const ConfigSet *set, const char *name);
+
+/**
+ * Build a server entry from one native-format JSON object (mcpServers.<name>). On an invalid
+ * entry return NULL and record the reason in set. The source strings are copied.
+ */
+ServerConfig *server_config_from_json(const char *name, yajl_val obj, const SourceMeta *src,
+                                      const Settings *settings, ConfigSet *set);
+/** Deep copy. */
+ServerConfig *server_config_copy(const ServerConfig *c);
+/** Release; returns NULL. */
+ServerConfig *server_config_free(ServerConfig *c);
+/** Whether two entries are the same server (name and unresolved config hash). */
+bool server_config_same(const ServerConfig *a, const ServerConfig *b);
+/** "stdio", "http", "sse" or "auto". */
+const char *transport_type_name(TransportType t);
+/** Check a server name; return NULL or a message (static). */
+const char *config_check_name(const char *name);
+
+/**
+ * Parse one native-format file ({"mcpServers": {...}}) into set, with source metadata.
+ * A missing file is not an error. Entries already present in set keep priority (first wins).
+ */
+void config_load_native_file(ConfigSet *set, const char *path, const char *provider,
+                             const char *provider_name, ConfigLevel level,
+                             const Settings *settings);

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// daemon: the event loop, signals, start-up and a bounded shutdown.
+#pragma once
+
+#include <stdbool.h>
+
+#include <event2/event.h>
+
+#include "daemon/config.h"
+#include "daemon/listener.h"
+#include "daemon/manager.h"
+#include "daemon/peer.h"
+
+typedef struct DaemonOptions {
+    const char *config_file;
+    const char *socket_path; /* NULL: paths_socket() */
+    int log_level;
+} DaemonOptions;
+
+typedef struct Daemon {
+    struct event_base *base;
+    Settings settings;
+    char *settings_path;
+    const char *config_file;
+    Listener listener;
+    PeerRegistry peers;
+    Manager manager;
+    struct event *ev_term, *ev_int, *ev_hup, *ev_chld, *ev_stop_tick;
+    bool stopping;
+    uint64_t stop_started_ms;
+    int64_t started_wall_ms;
+} Daemon;
+
+/** Set up the loop, bind the socket, start connecting; return 0 or -errno (logged). */
+int daemon_init(Daemon *d, const DaemonOptions *opt);
+/** Run until stopped; return the exit status. */
+int daemon_run(Daemon *d);
+/** Release everything. */
+void daemon_deinit(Daemon *d);
+/** Reload: settings, discovery, reconnect what changed; returns per-server results. */
+yajl_val daemon_reload(Daemon *d);
+/** Begin a bounded shutdown. */
+void daemon_stop(Daemon *d, const char *why);

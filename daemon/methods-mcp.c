@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+// methods-mcp: the MCP methods agents call (initialize, ping, tools/*, notifications) and dispatch.
+
+#include <stdio.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "daemon/daemon.h"
+#include "daemon/methods.h"
+
+/* Revisions served downstream, newest first (DESIGN section 3). */
+static const char *const served_versions[] = {
+    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
+};
+
+void methods_reply(Peer *p, yajl_val id, yajl_val result)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    jsonrpc_write_result(&sb, id, result);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+}
+
+void methods_error(Peer *p, yajl_val id, int code, const char *message)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    jsonrpc_write_error(&sb, id, code, message, NULL);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+}
+
+static const char *pick_version(const char *asked)
+{
+    for (size_t i = 0; asked && served_versions[i]; i++)
+        if (streq(asked, served_versions[i]))
+            return served_versions[i];
+    return served_versions[0];
+}
+
+static void take_client_info(Peer *p, yajl_val params)
+{
+    yajl_val info = json_get_object(params, "clientInfo");
+    const char *name = json_get_string(info, "name"), *version = json_get_string(info, "version");
+    yajl_val meta = json_get_object(params, "_meta");
+    const char *cwd = json_get_string(meta, "mcpd/cwd");
+
+    if (name)
+        p->client_name = xstrdup(name);
+    if (version)
+        p->client_version = xstrdup(version);
+    if (cwd)
+        p->cwd = xstrdup(cwd);
+}
+
+static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    yajl_val r, caps, tools, exp, mcpd, info, meta;
+    unsigned char token[SESSION_TOKEN_BYTES];
+    const char *version;
+
+    (void)d;
+    if (p->initialized) {
+        methods_error(p, m->id, JSONRPC_INVALID_REQUEST, "already initialized");
+        return;
+    }
+    if (random_bytes(token, sizeof(token)) < 0) {
+        methods_error(p, m->id, JSONRPC_INTERNAL_ERROR, "no randomness for a session token");
+        return;
+    }
+    hex_encode(p->session, token, sizeof(token));
+    take_client_info(p, m->params);
+    version = pick_version(json_get_string(m->params, "protocolVersion"));
+    p->protocol_version = xstrdup(version);
+    r = json_object_new();
+    caps = json_object_new();
+    tools = json_object_new();
+    json_object_set(tools, "listChanged", json_bool_new(true));
+    json_object_set(caps, "tools", tools);
+    json_object_set(caps, "logging", json_object_new());
+    exp = json_object_new();
+    mcpd = json_object_new();
+    json_object_set(mcpd, "protocol", json_int_new(1));
+    json_object_set(exp, "mcpd", mcpd);
+    json_object_set(caps, "experimental", exp);
+    info = json_object_new();
+    json_object_set(info, "name", json_string_new("mcpd"));
+    json_object_set(info, "version", json_string_new(MCPD_VERSION));
+    meta = json_object_new();
+    json_object_set(meta, "mcpd/session", json_string_new(p->session));
+    json_object_set(r, "protocolVersion", json_string_new(version));
+    json_object_set(r, "capabilities", caps);
+    json_object_set(r, "serverInfo", info);
+    json_object_set(r, "_meta", meta);
+    p->initialized = true;
+    methods_reply(p, m->id, r);
+    json_free(r);
+    log_debug("peer %llu initialized: %s %s (protocol %s)", (unsigned long long)p->id,
+              p->client_name ? p->client_name : "?", p->client_version ? p->client_version : "",
+              version);
+}
+
+static void m_ping(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    (void)d;
+    methods_reply(p, m->id, NULL);
+}
+
+static void m_tools_list(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    manager_list_tools(&d->manager, p, m->id);
+}
+
+static void m_tools_call(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    manager_call_tool(&d->manager, p, m->id, m->params);
+}
+
+static void m_logging_set_level(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    (void)d;
+    methods_reply(p, m->id, NULL);
+}
+
+static void n_cancelled(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    manager_cancel(&d->manager, p, json_get(m->params, "requestId"));
+}
+
+static void n_ignore(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    (void)d, (void)p, (void)m;
+}
+
+const Method methods_mcp[] = {
+    {"initialize", m_initialize, 0, NULL},
+    {"ping", m_ping, 0, NULL},
+    {"tools/list", m_tools_list, METHOD_NEEDS_INIT, NULL},
+    {"tools/call", m_tools_call, METHOD_NEEDS_INIT, "name"},
+    {"logging/setLevel", m_logging_set_level, METHOD_NEEDS_INIT, "level"},
+    {"notifications/initialized", n_ignore, METHOD_NOTIFICATION, NULL},
+    {"notifications/cancelled", n_cancelled, METHOD_NOTIFICATION, NULL},
+    {"notifications/roots/list_changed", n_ignore, METHOD_NOTIFICATION, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static const Method *find_method(const char *name)
+{
+    const Method *tables[] = {methods_mcp, methods_mcpd};
+
+    for (size_t t = 0; t < N_ELEMENTS(tables); t++)
+        for (const Method *mt = tables[t]; mt->name; mt++)
+            if (streq(mt->name, name))
+                return mt;
+    return NULL;
+}
+
+/* Checks every handler relies on, so handlers only do their own work. */
+static bool check_args(const Method *mt, Peer *p, JsonrpcMsg *m)
+{
+    if ((mt->flags & METHOD_NEEDS_INIT) && !p->initialized) {
+        methods_error(p, m->id, MCPD_ERROR_NOT_INITIALIZED,
+                      "send initialize before any other request");
+        return false;
+    }
+    if (m->params && !YAJL_IS_OBJECT(m->params)) {
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "params must be an object");
+        return false;
+    }
+    if (mt->string_param) {
+        const char *v = json_get_string(m->params, mt->string_param);
+        if (!v || !*v) {
+            _cleanup_free_ char *msg =
+                xasprintf("params.%s must be a non-empty string", mt->string_param);
+            methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+            return false;
+        }
+    }
+    return true;
+}
+
+void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
+{
+    Daemon *d = userdata;
+    const Method *mt;
+
+    p->n_requests++;
+    if (m->kind == JSONRPC_RESPONSE || m->kind == JSONRPC_ERROR_RESPONSE) {
+        /* mcpd sends agents no requests yet: an answer to nothing is dropped. */
+        log_debug("peer %llu: response to an unknown request dropped", (unsigned long long)p->id);
+        return;
+    }
+    mt = find_method(m->method);
+    if (m->kind == JSONRPC_NOTIFICATION) {
+        /* Notifications are never answered, known or not. */
+        if (mt && (mt->flags & METHOD_NOTIFICATION) && (!m->params || YAJL_IS_OBJECT(m->params)))
+            mt->handler(d, p, m);
+        return;
+    }
+    if (!mt || (mt->flags & METHOD_NOTIFICATION)) {
+        _cleanup_free_ char *msg = xasprintf("Method not found: %s", m->method);
+        methods_error(p, m->id, JSONRPC_METHOD_NOT_FOUND, msg);
+        return;
+    }
+    if (check_args(mt, p, m))
+        mt->handler(d, p, m);
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// methods-mcpd: the daemon's own methods (mcpd/status, reload, connect, disconnect, wait, logs).
+
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "common/json.h"
+#include "common/util.h"
+#include "daemon/daemon.h"
+#include "daemon/methods.h"
+
+/* mcpd/wait never holds a request longer than this. */
+#define WAIT_MAX_MS 600000
+
+static void m_status(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    yajl_val r = manager_status(&d->manager), dm = json_object_new();
+
+    json_object_set(dm, "pid", json_int_new(getpid()));
+    json_object_set(dm, "version", json_string_new(MCPD_VERSION));
+    json_object_set(dm, "startedAt", json_int_new(d->started_wall_ms));
+    json_object_set(dm, "socket", json_string_new(d->listener.path));
+    json_object_set(dm, "refusedConnections", json_int_new((int64_t)d->listener.n_refused));
+    if (d->config_file)
+        json_object_set(dm, "configFile", json_string_new(d->config_file));
+    json_object_set(r, "daemon", dm);
+    methods_reply(p, m->id, r);
+    json_free(r);
+}
+
+static void m_reload(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    yajl_val r = daemon_reload(d);
+
+    methods_reply(p, m->id, r);
+    json_free(r);
+}
+
+static void reply_outcome(Peer *p, yajl_val id, int r, char *why)
+{
+    if (r < 0)
+        methods_error(p, id, JSONRPC_INVALID_PARAMS, why);
+    else
+        methods_reply(p, id, NULL);
+    free(why);
+}
+
+static void m_connect(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    char *why = NULL;
+    int r = manager_connect(&d->manager, json_get_string(m->params, "server"), &why);
+
+    reply_outcome(p, m->id, r, why);
+}
+
+static void m_disconnect(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    char *why = NULL;
+    int r = manager_disconnect(&d->manager, json_get_string(m->params, "server"), &why);
+
+    reply_outcome(p, m->id, r, why);
+}
+
+static void m_wait(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    int64_t timeout = CONFIG_DEFAULT_TIMEOUT_MS;
+    int r = json_get_int(m->params, "timeoutMs", &timeout);
+
+    if (r == -EINVAL || timeout < 0) {
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "timeoutMs must be a non-negative integer");
+        return;
+    }
+    manager_wait(&d->manager, p, m->id, json_get_string(m->params, "server"),
+                 MIN(timeout, WAIT_MAX_MS));
+}
+
+static void m_logs(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    StrBuf sb = STRBUF_INIT;
+    char *why = NULL;
+    int r = manager_logs(&d->manager, json_get_string(m->params, "server"), &sb, &why);
+
+    if (r < 0) {
+        reply_outcome(p, m->id, r, why);
+    } else {
+        yajl_val res = json_object_new();
+        /* stderr is arbitrary bytes: keep what is valid UTF-8, mark the rest. */
+        json_object_set(res, "text", json_string_new_lossy(strbuf_str(&sb), sb.len));
+        methods_reply(p, m->id, res);
+        json_free(res);
+    }
+    strbuf_deinit(&sb);
+}
+
+const Method methods_mcpd[] = {
+    {"mcpd/status", m_status, METHOD_NEEDS_INIT, NULL},
+    {"mcpd/reload", m_reload, METHOD_NEEDS_INIT, NULL},
+    {"mcpd/connect", m_connect, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/disconnect", m_disconnect, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/wait", m_wait, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/logs", m_logs, METHOD_NEEDS_INIT, "server"},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// peer: one downstream connection on the socket (framing, bounded output, identity).
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <event2/event.h>
+
+#include "common/idmap.h"
+#include "common/jsonrpc.h"
+#include "common/strbuf.h"
+
+typedef struct Peer Peer;
+typedef struct PeerRegistry PeerRegistry;
+
+/* Handles one parsed message from a peer. */
+typedef void (*PeerDispatchFn)(Peer *p, JsonrpcMsg *m, void *userdata);
+/* Told when a peer goes away (after its last message), so its work can be cancelled. */
+typedef void (*PeerGoneFn)(Peer *p, void *userdata);
+
+#define SESSION_TOKEN_BYTES 16
+
+struct Peer {
+    uint64_t id;
+    PeerRegistry *reg;
+    int fd;
+    uid_t uid;
+    pid_t pid;
+    struct event *ev_read, *ev_write;
+    Framer in;
+    struct evbuffer *out;
+    bool initialized, dead;
+    char *client_name, *client_version, *protocol_version;
+    char *cwd;
+    uint64_t workspace_id;
+    char session[2 * SESSION_TOKEN_BYTES + 1];
+    unsigned calls_in_flight;
+    int64_t connected_wall_ms;
+    uint64_t n_requests;
+    Peer *next, *prev;
+};
+
+struct PeerRegistry {
+    struct event_base *base;
+    IdMap by_id;
+    Peer *first;
+    size_t n;
+    uint64_t next_id;
+    size_t max_line;
+    size_t max_queue; /* output bytes beyond which a peer that does not read is dropped */
+    PeerDispatchFn dispatch;
+    PeerGoneFn gone;
+    void *userdata;
+    Peer *reap; /* dead peers waiting for the loop to free them */
+    struct event *ev_reap;
+};
+
+/** Set up an empty registry. */
+void peer_registry_init(PeerRegistry *reg, struct event_base *base, size_t max_line,
+                        PeerDispatchFn dispatch, PeerGoneFn gone, void *userdata);
+/** Close every peer and release the registry. */
+void peer_registry_deinit(PeerRegistry *reg);
+/** A live peer by id, or NULL (gone or dead). */
+Peer *peer_get(PeerRegistry *reg, uint64_t id);
+/** Adopt an accepted connection (fd consumed). */
+Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid);
+/** Queue bytes (whole lines) to a peer; a peer whose queue overflows is dropped. */
+void peer_send(Peer *p, const char *data, size_t n);
+/** Queue the contents of sb. */
+static inline void peer_send_sb(Peer *p, const StrBuf *sb)
+{
+    peer_send(p, sb->data, sb->len);
+}
+/** Drop a peer (logged with reason); freed from the loop. Safe inside callbacks. */
+void peer_close(Peer *p, const char *reason);
+/** Bytes waiting in a peer's output queue. */
+size_t peer_queued(const Peer *p);

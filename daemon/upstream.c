@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: MIT
+// upstream: an MCP client session over one transport (handshake, requests, timeouts, paging).
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "common/json.h"
+#include "common/jsonrpc.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/upstream.h"
+
+/* A server that hands out cursors forever must not keep us paging forever. */
+#define LIST_MAX_PAGES 1000
+
+static const char *const accepted_versions[] = {
+    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
+};
+
+typedef struct UpstreamPending {
+    Upstream *u;
+    uint64_t id;
+    UpstreamReplyFn fn;
+    void *ctx;
+    struct event *timer;
+    int64_t timeout_ms;
+    uint64_t deadline_cap_ms; /* hard cap for progress-extended calls, monotonic */
+    bool progress;
+} UpstreamPending;
+
+static void pending_free(UpstreamPending *p)
+{
+    if (p->timer)
+        event_free(p->timer);
+    free(p);
+}
+
+/* Remove p from the table and deliver its one reply. */
+static void pending_finish(UpstreamPending *p, const UpstreamReply *reply)
+{
+    Upstream *u = p->u;
+
+    idmap_remove(&u->pending, p->id);
+    p->fn(u, p->ctx, reply);
+    pending_free(p);
+}
+
+static void fail_pending(UpstreamPending *p, UpstreamOutcome outcome, const char *message)
+{
+    UpstreamReply r = {.outcome = outcome, .code = -32000, .message = message};
+    pending_finish(p, &r);
+}
+
+static int send_line(Upstream *u, StrBuf *sb)
+{
+    if (u->closed || !u->transport)
+        return -ENOTCONN;
+    return transport_send(u->transport, sb->data, sb->len);
+}
+
+int upstream_notify(Upstream *u, const char *method, yajl_val params)
+{
+    StrBuf sb = STRBUF_INIT;
+    int r;
+
+    jsonrpc_write_notification(&sb, method, params);
+    json_free(params);
+    r = send_line(u, &sb);
+    strbuf_deinit(&sb);
+    return r;
+}
+
+static void on_request_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    UpstreamPending *p = arg;
+    Upstream *u = p->u;
+    _cleanup_free_ char *msg = xasprintf("Request timed out after %" PRId64 "ms", p->timeout_ms);
+    yajl_val params = json_object_new();
+
+    (void)fd, (void)what;
+    /* The lifecycle page: on timeout, cancel upstream and stop waiting. */
+    json_object_set(params, "requestId", json_int_new((int64_t)p->id));
+    json_object_set(params, "reason", json_string_new("timeout"));
+    upstream_notify(u, "notifications/cancelled", params);
+    fail_pending(p, UPSTREAM_TIMEOUT, msg);
+}
+
+static void arm_timer(UpstreamPending *p)
+{
+    int64_t ms = p->timeout_ms;
+    struct timeval tv;
+
+    if (ms <= 0)
+        return;
+    if (p->deadline_cap_ms) {
+        uint64_t now = now_ms();
+        int64_t left = p->deadline_cap_ms > now ? (int64_t)(p->deadline_cap_ms - now) : 0;
+        ms = MIN(ms, left);
+    }
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    if (!p->timer)
+        p->timer = evtimer_new(p->u->base, on_request_timeout, p);
+    evtimer_add(p->timer, &tv);
+}
+
+int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t timeout_ms,
+                     bool progress, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
+{
+    StrBuf sb = STRBUF_INIT;
+    UpstreamPending *p;
+    uint64_t id = ++u->next_id;
+    int r;
+
+    if (progress) {
+        yajl_val meta = json_get_object(params, "_meta");
+        if (!meta) {
+            meta = json_object_new();
+            json_object_set(params, "_meta", meta);
+        }
+        json_object_set(meta, "progressToken", json_int_new((int64_t)id));
+    }
+    jsonrpc_write_request(&sb, id, method, params);
+    json_free(params);
+    r = send_line(u, &sb);
+    strbuf_deinit(&sb);
+    if (r < 0)
+        return r;
+    p = xcalloc(1, sizeof(*p));
+    p->u = u;
+    p->id = id;
+    p->fn = fn;
+    p->ctx = ctx;
+    p->timeout_ms = timeout_ms;
+    p->progress = progress;
+    if (progress && u->max_call_timeout_ms > 0)
+        p->deadline_cap_ms = now_ms() + (uint64_t)u->max_call_timeout_ms;
+    arm_timer(p);
+    idmap_put(&u->pending, id, p);
+    if (idp)
+        *idp = id;
+    return 0;
+}
+
+void upstream_cancel(Upstream *u, uint64_t id, const char *reason)
+{
+    UpstreamPending *p = idmap_get(&u->pending, id);
+    yajl_val params;
+
+    if (!p)
+        return;
+    params = json_object_new();
+    json_object_set(params, "requestId", json_int_new((int64_t)id));
+    if (reason)
+        json_object_set(params, "reason", json_string_new(reason));
+    upstream_notify(u, "notifications/cancelled", params);
+    fail_pending(p, UPSTREAM_CANCELLED, reason ? reason : "cancelled");
+}
+
+static void handle_response(Upstream *u, JsonrpcMsg *m)
+{
+    UpstreamPending *p;
+    UpstreamReply r = {0};
+
+    if (!YAJL_IS_INTEGER(m->id) || m->id->u.number.i <= 0 ||
+        !(p = idmap_get(&u->pending, (uint64_t)m->id->u.number.i))) {
+        /* Late answers to timed-out or cancelled requests land here: drop them. */
+        log_debug("[%s] response for unknown request id dropped", u->name);
+        return;
+    }
+    if (m->kind == JSONRPC_RESPONSE) {
+        r.outcome = UPSTREAM_OK;
+        r.result = m->result;
+    } else {
+        yajl_val code = json_get(m->error, "code");
+        r.outcome = UPSTREAM_ERROR;
+        r.code = YAJL_IS_INTEGER(code) ? code->u.number.i : JSONRPC_INTERNAL_ERROR;
+        r.message = json_get_string(m->error, "message");
+        if (!r.message)
+            r.message = "(no message)";
+        r.data = json_get(m->error, "data");
+    }
+    pending_finish(p, &r);
+}
+
+/* Server-to-client requests: answer what mcpd can answer itself, refuse the rest. */
+static void handle_server_request(Upstream *u, JsonrpcMsg *m)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    if (streq(m->method, "ping"))
+        jsonrpc_write_result(&sb, m->id, NULL);
+    else
+        jsonrpc_write_error(&sb, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+    send_line(u, &sb);
+    strbuf_deinit(&sb);
+}
+
+/* Progress for one of our calls re-arms its timer (bounded by the hard cap). */
+static void note_progress(Upstream *u, yajl_val params)
+{
+    yajl_val tok = json_get(params, "progressToken");
+    UpstreamPending *p;
+
+    if (YAJL_IS_INTEGER(tok) && tok->u.number.i > 0 &&
+        (p = idmap_get(&u->pending, (uint64_t)tok->u.number.i)) && p->progress)
+        arm_timer(p);
+}
+
+static void on_message(void *userdata, char *line, size_t len)
+{
+    Upstream *u = userdata;
+    _cleanup_free_ char *err = NULL;
+    JsonrpcMsg m;
+    int r;
+
+    r = jsonrpc_msg_parse(&m, line, len, &err);
+    if (r != 0) {
+        /* One bad line is the server's bug, not a reason to drop the session (seed bug B9). */
+        log_full(LOG_WARNING, u->name, "protocol", "skipping a stdout line that is not JSON-RPC (%s): %.200s",
+                 err, line);
+        jsonrpc_msg_deinit(&m);
+        return;
+    }
+    switch (m.kind) {
+    case JSONRPC_RESPONSE:
+    case JSONRPC_ERROR_RESPONSE:
+        handle_response(u, &m);
+        break;
+    case JSONRPC_REQUEST:
+        handle_server_request(u, &m);
+        break;
+    case JSONRPC_NOTIFICATION:
+        if (streq(m.method, "notifications/progress"))
+            note_progress(u, m.params);
+        if (u->ev.notification && !u->closed)
+            u->ev.notification(u->userdata, m.method, m.params);
+        break;
+    }
+    jsonrpc_msg_deinit(&m);
+}
+
+static void on_transport_closed(void *userdata, const char *reason)
+{
+    Upstream *u = userdata;
+    size_t pos = 0;
+    void *v;
+
+    if (u->closed || u->dead)
+        return;
+    u->dead = true;
+    while (idmap_next(&u->pending, &pos, NULL, &v))
+        fail_pending(v, UPSTREAM_CLOSED, reason);
+    if (u->ev.closed)
+        u->ev.closed(u->userdata, reason);
+}
+
+static bool version_accepted(const char *v)
+{
+    for (size_t i = 0; accepted_versions[i]; i++)
+        if (streq(v, accepted_versions[i]))
+            return true;
+    return false;
+}
+
+static void on_initialize(Upstream *u, void *ctx, const UpstreamReply *r)
+{
+    const char *version = NULL;
+    const char *why = NULL;
+    _cleanup_free_ char *msg = NULL;
+
+    (void)ctx;
+    /* A dead transport is reported once, by on_transport_closed. */
+    if (r->outcome == UPSTREAM_CANCELLED || u->dead || u->closed)
+        return;
+    if (r->outcome == UPSTREAM_ERROR)
+        why = msg = xasprintf("initialize failed: MCP error %" PRId64 ": %s", r->code, r->message);
+    else if (r->outcome != UPSTREAM_OK)
+        why = msg = xasprintf("initialize failed: %s", r->message);
+    else if (!(version = json_get_string(r->result, "protocolVersion")))
+        why = "initialize result has no protocolVersion";
+    else if (!version_accepted(version))
+        why = msg = xasprintf("server answered protocol version \"%s\", which mcpd does not speak",
+                              version);
+    if (why) {
+        if (u->ev.closed)
+            u->ev.closed(u->userdata, why);
+        return;
+    }
+    u->protocol_version = xstrdup(version);
+    u->server_info = json_copy(json_get_object(r->result, "serverInfo"));
+    u->capabilities = json_copy(json_get_object(r->result, "capabilities"));
+    if (json_get_string(r->result, "instructions"))
+        u->instructions = xstrdup(json_get_string(r->result, "instructions"));
+    u->initialized = true;
+    upstream_notify(u, "notifications/initialized", NULL);
+    if (u->ev.ready)
+        u->ev.ready(u->userdata);
+}
+
+static yajl_val initialize_params(void)
+{
+    yajl_val p = json_object_new(), info = json_object_new(), caps = json_object_new();
+
+    json_object_set(info, "name", json_string_new("mcpd"));
+    json_object_set(info, "version", json_string_new(MCPD_VERSION));
+    /* Advertise only what mcpd serves: it answers ping itself, nothing else yet. */
+    json_object_set(p, "protocolVersion", json_string_new(UPSTREAM_PROTOCOL_VERSION));
+    json_object_set(p, "capabilities", caps);
+    json_object_set(p, "clientInfo", info);
+    return p;
+}
+
+int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *cfg,
+                   const char *default_cwd, int64_t max_call_timeout_ms, const UpstreamEvents *ev,
+                   void *userdata, char **whyp)
+{
+    static uint64_t next_upstream_id;
+    TransportCallbacks cb = {on_message, on_transport_closed};
+    Upstream *u = xcalloc(1, sizeof(*u));
+    int r;
+
+    u->id = ++next_upstream_id;
+    u->name = xstrdup(cfg->name);
+    u->base = base;
+    u->ev = *ev;
+    u->userdata = userdata;
+    u->max_call_timeout_ms = max_call_timeout_ms;
+    if (cfg->type == TRANSPORT_STDIO) {
+        r = transport_stdio_new(&u->transport, base, cfg, default_cwd, &cb, u, whyp);
+    } else {
+        *whyp = xasprintf("%s transport is not available in this build of mcpd",
+                          transport_type_name(cfg->type));
+        r = -EPROTONOSUPPORT;
+    }
+    if (r < 0) {
+        free(u->name);
+        free(u);
+        return r;
+    }
+    r = upstream_request(u, "initialize", initialize_params(), cfg->timeout_ms, false,
+                         on_initialize, NULL, NULL);
+    if (r < 0) {
+        *whyp = xasprintf("cannot send initialize: %s", strerror(-r));
+        transport_close(u->transport);
+        free(u->name);
+        free(u);
+        return r;
+    }
+    *up = u;
+    return 0;
+}
+
+typedef struct ListCtx {
+    UpstreamReplyFn fn;
+    void *ctx;
+    yajl_val tools;
+    char *cursor;
+    int64_t timeout_ms;
+    unsigned pages;
+} ListCtx;
+
+static void list_finish(Upstream *u, ListCtx *lc, const UpstreamReply *r)
+{
+    lc->fn(u, lc->ctx, r);
+    json_free(lc->tools);
+    free(lc->cursor);
+    free(lc);
+}
+
+static void list_page(Upstream *u, ListCtx *lc);
+
+static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
+{
+    ListCtx *lc = ctx;
+    yajl_val tools, result;
+    const char *next;
+
+    if (r->outcome != UPSTREAM_OK)
+        return list_finish(u, lc, r);
+    tools = json_get_array(r->result, "tools");
+    if (!tools) {
+        UpstreamReply bad = {.outcome = UPSTREAM_ERROR, .code = JSONRPC_INVALID_REQUEST,
+                             .message = "tools/list result has no \"tools\" array"};
+        return list_finish(u, lc, &bad);
+    }
+    for (size_t i = 0; i < tools->u.array.len; i++)
+        if (YAJL_IS_OBJECT(tools->u.array.values[i]) &&
+            json_get_string(tools->u.array.values[i], "name"))
+            json_array_push(lc->tools, json_copy(tools->u.array.values[i]));
+    next = json_get_string(r->result, "nextCursor");
+    if (next && *next && !streq(next, lc->cursor) && ++lc->pages < LIST_MAX_PAGES) {
+        free(lc->cursor);
+        lc->cursor = xstrdup(next);
+        return list_page(u, lc);
+    }
+    result = json_object_new();
+    json_object_set(result, "tools", lc->tools);
+    lc->tools = NULL;
+    UpstreamReply ok = {.outcome = UPSTREAM_OK, .result = result};
+    list_finish(u, lc, &ok);
+    json_free(result);
+}
+
+static void list_page(Upstream *u, ListCtx *lc)
+{
+    yajl_val params = NULL;
+    int r;
+
+    if (lc->cursor) {
+        params = json_object_new();
+        json_object_set(params, "cursor", json_string_new(lc->cursor));
+    }
+    r = upstream_request(u, "tools/list", params, lc->timeout_ms, false, on_list_page, lc, NULL);
+    if (r < 0) {
+        UpstreamReply closed = {.outcome = UPSTREAM_CLOSED, .message = "Transport not connected"};
+        list_finish(u, lc, &closed);
+    }
+}
+
+void upstream_list_tools(Upstream *u, int64_t timeout_ms, UpstreamReplyFn fn, void *ctx)
+{
+    ListCtx *lc = xcalloc(1, sizeof(*lc));
+
+    lc->fn = fn;
+    lc->ctx = ctx;
+    lc->tools = json_array_new();
+    lc->timeout_ms = timeout_ms;
+    if (!json_get(u->capabilities, "tools")) {
+        /* No tools capability: the seed's listTools returns [] without asking. */
+        yajl_val result = json_object_new();
+        json_object_set(result, "tools", json_array_new());
+        UpstreamReply ok = {.outcome = UPSTREAM_OK, .result = result};
+        list_finish(u, lc, &ok);
+        json_free(result);
+        return;
+    }
+    list_page(u, lc);
+}
+
+static void on_free(evutil_socket_t fd, short what, void *arg)
+{
+    Upstream *u = arg;
+
+    (void)fd, (void)what;
+    event_free(u->ev_free);
+    idmap_deinit(&u->pending);
+    json_free(u->server_info);
+    json_free(u->capabilities);
+    free(u->protocol_version);
+    free(u->instructions);
+    free(u->name);
+    free(u);
+}
+
+void upstream_close(Upstream *u)
+{
+    size_t pos = 0;
+    void *v;
+
+    if (!u || u->closed)
+        return;
+    u->closed = true;
+    u->ev = (UpstreamEvents){0};
+    while (idmap_next(&u->pending, &pos, NULL, &v))
+        fail_pending(v, UPSTREAM_CLOSED, "Transport closed");
+    transport_close(u->transport);
+    u->transport = NULL;
+    u->ev_free = evtimer_new(u->base, on_free, u);
+    event_active(u->ev_free, EV_TIMEOUT, 0);
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// upstream: an MCP client session over one transport (handshake, requests, timeouts, paging).
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <yajl/yajl_tree.h>
+
+#include "common/idmap.h"
+#include "daemon/config.h"
+#include "daemon/transport.h"
+
+/* The revision mcpd asks for, and every one it accepts back (mcp-spec-digest section 0). */
+#define UPSTREAM_PROTOCOL_VERSION "2025-11-25"
+
+typedef struct Upstream Upstream;
+
+typedef enum UpstreamOutcome {
+    UPSTREAM_OK,        /* result is set */
+    UPSTREAM_ERROR,     /* the server answered with a JSON-RPC error: code, message, data */
+    UPSTREAM_TIMEOUT,   /* no answer in time; cancelled upstream */
+    UPSTREAM_CLOSED,    /* the transport died or the session was closed */
+    UPSTREAM_CANCELLED, /* cancelled by mcpd (the agent gave up): send nothing */
+} UpstreamOutcome;
+
+typedef struct UpstreamReply {
+    UpstreamOutcome outcome;
+    yajl_val result; /* borrowed */
+    int64_t code;
+    const char *message;
+    yajl_val data; /* borrowed, may be NULL */
+} UpstreamReply;
+
+/* Called exactly once per request; it owns ctx from then on. */
+typedef void (*UpstreamReplyFn)(Upstream *u, void *ctx, const UpstreamReply *reply);
+
+/* Events from an upstream to its owner (the manager); none run after upstream_close(). */
+typedef struct UpstreamEvents {
+    void (*ready)(void *userdata);                      /* initialize done */
+    void (*closed)(void *userdata, const char *reason); /* the session is dead */
+    void (*notification)(void *userdata, const char *method, yajl_val params);
+} UpstreamEvents;
+
+struct Upstream {
+    uint64_t id;
+    char *name;
+    struct event_base *base;
+    Transport *transport;
+    IdMap pending; /* request id -> UpstreamPending */
+    uint64_t next_id;
+    bool initialized, closed, dead;
+    yajl_val server_info;  /* owned, from the initialize result */
+    yajl_val capabilities; /* owned */
+    char *protocol_version;
+    char *instructions;
+    UpstreamEvents ev;
+    void *userdata;
+    struct event *ev_free;
+    int64_t max_call_timeout_ms;
+};
+
+/**
+ * Start a session for cfg: create the transport and send initialize. Failures to even start
+ * (no such command) return -errno with *whyp set.
+ */
+int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *cfg,
+                   const char *default_cwd, int64_t max_call_timeout_ms, const UpstreamEvents *ev,
+                   void *userdata, char **whyp);
+/**
+ * Send a request; params is taken (may be NULL). timeout_ms 0 means none. When progress is
+ * set, params._meta.progressToken is set to the request id and progress re-arms the timer.
+ */
+int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t timeout_ms,
+                     bool progress, UpstreamReplyFn fn, void *ctx, uint64_t *idp);
+/** Send a notification; params is taken. */
+int upstream_notify(Upstream *u, const char *method, yajl_val params);
+/** Cancel a request: notifications/cancelled upstream, and the reply fn runs with CANCELLED. */
+void upstream_cancel(Upstream *u, uint64_t id, const char *reason);
+/** Fetch every page of tools/list; fn gets result {tools:[...]} with all of them. */
+void upstream_list_tools(Upstream *u, int64_t timeout_ms, UpstreamReplyFn fn, void *ctx);
+/**
+ * End the session: pending requests fail with CLOSED, the transport shuts down in the
+ * background, and u is freed from the loop. Safe inside any callback.
+ */
+void upstream_close(Upstream *u);
+/** Requests in flight. */
+static inline size_t upstream_n_pending(const Upstream *u)
+{
+    return u->pending.n;
+}
