@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/cache.h"
 #include "daemon/manager.h"
 #include "daemon/naming.h"
 
@@ -652,6 +653,36 @@ static void server_fail(Server *s, const char *why, bool retryable)
     server_settled(s);
 }
 
+/* Best effort, like the seed's MCPToolCache.set: a failure is logged, never fatal. */
+static void server_store_cache(Server *s)
+{
+    _cleanup_free_ char *why = NULL;
+    int64_t now = wall_ms();
+
+    if (cache_store(s->m->cache_dir, s->cfg, s->up ? s->up->server_info : NULL, s->tools, now,
+                    s->m->settings.cache_ttl_days * 86400000LL, &why) < 0)
+        log_full(LOG_WARNING, s->cfg->name, "cache", "tool cache not written: %s", why);
+    else
+        s->cache_saved_wall_ms = now;
+}
+
+static void server_load_cache(Server *s)
+{
+    _cleanup_free_ char *why = NULL;
+    yajl_val tools = NULL;
+    int64_t saved = 0;
+    int r = cache_load(s->m->cache_dir, s->cfg, wall_ms(), &tools, &saved, &why);
+
+    if (r == CACHE_E_STALE)
+        log_full(LOG_NOTICE, s->cfg->name, "cache", "cache miss: %s", why);
+    if (r != 0)
+        return;
+    s->tools = tools;
+    s->tools_deferred = true;
+    s->cache_saved_wall_ms = saved;
+    log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache", json_array_len(tools));
+}
+
 static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     Server *s = ctx;
@@ -675,6 +706,7 @@ static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
     free(s->last_error);
     s->last_error = NULL;
     server_set_state(s, SERVER_CONNECTED, NULL);
+    server_store_cache(s);
     log_full(LOG_INFO, s->cfg->name, "connected", "connected in %" PRIu64 " ms with %zu tools",
              now_ms() - s->connect_started_ms, json_array_len(s->tools));
     server_settled(s);
@@ -699,6 +731,7 @@ static void on_relist_done(Upstream *u, void *ctx, const UpstreamReply *r)
     }
     json_free(s->tools);
     s->tools = json_copy(json_get_array(r->result, "tools"));
+    server_store_cache(s);
     ws_changed(s->m);
 }
 
@@ -785,6 +818,8 @@ static Server *server_new(Manager *m, const ServerConfig *cfg)
     s->since_wall_ms = wall_ms();
     s->ev_connect_timeout = evtimer_new(m->base, on_connect_timeout, s);
     s->ev_retry = evtimer_new(m->base, on_retry, s);
+    if (cfg->enabled)
+        server_load_cache(s);
     idmap_put(&m->servers, s->id, s);
     m->order = xrealloc(m->order, (m->n_order + 1) * sizeof(*m->order));
     m->order[m->n_order++] = s;
@@ -1053,6 +1088,8 @@ static yajl_val server_status(Server *s)
         json_object_set(o, "lastError", json_string_new(s->last_error));
     if (s->state == SERVER_BACKOFF)
         json_object_set(o, "nextAttempt", json_int_new(s->next_attempt_wall_ms));
+    if (s->cache_saved_wall_ms)
+        json_object_set(o, "cacheSavedAt", json_int_new(s->cache_saved_wall_ms));
     if (s->up && s->up->transport)
         s->up->transport->ops->status(s->up->transport, o);
     if (s->up && s->up->server_info)
@@ -1105,6 +1142,7 @@ void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, cons
     m->settings = *s;
     m->config_file = config_file;
     m->home = paths_home();
+    m->cache_dir = cache_dir();
     m->ev_notify = evtimer_new(base, on_notify, m);
     m->ws.ev_gate = evtimer_new(base, on_gate, m);
     m->ws.dirty = true;
@@ -1139,4 +1177,5 @@ void manager_deinit(Manager *m)
     config_set_deinit(&m->problems);
     free(m->order);
     free(m->home);
+    free(m->cache_dir);
 }

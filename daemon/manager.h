@@ -51,6 +51,7 @@ typedef struct Server {
     uint64_t failures[BREAKER_FAILURES]; /* monotonic ms of recent failures, ring */
     unsigned n_failures;
     unsigned restarts;
+    int64_t cache_saved_wall_ms; /* when the cached tool list was written; 0: none */
     unsigned calls_in_flight;
     uint64_t calls_total;
 } Server;
@@ -82,6 +83,7 @@ struct Manager {
     Settings settings;
     const char *config_file;
     char *home;
+    char *cache_dir;
     IdMap servers; /* id -> Server */
     Server **order; /* discovery order */
     size_t n_order;

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// cache: the on-disk tool cache, one durable JSON file per server and config hash.
+#pragma once
+
+#include <stdint.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "daemon/config.h"
+
+#define CACHE_VERSION 1
+
+/* Outcome of cache_load() beyond 0 (a hit). */
+enum {
+    CACHE_E_MISS = 1, /* no entry: nothing to say */
+    CACHE_E_STALE,    /* an entry that may not be used (corrupt, expired, mismatched): *whyp */
+};
+
+/** $XDG_CACHE_HOME/mcpd/tools (newly allocated). */
+char *cache_dir(void);
+/** The file for a server: <dir>/<name>-<confighash>.json (newly allocated). */
+char *cache_path(const char *dir, const ServerConfig *cfg);
+/**
+ * Read the entry for cfg. On a hit return 0 with *toolsp (owned by the caller) and *saved_atp
+ * (wall ms). A corrupt, expired or mismatched entry is CACHE_E_STALE with *whyp set.
+ */
+int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, yajl_val *toolsp,
+               int64_t *saved_atp, char **whyp);
+/**
+ * Write the entry durably (temp file, fsync, rename, fsync of the directory), mode 0600.
+ * Only tool definitions and serverInfo are stored: never resolved secrets.
+ */
+int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
+                int64_t now_wall_ms, int64_t ttl_ms, char **whyp);

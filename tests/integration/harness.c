@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: MIT
+// harness: start the real mcpd on a private runtime dir and socket, and check what it leaves.
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "common/paths.h"
+#include "common/util.h"
+#include "tests/integration/harness.h"
+
+int h_failures;
+
+void h_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fprintf(stderr, "harness: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(99);
+}
+
+const char *h_fake(void)
+{
+    const char *p = getenv("FAKE_SERVER");
+    if (!p)
+        die("FAKE_SERVER is not set (run through meson test)");
+    return p;
+}
+
+static void mkdir_or_die(const char *path, mode_t mode)
+{
+    if (paths_mkdir_p(path, mode) < 0)
+        die("mkdir %s: %s", path, strerror(errno));
+    chmod(path, mode);
+}
+
+void h_setup(Harness *h, const char *name)
+{
+    char buf[512];
+
+    memset(h, 0, sizeof(*h));
+    snprintf(h->dir, sizeof(h->dir), "/tmp/mcpd-it-%s-XXXXXX", name);
+    if (!mkdtemp(h->dir))
+        die("mkdtemp: %s", strerror(errno));
+    snprintf(buf, sizeof(buf), "%s/run", h->dir);
+    mkdir_or_die(buf, 0700);
+    setenv("XDG_RUNTIME_DIR", buf, 1);
+    snprintf(buf, sizeof(buf), "%s/config/mcpd", h->dir);
+    mkdir_or_die(buf, 0700);
+    snprintf(buf, sizeof(buf), "%s/config", h->dir);
+    setenv("XDG_CONFIG_HOME", buf, 1);
+    snprintf(buf, sizeof(buf), "%s/cache", h->dir);
+    mkdir_or_die(buf, 0700);
+    setenv("XDG_CACHE_HOME", buf, 1);
+    snprintf(buf, sizeof(buf), "%s/home", h->dir);
+    mkdir_or_die(buf, 0700);
+    setenv("HOME", buf, 1);
+    snprintf(h->socket, sizeof(h->socket), "%s/run/mcpd/mcpd.sock", h->dir);
+    unsetenv("MCPD_SOCKET");
+    unsetenv("MCPD_SESSION");
+    snprintf(h->config, sizeof(h->config), "%s/config/mcpd/mcp.json", h->dir);
+    snprintf(h->settings, sizeof(h->settings), "%s/config/mcpd/mcpd.json", h->dir);
+    snprintf(h->log, sizeof(h->log), "%s/mcpd.log", h->dir);
+    /* Every process started from here carries the tag, so leaks can be found in /proc. */
+    setenv("MCPD_TEST_TAG", h->dir, 1);
+    h->pid = -1;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f)
+        die("open %s: %s", path, strerror(errno));
+    fputs(text, f);
+    fclose(f);
+}
+
+void h_write_config(Harness *h, const char *json)
+{
+    write_file(h->config, json);
+}
+
+void h_write_settings(Harness *h, const char *json)
+{
+    write_file(h->settings, json);
+}
+
+static pid_t spawn_mcpd(Harness *h, va_list ap)
+{
+    const char *bin = getenv("MCPD_BINARY");
+    const char *argv[32];
+    int n = 0, fd;
+    pid_t pid;
+
+    if (!bin)
+        die("MCPD_BINARY is not set (run through meson test)");
+    argv[n++] = bin;
+    argv[n++] = "--log-level";
+    argv[n++] = "debug";
+    for (const char *a; n < 30 && (a = va_arg(ap, const char *));)
+        argv[n++] = a;
+    argv[n] = NULL;
+    fd = open(h->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    pid = fork();
+    if (pid == 0) {
+        dup2(fd, 2);
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 0);
+        dup2(nul, 1);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    close(fd);
+    return pid;
+}
+
+static bool socket_answers(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool ok;
+
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    close(fd);
+    return ok;
+}
+
+void h_start(Harness *h, ...)
+{
+    va_list ap;
+    int status;
+
+    va_start(ap, h);
+    h->pid = spawn_mcpd(h, ap);
+    va_end(ap);
+    for (int waited = 0; waited < H_START_TIMEOUT_MS; waited += 10) {
+        if (waitpid(h->pid, &status, WNOHANG) == h->pid) {
+            h_dump_log(h);
+            die("mcpd exited during start-up (status 0x%x)", status);
+        }
+        if (socket_answers(h->socket)) {
+            h->baseline_fds = h_mcpd_fds(h);
+            return;
+        }
+        h_sleep_ms(10);
+    }
+    h_dump_log(h);
+    die("mcpd did not open %s", h->socket);
+}
+
+static int wait_exit(pid_t pid, int timeout_ms)
+{
+    int status;
+
+    for (int waited = 0; waited < timeout_ms; waited += 10) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return status;
+        h_sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+int h_run_expect_exit(Harness *h, int timeout_ms, ...)
+{
+    va_list ap;
+    pid_t pid;
+
+    va_start(ap, timeout_ms);
+    pid = spawn_mcpd(h, ap);
+    va_end(ap);
+    return wait_exit(pid, timeout_ms);
+}
+
+int h_stop(Harness *h)
+{
+    int status;
+
+    if (h->pid <= 0)
+        return 0;
+    kill(h->pid, SIGTERM);
+    status = wait_exit(h->pid, H_WAIT_MS);
+    h->pid = -1;
+    return status;
+}
+
+/* Does /proc/<pid>/environ carry MCPD_TEST_TAG=<dir>? */
+static bool has_tag(const char *pid, const char *tag)
+{
+    char path[64], buf[65536];
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%s/environ", pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    for (char *p = buf; p < buf + n; p += strlen(p) + 1)
+        if (startswith(p, "MCPD_TEST_TAG=") && streq(p + 14, tag))
+            return true;
+    return false;
+}
+
+static int scan_tagged(const Harness *h, bool include_mcpd, bool kill_them)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return 0;
+    while ((e = readdir(d))) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid <= 0 || pid == getpid() || (!include_mcpd && pid == h->pid))
+            continue;
+        if (has_tag(e->d_name, h->dir)) {
+            char path[64], stat[256] = "";
+            snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+            FILE *f = fopen(path, "r");
+            if (f) {
+                if (!fgets(stat, sizeof(stat), f))
+                    stat[0] = '\0';
+                fclose(f);
+            }
+            /* A zombie of ours (not yet reaped by the test) is not a leak of mcpd's. */
+            if (strstr(stat, ") Z "))
+                continue;
+            if (kill_them)
+                kill(pid, SIGKILL);
+            else
+                fprintf(stderr, "harness: process still running: %s", stat);
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+int h_tagged_processes(const Harness *h, bool include_mcpd)
+{
+    return scan_tagged(h, include_mcpd, false);
+}
+
+void h_kill_tagged(const Harness *h)
+{
+    if (scan_tagged(h, false, true))
+        h_sleep_ms(100);
+}
+
+int h_mcpd_fds(const Harness *h)
+{
+    char path[64];
+    DIR *d;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)h->pid);
+    if (!(d = opendir(path)))
+        return -1;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 2;
+}
+
+static void rm_rf(const char *path)
+{
+    char cmd[600];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "harness: could not remove %s\n", path);
+}
+
+void h_teardown(Harness *h)
+{
+    int left;
+
+    if (h->pid > 0) {
+        int st = h_stop(h);
+        CHECK_MSG(st == 0, "mcpd exit status 0x%x", st);
+    }
+    /* Children are gone by the time mcpd has exited; allow the kernel a moment to reap. */
+    for (int i = 0; i < 100 && (left = h_tagged_processes(h, true)) > 0; i++)
+        h_sleep_ms(50);
+    CHECK_MSG(left == 0, "%d processes outlived mcpd", left);
+    if (h_failures)
+        h_dump_log(h);
+    rm_rf(h->dir);
+}
+
+mcpc_client *h_client(Harness *h, const char *name)
+{
+    mcpc_options o = {.socket_path = h->socket, .client_name = name, .timeout_ms = 60000};
+    mcpc_client *c = mcpc_new(&o);
+
+    if (mcpc_connect(c) != 0) {
+        h_dump_log(h);
+        die("connect: %s", mcpc_errmsg(c));
+    }
+    return c;
+}
+
+char *h_call_text(mcpc_client *c, const char *tool, const char *args, int *is_errorp)
+{
+    _cleanup_free_ char *out = NULL;
+    _cleanup_json_ yajl_val r = NULL;
+    yajl_val content;
+    int is_error = 0;
+
+    if (mcpc_call_tool(c, tool, args, &out, &is_error) != 0) {
+        if (is_errorp)
+            *is_errorp = -1;
+        return xasprintf("(request failed: %s)", mcpc_errmsg(c));
+    }
+    if (is_errorp)
+        *is_errorp = is_error;
+    r = json_parse(out, NULL);
+    content = json_get_array(r, "content");
+    if (!json_array_len(content) || !json_get_string(json_array_at(content, 0), "text"))
+        return xstrdup("");
+    return xstrdup(json_get_string(json_array_at(content, 0), "text"));
+}
+
+yajl_val h_status(mcpc_client *c)
+{
+    _cleanup_free_ char *out = NULL;
+
+    if (mcpc_status(c, &out) != 0)
+        return NULL;
+    return json_parse(out, NULL);
+}
+
+yajl_val h_server(yajl_val st, const char *name)
+{
+    yajl_val servers = json_get_array(st, "servers");
+
+    for (size_t i = 0; i < json_array_len(servers); i++)
+        if (streq(json_get_string(json_array_at(servers, i), "name"), name))
+            return json_array_at(servers, i);
+    return NULL;
+}
+
+bool h_wait_state(mcpc_client *c, const char *server, const char *state, int timeout_ms)
+{
+    for (int waited = 0; waited <= timeout_ms; waited += 20) {
+        _cleanup_json_ yajl_val st = h_status(c);
+        if (streq(json_get_string(h_server(st, server), "state"), state))
+            return true;
+        h_sleep_ms(20);
+    }
+    return false;
+}
+
+int h_list_count(mcpc_client *c, const char *name, bool *foundp)
+{
+    _cleanup_free_ char *out = NULL;
+    _cleanup_json_ yajl_val r = NULL;
+    yajl_val tools;
+
+    if (foundp)
+        *foundp = false;
+    if (mcpc_list_tools(c, &out) != 0)
+        return -1;
+    r = json_parse(out, NULL);
+    tools = json_get_array(r, "tools");
+    for (size_t i = 0; foundp && name && i < json_array_len(tools); i++)
+        if (streq(json_get_string(json_array_at(tools, i), "name"), name))
+            *foundp = true;
+    return (int)json_array_len(tools);
+}
+
+char *h_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    StrBuf sb = STRBUF_INIT;
+    char buf[4096];
+    size_t n;
+
+    if (!f)
+        return NULL;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        strbuf_append(&sb, buf, n);
+    fclose(f);
+    return strbuf_detach(&sb, NULL);
+}
+
+void h_dump_log(const Harness *h)
+{
+    _cleanup_free_ char *text = h_read_file(h->log);
+    size_t n = text ? strlen(text) : 0;
+
+    fprintf(stderr, "---- mcpd log (%s) ----\n%s---- end of log ----\n", h->log,
+            text ? (n > 20000 ? text + n - 20000 : text) : "(none)\n");
+}
+
+int h_finish(const char *name)
+{
+    if (h_failures) {
+        fprintf(stderr, "%s: %d checks failed\n", name, h_failures);
+        return 1;
+    }
+    printf("%s: all checks passed\n", name);
+    return 0;
+}

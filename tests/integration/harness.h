@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// harness: start the real mcpd on a private runtime dir and socket, and check what it leaves.
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "client/include/mcpc.h"
+
+extern int h_failures;
+
+#define CHECK(cond)                                                                            \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);           \
+            h_failures++;                                                                      \
+        }                                                                                      \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                                   \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);           \
+            fprintf(stderr, __VA_ARGS__);                                                      \
+            fputc('\n', stderr);                                                               \
+            h_failures++;                                                                      \
+        }                                                                                      \
+    } while (0)
+
+/* Generous bounds: tests check behaviour, never speed, and must not flake on a loaded box. */
+#define H_START_TIMEOUT_MS 20000
+#define H_WAIT_MS          30000
+
+typedef struct Harness {
+    char dir[256];
+    char socket[320];
+    char config[320];
+    char settings[320];
+    char log[320];
+    pid_t pid;
+    int baseline_fds;
+} Harness;
+
+/** Make a private tree (runtime, config, cache, home) and point the environment at it. */
+void h_setup(Harness *h, const char *name);
+/** Write the mcp.json that mcpd will discover ($XDG_CONFIG_HOME/mcpd/mcp.json). */
+void h_write_config(Harness *h, const char *json);
+/** Write mcpd.json (daemon settings). */
+void h_write_settings(Harness *h, const char *json);
+/** Start mcpd (extra args NULL-terminated) and wait until its socket answers. */
+void h_start(Harness *h, ...);
+/** Start mcpd and return its exit status without waiting for the socket (expected failures). */
+int h_run_expect_exit(Harness *h, int timeout_ms, ...);
+/** SIGTERM, wait; return the exit status (-1 on timeout, after SIGKILL). */
+int h_stop(Harness *h);
+/** Check nothing tagged with this harness still runs, then remove the tree. */
+void h_teardown(Harness *h);
+/** Processes (other than mcpd itself) still carrying this harness's tag. */
+int h_tagged_processes(const Harness *h, bool include_mcpd);
+/** SIGKILL every process carrying this harness's tag (what a cgroup kill would do). */
+void h_kill_tagged(const Harness *h);
+/** Open fds of the running mcpd. */
+int h_mcpd_fds(const Harness *h);
+
+/** Connect a client; fatal on failure. */
+mcpc_client *h_client(Harness *h, const char *name);
+/** Path of the fake server (from $FAKE_SERVER). */
+const char *h_fake(void);
+
+/** Call a tool; return the text of its first content item (to free) and isError. */
+char *h_call_text(mcpc_client *c, const char *tool, const char *args, int *is_errorp);
+/** mcpd/status parsed. */
+yajl_val h_status(mcpc_client *c);
+/** The status object of one server, borrowed from st. */
+yajl_val h_server(yajl_val st, const char *name);
+/** Poll status until server reaches state (or timeout); return whether it did. */
+bool h_wait_state(mcpc_client *c, const char *server, const char *state, int timeout_ms);
+/** Number of tools in a tools/list, and whether name is among them. */
+int h_list_count(mcpc_client *c, const char *name, bool *foundp);
+/** Sleep ms. */
+void h_sleep_ms(int ms);
+/** Read a file's whole content (to free), or NULL. */
+char *h_read_file(const char *path);
+/** Print the daemon log (on failure). */
+void h_dump_log(const Harness *h);
+/** Exit status for main: prints a summary. */
+int h_finish(const char *name);
