@@ -13,6 +13,7 @@
 #include "daemon/child.h"
 #include "daemon/daemon.h"
 #include "daemon/methods.h"
+#include "daemon/systemd.h"
 #include "daemon/transport.h"
 
 /*
@@ -50,12 +51,61 @@ static void load_settings(Daemon *d)
     config_set_deinit(&problems);
 }
 
+/* "2/3 servers connected, 41 tools": what `systemctl --user status mcpd` shows. */
+static char *status_line(Daemon *d)
+{
+    unsigned connected, total, tools;
+
+    manager_counts(&d->manager, &connected, &total, &tools);
+    return xasprintf("%u/%u servers connected, %u tools, %zu agents", connected, total, tools,
+                     d->peers.n);
+}
+
+static void on_status(evutil_socket_t fd, short what, void *arg)
+{
+    Daemon *d = arg;
+    char *s = status_line(d);
+
+    (void)fd, (void)what;
+    if (streq(s, d->last_status)) {
+        free(s);
+        return;
+    }
+    systemd_notify_status(s);
+    free(d->last_status);
+    d->last_status = s;
+}
+
+/* Server states changed: refresh STATUS= soon (many changes make one message). */
+static void on_manager_change(void *userdata)
+{
+    Daemon *d = userdata;
+    struct timeval tv = {0, 100000};
+
+    if (!d->stopping && !evtimer_pending(d->ev_status, NULL))
+        evtimer_add(d->ev_status, &tv);
+}
+
 yajl_val daemon_reload(Daemon *d)
 {
+    yajl_val r;
+
     log_notice("reloading configuration");
+    systemd_notify_reloading();
     load_settings(d);
     d->manager.settings = d->settings;
-    return manager_load(&d->manager);
+    r = manager_load(&d->manager);
+    free(d->last_status);
+    d->last_status = status_line(d);
+    systemd_notify_ready(d->last_status);
+    return r;
+}
+
+/* From the loop itself, so a stuck loop stops the pings and systemd restarts us. */
+static void on_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what, (void)arg;
+    systemd_notify_watchdog();
 }
 
 static void on_stop_tick(evutil_socket_t fd, short what, void *arg)
@@ -83,6 +133,9 @@ void daemon_stop(Daemon *d, const char *why)
     d->stopping = true;
     d->stop_started_ms = now_ms();
     log_notice("stopping: %s", why);
+    systemd_notify_stopping();
+    if (d->ev_watchdog)
+        event_del(d->ev_watchdog);
     listener_deinit(&d->listener);
     while (d->peers.first)
         peer_close(d->peers.first, NULL);
@@ -140,8 +193,13 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
         log_error("cannot create the event loop");
         return -ENOMEM;
     }
-    ret = listener_bind(&d->listener, sock, &why);
-    if (ret < 0) {
+    if (systemd_stderr_is_journal())
+        systemd_use_journal();
+    int lfd = systemd_listen_fd();
+    if (lfd >= 0) {
+        listener_adopt(&d->listener, lfd, sock);
+        log_info("using the socket passed by systemd (fd %d)", lfd);
+    } else if ((ret = listener_bind(&d->listener, sock, &why)) < 0) {
         log_error("%s", why);
         return ret;
     }
@@ -150,6 +208,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->ev_hup = evsignal_new(d->base, SIGHUP, on_signal, d);
     d->ev_chld = evsignal_new(d->base, SIGCHLD, on_signal, d);
     d->ev_stop_tick = evtimer_new(d->base, on_stop_tick, d);
+    d->ev_status = evtimer_new(d->base, on_status, d);
     event_add(d->ev_term, NULL);
     event_add(d->ev_int, NULL);
     event_add(d->ev_hup, NULL);
@@ -157,10 +216,22 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     peer_registry_init(&d->peers, d->base, (size_t)d->settings.max_message_bytes,
                        methods_dispatch, on_peer_gone, d);
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
+    d->manager.on_change = on_manager_change;
+    d->manager.on_change_ud = d;
     listener_start(&d->listener, d->base, on_accept, d);
     log_notice("mcpd %s listening on %s", MCPD_VERSION, d->listener.path);
     r = manager_load(&d->manager);
     json_free(r);
+    /* Ready once the listener serves: agents that connect now meet the start-up gate. */
+    d->last_status = status_line(d);
+    systemd_notify_ready(d->last_status);
+    uint64_t wd = systemd_watchdog_usec();
+    if (wd) {
+        struct timeval tv = {(time_t)(wd / 2 / 1000000), (suseconds_t)(wd / 2 % 1000000)};
+        d->ev_watchdog = event_new(d->base, -1, EV_PERSIST, on_watchdog, d);
+        event_add(d->ev_watchdog, &tv);
+        systemd_notify_watchdog();
+    }
     return 0;
 }
 
@@ -185,7 +256,11 @@ void daemon_deinit(Daemon *d)
         event_free(d->ev_hup);
         event_free(d->ev_chld);
         event_free(d->ev_stop_tick);
+        event_free(d->ev_status);
     }
+    if (d->ev_watchdog)
+        event_free(d->ev_watchdog);
+    free(d->last_status);
     if (d->base)
         event_base_free(d->base);
     free(d->settings_path);

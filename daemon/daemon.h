@@ -25,7 +25,8 @@ typedef struct Daemon {
     Listener listener;
     PeerRegistry peers;
     Manager manager;
-    struct event *ev_term, *ev_int, *ev_hup, *ev_chld, *ev_stop_tick;
+    struct event *ev_term, *ev_int, *ev_hup, *ev_chld, *ev_stop_tick, *ev_watchdog, *ev_status;
+    char *last_status;
     bool stopping;
     uint64_t stop_started_ms;
     int64_t started_wall_ms;

@@ -79,6 +79,8 @@ static void server_set_state(Server *s, ServerState st, const char *error)
                  error ? ": " : "", error ? error : "");
     s->state = st;
     s->since_wall_ms = wall_ms();
+    if (s->m->on_change)
+        s->m->on_change(s->m->on_change_ud);
     if (error) {
         free(s->last_error);
         s->last_error = xstrdup(error);
@@ -155,6 +157,8 @@ static void call_free(Call *c)
         p->calls_in_flight--;
     if (s && s->calls_in_flight)
         s->calls_in_flight--;
+    if (s)
+        s->last_used_ms = now_ms();
     if (c->ev_wait)
         event_free(c->ev_wait);
     json_free(c->orig_id);
@@ -241,6 +245,8 @@ static void call_dispatch(Call *c, Server *s)
         call_send(c, s);
         return;
     }
+    if (s->state == SERVER_STOPPED && s->idle_stopped)
+        server_connect(s); /* stopped for idleness: the next call brings it back */
     if (s->state == SERVER_CONNECTING || s->state == SERVER_BACKOFF) {
         /* A deferred tool: waitForConnection, bounded by the server's own timeout. */
         struct timeval tv;
@@ -584,6 +590,23 @@ static void server_clear_timers(Server *s)
 {
     event_del(s->ev_connect_timeout);
     event_del(s->ev_retry);
+    event_del(s->ev_health);
+    s->ping_in_flight = false;
+}
+
+/* The health tick runs at the ping interval, or the idle timeout, whichever is shorter. */
+static void server_arm_health(Server *s)
+{
+    int64_t ping = s->cfg->ping_interval_ms, idle = s->cfg->type == TRANSPORT_STDIO
+                                                         ? s->cfg->idle_timeout_ms
+                                                         : 0;
+    int64_t ms = ping && idle ? MIN(ping, idle) : ping ? ping : idle;
+    struct timeval tv;
+
+    if (ms <= 0 || s->state != SERVER_CONNECTED)
+        return;
+    tv_ms(&tv, ms);
+    evtimer_add(s->ev_health, &tv);
 }
 
 /* Close the session, if any; the transport finishes shutting down in the background. */
@@ -706,6 +729,9 @@ static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
     free(s->last_error);
     s->last_error = NULL;
     server_set_state(s, SERVER_CONNECTED, NULL);
+    s->last_used_ms = now_ms();
+    s->idle_stopped = false;
+    server_arm_health(s);
     server_store_cache(s);
     log_full(LOG_INFO, s->cfg->name, "connected", "connected in %" PRIu64 " ms with %zu tools",
              now_ms() - s->connect_started_ms, json_array_len(s->tools));
@@ -770,6 +796,54 @@ static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
     server_fail(s, msg, true);
 }
 
+static void on_ping_reply(Upstream *u, void *ctx, const UpstreamReply *r)
+{
+    Server *s = ctx;
+    _cleanup_free_ char *msg = NULL;
+
+    if (r->outcome == UPSTREAM_CANCELLED || s->up != u)
+        return;
+    s->ping_in_flight = false;
+    if (r->outcome == UPSTREAM_OK || r->outcome == UPSTREAM_ERROR)
+        return; /* any answer, even -32601, shows the server is alive */
+    msg = xasprintf("health ping failed: %s", r->message);
+    s->restarts++;
+    server_fail(s, msg, true);
+}
+
+static void idle_stop(Server *s)
+{
+    log_full(LOG_INFO, s->cfg->name, "idle", "unused for %" PRId64 " ms: stopping it",
+             s->cfg->idle_timeout_ms);
+    server_clear_timers(s);
+    server_close_upstream(s);
+    if (s->tools)
+        s->tools_deferred = true;
+    s->idle_stopped = true;
+    server_set_state(s, SERVER_STOPPED, NULL);
+    server_settled(s);
+}
+
+static void on_health(evutil_socket_t fd, short what, void *arg)
+{
+    Server *s = arg;
+    int64_t idle = s->cfg->type == TRANSPORT_STDIO ? s->cfg->idle_timeout_ms : 0;
+
+    (void)fd, (void)what;
+    if (s->state != SERVER_CONNECTED || !s->up)
+        return;
+    if (idle > 0 && !s->calls_in_flight && now_ms() - s->last_used_ms >= (uint64_t)idle) {
+        idle_stop(s);
+        return;
+    }
+    if (s->cfg->ping_interval_ms > 0 && !s->ping_in_flight) {
+        /* A pong must come within the interval; a missed one marks the connection dead. */
+        s->ping_in_flight = upstream_request(s->up, "ping", NULL, s->cfg->ping_interval_ms,
+                                             false, on_ping_reply, s, NULL) == 0;
+    }
+    server_arm_health(s);
+}
+
 static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd, (void)what;
@@ -818,6 +892,7 @@ static Server *server_new(Manager *m, const ServerConfig *cfg)
     s->since_wall_ms = wall_ms();
     s->ev_connect_timeout = evtimer_new(m->base, on_connect_timeout, s);
     s->ev_retry = evtimer_new(m->base, on_retry, s);
+    s->ev_health = evtimer_new(m->base, on_health, s);
     if (cfg->enabled)
         server_load_cache(s);
     idmap_put(&m->servers, s->id, s);
@@ -854,6 +929,7 @@ static void server_remove(Server *s)
         }
     event_free(s->ev_connect_timeout);
     event_free(s->ev_retry);
+    event_free(s->ev_health);
     json_free(s->tools);
     free(s->last_error);
     server_config_free(s->cfg);
@@ -1033,6 +1109,7 @@ int manager_disconnect(Manager *m, const char *name, char **whyp)
     server_close_upstream(s);
     s->tools = json_free(s->tools);
     s->tools_deferred = false;
+    s->idle_stopped = false;
     server_set_state(s, SERVER_STOPPED, NULL);
     free(s->last_error);
     s->last_error = NULL;
@@ -1081,6 +1158,8 @@ static yajl_val server_status(Server *s)
     json_object_set(o, "transport", json_string_new(transport_type_name(s->cfg->type)));
     json_object_set(o, "tools", json_int_new((int64_t)json_array_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
+    if (s->idle_stopped)
+        json_object_set(o, "idle", json_bool_new(true));
     json_object_set(o, "restarts", json_int_new(s->restarts));
     json_object_set(o, "callsInFlight", json_int_new(s->calls_in_flight));
     json_object_set(o, "callsTotal", json_int_new((int64_t)s->calls_total));

@@ -45,7 +45,10 @@ typedef struct Server {
     yajl_val tools;     /* array of upstream tool objects, or NULL */
     bool tools_deferred; /* tools are a stand-in (last known) while not connected */
     uint64_t connect_started_ms;
-    struct event *ev_connect_timeout, *ev_retry;
+    struct event *ev_connect_timeout, *ev_retry, *ev_health;
+    uint64_t last_used_ms; /* monotonic: last call started or finished */
+    bool idle_stopped;     /* stopped for idleness: restarts on the next call */
+    bool ping_in_flight;
     int64_t next_attempt_wall_ms;
     int64_t backoff_ms;
     uint64_t failures[BREAKER_FAILURES]; /* monotonic ms of recent failures, ring */
@@ -95,6 +98,8 @@ struct Manager {
     struct event *ev_notify;
     bool shutting_down;
     int64_t started_wall_ms;
+    void (*on_change)(void *userdata); /* a server changed state (for sd_notify STATUS=) */
+    void *on_change_ud;
 };
 
 /** Set up; nothing connects until manager_load(). */

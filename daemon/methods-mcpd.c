@@ -8,6 +8,7 @@
 #include "common/util.h"
 #include "daemon/daemon.h"
 #include "daemon/methods.h"
+#include "daemon/systemd.h"
 
 /* mcpd/wait never holds a request longer than this. */
 #define WAIT_MAX_MS 600000
@@ -23,6 +24,7 @@ static void m_status(Daemon *d, Peer *p, JsonrpcMsg *m)
     json_object_set(dm, "refusedConnections", json_int_new((int64_t)d->listener.n_refused));
     if (d->config_file)
         json_object_set(dm, "configFile", json_string_new(d->config_file));
+    json_object_set(dm, "systemd", systemd_describe());
     json_object_set(r, "daemon", dm);
     methods_reply(p, m->id, r);
     json_free(r);

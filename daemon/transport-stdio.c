@@ -23,6 +23,8 @@
 /* The MCP spec's shutdown recipe with the SDK's timings: close stdin, 2 s, SIGTERM, 2 s, SIGKILL. */
 #define STOP_TERM_AFTER_MS 2000
 #define STOP_KILL_AFTER_MS 2000
+/* After stdout EOF, how long to wait for the exit status that explains it. */
+#define EOF_EXIT_GRACE_MS 250
 /* stderr lines into the log: a burst of this many, then this many per second. */
 #define STDERR_LOG_BURST 100
 #define STDERR_LOG_RATE  20
@@ -32,7 +34,7 @@ typedef struct StdioTransport {
     Child *child;
     Framer in;
     struct evbuffer *out;
-    struct event *ev_out, *ev_in, *ev_err, *ev_stop, *ev_free;
+    struct event *ev_out, *ev_in, *ev_err, *ev_stop, *ev_free, *ev_eof;
     struct StdioTransport *next, *prev; /* every live stdio transport, for kill_all */
     char ring[STDERR_RING_BYTES];
     size_t ring_pos;   /* next write position */
@@ -71,6 +73,7 @@ static void stdio_free(StdioTransport *s)
     if (s->next)
         s->next->prev = s->prev;
     event_free(s->ev_free);
+    event_free(s->ev_eof);
     if (s->ev_out)
         event_free(s->ev_out);
     if (s->ev_in)
@@ -194,8 +197,11 @@ static void on_stdout(evutil_socket_t fd, short what, void *arg)
     if (n <= 0) {
         event_del(s->ev_in);
         s->stdout_eof = true;
-        if (!s->child->exited)
-            stdio_report(s, "closed its stdout");
+        if (!s->child->exited && !s->closing) {
+            /* Usually the exit follows at once; its status says more than "EOF". */
+            struct timeval tv = {0, EOF_EXIT_GRACE_MS * 1000};
+            evtimer_add(s->ev_eof, &tv);
+        }
         stdio_maybe_done(s);
         return;
     }
@@ -209,6 +215,12 @@ static void on_stdout(evutil_socket_t fd, short what, void *arg)
             s->base.cb.message(s->base.userdata, line, len);
         /* The owner may have closed us from inside the callback: stop feeding it. */
     }
+}
+
+static void on_eof_grace(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    stdio_report(arg, "closed its stdout but is still running");
 }
 
 static void on_stdin_writable(evutil_socket_t fd, short what, void *arg)
@@ -231,6 +243,7 @@ static void on_exit_cb(Child *c, int status, void *userdata)
     _cleanup_free_ char *why = child_describe_status(status);
 
     (void)c;
+    event_del(s->ev_eof);
     log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
              (int)c->pid, why);
     stdio_report(s, why);
@@ -295,6 +308,7 @@ static void stdio_close(Transport *t)
         return;
     s->closing = true;
     s->base.cb = (TransportCallbacks){0};
+    event_del(s->ev_eof);
     event_del(s->ev_out);
     evbuffer_drain(s->out, evbuffer_get_length(s->out));
     if (s->child->fd_stdin >= 0) {
@@ -365,6 +379,7 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
     s->ev_err = event_new(base, s->child->fd_stderr, EV_READ | EV_PERSIST, on_stderr, s);
     s->ev_stop = evtimer_new(base, on_stop_timer, s);
     s->ev_free = evtimer_new(base, on_free, s);
+    s->ev_eof = evtimer_new(base, on_eof_grace, s);
     s->next = all_stdio;
     if (all_stdio)
         all_stdio->prev = s;

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+// test-startup: the start-up gate, the tool cache, deferred tools and background completion.
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "common/util.h"
+#include "tests/integration/harness.h"
+
+/* How long the slow server takes to answer initialize. */
+#define SLOW_MS 3000
+
+static char *slow_config(const char *extra)
+{
+    return xasprintf("{\"mcpServers\": {"
+                     "\"quick\": {\"command\": \"%1$s\"},"
+                     "\"slow\": {\"command\": \"%1$s\", \"args\": [\"--init-delay-ms\", \"%2$d\"]}"
+                     "%3$s}}",
+                     h_fake(), SLOW_MS, extra);
+}
+
+static int64_t list_ms(mcpc_client *c, int *np, bool *slow_deferredp)
+{
+    uint64_t t0 = now_ms();
+    _cleanup_free_ char *out = NULL;
+    _cleanup_json_ yajl_val r = NULL;
+    yajl_val tools;
+
+    *slow_deferredp = false;
+    *np = -1;
+    if (mcpc_list_tools(c, &out) != 0)
+        return -1;
+    int64_t ms = (int64_t)(now_ms() - t0);
+    r = json_parse(out, NULL);
+    tools = json_get_array(r, "tools");
+    *np = (int)json_array_len(tools);
+    for (size_t i = 0; i < json_array_len(tools); i++) {
+        yajl_val meta = json_get_object(json_array_at(tools, i), "_meta");
+        if (streq(json_get_string(meta, "mcpd/server"), "slow") &&
+            YAJL_IS_TRUE(json_get(meta, "mcpd/deferred")))
+            *slow_deferredp = true;
+    }
+    return ms;
+}
+
+static int count_cache_files(Harness *h, const char *prefix)
+{
+    char dir[400];
+    DIR *d;
+    struct dirent *e;
+    int n = 0;
+
+    snprintf(dir, sizeof(dir), "%s/cache/mcpd/tools", h->dir);
+    if (!(d = opendir(dir)))
+        return 0;
+    while ((e = readdir(d)))
+        if (startswith(e->d_name, prefix))
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* No cache: tools/list waits for the slow server; its tools are live when they come. */
+static void test_cold(Harness *h)
+{
+    mcpc_client *c = h_client(h, "cold");
+    bool deferred;
+    int n;
+    int64_t ms = list_ms(c, &n, &deferred);
+
+    CHECK_MSG(ms >= SLOW_MS - 500, "cold list took %lld ms", (long long)ms);
+    CHECK(n == 20 && !deferred);
+    CHECK(count_cache_files(h, "slow-") == 1);
+    char path[600];
+    struct stat st;
+    DIR *d;
+    struct dirent *e;
+    snprintf(path, sizeof(path), "%s/cache/mcpd/tools", h->dir);
+    d = opendir(path);
+    while (d && (e = readdir(d)))
+        if (startswith(e->d_name, "slow-")) {
+            snprintf(path, sizeof(path), "%s/cache/mcpd/tools/%s", h->dir, e->d_name);
+            CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+        }
+    if (d)
+        closedir(d);
+    mcpc_free(c);
+}
+
+static int g_list_changed;
+
+static void on_notify(void *ud, const char *method, const char *params)
+{
+    (void)ud, (void)params;
+    if (streq(method, "notifications/tools/list_changed"))
+        g_list_changed++;
+}
+
+/* Warm cache: tools/list answers at the gate with the slow server's tools deferred. */
+static void test_warm(Harness *h)
+{
+    mcpc_client *c = h_client(h, "warm");
+    bool deferred;
+    int n;
+    int64_t ms = list_ms(c, &n, &deferred);
+    char *t;
+
+    CHECK_MSG(ms >= 0 && ms < 1000, "warm list took %lld ms", (long long)ms);
+    CHECK_MSG(n == 20 && deferred, "n=%d deferred=%d", n, deferred);
+    yajl_val st = h_status(c);
+    CHECK(streq(json_get_string(h_server(st, "slow"), "state"), "connecting"));
+    CHECK(YAJL_IS_TRUE(json_get(h_server(st, "slow"), "toolsDeferred")));
+    json_free(st);
+    /* A call to a deferred tool waits for the connection and then runs. */
+    mcpc_set_notify(c, on_notify, NULL);
+    t = h_call_text(c, "mcp_slow_echo", "{\"text\":\"worth the wait\"}", NULL);
+    CHECK_MSG(streq(t, "worth the wait"), "deferred call gave %s", t);
+    free(t);
+    /* The live tools replace the deferred ones, and the agent hears of it. */
+    for (int i = 0; i < 100 && !g_list_changed; i++)
+        mcpc_process(c, 50);
+    CHECK(g_list_changed >= 1);
+    list_ms(c, &n, &deferred);
+    CHECK(n == 20 && !deferred);
+    mcpc_free(c);
+}
+
+/* A corrupt cache file and a cache for a changed config are both misses. */
+static void test_cache_misses(Harness *h)
+{
+    char dir[400], path[700];
+    DIR *d;
+    struct dirent *e;
+    mcpc_client *c;
+    bool deferred;
+    int n;
+
+    snprintf(dir, sizeof(dir), "%s/cache/mcpd/tools", h->dir);
+    d = opendir(dir);
+    while (d && (e = readdir(d)))
+        if (startswith(e->d_name, "slow-")) {
+            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+            FILE *f = fopen(path, "w");
+            fputs("{\"version\":1, \"tools\": [trunc", f);
+            fclose(f);
+        }
+    if (d)
+        closedir(d);
+    h_start(h, NULL);
+    c = h_client(h, "corrupt");
+    int64_t ms = list_ms(c, &n, &deferred);
+    CHECK_MSG(ms >= SLOW_MS - 500 && !deferred, "corrupt cache: %lld ms", (long long)ms);
+    mcpc_free(c);
+    CHECK(h_stop(h) == 0);
+    _cleanup_free_ char *log = h_read_file(h->log);
+    CHECK(log && strstr(log, "corrupt"));
+
+    /* Same name, other config: the old entry does not apply. */
+    _cleanup_free_ char *cfg = xasprintf(
+        "{\"mcpServers\": {\"quick\": {\"command\": \"%1$s\"},"
+        "\"slow\": {\"command\": \"%1$s\", \"args\": [\"--init-delay-ms\", \"%2$d\", \"--tools\","
+        " \"1\"]}}}",
+        h_fake(), SLOW_MS);
+    h_write_config(h, cfg);
+    h_start(h, NULL);
+    c = h_client(h, "changed");
+    ms = list_ms(c, &n, &deferred);
+    CHECK_MSG(ms >= SLOW_MS - 500 && !deferred && n == 21, "changed config: %lld ms, %d tools",
+              (long long)ms, n);
+    mcpc_free(c);
+    CHECK(h_stop(h) == 0);
+}
+
+/* A server that hangs forever: tools/list returns after its timeout with the others' tools. */
+static void test_hang(Harness *h)
+{
+    _cleanup_free_ char *cfg = xasprintf(
+        "{\"mcpServers\": {\"quick\": {\"command\": \"%1$s\"},"
+        "\"hangs\": {\"command\": \"%1$s\", \"args\": [\"--hang-init\"], \"timeout\": 2000}}}",
+        h_fake());
+    mcpc_client *c;
+    bool found;
+    int n;
+
+    h_write_config(h, cfg);
+    h_start(h, NULL);
+    c = h_client(h, "hang");
+    uint64_t t0 = now_ms();
+    n = h_list_count(c, "mcp_quick_echo", &found);
+    uint64_t ms = now_ms() - t0;
+    CHECK_MSG(found && n == 10 && ms >= 1500 && ms < 15000, "hang: %d tools after %llu ms", n,
+              (unsigned long long)ms);
+    yajl_val st = h_status(c);
+    const char *err = json_get_string(h_server(st, "hangs"), "lastError");
+    CHECK(err && strstr(err, "timed out after 2000ms"));
+    json_free(st);
+    mcpc_free(c);
+    CHECK(h_stop(h) == 0);
+}
+
+int main(void)
+{
+    Harness h;
+    _cleanup_free_ char *cfg = slow_config("");
+
+    h_setup(&h, "startup");
+    h_write_config(&h, cfg);
+    h_start(&h, NULL);
+    test_cold(&h);
+    CHECK(h_stop(&h) == 0);
+    h_start(&h, NULL);
+    test_warm(&h);
+    CHECK(h_stop(&h) == 0);
+    test_cache_misses(&h);
+    test_hang(&h);
+    h_teardown(&h);
+    return h_finish("test-startup");
+}
