@@ -100,9 +100,17 @@ int listener_bind(Listener *l, const char *path, char **whyp)
 
 int listener_adopt(Listener *l, int fd, const char *path)
 {
+    struct sockaddr_un sa;
+    socklen_t len = sizeof(sa);
+
     memset(l, 0, sizeof(*l));
     l->fd = fd;
-    l->path = xstrdup(path ? path : "(socket activation)");
+    /* Report where the socket really is, whatever path the environment suggests. */
+    if (getsockname(fd, (struct sockaddr *)&sa, &len) == 0 && len > sizeof(sa_family_t) &&
+        sa.sun_path[0])
+        l->path = xstrndup(sa.sun_path, strnlen(sa.sun_path, len - sizeof(sa_family_t)));
+    else
+        l->path = xstrdup(path ? path : "(socket activation)");
     return fd_set_nonblock(fd);
 }
 

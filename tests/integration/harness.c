@@ -143,7 +143,9 @@ static bool socket_answers(const char *path)
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     bool ok;
 
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (strlen(path) >= sizeof(sa.sun_path))
+        die("socket path too long: %s", path);
+    memcpy(sa.sun_path, path, strlen(path) + 1);
     ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
     close(fd);
     return ok;
