@@ -41,14 +41,20 @@ void strbuf_putc(StrBuf *sb, char c)
 
 void strbuf_vprintf(StrBuf *sb, const char *fmt, va_list ap)
 {
+    char small[256];
     va_list aq;
     int n;
 
+    /* Most records are short: format once into the stack, twice only when it is too small. */
     va_copy(aq, ap);
-    n = vsnprintf(NULL, 0, fmt, aq);
+    n = vsnprintf(small, sizeof(small), fmt, aq);
     va_end(aq);
     if (n < 0)
         return;
+    if ((size_t)n < sizeof(small)) {
+        strbuf_append(sb, small, (size_t)n);
+        return;
+    }
     strbuf_reserve(sb, (size_t)n);
     vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
     sb->len += (size_t)n;
