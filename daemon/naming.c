@@ -112,6 +112,9 @@ void naming_assign(NamingEntry *entries, size_t n)
     _cleanup_free_ char **names = n ? xmalloc(n * sizeof(char *)) : NULL;
     size_t n_names = 0;
 
+    /* qsort() must not be given NULL, even for no elements: nothing to name is done. */
+    if (n == 0)
+        return;
     qsort(entries, n, sizeof(*entries), cmp_source);
     for (size_t i = 0; i < n; i++) {
         NamingEntry *e = &entries[i];

@@ -291,6 +291,7 @@ static void on_stop_timer(evutil_socket_t fd, short what, void *arg)
     if (s->stop_stage++ == 0) {
         log_full(LOG_INFO, s->base.server, "stop", "no exit 2 s after stdin closed: SIGTERM");
         child_kill_group(s->child, SIGTERM);
+        child_kill_group(s->child, SIGCONT); /* a stopped process could not act on it */
         evtimer_add(s->ev_stop, &tv);
     } else {
         log_full(LOG_WARNING, s->base.server, "stop", "still running after SIGTERM: SIGKILL");

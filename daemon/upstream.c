@@ -340,15 +340,14 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
         free(u);
         return r;
     }
+    /*
+     * A child that died at once makes this write fail (EPIPE); its exit is reported by the
+     * transport like any other, so the failure is handled there, with the exit status.
+     */
     r = upstream_request(u, "initialize", initialize_params(), cfg->timeout_ms, false,
                          on_initialize, NULL, NULL);
-    if (r < 0) {
-        *whyp = xasprintf("cannot send initialize: %s", strerror(-r));
-        transport_close(u->transport);
-        free(u->name);
-        free(u);
-        return r;
-    }
+    if (r < 0)
+        log_full(LOG_DEBUG, u->name, "connect", "cannot send initialize: %s", strerror(-r));
     *up = u;
     return 0;
 }

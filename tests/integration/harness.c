@@ -232,7 +232,7 @@ static bool has_tag(const char *pid, const char *tag)
     return false;
 }
 
-static int scan_tagged(const Harness *h, bool include_mcpd, bool kill_them)
+static int scan_tagged(const Harness *h, bool include_mcpd, bool kill_them, bool quiet)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
@@ -258,7 +258,7 @@ static int scan_tagged(const Harness *h, bool include_mcpd, bool kill_them)
                 continue;
             if (kill_them)
                 kill(pid, SIGKILL);
-            else
+            else if (!quiet)
                 fprintf(stderr, "harness: process still running: %s", stat);
             n++;
         }
@@ -269,12 +269,17 @@ static int scan_tagged(const Harness *h, bool include_mcpd, bool kill_them)
 
 int h_tagged_processes(const Harness *h, bool include_mcpd)
 {
-    return scan_tagged(h, include_mcpd, false);
+    return scan_tagged(h, include_mcpd, false, false);
+}
+
+int h_count_tagged(const Harness *h)
+{
+    return scan_tagged(h, false, false, true);
 }
 
 void h_kill_tagged(const Harness *h)
 {
-    if (scan_tagged(h, false, true))
+    if (scan_tagged(h, false, true, true))
         h_sleep_ms(100);
 }
 
@@ -311,8 +316,10 @@ void h_teardown(Harness *h)
         CHECK_MSG(st == 0, "mcpd exit status 0x%x", st);
     }
     /* Children are gone by the time mcpd has exited; allow the kernel a moment to reap. */
-    for (int i = 0; i < 100 && (left = h_tagged_processes(h, true)) > 0; i++)
+    for (int i = 0; i < 100 && (left = scan_tagged(h, true, false, true)) > 0; i++)
         h_sleep_ms(50);
+    if (left)
+        h_tagged_processes(h, true);
     CHECK_MSG(left == 0, "%d processes outlived mcpd", left);
     if (h_failures)
         h_dump_log(h);

@@ -60,6 +60,8 @@ int h_stop(Harness *h);
 void h_teardown(Harness *h);
 /** Processes (other than mcpd itself) still carrying this harness's tag. */
 int h_tagged_processes(const Harness *h, bool include_mcpd);
+/** The same count, without printing them. */
+int h_count_tagged(const Harness *h);
 /** SIGKILL every process carrying this harness's tag (what a cgroup kill would do). */
 void h_kill_tagged(const Harness *h);
 /** Open fds of the running mcpd. */

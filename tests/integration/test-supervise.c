@@ -113,6 +113,7 @@ static void test_reload(Harness *h, mcpc_client *c)
     h_write_config(h, cfg);
     CHECK(mcpc_request(c, "mcpd/reload", NULL, &out) == 0);
     CHECK_MSG(out && strstr(out, "\"fresh\":\"added\"") && strstr(out, "\"dies\":\"removed\"") &&
+                  strstr(out, "\"lazy\":\"removed\"") &&
                   strstr(out, "\"a_b\":\"changed\"") && strstr(out, "\"a\":\"kept\""),
               "reload gave %s", out);
     CHECK(h_wait_state(c, "fresh", "connected", H_WAIT_MS));
@@ -126,8 +127,57 @@ static void test_reload(Harness *h, mcpc_client *c)
     _cleanup_json_ yajl_val st = h_status(c);
     CHECK(h_server(st, "dies") == NULL && h_server(st, "My-Server") == NULL);
     /* Exactly one process per server: nothing left over from removed or changed ones. */
-    h_sleep_ms(300);
-    CHECK_MSG(h_tagged_processes(h, false) == 3, "%d processes", h_tagged_processes(h, false));
+    int n = -1;
+    for (int i = 0; i < 300 && n != 3; i++) {
+        n = h_count_tagged(h);
+        if (n != 3)
+            h_sleep_ms(50); /* stopped servers get up to 4 s to exit */
+    }
+    CHECK_MSG(n == 3, "%d processes", n);
+}
+
+/* idleTimeoutMs stops an unused server, keeps its tools deferred, restarts it on a call. */
+static void test_idle(Harness *h, mcpc_client *c)
+{
+    bool found;
+    char *t;
+
+    (void)h;
+    t = h_call_text(c, "mcp_lazy_pid", NULL, NULL);
+    int64_t pid = atoll(t);
+    free(t);
+    CHECK(pid > 0);
+    CHECK(h_wait_state(c, "lazy", "stopped", H_WAIT_MS));
+    _cleanup_json_ yajl_val st = h_status(c);
+    CHECK(YAJL_IS_TRUE(json_get(h_server(st, "lazy"), "idle")));
+    CHECK(YAJL_IS_TRUE(json_get(h_server(st, "lazy"), "toolsDeferred")));
+    h_list_count(c, "mcp_lazy_echo", &found);
+    CHECK(found);
+    t = h_call_text(c, "mcp_lazy_pid", NULL, NULL);
+    CHECK_MSG(atoll(t) > 0 && atoll(t) != pid, "woken server pid %s (was %lld)", t, (long long)pid);
+    free(t);
+}
+
+/* pingIntervalMs: a server that stops answering (SIGSTOP) is marked dead and replaced. */
+static void test_ping(Harness *h, mcpc_client *c)
+{
+    (void)h;
+    CHECK(h_wait_state(c, "pinged", "connected", H_WAIT_MS));
+    int64_t pid = server_int(c, "pinged", "pid");
+    kill((pid_t)pid, SIGSTOP);
+    bool left = false;
+    for (int i = 0; i < 500 && !left; i++) {
+        _cleanup_json_ yajl_val st = h_status(c);
+        left = !streq(json_get_string(h_server(st, "pinged"), "state"), "connected");
+        if (!left)
+            h_sleep_ms(20);
+    }
+    CHECK(left);
+    _cleanup_json_ yajl_val st = h_status(c);
+    const char *err = json_get_string(h_server(st, "pinged"), "lastError");
+    CHECK_MSG(err && strstr(err, "health ping failed"), "ping error: %s", err ? err : "-");
+    CHECK(h_wait_state(c, "pinged", "connected", H_WAIT_MS));
+    CHECK(server_int(c, "pinged", "pid") != pid);
 }
 
 int main(void)
@@ -139,6 +189,8 @@ int main(void)
         "\"a\": {\"command\": \"%1$s\"},"
         "\"a_b\": {\"command\": \"%1$s\"},"
         "\"My-Server\": {\"command\": \"%1$s\"},"
+        "\"lazy\": {\"command\": \"%1$s\", \"idleTimeoutMs\": 400},"
+        "\"pinged\": {\"command\": \"%1$s\", \"pingIntervalMs\": 300},"
         "\"dies\": {\"command\": \"%1$s\", \"args\": [\"--exit-immediately\"]}}}",
         h_fake());
 
@@ -149,6 +201,8 @@ int main(void)
     CHECK(h_wait_state(c, "a", "connected", H_WAIT_MS));
     test_kill(&h, c);
     test_breaker(&h, c);
+    test_idle(&h, c);
+    test_ping(&h, c);
     test_disconnect_prefix(&h, c);
     test_reload(&h, c);
     mcpc_free(c);
