@@ -31,7 +31,8 @@ char *paths_join(const char *a, const char *b)
 {
     size_t n = strlen(a);
 
-    while (n > 1 && a[n - 1] == '/')
+    /* Down to nothing for "/", so the root joins as "/b", not "//b". */
+    while (n > 0 && a[n - 1] == '/')
         n--;
     while (*b == '/')
         b++;

@@ -16,6 +16,8 @@ void strbuf_reserve(StrBuf *sb, size_t n)
         cap *= 2;
     sb->data = xrealloc(sb->data, cap);
     sb->cap = cap;
+    /* A first allocation holds garbage: keep the buffer a valid string even before appends. */
+    sb->data[sb->len] = '\0';
 }
 
 void strbuf_append(StrBuf *sb, const void *data, size_t n)

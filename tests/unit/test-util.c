@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+// test-util: unit tests for integer parsing, hex encoding and constant-time comparison.
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "tests/unit/test.h"
+
+static void test_parse_int64_ok(void)
+{
+    int64_t v = 0;
+
+    CHECK_INTEQ(parse_int64("0", 0, 10, &v), 0);
+    CHECK_INTEQ(v, 0);
+    CHECK_INTEQ(parse_int64("10", 0, 10, &v), 0);
+    CHECK_INTEQ(v, 10);
+    CHECK_INTEQ(parse_int64("-5", -5, 5, &v), 0);
+    CHECK_INTEQ(v, -5);
+    CHECK_INTEQ(parse_int64("9223372036854775807", INT64_MIN, INT64_MAX, &v), 0);
+    CHECK(v == INT64_MAX);
+    CHECK_INTEQ(parse_int64("-9223372036854775808", INT64_MIN, INT64_MAX, &v), 0);
+    CHECK(v == INT64_MIN);
+    /* Decimal only: a leading zero does not mean octal. */
+    CHECK_INTEQ(parse_int64("010", 0, 100, &v), 0);
+    CHECK_INTEQ(v, 10);
+}
+
+static void test_parse_int64_bounds(void)
+{
+    int64_t v = 1234;
+
+    CHECK_INTEQ(parse_int64("11", 0, 10, &v), -ERANGE);
+    CHECK_INTEQ(parse_int64("-1", 0, 10, &v), -ERANGE);
+    CHECK_INTEQ(parse_int64("-6", -5, 5, &v), -ERANGE);
+    CHECK_INTEQ(parse_int64("9223372036854775808", INT64_MIN, INT64_MAX, &v), -ERANGE);
+    CHECK_INTEQ(parse_int64("-9223372036854775809", INT64_MIN, INT64_MAX, &v), -ERANGE);
+    CHECK_INTEQ(parse_int64("99999999999999999999999", 0, 10, &v), -ERANGE);
+    /* Failures leave the output alone. */
+    CHECK_INTEQ(v, 1234);
+}
+
+static void test_parse_int64_invalid(void)
+{
+    static const char *const bad[] = {"", "abc", "12abc", "1.5", "0x10", "1e3", "12 ", "--1", "-"};
+    int64_t v = 1234;
+
+    for (size_t i = 0; i < N_ELEMENTS(bad); i++) {
+        int r = parse_int64(bad[i], INT64_MIN, INT64_MAX, &v);
+        CHECK_INTEQ(r, -EINVAL);
+        if (r != -EINVAL)
+            fprintf(stderr, "  input \"%s\"\n", bad[i]);
+    }
+    CHECK_INTEQ(parse_int64(NULL, 0, 10, &v), -EINVAL);
+    CHECK_INTEQ(v, 1234);
+}
+
+static void test_hex_encode(void)
+{
+    static const unsigned char bytes[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
+    char out[2 * sizeof(bytes) + 1];
+    char empty[1] = {'x'};
+
+    hex_encode(out, bytes, sizeof(bytes));
+    CHECK_STREQ(out, "00017f80abff");
+    hex_encode(empty, bytes, 0);
+    CHECK_STREQ(empty, "");
+
+    /* Every byte value maps to its two lowercase digits. */
+    unsigned char all[256];
+    char all_hex[513];
+    char want[3];
+    int bad = 0;
+    for (int i = 0; i < 256; i++)
+        all[i] = (unsigned char)i;
+    hex_encode(all_hex, all, sizeof(all));
+    for (int i = 0; i < 256; i++) {
+        snprintf(want, sizeof(want), "%02x", i);
+        if (memcmp(all_hex + 2 * i, want, 2) != 0)
+            bad++;
+    }
+    CHECK_INTEQ(bad, 0);
+    CHECK_INTEQ(strlen(all_hex), 512);
+}
+
+static void test_mem_equal_consttime(void)
+{
+    unsigned char a[64], b[64];
+
+    for (size_t i = 0; i < sizeof(a); i++)
+        a[i] = b[i] = (unsigned char)(i * 13);
+    CHECK(mem_equal_consttime(a, b, sizeof(a)));
+    CHECK(mem_equal_consttime(a, b, 0));
+    /* A difference anywhere, in any bit, is found. */
+    for (size_t i = 0; i < sizeof(a); i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            b[i] ^= (unsigned char)(1u << bit);
+            if (mem_equal_consttime(a, b, sizeof(a)))
+                CHECK(!"difference not found");
+            b[i] ^= (unsigned char)(1u << bit);
+        }
+    }
+    /* Bytes past n are not compared. */
+    b[63] ^= 1;
+    CHECK(mem_equal_consttime(a, b, 63));
+    CHECK(!mem_equal_consttime(a, b, 64));
+    CHECK(mem_equal_consttime("secret", "secret", 6));
+    CHECK(!mem_equal_consttime("secret", "secreT", 6));
+}
+
+static void test_string_helpers(void)
+{
+    CHECK(streq("a", "a"));
+    CHECK(!streq("a", "b"));
+    CHECK(streq(NULL, NULL));
+    CHECK(!streq("a", NULL));
+    CHECK(!streq(NULL, "a"));
+    CHECK(startswith("mcp_server", "mcp_"));
+    CHECK(startswith("abc", ""));
+    CHECK(!startswith("mc", "mcp"));
+
+    _cleanup_free_ char *s = xasprintf("%s-%d", "x", 42);
+    CHECK_STREQ(s, "x-42");
+    _cleanup_free_ char *n = xstrndup("abcdef", 3);
+    CHECK_STREQ(n, "abc");
+}
+
+int main(void)
+{
+    RUN(test_parse_int64_ok);
+    RUN(test_parse_int64_bounds);
+    RUN(test_parse_int64_invalid);
+    RUN(test_hex_encode);
+    RUN(test_mem_equal_consttime);
+    RUN(test_string_helpers);
+    return test_main_result();
+}
