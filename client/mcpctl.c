@@ -13,7 +13,7 @@
 /* Exit codes a script can branch on. */
 enum {
     EXIT_OK = 0,
-    EXIT_FAILED = 1,  /* the request failed, or the tool returned isError */
+    EXIT_FAILED = 1, /* the request failed, or the tool returned isError */
     EXIT_USAGE = 2,
     EXIT_NO_DAEMON = 3, /* cannot reach mcpd */
 };
@@ -23,20 +23,19 @@ static int opt_timeout_ms;
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: mcpctl [--json] [--socket PATH] [--timeout MS] COMMAND [ARGS]\n"
-            "\n"
-            "Commands:\n"
-            "  status                  servers, their state, tools and errors; agents\n"
-            "  tools                   the tools agents see\n"
-            "  call NAME [JSON]        call a tool with JSON arguments (default {})\n"
-            "  reload                  re-read configuration and reconnect what changed\n"
-            "  connect SERVER          (re)connect a server, resetting its retry breaker\n"
-            "  disconnect SERVER       stop a server and remove its tools\n"
-            "  wait SERVER             wait until a server is connected or has failed\n"
-            "  logs SERVER             the server's recent stderr\n"
-            "\n"
-            "Exit status: 0 ok, 1 request or tool failed, 2 usage, 3 mcpd not reachable.\n");
+    fprintf(f, "Usage: mcpctl [--json] [--socket PATH] [--timeout MS] COMMAND [ARGS]\n"
+               "\n"
+               "Commands:\n"
+               "  status                  servers, their state, tools and errors; agents\n"
+               "  tools                   the tools agents see\n"
+               "  call NAME [JSON]        call a tool with JSON arguments (default {})\n"
+               "  reload                  re-read configuration and reconnect what changed\n"
+               "  connect SERVER          (re)connect a server, resetting its retry breaker\n"
+               "  disconnect SERVER       stop a server and remove its tools\n"
+               "  wait SERVER             wait until a server is connected or has failed\n"
+               "  logs SERVER             the server's recent stderr\n"
+               "\n"
+               "Exit status: 0 ok, 1 request or tool failed, 2 usage, 3 mcpd not reachable.\n");
 }
 
 static void fmt_age(char *buf, size_t n, int64_t since_ms)
@@ -97,8 +96,8 @@ static int show_status(const char *text)
     printf("mcpd %s, pid %lld, up %s, socket %s; %lld tools, %zu agents\n\n",
            json_get_string(d, "version"), (long long)pid, age, json_get_string(d, "socket"),
            (long long)tools, json_array_len(agents));
-    printf("%-20s %-11s %-6s %-9s %6s %7s %5s %8s  %s\n", "SERVER", "STATE", "SINCE",
-           "TRANSPORT", "TOOLS", "PID", "CALLS", "RESTARTS", "LAST ERROR");
+    printf("%-20s %-11s %-6s %-9s %6s %7s %5s %8s  %s\n", "SERVER", "STATE", "SINCE", "TRANSPORT",
+           "TOOLS", "PID", "CALLS", "RESTARTS", "LAST ERROR");
     for (size_t i = 0; i < json_array_len(servers); i++)
         print_server(json_array_at(servers, i));
     if (!json_array_len(servers))

@@ -15,7 +15,10 @@ typedef struct IdMap {
     size_t n_used; /* live plus tombstones */
 } IdMap;
 
-#define IDMAP_INIT {NULL, NULL, 0, 0, 0}
+#define IDMAP_INIT                                                                                 \
+    {                                                                                              \
+        NULL, NULL, 0, 0, 0                                                                        \
+    }
 
 /** Return the value for id, or NULL. */
 void *idmap_get(const IdMap *m, uint64_t id);

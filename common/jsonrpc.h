@@ -43,11 +43,11 @@ typedef enum JsonrpcKind {
 typedef struct JsonrpcMsg {
     JsonrpcKind kind;
     yajl_val root;
-    yajl_val id;       /* string or integer; NULL for notifications */
+    yajl_val id;        /* string or integer; NULL for notifications */
     const char *method; /* requests and notifications */
-    yajl_val params;   /* may be NULL */
-    yajl_val result;   /* responses */
-    yajl_val error;    /* error responses: object with code and message */
+    yajl_val params;    /* may be NULL */
+    yajl_val result;    /* responses */
+    yajl_val error;     /* error responses: object with code and message */
 } JsonrpcMsg;
 
 /* Outcome of jsonrpc_msg_parse() beyond 0 (ok). */
@@ -86,7 +86,7 @@ typedef struct Framer {
     size_t start; /* first byte of the current line */
     size_t len;   /* end of valid data */
     size_t cap;
-    size_t scan;  /* next byte to look at for '\n' */
+    size_t scan; /* next byte to look at for '\n' */
     size_t max;
     bool discarding;
 } Framer;

@@ -13,9 +13,8 @@ static LogSink log_sink;
 static const char *log_ident = "mcpd";
 
 static const char *const level_names[] = {
-    [LOG_EMERG] = "emerg", [LOG_ALERT] = "alert",   [LOG_CRIT] = "crit",
-    [LOG_ERR] = "error",   [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
-    [LOG_INFO] = "info",   [LOG_DEBUG] = "debug",
+    [LOG_EMERG] = "emerg",     [LOG_ALERT] = "alert",   [LOG_CRIT] = "crit", [LOG_ERR] = "error",
+    [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice", [LOG_INFO] = "info", [LOG_DEBUG] = "debug",
 };
 
 void log_set_level(int priority)

@@ -40,8 +40,8 @@ void log_fullv(int priority, const char *server, const char *event, const char *
 #define log_warning(...) log_full(LOG_WARNING, NULL, NULL, __VA_ARGS__)
 #define log_notice(...)  log_full(LOG_NOTICE, NULL, NULL, __VA_ARGS__)
 #define log_info(...)    log_full(LOG_INFO, NULL, NULL, __VA_ARGS__)
-#define log_debug(...)                                                                         \
-    do {                                                                                       \
-        if (log_enabled(LOG_DEBUG))                                                            \
-            log_full(LOG_DEBUG, NULL, NULL, __VA_ARGS__);                                      \
+#define log_debug(...)                                                                             \
+    do {                                                                                           \
+        if (log_enabled(LOG_DEBUG))                                                                \
+            log_full(LOG_DEBUG, NULL, NULL, __VA_ARGS__);                                          \
     } while (0)

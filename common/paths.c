@@ -138,9 +138,9 @@ int paths_ensure_private_dir(const char *dir, uid_t uid, int strict, char **whyp
     }
     if ((st.st_mode & (strict ? 0077 : 0022)) != 0) {
         if (whyp)
-            *whyp = xasprintf("%s has mode %04o; it must not be %s by others (chmod 0700 %s)", dir,
-                              (unsigned)(st.st_mode & 07777),
-                              strict ? "accessible" : "writable", dir);
+            *whyp =
+                xasprintf("%s has mode %04o; it must not be %s by others (chmod 0700 %s)", dir,
+                          (unsigned)(st.st_mode & 07777), strict ? "accessible" : "writable", dir);
         return -EPERM;
     }
     return 0;

@@ -13,7 +13,10 @@ typedef struct StrBuf {
     size_t cap;
 } StrBuf;
 
-#define STRBUF_INIT {NULL, 0, 0}
+#define STRBUF_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /** Make room for n more bytes (plus the terminating NUL). */
 void strbuf_reserve(StrBuf *sb, size_t n);

@@ -84,8 +84,8 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
         *whyp = xasprintf("%s: written for another config", path);
         return CACHE_E_STALE;
     }
-    if (json_get_int(root, "savedAt", &saved) < 0 || json_get_int(root, "expiresAt", &expires) < 0 ||
-        expires <= now_wall_ms) {
+    if (json_get_int(root, "savedAt", &saved) < 0 ||
+        json_get_int(root, "expiresAt", &expires) < 0 || expires <= now_wall_ms) {
         *whyp = xasprintf("%s: expired", path);
         return CACHE_E_STALE;
     }
@@ -155,8 +155,9 @@ int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, 
     path = cache_path(dir, cfg);
     strbuf_printf(&sb, "{\"version\":%d,\"server\":", CACHE_VERSION);
     json_write_string(&sb, cfg->name, strlen(cfg->name));
-    strbuf_printf(&sb, ",\"configHash\":\"%s\",\"savedAt\":%" PRId64 ",\"expiresAt\":%" PRId64
-                       ",\"serverInfo\":",
+    strbuf_printf(&sb,
+                  ",\"configHash\":\"%s\",\"savedAt\":%" PRId64 ",\"expiresAt\":%" PRId64
+                  ",\"serverInfo\":",
                   cfg->hash, now_wall_ms, now_wall_ms + ttl_ms);
     json_write(&sb, server_info);
     strbuf_puts(&sb, ",\"tools\":");

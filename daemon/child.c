@@ -133,8 +133,7 @@ static int read_exec_status(int fd)
     return n == (ssize_t)sizeof(e) ? -e : 0;
 }
 
-int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *userdata,
-                char **whyp)
+int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *userdata, char **whyp)
 {
     int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, errpipe[2];
     char **envp;

@@ -13,7 +13,7 @@ typedef struct Child Child;
 typedef void (*ChildExitFn)(Child *c, int status, void *userdata);
 
 struct Child {
-    pid_t pid; /* also the process group id */
+    pid_t pid;     /* also the process group id */
     int fd_stdin;  /* ours to write, or -1 */
     int fd_stdout; /* ours to read, or -1 */
     int fd_stderr; /* ours to read, or -1 */
@@ -24,10 +24,10 @@ struct Child {
 };
 
 typedef struct ChildSpec {
-    const char *file;        /* looked up in the child's PATH */
-    char *const *argv;       /* NULL-terminated; argv[0] shown in ps */
-    yajl_val env;            /* object of strings laid over the daemon's environment, or NULL */
-    const char *cwd;         /* or NULL */
+    const char *file;  /* looked up in the child's PATH */
+    char *const *argv; /* NULL-terminated; argv[0] shown in ps */
+    yajl_val env;      /* object of strings laid over the daemon's environment, or NULL */
+    const char *cwd;   /* or NULL */
 } ChildSpec;
 
 /**

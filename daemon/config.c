@@ -478,8 +478,8 @@ int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *
 {
     memset(out, 0, sizeof(*out));
     if (opt->config_file) {
-        config_load_native_file(out, opt->config_file, "mcpd", "mcpd (--config)",
-                                CONFIG_LEVEL_USER, settings);
+        config_load_native_file(out, opt->config_file, "mcpd", "mcpd (--config)", CONFIG_LEVEL_USER,
+                                settings);
         return 0;
     }
     for (const ConfigSource *s = config_sources; s->id; s++)

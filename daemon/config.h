@@ -40,9 +40,9 @@ typedef struct ServerConfig {
     char *url;
     yajl_val headers; /* object of string values, or NULL */
     bool enabled;
-    int64_t timeout_ms;      /* handshake and first tools/list */
-    int64_t call_timeout_ms; /* tools/call, reset by progress */
-    int64_t idle_timeout_ms; /* 0: never stop an idle server */
+    int64_t timeout_ms;       /* handshake and first tools/list */
+    int64_t call_timeout_ms;  /* tools/call, reset by progress */
+    int64_t idle_timeout_ms;  /* 0: never stop an idle server */
     int64_t ping_interval_ms; /* 0: no health pings */
     bool reconnect;
     yajl_val raw; /* the unresolved entry as written, for hashing and display */

@@ -117,9 +117,9 @@ int listener_adopt(Listener *l, int fd, const char *path)
 static void refuse(Listener *l, int fd, uid_t uid)
 {
     StrBuf sb = STRBUF_INIT;
-    _cleanup_free_ char *msg = xasprintf(
-        "mcpd refuses connections from uid %u: it serves uid %u only", (unsigned)uid,
-        (unsigned)getuid());
+    _cleanup_free_ char *msg =
+        xasprintf("mcpd refuses connections from uid %u: it serves uid %u only", (unsigned)uid,
+                  (unsigned)getuid());
 
     jsonrpc_write_error(&sb, NULL, JSONRPC_INVALID_REQUEST, msg, NULL);
     (void)!write(fd, sb.data, sb.len);
@@ -151,8 +151,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
                 struct timeval tv = {0, EMFILE_PAUSE_MS * 1000};
-                log_warning("out of file descriptors; pausing accept for %d ms",
-                            EMFILE_PAUSE_MS);
+                log_warning("out of file descriptors; pausing accept for %d ms", EMFILE_PAUSE_MS);
                 event_del(l->ev_accept);
                 evtimer_add(l->ev_resume, &tv);
             }

@@ -26,12 +26,9 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"socket", required_argument, NULL, 's'},
-        {"log-level", required_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
+        {"config", required_argument, NULL, 'c'},    {"socket", required_argument, NULL, 's'},
+        {"log-level", required_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},         {NULL, 0, NULL, 0},
     };
     DaemonOptions o = {NULL, NULL, LOG_INFO};
     Daemon d;

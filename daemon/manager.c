@@ -39,8 +39,8 @@ typedef struct Call {
     uint64_t peer_id;
     yajl_val orig_id;
     uint64_t server_id;
-    char *tool;      /* the upstream's name */
-    yajl_val params; /* what goes upstream: name, arguments, _meta */
+    char *tool;           /* the upstream's name */
+    yajl_val params;      /* what goes upstream: name, arguments, _meta */
     uint64_t upstream_id; /* the Upstream it went to, and its request id there */
     uint64_t request_id;
     bool waiting; /* for its server to connect */
@@ -52,9 +52,9 @@ static ServerWaiter *server_waiters;
 const char *server_state_name(ServerState s)
 {
     static const char *const names[] = {
-        [SERVER_DISABLED] = "disabled", [SERVER_CONNECTING] = "connecting",
+        [SERVER_DISABLED] = "disabled",   [SERVER_CONNECTING] = "connecting",
         [SERVER_CONNECTED] = "connected", [SERVER_FAILED] = "failed",
-        [SERVER_BACKOFF] = "backoff",   [SERVER_STOPPED] = "stopped",
+        [SERVER_BACKOFF] = "backoff",     [SERVER_STOPPED] = "stopped",
     };
     return names[s];
 }
@@ -195,8 +195,8 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
         call_fail(c, -32001, r->message, NULL);
         return;
     case UPSTREAM_CLOSED:
-        msg = xasprintf("MCP server %s closed the connection during the call: %s", name,
-                        r->message);
+        msg =
+            xasprintf("MCP server %s closed the connection during the call: %s", name, r->message);
         call_fail(c, -32000, msg, NULL);
         return;
     case UPSTREAM_CANCELLED:
@@ -215,8 +215,8 @@ static void call_send(Call *c, Server *s)
     c->waiting = false;
     c->upstream_id = s->up->id;
     s->calls_total++;
-    r = upstream_request(s->up, "tools/call", params, s->cfg->call_timeout_ms, true,
-                         on_call_reply, c, &c->request_id);
+    r = upstream_request(s->up, "tools/call", params, s->cfg->call_timeout_ms, true, on_call_reply,
+                         c, &c->request_id);
     if (r < 0) {
         _cleanup_free_ char *msg =
             xasprintf("MCP server %s: cannot send the call: %s", s->cfg->name, strerror(-r));
@@ -228,9 +228,9 @@ static void on_call_wait_timeout(evutil_socket_t fd, short what, void *arg)
 {
     Call *c = arg;
     Server *s = idmap_get(&c->m->servers, c->server_id);
-    _cleanup_free_ char *msg = xasprintf(
-        "MCP server %s did not connect in time%s%s", s ? s->cfg->name : "?",
-        s && s->last_error ? ": " : "", s && s->last_error ? s->last_error : "");
+    _cleanup_free_ char *msg =
+        xasprintf("MCP server %s did not connect in time%s%s", s ? s->cfg->name : "?",
+                  s && s->last_error ? ": " : "", s && s->last_error ? s->last_error : "");
 
     (void)fd, (void)what;
     call_fail(c, -32001, msg, NULL);
@@ -405,8 +405,8 @@ static yajl_val exposed_tool(const char *name, Server *s, yajl_val t)
     if (!meta)
         meta = json_object_new();
     _cleanup_free_ char *label = xasprintf("%s/%s", s->cfg->name, tool);
-    _cleanup_free_ char *path = prov ? xasprintf("mcp:%s via %s", s->cfg->name, prov)
-                                     : xasprintf("mcp:%s", s->cfg->name);
+    _cleanup_free_ char *path =
+        prov ? xasprintf("mcp:%s via %s", s->cfg->name, prov) : xasprintf("mcp:%s", s->cfg->name);
     json_object_set(meta, "mcpd/server", json_string_new(s->cfg->name));
     json_object_set(meta, "mcpd/tool", json_string_new(tool));
     json_object_set(meta, "mcpd/label", json_string_new(label));
@@ -597,9 +597,8 @@ static void server_clear_timers(Server *s)
 /* The health tick runs at the ping interval, or the idle timeout, whichever is shorter. */
 static void server_arm_health(Server *s)
 {
-    int64_t ping = s->cfg->ping_interval_ms, idle = s->cfg->type == TRANSPORT_STDIO
-                                                         ? s->cfg->idle_timeout_ms
-                                                         : 0;
+    int64_t ping = s->cfg->ping_interval_ms,
+            idle = s->cfg->type == TRANSPORT_STDIO ? s->cfg->idle_timeout_ms : 0;
     int64_t ms = ping && idle ? MIN(ping, idle) : ping ? ping : idle;
     struct timeval tv;
 
@@ -656,8 +655,8 @@ static void server_fail(Server *s, const char *why, bool retryable)
                 why, BREAKER_FAILURES, BREAKER_WINDOW_MS / 1000, s->cfg->name);
             server_set_state(s, SERVER_FAILED, msg);
         } else {
-            s->backoff_ms = s->backoff_ms ? MIN(s->backoff_ms * 2, BACKOFF_MAX_MS)
-                                          : BACKOFF_FIRST_MS;
+            s->backoff_ms =
+                s->backoff_ms ? MIN(s->backoff_ms * 2, BACKOFF_MAX_MS) : BACKOFF_FIRST_MS;
             s->next_attempt_wall_ms = wall_ms() + s->backoff_ms;
             server_set_state(s, SERVER_BACKOFF, why);
             tv_ms(&tv, s->backoff_ms);
@@ -787,9 +786,9 @@ static void on_upstream_closed(void *userdata, const char *reason)
 static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
 {
     Server *s = arg;
-    _cleanup_free_ char *msg = xasprintf("Connection to MCP server \"%s\" timed out after %" PRId64
-                                         "ms",
-                                         s->cfg->name, s->cfg->timeout_ms);
+    _cleanup_free_ char *msg =
+        xasprintf("Connection to MCP server \"%s\" timed out after %" PRId64 "ms", s->cfg->name,
+                  s->cfg->timeout_ms);
 
     (void)fd, (void)what;
     /* The late session is closed here, never leaked (B4). */
@@ -838,8 +837,8 @@ static void on_health(evutil_socket_t fd, short what, void *arg)
     }
     if (s->cfg->ping_interval_ms > 0 && !s->ping_in_flight) {
         /* A pong must come within the interval; a missed one marks the connection dead. */
-        s->ping_in_flight = upstream_request(s->up, "ping", NULL, s->cfg->ping_interval_ms,
-                                             false, on_ping_reply, s, NULL) == 0;
+        s->ping_in_flight = upstream_request(s->up, "ping", NULL, s->cfg->ping_interval_ms, false,
+                                             on_ping_reply, s, NULL) == 0;
     }
     server_arm_health(s);
 }
@@ -856,8 +855,8 @@ static void server_connect(Server *s)
                                       on_upstream_notification};
     Manager *m = s->m;
     _cleanup_free_ char *why = NULL;
-    const char *cwd = s->cfg->source.level == CONFIG_LEVEL_PROJECT && m->ws.root ? m->ws.root
-                                                                                 : m->home;
+    const char *cwd =
+        s->cfg->source.level == CONFIG_LEVEL_PROJECT && m->ws.root ? m->ws.root : m->home;
     struct timeval tv;
     int r;
 
@@ -868,8 +867,7 @@ static void server_connect(Server *s)
     server_set_state(s, SERVER_CONNECTING, NULL);
     if (s->tools)
         s->tools_deferred = true;
-    r = upstream_start(&s->up, m->base, s->cfg, cwd, m->settings.max_call_timeout_ms, &ev, s,
-                       &why);
+    r = upstream_start(&s->up, m->base, s->cfg, cwd, m->settings.max_call_timeout_ms, &ev, s, &why);
     if (r < 0) {
         /* No such command, bad cwd: the config must change first; do not retry. */
         server_fail(s, why, false);
@@ -914,8 +912,7 @@ static void server_remove(Server *s)
     while (idmap_next(&m->calls, &pos, NULL, &v)) {
         Call *c = v;
         if (c->server_id == s->id) {
-            _cleanup_free_ char *msg =
-                xasprintf("MCP server %s was disconnected", s->cfg->name);
+            _cleanup_free_ char *msg = xasprintf("MCP server %s was disconnected", s->cfg->name);
             call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
         }
     }
@@ -1039,9 +1036,8 @@ static void waiters_server_settled(Server *s)
 
     for (; w; w = next) {
         next = w->next;
-        if (w->server_id == s->id &&
-            (s->state == SERVER_CONNECTED || s->state == SERVER_FAILED ||
-             s->state == SERVER_STOPPED || s->state == SERVER_DISABLED))
+        if (w->server_id == s->id && (s->state == SERVER_CONNECTED || s->state == SERVER_FAILED ||
+                                      s->state == SERVER_STOPPED || s->state == SERVER_DISABLED))
             waiter_finish(w, s->state == SERVER_STOPPED ? NULL : s, false);
     }
 }
@@ -1179,9 +1175,9 @@ static yajl_val server_status(Server *s)
     json_object_set(src, "name", json_string_new(s->cfg->source.provider_name));
     if (s->cfg->source.path)
         json_object_set(src, "path", json_string_new(s->cfg->source.path));
-    json_object_set(src, "level", json_string_new(s->cfg->source.level == CONFIG_LEVEL_PROJECT
-                                                      ? "project"
-                                                      : "user"));
+    json_object_set(
+        src, "level",
+        json_string_new(s->cfg->source.level == CONFIG_LEVEL_PROJECT ? "project" : "user"));
     json_object_set(o, "source", src);
     return o;
 }

@@ -24,9 +24,9 @@ typedef enum ServerState {
 } ServerState;
 
 /* Reconnect policy beyond the seed (DESIGN section 4). */
-#define BACKOFF_FIRST_MS 500
-#define BACKOFF_MAX_MS   60000
-#define BREAKER_FAILURES 5
+#define BACKOFF_FIRST_MS  500
+#define BACKOFF_MAX_MS    60000
+#define BREAKER_FAILURES  5
 #define BREAKER_WINDOW_MS 60000
 /* Agents hear of tool changes at most this often; a burst of changes makes one notification. */
 #define LIST_CHANGED_COALESCE_MS 50
@@ -42,7 +42,7 @@ typedef struct Server {
     int64_t since_wall_ms;
     char *last_error;
     Upstream *up;
-    yajl_val tools;     /* array of upstream tool objects, or NULL */
+    yajl_val tools;      /* array of upstream tool objects, or NULL */
     bool tools_deferred; /* tools are a stand-in (last known) while not connected */
     uint64_t connect_started_ms;
     struct event *ev_connect_timeout, *ev_retry, *ev_health;
@@ -87,7 +87,7 @@ struct Manager {
     const char *config_file;
     char *home;
     char *cache_dir;
-    IdMap servers; /* id -> Server */
+    IdMap servers;  /* id -> Server */
     Server **order; /* discovery order */
     size_t n_order;
     uint64_t next_server_id;

@@ -22,7 +22,7 @@ char *naming_tool_name(const char *server, const char *tool);
 typedef struct NamingEntry {
     const char *server;
     const char *tool;
-    char *name; /* set by naming_assign, owned by the caller afterwards */
+    char *name;   /* set by naming_assign, owned by the caller afterwards */
     int collided; /* set when this entry got a suffix because another had its name */
     void *data;   /* the caller's, carried along */
 } NamingEntry;

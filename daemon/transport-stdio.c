@@ -20,7 +20,8 @@
 #define STDERR_RING_BYTES (64u * 1024u)
 /* A server that stops reading its stdin may not make the daemon queue without end. */
 #define STDIN_QUEUE_MAX (64u * 1024u * 1024u)
-/* The MCP spec's shutdown recipe with the SDK's timings: close stdin, 2 s, SIGTERM, 2 s, SIGKILL. */
+/* The MCP spec's shutdown recipe with the SDK's timings: close stdin, 2 s, SIGTERM, 2 s, SIGKILL.
+ */
 #define STOP_TERM_AFTER_MS 2000
 #define STOP_KILL_AFTER_MS 2000
 /* After stdout EOF, how long to wait for the exit status that explains it. */
@@ -37,9 +38,9 @@ typedef struct StdioTransport {
     struct event *ev_out, *ev_in, *ev_err, *ev_stop, *ev_free, *ev_eof;
     struct StdioTransport *next, *prev; /* every live stdio transport, for kill_all */
     char ring[STDERR_RING_BYTES];
-    size_t ring_pos;   /* next write position */
+    size_t ring_pos; /* next write position */
     bool ring_full;
-    StrBuf err_line;   /* partial stderr line */
+    StrBuf err_line; /* partial stderr line */
     double log_tokens;
     uint64_t log_refill_ms;
     unsigned log_dropped;
@@ -387,8 +388,7 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
     all_stdio = s;
     event_add(s->ev_in, NULL);
     event_add(s->ev_err, NULL);
-    log_full(LOG_INFO, cfg->name, "spawn", "started %s (pid %d)", cfg->command,
-             (int)s->child->pid);
+    log_full(LOG_INFO, cfg->name, "spawn", "started %s (pid %d)", cfg->command, (int)s->child->pid);
     *tp = &s->base;
     return 0;
 }

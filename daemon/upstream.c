@@ -219,8 +219,8 @@ static void on_message(void *userdata, char *line, size_t len)
     r = jsonrpc_msg_parse(&m, line, len, &err);
     if (r != 0) {
         /* One bad line is the server's bug, not a reason to drop the session (seed bug B9). */
-        log_full(LOG_WARNING, u->name, "protocol", "skipping a stdout line that is not JSON-RPC (%s): %.200s",
-                 err, line);
+        log_full(LOG_WARNING, u->name, "protocol",
+                 "skipping a stdout line that is not JSON-RPC (%s): %.200s", err, line);
         jsonrpc_msg_deinit(&m);
         return;
     }
@@ -381,7 +381,8 @@ static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
         return list_finish(u, lc, r);
     tools = json_get_array(r->result, "tools");
     if (!tools) {
-        UpstreamReply bad = {.outcome = UPSTREAM_ERROR, .code = JSONRPC_INVALID_REQUEST,
+        UpstreamReply bad = {.outcome = UPSTREAM_ERROR,
+                             .code = JSONRPC_INVALID_REQUEST,
                              .message = "tools/list result has no \"tools\" array"};
         return list_finish(u, lc, &bad);
     }

@@ -40,8 +40,7 @@ mcpc_client *mcpc_new(const mcpc_options *opts);
 /** Connect and run the MCP initialize handshake. */
 int mcpc_connect(mcpc_client *c);
 /** Send any request; params_json may be NULL. On success *result_jsonp holds the result. */
-int mcpc_request(mcpc_client *c, const char *method, const char *params_json,
-                 char **result_jsonp);
+int mcpc_request(mcpc_client *c, const char *method, const char *params_json, char **result_jsonp);
 /** tools/list: *result_jsonp is {"tools":[...]}. */
 int mcpc_list_tools(mcpc_client *c, char **result_jsonp);
 /**

@@ -99,9 +99,9 @@ static int64_t direct_read(Direct *d)
 
 static void direct_send(Direct *d, const char *method, const char *params)
 {
-    _cleanup_free_ char *line = xasprintf(
-        "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":\"%s\",\"params\":%s}\n",
-        ++d->next_id, method, params);
+    _cleanup_free_ char *line =
+        xasprintf("{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":\"%s\",\"params\":%s}\n",
+                  ++d->next_id, method, params);
     fd_write_all(d->in, line, strlen(line));
 }
 
@@ -187,9 +187,9 @@ static void bench_overhead(Harness *h)
            "   mcpd    p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64
            " us, p99 %" PRId64 " us\n",
            n, dp50, dp99, mp50, mp99, (int64_t)(mp50 - dp50), (int64_t)(mp99 - dp99));
-    result("overhead", "{\"calls\":%zu,\"directP50Us\":%" PRIu64 ",\"directP99Us\":%" PRIu64
-                       ",\"mcpdP50Us\":%" PRIu64 ",\"mcpdP99Us\":%" PRIu64
-                       ",\"addedP50Us\":%" PRId64 "}",
+    result("overhead",
+           "{\"calls\":%zu,\"directP50Us\":%" PRIu64 ",\"directP99Us\":%" PRIu64
+           ",\"mcpdP50Us\":%" PRIu64 ",\"mcpdP99Us\":%" PRIu64 ",\"addedP50Us\":%" PRId64 "}",
            n, dp50, dp99, mp50, mp99, (int64_t)(mp50 - dp50));
     free(a);
     free(b);
@@ -305,14 +305,15 @@ static void bench_throughput(Harness *h)
         close(via[i].d.in);
         framer_deinit(&via[i].d.f);
     }
-    double us_per_call = (double)cpu * 1e6 / (double)sysconf(_SC_CLK_TCK) /
-                         (double)(per_agent * AGENTS);
+    double us_per_call =
+        (double)cpu * 1e6 / (double)sysconf(_SC_CLK_TCK) / (double)(per_agent * AGENTS);
     printf("2. throughput (%d agents x %d upstreams, window %d)\n"
            "   direct %9.0f calls/s\n"
            "   mcpd   %9.0f calls/s   ratio %.2f, mcpd CPU %.1f us/call\n",
            AGENTS, UPSTREAMS, WINDOW, direct_rate, via_rate, via_rate / direct_rate, us_per_call);
-    result("throughput", "{\"directPerSec\":%.0f,\"mcpdPerSec\":%.0f,\"ratio\":%.3f,"
-                         "\"mcpdCpuUsPerCall\":%.2f}",
+    result("throughput",
+           "{\"directPerSec\":%.0f,\"mcpdPerSec\":%.0f,\"ratio\":%.3f,"
+           "\"mcpdCpuUsPerCall\":%.2f}",
            direct_rate, via_rate, via_rate / direct_rate, us_per_call);
 }
 
@@ -375,8 +376,9 @@ static void bench_list_and_memory(void)
     printf("3. tools/list, 20 servers x 50 tools (1000 tools, %zu bytes)\n"
            "   warm list p50 %" PRIu64 " us, p99 %" PRIu64 " us (request to last byte)\n",
            bytes, p50, p99);
-    result("toolsList", "{\"tools\":1000,\"bytes\":%zu,\"p50Us\":%" PRIu64 ",\"p99Us\":%" PRIu64 "}",
-           bytes, p50, p99);
+    result("toolsList",
+           "{\"tools\":1000,\"bytes\":%zu,\"p50Us\":%" PRIu64 ",\"p99Us\":%" PRIu64 "}", bytes, p50,
+           p99);
 
     int n_agents = short_mode ? 100 : 1000;
     int *fds = xcalloc((size_t)n_agents, sizeof(int));
@@ -398,8 +400,9 @@ static void bench_list_and_memory(void)
            "   20 servers, 1000 tools %4ld KiB\n"
            "   + %d idle agents     %6ld KiB   = %.0f bytes per agent\n",
            rss_idle, rss_servers, n_agents, rss_agents, per_agent);
-    result("memory", "{\"idleKiB\":%ld,\"servers20KiB\":%ld,\"agents\":%d,\"agentsKiB\":%ld,"
-                     "\"bytesPerAgent\":%.0f}",
+    result("memory",
+           "{\"idleKiB\":%ld,\"servers20KiB\":%ld,\"agents\":%d,\"agentsKiB\":%ld,"
+           "\"bytesPerAgent\":%.0f}",
            rss_idle, rss_servers, n_agents, rss_agents, per_agent);
     mcpc_free(c);
     h_stop(&h);
@@ -451,11 +454,12 @@ static void bench_startup(void)
     printf("4. start-up, 10 servers that take 2 s to initialize: daemon start to first tools/list\n"
            "   no cache   %5" PRId64 " ms\n"
            "   warm cache %5" PRId64 " ms   (start-up gate 250 ms)\n"
-           "   crash to status change: %" PRIu64 " us (SIGKILL to a status without \"connected\")\n",
+           "   crash to status change: %" PRIu64
+           " us (SIGKILL to a status without \"connected\")\n",
            cold, warm, crash_us);
-    result("startup", "{\"coldMs\":%" PRId64 ",\"warmMs\":%" PRId64 ",\"crashToStatusUs\":%" PRIu64
-                      "}",
-           cold, warm, crash_us);
+    result("startup",
+           "{\"coldMs\":%" PRId64 ",\"warmMs\":%" PRId64 ",\"crashToStatusUs\":%" PRIu64 "}", cold,
+           warm, crash_us);
 }
 
 int main(int argc, char **argv)

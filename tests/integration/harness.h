@@ -12,22 +12,22 @@
 
 extern int h_failures;
 
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);           \
-            h_failures++;                                                                      \
-        }                                                                                      \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+            h_failures++;                                                                          \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_MSG(cond, ...)                                                                   \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);           \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-            h_failures++;                                                                      \
-        }                                                                                      \
+#define CHECK_MSG(cond, ...)                                                                       \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            h_failures++;                                                                          \
+        }                                                                                          \
     } while (0)
 
 /* Generous bounds: tests check behaviour, never speed, and must not flake on a loaded box. */

@@ -95,8 +95,8 @@ static void test_calls(Harness *h)
     CHECK(startswith(json_get_string(text, "text"), "MCP error: "));
     CHECK(strstr(json_get_string(text, "text"), "fake failure") != NULL);
     int64_t code = 0;
-    CHECK(json_get_int(json_get_object(json_get_object(r, "_meta"), "mcpd/error"), "code",
-                       &code) == 0 &&
+    CHECK(json_get_int(json_get_object(json_get_object(r, "_meta"), "mcpd/error"), "code", &code) ==
+              0 &&
           code == -32603);
     json_free(r);
     mcpc_string_free(out);

@@ -54,8 +54,8 @@ static void test_crash_mid_call(Harness *h, mcpc_client *c)
 
     CHECK(h_wait_state(c, "crashy", "connected", H_WAIT_MS));
     t = h_call_text(c, "mcp_crashy_crash", NULL, &is_error);
-    CHECK_MSG(is_error == 1 && startswith(t, "MCP error: ") && strstr(t, "crashy"),
-              "crash gave %s", t);
+    CHECK_MSG(is_error == 1 && startswith(t, "MCP error: ") && strstr(t, "crashy"), "crash gave %s",
+              t);
     free(t);
     /* Status leaves "connected" at once: the exit was seen. */
     yajl_val st = h_status(c);

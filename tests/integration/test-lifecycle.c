@@ -91,13 +91,13 @@ static void test_shutdown(Harness *h)
 int main(void)
 {
     Harness h;
-    _cleanup_free_ char *cfg = xasprintf(
-        "{\"mcpServers\": {"
-        "\"stubborn\": {\"command\": \"%1$s\", \"args\": [\"--ignore-sigterm\", "
-        "\"--ignore-stdin-eof\"]},"
-        "\"forker\": {\"command\": \"%1$s\", \"args\": [\"--fork-grandchild\"]}"
-        "}}",
-        h_fake());
+    _cleanup_free_ char *cfg =
+        xasprintf("{\"mcpServers\": {"
+                  "\"stubborn\": {\"command\": \"%1$s\", \"args\": [\"--ignore-sigterm\", "
+                  "\"--ignore-stdin-eof\"]},"
+                  "\"forker\": {\"command\": \"%1$s\", \"args\": [\"--fork-grandchild\"]}"
+                  "}}",
+                  h_fake());
 
     h_setup(&h, "lifecycle");
     h_write_config(&h, cfg);

@@ -100,12 +100,12 @@ static void test_disconnect_prefix(Harness *h, mcpc_client *c)
 /* Reload after editing the config adds, removes and changes servers. */
 static void test_reload(Harness *h, mcpc_client *c)
 {
-    _cleanup_free_ char *cfg = xasprintf(
-        "{\"mcpServers\": {"
-        "\"a\": {\"command\": \"%1$s\"},"
-        "\"a_b\": {\"command\": \"%1$s\", \"args\": [\"--tools\", \"2\"]},"
-        "\"fresh\": {\"command\": \"%1$s\"}}}",
-        h_fake());
+    _cleanup_free_ char *cfg =
+        xasprintf("{\"mcpServers\": {"
+                  "\"a\": {\"command\": \"%1$s\"},"
+                  "\"a_b\": {\"command\": \"%1$s\", \"args\": [\"--tools\", \"2\"]},"
+                  "\"fresh\": {\"command\": \"%1$s\"}}}",
+                  h_fake());
     _cleanup_free_ char *out = NULL;
     int64_t pid_a = server_int(c, "a", "pid"), pid_ab = server_int(c, "a_b", "pid");
     bool found;
@@ -113,8 +113,8 @@ static void test_reload(Harness *h, mcpc_client *c)
     h_write_config(h, cfg);
     CHECK(mcpc_request(c, "mcpd/reload", NULL, &out) == 0);
     CHECK_MSG(out && strstr(out, "\"fresh\":\"added\"") && strstr(out, "\"dies\":\"removed\"") &&
-                  strstr(out, "\"lazy\":\"removed\"") &&
-                  strstr(out, "\"a_b\":\"changed\"") && strstr(out, "\"a\":\"kept\""),
+                  strstr(out, "\"lazy\":\"removed\"") && strstr(out, "\"a_b\":\"changed\"") &&
+                  strstr(out, "\"a\":\"kept\""),
               "reload gave %s", out);
     CHECK(h_wait_state(c, "fresh", "connected", H_WAIT_MS));
     CHECK(h_wait_state(c, "a_b", "connected", H_WAIT_MS));
@@ -184,15 +184,15 @@ int main(void)
 {
     Harness h;
     mcpc_client *c;
-    _cleanup_free_ char *cfg = xasprintf(
-        "{\"mcpServers\": {"
-        "\"a\": {\"command\": \"%1$s\"},"
-        "\"a_b\": {\"command\": \"%1$s\"},"
-        "\"My-Server\": {\"command\": \"%1$s\"},"
-        "\"lazy\": {\"command\": \"%1$s\", \"idleTimeoutMs\": 400},"
-        "\"pinged\": {\"command\": \"%1$s\", \"pingIntervalMs\": 300},"
-        "\"dies\": {\"command\": \"%1$s\", \"args\": [\"--exit-immediately\"]}}}",
-        h_fake());
+    _cleanup_free_ char *cfg =
+        xasprintf("{\"mcpServers\": {"
+                  "\"a\": {\"command\": \"%1$s\"},"
+                  "\"a_b\": {\"command\": \"%1$s\"},"
+                  "\"My-Server\": {\"command\": \"%1$s\"},"
+                  "\"lazy\": {\"command\": \"%1$s\", \"idleTimeoutMs\": 400},"
+                  "\"pinged\": {\"command\": \"%1$s\", \"pingIntervalMs\": 300},"
+                  "\"dies\": {\"command\": \"%1$s\", \"args\": [\"--exit-immediately\"]}}}",
+                  h_fake());
 
     h_setup(&h, "supervise");
     h_write_config(&h, cfg);

@@ -130,8 +130,8 @@ static void test_socket_activation(Harness *h)
 int main(void)
 {
     Harness h;
-    _cleanup_free_ char *cfg = xasprintf("{\"mcpServers\": {\"one\": {\"command\": \"%s\"}}}",
-                                         h_fake());
+    _cleanup_free_ char *cfg =
+        xasprintf("{\"mcpServers\": {\"one\": {\"command\": \"%s\"}}}", h_fake());
 
     h_setup(&h, "systemd");
     h_write_config(&h, cfg);
