@@ -1,530 +1,1420 @@
 // SPDX-License-Identifier: MIT
-// fake-server: a configurable MCP stdio server for mcpd's tests and benchmarks.
+// fake-server: a configurable fake MCP server on the stdio transport, for tests and benchmarks.
+
+/*
+ * One JSON-RPC 2.0 message per line on stdin/stdout. Deliberately standalone (only yajl and
+ * libc), so a bug in mcpd's own JSON code cannot hide behind a matching bug here.
+ *
+ * The loop is poll(2) on stdin plus a small sorted list of timers: slow work (sleep calls,
+ * delayed initialize, list_changed) is a timer, so other requests keep being answered.
+ */
+
+/* The build may already pass -D_GNU_SOURCE; redefining it differently would warn. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "common/json.h"
-#include "common/jsonrpc.h"
-#include "common/strbuf.h"
-#include "common/util.h"
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
 
-/* Always listed first (unless --only-generic), always callable. */
-static const char *const builtins[] = {
-    "echo", "add", "sleep", "crash", "big", "fail", "tool_error", "env", "cwd", "pid",
-};
+#define DEFAULT_PROTOCOL  "2025-11-25"
+#define GARBAGE_LINE      "this is not json {{{"
+#define PROGRESS_EVERY_MS 100
+
+/* Stringise JSON written as plain tokens, so schemas below read as JSON, not as escapes. */
+#define JSON(...) #__VA_ARGS__
 
 static struct {
-    const char *name;
+    const char *name, *log_path, *pid_path;
     long tools, page_size, init_delay_ms, crash_after, list_changed_ms, stderr_noise;
-    bool hang_init, garbage, list_fail, ignore_eof, close_stdout, only_generic;
-    FILE *log;
+    bool hang_init, exit_now, garbage, list_fail, ignore_sigterm, ignore_eof;
+    bool grandchild, close_stdout, only_generic;
 } opt = {.name = "fake", .list_changed_ms = -1};
 
-static long n_calls;
-static bool late_tool, stdout_closed, listed_once;
+static struct {
+    FILE *log;
+    long calls;             /* tools/call requests received */
+    bool list_change_armed; /* list_changed timer already scheduled */
+    bool late_tool;         /* list_changed has fired: late_tool exists */
+    bool init_answered, listed_once, stdout_closed;
+    bool peer_gone;   /* a stdout write failed: exit 0 once back in the main loop */
+    yajl_val current; /* message being handled, freed at exit if a tool exits */
+} st;
 
-/* Work due later: a sleep result, a delayed initialize result, a list_changed. */
-typedef enum { DUE_SLEEP, DUE_INIT, DUE_LIST_CHANGED } DueKind;
+/* ---------------------------------------------------------------- ids and tokens */
 
-typedef struct Due {
-    DueKind kind;
-    uint64_t at_ms, end_ms, every_ms;
-    yajl_val id, token, init_params;
-    long step, steps;
-    struct Due *next;
-} Due;
+/* A JSON-RPC id or progress token, kept as its raw token so it is echoed with its own type. */
+typedef enum { TOK_NONE, TOK_NULL, TOK_STR, TOK_NUM } TokKind;
+typedef struct {
+    TokKind kind;
+    char *s; /* string contents, or the number's text as it arrived */
+} Tok;
 
-static Due *dues;
-
-static void send_sb(StrBuf *sb)
+/* Borrow from a parsed tree (no copy): valid while the tree lives. */
+static bool tok_from(yajl_val v, Tok *t)
 {
-    if (!stdout_closed) {
-        if (opt.garbage && fd_write_all(1, "this is not json {{{\n", 21) < 0)
-            exit(0);
-        if (fd_write_all(1, sb->data, sb->len) < 0)
-            exit(0); /* the client is gone */
-    }
-    strbuf_deinit(sb);
+    *t = (Tok){TOK_NONE, NULL};
+    if (YAJL_IS_STRING(v))
+        *t = (Tok){TOK_STR, v->u.string};
+    else if (YAJL_IS_NUMBER(v))
+        *t = (Tok){TOK_NUM, v->u.number.r};
+    else if (YAJL_IS_NULL(v))
+        t->kind = TOK_NULL;
+    else
+        return false;
+    return true;
 }
 
-static void reply(yajl_val id, yajl_val result)
+static Tok tok_dup(const Tok *t)
 {
-    StrBuf sb = STRBUF_INIT;
-
-    jsonrpc_write_result(&sb, id, result);
-    json_free(result);
-    send_sb(&sb);
-}
-
-static void reply_error(yajl_val id, int code, const char *msg)
-{
-    StrBuf sb = STRBUF_INIT;
-
-    jsonrpc_write_error(&sb, id, code, msg, NULL);
-    send_sb(&sb);
-}
-
-static yajl_val text_result(const char *text, size_t n)
-{
-    yajl_val r = json_object_new(), content = json_array_new(), item = json_object_new();
-
-    json_object_set(item, "type", json_string_new("text"));
-    json_object_set(item, "text", json_string_newn(text, n));
-    json_array_push(content, item);
-    json_object_set(r, "content", content);
-    return r;
-}
-
-static yajl_val prop(const char *type, const char *desc)
-{
-    yajl_val p = json_object_new();
-
-    json_object_set(p, "type", json_string_new(type));
-    json_object_set(p, "description", json_string_new(desc));
-    return p;
-}
-
-static yajl_val tool_def(const char *name, const char *desc, const char *const *props,
-                         const char *const *types, size_t n, size_t n_required)
-{
-    yajl_val t = json_object_new(), schema = json_object_new(), ps = json_object_new();
-    yajl_val req = json_array_new();
-
-    for (size_t i = 0; i < n; i++) {
-        _cleanup_free_ char *d = xasprintf("The %s argument of %s", props[i], name);
-        json_object_set(ps, props[i], prop(types[i], d));
-        if (i < n_required)
-            json_array_push(req, json_string_new(props[i]));
-    }
-    json_object_set(schema, "type", json_string_new("object"));
-    json_object_set(schema, "properties", ps);
-    json_object_set(schema, "required", req);
-    json_object_set(t, "name", json_string_new(name));
-    json_object_set(t, "description", json_string_new(desc));
-    json_object_set(t, "inputSchema", schema);
-    return t;
-}
-
-static yajl_val builtin_def(size_t i)
-{
-    static const char *const text[] = {"text"}, *const str[] = {"string"};
-    static const char *const ab[] = {"a", "b"}, *const nums[] = {"number", "number"};
-    static const char *const ms[] = {"ms"}, *const bytes[] = {"bytes"};
-    static const char *const ints[] = {"integer"}, *const name[] = {"name"};
-
-    switch (i) {
-    case 0:
-        return tool_def("echo", "Return the text given", text, str, 1, 1);
-    case 1:
-        return tool_def("add", "Add two numbers", ab, nums, 2, 2);
-    case 2:
-        return tool_def("sleep", "Answer after ms milliseconds, with progress", ms, ints, 1, 1);
-    case 4:
-        return tool_def("big", "Return a text of that many bytes", bytes, ints, 1, 1);
-    case 7:
-        return tool_def("env", "Return an environment variable", name, str, 1, 1);
-    default:
-        return tool_def(builtins[i], "A builtin of the fake server", NULL, NULL, 0, 0);
-    }
-}
-
-static yajl_val generic_def(long k)
-{
-    static const char *const props[] = {"query", "limit", "verbose", "tags"};
-    static const char *const types[] = {"string", "integer", "boolean", "array"};
-    _cleanup_free_ char *name = xasprintf("tool%ld", k);
-    _cleanup_free_ char *desc =
-        xasprintf("Generic tool number %ld: echoes its arguments back as JSON text", k);
-
-    return tool_def(name, desc, props, types, 4, 1);
-}
-
-/* All tools in list order. */
-static yajl_val all_tools(void)
-{
-    yajl_val arr = json_array_new();
-
-    if (!opt.only_generic)
-        for (size_t i = 0; i < N_ELEMENTS(builtins); i++)
-            json_array_push(arr, builtin_def(i));
-    for (long k = 0; k < opt.tools; k++)
-        json_array_push(arr, generic_def(k));
-    if (late_tool) {
-        static const char *const text[] = {"text"}, *const str[] = {"string"};
-        json_array_push(arr, tool_def("late_tool", "Appeared after list_changed", text, str, 1, 1));
-    }
-    return arr;
-}
-
-static void do_list(yajl_val id, yajl_val params)
-{
-    yajl_val tools = all_tools(), r = json_object_new(), page = json_array_new();
-    const char *cursor = json_get_string(params, "cursor");
-    size_t start = cursor ? strtoul(cursor, NULL, 10) : 0, n = json_array_len(tools);
-    size_t end = opt.page_size > 0 ? MIN(n, start + (size_t)opt.page_size) : n;
-
-    if (opt.list_fail) {
-        json_free(tools);
-        json_free(r);
-        json_free(page);
-        reply_error(id, JSONRPC_INTERNAL_ERROR, "tools/list is broken on purpose");
-        return;
-    }
-    for (size_t i = start; i < end; i++)
-        json_array_push(page, json_copy(json_array_at(tools, i)));
-    json_object_set(r, "tools", page);
-    if (end < n) {
-        char buf[32];
-        snprintf(buf, sizeof(buf), "%zu", end);
-        json_object_set(r, "nextCursor", json_string_new(buf));
-    }
-    json_free(tools);
-    reply(id, r);
-    if (opt.close_stdout && !listed_once) {
-        close(1);
-        stdout_closed = true;
-    }
-    listed_once = true;
-}
-
-static void do_initialize(yajl_val id, yajl_val params)
-{
-    const char *v = json_get_string(params, "protocolVersion");
-    yajl_val r = json_object_new(), caps = json_object_new(), tools = json_object_new();
-    yajl_val info = json_object_new();
-
-    json_object_set(tools, "listChanged", json_bool_new(true));
-    json_object_set(caps, "tools", tools);
-    json_object_set(caps, "logging", json_object_new());
-    json_object_set(info, "name", json_string_new(opt.name));
-    json_object_set(info, "version", json_string_new("1.0.0"));
-    json_object_set(r, "protocolVersion", json_string_new(v ? v : "2025-11-25"));
-    json_object_set(r, "capabilities", caps);
-    json_object_set(r, "serverInfo", info);
-    reply(id, r);
-}
-
-static Due *due_add(DueKind kind, uint64_t at, yajl_val id)
-{
-    Due *d = xcalloc(1, sizeof(*d));
-
-    d->kind = kind;
-    d->at_ms = at;
-    d->id = json_copy(id);
-    d->next = dues;
-    dues = d;
+    Tok d = *t;
+    if (t->s && !(d.s = strdup(t->s)))
+        abort();
     return d;
 }
 
-static void due_free(Due *d)
+static bool tok_equal(const Tok *a, const Tok *b)
 {
-    json_free(d->id);
-    json_free(d->token);
-    json_free(d->init_params);
-    free(d);
+    if (a->kind != b->kind)
+        return false;
+    return !a->s || strcmp(a->s, b->s) == 0;
 }
 
-static void send_progress(Due *d)
-{
-    yajl_val p = json_object_new();
-    StrBuf sb = STRBUF_INIT;
+/* ---------------------------------------------------------------- small helpers */
 
-    json_object_set(p, "progressToken", json_copy(d->token));
-    json_object_set(p, "progress", json_int_new(d->step));
-    json_object_set(p, "total", json_int_new(d->steps));
-    jsonrpc_write_notification(&sb, "notifications/progress", p);
-    json_free(p);
-    send_sb(&sb);
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "fake-server[%s]: ", opt.name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
 }
 
-static void start_sleep(yajl_val id, yajl_val args, yajl_val meta)
+static uint64_t now_ms(void)
 {
-    int64_t ms = 0;
-    uint64_t now = now_ms();
-    Due *d;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
-    json_get_int(args, "ms", &ms);
-    d = due_add(DUE_SLEEP, now + (uint64_t)MAX(ms, 0), id);
-    d->end_ms = d->at_ms;
-    if (meta && json_get(meta, "progressToken")) {
-        d->token = json_copy(json_get(meta, "progressToken"));
-        d->every_ms = 100;
-        d->steps = MAX(1, ms / 100);
-        d->at_ms = MIN(d->end_ms, now + d->every_ms);
+static yajl_val obj_get(yajl_val obj, const char *key)
+{
+    if (!YAJL_IS_OBJECT(obj))
+        return NULL;
+    for (size_t i = 0; i < obj->u.object.len; i++)
+        if (strcmp(obj->u.object.keys[i], key) == 0)
+            return obj->u.object.values[i];
+    return NULL;
+}
+
+static const char *obj_str(yajl_val obj, const char *key)
+{
+    yajl_val v = obj_get(obj, key);
+    return YAJL_IS_STRING(v) ? v->u.string : NULL;
+}
+
+/* ---------------------------------------------------------------- output */
+
+/*
+ * Blocking full write of one line. A failure means the client is gone, which is not an error:
+ * stop writing and let the main loop exit 0, so handlers unwind and free what they hold.
+ */
+static void write_line(const char *buf, size_t len)
+{
+    struct iovec iov[2] = {{(void *)buf, len}, {(void *)"\n", 1}};
+    int i = 0;
+
+    if (st.stdout_closed)
+        return;
+    while (i < 2) {
+        ssize_t n = writev(STDOUT_FILENO, iov + i, 2 - i);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            st.stdout_closed = st.peer_gone = true;
+            return;
+        }
+        while (i < 2 && (size_t)n >= iov[i].iov_len)
+            n -= (ssize_t)iov[i++].iov_len;
+        if (i < 2) {
+            iov[i].iov_base = (char *)iov[i].iov_base + n;
+            iov[i].iov_len -= (size_t)n;
+        }
     }
 }
 
-static void do_call(yajl_val id, yajl_val params)
+static void gs(yajl_gen g, const char *s)
 {
-    const char *name = json_get_string(params, "name");
-    yajl_val args = json_get_object(params, "arguments");
-    const char *s;
-    int64_t a = 0, b = 0;
-    char buf[64];
+    yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
 
-    if (opt.crash_after > 0 && ++n_calls >= opt.crash_after)
-        exit(4);
+static void gkv(yajl_gen g, const char *key, const char *val)
+{
+    gs(g, key);
+    gs(g, val);
+}
+
+static void gen_tok(yajl_gen g, const Tok *t)
+{
+    if (t->kind == TOK_STR)
+        gs(g, t->s);
+    else if (t->kind == TOK_NUM)
+        yajl_gen_number(g, t->s, strlen(t->s));
+    else
+        yajl_gen_null(g);
+}
+
+/* Re-emit a parsed value; numbers keep their original text. */
+static void gen_value(yajl_gen g, yajl_val v)
+{
+    if (YAJL_IS_STRING(v)) {
+        gs(g, v->u.string);
+    } else if (YAJL_IS_NUMBER(v)) {
+        yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
+    } else if (YAJL_IS_OBJECT(v)) {
+        yajl_gen_map_open(g);
+        for (size_t i = 0; i < v->u.object.len; i++) {
+            gs(g, v->u.object.keys[i]);
+            gen_value(g, v->u.object.values[i]);
+        }
+        yajl_gen_map_close(g);
+    } else if (YAJL_IS_ARRAY(v)) {
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < v->u.array.len; i++)
+            gen_value(g, v->u.array.values[i]);
+        yajl_gen_array_close(g);
+    } else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
+        yajl_gen_bool(g, YAJL_IS_TRUE(v));
+    } else {
+        yajl_gen_null(g);
+    }
+}
+
+/* Opens {"jsonrpc":"2.0" — the caller adds members, then msg_send() closes and writes it. */
+static yajl_gen msg_open(void)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g)
+        abort();
+    yajl_gen_map_open(g);
+    gkv(g, "jsonrpc", "2.0");
+    return g;
+}
+
+static void msg_send(yajl_gen g, bool is_response)
+{
+    const unsigned char *buf;
+    size_t len;
+
+    yajl_gen_map_close(g);
+    yajl_gen_get_buf(g, &buf, &len);
+    if (is_response && opt.garbage)
+        write_line(GARBAGE_LINE, strlen(GARBAGE_LINE));
+    write_line((const char *)buf, len);
+    yajl_gen_free(g);
+}
+
+/* Opens a response up to "result": the caller writes the result value, then msg_send(g, true). */
+static yajl_gen result_open(const Tok *id)
+{
+    yajl_gen g = msg_open();
+    gs(g, "id");
+    gen_tok(g, id);
+    gs(g, "result");
+    return g;
+}
+
+static void send_error(const Tok *id, int code, const char *message)
+{
+    yajl_gen g = msg_open();
+    gs(g, "id");
+    gen_tok(g, id);
+    gs(g, "error");
+    yajl_gen_map_open(g);
+    gs(g, "code");
+    yajl_gen_integer(g, code);
+    gkv(g, "message", message);
+    yajl_gen_map_close(g);
+    msg_send(g, true);
+}
+
+static void send_errorf(const Tok *id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void send_errorf(const Tok *id, int code, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+
+    va_start(ap, fmt);
+    if (vasprintf(&msg, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    send_error(id, code, msg);
+    free(msg);
+}
+
+static void send_empty_result(const Tok *id)
+{
+    yajl_gen g = result_open(id);
+    yajl_gen_map_open(g);
+    yajl_gen_map_close(g);
+    msg_send(g, true);
+}
+
+/* A tools/call result with one text content. */
+static void send_text(const Tok *id, const char *text, size_t len, bool is_error)
+{
+    yajl_gen g = result_open(id);
+    yajl_gen_map_open(g);
+    gs(g, "content");
+    yajl_gen_array_open(g);
+    yajl_gen_map_open(g);
+    gkv(g, "type", "text");
+    gs(g, "text");
+    yajl_gen_string(g, (const unsigned char *)text, len);
+    yajl_gen_map_close(g);
+    yajl_gen_array_close(g);
+    if (is_error) {
+        gs(g, "isError");
+        yajl_gen_bool(g, 1);
+    }
+    yajl_gen_map_close(g);
+    msg_send(g, true);
+}
+
+static void send_str(const Tok *id, const char *text)
+{
+    send_text(id, text, strlen(text), false);
+}
+
+static void send_notification(const char *method)
+{
+    yajl_gen g = msg_open();
+    gkv(g, "method", method);
+    msg_send(g, false);
+}
+
+static void send_progress(const Tok *token, long progress, long total)
+{
+    yajl_gen g = msg_open();
+    gkv(g, "method", "notifications/progress");
+    gs(g, "params");
+    yajl_gen_map_open(g);
+    gs(g, "progressToken");
+    gen_tok(g, token);
+    gs(g, "progress");
+    yajl_gen_integer(g, progress);
+    gs(g, "total");
+    yajl_gen_integer(g, total);
+    yajl_gen_map_close(g);
+    msg_send(g, false);
+}
+
+/* ---------------------------------------------------------------- timers */
+
+typedef enum { TM_SLEEP, TM_INIT, TM_LIST_CHANGED } TimerKind;
+
+typedef struct Timer {
+    struct Timer *next;
+    TimerKind kind;
+    uint64_t due;         /* when this timer next needs attention */
+    uint64_t start, end;  /* sleep: when it began and when to answer */
+    long ms, step, steps; /* sleep: duration, progress sent so far, progress total */
+    Tok id, token;        /* request id; sleep's progress token (TOK_NONE if none) */
+    char *version;        /* init: protocol version to answer with */
+} Timer;
+
+/* Sorted by due; equal deadlines keep arrival order. Benchmarks keep at most a few hundred. */
+static Timer *timers;
+
+static void timer_insert(Timer *t)
+{
+    Timer **pp = &timers;
+    while (*pp && (*pp)->due <= t->due)
+        pp = &(*pp)->next;
+    t->next = *pp;
+    *pp = t;
+}
+
+static Timer *timer_new(TimerKind kind, uint64_t delay_ms)
+{
+    Timer *t = calloc(1, sizeof(*t));
+    if (!t)
+        abort();
+    t->kind = kind;
+    t->start = now_ms();
+    t->due = t->end = t->start + delay_ms;
+    return t;
+}
+
+static void timer_free(Timer *t)
+{
+    free(t->id.s);
+    free(t->token.s);
+    free(t->version);
+    free(t);
+}
+
+static int poll_timeout(void)
+{
+    if (!timers)
+        return -1;
+    uint64_t now = now_ms();
+    if (timers->due <= now)
+        return 0;
+    uint64_t left = timers->due - now;
+    return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+/* ---------------------------------------------------------------- initialize */
+
+static void maybe_close_stdout(void)
+{
+    if (!opt.close_stdout || st.stdout_closed || !st.init_answered || !st.listed_once)
+        return;
+    /* /dev/null over fd 1 drops our end of the pipe (client sees EOF) and keeps fd 1 taken. */
+    int fd = open("/dev/null", O_WRONLY);
+    if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        if (fd != STDOUT_FILENO)
+            close(fd);
+    } else {
+        close(STDOUT_FILENO);
+    }
+    st.stdout_closed = true;
+    note("closed stdout (--close-stdout-after-init)");
+}
+
+static void send_init_result(const Tok *id, const char *version)
+{
+    yajl_gen g = result_open(id);
+    yajl_gen_map_open(g);
+    gkv(g, "protocolVersion", version);
+    gs(g, "capabilities");
+    yajl_gen_map_open(g);
+    gs(g, "tools");
+    yajl_gen_map_open(g);
+    gs(g, "listChanged");
+    yajl_gen_bool(g, 1);
+    yajl_gen_map_close(g);
+    gs(g, "logging");
+    yajl_gen_map_open(g);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    gs(g, "serverInfo");
+    yajl_gen_map_open(g);
+    gkv(g, "name", opt.name);
+    gkv(g, "version", "1.0.0");
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    msg_send(g, true);
+    st.init_answered = true;
+    maybe_close_stdout();
+}
+
+static void on_initialize(const Tok *id, yajl_val params)
+{
+    const char *version = obj_str(params, "protocolVersion");
+
+    if (!version)
+        version = DEFAULT_PROTOCOL;
+    if (opt.hang_init) {
+        note("not answering initialize (--hang-init)");
+        return;
+    }
+    if (opt.init_delay_ms > 0) {
+        Timer *t = timer_new(TM_INIT, (uint64_t)opt.init_delay_ms);
+        t->id = tok_dup(id);
+        if (!(t->version = strdup(version)))
+            abort();
+        timer_insert(t);
+        return;
+    }
+    send_init_result(id, version);
+}
+
+/* ---------------------------------------------------------------- tool definitions */
+
+struct ToolDef;
+typedef void CallFn(const Tok *id, yajl_val args, yajl_val params);
+
+typedef struct ToolDef {
+    const char *name, *description, *schema;
+    CallFn *call;
+} ToolDef;
+
+static CallFn call_echo, call_add, call_sleep, call_crash, call_big, call_fail, call_tool_error,
+    call_env, call_cwd, call_pid, call_generic;
+
+#define NO_ARGS JSON({"type" : "object", "properties" : {}})
+
+static const ToolDef builtin_tools[] = {
+    {"echo", "Return the given text unchanged.", JSON({
+         "type" : "object",
+         "properties" : {"text" : {"type" : "string", "description" : "Text to send back."}},
+         "required" : ["text"]
+     }),
+     call_echo},
+    {"add", "Add two numbers and return the sum as text.", JSON({
+         "type" : "object",
+         "properties" : {
+             "a" : {"type" : "number", "description" : "First addend."},
+             "b" : {"type" : "number", "description" : "Second addend."}
+         },
+         "required" : [ "a", "b" ]
+     }),
+     call_add},
+    {"sleep",
+     "Answer after the given number of milliseconds, reporting progress every 100 ms when the "
+     "call carries a progress token.",
+     JSON({
+         "type" : "object",
+         "properties" : {
+             "ms" : {
+                 "type" : "integer",
+                 "minimum" : 0,
+                 "description" : "How long to wait, in milliseconds."
+             }
+         },
+         "required" : ["ms"]
+     }),
+     call_sleep},
+    {"crash", "Exit the server process with status 3 without answering.", NO_ARGS, call_crash},
+    {"big", "Return one text content of exactly the given number of 'x' characters.", JSON({
+         "type" : "object",
+         "properties" : {
+             "bytes" : {
+                 "type" : "integer",
+                 "minimum" : 0,
+                 "description" : "Length of the text, in bytes."
+             }
+         },
+         "required" : ["bytes"]
+     }),
+     call_big},
+    {"fail", "Always fail with a JSON-RPC internal error.", NO_ARGS, call_fail},
+    {"tool_error", "Always return a tool-level error result (isError).", NO_ARGS, call_tool_error},
+    {"env", "Return the value of an environment variable of the server, or \"\" if unset.", JSON({
+         "type" : "object",
+         "properties" : {"name" : {"type" : "string", "description" : "Variable name."}},
+         "required" : ["name"]
+     }),
+     call_env},
+    {"cwd", "Return the server's current working directory.", NO_ARGS, call_cwd},
+    {"pid", "Return the server's process id.", NO_ARGS, call_pid},
+};
+#define N_BUILTIN (sizeof(builtin_tools) / sizeof(builtin_tools[0]))
+
+/* Appears after --list-changed-after-ms fires; answers like echo. */
+static const ToolDef late_tool = {
+    "late_tool", "A tool that appeared after notifications/tools/list_changed; echoes its text.",
+    JSON({
+        "type" : "object",
+        "properties" : {"text" : {"type" : "string", "description" : "Text to send back."}},
+        "required" : ["text"]
+    }),
+    call_echo};
+
+/* Generic tools cycle through these, so a long tools/list resembles a real server's. */
+static const ToolDef generic_tools[] = {
+    {NULL, "Search the documents of a collection by full-text query.", JSON({
+         "type" : "object",
+         "properties" : {
+             "query" : {"type" : "string", "description" : "Full-text query; quote phrases."},
+             "limit" : {
+                 "type" : "integer",
+                 "minimum" : 1,
+                 "maximum" : 100,
+                 "default" : 10,
+                 "description" : "Maximum number of hits to return."
+             },
+             "include_archived" : {
+                 "type" : "boolean",
+                 "default" : false,
+                 "description" : "Also search archived documents."
+             },
+             "tags" : {
+                 "type" : "array",
+                 "items" : {"type" : "string"},
+                 "description" : "Only documents carrying all of these tags."
+             }
+         },
+         "required" : ["query"]
+     }),
+     call_generic},
+    {NULL, "Fetch one record by id, optionally restricted to some fields.", JSON({
+         "type" : "object",
+         "properties" : {
+             "id" : {"type" : "string", "description" : "Record identifier, e.g. rec_0042."},
+             "fields" : {
+                 "type" : "array",
+                 "items" : {"type" : "string"},
+                 "description" : "Fields to return; all of them when omitted."
+             },
+             "timeout_ms" : {
+                 "type" : "integer",
+                 "minimum" : 0,
+                 "description" : "Give up after this many milliseconds."
+             }
+         },
+         "required" : ["id"]
+     }),
+     call_generic},
+    {NULL, "Convert a length between units.", JSON({
+         "type" : "object",
+         "properties" : {
+             "value" : {"type" : "number", "description" : "Quantity to convert."},
+             "from" : {
+                 "type" : "string",
+                 "enum" : [ "m", "km", "ft", "mi" ],
+                 "description" : "Unit of value."
+             },
+             "to" : {
+                 "type" : "string",
+                 "enum" : [ "m", "km", "ft", "mi" ],
+                 "description" : "Unit of the result."
+             },
+             "precision" : {
+                 "type" : "integer",
+                 "minimum" : 0,
+                 "maximum" : 12,
+                 "description" : "Digits after the decimal point."
+             }
+         },
+         "required" : [ "value", "from", "to" ]
+     }),
+     call_generic},
+    {NULL, "Open an issue in the tracker.", JSON({
+         "type" : "object",
+         "properties" : {
+             "title" : {"type" : "string", "description" : "One-line summary."},
+             "body" : {"type" : "string", "description" : "Markdown description."},
+             "priority" : {
+                 "type" : "string",
+                 "enum" : [ "low", "normal", "high" ],
+                 "default" : "normal",
+                 "description" : "Triage priority."
+             },
+             "labels" : {
+                 "type" : "array",
+                 "items" : {"type" : "string"},
+                 "description" : "Labels to attach."
+             },
+             "assignee" : {
+                 "type" : "object",
+                 "properties" : {"login" : {"type" : "string"}},
+                 "description" : "Who should handle it."
+             }
+         },
+         "required" : ["title"]
+     }),
+     call_generic},
+};
+#define N_GENERIC_KINDS (sizeof(generic_tools) / sizeof(generic_tools[0]))
+
+/* Schemas parsed once at start-up: emitting from a tree keeps tools/list cheap and compact. */
+static yajl_val builtin_schema[N_BUILTIN], generic_schema[N_GENERIC_KINDS], late_schema;
+
+static yajl_val parse_schema(const char *text)
+{
+    char err[256];
+    yajl_val v = yajl_tree_parse(text, err, sizeof(err));
+    if (!v) {
+        fprintf(stderr, "fake-server: bad built-in schema: %s\n", err);
+        abort();
+    }
+    return v;
+}
+
+static void load_schemas(void)
+{
+    for (size_t i = 0; i < N_BUILTIN; i++)
+        builtin_schema[i] = parse_schema(builtin_tools[i].schema);
+    for (size_t i = 0; i < N_GENERIC_KINDS; i++)
+        generic_schema[i] = parse_schema(generic_tools[i].schema);
+    late_schema = parse_schema(late_tool.schema);
+}
+
+static void gen_tool(yajl_gen g, const char *name, const char *description, yajl_val schema)
+{
+    yajl_gen_map_open(g);
+    gkv(g, "name", name);
+    gkv(g, "description", description);
+    gs(g, "inputSchema");
+    gen_value(g, schema);
+    yajl_gen_map_close(g);
+}
+
+/* ---------------------------------------------------------------- tools/list */
+
+static size_t listed_builtins(void)
+{
+    return opt.only_generic ? 0 : N_BUILTIN;
+}
+
+static size_t tool_count(void)
+{
+    return listed_builtins() + (size_t)opt.tools + (st.late_tool ? 1 : 0);
+}
+
+/* The i-th tool of the full listing: builtins, then tool0..tool(N-1), then late_tool. */
+static void gen_tool_at(yajl_gen g, size_t i)
+{
+    if (i < listed_builtins()) {
+        gen_tool(g, builtin_tools[i].name, builtin_tools[i].description, builtin_schema[i]);
+        return;
+    }
+    i -= listed_builtins();
+    if (i >= (size_t)opt.tools) {
+        gen_tool(g, late_tool.name, late_tool.description, late_schema);
+        return;
+    }
+    char name[32], desc[160];
+    snprintf(name, sizeof(name), "tool%zu", i);
+    snprintf(desc, sizeof(desc), "%s (generic tool %zu)",
+             generic_tools[i % N_GENERIC_KINDS].description, i);
+    gen_tool(g, name, desc, generic_schema[i % N_GENERIC_KINDS]);
+}
+
+/* Cursors are decimal offsets; anything else is a client bug worth an error. */
+static bool parse_cursor(yajl_val params, size_t total, size_t *offset)
+{
+    yajl_val c = obj_get(params, "cursor");
+    char *end;
+
+    *offset = 0;
+    if (!c || YAJL_IS_NULL(c))
+        return true;
+    if (!YAJL_IS_STRING(c) || c->u.string[0] < '0' || c->u.string[0] > '9')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(c->u.string, &end, 10);
+    if (errno || *end || v > total)
+        return false;
+    *offset = (size_t)v;
+    return true;
+}
+
+static void on_tools_list(const Tok *id, yajl_val params)
+{
+    size_t total = tool_count(), off, end;
+
+    if (opt.list_fail) {
+        send_error(id, -32603, "tools/list failed (--list-fail)");
+    } else if (!parse_cursor(params, total, &off)) {
+        send_error(id, -32602, "Invalid cursor");
+    } else {
+        end = opt.page_size > 0 && total - off > (size_t)opt.page_size ? off + (size_t)opt.page_size
+                                                                       : total;
+        yajl_gen g = result_open(id);
+        yajl_gen_map_open(g);
+        gs(g, "tools");
+        yajl_gen_array_open(g);
+        for (size_t i = off; i < end; i++)
+            gen_tool_at(g, i);
+        yajl_gen_array_close(g);
+        if (end < total) {
+            char cursor[32];
+            snprintf(cursor, sizeof(cursor), "%zu", end);
+            gkv(g, "nextCursor", cursor);
+        }
+        yajl_gen_map_close(g);
+        msg_send(g, true);
+    }
+    st.listed_once = true;
+    maybe_close_stdout();
+}
+
+/* ---------------------------------------------------------------- tools/call */
+
+static void bad_args(const Tok *id, const char *tool, const char *want)
+{
+    send_errorf(id, -32602, "Invalid arguments for %s: expected %s", tool, want);
+}
+
+static void call_echo(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)params;
+    const char *text = obj_str(args, "text");
+    if (!text)
+        bad_args(id, "echo", "{text: string}");
+    else
+        send_str(id, text);
+}
+
+static void call_add(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)params;
+    yajl_val a = obj_get(args, "a"), b = obj_get(args, "b");
+    char out[64];
+    long long sum;
+
+    if (!YAJL_IS_NUMBER(a) || !YAJL_IS_NUMBER(b)) {
+        bad_args(id, "add", "{a: number, b: number}");
+        return;
+    }
+    /* Integers stay exact; anything else goes through double, shortest text that round-trips. */
+    if (YAJL_IS_INTEGER(a) && YAJL_IS_INTEGER(b) &&
+        !__builtin_add_overflow(a->u.number.i, b->u.number.i, &sum)) {
+        snprintf(out, sizeof(out), "%lld", sum);
+    } else {
+        /* yajl fills number.d for integers too. */
+        double d = a->u.number.d + b->u.number.d;
+        snprintf(out, sizeof(out), "%.15g", d);
+        if (strtod(out, NULL) != d)
+            snprintf(out, sizeof(out), "%.17g", d);
+    }
+    send_str(id, out);
+}
+
+static void call_sleep(const Tok *id, yajl_val args, yajl_val params)
+{
+    yajl_val ms = obj_get(args, "ms");
+    Tok token;
+
+    if (!YAJL_IS_INTEGER(ms) || ms->u.number.i < 0) {
+        bad_args(id, "sleep", "{ms: integer >= 0}");
+        return;
+    }
+    Timer *t = timer_new(TM_SLEEP, (uint64_t)ms->u.number.i);
+    t->ms = (long)ms->u.number.i;
+    t->id = tok_dup(id);
+    /* A null or odd-typed token is not a token: only strings and numbers get progress. */
+    if (tok_from(obj_get(obj_get(params, "_meta"), "progressToken"), &token) &&
+        token.kind != TOK_NULL) {
+        t->token = tok_dup(&token);
+        t->steps = t->ms / PROGRESS_EVERY_MS;
+        if (t->steps > 0)
+            t->due = t->start + PROGRESS_EVERY_MS;
+    }
+    timer_insert(t);
+}
+
+static void call_crash(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)id, (void)args, (void)params;
+    note("crashing on request (exit 3)");
+    exit(3);
+}
+
+static void call_big(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)params;
+    yajl_val bytes = obj_get(args, "bytes");
+
+    /* 1 GiB cap: beyond that the test is about the fake's memory, not the client's. */
+    if (!YAJL_IS_INTEGER(bytes) || bytes->u.number.i < 0 || bytes->u.number.i > (1LL << 30)) {
+        bad_args(id, "big", "{bytes: integer in 0..2^30}");
+        return;
+    }
+    size_t n = (size_t)bytes->u.number.i;
+    char *text = malloc(n + 1);
+    if (!text)
+        abort();
+    memset(text, 'x', n);
+    send_text(id, text, n, false);
+    free(text);
+}
+
+static void call_fail(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)args, (void)params;
+    send_error(id, -32603, "fake failure");
+}
+
+static void call_tool_error(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)args, (void)params;
+    send_text(id, "tool said no", strlen("tool said no"), true);
+}
+
+static void call_env(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)params;
+    const char *name = obj_str(args, "name"), *val;
     if (!name) {
-        reply_error(id, JSONRPC_INVALID_PARAMS, "params.name is missing");
-    } else if (streq(name, "echo") || streq(name, "late_tool")) {
-        s = json_get_string(args, "text");
-        reply(id, text_result(s ? s : "", s ? strlen(s) : 0));
-    } else if (streq(name, "add")) {
-        yajl_val x = json_get(args, "a"), y = json_get(args, "b");
-        double sum = (YAJL_IS_DOUBLE(x) ? x->u.number.d : 0) + (YAJL_IS_DOUBLE(y) ? y->u.number.d : 0);
-        (void)a, (void)b;
-        snprintf(buf, sizeof(buf), "%g", sum);
-        reply(id, text_result(buf, strlen(buf)));
-    } else if (streq(name, "sleep")) {
-        start_sleep(id, args, json_get_object(params, "_meta"));
-    } else if (streq(name, "crash")) {
-        exit(3);
-    } else if (streq(name, "big")) {
-        int64_t n = 0;
-        json_get_int(args, "bytes", &n);
-        char *x = xmalloc((size_t)MAX(n, 0) + 1);
-        memset(x, 'x', (size_t)MAX(n, 0));
-        reply(id, text_result(x, (size_t)MAX(n, 0)));
-        free(x);
-    } else if (streq(name, "fail")) {
-        reply_error(id, JSONRPC_INTERNAL_ERROR, "fake failure");
-    } else if (streq(name, "tool_error")) {
-        yajl_val r = text_result("tool said no", 12);
-        json_object_set(r, "isError", json_bool_new(true));
-        reply(id, r);
-    } else if (streq(name, "env")) {
-        s = getenv(json_get_string(args, "name") ? json_get_string(args, "name") : "");
-        reply(id, text_result(s ? s : "", s ? strlen(s) : 0));
-    } else if (streq(name, "cwd")) {
-        char cwd[4096];
-        if (!getcwd(cwd, sizeof(cwd)))
-            cwd[0] = '\0';
-        reply(id, text_result(cwd, strlen(cwd)));
-    } else if (streq(name, "pid")) {
-        snprintf(buf, sizeof(buf), "%d", (int)getpid());
-        reply(id, text_result(buf, strlen(buf)));
-    } else if (startswith(name, "tool") && strtol(name + 4, NULL, 10) < opt.tools) {
-        _cleanup_free_ char *t = args ? json_to_string(args) : xstrdup("{}");
-        reply(id, text_result(t, strlen(t)));
-    } else {
-        _cleanup_free_ char *m = xasprintf("Unknown tool: %s", name);
-        reply_error(id, JSONRPC_INVALID_PARAMS, m);
-    }
-}
-
-static void do_cancel(yajl_val params)
-{
-    yajl_val rid = json_get(params, "requestId");
-
-    for (Due **pp = &dues; *pp;) {
-        Due *d = *pp;
-        if (d->kind == DUE_SLEEP && json_equal(d->id, rid)) {
-            *pp = d->next;
-            due_free(d);
-        } else {
-            pp = &d->next;
-        }
-    }
-}
-
-static void handle(JsonrpcMsg *m)
-{
-    if (opt.stderr_noise)
-        fprintf(stderr, "fake %s: got %s\n", opt.name, m->method ? m->method : "a response");
-    if (m->kind == JSONRPC_NOTIFICATION) {
-        if (streq(m->method, "notifications/cancelled"))
-            do_cancel(m->params);
-        else if (streq(m->method, "notifications/initialized") && opt.list_changed_ms >= 0)
-            due_add(DUE_LIST_CHANGED, now_ms() + (uint64_t)opt.list_changed_ms, NULL);
+        bad_args(id, "env", "{name: string}");
         return;
     }
-    if (m->kind != JSONRPC_REQUEST)
+    val = getenv(name);
+    send_str(id, val ? val : "");
+}
+
+static void call_cwd(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)args, (void)params;
+    char *cwd = getcwd(NULL, 0);
+    if (!cwd) {
+        send_errorf(id, -32603, "getcwd: %s", strerror(errno));
         return;
-    if (streq(m->method, "initialize")) {
-        if (opt.hang_init)
-            return;
-        if (opt.init_delay_ms > 0) {
-            Due *d = due_add(DUE_INIT, now_ms() + (uint64_t)opt.init_delay_ms, m->id);
-            d->init_params = json_copy(m->params);
-            return;
-        }
-        do_initialize(m->id, m->params);
-    } else if (streq(m->method, "ping")) {
-        reply(m->id, NULL);
-    } else if (streq(m->method, "tools/list")) {
-        do_list(m->id, m->params);
-    } else if (streq(m->method, "tools/call")) {
-        do_call(m->id, m->params);
+    }
+    send_str(id, cwd);
+    free(cwd);
+}
+
+static void call_pid(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)args, (void)params;
+    char out[32];
+    snprintf(out, sizeof(out), "%ld", (long)getpid());
+    send_str(id, out);
+}
+
+/* Generic tools answer with their arguments as compact JSON text ({} when there were none). */
+static void call_generic(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)params;
+    yajl_gen g = yajl_gen_alloc(NULL);
+    const unsigned char *buf;
+    size_t len;
+
+    if (!g)
+        abort();
+    if (args) {
+        gen_value(g, args);
     } else {
-        reply_error(m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found");
+        yajl_gen_map_open(g);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_get_buf(g, &buf, &len);
+    send_text(id, (const char *)buf, len, false);
+    yajl_gen_free(g);
+}
+
+/* "tool<k>" with k a canonical decimal below --tools. */
+static bool is_generic_name(const char *name)
+{
+    const char *p = name + 4;
+    char *end;
+
+    if (strncmp(name, "tool", 4) != 0 || *p < '0' || *p > '9' || (p[0] == '0' && p[1]))
+        return false;
+    errno = 0;
+    unsigned long k = strtoul(p, &end, 10);
+    return !errno && !*end && k < (unsigned long)opt.tools;
+}
+
+static CallFn *find_tool(const char *name)
+{
+    for (size_t i = 0; i < N_BUILTIN; i++)
+        if (strcmp(name, builtin_tools[i].name) == 0)
+            return builtin_tools[i].call;
+    if (st.late_tool && strcmp(name, late_tool.name) == 0)
+        return late_tool.call;
+    if (is_generic_name(name))
+        return call_generic;
+    return NULL;
+}
+
+static void on_tools_call(const Tok *id, yajl_val params)
+{
+    const char *name = obj_str(params, "name");
+    yajl_val args = obj_get(params, "arguments");
+    CallFn *fn;
+
+    if (opt.crash_after > 0 && ++st.calls >= opt.crash_after) {
+        note("exiting on tools/call number %ld (--crash-after-calls)", st.calls);
+        exit(4);
+    }
+    if (!name) {
+        send_error(id, -32602, "Invalid params: tools/call needs a string name");
+    } else if (args && !YAJL_IS_OBJECT(args) && !YAJL_IS_NULL(args)) {
+        send_error(id, -32602, "Invalid params: arguments must be an object");
+    } else if (!(fn = find_tool(name))) {
+        send_errorf(id, -32602, "Unknown tool: %s", name);
+    } else {
+        fn(id, YAJL_IS_NULL(args) ? NULL : args, params);
     }
 }
 
-/* Run what is due; return ms until the next due item, or -1. */
-static int run_dues(void)
+/* ---------------------------------------------------------------- timer firing */
+
+static void fire_sleep(Timer *t, uint64_t now)
+{
+    /* If we were held up, catch up on missed ticks rather than skipping numbers. */
+    while (t->step < t->steps && t->start + (uint64_t)(t->step + 1) * PROGRESS_EVERY_MS <= now)
+        send_progress(&t->token, ++t->step, t->steps);
+    if (now >= t->end) {
+        char out[48];
+        snprintf(out, sizeof(out), "slept %ld ms", t->ms);
+        send_str(&t->id, out);
+        timer_free(t);
+        return;
+    }
+    t->due = t->end;
+    if (t->step < t->steps) {
+        uint64_t tick = t->start + (uint64_t)(t->step + 1) * PROGRESS_EVERY_MS;
+        if (tick < t->due)
+            t->due = tick;
+    }
+    timer_insert(t);
+}
+
+static void fire_timer(Timer *t, uint64_t now)
+{
+    switch (t->kind) {
+    case TM_SLEEP:
+        fire_sleep(t, now);
+        return;
+    case TM_INIT:
+        send_init_result(&t->id, t->version);
+        break;
+    case TM_LIST_CHANGED:
+        st.late_tool = true;
+        send_notification("notifications/tools/list_changed");
+        break;
+    }
+    timer_free(t);
+}
+
+static void fire_due_timers(void)
 {
     uint64_t now = now_ms();
-    int next = -1;
-
-    for (Due **pp = &dues; *pp;) {
-        Due *d = *pp;
-        if (d->at_ms > now) {
-            int left = (int)(d->at_ms - now);
-            next = next < 0 ? left : MIN(next, left);
-            pp = &d->next;
-            continue;
-        }
-        if (d->kind == DUE_SLEEP && d->token && d->at_ms < d->end_ms) {
-            d->step++;
-            send_progress(d);
-            d->at_ms = MIN(d->end_ms, d->at_ms + d->every_ms);
-            pp = &d->next;
-            next = 0;
-            continue;
-        }
-        *pp = d->next;
-        if (d->kind == DUE_SLEEP)
-            reply(d->id, text_result("slept", 5));
-        else if (d->kind == DUE_INIT)
-            do_initialize(d->id, d->init_params);
-        else {
-            StrBuf sb = STRBUF_INIT;
-            late_tool = true;
-            jsonrpc_write_notification(&sb, "notifications/tools/list_changed", NULL);
-            send_sb(&sb);
-        }
-        due_free(d);
+    while (timers && timers->due <= now) {
+        Timer *t = timers;
+        timers = t->next;
+        fire_timer(t, now);
     }
-    return next;
 }
 
-static void parse_args(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"name", required_argument, NULL, 'n'},
-        {"tools", required_argument, NULL, 't'},
-        {"page-size", required_argument, NULL, 'p'},
-        {"init-delay-ms", required_argument, NULL, 'd'},
-        {"hang-init", no_argument, NULL, 'H'},
-        {"exit-immediately", no_argument, NULL, 'X'},
-        {"crash-after-calls", required_argument, NULL, 'C'},
-        {"garbage", no_argument, NULL, 'g'},
-        {"stderr-noise", required_argument, NULL, 'e'},
-        {"list-fail", no_argument, NULL, 'L'},
-        {"list-changed-after-ms", required_argument, NULL, 'l'},
-        {"ignore-sigterm", no_argument, NULL, 'S'},
-        {"ignore-stdin-eof", no_argument, NULL, 'E'},
-        {"fork-grandchild", no_argument, NULL, 'F'},
-        {"close-stdout-after-init", no_argument, NULL, 'O'},
-        {"only-generic", no_argument, NULL, 'G'},
-        {"log", required_argument, NULL, 'o'},
-        {"pid-file", required_argument, NULL, 'P'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
+/* ---------------------------------------------------------------- dispatch */
 
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'n': opt.name = optarg; break;
-        case 't': opt.tools = atol(optarg); break;
-        case 'p': opt.page_size = atol(optarg); break;
-        case 'd': opt.init_delay_ms = atol(optarg); break;
-        case 'H': opt.hang_init = true; break;
-        case 'X': exit(1);
-        case 'C': opt.crash_after = atol(optarg); break;
-        case 'g': opt.garbage = true; break;
-        case 'e': opt.stderr_noise = atol(optarg); break;
-        case 'L': opt.list_fail = true; break;
-        case 'l': opt.list_changed_ms = atol(optarg); break;
-        case 'S': signal(SIGTERM, SIG_IGN); break;
-        case 'E': opt.ignore_eof = true; break;
-        case 'O': opt.close_stdout = true; break;
-        case 'G': opt.only_generic = true; break;
-        case 'o': opt.log = fopen(optarg, "a"); break;
-        case 'F': {
-            pid_t p = fork();
-            if (p == 0) {
-                for (;;)
-                    pause();
-            }
-            fprintf(stderr, "grandchild pid %d\n", (int)p);
-            break;
-        }
-        case 'P': {
-            FILE *f = fopen(optarg, "w");
-            if (f) {
-                fprintf(f, "%d\n", (int)getpid());
-                fclose(f);
-            }
-            break;
-        }
-        default:
-            fprintf(stderr, "fake-server: bad option\n");
-            exit(2);
+static void on_cancelled(yajl_val params)
+{
+    Tok rid;
+
+    if (!tok_from(obj_get(params, "requestId"), &rid))
+        return;
+    for (Timer **pp = &timers; *pp; pp = &(*pp)->next) {
+        if ((*pp)->kind == TM_SLEEP && tok_equal(&(*pp)->id, &rid)) {
+            Timer *t = *pp;
+            *pp = t->next;
+            note("dropped cancelled sleep call");
+            timer_free(t);
+            return;
         }
     }
+}
+
+static void on_notification(const char *method, yajl_val params)
+{
+    if (strcmp(method, "notifications/initialized") == 0) {
+        if (opt.list_changed_ms >= 0 && !st.list_change_armed) {
+            st.list_change_armed = true;
+            timer_insert(timer_new(TM_LIST_CHANGED, (uint64_t)opt.list_changed_ms));
+        }
+    } else if (strcmp(method, "notifications/cancelled") == 0) {
+        on_cancelled(params);
+    }
+    /* Other notifications are legal and need nothing from us. */
+}
+
+static void on_request(const char *method, const Tok *id, yajl_val params)
+{
+    if (opt.stderr_noise > 0)
+        note("noise: handling %s", method);
+    if (strcmp(method, "initialize") == 0)
+        on_initialize(id, params);
+    else if (strcmp(method, "ping") == 0 || strcmp(method, "logging/setLevel") == 0)
+        send_empty_result(id);
+    else if (strcmp(method, "tools/list") == 0)
+        on_tools_list(id, params);
+    else if (strcmp(method, "tools/call") == 0)
+        on_tools_call(id, params);
+    else
+        send_error(id, -32601, "Method not found");
+}
+
+static void on_message(yajl_val msg)
+{
+    const char *method = obj_str(msg, "method");
+    yajl_val idv = obj_get(msg, "id");
+    Tok id;
+
+    if (!YAJL_IS_OBJECT(msg)) {
+        note("ignoring a JSON value that is not an object");
+        return;
+    }
+    if (!method) {
+        /* A response to a request we never send, or junk: nothing to answer. */
+        note("ignoring a message without a method");
+        return;
+    }
+    if (!idv) {
+        on_notification(method, obj_get(msg, "params"));
+        return;
+    }
+    if (!tok_from(idv, &id)) {
+        note("ignoring %s with an id that is neither string, number nor null", method);
+        return;
+    }
+    on_request(method, &id, obj_get(msg, "params"));
+}
+
+/* Print only the first line of yajl's multi-line, caret-drawing error. */
+static void note_bad_json(const char *err, size_t len)
+{
+    size_t n = strcspn(err, "\n");
+    note("ignoring a line that is not valid JSON (%zu bytes): %.*s", len, (int)n, err);
+}
+
+static void handle_line(char *line, size_t len)
+{
+    char err[512];
+
+    if (len && line[len - 1] == '\r')
+        line[--len] = '\0';
+    if (strspn(line, " \t") == len)
+        return;
+    if (st.log) {
+        fwrite(line, 1, len, st.log);
+        fputc('\n', st.log);
+        fflush(st.log);
+    }
+    st.current = yajl_tree_parse(line, err, sizeof(err));
+    if (!st.current) {
+        note_bad_json(err, len);
+        return;
+    }
+    on_message(st.current);
+    yajl_tree_free(st.current);
+    st.current = NULL;
+}
+
+/* ---------------------------------------------------------------- input */
+
+static struct {
+    char *data;
+    size_t len, cap;
+    size_t scanned; /* bytes already known to hold no newline */
+    bool open;
+} in = {.open = true};
+
+static void input_reserve(void)
+{
+    /* Doubling keeps a 64 MiB line to a dozen reallocs; +1 leaves room for a final NUL. */
+    if (in.cap - in.len >= 65536 + 1)
+        return;
+    size_t cap = in.cap ? in.cap * 2 : 131072;
+    char *p = realloc(in.data, cap);
+    if (!p) {
+        note("out of memory for a %zu-byte input buffer", cap);
+        exit(1);
+    }
+    in.data = p;
+    in.cap = cap;
+}
+
+static void input_lines(void)
+{
+    size_t start = 0;
+    char *nl;
+
+    /* Once the client is gone there is no point handling the rest. */
+    while (!st.peer_gone && (nl = memchr(in.data + in.scanned, '\n', in.len - in.scanned))) {
+        *nl = '\0';
+        handle_line(in.data + start, (size_t)(nl - (in.data + start)));
+        start = in.scanned = (size_t)(nl - in.data) + 1;
+    }
+    in.scanned = in.len;
+    if (start) {
+        memmove(in.data, in.data + start, in.len - start);
+        in.len -= start;
+        in.scanned -= start;
+    }
+}
+
+static void input_eof(void)
+{
+    if (in.len) {
+        /* Be lenient: a last line without its newline is still a message. */
+        in.data[in.len] = '\0';
+        handle_line(in.data, in.len);
+        in.len = in.scanned = 0;
+    }
+    if (!opt.ignore_eof)
+        exit(0);
+    note("stdin closed; staying up (--ignore-stdin-eof)");
+    in.open = false;
+}
+
+static void input_read(void)
+{
+    input_reserve();
+    ssize_t n = read(STDIN_FILENO, in.data + in.len, in.cap - in.len - 1);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        input_eof();
+        return;
+    }
+    in.len += (size_t)n;
+    input_lines();
+}
+
+/* ---------------------------------------------------------------- start-up */
+
+static void usage(FILE *f)
+{
+    fputs("usage: fake-server [options]\n"
+          "  --name S                   serverInfo.name (default fake)\n"
+          "  --tools N                  add generic tools tool0..tool(N-1)\n"
+          "  --only-generic             list only the generic tools\n"
+          "  --page-size N              tools/list page size (0 = one page)\n"
+          "  --init-delay-ms N          answer initialize after N ms\n"
+          "  --hang-init                never answer initialize\n"
+          "  --exit-immediately         exit 1 before reading anything\n"
+          "  --crash-after-calls N      exit 4 on the N-th tools/call\n"
+          "  --garbage                  write a non-JSON line before every response\n"
+          "  --stderr-noise N           N stderr lines at start, one per request\n"
+          "  --list-fail                answer tools/list with an error\n"
+          "  --list-changed-after-ms N  send tools/list_changed N ms after initialized\n"
+          "  --ignore-sigterm           ignore SIGTERM\n"
+          "  --ignore-stdin-eof         keep running after stdin EOF\n"
+          "  --fork-grandchild          fork a child that sleeps forever\n"
+          "  --close-stdout-after-init  close stdout after initialize and tools/list\n"
+          "  --log FILE                 append every received line to FILE\n"
+          "  --pid-file FILE            write our pid to FILE\n",
+          f);
+}
+
+static long parse_count(const char *s, const char *name)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0) {
+        fprintf(stderr, "fake-server: --%s wants a non-negative integer, got '%s'\n", name, s);
+        exit(2);
+    }
+    return v;
+}
+
+enum {
+    O_NAME = 256,
+    O_TOOLS,
+    O_PAGE,
+    O_INIT_DELAY,
+    O_HANG,
+    O_EXIT,
+    O_CRASH_AFTER,
+    O_GARBAGE,
+    O_NOISE,
+    O_LIST_FAIL,
+    O_LIST_CHANGED,
+    O_SIGTERM,
+    O_EOF,
+    O_GRANDCHILD,
+    O_CLOSE_STDOUT,
+    O_LOG,
+    O_PID_FILE,
+    O_ONLY_GENERIC,
+};
+
+static const struct option long_opts[] = {
+    {"name", required_argument, NULL, O_NAME},
+    {"tools", required_argument, NULL, O_TOOLS},
+    {"page-size", required_argument, NULL, O_PAGE},
+    {"init-delay-ms", required_argument, NULL, O_INIT_DELAY},
+    {"hang-init", no_argument, NULL, O_HANG},
+    {"exit-immediately", no_argument, NULL, O_EXIT},
+    {"crash-after-calls", required_argument, NULL, O_CRASH_AFTER},
+    {"garbage", no_argument, NULL, O_GARBAGE},
+    {"stderr-noise", required_argument, NULL, O_NOISE},
+    {"list-fail", no_argument, NULL, O_LIST_FAIL},
+    {"list-changed-after-ms", required_argument, NULL, O_LIST_CHANGED},
+    {"ignore-sigterm", no_argument, NULL, O_SIGTERM},
+    {"ignore-stdin-eof", no_argument, NULL, O_EOF},
+    {"fork-grandchild", no_argument, NULL, O_GRANDCHILD},
+    {"close-stdout-after-init", no_argument, NULL, O_CLOSE_STDOUT},
+    {"log", required_argument, NULL, O_LOG},
+    {"pid-file", required_argument, NULL, O_PID_FILE},
+    {"only-generic", no_argument, NULL, O_ONLY_GENERIC},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void set_option(int c, const char *arg, const char *name)
+{
+    switch (c) {
+    case O_NAME:
+        opt.name = arg;
+        break;
+    case O_TOOLS:
+        opt.tools = parse_count(arg, name);
+        break;
+    case O_PAGE:
+        opt.page_size = parse_count(arg, name);
+        break;
+    case O_INIT_DELAY:
+        opt.init_delay_ms = parse_count(arg, name);
+        break;
+    case O_HANG:
+        opt.hang_init = true;
+        break;
+    case O_EXIT:
+        opt.exit_now = true;
+        break;
+    case O_CRASH_AFTER:
+        opt.crash_after = parse_count(arg, name);
+        break;
+    case O_GARBAGE:
+        opt.garbage = true;
+        break;
+    case O_NOISE:
+        opt.stderr_noise = parse_count(arg, name);
+        break;
+    case O_LIST_FAIL:
+        opt.list_fail = true;
+        break;
+    case O_LIST_CHANGED:
+        opt.list_changed_ms = parse_count(arg, name);
+        break;
+    case O_SIGTERM:
+        opt.ignore_sigterm = true;
+        break;
+    case O_EOF:
+        opt.ignore_eof = true;
+        break;
+    case O_GRANDCHILD:
+        opt.grandchild = true;
+        break;
+    case O_CLOSE_STDOUT:
+        opt.close_stdout = true;
+        break;
+    case O_LOG:
+        opt.log_path = arg;
+        break;
+    case O_PID_FILE:
+        opt.pid_path = arg;
+        break;
+    case O_ONLY_GENERIC:
+        opt.only_generic = true;
+        break;
+    case 'h':
+        usage(stdout);
+        exit(0);
+    default:
+        usage(stderr);
+        exit(2);
+    }
+}
+
+static void parse_options(int argc, char **argv)
+{
+    int c, idx;
+
+    while ((c = getopt_long(argc, argv, "h", long_opts, &idx)) != -1)
+        set_option(c, optarg, c >= O_NAME ? long_opts[idx].name : "");
+    if (optind < argc) {
+        fprintf(stderr, "fake-server: unexpected argument '%s'\n", argv[optind]);
+        exit(2);
+    }
+}
+
+static void write_pid_file(void)
+{
+    FILE *f = fopen(opt.pid_path, "w");
+    if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "fake-server: %s: %s\n", opt.pid_path, strerror(errno));
+        exit(1);
+    }
+}
+
+static void fork_grandchild(void)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        note("fork: %s", strerror(errno));
+        exit(1);
+    }
+    if (pid == 0) {
+        /* Keeps the inherited stdio open, as an npx wrapper's node child would. */
+        for (;;)
+            pause();
+    }
+    fprintf(stderr, "grandchild pid %ld\n", (long)pid);
+}
+
+/* Frees everything so valgrind sees a clean exit on every exit() path. */
+static void cleanup(void)
+{
+    while (timers) {
+        Timer *t = timers;
+        timers = t->next;
+        timer_free(t);
+    }
+    for (size_t i = 0; i < N_BUILTIN; i++)
+        yajl_tree_free(builtin_schema[i]);
+    for (size_t i = 0; i < N_GENERIC_KINDS; i++)
+        yajl_tree_free(generic_schema[i]);
+    yajl_tree_free(late_schema);
+    yajl_tree_free(st.current);
+    free(in.data);
+    if (st.log)
+        fclose(st.log);
+}
+
+static void start_up(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (opt.ignore_sigterm)
+        signal(SIGTERM, SIG_IGN);
+    if (opt.pid_path)
+        write_pid_file();
+    if (opt.exit_now) {
+        note("exiting at once (--exit-immediately)");
+        exit(1);
+    }
+    if (opt.log_path && !(st.log = fopen(opt.log_path, "a"))) {
+        fprintf(stderr, "fake-server: %s: %s\n", opt.log_path, strerror(errno));
+        exit(1);
+    }
+    if (opt.grandchild)
+        fork_grandchild();
+    load_schemas();
+    atexit(cleanup);
+    for (long i = 1; i <= opt.stderr_noise; i++)
+        note("noise %ld/%ld: warming up imaginary caches, please ignore", i, opt.stderr_noise);
 }
 
 int main(int argc, char **argv)
 {
-    Framer in;
-    bool eof = false;
-
-    signal(SIGPIPE, SIG_IGN);
-    parse_args(argc, argv);
-    for (long i = 0; i < opt.stderr_noise; i++)
-        fprintf(stderr, "fake %s: noise line %ld on stderr\n", opt.name, i);
-    framer_init(&in, 256u * 1024u * 1024u);
+    parse_options(argc, argv);
+    start_up();
     for (;;) {
-        int timeout = run_dues();
-        struct pollfd pfd = {0, POLLIN, 0};
-        char *line;
-        size_t len;
-
-        if (eof) {
-            if (!opt.ignore_eof)
-                break;
-            pfd.fd = -1;
-            timeout = timeout < 0 ? 1000 : timeout;
+        fire_due_timers();
+        if (st.peer_gone)
+            return 0;
+        /* A negative fd is skipped by poll: after a tolerated EOF only timers remain. */
+        struct pollfd pfd = {.fd = in.open ? STDIN_FILENO : -1, .events = POLLIN};
+        int r = poll(&pfd, 1, poll_timeout());
+        if (r < 0 && errno != EINTR) {
+            note("poll: %s", strerror(errno));
+            return 1;
         }
-        if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
-            break;
-        if (!(pfd.revents & (POLLIN | POLLHUP)))
-            continue;
-        ssize_t n = framer_read_fd(&in, 0);
-        if (n == 0 || (n < 0 && n != -EINTR && n != -EAGAIN)) {
-            eof = true;
-            continue;
-        }
-        while (framer_next(&in, &line, &len) == 0) {
-            JsonrpcMsg m;
-            char *err = NULL;
-            if (opt.log) {
-                fprintf(opt.log, "%s\n", line);
-                fflush(opt.log);
-            }
-            if (jsonrpc_msg_parse(&m, line, len, &err) != 0)
-                fprintf(stderr, "fake %s: bad line (%s)\n", opt.name, err ? err : "?");
-            else
-                handle(&m);
-            free(err);
-            jsonrpc_msg_deinit(&m);
-        }
+        if (r > 0 && pfd.revents)
+            input_read();
+        if (st.peer_gone)
+            return 0;
     }
-    framer_deinit(&in);
-    while (dues) {
-        Due *d = dues;
-        dues = d->next;
-        due_free(d);
-    }
-    return 0;
 }
