@@ -72,9 +72,13 @@ static void print_server(yajl_val s)
         snprintf(pidbuf, sizeof(pidbuf), "%lld", (long long)pid);
     else
         snprintf(pidbuf, sizeof(pidbuf), "-");
-    printf("%-20s %-11s %-6s %-9s %6s %7s %5lld %8lld  %s", json_get_string(s, "name"),
-           json_get_string(s, "state"), age, json_get_string(s, "transport"), toolbuf, pidbuf,
-           (long long)calls, (long long)restarts, err ? err : "");
+    int64_t cached = 0;
+    char cache[32] = "-";
+    if (json_get_int(s, "cacheSavedAt", &cached) == 0)
+        fmt_age(cache, sizeof(cache), cached);
+    printf("%-20s %-11s %-6s %-9s %6s %6s %7s %5lld %8lld  %s", json_get_string(s, "name"),
+           json_get_string(s, "state"), age, json_get_string(s, "transport"), toolbuf, cache,
+           pidbuf, (long long)calls, (long long)restarts, err ? err : "");
     if (json_get_int(s, "nextAttempt", &next) == 0)
         printf("%s(retry in %llds)", err ? " " : "",
                (long long)MAX(0, (next - wall_ms() + 999) / 1000));
@@ -96,8 +100,19 @@ static int show_status(const char *text)
     printf("mcpd %s, pid %lld, up %s, socket %s; %lld tools, %zu agents\n\n",
            json_get_string(d, "version"), (long long)pid, age, json_get_string(d, "socket"),
            (long long)tools, json_array_len(agents));
-    printf("%-20s %-11s %-6s %-9s %6s %7s %5s %8s  %s\n", "SERVER", "STATE", "SINCE", "TRANSPORT",
-           "TOOLS", "PID", "CALLS", "RESTARTS", "LAST ERROR");
+    yajl_val sd = json_get_object(d, "systemd");
+    int64_t wd = 0;
+    json_get_int(sd, "watchdogUsec", &wd);
+    if (YAJL_IS_TRUE(json_get(sd, "underSystemd")))
+        printf("under systemd: unit %s, watchdog %s%s\n\n",
+               json_get_string(sd, "unit") ? json_get_string(sd, "unit") : "(unknown)",
+               wd ? "on" : "off",
+               YAJL_IS_TRUE(json_get(sd, "journal")) ? ", logging to the journal" : "");
+    else
+        printf("not under systemd%s\n\n",
+               YAJL_IS_FALSE(json_get(sd, "builtIn")) ? " (built without systemd support)" : "");
+    printf("%-20s %-11s %-6s %-9s %6s %6s %7s %5s %8s  %s\n", "SERVER", "STATE", "SINCE",
+           "TRANSPORT", "TOOLS", "CACHE", "PID", "CALLS", "RESTARTS", "LAST ERROR");
     for (size_t i = 0; i < json_array_len(servers); i++)
         print_server(json_array_at(servers, i));
     if (!json_array_len(servers))
@@ -107,7 +122,8 @@ static int show_status(const char *text)
         printf("%sconfig problem: %s%s%s\n", i ? "" : "\n", json_get_string(p, "path") ?: "",
                json_get_string(p, "path") ? ": " : "", json_get_string(p, "error"));
     }
-    printf("\n* deferred: tools shown from the last known list while the server connects\n");
+    printf("\n* deferred: tools shown from the cache or the last known list until the server "
+           "connects; CACHE: age of the cached tool list\n");
     return EXIT_OK;
 }
 
