@@ -47,8 +47,6 @@ typedef struct Call {
     struct event *ev_wait;
 } Call;
 
-static ServerWaiter *server_waiters;
-
 const char *server_state_name(ServerState s)
 {
     static const char *const names[] = {
@@ -1006,7 +1004,7 @@ static void waiter_finish(ServerWaiter *w, Server *s, bool timed_out)
     ServerWaiter **pp;
     yajl_val r = json_object_new();
 
-    for (pp = &server_waiters; *pp && *pp != w; pp = &(*pp)->next)
+    for (pp = &w->m->server_waiters; *pp && *pp != w; pp = &(*pp)->next)
         ;
     if (*pp)
         *pp = w->next;
@@ -1032,7 +1030,7 @@ static void on_waiter_timeout(evutil_socket_t fd, short what, void *arg)
 
 static void waiters_server_settled(Server *s)
 {
-    ServerWaiter *w = server_waiters, *next;
+    ServerWaiter *w = s->m->server_waiters, *next;
 
     for (; w; w = next) {
         next = w->next;
@@ -1059,8 +1057,8 @@ void manager_wait(Manager *m, Peer *p, yajl_val id, const char *name, int64_t ti
     w->id = json_copy(id);
     w->server_id = s->id;
     w->timer = evtimer_new(m->base, on_waiter_timeout, w);
-    w->next = server_waiters;
-    server_waiters = w;
+    w->next = m->server_waiters;
+    m->server_waiters = w;
     if (s->state != SERVER_CONNECTING && s->state != SERVER_BACKOFF) {
         waiter_finish(w, s, false);
         return;
@@ -1151,7 +1149,9 @@ static yajl_val server_status(Server *s)
     json_object_set(o, "name", json_string_new(s->cfg->name));
     json_object_set(o, "state", json_string_new(server_state_name(s->state)));
     json_object_set(o, "since", json_int_new(s->since_wall_ms));
-    json_object_set(o, "transport", json_string_new(transport_type_name(s->cfg->type)));
+    json_object_set(o, "transport",
+                    json_string_new(s->up && s->up->transport ? s->up->transport->ops->kind
+                                                              : transport_type_name(s->cfg->type)));
     json_object_set(o, "tools", json_int_new((int64_t)json_array_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
     if (s->idle_stopped)
@@ -1241,8 +1241,8 @@ void manager_deinit(Manager *m)
         json_free(w->id);
         free(w);
     }
-    while (server_waiters)
-        waiter_finish(server_waiters, NULL, false);
+    while (m->server_waiters)
+        waiter_finish(m->server_waiters, NULL, false);
     view_clear(&m->ws);
     strbuf_deinit(&m->ws.view_json);
     event_free(m->ws.ev_gate);

@@ -93,7 +93,8 @@ struct Manager {
     uint64_t next_server_id;
     ConfigSet problems; /* discovery problems of the last load (servers unused) */
     Workspace ws;
-    IdMap calls; /* id -> Call */
+    IdMap calls;                         /* id -> Call */
+    struct ServerWaiter *server_waiters; /* mcpd/wait requests */
     uint64_t next_call_id;
     struct event *ev_notify;
     bool shutting_down;

@@ -22,7 +22,7 @@ typedef struct TransportCallbacks {
 } TransportCallbacks;
 
 typedef struct TransportOps {
-    const char *kind;
+    const char *kind; /* shown in status: the transport in use */
     /* Queue one line (with its newline); return 0 or -errno. */
     int (*send)(Transport *t, const char *line, size_t len);
     /* Detach from the owner and shut down in the background; the transport frees itself. */
