@@ -86,7 +86,7 @@ static void on_manager_change(void *userdata)
         evtimer_add(d->ev_status, &tv);
 }
 
-yajl_val daemon_reload(Daemon *d)
+yajl_val daemon_reload(Daemon *d, const char *root)
 {
     yajl_val r;
 
@@ -94,7 +94,7 @@ yajl_val daemon_reload(Daemon *d)
     systemd_notify_reloading();
     load_settings(d);
     d->manager.settings = d->settings;
-    r = manager_load(&d->manager);
+    r = manager_reload(&d->manager, root);
     free(d->last_status);
     d->last_status = status_line(d);
     systemd_notify_ready(d->last_status);
@@ -154,7 +154,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
         child_reap();
         break;
     case SIGHUP:
-        r = daemon_reload(d);
+        r = daemon_reload(d, NULL);
         json_free(r);
         break;
     default:
@@ -178,7 +178,6 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     _cleanup_free_ char *conf = paths_config_home();
     _cleanup_free_ char *sock = opt->socket_path ? xstrdup(opt->socket_path) : paths_socket();
     _cleanup_free_ char *why = NULL;
-    yajl_val r;
     int ret;
 
     memset(d, 0, sizeof(*d));
@@ -220,8 +219,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->manager.on_change_ud = d;
     listener_start(&d->listener, d->base, on_accept, d);
     log_notice("mcpd %s listening on %s", MCPD_VERSION, d->listener.path);
-    r = manager_load(&d->manager);
-    json_free(r);
+    manager_start(&d->manager);
     /* Ready once the listener serves: agents that connect now meet the start-up gate. */
     d->last_status = status_line(d);
     systemd_notify_ready(d->last_status);

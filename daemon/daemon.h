@@ -38,7 +38,10 @@ int daemon_init(Daemon *d, const DaemonOptions *opt);
 int daemon_run(Daemon *d);
 /** Release everything. */
 void daemon_deinit(Daemon *d);
-/** Reload: settings, discovery, reconnect what changed; returns per-server results. */
-yajl_val daemon_reload(Daemon *d);
+/**
+ * Reload: settings, discovery of every workspace (or only that of root), reconnect what
+ * changed; returns per-server results.
+ */
+yajl_val daemon_reload(Daemon *d, const char *root);
 /** Begin a bounded shutdown. */
 void daemon_stop(Daemon *d, const char *why);

@@ -12,15 +12,7 @@
 #include "common/paths.h"
 #include "common/util.h"
 #include "daemon/cache.h"
-#include "daemon/manager.h"
-#include "daemon/naming.h"
-
-/* A tools/list waiting for the start-up gate. */
-typedef struct ListWaiter {
-    uint64_t peer_id;
-    yajl_val id;
-    struct ListWaiter *next;
-} ListWaiter;
+#include "daemon/manager-private.h"
 
 /* An mcpd/wait request. */
 typedef struct ServerWaiter {
@@ -32,21 +24,6 @@ typedef struct ServerWaiter {
     struct ServerWaiter *next;
 } ServerWaiter;
 
-/* A tools/call from an agent, from arrival to its one reply. */
-typedef struct Call {
-    uint64_t id;
-    Manager *m;
-    uint64_t peer_id;
-    yajl_val orig_id;
-    uint64_t server_id;
-    char *tool;           /* the upstream's name */
-    yajl_val params;      /* what goes upstream: name, arguments, _meta */
-    uint64_t upstream_id; /* the Upstream it went to, and its request id there */
-    uint64_t request_id;
-    bool waiting; /* for its server to connect */
-    struct event *ev_wait;
-} Call;
-
 const char *server_state_name(ServerState s)
 {
     static const char *const names[] = {
@@ -57,16 +34,6 @@ const char *server_state_name(ServerState s)
     return names[s];
 }
 
-static void tv_ms(struct timeval *tv, int64_t ms)
-{
-    tv->tv_sec = ms / 1000;
-    tv->tv_usec = (ms % 1000) * 1000;
-}
-
-static void ws_changed(Manager *m);
-static void ws_check_gate(Manager *m);
-static void server_connect(Server *s);
-static void calls_server_settled(Server *s);
 static void waiters_server_settled(Server *s);
 
 static void server_set_state(Server *s, ServerState st, const char *error)
@@ -85,9 +52,14 @@ static void server_set_state(Server *s, ServerState st, const char *error)
     }
 }
 
-static Server *server_by_name(Manager *m, const char *name)
+Server *manager_find_server(Manager *m, Peer *p, const char *name)
 {
-    for (size_t i = 0; i < m->n_order; i++)
+    Workspace *ws = p ? ws_of_peer(m, p) : m->user_ws;
+
+    for (size_t i = 0; ws && name && i < ws->n_servers; i++)
+        if (streq(ws->servers[i]->cfg->name, name))
+            return ws->servers[i];
+    for (size_t i = 0; name && i < m->n_order; i++)
         if (streq(m->order[i]->cfg->name, name))
             return m->order[i];
     return NULL;
@@ -95,7 +67,7 @@ static Server *server_by_name(Manager *m, const char *name)
 
 /* ---- replies to agents ---- */
 
-static void reply_result(Manager *m, uint64_t peer_id, yajl_val id, yajl_val result)
+void manager_reply_result(Manager *m, uint64_t peer_id, yajl_val id, yajl_val result)
 {
     Peer *p = peer_get(m->peers, peer_id);
     StrBuf sb = STRBUF_INIT;
@@ -107,7 +79,7 @@ static void reply_result(Manager *m, uint64_t peer_id, yajl_val id, yajl_val res
     strbuf_deinit(&sb);
 }
 
-static void reply_error(Manager *m, uint64_t peer_id, yajl_val id, int code, const char *msg)
+void manager_reply_error(Manager *m, uint64_t peer_id, yajl_val id, int code, const char *msg)
 {
     Peer *p = peer_get(m->peers, peer_id);
     StrBuf sb = STRBUF_INIT;
@@ -119,467 +91,22 @@ static void reply_error(Manager *m, uint64_t peer_id, yajl_val id, int code, con
     strbuf_deinit(&sb);
 }
 
-/*
- * Everything that is not a tool result becomes one, as the seed's tool bridge does: the text
- * the model reads, and the original error for programs under _meta["mcpd/error"].
- */
-static yajl_val error_result(int64_t code, const char *message, yajl_val data)
+void manager_notify_peer(Manager *m, uint64_t peer_id, const char *method, yajl_val params)
 {
-    yajl_val r = json_object_new(), content = json_array_new(), text = json_object_new();
-    yajl_val meta = json_object_new(), err = json_object_new();
-    _cleanup_free_ char *t = xasprintf("MCP error: %s", message);
+    Peer *p = peer_get(m->peers, peer_id);
+    StrBuf sb = STRBUF_INIT;
 
-    json_object_set(text, "type", json_string_new("text"));
-    json_object_set(text, "text", json_string_new(t));
-    json_array_push(content, text);
-    json_object_set(r, "content", content);
-    json_object_set(r, "isError", json_bool_new(true));
-    json_object_set(err, "code", json_int_new(code));
-    json_object_set(err, "message", json_string_new(message));
-    if (data)
-        json_object_set(err, "data", json_copy(data));
-    json_object_set(meta, "mcpd/error", err);
-    json_object_set(r, "_meta", meta);
-    return r;
-}
-
-/* ---- calls ---- */
-
-static void call_free(Call *c)
-{
-    Peer *p = peer_get(c->m->peers, c->peer_id);
-    Server *s = idmap_get(&c->m->servers, c->server_id);
-
-    idmap_remove(&c->m->calls, c->id);
-    if (p && p->calls_in_flight)
-        p->calls_in_flight--;
-    if (s && s->calls_in_flight)
-        s->calls_in_flight--;
-    if (s)
-        s->last_used_ms = now_ms();
-    if (c->ev_wait)
-        event_free(c->ev_wait);
-    json_free(c->orig_id);
-    json_free(c->params);
-    free(c->tool);
-    free(c);
-}
-
-static void call_fail(Call *c, int64_t code, const char *message, yajl_val data)
-{
-    _cleanup_json_ yajl_val r = error_result(code, message, data);
-
-    reply_result(c->m, c->peer_id, c->orig_id, r);
-    call_free(c);
-}
-
-static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
-{
-    Call *c = ctx;
-    Server *s = idmap_get(&c->m->servers, c->server_id);
-    const char *name = s ? s->cfg->name : u->name;
-    _cleanup_free_ char *msg = NULL;
-
-    switch (r->outcome) {
-    case UPSTREAM_OK:
-        reply_result(c->m, c->peer_id, c->orig_id, r->result);
-        call_free(c);
+    if (!p)
         return;
-    case UPSTREAM_ERROR:
-        msg = xasprintf("MCP error %" PRId64 ": %s", r->code, r->message);
-        call_fail(c, r->code, msg, r->data);
-        return;
-    case UPSTREAM_TIMEOUT:
-        call_fail(c, -32001, r->message, NULL);
-        return;
-    case UPSTREAM_CLOSED:
-        msg =
-            xasprintf("MCP server %s closed the connection during the call: %s", name, r->message);
-        call_fail(c, -32000, msg, NULL);
-        return;
-    case UPSTREAM_CANCELLED:
-        /* An abort stays an abort: the agent gets no response. */
-        call_free(c);
-        return;
-    }
-}
-
-static void call_send(Call *c, Server *s)
-{
-    yajl_val params = c->params;
-    int r;
-
-    c->params = NULL;
-    c->waiting = false;
-    c->upstream_id = s->up->id;
-    s->calls_total++;
-    r = upstream_request(s->up, "tools/call", params, s->cfg->call_timeout_ms, true, on_call_reply,
-                         c, &c->request_id);
-    if (r < 0) {
-        _cleanup_free_ char *msg =
-            xasprintf("MCP server %s: cannot send the call: %s", s->cfg->name, strerror(-r));
-        call_fail(c, -32000, msg, NULL);
-    }
-}
-
-static void on_call_wait_timeout(evutil_socket_t fd, short what, void *arg)
-{
-    Call *c = arg;
-    Server *s = idmap_get(&c->m->servers, c->server_id);
-    _cleanup_free_ char *msg =
-        xasprintf("MCP server %s did not connect in time%s%s", s ? s->cfg->name : "?",
-                  s && s->last_error ? ": " : "", s && s->last_error ? s->last_error : "");
-
-    (void)fd, (void)what;
-    call_fail(c, -32001, msg, NULL);
-}
-
-/* Route a call by the server's state: run it, wait for the connection, or fail it. */
-static void call_dispatch(Call *c, Server *s)
-{
-    _cleanup_free_ char *msg = NULL;
-
-    if (s->state == SERVER_CONNECTED && s->up) {
-        call_send(c, s);
-        return;
-    }
-    if (s->state == SERVER_STOPPED && s->idle_stopped)
-        server_connect(s); /* stopped for idleness: the next call brings it back */
-    if (s->state == SERVER_CONNECTING || s->state == SERVER_BACKOFF) {
-        /* A deferred tool: waitForConnection, bounded by the server's own timeout. */
-        struct timeval tv;
-        c->waiting = true;
-        if (!c->ev_wait) {
-            c->ev_wait = evtimer_new(c->m->base, on_call_wait_timeout, c);
-            tv_ms(&tv, s->cfg->timeout_ms > 0 ? s->cfg->timeout_ms : CONFIG_DEFAULT_TIMEOUT_MS);
-            evtimer_add(c->ev_wait, &tv);
-        }
-        return;
-    }
-    msg = xasprintf("MCP server not connected: %s (%s%s%s)", s->cfg->name,
-                    server_state_name(s->state), s->last_error ? ": " : "",
-                    s->last_error ? s->last_error : "");
-    call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
-}
-
-/* A server left "connecting": run or fail the calls that waited for it. */
-static void calls_server_settled(Server *s)
-{
-    size_t pos = 0;
-    void *v;
-
-    while (idmap_next(&s->m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (!c->waiting || c->server_id != s->id || s->state == SERVER_CONNECTING ||
-            s->state == SERVER_BACKOFF)
-            continue;
-        event_del(c->ev_wait);
-        call_dispatch(c, s);
-    }
-}
-
-static const ViewTool *view_find(Manager *m, const char *name);
-
-void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
-{
-    const char *name = json_get_string(params, "name");
-    yajl_val args = json_get(params, "arguments"), meta = json_get_object(params, "_meta");
-    const ViewTool *vt = view_find(m, name);
-    Server *s;
-    Call *c;
-
-    if (!vt || !(s = idmap_get(&m->servers, vt->server_id))) {
-        _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
-        reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
-        return;
-    }
-    if (args && !YAJL_IS_OBJECT(args)) {
-        reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, "\"arguments\" must be an object");
-        return;
-    }
-    c = xcalloc(1, sizeof(*c));
-    c->id = ++m->next_call_id;
-    c->m = m;
-    c->peer_id = p->id;
-    c->orig_id = json_copy(id);
-    c->server_id = s->id;
-    c->tool = xstrdup(vt->tool);
-    c->params = json_object_new();
-    json_object_set(c->params, "name", json_string_new(c->tool));
-    json_object_set(c->params, "arguments", args ? json_copy(args) : json_object_new());
-    if (meta) {
-        /* _meta passes through; the progress token is mcpd's own upstream (rewritten). */
-        yajl_val mc = json_copy(meta);
-        json_free(json_object_take(mc, "progressToken"));
-        json_object_set(c->params, "_meta", mc);
-    }
-    idmap_put(&m->calls, c->id, c);
-    p->calls_in_flight++;
-    s->calls_in_flight++;
-    call_dispatch(c, s);
-}
-
-static Call *call_find(Manager *m, uint64_t peer_id, yajl_val orig_id)
-{
-    size_t pos = 0;
-    void *v;
-
-    while (idmap_next(&m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (c->peer_id == peer_id && json_equal(c->orig_id, orig_id))
-            return c;
-    }
-    return NULL;
-}
-
-/* Stop a call without replying: cancelled upstream if it got there. */
-static void call_abort(Call *c, const char *reason)
-{
-    Server *s = idmap_get(&c->m->servers, c->server_id);
-
-    if (!c->waiting && s && s->up && s->up->id == c->upstream_id) {
-        upstream_cancel(s->up, c->request_id, reason); /* frees c through on_call_reply */
-        return;
-    }
-    call_free(c);
-}
-
-void manager_cancel(Manager *m, Peer *p, yajl_val request_id)
-{
-    Call *c = request_id ? call_find(m, p->id, request_id) : NULL;
-
-    if (c)
-        call_abort(c, "cancelled by the client");
+    jsonrpc_write_notification(&sb, method, params);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
 }
 
 void manager_peer_gone(Manager *m, Peer *p)
 {
-    size_t pos = 0;
-    void *v;
-
-    while (idmap_next(&m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (c->peer_id == p->id)
-            call_abort(c, "client disconnected");
-    }
-}
-
-/* ---- the tool view ---- */
-
-static void view_clear(Workspace *ws)
-{
-    for (size_t i = 0; i < ws->n_view; i++)
-        free(ws->view[i].name);
-    free(ws->view);
-    ws->view = NULL;
-    ws->n_view = 0;
-}
-
-/* The tool as agents see it (DESIGN section 3). */
-static yajl_val exposed_tool(const char *name, Server *s, yajl_val t)
-{
-    static const char *const copied[] = {"title", "outputSchema", "annotations", "icons"};
-    const char *tool = json_get_string(t, "name"), *desc = json_get_string(t, "description");
-    yajl_val o = json_object_new(), schema = json_get_object(t, "inputSchema"), meta;
-    const char *prov = s->cfg->source.provider_name;
-
-    json_object_set(o, "name", json_string_new(name));
-    for (size_t i = 0; i < N_ELEMENTS(copied); i++)
-        if (json_get(t, copied[i]))
-            json_object_set(o, copied[i], json_copy(json_get(t, copied[i])));
-    if (desc)
-        json_object_set(o, "description", json_string_new(desc));
-    else {
-        _cleanup_free_ char *d = xasprintf("MCP tool from %s", s->cfg->name);
-        json_object_set(o, "description", json_string_new(d));
-    }
-    schema = schema ? json_copy(schema) : json_object_new();
-    if (!json_get(schema, "type"))
-        json_object_set(schema, "type", json_string_new("object"));
-    if (streq(json_get_string(schema, "type"), "object") && !json_get(schema, "properties"))
-        json_object_set(schema, "properties", json_object_new());
-    json_object_set(o, "inputSchema", schema);
-    meta = json_copy(json_get_object(t, "_meta"));
-    if (!meta)
-        meta = json_object_new();
-    _cleanup_free_ char *label = xasprintf("%s/%s", s->cfg->name, tool);
-    _cleanup_free_ char *path =
-        prov ? xasprintf("mcp:%s via %s", s->cfg->name, prov) : xasprintf("mcp:%s", s->cfg->name);
-    json_object_set(meta, "mcpd/server", json_string_new(s->cfg->name));
-    json_object_set(meta, "mcpd/tool", json_string_new(tool));
-    json_object_set(meta, "mcpd/label", json_string_new(label));
-    json_object_set(meta, "mcpd/path", json_string_new(path));
-    json_object_set(meta, "mcpd/deferred", json_bool_new(s->tools_deferred));
-    json_object_set(o, "_meta", meta);
-    return o;
-}
-
-typedef struct Named {
-    Server *s;
-    yajl_val def;
-} Named;
-
-static void view_rebuild(Manager *m)
-{
-    Workspace *ws = &m->ws;
-    size_t n = 0, k = 0;
-    _cleanup_free_ Named *all = NULL;
-    _cleanup_free_ NamingEntry *entries = NULL;
-
-    view_clear(ws);
-    strbuf_reset(&ws->view_json);
-    for (size_t i = 0; i < m->n_order; i++)
-        n += json_array_len(m->order[i]->tools);
-    all = xcalloc(n ? n : 1, sizeof(*all));
-    entries = xcalloc(n ? n : 1, sizeof(*entries));
-    for (size_t i = 0; i < m->n_order; i++) {
-        Server *s = m->order[i];
-        for (size_t j = 0; j < json_array_len(s->tools); j++, k++) {
-            all[k].s = s;
-            all[k].def = json_array_at(s->tools, j);
-            entries[k].server = s->cfg->name;
-            entries[k].tool = json_get_string(all[k].def, "name");
-            entries[k].data = &all[k];
-        }
-    }
-    naming_assign(entries, n); /* sorted by name on return */
-    ws->n_collisions = 0;
-    ws->view = xcalloc(n ? n : 1, sizeof(*ws->view));
-    strbuf_puts(&ws->view_json, "{\"tools\":[");
-    for (size_t i = 0; i < n; i++) {
-        Named *nm = entries[i].data;
-        yajl_val o = exposed_tool(entries[i].name, nm->s, nm->def);
-        if (i)
-            strbuf_putc(&ws->view_json, ',');
-        json_write(&ws->view_json, o);
-        json_free(o);
-        ws->view[i].name = entries[i].name;
-        ws->view[i].server_id = nm->s->id;
-        ws->view[i].tool = entries[i].tool;
-        ws->n_collisions += entries[i].collided != 0;
-    }
-    ws->n_view = n;
-    strbuf_puts(&ws->view_json, "]}");
-    ws->dirty = false;
-}
-
-static void view_ensure(Manager *m)
-{
-    if (m->ws.dirty || !m->ws.view_json.data)
-        view_rebuild(m);
-}
-
-static int cmp_view_name(const void *key, const void *elem)
-{
-    return strcmp(key, ((const ViewTool *)elem)->name);
-}
-
-static const ViewTool *view_find(Manager *m, const char *name)
-{
-    view_ensure(m);
-    if (!name || !m->ws.n_view)
-        return NULL;
-    return bsearch(name, m->ws.view, m->ws.n_view, sizeof(ViewTool), cmp_view_name);
-}
-
-static void on_notify(evutil_socket_t fd, short what, void *arg)
-{
-    Manager *m = arg;
-    char hash[2 * SHA256_DIGEST_SIZE + 1];
-    StrBuf sb = STRBUF_INIT;
-
-    (void)fd, (void)what;
-    view_ensure(m);
-    sha256_hex(hash, m->ws.view_json.data, m->ws.view_json.len);
-    if (streq(hash, m->ws.notified_hash))
-        return;
-    memcpy(m->ws.notified_hash, hash, sizeof(hash));
-    jsonrpc_write_notification(&sb, "notifications/tools/list_changed", NULL);
-    for (Peer *p = m->peers->first; p; p = p->next)
-        if (p->initialized)
-            peer_send_sb(p, &sb);
-    strbuf_deinit(&sb);
-    log_debug("tool view changed: %zu tools; agents notified", m->ws.n_view);
-}
-
-/* Some server's tool slice changed: rebuild lazily, tell agents once per burst. */
-static void ws_changed(Manager *m)
-{
-    struct timeval tv;
-
-    m->ws.dirty = true;
-    if (m->shutting_down || evtimer_pending(m->ev_notify, NULL))
-        return;
-    tv_ms(&tv, LIST_CHANGED_COALESCE_MS);
-    evtimer_add(m->ev_notify, &tv);
-}
-
-/* ---- the start-up gate ---- */
-
-/*
- * A tools/list may be answered when no server is connecting, or once startupTimeoutMs has
- * passed and every server still connecting has stand-in tools to show (deferred). Servers
- * with nothing to show are waited for, each bounded by its own timeout.
- */
-static bool ws_gate_open(Manager *m)
-{
-    bool past = now_ms() >= m->ws.connect_started_ms + (uint64_t)m->settings.startup_timeout_ms;
-
-    for (size_t i = 0; i < m->n_order; i++) {
-        Server *s = m->order[i];
-        if (s->state != SERVER_CONNECTING)
-            continue;
-        if (!past || !s->tools)
-            return false;
-    }
-    return true;
-}
-
-static void ws_check_gate(Manager *m)
-{
-    ListWaiter *w;
-
-    if (!m->ws.waiters || !ws_gate_open(m))
-        return;
-    view_ensure(m);
-    while ((w = m->ws.waiters)) {
-        Peer *p = peer_get(m->peers, w->peer_id);
-        m->ws.waiters = w->next;
-        if (p) {
-            StrBuf sb = STRBUF_INIT;
-            jsonrpc_write_result_raw(&sb, w->id, m->ws.view_json.data, m->ws.view_json.len);
-            peer_send_sb(p, &sb);
-            strbuf_deinit(&sb);
-        }
-        json_free(w->id);
-        free(w);
-    }
-}
-
-static void on_gate(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd, (void)what;
-    ws_check_gate(arg);
-}
-
-void manager_list_tools(Manager *m, Peer *p, yajl_val id)
-{
-    ListWaiter *w, **tail;
-
-    if (ws_gate_open(m)) {
-        StrBuf sb = STRBUF_INIT;
-        view_ensure(m);
-        jsonrpc_write_result_raw(&sb, id, m->ws.view_json.data, m->ws.view_json.len);
-        peer_send_sb(p, &sb);
-        strbuf_deinit(&sb);
-        return;
-    }
-    w = xcalloc(1, sizeof(*w));
-    w->peer_id = p->id;
-    w->id = json_copy(id);
-    for (tail = &m->ws.waiters; *tail; tail = &(*tail)->next)
-        ;
-    *tail = w;
+    calls_peer_gone(m, p);
+    ws_peer_left(m, p);
 }
 
 /* ---- server lifecycle ---- */
@@ -612,6 +139,9 @@ static void server_close_upstream(Server *s)
     Upstream *u = s->up;
 
     s->up = NULL;
+    s->log_level = -1;
+    if (u)
+        calls_upstream_closed(s, u->id);
     upstream_close(u);
 }
 
@@ -620,8 +150,7 @@ static void server_settled(Server *s)
 {
     calls_server_settled(s);
     waiters_server_settled(s);
-    ws_changed(s->m);
-    ws_check_gate(s->m);
+    server_views_changed(s);
 }
 
 static bool breaker_tripped(Server *s)
@@ -755,16 +284,24 @@ static void on_relist_done(Upstream *u, void *ctx, const UpstreamReply *r)
     json_free(s->tools);
     s->tools = json_copy(json_get_array(r->result, "tools"));
     server_store_cache(s);
-    ws_changed(s->m);
+    server_views_changed(s);
 }
 
 static void on_upstream_notification(void *userdata, const char *method, yajl_val params)
 {
     Server *s = userdata;
 
-    (void)params;
-    if (streq(method, "notifications/tools/list_changed") && s->state == SERVER_CONNECTED)
-        upstream_list_tools(s->up, s->cfg->timeout_ms, on_relist_done, s);
+    if (streq(method, "notifications/tools/list_changed")) {
+        if (s->state == SERVER_CONNECTED)
+            upstream_list_tools(s->up, s->cfg->timeout_ms, on_relist_done, s);
+        return;
+    }
+    route_notification(s, method, params);
+}
+
+static void on_upstream_request(void *userdata, yajl_val id, const char *method, yajl_val params)
+{
+    route_request(userdata, id, method, params);
 }
 
 static void on_upstream_closed(void *userdata, const char *reason)
@@ -847,14 +384,13 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
     server_connect(arg);
 }
 
-static void server_connect(Server *s)
+void server_connect(Server *s)
 {
     static const UpstreamEvents ev = {on_upstream_ready, on_upstream_closed,
-                                      on_upstream_notification};
+                                      on_upstream_notification, on_upstream_request};
     Manager *m = s->m;
     _cleanup_free_ char *why = NULL;
-    const char *cwd =
-        s->cfg->source.level == CONFIG_LEVEL_PROJECT && m->ws.root ? m->ws.root : m->home;
+    const char *cwd = s->start_dir;
     struct timeval tv;
     int r;
 
@@ -877,13 +413,31 @@ static void server_connect(Server *s)
     }
 }
 
-static Server *server_new(Manager *m, const ServerConfig *cfg)
+/* Identity of a connection: name, unresolved config, and where a stdio server starts. */
+static bool server_matches(const Server *s, const ServerConfig *cfg, const char *start_dir)
 {
-    Server *s = xcalloc(1, sizeof(*s));
+    return server_config_same(s->cfg, cfg) && s->cfg->enabled == cfg->enabled &&
+           (cfg->type != TRANSPORT_STDIO || cfg->cwd || streq(s->start_dir, start_dir));
+}
 
+Server *server_acquire(Manager *m, const ServerConfig *cfg, const char *start_dir, bool *createdp)
+{
+    Server *s;
+
+    *createdp = false;
+    for (size_t i = 0; i < m->n_order; i++)
+        if (server_matches(m->order[i], cfg, start_dir)) {
+            m->order[i]->n_refs++;
+            return m->order[i];
+        }
+    *createdp = true;
+    s = xcalloc(1, sizeof(*s));
     s->id = ++m->next_server_id;
     s->m = m;
     s->cfg = server_config_copy(cfg);
+    s->start_dir = xstrdup(start_dir);
+    s->n_refs = 1;
+    s->log_level = -1;
     s->state = cfg->enabled ? SERVER_STOPPED : SERVER_DISABLED;
     s->since_wall_ms = wall_ms();
     s->ev_connect_timeout = evtimer_new(m->base, on_connect_timeout, s);
@@ -897,23 +451,15 @@ static Server *server_new(Manager *m, const ServerConfig *cfg)
     return s;
 }
 
-/* Disconnect and forget a server: exactly its own tools leave the view (B2, B3). */
+/* Disconnect and forget a server: exactly its own tools leave the views (B2, B3). */
 static void server_remove(Server *s)
 {
     Manager *m = s->m;
-    size_t pos = 0;
-    void *v;
 
     server_clear_timers(s);
     server_close_upstream(s);
     s->state = SERVER_STOPPED;
-    while (idmap_next(&m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (c->server_id == s->id) {
-            _cleanup_free_ char *msg = xasprintf("MCP server %s was disconnected", s->cfg->name);
-            call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
-        }
-    }
+    calls_server_removed(s);
     waiters_server_settled(s);
     idmap_remove(&m->servers, s->id);
     for (size_t i = 0; i < m->n_order; i++)
@@ -925,14 +471,21 @@ static void server_remove(Server *s)
     event_free(s->ev_connect_timeout);
     event_free(s->ev_retry);
     event_free(s->ev_health);
+    idmap_deinit(&s->live_calls);
     json_free(s->tools);
     free(s->last_error);
+    free(s->start_dir);
     server_config_free(s->cfg);
     free(s);
-    ws_changed(m);
 }
 
-static yajl_val problems_json(const ConfigSet *set)
+void server_release(Server *s)
+{
+    if (s && --s->n_refs == 0)
+        server_remove(s);
+}
+
+yajl_val problems_json(const ConfigSet *set)
 {
     yajl_val arr = json_array_new();
 
@@ -948,52 +501,42 @@ static yajl_val problems_json(const ConfigSet *set)
     return arr;
 }
 
-yajl_val manager_load(Manager *m)
+void manager_start(Manager *m)
 {
-    DiscoverOptions opt = {m->config_file, m->ws.root};
-    ConfigSet set;
-    yajl_val result = json_object_new(), servers = json_object_new();
-    struct timeval tv;
+    m->user_ws = ws_new(m, NULL);
+    ws_load(m->user_ws, NULL);
+}
 
-    config_discover(&set, &opt, &m->settings);
-    /* Servers gone or changed are disconnected; unchanged ones stay connected. */
-    for (size_t i = m->n_order; i-- > 0;) {
-        Server *s = m->order[i];
-        ServerConfig *c = config_set_find(&set, s->cfg->name);
-        if (c && server_config_same(c, s->cfg) && c->enabled == s->cfg->enabled)
-            continue;
-        json_object_set(servers, s->cfg->name, json_string_new(c ? "changed" : "removed"));
-        log_full(LOG_INFO, s->cfg->name, "reload", "%s", c ? "config changed" : "removed");
-        server_remove(s);
+static void ws_problems_into(yajl_val arr, const Workspace *ws)
+{
+    yajl_val probs = problems_json(&ws->problems);
+
+    for (size_t i = 0; i < probs->u.array.len; i++) {
+        if (ws->root)
+            json_object_set(probs->u.array.values[i], "workspace", json_string_new(ws->root));
+        json_array_push(arr, json_copy(probs->u.array.values[i]));
     }
-    m->ws.connect_started_ms = now_ms();
-    for (size_t i = 0; i < set.n_servers; i++) {
-        ServerConfig *c = set.servers[i];
-        Server *s = server_by_name(m, c->name);
-        if (!s) {
-            if (!json_get(servers, c->name))
-                json_object_set(servers, c->name, json_string_new("added"));
-            s = server_new(m, c);
-        } else {
-            json_object_set(servers, c->name, json_string_new("kept"));
-        }
-        if (s->state == SERVER_FAILED || s->state == SERVER_STOPPED) {
-            s->n_failures = 0;
-            s->backoff_ms = 0;
-        }
-        if (c->enabled && !s->up && s->state != SERVER_CONNECTED)
-            server_connect(s);
+    json_free(probs);
+}
+
+yajl_val manager_reload(Manager *m, const char *root)
+{
+    yajl_val result = json_object_new(), servers = json_object_new(), probs = json_array_new();
+    _cleanup_free_ Workspace **all = xcalloc(m->workspaces.n + 1, sizeof(*all));
+    size_t n = 0, pos = 0;
+    void *v;
+
+    /* Collected first: a load may release servers, never workspaces, but keep it simple. */
+    while (idmap_next(&m->workspaces, &pos, NULL, &v))
+        if (!root || (((Workspace *)v)->root && streq(((Workspace *)v)->root, root)))
+            all[n++] = v;
+    for (size_t i = 0; i < n; i++) {
+        ws_load(all[i], servers);
+        ws_problems_into(probs, all[i]);
     }
-    config_set_deinit(&m->problems);
-    m->problems = (ConfigSet){.problems = set.problems, .n_problems = set.n_problems};
-    set.problems = NULL;
-    set.n_problems = 0;
-    config_set_deinit(&set);
     json_object_set(result, "servers", servers);
-    json_object_set(result, "problems", problems_json(&m->problems));
-    tv_ms(&tv, m->settings.startup_timeout_ms);
-    evtimer_add(m->ws.ev_gate, &tv);
-    ws_changed(m);
+    json_object_set(result, "problems", probs);
+    json_object_set(result, "workspaces", json_int_new((int64_t)n));
     return result;
 }
 
@@ -1013,7 +556,7 @@ static void waiter_finish(ServerWaiter *w, Server *s, bool timed_out)
     json_object_set(r, "timedOut", json_bool_new(timed_out));
     if (s && s->last_error)
         json_object_set(r, "error", json_string_new(s->last_error));
-    reply_result(w->m, w->peer_id, w->id, r);
+    manager_reply_result(w->m, w->peer_id, w->id, r);
     json_free(r);
     event_free(w->timer);
     json_free(w->id);
@@ -1042,13 +585,13 @@ static void waiters_server_settled(Server *s)
 
 void manager_wait(Manager *m, Peer *p, yajl_val id, const char *name, int64_t timeout_ms)
 {
-    Server *s = server_by_name(m, name);
+    Server *s = manager_find_server(m, p, name);
     ServerWaiter *w;
     struct timeval tv;
 
     if (!s) {
         _cleanup_free_ char *msg = xasprintf("Unknown server: %s", name);
-        reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
+        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
     w = xcalloc(1, sizeof(*w));
@@ -1069,9 +612,9 @@ void manager_wait(Manager *m, Peer *p, yajl_val id, const char *name, int64_t ti
 
 /* ---- control ---- */
 
-int manager_connect(Manager *m, const char *name, char **whyp)
+int manager_connect(Manager *m, Peer *p, const char *name, char **whyp)
 {
-    Server *s = server_by_name(m, name);
+    Server *s = manager_find_server(m, p, name);
 
     if (!s) {
         *whyp = xasprintf("Unknown server: %s", name);
@@ -1091,9 +634,9 @@ int manager_connect(Manager *m, const char *name, char **whyp)
     return 0;
 }
 
-int manager_disconnect(Manager *m, const char *name, char **whyp)
+int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp)
 {
-    Server *s = server_by_name(m, name);
+    Server *s = manager_find_server(m, p, name);
 
     if (!s) {
         *whyp = xasprintf("Unknown server: %s", name);
@@ -1111,9 +654,9 @@ int manager_disconnect(Manager *m, const char *name, char **whyp)
     return 0;
 }
 
-int manager_logs(Manager *m, const char *name, StrBuf *out, char **whyp)
+int manager_logs(Manager *m, Peer *p, const char *name, StrBuf *out, char **whyp)
 {
-    Server *s = server_by_name(m, name);
+    Server *s = manager_find_server(m, p, name);
 
     if (!s) {
         *whyp = xasprintf("Unknown server: %s", name);
@@ -1171,6 +714,7 @@ static yajl_val server_status(Server *s)
         json_object_set(o, "serverInfo", json_copy(s->up->server_info));
     if (s->up && s->up->protocol_version)
         json_object_set(o, "protocolVersion", json_string_new(s->up->protocol_version));
+    json_object_set(o, "startDir", json_string_new(s->start_dir));
     json_object_set(src, "provider", json_string_new(s->cfg->source.provider));
     json_object_set(src, "name", json_string_new(s->cfg->source.provider_name));
     if (s->cfg->source.path)
@@ -1182,29 +726,83 @@ static yajl_val server_status(Server *s)
     return o;
 }
 
+static yajl_val workspace_status(Workspace *ws)
+{
+    yajl_val o = json_object_new(), names = json_array_new();
+
+    ws_view_ensure(ws);
+    json_object_set(o, "id", json_int_new((int64_t)ws->id));
+    json_object_set(o, "root", ws->root ? json_string_new(ws->root) : json_null_new());
+    json_object_set(o, "agents", json_int_new(ws->n_agents));
+    for (size_t i = 0; i < ws->n_servers; i++)
+        json_array_push(names, json_int_new((int64_t)ws->servers[i]->id));
+    json_object_set(o, "servers", names);
+    json_object_set(o, "tools", json_int_new((int64_t)ws->n_view));
+    json_object_set(o, "nameCollisions", json_int_new(ws->n_collisions));
+    if (!ws->n_agents && ws->root && evtimer_pending(ws->ev_linger, NULL))
+        json_object_set(o, "lingering", json_bool_new(true));
+    return o;
+}
+
+static yajl_val agent_status(Manager *m, Peer *p)
+{
+    yajl_val a = json_object_new();
+    Workspace *ws = p->workspace_id ? idmap_get(&m->workspaces, p->workspace_id) : NULL;
+    Peer *parent = p->parent_peer_id ? peer_get(m->peers, p->parent_peer_id) : NULL;
+
+    json_object_set(a, "id", json_int_new((int64_t)p->id));
+    json_object_set(a, "pid", json_int_new(p->pid));
+    if (p->client_name)
+        json_object_set(a, "name", json_string_new(p->client_name));
+    if (p->client_version)
+        json_object_set(a, "version", json_string_new(p->client_version));
+    json_object_set(a, "initialized", json_bool_new(p->initialized));
+    if (ws) {
+        json_object_set(a, "workspace", json_int_new((int64_t)ws->id));
+        json_object_set(a, "root", ws->root ? json_string_new(ws->root) : json_null_new());
+    }
+    if (p->session_id)
+        json_object_set(a, "session", json_int_new((int64_t)p->session_id));
+    if (p->parent_peer_id) {
+        json_object_set(a, "parent", json_int_new((int64_t)p->parent_peer_id));
+        if (parent)
+            json_object_set(a, "parentPid", json_int_new(parent->pid));
+    }
+    if (p->log_level >= 0)
+        json_object_set(a, "logLevel", json_int_new(p->log_level));
+    json_object_set(a, "callsInFlight", json_int_new(p->calls_in_flight));
+    json_object_set(a, "bytesQueued", json_int_new((int64_t)peer_queued(p)));
+    json_object_set(a, "connectedAt", json_int_new(p->connected_wall_ms));
+    return a;
+}
+
 yajl_val manager_status(Manager *m)
 {
     yajl_val o = json_object_new(), servers = json_array_new(), agents = json_array_new();
+    yajl_val wss = json_array_new(), probs = json_array_new();
+    size_t pos = 0;
+    void *v;
 
-    for (size_t i = 0; i < m->n_order; i++)
-        json_array_push(servers, server_status(m->order[i]));
-    for (Peer *p = m->peers->first; p; p = p->next) {
-        yajl_val a = json_object_new();
-        json_object_set(a, "id", json_int_new((int64_t)p->id));
-        json_object_set(a, "pid", json_int_new(p->pid));
-        if (p->client_name)
-            json_object_set(a, "name", json_string_new(p->client_name));
-        json_object_set(a, "callsInFlight", json_int_new(p->calls_in_flight));
-        json_object_set(a, "bytesQueued", json_int_new((int64_t)peer_queued(p)));
-        json_object_set(a, "connectedAt", json_int_new(p->connected_wall_ms));
-        json_array_push(agents, a);
+    for (size_t i = 0; i < m->n_order; i++) {
+        yajl_val so = server_status(m->order[i]);
+        json_object_set(so, "id", json_int_new((int64_t)m->order[i]->id));
+        json_array_push(servers, so);
     }
-    view_ensure(m);
+    for (Peer *p = m->peers->first; p; p = p->next)
+        json_array_push(agents, agent_status(m, p));
+    while (idmap_next(&m->workspaces, &pos, NULL, &v)) {
+        json_array_push(wss, workspace_status(v));
+        ws_problems_into(probs, v);
+    }
     json_object_set(o, "servers", servers);
     json_object_set(o, "agents", agents);
-    json_object_set(o, "tools", json_int_new((int64_t)m->ws.n_view));
-    json_object_set(o, "nameCollisions", json_int_new(m->ws.n_collisions));
-    json_object_set(o, "problems", problems_json(&m->problems));
+    json_object_set(o, "workspaces", wss);
+    if (m->user_ws) {
+        ws_view_ensure(m->user_ws);
+        json_object_set(o, "tools", json_int_new((int64_t)m->user_ws->n_view));
+        json_object_set(o, "nameCollisions", json_int_new(m->user_ws->n_collisions));
+    }
+    json_object_set(o, "problems", probs);
     return o;
 }
 
@@ -1218,38 +816,46 @@ void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, cons
     m->config_file = config_file;
     m->home = paths_home();
     m->cache_dir = cache_dir();
-    m->ev_notify = evtimer_new(base, on_notify, m);
-    m->ws.ev_gate = evtimer_new(base, on_gate, m);
-    m->ws.dirty = true;
+    m->linger_ms = WORKSPACE_LINGER_DEFAULT_MS;
     m->started_wall_ms = wall_ms();
 }
 
 void manager_shutdown(Manager *m)
 {
+    size_t pos = 0;
+    void *v;
+
     m->shutting_down = true;
+    /* Workspaces stay (agents may still ask during the grace period), empty. */
+    while (idmap_next(&m->workspaces, &pos, NULL, &v)) {
+        Workspace *ws = v;
+        Server **servers = ws->servers;
+        size_t n = ws->n_servers;
+        ws->servers = NULL;
+        ws->n_servers = 0;
+        ws->dirty = true;
+        for (size_t i = 0; i < n; i++)
+            server_release(servers[i]);
+        free(servers);
+    }
     while (m->n_order)
         server_remove(m->order[m->n_order - 1]);
 }
 
 void manager_deinit(Manager *m)
 {
-    ListWaiter *w;
+    size_t pos = 0;
+    void *v;
 
     manager_shutdown(m);
-    while ((w = m->ws.waiters)) {
-        m->ws.waiters = w->next;
-        json_free(w->id);
-        free(w);
-    }
     while (m->server_waiters)
         waiter_finish(m->server_waiters, NULL, false);
-    view_clear(&m->ws);
-    strbuf_deinit(&m->ws.view_json);
-    event_free(m->ws.ev_gate);
-    event_free(m->ev_notify);
+    calls_deinit(m);
+    while (idmap_next(&m->workspaces, &pos, NULL, &v))
+        ws_free(v);
+    idmap_deinit(&m->workspaces);
+    sessions_deinit(m);
     idmap_deinit(&m->servers);
-    idmap_deinit(&m->calls);
-    config_set_deinit(&m->problems);
     free(m->order);
     free(m->home);
     free(m->cache_dir);

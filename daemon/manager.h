@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <event2/event.h>
 #include <yajl/yajl_tree.h>
@@ -57,6 +58,10 @@ typedef struct Server {
     int64_t cache_saved_wall_ms; /* when the cached tool list was written; 0: none */
     unsigned calls_in_flight;
     uint64_t calls_total;
+    unsigned n_refs;  /* workspaces that use it */
+    char *start_dir;  /* where a stdio server starts when its config names no cwd */
+    IdMap live_calls; /* upstream request id -> Call, for routing progress */
+    int log_level;    /* logging/setLevel sent upstream, or -1 */
 } Server;
 
 /* One exposed tool in a workspace's view. */
@@ -66,11 +71,19 @@ typedef struct ViewTool {
     const char *tool; /* borrowed from the server's tool list; valid until the view rebuilds */
 } ViewTool;
 
-/* The set of servers an agent sees, and its derived tool view. */
+/*
+ * A project root (or the user workspace): the servers its agents see and its tool view.
+ * Servers are shared between workspaces by identity (name, config hash, start directory).
+ */
 typedef struct Workspace {
-    char *root; /* NULL: the user workspace */
+    uint64_t id;
+    Manager *m;
+    char *root;       /* realpath; NULL: the user workspace */
+    Server **servers; /* in priority order; each holds a reference */
+    size_t n_servers;
+    ConfigSet problems; /* discovery problems of its last load */
     uint64_t connect_started_ms;
-    struct event *ev_gate;
+    struct event *ev_gate, *ev_notify, *ev_linger;
     struct ListWaiter *waiters;
     bool dirty;
     ViewTool *view;
@@ -78,7 +91,24 @@ typedef struct Workspace {
     StrBuf view_json; /* {"tools":[...]} ready to send */
     char notified_hash[2 * SHA256_DIGEST_SIZE + 1];
     unsigned n_collisions;
+    unsigned n_agents;
 } Workspace;
+
+/* An agent session: the agent that opened it and the subagents that joined by its token. */
+typedef struct Session {
+    uint64_t id;
+    char token[2 * SESSION_TOKEN_BYTES + 1];
+    uid_t uid;
+    uint64_t owner_peer_id;
+    uint64_t workspace_id;
+    unsigned n_members;
+} Session;
+
+/* Per-agent limit of tools/call requests in flight; beyond it calls get MCPD_ERROR_TOO_MANY_CALLS.
+ */
+#define AGENT_MAX_CALLS_IN_FLIGHT 256
+/* Default workspaceLingerMs: project servers outlive their last agent by this much. */
+#define WORKSPACE_LINGER_DEFAULT_MS 300000
 
 struct Manager {
     struct event_base *base;
@@ -88,15 +118,20 @@ struct Manager {
     char *home;
     char *cache_dir;
     IdMap servers;  /* id -> Server */
-    Server **order; /* discovery order */
+    Server **order; /* creation order */
     size_t n_order;
     uint64_t next_server_id;
-    ConfigSet problems; /* discovery problems of the last load (servers unused) */
-    Workspace ws;
+    IdMap workspaces; /* id -> Workspace */
+    Workspace *user_ws;
+    uint64_t next_workspace_id;
+    int64_t linger_ms;
+    IdMap sessions; /* id -> Session */
+    uint64_t next_session_id;
     IdMap calls;                         /* id -> Call */
+    IdMap server_requests;               /* downstream id -> ServerRequest */
     struct ServerWaiter *server_waiters; /* mcpd/wait requests */
     uint64_t next_call_id;
-    struct event *ev_notify;
+    uint64_t next_request_id;
     bool shutting_down;
     int64_t started_wall_ms;
     void (*on_change)(void *userdata); /* a server changed state (for sd_notify STATUS=) */
@@ -108,8 +143,13 @@ void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, cons
                   const char *config_file);
 /** Release everything (after manager_shutdown and the transports are gone). */
 void manager_deinit(Manager *m);
-/** Discover and connect every enabled server in parallel (start-up and reload). */
-yajl_val manager_load(Manager *m);
+/** Start-up: the user workspace discovers and connects its servers in parallel. */
+void manager_start(Manager *m);
+/**
+ * Reload: rediscover every workspace (or only the one of root, when set), disconnect what
+ * changed or went away, connect what is new; servers whose config did not change stay.
+ */
+yajl_val manager_reload(Manager *m, const char *root);
 /** Disconnect everything (daemon exit); transports finish in the background. */
 void manager_shutdown(Manager *m);
 
@@ -119,19 +159,37 @@ void manager_list_tools(Manager *m, Peer *p, yajl_val id);
 void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params);
 /** notifications/cancelled from a peer. */
 void manager_cancel(Manager *m, Peer *p, yajl_val request_id);
-/** A peer went away: cancel its calls upstream and forget its waiters. */
+/**
+ * initialize: place a peer in a workspace and a session. With a token it joins that session
+ * (its workspace); otherwise cwd (or NULL: the user workspace) selects the workspace and a new
+ * session starts. Returns 0 or -errno with *whyp set.
+ */
+int manager_attach(Manager *m, Peer *p, const char *cwd, const char *token, char **whyp);
+/** The session token a peer hands to its subagents. */
+const char *manager_peer_token(Manager *m, Peer *p);
+/** A peer went away: cancel its calls upstream, forget its waiters, leave its workspace. */
 void manager_peer_gone(Manager *m, Peer *p);
+/** A response from a peer to a request mcpd forwarded to it (sampling, elicitation, roots). */
+void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg);
+/** logging/setLevel from a peer (level already checked); upstream levels follow. */
+void manager_set_log_level(Manager *m, Peer *p, int level);
 /** mcpd/status result. */
 yajl_val manager_status(Manager *m);
+/*
+ * Control by server name: the server of that name in the peer's workspace, else the first
+ * of that name in any workspace.
+ */
 /** mcpd/connect: (re)connect one server, resetting its breaker. */
-int manager_connect(Manager *m, const char *name, char **whyp);
+int manager_connect(Manager *m, Peer *p, const char *name, char **whyp);
 /** mcpd/disconnect: stop one server and remove its tools. */
-int manager_disconnect(Manager *m, const char *name, char **whyp);
+int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp);
 /** mcpd/logs: a server's recent stderr. */
-int manager_logs(Manager *m, const char *name, StrBuf *out, char **whyp);
+int manager_logs(Manager *m, Peer *p, const char *name, StrBuf *out, char **whyp);
 /** mcpd/wait: reply once the server settles (connected, failed) or timeout_ms passes. */
 void manager_wait(Manager *m, Peer *p, yajl_val id, const char *name, int64_t timeout_ms);
 /** Counts for sd_notify STATUS= and logs. */
 void manager_counts(Manager *m, unsigned *connectedp, unsigned *totalp, unsigned *toolsp);
+/** An MCP log level's rank (0 debug .. 7 emergency), or -1 for an unknown name. */
+int mcp_log_level(const char *name);
 /** Name of a state. */
 const char *server_state_name(ServerState s);

@@ -44,33 +44,42 @@ static void take_client_info(Peer *p, yajl_val params)
 {
     yajl_val info = json_get_object(params, "clientInfo");
     const char *name = json_get_string(info, "name"), *version = json_get_string(info, "version");
-    yajl_val meta = json_get_object(params, "_meta");
-    const char *cwd = json_get_string(meta, "mcpd/cwd");
+    yajl_val caps = json_get_object(params, "capabilities");
 
     if (name)
         p->client_name = xstrdup(name);
     if (version)
         p->client_version = xstrdup(version);
-    if (cwd)
-        p->cwd = xstrdup(cwd);
+    p->caps = (json_get_object(caps, "sampling") ? PEER_CAP_SAMPLING : 0) |
+              (json_get_object(caps, "elicitation") ? PEER_CAP_ELICITATION : 0) |
+              (json_get_object(caps, "roots") ? PEER_CAP_ROOTS : 0);
 }
 
 static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
-    yajl_val r, caps, tools, exp, mcpd, info, meta;
-    unsigned char token[SESSION_TOKEN_BYTES];
-    const char *version;
+    yajl_val r, caps, tools, exp, mcpd, info, meta, pmeta = json_get_object(m->params, "_meta");
+    const char *version, *cwd = json_get_string(pmeta, "mcpd/cwd");
+    const char *token = json_get_string(pmeta, "mcpd/session");
+    _cleanup_free_ char *why = NULL;
 
-    (void)d;
     if (p->initialized) {
         methods_error(p, m->id, JSONRPC_INVALID_REQUEST, "already initialized");
         return;
     }
-    if (random_bytes(token, sizeof(token)) < 0) {
-        methods_error(p, m->id, JSONRPC_INTERNAL_ERROR, "no randomness for a session token");
+    if ((json_get(pmeta, "mcpd/cwd") && !cwd) || (json_get(pmeta, "mcpd/session") && !token)) {
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS,
+                      "_meta[\"mcpd/cwd\"] and _meta[\"mcpd/session\"] must be strings");
         return;
     }
-    hex_encode(p->session, token, sizeof(token));
+    if (token && !*token)
+        token = NULL; /* MCPD_SESSION set but empty: no parent */
+    if (manager_attach(&d->manager, p, cwd && *cwd ? cwd : NULL, token, &why) < 0) {
+        log_info("peer %llu (pid %d) refused: %s", (unsigned long long)p->id, (int)p->pid, why);
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, why);
+        return;
+    }
+    if (cwd)
+        p->cwd = xstrdup(cwd);
     take_client_info(p, m->params);
     version = pick_version(json_get_string(m->params, "protocolVersion"));
     p->protocol_version = xstrdup(version);
@@ -89,7 +98,7 @@ static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
     json_object_set(info, "name", json_string_new("mcpd"));
     json_object_set(info, "version", json_string_new(MCPD_VERSION));
     meta = json_object_new();
-    json_object_set(meta, "mcpd/session", json_string_new(p->session));
+    json_object_set(meta, "mcpd/session", json_string_new(manager_peer_token(&d->manager, p)));
     json_object_set(r, "protocolVersion", json_string_new(version));
     json_object_set(r, "capabilities", caps);
     json_object_set(r, "serverInfo", info);
@@ -120,7 +129,18 @@ static void m_tools_call(Daemon *d, Peer *p, JsonrpcMsg *m)
 
 static void m_logging_set_level(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
-    (void)d;
+    const char *name = json_get_string(m->params, "level");
+    int level = mcp_log_level(name);
+
+    if (level < 0) {
+        _cleanup_free_ char *msg = xasprintf(
+            "unknown log level \"%s\": use debug, info, notice, warning, error, critical, "
+            "alert or emergency",
+            name);
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+        return;
+    }
+    manager_set_log_level(&d->manager, p, level);
     methods_reply(p, m->id, NULL);
 }
 
@@ -188,8 +208,8 @@ void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
 
     p->n_requests++;
     if (m->kind == JSONRPC_RESPONSE || m->kind == JSONRPC_ERROR_RESPONSE) {
-        /* mcpd sends agents no requests yet: an answer to nothing is dropped. */
-        log_debug("peer %llu: response to an unknown request dropped", (unsigned long long)p->id);
+        /* An answer to a request mcpd forwarded (sampling, elicitation, roots). */
+        manager_peer_response(&d->manager, p, m);
         return;
     }
     mt = find_method(m->method);

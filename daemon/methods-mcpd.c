@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // methods-mcpd: the daemon's own methods (mcpd/status, reload, connect, disconnect, wait, logs).
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include "common/json.h"
@@ -32,7 +35,17 @@ static void m_status(Daemon *d, Peer *p, JsonrpcMsg *m)
 
 static void m_reload(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
-    yajl_val r = daemon_reload(d);
+    const char *cwd = json_get_string(m->params, "cwd");
+    char real[PATH_MAX];
+    yajl_val r;
+
+    if (json_get(m->params, "cwd") && (!cwd || !realpath(cwd, real))) {
+        _cleanup_free_ char *msg =
+            xasprintf("params.cwd: %s", cwd ? strerror(errno) : "must be a string");
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+        return;
+    }
+    r = daemon_reload(d, cwd ? real : NULL);
 
     methods_reply(p, m->id, r);
     json_free(r);
@@ -50,7 +63,7 @@ static void reply_outcome(Peer *p, yajl_val id, int r, char *why)
 static void m_connect(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
     char *why = NULL;
-    int r = manager_connect(&d->manager, json_get_string(m->params, "server"), &why);
+    int r = manager_connect(&d->manager, p, json_get_string(m->params, "server"), &why);
 
     reply_outcome(p, m->id, r, why);
 }
@@ -58,7 +71,7 @@ static void m_connect(Daemon *d, Peer *p, JsonrpcMsg *m)
 static void m_disconnect(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
     char *why = NULL;
-    int r = manager_disconnect(&d->manager, json_get_string(m->params, "server"), &why);
+    int r = manager_disconnect(&d->manager, p, json_get_string(m->params, "server"), &why);
 
     reply_outcome(p, m->id, r, why);
 }
@@ -80,7 +93,7 @@ static void m_logs(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
     StrBuf sb = STRBUF_INIT;
     char *why = NULL;
-    int r = manager_logs(&d->manager, json_get_string(m->params, "server"), &sb, &why);
+    int r = manager_logs(&d->manager, p, json_get_string(m->params, "server"), &sb, &why);
 
     if (r < 0) {
         reply_outcome(p, m->id, r, why);

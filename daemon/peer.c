@@ -158,6 +158,7 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
     p->id = ++reg->next_id;
     p->reg = reg;
     p->fd = fd;
+    p->log_level = -1;
     p->uid = uid;
     p->pid = pid;
     p->connected_wall_ms = wall_ms();

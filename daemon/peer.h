@@ -22,6 +22,13 @@ typedef void (*PeerGoneFn)(Peer *p, void *userdata);
 
 #define SESSION_TOKEN_BYTES 16
 
+/* Client capabilities an agent declared in initialize: which server requests it can answer. */
+enum {
+    PEER_CAP_SAMPLING = 1 << 0,
+    PEER_CAP_ELICITATION = 1 << 1,
+    PEER_CAP_ROOTS = 1 << 2,
+};
+
 struct Peer {
     uint64_t id;
     PeerRegistry *reg;
@@ -35,7 +42,10 @@ struct Peer {
     char *client_name, *client_version, *protocol_version;
     char *cwd;
     uint64_t workspace_id;
-    char session[2 * SESSION_TOKEN_BYTES + 1];
+    uint64_t session_id;     /* the session it opened or joined */
+    uint64_t parent_peer_id; /* for a subagent: the agent whose session it joined */
+    unsigned caps;           /* PEER_CAP_* */
+    int log_level;           /* logging/setLevel, or -1 */
     unsigned calls_in_flight;
     int64_t connected_wall_ms;
     uint64_t n_requests;

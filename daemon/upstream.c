@@ -185,17 +185,33 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
     pending_finish(p, &r);
 }
 
-/* Server-to-client requests: answer what mcpd can answer itself, refuse the rest. */
-static void handle_server_request(Upstream *u, JsonrpcMsg *m)
+void upstream_respond(Upstream *u, yajl_val id, yajl_val result)
 {
     StrBuf sb = STRBUF_INIT;
 
-    if (streq(m->method, "ping"))
-        jsonrpc_write_result(&sb, m->id, NULL);
-    else
-        jsonrpc_write_error(&sb, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+    jsonrpc_write_result(&sb, id, result);
     send_line(u, &sb);
     strbuf_deinit(&sb);
+}
+
+void upstream_respond_error(Upstream *u, yajl_val id, int code, const char *message)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    jsonrpc_write_error(&sb, id, code, message, NULL);
+    send_line(u, &sb);
+    strbuf_deinit(&sb);
+}
+
+/* Server-to-client requests: ping is answered here, the rest go to the owner (agents). */
+static void handle_server_request(Upstream *u, JsonrpcMsg *m)
+{
+    if (streq(m->method, "ping"))
+        upstream_respond(u, m->id, NULL);
+    else if (u->ev.request && !u->closed)
+        u->ev.request(u->userdata, m->id, m->method, m->params);
+    else
+        upstream_respond_error(u, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found");
 }
 
 /* Progress for one of our calls re-arms its timer (bounded by the hard cap). */
@@ -306,7 +322,13 @@ static yajl_val initialize_params(void)
 
     json_object_set(info, "name", json_string_new("mcpd"));
     json_object_set(info, "version", json_string_new(MCPD_VERSION));
-    /* Advertise only what mcpd serves: it answers ping itself, nothing else yet. */
+    /*
+     * roots: mcpd answers from the workspace root when no agent does. sampling and elicitation
+     * go to the agent whose call caused them; with none that can, the server gets -32601.
+     */
+    json_object_set(caps, "roots", json_object_new());
+    json_object_set(caps, "sampling", json_object_new());
+    json_object_set(caps, "elicitation", json_object_new());
     json_object_set(p, "protocolVersion", json_string_new(UPSTREAM_PROTOCOL_VERSION));
     json_object_set(p, "capabilities", caps);
     json_object_set(p, "clientInfo", info);

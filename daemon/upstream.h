@@ -41,6 +41,8 @@ typedef struct UpstreamEvents {
     void (*ready)(void *userdata);                      /* initialize done */
     void (*closed)(void *userdata, const char *reason); /* the session is dead */
     void (*notification)(void *userdata, const char *method, yajl_val params);
+    /* A server-to-client request other than ping; answer with upstream_respond*(). */
+    void (*request)(void *userdata, yajl_val id, const char *method, yajl_val params);
 } UpstreamEvents;
 
 struct Upstream {
@@ -78,6 +80,9 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
 int upstream_notify(Upstream *u, const char *method, yajl_val params);
 /** Cancel a request: notifications/cancelled upstream, and the reply fn runs with CANCELLED. */
 void upstream_cancel(Upstream *u, uint64_t id, const char *reason);
+/** Answer a server-to-client request (id as the server sent it). */
+void upstream_respond(Upstream *u, yajl_val id, yajl_val result);
+void upstream_respond_error(Upstream *u, yajl_val id, int code, const char *message);
 /** Fetch every page of tools/list; fn gets result {tools:[...]} with all of them. */
 void upstream_list_tools(Upstream *u, int64_t timeout_ms, UpstreamReplyFn fn, void *ctx);
 /**
