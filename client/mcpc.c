@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// mcpc: libmcpc, the blocking client of mcpd's socket.
+// mcpc: libmcpc, the client of mcpd's socket: blocking calls and an asynchronous API.
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -16,18 +17,34 @@
 
 #define MCPC_DEFAULT_TIMEOUT_MS 120000
 
+/* An asynchronous request waiting for its answer. */
+typedef struct Pending {
+    unsigned long long id;
+    mcpc_result_fn fn;
+    mcpc_progress_fn progress;
+    void *userdata;
+    uint64_t deadline_ms;
+    struct Pending *next;
+} Pending;
+
 struct mcpc_client {
     char *socket_path, *client_name, *client_version, *cwd, *session_in;
     int timeout_ms;
     int fd;
     Framer in;
+    StrBuf out; /* queued output; out_off bytes of it already sent */
+    size_t out_off;
     uint64_t next_id;
     char *session;
     char *session_env;
     char errmsg[512];
     mcpc_notify_fn notify;
     void *notify_ud;
+    mcpc_server_request_fn server_request;
+    void *server_request_ud;
     int list_changed;
+    Pending *pending;
+    int n_pending;
 };
 
 static char *dup_or_null(const char *s)
@@ -70,23 +87,100 @@ static int fail(mcpc_client *c, int r, const char *fmt, ...)
     return r;
 }
 
-static int send_all(mcpc_client *c, const StrBuf *sb)
-{
-    const char *p = sb->data;
-    size_t n = sb->len;
+/* ---- output ---- */
 
-    while (n > 0) {
-        ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return fail(c, -errno, "cannot send to mcpd: %s", strerror(errno));
+/* Write what the socket takes now; with block, until all is written or the timeout passes. */
+static int flush_out(mcpc_client *c, bool block)
+{
+    uint64_t deadline = now_ms() + (uint64_t)c->timeout_ms;
+
+    while (c->out_off < c->out.len) {
+        ssize_t w = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) {
+            c->out_off += (size_t)w;
+            continue;
         }
-        p += w;
-        n -= (size_t)w;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno != EAGAIN)
+            return fail(c, -errno, "cannot send to mcpd: %s", strerror(errno));
+        if (!block)
+            return 0;
+        uint64_t now = now_ms();
+        if (now >= deadline)
+            return fail(c, -ETIMEDOUT, "mcpd has not read from its socket for %d ms",
+                        c->timeout_ms);
+        struct pollfd pfd = {c->fd, POLLOUT, 0};
+        if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
+            return fail(c, -errno, "poll: %s", strerror(errno));
     }
+    strbuf_reset(&c->out);
+    c->out_off = 0;
     return 0;
 }
+
+static int send_sb(mcpc_client *c, const StrBuf *sb, bool block)
+{
+    if (c->fd < 0)
+        return fail(c, -ENOTCONN, "not connected to mcpd");
+    strbuf_append(&c->out, sb->data, sb->len);
+    return flush_out(c, block);
+}
+
+static int send_notification(mcpc_client *c, const char *method, yajl_val params)
+{
+    StrBuf sb = STRBUF_INIT;
+    int r;
+
+    jsonrpc_write_notification(&sb, method, params);
+    r = send_sb(c, &sb, false);
+    strbuf_deinit(&sb);
+    return r;
+}
+
+/* ---- pending asynchronous requests ---- */
+
+static Pending *pending_take(mcpc_client *c, unsigned long long id)
+{
+    for (Pending **pp = &c->pending; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            Pending *p = *pp;
+            *pp = p->next;
+            c->n_pending--;
+            return p;
+        }
+    return NULL;
+}
+
+static Pending *pending_find(mcpc_client *c, unsigned long long id)
+{
+    for (Pending *p = c->pending; p; p = p->next)
+        if (p->id == id)
+            return p;
+    return NULL;
+}
+
+static void pending_finish(mcpc_client *c, Pending *p, int status, const char *json)
+{
+    (void)c;
+    p->fn(p->userdata, p->id, status, json);
+    free(p);
+}
+
+/* The connection is gone: every pending request is answered. */
+static void pending_fail_all(mcpc_client *c, int status)
+{
+    Pending *p;
+
+    while ((p = c->pending)) {
+        c->pending = p->next;
+        c->n_pending--;
+        pending_finish(c, p, status, NULL);
+    }
+}
+
+/* ---- input ---- */
 
 static void deliver_notification(mcpc_client *c, JsonrpcMsg *m)
 {
@@ -94,91 +188,154 @@ static void deliver_notification(mcpc_client *c, JsonrpcMsg *m)
 
     if (streq(m->method, "notifications/tools/list_changed"))
         c->list_changed++;
+    if (streq(m->method, "notifications/progress")) {
+        yajl_val tok = json_get(m->params, "progressToken"), total = json_get(m->params, "total");
+        Pending *p = YAJL_IS_INTEGER(tok) && tok->u.number.i > 0
+                         ? pending_find(c, (unsigned long long)tok->u.number.i)
+                         : NULL;
+        yajl_val prog = json_get(m->params, "progress");
+        if (p && p->progress && prog && YAJL_IS_NUMBER(prog))
+            p->progress(p->userdata, p->id, YAJL_GET_DOUBLE(prog),
+                        total && YAJL_IS_NUMBER(total) ? YAJL_GET_DOUBLE(total) : -1,
+                        json_get_string(m->params, "message"));
+    }
     if (!c->notify)
         return;
     params = m->params ? json_to_string(m->params) : xstrdup("{}");
     c->notify(c->notify_ud, m->method, params);
 }
 
-/* Answer a request from mcpd: ping, or -32601 for what the blocking API cannot serve. */
+/* A request from mcpd: ping here, server requests to the handler, -32601 without one. */
 static void answer_request(mcpc_client *c, JsonrpcMsg *m)
 {
     StrBuf sb = STRBUF_INIT;
 
+    if (!streq(m->method, "ping") && c->server_request) {
+        _cleanup_free_ char *id = json_to_string(m->id);
+        _cleanup_free_ char *params = m->params ? json_to_string(m->params) : xstrdup("{}");
+        c->server_request(c->server_request_ud, id, m->method, params);
+        return;
+    }
     if (streq(m->method, "ping"))
         jsonrpc_write_result(&sb, m->id, NULL);
     else
         jsonrpc_write_error(&sb, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
-    (void)send_all(c, &sb);
+    (void)send_sb(c, &sb, false);
     strbuf_deinit(&sb);
 }
 
-/* Read until the response to id arrives; notifications seen on the way are delivered. */
-static int wait_response_until(mcpc_client *c, uint64_t id, char **resultp, int timeout_ms)
+/*
+ * Handle one line. Returns 1 when it was the response to wait_id (its outcome in *rp and
+ * *resultp), 0 otherwise, or a failure about the connection itself.
+ */
+static int handle_line(mcpc_client *c, char *line, size_t len, uint64_t wait_id, char **resultp,
+                       int *rp)
 {
-    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+    _cleanup_free_ char *err = NULL;
+    JsonrpcMsg m;
+    int r = 0;
 
+    if (jsonrpc_msg_parse(&m, line, len, &err) != 0) {
+        jsonrpc_msg_deinit(&m);
+        return fail(c, -EPROTO, "mcpd sent an invalid message: %s", err);
+    }
+    if (m.kind == JSONRPC_NOTIFICATION) {
+        deliver_notification(c, &m);
+    } else if (m.kind == JSONRPC_REQUEST) {
+        answer_request(c, &m);
+    } else if (!m.id && m.kind == JSONRPC_ERROR_RESPONSE) {
+        /* An error without an id is about the connection itself (refused, dropped). */
+        r = fail(c, MCPC_E_RPC, "%s", json_get_string(m.error, "message") ?: "error");
+    } else if (YAJL_IS_INTEGER(m.id) && m.id->u.number.i > 0) {
+        uint64_t id = (uint64_t)m.id->u.number.i;
+        Pending *p;
+        if (wait_id && id == wait_id) {
+            if (m.kind == JSONRPC_RESPONSE) {
+                *resultp = json_to_string(m.result);
+                *rp = 0;
+            } else {
+                yajl_val code = json_get(m.error, "code");
+                *rp = fail(c, MCPC_E_RPC, "%s (code %lld)",
+                           json_get_string(m.error, "message") ?: "error",
+                           YAJL_IS_INTEGER(code) ? (long long)code->u.number.i : 0LL);
+            }
+            r = 1;
+        } else if ((p = pending_take(c, id))) {
+            _cleanup_free_ char *json =
+                json_to_string(m.kind == JSONRPC_RESPONSE ? m.result : m.error);
+            pending_finish(c, p, m.kind == JSONRPC_RESPONSE ? 0 : MCPC_E_RPC, json);
+        }
+        /* else: an answer to a request given up on (cancelled, timed out): dropped */
+    }
+    jsonrpc_msg_deinit(&m);
+    return r;
+}
+
+/* Handle every complete line buffered; same returns as handle_line. */
+static int drain_lines(mcpc_client *c, uint64_t wait_id, char **resultp, int *rp)
+{
     for (;;) {
         char *line;
         size_t len;
         int r = framer_next(&c->in, &line, &len);
 
+        if (r == FRAMER_E_AGAIN)
+            return 0;
         if (r == FRAMER_E_TOOBIG)
             return fail(c, -EMSGSIZE, "a message from mcpd exceeds %zu bytes", c->in.max);
-        if (r == 0) {
-            JsonrpcMsg m;
-            _cleanup_free_ char *err = NULL;
-            if (jsonrpc_msg_parse(&m, line, len, &err) != 0) {
-                jsonrpc_msg_deinit(&m);
-                return fail(c, -EPROTO, "mcpd sent an invalid message: %s", err);
-            }
-            if (m.kind == JSONRPC_NOTIFICATION) {
-                deliver_notification(c, &m);
-            } else if (m.kind == JSONRPC_REQUEST) {
-                answer_request(c, &m);
-            } else if (!m.id && m.kind == JSONRPC_ERROR_RESPONSE) {
-                /* An error without an id is about the connection itself (refused, dropped). */
-                r = fail(c, MCPC_E_RPC, "%s", json_get_string(m.error, "message") ?: "error");
-                jsonrpc_msg_deinit(&m);
-                return r;
-            } else if (YAJL_IS_INTEGER(m.id) && (uint64_t)m.id->u.number.i == id) {
-                if (m.kind == JSONRPC_RESPONSE) {
-                    *resultp = json_to_string(m.result);
-                    r = 0;
-                } else {
-                    yajl_val code = json_get(m.error, "code");
-                    r = fail(c, MCPC_E_RPC, "%s (code %lld)",
-                             json_get_string(m.error, "message") ?: "error",
-                             YAJL_IS_INTEGER(code) ? (long long)code->u.number.i : 0LL);
-                }
-                jsonrpc_msg_deinit(&m);
-                return r;
-            }
-            jsonrpc_msg_deinit(&m);
-            continue;
-        }
+        r = handle_line(c, line, len, wait_id, resultp, rp);
+        if (r != 0)
+            return r;
+    }
+}
+
+/* Read once: 1 when bytes came, 0 when none are there yet, a failure when the link is gone. */
+static int read_some(mcpc_client *c)
+{
+    ssize_t n = framer_read_fd(&c->in, c->fd);
+
+    if (n == 0)
+        return fail(c, -ECONNRESET, "mcpd closed the connection");
+    if (n == -EAGAIN || n == -EINTR)
+        return 0;
+    if (n < 0)
+        return fail(c, (int)n, "cannot read from mcpd: %s", strerror((int)-n));
+    return 1;
+}
+
+static int lost(mcpc_client *c, int r)
+{
+    if (r < 0 && r != -ETIMEDOUT)
+        pending_fail_all(c, -ECONNRESET);
+    return r;
+}
+
+/* Read until the response to id arrives; everything else seen on the way is delivered. */
+static int wait_response_until(mcpc_client *c, uint64_t id, char **resultp, int timeout_ms)
+{
+    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+    int result = 0;
+
+    for (;;) {
+        int r = drain_lines(c, id, resultp, &result);
+        if (r == 1)
+            return result;
+        if (r != 0)
+            return lost(c, r);
+        if ((r = flush_out(c, false)) < 0)
+            return lost(c, r);
         uint64_t now = now_ms();
         if (now >= deadline)
             return fail(c, -ETIMEDOUT, "no answer from mcpd within %d ms", timeout_ms);
-        struct pollfd pfd = {c->fd, POLLIN, 0};
+        struct pollfd pfd = {c->fd, (short)(POLLIN | (mcpc_want_write(c) ? POLLOUT : 0)), 0};
         int pr = poll(&pfd, 1, (int)(deadline - now));
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr < 0)
             return fail(c, -errno, "poll: %s", strerror(errno));
-        if (pr == 0)
-            continue;
-        ssize_t n = framer_read_fd(&c->in, c->fd);
-        if (n == 0)
-            return fail(c, -ECONNRESET, "mcpd closed the connection");
-        if (n < 0 && n != -EAGAIN && n != -EINTR)
-            return fail(c, (int)n, "cannot read from mcpd: %s", strerror((int)-n));
+        if (pr > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)) && (r = read_some(c)) < 0)
+            return lost(c, r);
     }
-}
-
-static int wait_response(mcpc_client *c, uint64_t id, char **resultp)
-{
-    return wait_response_until(c, id, resultp, c->timeout_ms);
 }
 
 int mcpc_process(mcpc_client *c, int timeout_ms)
@@ -201,32 +358,53 @@ static int request_val(mcpc_client *c, const char *method, yajl_val params, char
     if (c->fd < 0)
         return fail(c, -ENOTCONN, "not connected to mcpd");
     jsonrpc_write_request(&sb, id, method, params);
-    r = send_all(c, &sb);
+    r = send_sb(c, &sb, true);
     strbuf_deinit(&sb);
     if (r < 0)
         return r;
-    return wait_response(c, id, resultp);
+    return wait_response_until(c, id, resultp, c->timeout_ms);
+}
+
+static int parse_object(mcpc_client *c, const char *what, const char *text, yajl_val *outp)
+{
+    _cleanup_free_ char *err = NULL;
+
+    *outp = NULL;
+    if (!text)
+        return 0;
+    if (!(*outp = json_parse(text, &err)))
+        return fail(c, -EINVAL, "%s are not valid JSON: %s", what, err);
+    if (!YAJL_IS_OBJECT(*outp)) {
+        *outp = json_free(*outp);
+        return fail(c, -EINVAL, "%s must be a JSON object", what);
+    }
+    return 0;
 }
 
 int mcpc_request(mcpc_client *c, const char *method, const char *params_json, char **resultp)
 {
     _cleanup_json_ yajl_val params = NULL;
-    _cleanup_free_ char *err = NULL;
+    int r;
 
     c->errmsg[0] = '\0';
-    if (params_json && !(params = json_parse(params_json, &err)))
-        return fail(c, -EINVAL, "params are not valid JSON: %s", err);
-    if (params && !YAJL_IS_OBJECT(params))
-        return fail(c, -EINVAL, "params must be a JSON object");
+    if ((r = parse_object(c, "params", params_json, &params)) < 0)
+        return r;
     return request_val(c, method, params, resultp);
 }
 
 static yajl_val init_params(mcpc_client *c)
 {
     yajl_val p = json_object_new(), info = json_object_new(), meta = json_object_new();
+    yajl_val caps = json_object_new();
 
     json_object_set(p, "protocolVersion", json_string_new("2025-11-25"));
-    json_object_set(p, "capabilities", json_object_new());
+    if (c->server_request) {
+        /* With a handler, the agent can answer what servers ask. */
+        json_object_set(caps, "sampling", json_object_new());
+        json_object_set(caps, "elicitation", json_object_new());
+        json_object_set(caps, "roots", json_object_new());
+    }
+    json_object_set(p, "capabilities", caps);
     json_object_set(info, "name", json_string_new(c->client_name));
     json_object_set(info, "version", json_string_new(c->client_version));
     json_object_set(p, "clientInfo", info);
@@ -258,6 +436,8 @@ static int open_socket(mcpc_client *c)
                           "mcpd.socket`)"
                         : "");
     }
+    /* Non-blocking: the asynchronous API never waits; blocking calls poll. */
+    fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
     return 0;
 }
 
@@ -275,17 +455,16 @@ int mcpc_connect(mcpc_client *c)
         return r;
     params = init_params(c);
     r = request_val(c, "initialize", params, &text);
-    if (r != 0)
+    if (r != 0) {
+        close(c->fd);
+        c->fd = -1;
         return r;
+    }
     result = json_parse(text, NULL);
     token = json_get_string(json_get_object(result, "_meta"), "mcpd/session");
     if (token)
         c->session = xstrdup(token);
-    StrBuf sb = STRBUF_INIT;
-    jsonrpc_write_notification(&sb, "notifications/initialized", NULL);
-    r = send_all(c, &sb);
-    strbuf_deinit(&sb);
-    return r;
+    return send_notification(c, "notifications/initialized", NULL);
 }
 
 int mcpc_list_tools(mcpc_client *c, char **resultp)
@@ -293,23 +472,27 @@ int mcpc_list_tools(mcpc_client *c, char **resultp)
     return mcpc_request(c, "tools/list", NULL, resultp);
 }
 
+static yajl_val call_params(mcpc_client *c, const char *name, const char *arguments_json, int *rp)
+{
+    yajl_val params, args;
+
+    if ((*rp = parse_object(c, "arguments", arguments_json, &args)) < 0)
+        return NULL;
+    params = json_object_new();
+    json_object_set(params, "name", json_string_new(name));
+    json_object_set(params, "arguments", args ? args : json_object_new());
+    return params;
+}
+
 int mcpc_call_tool(mcpc_client *c, const char *name, const char *arguments_json, char **resultp,
                    int *is_errorp)
 {
-    _cleanup_json_ yajl_val params = json_object_new(), res = NULL;
-    _cleanup_free_ char *err = NULL;
-    yajl_val args = NULL;
+    _cleanup_json_ yajl_val params = NULL, res = NULL;
     int r;
 
     c->errmsg[0] = '\0';
-    if (arguments_json && !(args = json_parse(arguments_json, &err)))
-        return fail(c, -EINVAL, "arguments are not valid JSON: %s", err);
-    if (args && !YAJL_IS_OBJECT(args)) {
-        json_free(args);
-        return fail(c, -EINVAL, "arguments must be a JSON object");
-    }
-    json_object_set(params, "name", json_string_new(name));
-    json_object_set(params, "arguments", args ? args : json_object_new());
+    if (!(params = call_params(c, name, arguments_json, &r)))
+        return r;
     r = request_val(c, "tools/call", params, resultp);
     if (r == 0 && is_errorp) {
         res = json_parse(*resultp, NULL);
@@ -322,6 +505,198 @@ int mcpc_status(mcpc_client *c, char **resultp)
 {
     return mcpc_request(c, "mcpd/status", NULL, resultp);
 }
+
+/* ---- asynchronous API ---- */
+
+static int request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
+                         mcpc_progress_fn progress, void *userdata, unsigned long long *idp)
+{
+    StrBuf sb = STRBUF_INIT;
+    Pending *p;
+    uint64_t id = ++c->next_id;
+    int r;
+
+    if (c->fd < 0)
+        return fail(c, -ENOTCONN, "not connected to mcpd");
+    if (!fn)
+        return fail(c, -EINVAL, "an asynchronous request needs a result callback");
+    if (progress) {
+        /* The request id doubles as the progress token: unique on this connection. */
+        yajl_val meta = json_get_object(params, "_meta");
+        if (!meta) {
+            meta = json_object_new();
+            json_object_set(params, "_meta", meta);
+        }
+        json_object_set(meta, "progressToken", json_int_new((int64_t)id));
+    }
+    jsonrpc_write_request(&sb, id, method, params);
+    r = send_sb(c, &sb, false);
+    strbuf_deinit(&sb);
+    if (r < 0)
+        return r;
+    p = xcalloc(1, sizeof(*p));
+    p->id = id;
+    p->fn = fn;
+    p->progress = progress;
+    p->userdata = userdata;
+    p->deadline_ms = now_ms() + (uint64_t)c->timeout_ms;
+    p->next = c->pending;
+    c->pending = p;
+    c->n_pending++;
+    if (idp)
+        *idp = id;
+    return 0;
+}
+
+int mcpc_request_async(mcpc_client *c, const char *method, const char *params_json,
+                       mcpc_result_fn fn, void *userdata, unsigned long long *idp)
+{
+    _cleanup_json_ yajl_val params = NULL;
+    int r;
+
+    c->errmsg[0] = '\0';
+    if ((r = parse_object(c, "params", params_json, &params)) < 0)
+        return r;
+    if (!params)
+        params = json_object_new();
+    return request_async(c, method, params, fn, NULL, userdata, idp);
+}
+
+int mcpc_call_tool_async(mcpc_client *c, const char *name, const char *arguments_json,
+                         mcpc_result_fn fn, mcpc_progress_fn progress, void *userdata,
+                         unsigned long long *idp)
+{
+    _cleanup_json_ yajl_val params = NULL;
+    int r;
+
+    c->errmsg[0] = '\0';
+    if (!(params = call_params(c, name, arguments_json, &r)))
+        return r;
+    return request_async(c, "tools/call", params, fn, progress, userdata, idp);
+}
+
+int mcpc_cancel(mcpc_client *c, unsigned long long id)
+{
+    Pending *p = pending_take(c, id);
+    _cleanup_json_ yajl_val params = NULL;
+    int r;
+
+    if (!p)
+        return fail(c, -ENOENT, "no request %llu is pending", id);
+    params = json_object_new();
+    json_object_set(params, "requestId", json_int_new((int64_t)id));
+    json_object_set(params, "reason", json_string_new("cancelled by the client"));
+    r = send_notification(c, "notifications/cancelled", params);
+    pending_finish(c, p, -ECANCELED, NULL);
+    return r;
+}
+
+void mcpc_set_server_request_handler(mcpc_client *c, mcpc_server_request_fn fn, void *userdata)
+{
+    c->server_request = fn;
+    c->server_request_ud = userdata;
+}
+
+static int respond(mcpc_client *c, const char *id_json, yajl_val result, int code,
+                   const char *message)
+{
+    _cleanup_json_ yajl_val id = NULL;
+    StrBuf sb = STRBUF_INIT;
+    int r;
+
+    if (!id_json || !(id = json_parse(id_json, NULL)))
+        return fail(c, -EINVAL, "the request id is not valid JSON");
+    if (message)
+        jsonrpc_write_error(&sb, id, code, message, NULL);
+    else
+        jsonrpc_write_result(&sb, id, result);
+    r = send_sb(c, &sb, false);
+    strbuf_deinit(&sb);
+    return r;
+}
+
+int mcpc_respond(mcpc_client *c, const char *id_json, const char *result_json)
+{
+    _cleanup_json_ yajl_val result = NULL;
+    int r;
+
+    if ((r = parse_object(c, "result", result_json, &result)) < 0)
+        return r;
+    if (!result)
+        result = json_object_new();
+    return respond(c, id_json, result, 0, NULL);
+}
+
+int mcpc_respond_error(mcpc_client *c, const char *id_json, int code, const char *message)
+{
+    return respond(c, id_json, NULL, code, message ? message : "error");
+}
+
+/* Requests past their deadline are answered -ETIMEDOUT and cancelled at mcpd. */
+static void expire_pending(mcpc_client *c)
+{
+    uint64_t now = now_ms();
+    Pending *p;
+
+    for (;;) {
+        for (p = c->pending; p && p->deadline_ms > now; p = p->next)
+            ;
+        if (!p)
+            return;
+        pending_take(c, p->id);
+        yajl_val params = json_object_new();
+        json_object_set(params, "requestId", json_int_new((int64_t)p->id));
+        json_object_set(params, "reason", json_string_new("timeout"));
+        (void)send_notification(c, "notifications/cancelled", params);
+        json_free(params);
+        pending_finish(c, p, -ETIMEDOUT, NULL);
+    }
+}
+
+int mcpc_dispatch(mcpc_client *c)
+{
+    int r, unused = 0;
+
+    if (c->fd < 0)
+        return fail(c, -ENOTCONN, "not connected to mcpd");
+    if ((r = flush_out(c, false)) < 0)
+        return lost(c, r);
+    /* Bounded: a flood from mcpd cannot keep the caller's loop here forever. */
+    for (int i = 0; i < 64; i++) {
+        int got = read_some(c);
+        if (got < 0)
+            return lost(c, got);
+        if ((r = drain_lines(c, 0, NULL, &unused)) < 0)
+            return lost(c, r);
+        if (!got)
+            break;
+    }
+    expire_pending(c);
+    return lost(c, flush_out(c, false));
+}
+
+int mcpc_want_write(const mcpc_client *c)
+{
+    return c->out_off < c->out.len;
+}
+
+int mcpc_pending(const mcpc_client *c)
+{
+    return c->n_pending;
+}
+
+int mcpc_next_timeout(const mcpc_client *c)
+{
+    uint64_t now = now_ms(), first = UINT64_MAX;
+
+    for (const Pending *p = c->pending; p; p = p->next)
+        first = MIN(first, p->deadline_ms);
+    if (first == UINT64_MAX)
+        return -1;
+    return first <= now ? 0 : (int)MIN(first - now, (uint64_t)INT32_MAX);
+}
+
+/* ---- the rest ---- */
 
 const char *mcpc_session(const mcpc_client *c)
 {
@@ -365,9 +740,12 @@ void mcpc_free(mcpc_client *c)
 {
     if (!c)
         return;
+    /* Callbacks still pending hear of it, so their userdata can be released. */
+    pending_fail_all(c, -ECONNRESET);
     if (c->fd >= 0)
         close(c->fd);
     framer_deinit(&c->in);
+    strbuf_deinit(&c->out);
     free(c->socket_path);
     free(c->client_name);
     free(c->client_version);

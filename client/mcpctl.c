@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "client/bridge.h"
 #include "client/include/mcpc.h"
+#include "common/paths.h"
 #include "common/json.h"
 #include "common/util.h"
 
@@ -34,6 +36,7 @@ static void usage(FILE *f)
                "  disconnect SERVER       stop a server and remove its tools\n"
                "  wait SERVER             wait until a server is connected or has failed\n"
                "  logs SERVER             the server's recent stderr\n"
+               "  bridge [--cwd DIR]      be a stdio MCP server relaying to mcpd (for MCP hosts)\n"
                "\n"
                "Exit status: 0 ok, 1 request or tool failed, 2 usage, 3 mcpd not reachable.\n");
 }
@@ -269,6 +272,17 @@ int main(int argc, char **argv)
     if (optind >= argc) {
         usage(stderr);
         return EXIT_USAGE;
+    }
+    if (streq(argv[optind], "bridge")) {
+        const char *cwd = NULL;
+        if (argc - optind == 3 && streq(argv[optind + 1], "--cwd"))
+            cwd = argv[optind + 2];
+        else if (argc - optind != 1) {
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+        _cleanup_free_ char *sock = o.socket_path ? xstrdup(o.socket_path) : paths_socket();
+        return bridge_run(sock, cwd);
     }
     c = mcpc_new(&o);
     if (!c)

@@ -3,12 +3,26 @@
 #pragma once
 
 /*
- * libmcpc talks to mcpd over its Unix socket. Every call here is blocking and bounded by the
- * client's timeout. JSON goes in and comes out as text; results are strings the caller frees
- * with mcpc_string_free().
+ * libmcpc talks to mcpd over its Unix socket. JSON goes in and comes out as text; results are
+ * strings the caller frees with mcpc_string_free().
+ *
+ * Two ways to use it, freely mixed on one client:
+ * - blocking: mcpc_request(), mcpc_list_tools(), mcpc_call_tool(), ... each waits for its
+ *   answer, bounded by the client's timeout;
+ * - asynchronous, for agents with their own event loop: mcpc_request_async() and
+ *   mcpc_call_tool_async() return at once; poll mcpc_fd() for POLLIN (and POLLOUT while
+ *   mcpc_want_write() says so), call mcpc_dispatch() when it is ready, and results, progress,
+ *   notifications and requests from servers (sampling, elicitation, roots) arrive through
+ *   callbacks. mcpc_cancel() abandons a call and cancels it upstream.
+ * mcpc_connect() is blocking (one local round trip).
+ *
+ * Subagents: mcpc_session_env() gives "MCPD_SESSION=<token>"; a child whose environment holds
+ * it (or that passes the token in mcpc_options.session) joins this agent's session: the same
+ * workspace, tools and upstream connections.
  *
  * Thread safety: an mcpc_client is not thread-safe; use one per thread (they are cheap), or
- * lock around every call. Distinct clients may be used from distinct threads freely.
+ * lock around every call. Callbacks run inside the libmcpc call that read the message, on the
+ * caller's thread. Distinct clients may be used from distinct threads freely.
  *
  * Errors: functions return 0 on success, a negative errno for system failures (-ECONNREFUSED,
  * -ETIMEDOUT, ...), or MCPC_E_RPC when mcpd answered with a JSON-RPC error. In every failure
@@ -34,6 +48,24 @@ typedef struct mcpc_options {
 
 /* Called for every notification that arrives while a call waits (progress, list_changed). */
 typedef void (*mcpc_notify_fn)(void *userdata, const char *method, const char *params_json);
+
+/*
+ * The answer to an asynchronous request. status is 0 (json is the result), MCPC_E_RPC (json is
+ * the JSON-RPC error object {code, message, data?}), or a negative errno with json NULL:
+ * -ECANCELED after mcpc_cancel(), -ECONNRESET when the connection was lost, -ETIMEDOUT when
+ * mcpd sent nothing within the client's timeout. Called exactly once per request.
+ */
+typedef void (*mcpc_result_fn)(void *userdata, unsigned long long id, int status, const char *json);
+/* Progress of an asynchronous tools/call; total and message are < 0 / NULL when not given. */
+typedef void (*mcpc_progress_fn)(void *userdata, unsigned long long id, double progress,
+                                 double total, const char *message);
+/*
+ * A request from a server, forwarded by mcpd (sampling/createMessage, elicitation/create,
+ * roots/list): answer it now or later with mcpc_respond() or mcpc_respond_error(), passing
+ * id_json back. A client with no handler answers -32601.
+ */
+typedef void (*mcpc_server_request_fn)(void *userdata, const char *id_json, const char *method,
+                                       const char *params_json);
 
 /** Create a client (not yet connected); opts may be NULL. Returns NULL only without memory. */
 mcpc_client *mcpc_new(const mcpc_options *opts);
@@ -67,8 +99,44 @@ int mcpc_take_list_changed(mcpc_client *c);
  * list_changed or progress between calls). Returns 0, or a failure (connection lost).
  */
 int mcpc_process(mcpc_client *c, int timeout_ms);
-/** The socket fd (for poll), or -1. Reserved for the asynchronous API. */
+/** The socket fd (for poll, POLLIN), or -1 before connect. */
 int mcpc_fd(const mcpc_client *c);
+
+/* ---- asynchronous API ---- */
+
+/** Send a request without waiting; fn gets the answer from mcpc_dispatch(). *idp may be NULL. */
+int mcpc_request_async(mcpc_client *c, const char *method, const char *params_json,
+                       mcpc_result_fn fn, void *userdata, unsigned long long *idp);
+/** tools/call without waiting; progress (may be NULL) asks the server for progress reports. */
+int mcpc_call_tool_async(mcpc_client *c, const char *name, const char *arguments_json,
+                         mcpc_result_fn fn, mcpc_progress_fn progress, void *userdata,
+                         unsigned long long *idp);
+/**
+ * Abandon a request: mcpd cancels it upstream, its callback runs now with -ECANCELED, and a
+ * late answer is dropped. Unknown ids return -ENOENT.
+ */
+int mcpc_cancel(mcpc_client *c, unsigned long long id);
+/** Install the handler for requests from servers (NULL: answer them -32601). */
+void mcpc_set_server_request_handler(mcpc_client *c, mcpc_server_request_fn fn, void *userdata);
+/** Answer a server request with a result (a JSON object text). */
+int mcpc_respond(mcpc_client *c, const char *id_json, const char *result_json);
+/** Answer a server request with an error. */
+int mcpc_respond_error(mcpc_client *c, const char *id_json, int code, const char *message);
+/**
+ * Read what has arrived and flush what is queued, without blocking; run the callbacks.
+ * Returns 0, or a negative errno when the connection is lost (every pending request has then
+ * been answered with -ECONNRESET).
+ */
+int mcpc_dispatch(mcpc_client *c);
+/** Whether output is queued (poll mcpc_fd() for POLLOUT too while it is). */
+int mcpc_want_write(const mcpc_client *c);
+/** Asynchronous requests still waiting for their answer. */
+int mcpc_pending(const mcpc_client *c);
+/**
+ * Milliseconds until the earliest pending request times out (a poll timeout), or -1 when none
+ * is pending. mcpc_dispatch() answers the overdue ones with -ETIMEDOUT.
+ */
+int mcpc_next_timeout(const mcpc_client *c);
 /** A message describing the last failure ("" if none). */
 const char *mcpc_errmsg(const mcpc_client *c);
 /** Close the connection and free the client; NULL is allowed. */
