@@ -44,7 +44,7 @@ static struct {
     const char *name, *log_path, *pid_path;
     long tools, page_size, init_delay_ms, crash_after, list_changed_ms, stderr_noise;
     bool hang_init, exit_now, garbage, list_fail, ignore_sigterm, ignore_eof;
-    bool grandchild, close_stdout, only_generic;
+    bool grandchild, close_stdout, only_generic, ask;
 } opt = {.name = "fake", .list_changed_ms = -1};
 
 static struct {
@@ -463,7 +463,7 @@ typedef struct ToolDef {
 } ToolDef;
 
 static CallFn call_echo, call_add, call_sleep, call_crash, call_big, call_fail, call_tool_error,
-    call_env, call_cwd, call_pid, call_generic;
+    call_env, call_cwd, call_pid, call_generic, call_ask;
 
 #define NO_ARGS JSON({"type" : "object", "properties" : {}})
 
@@ -533,6 +533,20 @@ static const ToolDef late_tool = {
         "required" : ["text"]
     }),
     call_echo};
+
+/* Listed with --ask: a server-to-client request whose answer becomes the tool's result. */
+static const ToolDef ask_tool = {
+    "ask",
+    "Send the client a request (sampling, elicitation, roots) and return its answer as JSON.",
+    JSON({
+        "type" : "object",
+        "properties" : {
+            "method" : {"type" : "string", "description" : "The request's method."},
+            "params" : {"type" : "object", "description" : "Its params."}
+        },
+        "required" : ["method"]
+    }),
+    call_ask};
 
 /* Generic tools cycle through these, so a long tools/list resembles a real server's. */
 static const ToolDef generic_tools[] = {
@@ -632,7 +646,7 @@ static const ToolDef generic_tools[] = {
 #define N_GENERIC_KINDS (sizeof(generic_tools) / sizeof(generic_tools[0]))
 
 /* Schemas parsed once at start-up: emitting from a tree keeps tools/list cheap and compact. */
-static yajl_val builtin_schema[N_BUILTIN], generic_schema[N_GENERIC_KINDS], late_schema;
+static yajl_val builtin_schema[N_BUILTIN], generic_schema[N_GENERIC_KINDS], late_schema, ask_schema;
 
 static yajl_val parse_schema(const char *text)
 {
@@ -652,6 +666,7 @@ static void load_schemas(void)
     for (size_t i = 0; i < N_GENERIC_KINDS; i++)
         generic_schema[i] = parse_schema(generic_tools[i].schema);
     late_schema = parse_schema(late_tool.schema);
+    ask_schema = parse_schema(ask_tool.schema);
 }
 
 static void gen_tool(yajl_gen g, const char *name, const char *description, yajl_val schema)
@@ -673,7 +688,7 @@ static size_t listed_builtins(void)
 
 static size_t tool_count(void)
 {
-    return listed_builtins() + (size_t)opt.tools + (st.late_tool ? 1 : 0);
+    return listed_builtins() + (size_t)opt.tools + (opt.ask ? 1 : 0) + (st.late_tool ? 1 : 0);
 }
 
 /* The i-th tool of the full listing: builtins, then tool0..tool(N-1), then late_tool. */
@@ -684,6 +699,10 @@ static void gen_tool_at(yajl_gen g, size_t i)
         return;
     }
     i -= listed_builtins();
+    if (i == (size_t)opt.tools && opt.ask) {
+        gen_tool(g, ask_tool.name, ask_tool.description, ask_schema);
+        return;
+    }
     if (i >= (size_t)opt.tools) {
         gen_tool(g, late_tool.name, late_tool.description, late_schema);
         return;
@@ -880,6 +899,83 @@ static void call_pid(const Tok *id, yajl_val args, yajl_val params)
 }
 
 /* Generic tools answer with their arguments as compact JSON text ({} when there were none). */
+/* Asks in flight: our request id "ask-<n>" and the tools/call waiting for its answer. */
+typedef struct Ask {
+    struct Ask *next;
+    long n;
+    Tok call_id;
+} Ask;
+static Ask *asks;
+static long next_ask;
+
+static void call_ask(const Tok *id, yajl_val args, yajl_val params)
+{
+    const char *method = obj_str(args, "method");
+    yajl_val p = obj_get(args, "params");
+    char rid[32];
+
+    (void)params;
+    if (!method) {
+        bad_args(id, "ask", "{method: string, params?: object}");
+        return;
+    }
+    Ask *a = calloc(1, sizeof(*a));
+    if (!a)
+        abort();
+    a->n = ++next_ask;
+    a->call_id = tok_dup(id);
+    a->next = asks;
+    asks = a;
+    snprintf(rid, sizeof(rid), "ask-%ld", a->n);
+    yajl_gen g = msg_open();
+    gkv(g, "id", rid);
+    gkv(g, "method", method);
+    gs(g, "params");
+    if (p)
+        gen_value(g, p);
+    else {
+        yajl_gen_map_open(g);
+        yajl_gen_map_close(g);
+    }
+    msg_send(g, false);
+}
+
+/* The client's answer to an ask: the waiting call gets it as text (the JSON as received). */
+static void on_ask_answer(yajl_val msg, const char *rid)
+{
+    long n = strtol(rid + 4, NULL, 10);
+    yajl_val v = obj_get(msg, "result");
+    const char *tag = "result";
+
+    for (Ask **pp = &asks; *pp; pp = &(*pp)->next) {
+        if ((*pp)->n != n)
+            continue;
+        Ask *a = *pp;
+        *pp = a->next;
+        if (!v) {
+            v = obj_get(msg, "error");
+            tag = "error";
+        }
+        yajl_gen g = yajl_gen_alloc(NULL);
+        const unsigned char *buf;
+        size_t len;
+        yajl_gen_map_open(g);
+        gs(g, tag);
+        if (v)
+            gen_value(g, v);
+        else
+            yajl_gen_null(g);
+        yajl_gen_map_close(g);
+        yajl_gen_get_buf(g, &buf, &len);
+        send_text(&a->call_id, (const char *)buf, len, false);
+        yajl_gen_free(g);
+        free(a->call_id.s);
+        free(a);
+        return;
+    }
+    note("answer to %s, which was not asked (or answered already)", rid);
+}
+
 static void call_generic(const Tok *id, yajl_val args, yajl_val params)
 {
     (void)params;
@@ -920,6 +1016,8 @@ static CallFn *find_tool(const char *name)
             return builtin_tools[i].call;
     if (st.late_tool && strcmp(name, late_tool.name) == 0)
         return late_tool.call;
+    if (opt.ask && strcmp(name, ask_tool.name) == 0)
+        return ask_tool.call;
     if (is_generic_name(name))
         return call_generic;
     return NULL;
@@ -1055,6 +1153,11 @@ static void on_message(yajl_val msg)
         return;
     }
     if (!method) {
+        const char *rid = obj_str(msg, "id");
+        if (rid && strncmp(rid, "ask-", 4) == 0) {
+            on_ask_answer(msg, rid);
+            return;
+        }
         /* A response to a request we never send, or junk: nothing to answer. */
         note("ignoring a message without a method");
         return;
@@ -1193,7 +1296,9 @@ static void usage(FILE *f)
           "  --fork-grandchild          fork a child that sleeps forever\n"
           "  --close-stdout-after-init  close stdout after initialize and tools/list\n"
           "  --log FILE                 append every received line to FILE\n"
-          "  --pid-file FILE            write our pid to FILE\n",
+          "  --pid-file FILE            write our pid to FILE\n"
+          "  --ask                      list the tool ask {method, params}: a request to the "
+          "client\n",
           f);
 }
 
@@ -1228,6 +1333,7 @@ enum {
     O_LOG,
     O_PID_FILE,
     O_ONLY_GENERIC,
+    O_ASK,
 };
 
 static const struct option long_opts[] = {
@@ -1249,6 +1355,7 @@ static const struct option long_opts[] = {
     {"log", required_argument, NULL, O_LOG},
     {"pid-file", required_argument, NULL, O_PID_FILE},
     {"only-generic", no_argument, NULL, O_ONLY_GENERIC},
+    {"ask", no_argument, NULL, O_ASK},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -1310,6 +1417,9 @@ static void set_option(int c, const char *arg, const char *name)
     case O_ONLY_GENERIC:
         opt.only_generic = true;
         break;
+    case O_ASK:
+        opt.ask = true;
+        break;
     case 'h':
         usage(stdout);
         exit(0);
@@ -1368,6 +1478,7 @@ static void cleanup(void)
     for (size_t i = 0; i < N_GENERIC_KINDS; i++)
         yajl_tree_free(generic_schema[i]);
     yajl_tree_free(late_schema);
+    yajl_tree_free(ask_schema);
     yajl_tree_free(st.current);
     free(in.data);
     if (st.log)
