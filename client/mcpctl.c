@@ -88,6 +88,55 @@ static void print_server(yajl_val s)
     printf("\n");
 }
 
+/* Agents, subagents indented under the agent whose session they joined. */
+static void print_agent(yajl_val agents, yajl_val a, int depth)
+{
+    int64_t id = 0, pid = 0, calls = 0, queued = 0, since = 0, session = 0;
+    const char *root = json_get_string(a, "root");
+    char age[32], sess[24] = "-";
+
+    json_get_int(a, "id", &id);
+    json_get_int(a, "pid", &pid);
+    json_get_int(a, "callsInFlight", &calls);
+    json_get_int(a, "bytesQueued", &queued);
+    json_get_int(a, "connectedAt", &since);
+    if (json_get_int(a, "session", &session) == 0)
+        snprintf(sess, sizeof(sess), "%lld", (long long)session);
+    fmt_age(age, sizeof(age), since);
+    printf("%*s%-*lld %7lld %-*s %-6s %7s %5lld %8lld  %s\n", depth * 2, "", 6 - depth * 2,
+           (long long)id, (long long)pid, 20 - depth * 2,
+           json_get_string(a, "name") ? json_get_string(a, "name") : "?", age, sess,
+           (long long)calls, (long long)queued, root ? root : "(user)");
+    for (size_t i = 0; i < json_array_len(agents); i++) {
+        yajl_val c = json_array_at(agents, i);
+        int64_t parent = 0;
+        if (json_get_int(c, "parent", &parent) == 0 && parent == id && depth < 8)
+            print_agent(agents, c, depth + 1);
+    }
+}
+
+static void show_agents(yajl_val agents)
+{
+    if (!json_array_len(agents))
+        return;
+    printf("\n%-6s %7s %-20s %-6s %7s %5s %8s  %s\n", "AGENT", "PID", "NAME", "SINCE", "SESSION",
+           "CALLS", "QUEUED", "WORKSPACE");
+    for (size_t i = 0; i < json_array_len(agents); i++) {
+        yajl_val a = json_array_at(agents, i);
+        int64_t parent = 0;
+        /* Subagents are printed under their parent; orphans (parent gone) at the top. */
+        bool has_parent = false;
+        if (json_get_int(a, "parent", &parent) == 0)
+            for (size_t k = 0; k < json_array_len(agents); k++) {
+                int64_t other = 0;
+                json_get_int(json_array_at(agents, k), "id", &other);
+                has_parent |= other == parent;
+            }
+        if (!has_parent)
+            print_agent(agents, a, 0);
+    }
+}
+
 static int show_status(const char *text)
 {
     _cleanup_json_ yajl_val st = json_parse(text, NULL);
@@ -120,6 +169,7 @@ static int show_status(const char *text)
         print_server(json_array_at(servers, i));
     if (!json_array_len(servers))
         printf("(no servers configured)\n");
+    show_agents(agents);
     for (size_t i = 0; i < json_array_len(problems); i++) {
         yajl_val p = json_array_at(problems, i);
         printf("%sconfig problem: %s%s%s\n", i ? "" : "\n", json_get_string(p, "path") ?: "",

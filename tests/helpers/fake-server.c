@@ -463,7 +463,7 @@ typedef struct ToolDef {
 } ToolDef;
 
 static CallFn call_echo, call_add, call_sleep, call_crash, call_big, call_fail, call_tool_error,
-    call_env, call_cwd, call_pid, call_generic, call_ask;
+    call_env, call_cwd, call_pid, call_generic, call_ask, call_say;
 
 #define NO_ARGS JSON({"type" : "object", "properties" : {}})
 
@@ -547,6 +547,18 @@ static const ToolDef ask_tool = {
         "required" : ["method"]
     }),
     call_ask};
+
+/* Listed with --ask too: a notifications/message of the given level. */
+static const ToolDef say_tool = {
+    "say", "Send the client a log message (notifications/message) and answer \"said\".", JSON({
+        "type" : "object",
+        "properties" : {
+            "level" : {"type" : "string", "description" : "debug, info, ... emergency."},
+            "text" : {"type" : "string", "description" : "The message."}
+        },
+        "required" : [ "level", "text" ]
+    }),
+    call_say};
 
 /* Generic tools cycle through these, so a long tools/list resembles a real server's. */
 static const ToolDef generic_tools[] = {
@@ -646,7 +658,8 @@ static const ToolDef generic_tools[] = {
 #define N_GENERIC_KINDS (sizeof(generic_tools) / sizeof(generic_tools[0]))
 
 /* Schemas parsed once at start-up: emitting from a tree keeps tools/list cheap and compact. */
-static yajl_val builtin_schema[N_BUILTIN], generic_schema[N_GENERIC_KINDS], late_schema, ask_schema;
+static yajl_val builtin_schema[N_BUILTIN], generic_schema[N_GENERIC_KINDS], late_schema, ask_schema,
+    say_schema;
 
 static yajl_val parse_schema(const char *text)
 {
@@ -667,6 +680,7 @@ static void load_schemas(void)
         generic_schema[i] = parse_schema(generic_tools[i].schema);
     late_schema = parse_schema(late_tool.schema);
     ask_schema = parse_schema(ask_tool.schema);
+    say_schema = parse_schema(say_tool.schema);
 }
 
 static void gen_tool(yajl_gen g, const char *name, const char *description, yajl_val schema)
@@ -688,7 +702,7 @@ static size_t listed_builtins(void)
 
 static size_t tool_count(void)
 {
-    return listed_builtins() + (size_t)opt.tools + (opt.ask ? 1 : 0) + (st.late_tool ? 1 : 0);
+    return listed_builtins() + (size_t)opt.tools + (opt.ask ? 2 : 0) + (st.late_tool ? 1 : 0);
 }
 
 /* The i-th tool of the full listing: builtins, then tool0..tool(N-1), then late_tool. */
@@ -701,6 +715,10 @@ static void gen_tool_at(yajl_gen g, size_t i)
     i -= listed_builtins();
     if (i == (size_t)opt.tools && opt.ask) {
         gen_tool(g, ask_tool.name, ask_tool.description, ask_schema);
+        return;
+    }
+    if (i == (size_t)opt.tools + 1 && opt.ask) {
+        gen_tool(g, say_tool.name, say_tool.description, say_schema);
         return;
     }
     if (i >= (size_t)opt.tools) {
@@ -940,6 +958,26 @@ static void call_ask(const Tok *id, yajl_val args, yajl_val params)
     msg_send(g, false);
 }
 
+static void call_say(const Tok *id, yajl_val args, yajl_val params)
+{
+    const char *level = obj_str(args, "level"), *text = obj_str(args, "text");
+
+    (void)params;
+    if (!level || !text) {
+        bad_args(id, "say", "{level: string, text: string}");
+        return;
+    }
+    yajl_gen g = msg_open();
+    gkv(g, "method", "notifications/message");
+    gs(g, "params");
+    yajl_gen_map_open(g);
+    gkv(g, "level", level);
+    gkv(g, "data", text);
+    yajl_gen_map_close(g);
+    msg_send(g, false);
+    send_str(id, "said");
+}
+
 /* The client's answer to an ask: the waiting call gets it as text (the JSON as received). */
 static void on_ask_answer(yajl_val msg, const char *rid)
 {
@@ -1018,6 +1056,8 @@ static CallFn *find_tool(const char *name)
         return late_tool.call;
     if (opt.ask && strcmp(name, ask_tool.name) == 0)
         return ask_tool.call;
+    if (opt.ask && strcmp(name, say_tool.name) == 0)
+        return say_tool.call;
     if (is_generic_name(name))
         return call_generic;
     return NULL;
@@ -1479,6 +1519,7 @@ static void cleanup(void)
         yajl_tree_free(generic_schema[i]);
     yajl_tree_free(late_schema);
     yajl_tree_free(ask_schema);
+    yajl_tree_free(say_schema);
     yajl_tree_free(st.current);
     free(in.data);
     if (st.log)

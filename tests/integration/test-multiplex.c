@@ -552,6 +552,64 @@ static void test_async(Harness *h)
     mcpc_free(c);
 }
 
+/* ---- logging: per-agent levels, the most verbose one upstream ---- */
+
+/* The texts of the log messages an agent receives until it has been quiet for 500 ms. */
+static char *collect_messages(Raw *r)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    for (;;) {
+        _cleanup_json_ yajl_val m = raw_read(r, 500);
+        if (!m)
+            return strbuf_detach(&sb, NULL);
+        if (streq(json_get_string(m, "method"), "notifications/message")) {
+            strbuf_puts(&sb, json_get_string(json_get_object(m, "params"), "data"));
+            strbuf_putc(&sb, ' ');
+        }
+    }
+}
+
+static void test_logging(Harness *h, const char *uplog)
+{
+    Raw verbose, quiet, plain;
+    mcpc_client *c = h_client(h, "logger");
+    _cleanup_free_ char *t = NULL;
+
+    raw_init(&verbose, h, "verbose", NULL);
+    raw_init(&quiet, h, "quiet", NULL);
+    raw_init(&plain, h, "plain", NULL);
+    raw_send(&verbose, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/setLevel\","
+                       "\"params\":{\"level\":\"debug\"}}");
+    raw_send(&quiet, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/setLevel\","
+                     "\"params\":{\"level\":\"error\"}}");
+    raw_send(&plain, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/setLevel\","
+                     "\"params\":{\"level\":\"loud\"}}");
+    _cleanup_json_ yajl_val bad = raw_read(&plain, H_WAIT_MS);
+    CHECK_MSG(json_get_object(bad, "error"), "an unknown level was accepted");
+    json_free(raw_read(&verbose, H_WAIT_MS));
+    json_free(raw_read(&quiet, H_WAIT_MS));
+    bool set = false;
+    for (int i = 0; i < 200 && !set; i++, h_sleep_ms(25))
+        set = count_in_file(uplog, "\"logging/setLevel\",\"params\":{\"level\":\"debug\"}") > 0;
+    CHECK_MSG(set, "the upstream was not set to the most verbose level asked (debug)");
+    t = h_call_text(c, "mcp_asker_say", "{\"level\":\"info\",\"text\":\"info-line\"}", NULL);
+    CHECK(streq(t, "said"));
+    free(t);
+    t = h_call_text(c, "mcp_asker_say", "{\"level\":\"debug\",\"text\":\"debug-line\"}", NULL);
+    free(t);
+    t = h_call_text(c, "mcp_asker_say", "{\"level\":\"error\",\"text\":\"error-line\"}", NULL);
+    _cleanup_free_ char *v = collect_messages(&verbose), *q = collect_messages(&quiet);
+    _cleanup_free_ char *p = collect_messages(&plain);
+    CHECK_MSG(v && streq(v, "info-line debug-line error-line "), "debug agent heard: %s", v);
+    CHECK_MSG(q && streq(q, "error-line "), "error agent heard: %s", q);
+    CHECK_MSG(p && streq(p, "info-line error-line "), "default agent heard: %s", p);
+    raw_close(&verbose);
+    raw_close(&quiet);
+    raw_close(&plain);
+    mcpc_free(c);
+}
+
 int main(void)
 {
     Harness h;
@@ -591,6 +649,7 @@ int main(void)
     test_server_requests(&h, root1);
     test_sessions(&h, root1);
     test_workspaces(&h, root1, root2);
+    test_logging(&h, uplog);
     test_stalled_reader(&h);
 
     if (h_failures)
