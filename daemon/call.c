@@ -8,6 +8,7 @@
 
 #include "common/json.h"
 #include "common/jsonrpc.h"
+#include "common/jsonscan.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/manager-private.h"
@@ -17,11 +18,11 @@ typedef struct Call {
     uint64_t id;
     Manager *m;
     uint64_t peer_id;
-    yajl_val orig_id;        /* the agent's id, with its JSON type */
-    yajl_val progress_token; /* the agent's progress token, or NULL */
+    char *orig_id;        /* the agent's id as JSON text, so its type is kept */
+    char *progress_token; /* the agent's progress token as JSON text, or NULL */
     uint64_t server_id;
-    char *tool;           /* the upstream's name */
-    yajl_val params;      /* what goes upstream: name, arguments, _meta */
+    char *meta;           /* members of _meta passed on (not progressToken), or NULL */
+    char *body;           /* the other members of params: "name":...,"arguments":... */
     uint64_t upstream_id; /* the Upstream it went to, and its request id there */
     uint64_t request_id;
     bool waiting; /* for its server to connect */
@@ -99,18 +100,61 @@ static void call_free(Call *c)
     }
     if (c->ev_wait)
         event_free(c->ev_wait);
-    json_free(c->orig_id);
-    json_free(c->progress_token);
-    json_free(c->params);
-    free(c->tool);
+    free(c->orig_id);
+    free(c->progress_token);
+    free(c->meta);
+    free(c->body);
     free(c);
+}
+
+/* {"jsonrpc":"2.0","id":<id>,"result":<raw>} to a peer, ids and results as JSON text. */
+static void reply_result_text(Manager *m, uint64_t peer_id, const char *id, const char *raw,
+                              size_t n)
+{
+    Peer *p = peer_get(m->peers, peer_id);
+    StrBuf *sb = &m->scratch;
+
+    if (!p)
+        return;
+    strbuf_reset(sb);
+    strbuf_puts(sb, "{\"jsonrpc\":\"2.0\",\"id\":");
+    strbuf_puts(sb, id);
+    strbuf_puts(sb, ",\"result\":");
+    strbuf_append(sb, raw, n);
+    strbuf_puts(sb, "}\n");
+    peer_send_sb(p, sb);
+}
+
+static void reply_result_tree(Manager *m, uint64_t peer_id, const char *id, yajl_val result)
+{
+    StrBuf body = STRBUF_INIT;
+
+    json_write(&body, result);
+    reply_result_text(m, peer_id, id, body.data, body.len);
+    strbuf_deinit(&body);
+}
+
+static void reply_error_text(Manager *m, uint64_t peer_id, const char *id, int code,
+                             const char *message)
+{
+    Peer *p = peer_get(m->peers, peer_id);
+    StrBuf *sb = &m->scratch;
+
+    if (!p)
+        return;
+    strbuf_reset(sb);
+    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":", id,
+                  code);
+    json_write_string(sb, message, strlen(message));
+    strbuf_puts(sb, "}}\n");
+    peer_send_sb(p, sb);
 }
 
 static void call_fail(Call *c, int64_t code, const char *message, yajl_val data)
 {
     _cleanup_json_ yajl_val r = error_result(code, message, data);
 
-    manager_reply_result(c->m, c->peer_id, c->orig_id, r);
+    reply_result_tree(c->m, c->peer_id, c->orig_id, r);
     call_free(c);
 }
 
@@ -123,7 +167,10 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 
     switch (r->outcome) {
     case UPSTREAM_OK:
-        manager_reply_result(c->m, c->peer_id, c->orig_id, r->result);
+        if (r->raw)
+            reply_result_text(c->m, c->peer_id, c->orig_id, r->raw, r->raw_len);
+        else
+            reply_result_tree(c->m, c->peer_id, c->orig_id, r->result);
         call_free(c);
         return;
     case UPSTREAM_ERROR:
@@ -147,15 +194,13 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 
 static void call_send(Call *c, Server *s)
 {
-    yajl_val params = c->params;
     int r;
 
-    c->params = NULL;
     c->waiting = false;
     c->upstream_id = s->up->id;
     s->calls_total++;
-    r = upstream_request(s->up, "tools/call", params, s->cfg->call_timeout_ms, true, on_call_reply,
-                         c, &c->request_id);
+    r = upstream_request_text(s->up, "tools/call", c->meta, c->body, s->cfg->call_timeout_ms,
+                              UPSTREAM_PROGRESS | UPSTREAM_RAW, on_call_reply, c, &c->request_id);
     if (r < 0) {
         _cleanup_free_ char *msg =
             xasprintf("MCP server %s: cannot send the call: %s", s->cfg->name, strerror(-r));
@@ -221,61 +266,113 @@ void calls_server_settled(Server *s)
     }
 }
 
-void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
+/*
+ * Start a call. Takes id (the agent's id as JSON text), meta and token (owned, may be NULL);
+ * args is the arguments object as JSON text (NULL: {}).
+ */
+static void call_start(Manager *m, Peer *p, char *id, const char *name, const char *args,
+                       size_t args_len, char *meta, char *token)
 {
-    const char *name = json_get_string(params, "name");
-    yajl_val args = json_get(params, "arguments"), meta = json_get_object(params, "_meta");
     const ViewTool *vt = ws_view_find(ws_of_peer(m, p), name);
+    StrBuf body = STRBUF_INIT;
     Server *s;
     Call *c;
 
     if (!vt || !(s = idmap_get(&m->servers, vt->server_id))) {
         _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
-        return;
-    }
-    if (args && !YAJL_IS_OBJECT(args)) {
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS,
-                            "\"arguments\" must be an object");
-        return;
+        reply_error_text(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
+        goto refused;
     }
     if (p->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
         _cleanup_free_ char *msg =
             xasprintf("too many calls in flight: %d is the limit per agent; wait for answers first",
                       AGENT_MAX_CALLS_IN_FLIGHT);
-        manager_reply_error(m, p->id, id, MCPD_ERROR_TOO_MANY_CALLS, msg);
-        return;
+        reply_error_text(m, p->id, id, MCPD_ERROR_TOO_MANY_CALLS, msg);
+        goto refused;
     }
+    strbuf_puts(&body, "\"name\":");
+    json_write_string(&body, vt->tool, strlen(vt->tool));
+    strbuf_puts(&body, ",\"arguments\":");
+    if (args)
+        strbuf_append(&body, args, args_len);
+    else
+        strbuf_puts(&body, "{}");
     c = xcalloc(1, sizeof(*c));
     c->id = ++m->next_call_id;
     c->m = m;
     c->peer_id = p->id;
-    c->orig_id = json_copy(id);
+    c->orig_id = id;
+    c->progress_token = token;
+    c->meta = meta;
+    c->body = strbuf_detach(&body, NULL);
     c->server_id = s->id;
-    c->tool = xstrdup(vt->tool);
-    c->params = json_object_new();
-    json_object_set(c->params, "name", json_string_new(c->tool));
-    json_object_set(c->params, "arguments", args ? json_copy(args) : json_object_new());
-    if (meta) {
-        /* _meta passes through; the progress token is mcpd's own upstream (rewritten). */
-        yajl_val mc = json_copy(meta);
-        c->progress_token = json_object_take(mc, "progressToken");
-        json_object_set(c->params, "_meta", mc);
-    }
     idmap_put(&m->calls, c->id, c);
     p->calls_in_flight++;
     s->calls_in_flight++;
     call_dispatch(c, s);
+    return;
+refused:
+    free(id);
+    free(meta);
+    free(token);
+}
+
+void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
+{
+    const char *name = json_get_string(params, "name");
+    yajl_val args = json_get(params, "arguments"), meta = json_get_object(params, "_meta");
+    _cleanup_free_ char *args_text = NULL;
+    char *meta_text = NULL, *token = NULL;
+
+    if (args && !YAJL_IS_OBJECT(args)) {
+        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS,
+                            "\"arguments\" must be an object");
+        return;
+    }
+    if (meta) {
+        /* _meta passes through; the progress token is mcpd's own upstream (rewritten). */
+        _cleanup_json_ yajl_val mc = json_copy(meta);
+        _cleanup_json_ yajl_val tok = json_object_take(mc, "progressToken");
+        if (tok)
+            token = json_to_string(tok);
+        if (mc->u.object.len) {
+            StrBuf sb = STRBUF_INIT;
+            json_write(&sb, mc);
+            /* the members, without the braces */
+            meta_text = xstrndup(sb.data + 1, sb.len - 2);
+            strbuf_deinit(&sb);
+        }
+    }
+    if (args)
+        args_text = json_to_string(args);
+    call_start(m, p, json_to_string(id), name, args_text, args_text ? strlen(args_text) : 0,
+               meta_text, token);
+}
+
+void manager_call_tool_fast(Manager *m, Peer *p, JsonSpan id, JsonSpan name, JsonSpan args,
+                            JsonSpan token)
+{
+    char buf[256];
+    size_t n = name.n - 2;
+    char *tool = n < sizeof(buf) ? buf : xmalloc(n + 1);
+
+    memcpy(tool, name.p + 1, n);
+    tool[n] = '\0';
+    call_start(m, p, xstrndup(id.p, id.n), tool, args.p, args.n, NULL,
+               token.p ? xstrndup(token.p, token.n) : NULL);
+    if (tool != buf)
+        free(tool);
 }
 
 static Call *call_find(Manager *m, uint64_t peer_id, yajl_val orig_id)
 {
+    _cleanup_free_ char *id = json_to_string(orig_id);
     size_t pos = 0;
     void *v;
 
     while (idmap_next(&m->calls, &pos, NULL, &v)) {
         Call *c = v;
-        if (c->peer_id == peer_id && json_equal(c->orig_id, orig_id))
+        if (c->peer_id == peer_id && streq(c->orig_id, id))
             return c;
     }
     return NULL;
@@ -613,7 +710,7 @@ static void route_progress(Server *s, yajl_val params)
     if (!c || !c->progress_token)
         return; /* finished, cancelled, or the agent asked for no progress */
     out = json_copy(params);
-    json_object_set(out, "progressToken", json_copy(c->progress_token));
+    json_object_set(out, "progressToken", json_parse(c->progress_token, NULL));
     manager_notify_peer(s->m, c->peer_id, "notifications/progress", out);
     json_free(out);
 }

@@ -859,4 +859,5 @@ void manager_deinit(Manager *m)
     free(m->order);
     free(m->home);
     free(m->cache_dir);
+    strbuf_deinit(&m->scratch);
 }

@@ -10,6 +10,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/idmap.h"
+#include "common/jsonscan.h"
 #include "common/strbuf.h"
 #include "daemon/config.h"
 #include "daemon/peer.h"
@@ -132,6 +133,7 @@ struct Manager {
     struct ServerWaiter *server_waiters; /* mcpd/wait requests */
     uint64_t next_call_id;
     uint64_t next_request_id;
+    StrBuf scratch; /* reused for replies on the hot path */
     bool shutting_down;
     int64_t started_wall_ms;
     void (*on_change)(void *userdata); /* a server changed state (for sd_notify STATUS=) */
@@ -157,6 +159,12 @@ void manager_shutdown(Manager *m);
 void manager_list_tools(Manager *m, Peer *p, yajl_val id);
 /** tools/call for a peer (params already checked to have a string name). */
 void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params);
+/**
+ * The same from scanned text (the hot path): id an integer or a string without escapes, name a
+ * string without escapes, args an object or absent, token absent or the only member of _meta.
+ */
+void manager_call_tool_fast(Manager *m, Peer *p, JsonSpan id, JsonSpan name, JsonSpan args,
+                            JsonSpan token);
 /** notifications/cancelled from a peer. */
 void manager_cancel(Manager *m, Peer *p, yajl_val request_id);
 /**

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "common/json.h"
+#include "common/jsonscan.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/daemon.h"
@@ -198,6 +199,28 @@ static bool check_args(const Method *mt, Peer *p, JsonrpcMsg *m)
             return false;
         }
     }
+    return true;
+}
+
+bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
+{
+    static const char *const top[] = {"jsonrpc", "id", "method", "params"};
+    static const char *const inner[] = {"name", "arguments", "_meta"};
+    static const char *const meta[] = {"progressToken"};
+    JsonSpan v[N_ELEMENTS(top)], pv[N_ELEMENTS(inner)], tok = {NULL, 0};
+    Daemon *d = userdata;
+
+    /* Only the common shape of tools/call; everything else takes the general path. */
+    if (!p->initialized || jsonscan_members(line, len, top, N_ELEMENTS(top), v) != 4 ||
+        !jsonscan_span_eq(v[0], "\"2.0\"") || !jsonscan_span_eq(v[2], "\"tools/call\"") ||
+        !(jsonscan_is_int(v[1], NULL) || jsonscan_is_plain_string(v[1])) ||
+        jsonscan_members(v[3].p, v[3].n, inner, N_ELEMENTS(inner), pv) < 0 ||
+        !jsonscan_is_plain_string(pv[0]) || pv[0].n <= 2 || (pv[1].p && pv[1].p[0] != '{'))
+        return false;
+    if (pv[2].p && (jsonscan_members(pv[2].p, pv[2].n, meta, 1, &tok) != 1 || !tok.p))
+        return false;
+    p->n_requests++;
+    manager_call_tool_fast(&d->manager, p, v[1], pv[0], pv[1], tok);
     return true;
 }
 

@@ -25,6 +25,8 @@ typedef struct Method {
 extern const Method methods_mcp[];
 extern const Method methods_mcpd[];
 
+/** The hot path for tools/call, before any parsing (the PeerFastFn). */
+bool methods_fast(Peer *p, const char *line, size_t len, void *userdata);
 /** Dispatch one message from a peer (the PeerDispatchFn). */
 void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata);
 /** Reply helpers used by the handlers. */

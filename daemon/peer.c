@@ -75,9 +75,7 @@ static void reply_error_and_close(Peer *p, int code, const char *message)
     jsonrpc_write_error(&sb, NULL, code, message, NULL);
     peer_send_sb(p, &sb);
     strbuf_deinit(&sb);
-    /* Best effort: push the explanation out before the close. */
-    if (!p->dead)
-        (void)evbuffer_write(p->out, p->fd);
+    /* peer_close pushes the explanation out, best effort. */
     peer_close(p, message);
 }
 
@@ -86,8 +84,11 @@ static bool handle_line(Peer *p, char *line, size_t len)
 {
     _cleanup_free_ char *err = NULL;
     JsonrpcMsg m;
-    int r = jsonrpc_msg_parse(&m, line, len, &err);
+    int r;
 
+    if (p->reg->fast && p->reg->fast(p, line, len, p->reg->userdata))
+        return !p->dead;
+    r = jsonrpc_msg_parse(&m, line, len, &err);
     if (r == JSONRPC_E_PARSE) {
         _cleanup_free_ char *msg = xasprintf("Parse error: %s; closing the connection", err);
         jsonrpc_msg_deinit(&m);
@@ -184,20 +185,6 @@ void peer_send(Peer *p, const char *data, size_t n)
     if (p->dead)
         return;
     queued = evbuffer_get_length(p->out);
-    if (queued == 0) {
-        /* Most replies leave in one write, without touching the queue or the event. */
-        ssize_t w = write(p->fd, data, n);
-        if (w == (ssize_t)n)
-            return;
-        if (w < 0 && errno != EAGAIN && errno != EINTR) {
-            peer_close(p, strerror(errno));
-            return;
-        }
-        if (w > 0) {
-            data += w;
-            n -= (size_t)w;
-        }
-    }
     if (queued + n > p->reg->max_queue) {
         _cleanup_free_ char *why =
             xasprintf("output queue over %zu bytes: the client is not reading", p->reg->max_queue);
@@ -205,7 +192,12 @@ void peer_send(Peer *p, const char *data, size_t n)
         return;
     }
     evbuffer_add(p->out, data, n);
-    event_add(p->ev_write, NULL);
+    /*
+     * Written once the loop has handled everything that is ready now: the replies made in one
+     * batch leave in one write, and the agent reads them in one wake-up.
+     */
+    if (queued == 0)
+        event_active(p->ev_write, EV_WRITE, 1);
 }
 
 void peer_close(Peer *p, const char *reason)
@@ -223,6 +215,9 @@ void peer_close(Peer *p, const char *reason)
         log_debug("peer %llu disconnected", (unsigned long long)p->id);
     if (reg->gone)
         reg->gone(p, reg->userdata);
+    /* Replies still queued (a client that half-closed still reads): one last try, no wait. */
+    if (evbuffer_get_length(p->out))
+        (void)evbuffer_write(p->out, p->fd);
     event_free(p->ev_read);
     event_free(p->ev_write);
     evbuffer_free(p->out);

@@ -17,6 +17,8 @@ typedef struct PeerRegistry PeerRegistry;
 
 /* Handles one parsed message from a peer. */
 typedef void (*PeerDispatchFn)(Peer *p, JsonrpcMsg *m, void *userdata);
+/* Tried first on every line: return true when it handled the line (the hot path). */
+typedef bool (*PeerFastFn)(Peer *p, const char *line, size_t len, void *userdata);
 /* Told when a peer goes away (after its last message), so its work can be cancelled. */
 typedef void (*PeerGoneFn)(Peer *p, void *userdata);
 
@@ -61,6 +63,7 @@ struct PeerRegistry {
     size_t max_line;
     size_t max_queue; /* output bytes beyond which a peer that does not read is dropped */
     PeerDispatchFn dispatch;
+    PeerFastFn fast; /* may be NULL */
     PeerGoneFn gone;
     void *userdata;
     Peer *reap; /* dead peers waiting for the loop to free them */

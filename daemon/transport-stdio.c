@@ -259,20 +259,11 @@ static int stdio_send(Transport *t, const char *line, size_t len)
         return -ENOTCONN;
     if (evbuffer_get_length(s->out) + len > STDIN_QUEUE_MAX)
         return -ENOBUFS;
-    if (evbuffer_get_length(s->out) == 0) {
-        /* Fast path: most lines go out in one write without touching the queue. */
-        ssize_t w = write(s->child->fd_stdin, line, len);
-        if (w == (ssize_t)len)
-            return 0;
-        if (w < 0 && errno != EAGAIN && errno != EINTR)
-            return -errno;
-        if (w > 0) {
-            line += w;
-            len -= (size_t)w;
-        }
-    }
+    bool idle = evbuffer_get_length(s->out) == 0;
     evbuffer_add(s->out, line, len);
-    event_add(s->ev_out, NULL);
+    /* Written after the current batch of events: requests made together share one write. */
+    if (idle)
+        event_active(s->ev_out, EV_WRITE, 1);
     return 0;
 }
 
@@ -312,6 +303,9 @@ static void stdio_close(Transport *t)
     s->base.cb = (TransportCallbacks){0};
     event_del(s->ev_eof);
     event_del(s->ev_out);
+    /* What is queued (a cancel sent just before) gets one last try, without waiting. */
+    if (s->child->fd_stdin >= 0 && evbuffer_get_length(s->out))
+        (void)evbuffer_write(s->out, s->child->fd_stdin);
     evbuffer_drain(s->out, evbuffer_get_length(s->out));
     if (s->child->fd_stdin >= 0) {
         close(s->child->fd_stdin);

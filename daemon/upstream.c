@@ -7,6 +7,7 @@
 
 #include "common/json.h"
 #include "common/jsonrpc.h"
+#include "common/jsonscan.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -28,6 +29,7 @@ typedef struct UpstreamPending {
     int64_t timeout_ms;
     uint64_t deadline_cap_ms; /* hard cap for progress-extended calls, monotonic */
     bool progress;
+    bool raw; /* a plain result may be delivered as text */
 } UpstreamPending;
 
 static void pending_free(UpstreamPending *p)
@@ -106,15 +108,32 @@ static void arm_timer(UpstreamPending *p)
     evtimer_add(p->timer, &tv);
 }
 
-int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t timeout_ms,
-                     bool progress, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
+/* Record a request that has been sent. */
+static void pending_add(Upstream *u, uint64_t id, int64_t timeout_ms, unsigned flags,
+                        UpstreamReplyFn fn, void *ctx)
 {
-    StrBuf sb = STRBUF_INIT;
-    UpstreamPending *p;
+    UpstreamPending *p = xcalloc(1, sizeof(*p));
+
+    p->u = u;
+    p->id = id;
+    p->fn = fn;
+    p->ctx = ctx;
+    p->timeout_ms = timeout_ms;
+    p->progress = flags & UPSTREAM_PROGRESS;
+    p->raw = flags & UPSTREAM_RAW;
+    if (p->progress && u->max_call_timeout_ms > 0)
+        p->deadline_cap_ms = now_ms() + (uint64_t)u->max_call_timeout_ms;
+    arm_timer(p);
+    idmap_put(&u->pending, id, p);
+}
+
+int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t timeout_ms,
+                     unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
+{
     uint64_t id = ++u->next_id;
     int r;
 
-    if (progress) {
+    if (flags & UPSTREAM_PROGRESS) {
         yajl_val meta = json_get_object(params, "_meta");
         if (!meta) {
             meta = json_object_new();
@@ -122,23 +141,46 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
         }
         json_object_set(meta, "progressToken", json_int_new((int64_t)id));
     }
-    jsonrpc_write_request(&sb, id, method, params);
+    strbuf_reset(&u->scratch);
+    jsonrpc_write_request(&u->scratch, id, method, params);
     json_free(params);
-    r = send_line(u, &sb);
-    strbuf_deinit(&sb);
+    r = send_line(u, &u->scratch);
     if (r < 0)
         return r;
-    p = xcalloc(1, sizeof(*p));
-    p->u = u;
-    p->id = id;
-    p->fn = fn;
-    p->ctx = ctx;
-    p->timeout_ms = timeout_ms;
-    p->progress = progress;
-    if (progress && u->max_call_timeout_ms > 0)
-        p->deadline_cap_ms = now_ms() + (uint64_t)u->max_call_timeout_ms;
-    arm_timer(p);
-    idmap_put(&u->pending, id, p);
+    pending_add(u, id, timeout_ms, flags, fn, ctx);
+    if (idp)
+        *idp = id;
+    return 0;
+}
+
+int upstream_request_text(Upstream *u, const char *method, const char *meta, const char *body,
+                          int64_t timeout_ms, unsigned flags, UpstreamReplyFn fn, void *ctx,
+                          uint64_t *idp)
+{
+    uint64_t id = ++u->next_id;
+    StrBuf *sb = &u->scratch;
+    bool has_meta = meta && *meta;
+    int r;
+
+    strbuf_reset(sb);
+    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
+    json_write_string(sb, method, strlen(method));
+    strbuf_puts(sb, ",\"params\":{");
+    if (flags & UPSTREAM_PROGRESS)
+        strbuf_printf(sb, "\"_meta\":{\"progressToken\":%" PRIu64 "%s%s}", id, has_meta ? "," : "",
+                      has_meta ? meta : "");
+    else if (has_meta)
+        strbuf_printf(sb, "\"_meta\":{%s}", meta);
+    if (body && *body) {
+        if ((flags & UPSTREAM_PROGRESS) || has_meta)
+            strbuf_putc(sb, ',');
+        strbuf_puts(sb, body);
+    }
+    strbuf_puts(sb, "}}\n");
+    r = send_line(u, sb);
+    if (r < 0)
+        return r;
+    pending_add(u, id, timeout_ms, flags, fn, ctx);
     if (idp)
         *idp = id;
     return 0;
@@ -225,6 +267,27 @@ static void note_progress(Upstream *u, yajl_val params)
         arm_timer(p);
 }
 
+/*
+ * The hot path: a plain result for a request that takes raw text is handed over as the bytes
+ * it came in, validated by the scanner but never parsed into a tree. Anything else: false.
+ */
+static bool fast_response(Upstream *u, const char *line, size_t len)
+{
+    static const char *const names[] = {"jsonrpc", "id", "result", "error", "method"};
+    JsonSpan v[N_ELEMENTS(names)];
+    UpstreamPending *p;
+    int64_t id;
+
+    if (jsonscan_members(line, len, names, N_ELEMENTS(names), v) < 0 ||
+        !jsonscan_span_eq(v[0], "\"2.0\"") || v[3].p || v[4].p || !v[2].p ||
+        !jsonscan_is_int(v[1], &id) || id <= 0 || !(p = idmap_get(&u->pending, (uint64_t)id)) ||
+        !p->raw)
+        return false;
+    UpstreamReply r = {.outcome = UPSTREAM_OK, .raw = v[2].p, .raw_len = v[2].n};
+    pending_finish(p, &r);
+    return true;
+}
+
 static void on_message(void *userdata, char *line, size_t len)
 {
     Upstream *u = userdata;
@@ -232,6 +295,8 @@ static void on_message(void *userdata, char *line, size_t len)
     JsonrpcMsg m;
     int r;
 
+    if (fast_response(u, line, len))
+        return;
     r = jsonrpc_msg_parse(&m, line, len, &err);
     if (r != 0) {
         /* One bad line is the server's bug, not a reason to drop the session (seed bug B9). */
@@ -474,6 +539,7 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
     free(u->protocol_version);
     free(u->instructions);
     free(u->name);
+    strbuf_deinit(&u->scratch);
     free(u);
 }
 

@@ -27,7 +27,9 @@ typedef enum UpstreamOutcome {
 
 typedef struct UpstreamReply {
     UpstreamOutcome outcome;
-    yajl_val result; /* borrowed */
+    yajl_val result; /* borrowed; NULL when the result came as raw (UPSTREAM_RAW) */
+    const char *raw; /* UPSTREAM_RAW: the result's JSON text, valid during the call */
+    size_t raw_len;
     int64_t code;
     const char *message;
     yajl_val data; /* borrowed, may be NULL */
@@ -61,6 +63,7 @@ struct Upstream {
     void *userdata;
     struct event *ev_free;
     int64_t max_call_timeout_ms;
+    StrBuf scratch; /* reused for outgoing lines */
 };
 
 /**
@@ -70,12 +73,25 @@ struct Upstream {
 int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *cfg,
                    const char *default_cwd, int64_t max_call_timeout_ms, const UpstreamEvents *ev,
                    void *userdata, char **whyp);
-/**
- * Send a request; params is taken (may be NULL). timeout_ms 0 means none. When progress is
- * set, params._meta.progressToken is set to the request id and progress re-arms the timer.
- */
+/* Request flags. */
+enum {
+    /* params._meta.progressToken is set to the request id, and progress re-arms the timer */
+    UPSTREAM_PROGRESS = 1u << 0,
+    /* a plain result may arrive as raw JSON text (UpstreamReply.raw), without a tree */
+    UPSTREAM_RAW = 1u << 1,
+};
+
+/** Send a request; params is taken (may be NULL). timeout_ms 0 means none. */
 int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t timeout_ms,
-                     bool progress, UpstreamReplyFn fn, void *ctx, uint64_t *idp);
+                     unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp);
+/**
+ * The same with params given as JSON text: meta is the members of params._meta (text between
+ * its braces, without progressToken; NULL or "" for none) and body the other members of params
+ * (text between the braces of params, without _meta).
+ */
+int upstream_request_text(Upstream *u, const char *method, const char *meta, const char *body,
+                          int64_t timeout_ms, unsigned flags, UpstreamReplyFn fn, void *ctx,
+                          uint64_t *idp);
 /** Send a notification; params is taken. */
 int upstream_notify(Upstream *u, const char *method, yajl_val params);
 /** Cancel a request: notifications/cancelled upstream, and the reply fn runs with CANCELLED. */

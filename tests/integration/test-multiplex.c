@@ -198,6 +198,42 @@ static void test_same_ids(Harness *h)
     raw_close(&b);
 }
 
+/* ---- _meta other than the progress token reaches the upstream; odd ids keep their type ---- */
+
+static void test_meta_and_ids(Harness *h, const char *uplog)
+{
+    Raw a;
+
+    raw_init(&a, h, "meta", NULL);
+    raw_send(&a,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"mcp_up_echo\",\"arguments\":{\"text\":\"m1\"},\"_meta\":{\"progressToken\":5,"
+             "\"trace\":\"abc-123\"}}}");
+    _cleanup_json_ yajl_val r1 = raw_read_skip(&a, H_WAIT_MS, "notifications/tools/list_changed");
+    CHECK(r1 && streq(json_get_string(r1, "id"), "s-1") && streq(result_text(r1), "m1"));
+    CHECK_MSG(count_in_file(uplog, "\"trace\":\"abc-123\"") == 1, "extra _meta did not pass");
+    char want[96];
+    snprintf(want, sizeof(want), "\"_meta\":{\"progressToken\":%ld,\"trace\":\"abc-123\"}",
+             upstream_call_id(uplog, "\"m1\""));
+    CHECK_MSG(count_in_file(uplog, want) == 1, "upstream did not get %s", want);
+    /* An id with escapes, and members in another order, take the general path: same result. */
+    raw_send(&a, "{\"params\":{\"arguments\":{\"text\":\"m2\"},\"name\":\"mcp_up_echo\"},"
+                 "\"id\":\"q\\\"2\",\"method\":\"tools/call\",\"jsonrpc\":\"2.0\"}");
+    _cleanup_json_ yajl_val r2 = raw_read_skip(&a, H_WAIT_MS, "notifications/tools/list_changed");
+    CHECK(r2 && streq(json_get_string(r2, "id"), "q\"2") && streq(result_text(r2), "m2"));
+    /* Bad arguments and an unknown tool are errors under the agent's own id. */
+    raw_send(&a, "{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"mcp_up_echo\",\"arguments\":[1]}}");
+    _cleanup_json_ yajl_val r3 = raw_read_skip(&a, H_WAIT_MS, "notifications/tools/list_changed");
+    int64_t id = 0;
+    CHECK(r3 && json_get_object(r3, "error") && json_get_int(r3, "id", &id) == 0 && id == 31);
+    raw_send(&a, "{\"jsonrpc\":\"2.0\",\"id\":32,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"mcp_up_nope\"}}");
+    _cleanup_json_ yajl_val r4 = raw_read_skip(&a, H_WAIT_MS, "notifications/tools/list_changed");
+    CHECK(r4 && json_get_object(r4, "error") && json_get_int(r4, "id", &id) == 0 && id == 32);
+    raw_close(&a);
+}
+
 /* ---- cancel, and a disconnect mid-call ---- */
 
 static void test_cancel(Harness *h, const char *uplog)
@@ -644,6 +680,7 @@ int main(void)
     mcpc_free(c);
 
     test_same_ids(&h);
+    test_meta_and_ids(&h, uplog);
     test_cancel(&h, uplog);
     test_async(&h);
     test_server_requests(&h, root1);

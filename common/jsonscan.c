@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: MIT
+// jsonscan: a validating JSON scanner that allocates nothing and records where members are.
+
+#include <string.h>
+
+#include "common/jsonscan.h"
+
+static const char *skip_ws(const char *s, const char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+        s++;
+    return s;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* One UTF-8 sequence starting at s (s[0] >= 0x80): its length, or 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, const unsigned char *end)
+{
+    unsigned char c = s[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xbf;
+
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* no overlong forms */
+        if (c == 0xed)
+            hi = 0x9f; /* no surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        if (c == 0xf4)
+            hi = 0x8f; /* nothing past U+10FFFF */
+    } else
+        return 0;
+    if ((size_t)(end - s) < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return n;
+}
+
+/* A string starting at the opening quote; returns the byte after the closing one, or NULL. */
+static const char *scan_string(const char *s, const char *end, bool *escapedp)
+{
+    const unsigned char *p = (const unsigned char *)s + 1, *e = (const unsigned char *)end;
+
+    while (p < e) {
+        unsigned char c = *p;
+        if (c == '"') {
+            return (const char *)p + 1;
+        } else if (c == '\\') {
+            if (escapedp)
+                *escapedp = true;
+            if (p + 1 >= e)
+                return NULL;
+            c = p[1];
+            if (c == 'u') {
+                if (e - p < 6)
+                    return NULL;
+                for (int i = 2; i < 6; i++)
+                    if (hexval((char)p[i]) < 0)
+                        return NULL;
+                p += 6;
+            } else if (strchr("\"\\/bfnrt", c) && c) {
+                p += 2;
+            } else {
+                return NULL;
+            }
+        } else if (c < 0x20) {
+            return NULL;
+        } else if (c < 0x80) {
+            p++;
+        } else {
+            size_t n = utf8_len(p, e);
+            if (!n)
+                return NULL;
+            p += n;
+        }
+    }
+    return NULL;
+}
+
+static const char *scan_digits(const char *s, const char *end)
+{
+    const char *p = s;
+
+    while (p < end && *p >= '0' && *p <= '9')
+        p++;
+    return p > s ? p : NULL;
+}
+
+static const char *scan_number(const char *s, const char *end)
+{
+    const char *p = s;
+
+    if (p < end && *p == '-')
+        p++;
+    if (p < end && *p == '0')
+        p++;
+    else if (!(p = scan_digits(p, end)))
+        return NULL;
+    if (p < end && *p == '.' && !(p = scan_digits(p + 1, end)))
+        return NULL;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-'))
+            p++;
+        if (!(p = scan_digits(p, end)))
+            return NULL;
+    }
+    return p;
+}
+
+static const char *scan_literal(const char *s, const char *end, const char *word)
+{
+    size_t n = strlen(word);
+
+    return (size_t)(end - s) >= n && memcmp(s, word, n) == 0 ? s + n : NULL;
+}
+
+static const char *scan_value(const char *s, const char *end, int depth);
+
+static const char *scan_container(const char *s, const char *end, int depth, bool object)
+{
+    const char close = object ? '}' : ']';
+    const char *p = skip_ws(s + 1, end);
+
+    if (depth >= JSONSCAN_MAX_DEPTH)
+        return NULL;
+    if (p < end && *p == close)
+        return p + 1;
+    for (;;) {
+        if (object) {
+            if (p >= end || *p != '"' || !(p = scan_string(p, end, NULL)))
+                return NULL;
+            p = skip_ws(p, end);
+            if (p >= end || *p != ':')
+                return NULL;
+            p = skip_ws(p + 1, end);
+        }
+        if (!(p = scan_value(p, end, depth + 1)))
+            return NULL;
+        p = skip_ws(p, end);
+        if (p < end && *p == ',') {
+            p = skip_ws(p + 1, end);
+            continue;
+        }
+        return p < end && *p == close ? p + 1 : NULL;
+    }
+}
+
+static const char *scan_value(const char *s, const char *end, int depth)
+{
+    if (s >= end)
+        return NULL;
+    switch (*s) {
+    case '{':
+        return scan_container(s, end, depth, true);
+    case '[':
+        return scan_container(s, end, depth, false);
+    case '"':
+        return scan_string(s, end, NULL);
+    case 't':
+        return scan_literal(s, end, "true");
+    case 'f':
+        return scan_literal(s, end, "false");
+    case 'n':
+        return scan_literal(s, end, "null");
+    default:
+        return *s == '-' || (*s >= '0' && *s <= '9') ? scan_number(s, end) : NULL;
+    }
+}
+
+bool jsonscan_valid(const char *s, size_t n)
+{
+    const char *end = s + n, *p = scan_value(skip_ws(s, end), end, 0);
+
+    return p && skip_ws(p, end) == end;
+}
+
+int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n_names,
+                     JsonSpan *out)
+{
+    const char *end = s + n, *p = skip_ws(s, end);
+    int count = 0;
+
+    for (size_t i = 0; i < n_names; i++)
+        out[i] = (JsonSpan){NULL, 0};
+    if (p >= end || *p != '{')
+        return -1;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == '}')
+        return skip_ws(p + 1, end) == end ? 0 : -1;
+    for (;;) {
+        bool escaped = false;
+        const char *key = p, *v;
+        if (p >= end || *p != '"' || !(p = scan_string(p, end, &escaped)))
+            return -1;
+        size_t klen = (size_t)(p - key) - 2;
+        if (escaped)
+            return -1; /* a name written with escapes could be any of ours: let a parser decide */
+        p = skip_ws(p, end);
+        if (p >= end || *p != ':')
+            return -1;
+        v = skip_ws(p + 1, end);
+        if (!(p = scan_value(v, end, 1)))
+            return -1;
+        count++;
+        for (size_t i = 0; i < n_names; i++) {
+            if (strlen(names[i]) != klen || memcmp(names[i], key + 1, klen) != 0)
+                continue;
+            if (out[i].p)
+                return -1; /* a duplicate: parsers disagree on which wins */
+            out[i] = (JsonSpan){v, (size_t)(p - v)};
+        }
+        p = skip_ws(p, end);
+        if (p < end && *p == ',') {
+            p = skip_ws(p + 1, end);
+            continue;
+        }
+        return p < end && *p == '}' && skip_ws(p + 1, end) == end ? count : -1;
+    }
+}
+
+bool jsonscan_is_plain_string(JsonSpan v)
+{
+    bool escaped = false;
+
+    return v.p && v.n >= 2 && v.p[0] == '"' && scan_string(v.p, v.p + v.n, &escaped) == v.p + v.n &&
+           !escaped;
+}
+
+bool jsonscan_is_int(JsonSpan v, int64_t *outp)
+{
+    int64_t x = 0;
+    size_t i = 0;
+    bool neg = false;
+
+    if (!v.p || !v.n || v.n > 18)
+        return false;
+    if (v.p[0] == '-') {
+        neg = true;
+        i = 1;
+    }
+    if (i >= v.n || (v.p[i] == '0' && v.n > i + 1))
+        return false;
+    for (; i < v.n; i++) {
+        if (v.p[i] < '0' || v.p[i] > '9')
+            return false;
+        x = x * 10 + (v.p[i] - '0');
+    }
+    if (outp)
+        *outp = neg ? -x : x;
+    return true;
+}
+
+bool jsonscan_span_eq(JsonSpan v, const char *text)
+{
+    size_t n = strlen(text);
+
+    return v.p && v.n == n && memcmp(v.p, text, n) == 0;
+}

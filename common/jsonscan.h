@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// jsonscan: a validating JSON scanner that allocates nothing and records where members are.
+// It lets the hot path (tools/call and its answer) forward bytes without building trees.
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Nesting deeper than this is left to the tree parser (the scan fails, the caller falls back). */
+#define JSONSCAN_MAX_DEPTH 128
+
+/* Bytes of one JSON value inside a buffer; p == NULL: absent. */
+typedef struct JsonSpan {
+    const char *p;
+    size_t n;
+} JsonSpan;
+
+/** Whether s[0..n) is exactly one valid JSON value (RFC 8259, UTF-8 checked), with whitespace. */
+bool jsonscan_valid(const char *s, size_t n);
+/**
+ * s[0..n) must be one valid JSON object. For each of names, out[i] is the span of that member's
+ * value, or absent. Returns the number of members, or -1 when s is not one valid object, when a
+ * wanted member appears twice, or when a member name uses escapes (any of these: use a full
+ * parser).
+ */
+int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n_names,
+                     JsonSpan *out);
+/** A string value without escapes (so its bytes are its canonical JSON text). */
+bool jsonscan_is_plain_string(JsonSpan v);
+/** An integer written as one (no fraction or exponent), small enough for int64. */
+bool jsonscan_is_int(JsonSpan v, int64_t *outp);
+/** The span is exactly text. */
+bool jsonscan_span_eq(JsonSpan v, const char *text);
