@@ -45,6 +45,8 @@ static void pending_finish(UpstreamPending *p, const UpstreamReply *reply)
     Upstream *u = p->u;
 
     idmap_remove(&u->pending, p->id);
+    if (p->raw)
+        u->n_raw_pending--;
     p->fn(u, p->ctx, reply);
     pending_free(p);
 }
@@ -121,6 +123,7 @@ static void pending_add(Upstream *u, uint64_t id, int64_t timeout_ms, unsigned f
     p->timeout_ms = timeout_ms;
     p->progress = flags & UPSTREAM_PROGRESS;
     p->raw = flags & UPSTREAM_RAW;
+    u->n_raw_pending += p->raw;
     if (p->progress && u->max_call_timeout_ms > 0)
         p->deadline_cap_ms = now_ms() + (uint64_t)u->max_call_timeout_ms;
     arm_timer(p);
@@ -278,7 +281,8 @@ static bool fast_response(Upstream *u, const char *line, size_t len)
     UpstreamPending *p;
     int64_t id;
 
-    if (jsonscan_members(line, len, names, N_ELEMENTS(names), v) < 0 ||
+    /* Nothing waits for raw text (a tools/list in flight, say): not worth a scan. */
+    if (!u->n_raw_pending || jsonscan_members(line, len, names, N_ELEMENTS(names), v) < 0 ||
         !jsonscan_span_eq(v[0], "\"2.0\"") || v[3].p || v[4].p || !v[2].p ||
         !jsonscan_is_int(v[1], &id) || id <= 0 || !(p = idmap_get(&u->pending, (uint64_t)id)) ||
         !p->raw)

@@ -52,7 +52,8 @@ struct Upstream {
     char *name;
     struct event_base *base;
     Transport *transport;
-    IdMap pending; /* request id -> UpstreamPending */
+    IdMap pending;        /* request id -> UpstreamPending */
+    size_t n_raw_pending; /* of them, those that take a raw result */
     uint64_t next_id;
     bool initialized, closed, dead;
     yajl_val server_info;  /* owned, from the initialize result */
