@@ -121,13 +121,14 @@ static void refuse(Listener *l, int fd, uid_t uid)
         xasprintf("mcpd refuses connections from uid %u: it serves uid %u only", (unsigned)uid,
                   (unsigned)getuid());
 
+    /* Logged first: whoever sees the refusal can already find it in the log. */
+    log_warning("refused a connection from uid %u (only uid %u may connect)", (unsigned)uid,
+                (unsigned)getuid());
+    l->n_refused++;
     jsonrpc_write_error(&sb, NULL, JSONRPC_INVALID_REQUEST, msg, NULL);
     (void)!write(fd, sb.data, sb.len);
     strbuf_deinit(&sb);
     close(fd);
-    l->n_refused++;
-    log_warning("refused a connection from uid %u (only uid %u may connect)", (unsigned)uid,
-                (unsigned)getuid());
 }
 
 static void on_resume(evutil_socket_t fd, short what, void *arg)

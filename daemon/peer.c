@@ -18,6 +18,8 @@
 #define PEER_QUEUE_FACTOR 4
 /* Reads per wake-up, so one flooding peer cannot starve the others. */
 #define PEER_READS_PER_WAKE 4
+/* Messages at least this big are written at once rather than batched with others. */
+#define PEER_WRITE_NOW_BYTES 65536
 
 static void on_reap(evutil_socket_t fd, short what, void *arg)
 {
@@ -185,6 +187,21 @@ void peer_send(Peer *p, const char *data, size_t n)
     if (p->dead)
         return;
     queued = evbuffer_get_length(p->out);
+    bool big = queued == 0 && n >= PEER_WRITE_NOW_BYTES;
+    if (big) {
+        /* A big message gains nothing from waiting for others: as much as fits goes now. */
+        ssize_t w = write(p->fd, data, n);
+        if (w == (ssize_t)n)
+            return;
+        if (w < 0 && errno != EAGAIN && errno != EINTR) {
+            peer_close(p, strerror(errno));
+            return;
+        }
+        if (w > 0) {
+            data += w;
+            n -= (size_t)w;
+        }
+    }
     if (queued + n > p->reg->max_queue) {
         _cleanup_free_ char *why =
             xasprintf("output queue over %zu bytes: the client is not reading", p->reg->max_queue);
@@ -192,11 +209,13 @@ void peer_send(Peer *p, const char *data, size_t n)
         return;
     }
     evbuffer_add(p->out, data, n);
-    /*
-     * Written once the loop has handled everything that is ready now: the replies made in one
-     * batch leave in one write, and the agent reads them in one wake-up.
-     */
-    if (queued == 0)
+    if (big)
+        event_add(p->ev_write, NULL); /* the socket is full: wait until it drains */
+    else if (queued == 0)
+        /*
+         * Written once the loop has handled everything that is ready now: the replies made in
+         * one batch leave in one write, and the agent reads them in one wake-up.
+         */
         event_active(p->ev_write, EV_WRITE, 1);
 }
 
