@@ -14,6 +14,7 @@
 #include "daemon/cache.h"
 #include "daemon/manager.h"
 #include "daemon/naming.h"
+#include "daemon/resolve.h"
 
 /* A tools/list waiting for the start-up gate. */
 typedef struct ListWaiter {
@@ -611,6 +612,8 @@ static void server_close_upstream(Server *s)
 {
     Upstream *u = s->up;
 
+    resolve_cancel(s->resolving); /* a resolution in flight: its commands are killed */
+    s->resolving = NULL;
     s->up = NULL;
     upstream_close(u);
 }
@@ -847,10 +850,12 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
     server_connect(arg);
 }
 
-static void server_connect(Server *s)
+/* Values resolved (or not): start the transport with the resolved copy, then forget it. */
+static void on_resolved(void *userdata, ServerConfig *resolved, const char *error, bool retryable)
 {
     static const UpstreamEvents ev = {on_upstream_ready, on_upstream_closed,
                                       on_upstream_notification};
+    Server *s = userdata;
     Manager *m = s->m;
     _cleanup_free_ char *why = NULL;
     const char *cwd =
@@ -858,14 +863,16 @@ static void server_connect(Server *s)
     struct timeval tv;
     int r;
 
-    if (s->up || !s->cfg->enabled || m->shutting_down)
+    s->resolving = NULL;
+    if (!resolved) {
+        /* A failing !command may work later (a locked vault); an untrusted file will not. */
+        server_fail(s, error, retryable);
         return;
-    server_clear_timers(s);
-    s->connect_started_ms = now_ms();
-    server_set_state(s, SERVER_CONNECTING, NULL);
-    if (s->tools)
-        s->tools_deferred = true;
-    r = upstream_start(&s->up, m->base, s->cfg, cwd, m->settings.max_call_timeout_ms, &ev, s, &why);
+    }
+    /* The resolved copy holds secrets: only the transport sees it; s->cfg stays unresolved. */
+    r = upstream_start(&s->up, m->base, resolved, cwd, m->settings.max_call_timeout_ms, &ev, s,
+                       &why);
+    server_config_free(resolved);
     if (r < 0) {
         /* No such command, bad cwd: the config must change first; do not retry. */
         server_fail(s, why, false);
@@ -875,6 +882,21 @@ static void server_connect(Server *s)
         tv_ms(&tv, s->cfg->timeout_ms);
         evtimer_add(s->ev_connect_timeout, &tv);
     }
+}
+
+static void server_connect(Server *s)
+{
+    Manager *m = s->m;
+
+    if (s->up || s->resolving || !s->cfg->enabled || m->shutting_down)
+        return;
+    server_clear_timers(s);
+    s->connect_started_ms = now_ms();
+    server_set_state(s, SERVER_CONNECTING, NULL);
+    if (s->tools)
+        s->tools_deferred = true;
+    /* !commands and credentials resolve on the loop (never blocking it), then on_resolved. */
+    resolve_start(&s->resolving, m->base, s->cfg, NULL, on_resolved, s);
 }
 
 static Server *server_new(Manager *m, const ServerConfig *cfg)
