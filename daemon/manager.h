@@ -42,9 +42,10 @@ typedef struct Server {
     int64_t since_wall_ms;
     char *last_error;
     Upstream *up;
-    struct Resolve *resolving; /* connect-time values being resolved, or NULL */
-    yajl_val tools;            /* array of upstream tool objects, or NULL */
-    bool tools_deferred;       /* tools are a stand-in (last known) while not connected */
+    struct Resolve *resolving; /* connect-time values (resolve.h) in flight, or NULL */
+
+    yajl_val tools;      /* array of upstream tool objects, or NULL */
+    bool tools_deferred; /* tools are a stand-in (last known) while not connected */
     uint64_t connect_started_ms;
     struct event *ev_connect_timeout, *ev_retry, *ev_health;
     uint64_t last_used_ms; /* monotonic: last call started or finished */
