@@ -124,6 +124,14 @@ void config_set_deinit(ConfigSet *set);
 /** Record a problem. */
 void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/** Problems as a JSON array of {path?, server?, error}. */
+yajl_val config_problems_json(const ConfigSet *set);
+/**
+ * A set as JSON for mcpd/discover: {servers: [{name, provider, providerName, path, level,
+ * transport, enabled, config}], skipped: [{name, ..., reason}], problems, exaApiKeysFound}.
+ * config is the entry as written with env and headers values shown as "***".
+ */
+yajl_val config_describe(const ConfigSet *set);
 /** Record an entry that was seen and not used; the source strings are copied. */
 void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
