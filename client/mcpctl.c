@@ -193,8 +193,7 @@ static int show_config(const char *text)
     if (!json_array_len(servers))
         printf("(none)\n");
     if (json_array_len(skipped))
-        printf("\nNot used:\n%-24s %-13s %-7s %s\n", "SERVER", "PROVIDER", "LEVEL",
-               "FILE: REASON");
+        printf("\nNot used:\n%-24s %-13s %-7s %s\n", "SERVER", "PROVIDER", "LEVEL", "FILE: REASON");
     for (size_t i = 0; i < json_array_len(skipped); i++) {
         yajl_val e = json_array_at(skipped, i);
         printf("%-24s %-13s %-7s %s: %s\n", json_get_string(e, "name"),

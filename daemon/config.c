@@ -851,12 +851,35 @@ static void collect_disabled(const ConfigSource *s, const DiscoverOptions *opt,
     config_set_deinit(&tmp);
 }
 
+/*
+ * The seed's critical discovery failure: a root that is not a readable directory gives the
+ * workspace no servers at all and one error, filed under the project's .mcp.json, rather
+ * than a partial set.
+ */
+static int check_root(ConfigSet *out, const char *root)
+{
+    _cleanup_free_ char *mcp = NULL;
+    struct stat st;
+    int r = stat(root, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+
+    if (r == 0)
+        return 0;
+    mcp = paths_join(root, ".mcp.json");
+    config_set_problem(out, mcp, NULL, "discovery failed for %s: %s; no servers for it", root,
+                       strerror(-r));
+    return r;
+}
+
 static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
                     bool quiet)
 {
+    int r;
+
     memset(out, 0, sizeof(*out));
     out->quiet = quiet;
     out->root = opt->root;
+    if (opt->root && !opt->config_file && (r = check_root(out, opt->root)) < 0)
+        return r;
     if (opt->config_file) {
         config_load_native_file(out, opt->config_file, "mcpd", "mcpd (--config)", CONFIG_LEVEL_USER,
                                 settings);

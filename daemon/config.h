@@ -115,7 +115,10 @@ void settings_init(Settings *s);
 /** Load $XDG_CONFIG_HOME/mcpd/mcpd.json (or path) over the defaults; problems go to out. */
 int settings_load(Settings *s, const char *path, ConfigSet *problems);
 
-/** Run discovery: the providers in priority order (or one explicit file). */
+/**
+ * Run discovery: the providers in priority order (or one explicit file). A project root that
+ * is not a readable directory is a critical failure: no servers, one problem, -errno.
+ */
 int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
 /** The same without logging the problems (mcpd/discover: a preview, not a load). */
 int config_discover_quiet(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test-config: mcpctl config over a home holding every provider's files; secrets from !cmd stay secret.
+// test-config: mcpctl config over a home holding every provider's files; secrets from !cmd stay
+// secret.
 
 #include <errno.h>
 #include <ftw.h>
@@ -184,8 +185,8 @@ static void test_all_providers(void)
     CHECK(!strstr(out, "tok-never-shown-9f3a"));
     CHECK(!strstr(out, "fixture-exa-key"));
     yajl_val cg = find_named(json_get_array(r, "servers"), "codex-gh", NULL);
-    CHECK(streq(json_get_string(json_get_object(json_get(cg, "config"), "env"), "LOG_LEVEL"),
-                "***"));
+    CHECK(
+        streq(json_get_string(json_get_object(json_get(cg, "config"), "env"), "LOG_LEVEL"), "***"));
 
     /* The table for people: one line per winner, with its source file. */
     _cleanup_free_ char *targs = xasprintf("config --cwd '%s'", root);
@@ -193,9 +194,9 @@ static void test_all_providers(void)
     CHECK(status == 0 && strstr(table, "Servers for project "));
     for (size_t i = 0; i < N_ELEMENTS(winners); i++) {
         _cleanup_free_ char *path = paths_join(h.dir, winners[i].file);
-        _cleanup_free_ char *line = xasprintf("\n%-24s %-13s %-7s %-9s %s", winners[i].name,
-                                              winners[i].provider, winners[i].level,
-                                              winners[i].transport, path);
+        _cleanup_free_ char *line =
+            xasprintf("\n%-24s %-13s %-7s %-9s %s", winners[i].name, winners[i].provider,
+                      winners[i].level, winners[i].transport, path);
         CHECK_MSG(strstr(table, line), "no line for %s in:\n%s", winners[i].name, table);
     }
     CHECK(strstr(table, "Not used:") && strstr(table, "problem: "));

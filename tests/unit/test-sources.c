@@ -419,6 +419,28 @@ static void test_shapes_in_isolation(void)
     config_set_deinit(&set);
 }
 
+/* A root that cannot be read: no servers at all (not a partial set), one named problem. */
+static void test_critical_failure(void)
+{
+    ConfigSet set;
+    Settings s;
+    DiscoverOptions opt = {NULL, "/nonexistent/mcpd-project"};
+    _cleanup_free_ char *file = paths_join(root, "mcp.json");
+
+    settings_init(&s);
+    CHECK_INTEQ(config_discover(&set, &opt, &s), -ENOENT);
+    CHECK_INTEQ(set.n_servers, 0);
+    CHECK_INTEQ(set.n_problems, 1);
+    CHECK(set.n_problems == 1 &&
+          streq(set.problems[0].path, "/nonexistent/mcpd-project/.mcp.json") &&
+          strstr(set.problems[0].message, "discovery failed for /nonexistent/mcpd-project"));
+    config_set_deinit(&set);
+    opt.root = file;
+    CHECK_INTEQ(config_discover(&set, &opt, &s), -ENOTDIR);
+    CHECK_INTEQ(set.n_servers, 0);
+    config_set_deinit(&set);
+}
+
 static void test_expand(void)
 {
     static const struct {
@@ -538,6 +560,7 @@ int main(int argc, char **argv)
     RUN(test_field_mapping);
     RUN(test_project_filter_before_dedup);
     RUN(test_disabled_providers_and_exa_setting);
+    RUN(test_critical_failure);
     RUN(test_expand);
     RUN(test_exa_detection);
     RUN(test_auth_field);
