@@ -38,20 +38,26 @@ void settings_init(Settings *s)
     };
 }
 
+static char *format_va(const char *fmt, va_list ap)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    strbuf_vprintf(&sb, fmt, ap);
+    return strbuf_detach(&sb, NULL);
+}
+
 void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
 {
     ConfigProblem *p;
-    StrBuf sb = STRBUF_INIT;
     va_list ap;
 
-    va_start(ap, fmt);
-    strbuf_vprintf(&sb, fmt, ap);
-    va_end(ap);
     set->problems = xrealloc(set->problems, (set->n_problems + 1) * sizeof(*set->problems));
     p = &set->problems[set->n_problems++];
     p->path = path ? xstrdup(path) : NULL;
     p->server = server ? xstrdup(server) : NULL;
-    p->message = strbuf_detach(&sb, NULL);
+    va_start(ap, fmt);
+    p->message = format_va(fmt, ap);
+    va_end(ap);
     if (!set->quiet)
         log_full(LOG_WARNING, server, "config", "%s: %s", path ? path : "config", p->message);
 }
@@ -68,17 +74,15 @@ static void source_deinit(SourceMeta *s)
 void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, const char *fmt, ...)
 {
     ConfigSkip *k;
-    StrBuf sb = STRBUF_INIT;
     va_list ap;
 
-    va_start(ap, fmt);
-    strbuf_vprintf(&sb, fmt, ap);
-    va_end(ap);
     set->skipped = xrealloc(set->skipped, (set->n_skipped + 1) * sizeof(*set->skipped));
     k = &set->skipped[set->n_skipped++];
     k->name = xstrdup(name);
     source_copy(&k->source, src);
-    k->reason = strbuf_detach(&sb, NULL);
+    va_start(ap, fmt);
+    k->reason = format_va(fmt, ap);
+    va_end(ap);
     if (!set->quiet)
         log_full(LOG_DEBUG, name, "config", "%s: not used: %s", src->path ? src->path : "config",
                  k->reason);
