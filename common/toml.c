@@ -402,7 +402,7 @@ static int descend(Parser *ps, yajl_val t, const Key *k, yajl_val *tablep)
 static int parse_keyval(Parser *ps, yajl_val t)
 {
     Key k = {0};
-    yajl_val v = NULL, dst;
+    yajl_val v = NULL, dst = NULL;
     const char *key_start = ps->p;
     int r;
 
