@@ -758,6 +758,14 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
         server_config_free(c);
         return;
     }
+    if (c->cwd && c->cwd[0] != '/') {
+        /* A relative cwd is taken from where the server would start without one. */
+        _cleanup_free_ char *home = paths_home();
+        char *abs = paths_join(src->level == CONFIG_LEVEL_PROJECT && set->root ? set->root : home,
+                               startswith(c->cwd, "./") ? c->cwd + 2 : c->cwd);
+        free(c->cwd);
+        c->cwd = abs;
+    }
     if ((prev = config_set_find(set, name))) {
         /* First wins, whole entry; a disabled winner masks on purpose. */
         config_set_skip(set, name, src, "%s %s (%s)",

@@ -257,6 +257,13 @@ static void test_field_mapping(void)
     CHECK(c && streq(c->url, "http://localhost:8080/sse"));
     c = config_set_find(&set, "gemini-stdio");
     CHECK(c && streq(c->command, "codex-wins-gemini-stdio"));
+    /* A relative cwd starts from the project root (project level) or home (user level). */
+    _cleanup_free_ char *tools_dir = paths_join(root, "tools");
+    _cleanup_free_ char *home_dir = paths_join(home, "srv");
+    c = config_set_find(&set, "gemini-proj");
+    CHECK(c && streq(c->cwd, tools_dir));
+    c = config_set_find(&set, "claude-user-file");
+    CHECK(c && streq(c->cwd, home_dir));
 
     /* Windsurf serverUrl; VS Code ${workspaceFolder}; ${input:...} stays as written. */
     c = config_set_find(&set, "windsurf-remote");
