@@ -302,7 +302,9 @@ static void resolve_values(Resolve *r)
 
     for (size_t i = 0; map && i < map->u.object.len && !r->error; i++) {
         const char *key = map->u.object.keys[i], *v = map->u.object.values[i]->u.string, *env;
-        if (v[0] == '!') {
+        /* Only a "!" the file itself has: a ${VAR} that expands to "!..." is a plain value. */
+        const char *written = json_get_string(json_get_object(r->cfg->raw, r->field), key);
+        if (v[0] == '!' && written && written[0] == '!') {
             if (!checked) {
                 _cleanup_free_ char *why = NULL;
                 checked = true;

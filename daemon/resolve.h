@@ -33,7 +33,8 @@ typedef void (*ResolveDoneFn)(void *userdata, ServerConfig *resolved, const char
                               bool retryable);
 
 /**
- * Resolve cfg's env (stdio) or headers (http, sse): a value "!cmd" is replaced by the trimmed
+ * Resolve cfg's env (stdio) or headers (http, sse): a value "!cmd" (written so in the file,
+ * not produced by ${VAR} expansion) is replaced by the trimmed
  * stdout of `/bin/sh -c cmd` (run in parallel, bounded by the timeout, only from config files
  * owned by the user and not writable by group or others); a value naming a set environment
  * variable by that variable; empty results drop the key. Then auth.type "oauth" with a

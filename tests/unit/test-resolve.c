@@ -181,6 +181,30 @@ static void test_variable_names(void)
 {
     Outcome o;
 
+    /* A "!" that came from ${VAR} expansion, not from the file, is never run. */
+    {
+        _cleanup_json_ yajl_val written = json_parse("{\"command\":\"x\",\"env\":{\"T\":"
+                                                     "\"${MCPD_RT_BANG}\"}}",
+                                                     NULL);
+        _cleanup_json_ yajl_val expanded = json_parse("{\"command\":\"x\",\"env\":{\"T\":"
+                                                      "\"!echo ran\"}}",
+                                                      NULL);
+        SourceMeta src = {"mcpd", "mcpd (user)", cfg_path, CONFIG_LEVEL_USER};
+        ConfigSet set = {.quiet = true};
+        Settings s;
+        Resolve *r = NULL;
+        settings_init(&s);
+        ServerConfig *c = server_config_build("s", written, expanded, &src, &s, &set);
+        memset(&o, 0, sizeof(o));
+        CHECK(c && resolve_start(&r, base, c, NULL, on_done, &o) == 0);
+        event_base_dispatch(base);
+        CHECK_STREQ(env_of(&o, "T"), "!echo ran");
+        CHECK_INTEQ(child_count(), 0);
+        outcome_deinit(&o);
+        server_config_free(c);
+        config_set_deinit(&set);
+    }
+
     setenv("MCPD_RT_TOKEN", "from-env", 1);
     unsetenv("MCPD_RT_UNSET");
     run("{\"command\":\"x\",\"env\":{\"A\":\"MCPD_RT_TOKEN\",\"B\":\"MCPD_RT_UNSET\","
