@@ -10,6 +10,24 @@
 #include "daemon/source.h"
 
 /*
+ * Claude Code keys projects by the directory it was started in, which may be a path through
+ * a symlink; root is a realpath. An exact key wins, else one that resolves to root.
+ */
+static yajl_val project_entry(yajl_val projects, const char *root)
+{
+    yajl_val exact = json_get(projects, root);
+
+    if (exact || !projects)
+        return exact;
+    for (size_t i = 0; i < projects->u.object.len; i++) {
+        _cleanup_free_ char *real = realpath(projects->u.object.keys[i], NULL);
+        if (real && streq(real, root))
+            return projects->u.object.values[i];
+    }
+    return NULL;
+}
+
+/*
  * ~/.claude.json holds the user's servers at the top level and each project's own ("local
  * scope") under projects["<absolute root>"].mcpServers. The file also carries a lot of state
  * Claude Code keeps for itself; only those two members are read.
@@ -37,7 +55,7 @@ static void load_claude_json(const ConfigSource *src, const DiscoverOptions *opt
                            json_type_name(projects));
         return;
     }
-    config_add_entries(set, json_get(json_get(projects, opt->root), "mcpServers"),
+    config_add_entries(set, json_get(project_entry(projects, opt->root), "mcpServers"),
                        "projects[root].mcpServers", &project, settings, NULL);
 }
 

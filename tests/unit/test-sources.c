@@ -404,7 +404,20 @@ static void test_shapes_in_isolation(void)
     /* The settings.json shape of VS Code: {"mcp": {"servers": ...}}. */
     test_write_file(vsc, "{\"mcp\": {\"servers\": {\"nested\": {\"type\": \"sse\", \"url\": "
                          "\"http://h/sse\"}}}}");
-    /* Claude: projects of the wrong type is named; top-level servers still load. */
+    /* Claude: projects of the wrong type is named; top-level servers still load (below). */
+    /* Claude's project key may go through a symlink to the root. */
+    _cleanup_free_ char *link = paths_join(tmp, "link-to-project");
+    CHECK_INTEQ(symlink(root, link), 0);
+    _cleanup_free_ char *cj_text =
+        xasprintf("{\"mcpServers\": {\"top\": {\"command\": \"t\"}}, \"projects\": {\"%s\": "
+                  "{\"mcpServers\": {\"via-link\": {\"command\": \"l\"}}}}}",
+                  link);
+    test_write_file(cj, cj_text);
+    settings_init(&s);
+    discover(&set, root, &s);
+    c = config_set_find(&set, "via-link");
+    CHECK(c && c->source.level == CONFIG_LEVEL_PROJECT);
+    config_set_deinit(&set);
     test_write_file(cj, "{\"mcpServers\": {\"top\": {\"command\": \"t\"}}, \"projects\": []}");
     /* $CODEX_HOME replaces ~/.codex. */
     CHECK_INTEQ(paths_mkdir_p(codex_home, 0700), 0);
