@@ -3,8 +3,11 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "client/bridge.h"
 #include "client/include/mcpc.h"
@@ -37,6 +40,9 @@ static void usage(FILE *f)
                "  wait SERVER             wait until a server is connected or has failed\n"
                "  logs SERVER             the server's recent stderr\n"
                "  bridge [--cwd DIR]      be a stdio MCP server relaying to mcpd (for MCP hosts)\n"
+               "  config [--cwd DIR]      the servers discovery finds for DIR (default: the\n"
+               "                          current directory), where each comes from, and every\n"
+               "                          entry not used and why; nothing is connected\n"
                "\n"
                "Exit status: 0 ok, 1 request or tool failed, 2 usage, 3 mcpd not reachable.\n");
 }
@@ -219,6 +225,73 @@ static int show_call(const char *text, int is_error)
     return is_error ? EXIT_FAILED : EXIT_OK;
 }
 
+/* mcpctl config: winners, then entries not used and why, then problems. */
+static int show_config(const char *text)
+{
+    _cleanup_json_ yajl_val r = json_parse(text, NULL);
+    yajl_val servers = json_get_array(r, "servers"), skipped = json_get_array(r, "skipped");
+    yajl_val problems = json_get_array(r, "problems");
+    const char *root = json_get_string(r, "root");
+
+    printf("%s%s\n\n", root ? "Servers for project " : "Servers for the user workspace",
+           root ? root : "");
+    printf("%-24s %-13s %-7s %-9s %s\n", "SERVER", "PROVIDER", "LEVEL", "TRANSPORT", "FILE");
+    for (size_t i = 0; i < json_array_len(servers); i++) {
+        yajl_val e = json_array_at(servers, i);
+        printf("%-24s %-13s %-7s %-9s %s%s\n", json_get_string(e, "name"),
+               json_get_string(e, "provider"), json_get_string(e, "level"),
+               json_get_string(e, "transport"), json_get_string(e, "path") ?: "-",
+               YAJL_IS_FALSE(json_get(e, "enabled")) ? "  (disabled: masks lower entries)" : "");
+    }
+    if (!json_array_len(servers))
+        printf("(none)\n");
+    if (json_array_len(skipped))
+        printf("\nNot used:\n%-24s %-13s %-7s %s\n", "SERVER", "PROVIDER", "LEVEL", "FILE: REASON");
+    for (size_t i = 0; i < json_array_len(skipped); i++) {
+        yajl_val e = json_array_at(skipped, i);
+        printf("%-24s %-13s %-7s %s: %s\n", json_get_string(e, "name"),
+               json_get_string(e, "provider"), json_get_string(e, "level"),
+               json_get_string(e, "path") ?: "-", json_get_string(e, "reason"));
+    }
+    for (size_t i = 0; i < json_array_len(problems); i++) {
+        yajl_val e = json_array_at(problems, i);
+        printf("%sproblem: %s%s%s\n", i ? "" : "\n", json_get_string(e, "path") ?: "",
+               json_get_string(e, "path") ? ": " : "", json_get_string(e, "error"));
+    }
+    return EXIT_OK;
+}
+
+/* config [--cwd DIR] [--json]: the project defaults to the current directory. */
+static int run_config(mcpc_client *c, int argc, char **argv)
+{
+    _cleanup_free_ char *cwd = NULL, *params = NULL, *out = NULL;
+    yajl_val p;
+    int r;
+
+    for (int i = 1; i < argc; i++) {
+        if (streq(argv[i], "--json"))
+            opt_json = true;
+        else if (streq(argv[i], "--cwd") && i + 1 < argc)
+            cwd = realpath(argv[++i], NULL) ?: xstrdup(argv[i]);
+        else if (startswith(argv[i], "--cwd="))
+            cwd = realpath(argv[i] + 6, NULL) ?: xstrdup(argv[i] + 6);
+        else
+            return usage(stderr), EXIT_USAGE;
+    }
+    if (!cwd)
+        cwd = getcwd(NULL, 0);
+    p = json_object_new();
+    if (cwd)
+        json_object_set(p, "cwd", json_string_new(cwd));
+    params = json_to_string(p);
+    json_free(p);
+    if ((r = mcpc_request(c, "mcpd/discover", params, &out)) != 0) {
+        fprintf(stderr, "mcpctl: %s\n", mcpc_errmsg(c));
+        return r == -ECONNRESET || r == -ECONNREFUSED ? EXIT_NO_DAEMON : EXIT_FAILED;
+    }
+    return opt_json ? (printf("%s\n", out), EXIT_OK) : show_config(out);
+}
+
 static int params_server(const char *server, char **outp)
 {
     yajl_val p = json_object_new();
@@ -254,6 +327,8 @@ static int run(mcpc_client *c, int argc, char **argv)
             goto fail;
         return show_call(out, is_error);
     }
+    if (streq(cmd, "config"))
+        return run_config(c, argc, argv);
     if (streq(cmd, "reload")) {
         if ((r = mcpc_request(c, "mcpd/reload", NULL, &out)) != 0)
             goto fail;

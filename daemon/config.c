@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "common/json.h"
@@ -30,25 +31,61 @@ void settings_init(Settings *s)
         .call_timeout_ms = CONFIG_DEFAULT_CALL_TIMEOUT_MS,
         .max_call_timeout_ms = CONFIG_MAX_CALL_TIMEOUT_MS,
         .idle_timeout_ms = 0,
+        .workspace_linger_ms = CONFIG_DEFAULT_LINGER_MS,
         .reconnect = true,
+        .filter_exa = true,
+        .disabled_providers = 0,
     };
+}
+
+static char *format_va(const char *fmt, va_list ap)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    strbuf_vprintf(&sb, fmt, ap);
+    return strbuf_detach(&sb, NULL);
 }
 
 void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
 {
     ConfigProblem *p;
-    StrBuf sb = STRBUF_INIT;
     va_list ap;
 
-    va_start(ap, fmt);
-    strbuf_vprintf(&sb, fmt, ap);
-    va_end(ap);
     set->problems = xrealloc(set->problems, (set->n_problems + 1) * sizeof(*set->problems));
     p = &set->problems[set->n_problems++];
     p->path = path ? xstrdup(path) : NULL;
     p->server = server ? xstrdup(server) : NULL;
-    p->message = strbuf_detach(&sb, NULL);
-    log_full(LOG_WARNING, server, "config", "%s: %s", path ? path : "config", p->message);
+    va_start(ap, fmt);
+    p->message = format_va(fmt, ap);
+    va_end(ap);
+    if (!set->quiet)
+        log_full(LOG_WARNING, server, "config", "%s: %s", path ? path : "config", p->message);
+}
+
+static void source_copy(SourceMeta *dst, const SourceMeta *src);
+
+static void source_deinit(SourceMeta *s)
+{
+    free(s->provider);
+    free(s->provider_name);
+    free(s->path);
+}
+
+void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, const char *fmt, ...)
+{
+    ConfigSkip *k;
+    va_list ap;
+
+    set->skipped = xrealloc(set->skipped, (set->n_skipped + 1) * sizeof(*set->skipped));
+    k = &set->skipped[set->n_skipped++];
+    k->name = xstrdup(name);
+    source_copy(&k->source, src);
+    va_start(ap, fmt);
+    k->reason = format_va(fmt, ap);
+    va_end(ap);
+    if (!set->quiet)
+        log_full(LOG_DEBUG, name, "config", "%s: not used: %s", src->path ? src->path : "config",
+                 k->reason);
 }
 
 void config_set_deinit(ConfigSet *set)
@@ -62,6 +99,17 @@ void config_set_deinit(ConfigSet *set)
         free(set->problems[i].message);
     }
     free(set->problems);
+    for (size_t i = 0; i < set->n_skipped; i++) {
+        free(set->skipped[i].name);
+        source_deinit(&set->skipped[i].source);
+        free(set->skipped[i].reason);
+    }
+    free(set->skipped);
+    for (size_t i = 0; i < set->n_exa_api_keys; i++) {
+        explicit_bzero(set->exa_api_keys[i], strlen(set->exa_api_keys[i]));
+        free(set->exa_api_keys[i]);
+    }
+    free(set->exa_api_keys);
     memset(set, 0, sizeof(*set));
 }
 
@@ -92,6 +140,11 @@ const char *transport_type_name(TransportType t)
         return "auto";
     }
     return "?";
+}
+
+const char *config_level_name(ConfigLevel level)
+{
+    return level == CONFIG_LEVEL_PROJECT ? "project" : "user";
 }
 
 const char *config_check_name(const char *name)
@@ -131,9 +184,9 @@ ServerConfig *server_config_free(ServerConfig *c)
     free(c->url);
     json_free(c->headers);
     json_free(c->raw);
-    free(c->source.provider);
-    free(c->source.provider_name);
-    free(c->source.path);
+    free(c->auth_type);
+    free(c->credential_id);
+    source_deinit(&c->source);
     free(c);
     return NULL;
 }
@@ -153,6 +206,8 @@ ServerConfig *server_config_copy(const ServerConfig *c)
     n->url = c->url ? xstrdup(c->url) : NULL;
     n->headers = json_copy(c->headers);
     n->raw = json_copy(c->raw);
+    n->auth_type = c->auth_type ? xstrdup(c->auth_type) : NULL;
+    n->credential_id = c->credential_id ? xstrdup(c->credential_id) : NULL;
     source_copy(&n->source, &c->source);
     return n;
 }
@@ -285,6 +340,32 @@ static int take_strings(ServerConfig *c, yajl_val obj, StrBuf *err)
     return 0;
 }
 
+/* auth: {type: "oauth" | "apikey", credentialId?: string} (seed 1.5). */
+static int take_auth(ServerConfig *c, yajl_val obj, StrBuf *err)
+{
+    yajl_val a = json_get(obj, "auth"), t, id;
+
+    if (!a || YAJL_IS_NULL(a))
+        return 0;
+    t = json_get(a, "type");
+    id = json_get(a, "credentialId");
+    if (!YAJL_IS_OBJECT(a) || (t && !YAJL_IS_STRING(t)) || (id && !YAJL_IS_STRING(id))) {
+        strbuf_printf(err,
+                      "Server \"%s\": \"auth\" must be an object {\"type\": \"oauth\" or "
+                      "\"apikey\", \"credentialId\": string}",
+                      c->name);
+        return -EINVAL;
+    }
+    if (t && !streq(t->u.string, "oauth") && !streq(t->u.string, "apikey")) {
+        strbuf_printf(err, "Server \"%s\": unknown auth type \"%s\" (oauth or apikey)", c->name,
+                      t->u.string);
+        return -EINVAL;
+    }
+    c->auth_type = t ? xstrdup(t->u.string) : NULL;
+    c->credential_id = id && id->u.string[0] ? xstrdup(id->u.string) : NULL;
+    return 0;
+}
+
 /* The seed's validateServerConfig messages (reference/seed-origin.md 2.1). */
 static int validate(ServerConfig *c, StrBuf *err)
 {
@@ -319,13 +400,20 @@ static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err)
         (r = take_ms(c, obj, "timeout", &c->timeout_ms, err)) < 0 ||
         (r = take_ms(c, obj, "callTimeout", &c->call_timeout_ms, err)) < 0 ||
         (r = take_ms(c, obj, "idleTimeoutMs", &c->idle_timeout_ms, err)) < 0 ||
-        (r = take_ms(c, obj, "pingIntervalMs", &c->ping_interval_ms, err)) < 0)
+        (r = take_ms(c, obj, "pingIntervalMs", &c->ping_interval_ms, err)) < 0 ||
+        (r = take_auth(c, obj, err)) < 0)
         return r;
     return validate(c, err);
 }
 
 ServerConfig *server_config_from_json(const char *name, yajl_val obj, const SourceMeta *src,
                                       const Settings *settings, ConfigSet *set)
+{
+    return server_config_build(name, obj, obj, src, settings, set);
+}
+
+ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val obj,
+                                  const SourceMeta *src, const Settings *settings, ConfigSet *set)
 {
     ServerConfig *c;
     StrBuf err = STRBUF_INIT, text = STRBUF_INIT;
@@ -355,14 +443,14 @@ ServerConfig *server_config_from_json(const char *name, yajl_val obj, const Sour
     }
     if (c->call_timeout_ms > settings->max_call_timeout_ms)
         c->call_timeout_ms = settings->max_call_timeout_ms;
-    c->raw = json_copy(obj);
-    json_write_sorted(&text, c->raw);
+    c->raw = json_copy(written);
+    json_write_sorted(&text, obj);
     sha256_hex(c->hash, text.data, text.len);
     strbuf_deinit(&text);
     return c;
 }
 
-static int read_file(const char *path, char **textp, char **whyp)
+static int read_file(const char *path, char **textp, size_t *lenp, char **whyp)
 {
     _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
     StrBuf sb = STRBUF_INIT;
@@ -399,8 +487,20 @@ static int read_file(const char *path, char **textp, char **whyp)
             return -EFBIG;
         }
     }
-    *textp = strbuf_detach(&sb, NULL);
+    *textp = strbuf_detach(&sb, lenp);
     return 0;
+}
+
+int config_read_text(ConfigSet *set, const char *path, char **textp, size_t *lenp)
+{
+    _cleanup_free_ char *why = NULL;
+    int r = read_file(path, textp, lenp, &why);
+
+    if (r == -ENOENT || r == -ENOTDIR)
+        return -ENOENT;
+    if (r < 0)
+        config_set_problem(set, path, NULL, "%s", why ? why : strerror(-r));
+    return r;
 }
 
 /**
@@ -410,14 +510,10 @@ static int read_file(const char *path, char **textp, char **whyp)
 int config_read_json(ConfigSet *set, const char *path, yajl_val *outp)
 {
     _cleanup_free_ char *text = NULL, *why = NULL;
-    int r = read_file(path, &text, &why);
+    int r = config_read_text(set, path, &text, NULL);
 
-    if (r == -ENOENT || r == -ENOTDIR)
-        return -ENOENT;
-    if (r < 0) {
-        config_set_problem(set, path, NULL, "%s", why ? why : strerror(-r));
+    if (r < 0)
         return r;
-    }
     *outp = json_parse(text, &why);
     if (!*outp) {
         config_set_problem(set, path, NULL, "invalid JSON: %s; fix the file or move it away", why);
@@ -426,65 +522,399 @@ int config_read_json(ConfigSet *set, const char *path, yajl_val *outp)
     return 0;
 }
 
-void config_add_entries(ConfigSet *set, yajl_val servers, const SourceMeta *src,
-                        const Settings *settings)
+/* ---- describing a set (mcpd/discover) ---- */
+
+/* The entry as written, with every env and headers value shown as "***". */
+static yajl_val masked_raw(yajl_val raw)
+{
+    static const char *const secret_maps[] = {"env", "headers"};
+    yajl_val out = json_copy(raw);
+
+    for (size_t i = 0; i < N_ELEMENTS(secret_maps); i++) {
+        yajl_val m = json_get(out, secret_maps[i]);
+        for (size_t j = 0; YAJL_IS_OBJECT(m) && j < m->u.object.len; j++) {
+            json_free(m->u.object.values[j]);
+            m->u.object.values[j] = json_string_new("***");
+        }
+    }
+    return out;
+}
+
+static void describe_source(yajl_val o, const SourceMeta *src)
+{
+    json_object_set(o, "provider", json_string_new(src->provider));
+    json_object_set(o, "providerName", json_string_new(src->provider_name));
+    if (src->path)
+        json_object_set(o, "path", json_string_new(src->path));
+    json_object_set(o, "level", json_string_new(config_level_name(src->level)));
+}
+
+yajl_val config_problems_json(const ConfigSet *set)
+{
+    yajl_val arr = json_array_new();
+
+    for (size_t i = 0; i < set->n_problems; i++) {
+        const ConfigProblem *p = &set->problems[i];
+        yajl_val o = json_object_new();
+        if (p->path)
+            json_object_set(o, "path", json_string_new(p->path));
+        if (p->server)
+            json_object_set(o, "server", json_string_new(p->server));
+        json_object_set(o, "error", json_string_new(p->message));
+        json_array_push(arr, o);
+    }
+    return arr;
+}
+
+yajl_val config_describe(const ConfigSet *set)
+{
+    yajl_val o = json_object_new(), servers = json_array_new(), skipped = json_array_new();
+
+    for (size_t i = 0; i < set->n_servers; i++) {
+        const ServerConfig *c = set->servers[i];
+        yajl_val e = json_object_new();
+        json_object_set(e, "name", json_string_new(c->name));
+        describe_source(e, &c->source);
+        json_object_set(e, "transport", json_string_new(transport_type_name(c->type)));
+        json_object_set(e, "enabled", json_bool_new(c->enabled));
+        json_object_set(e, "config", masked_raw(c->raw));
+        json_array_push(servers, e);
+    }
+    for (size_t i = 0; i < set->n_skipped; i++) {
+        const ConfigSkip *k = &set->skipped[i];
+        yajl_val e = json_object_new();
+        json_object_set(e, "name", json_string_new(k->name));
+        describe_source(e, &k->source);
+        json_object_set(e, "reason", json_string_new(k->reason));
+        json_array_push(skipped, e);
+    }
+    json_object_set(o, "servers", servers);
+    json_object_set(o, "skipped", skipped);
+    json_object_set(o, "problems", config_problems_json(set));
+    json_object_set(o, "exaApiKeysFound", json_int_new((int64_t)set->n_exa_api_keys));
+    return o;
+}
+
+/* ---- ${VAR} expansion (seed 1.3) ---- */
+
+/* The value of one ${...} body, or NULL when unset and without a default. */
+static const char *expand_lookup(const char *body, size_t n, const char *root, char **homep)
+{
+    _cleanup_free_ char *name = NULL;
+    const char *dflt = NULL, *v;
+    size_t name_len = n;
+
+    for (size_t i = 0; i + 1 < n; i++)
+        if (body[i] == ':' && body[i + 1] == '-') {
+            name_len = i;
+            dflt = body + i + 2;
+            break;
+        }
+    name = xstrndup(body, name_len);
+    if (streq(name, "workspaceFolder"))
+        v = root;
+    else if (streq(name, "userHome"))
+        v = *homep ? *homep : (*homep = paths_home());
+    else
+        v = getenv(startswith(name, "env:") ? name + 4 : name);
+    if (v && v[0])
+        return v;
+    return dflt; /* points into body: the caller copies up to the closing brace */
+}
+
+static char *expand_string(const char *s, const char *root, char **homep)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    for (const char *p = s; *p;) {
+        const char *close = startswith(p, "${") ? strchr(p + 2, '}') : NULL;
+        if (!close || close == p + 2) {
+            strbuf_putc(&sb, *p++);
+            continue;
+        }
+        const char *body = p + 2, *v = expand_lookup(body, (size_t)(close - body), root, homep);
+        if (!v)
+            strbuf_append(&sb, p, (size_t)(close + 1 - p)); /* unset: left as written */
+        else if (v >= body && v <= close)
+            strbuf_append(&sb, v, (size_t)(close - v)); /* the default */
+        else
+            strbuf_puts(&sb, v);
+        p = close + 1;
+    }
+    return strbuf_detach(&sb, NULL);
+}
+
+static yajl_val expand_value(yajl_val v, const char *root, char **homep)
+{
+    yajl_val out;
+
+    if (YAJL_IS_STRING(v)) {
+        _cleanup_free_ char *e = expand_string(v->u.string, root, homep);
+        return json_string_new(e);
+    }
+    if (YAJL_IS_OBJECT(v)) {
+        out = json_object_new();
+        for (size_t i = 0; i < v->u.object.len; i++)
+            json_object_set(out, v->u.object.keys[i],
+                            expand_value(v->u.object.values[i], root, homep));
+        return out;
+    }
+    if (YAJL_IS_ARRAY(v)) {
+        out = json_array_new();
+        for (size_t i = 0; i < v->u.array.len; i++)
+            json_array_push(out, expand_value(v->u.array.values[i], root, homep));
+        return out;
+    }
+    return json_copy(v);
+}
+
+yajl_val config_expand(yajl_val v, const char *root)
+{
+    _cleanup_free_ char *home = NULL;
+
+    return expand_value(v, root, &home);
+}
+
+/* ---- Exa (seed 1.6) ---- */
+
+static bool mentions_exa(const char *s)
+{
+    return s && strcasestr(s, "mcp.exa.ai") != NULL;
+}
+
+/* exaApiKey=<key> in a URL or argument, case-insensitive. */
+static char *exa_key_in(const char *s)
+{
+    const char *p = s ? strcasestr(s, "exaApiKey=") : NULL;
+    size_t n;
+
+    if (!p)
+        return NULL;
+    p += strlen("exaApiKey=");
+    n = strcspn(p, "& \t\r\n");
+    return n ? xstrndup(p, n) : NULL;
+}
+
+bool config_is_exa(const ServerConfig *c, char **keyp)
+{
+    bool exa = strcasecmp(c->name, "exa") == 0;
+    const char *env_key;
+    char *key = NULL;
+
+    if (c->type == TRANSPORT_STDIO) {
+        for (size_t i = 0; i < c->n_args && !exa; i++)
+            exa = mentions_exa(c->args[i]);
+    } else {
+        exa = exa || mentions_exa(c->url);
+    }
+    if (exa && keyp) {
+        key = exa_key_in(c->url);
+        for (size_t i = 0; i < c->n_args && !key; i++)
+            key = exa_key_in(c->args[i]);
+        if (!key && (env_key = json_get_string(c->env, "EXA_API_KEY")) && env_key[0])
+            key = xstrdup(env_key);
+        *keyp = key;
+    }
+    return exa;
+}
+
+/* ---- the rules ---- */
+
+void config_add_invalid(ConfigSet *set, const char *name, const SourceMeta *src, const char *why)
+{
+    config_set_problem(set, src->path, name, "%s", why);
+    config_set_skip(set, name, src, "invalid: %s", why);
+}
+
+void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const SourceMeta *src,
+                      const Settings *settings)
+{
+    _cleanup_json_ yajl_val expanded = NULL;
+    size_t n_problems = set->n_problems;
+    ServerConfig *c, *prev;
+    char *key = NULL;
+
+    /* The project filter runs before first-wins, so it never hides a user entry (B7). */
+    if (src->level == CONFIG_LEVEL_PROJECT && !settings->enable_project_config) {
+        config_set_skip(set, name, src, "project-level config is off (enableProjectConfig)");
+        return;
+    }
+    expanded = config_expand(written, set->root);
+    c = server_config_build(name, written, expanded, src, settings, set);
+    if (!c) {
+        /* Reported, and it masks nothing: a lower entry of the name may still win (B7). */
+        config_set_skip(set, name, src, "invalid: %s",
+                        set->n_problems > n_problems ? set->problems[n_problems].message : "?");
+        return;
+    }
+    if (settings->filter_exa && config_is_exa(c, &key)) {
+        config_set_skip(set, name, src, "Exa server, filtered (filterExa)%s",
+                        key ? "; its API key was taken" : "");
+        if (key) {
+            set->exa_api_keys =
+                xrealloc(set->exa_api_keys, (set->n_exa_api_keys + 1) * sizeof(char *));
+            set->exa_api_keys[set->n_exa_api_keys++] = key;
+        }
+        server_config_free(c);
+        return;
+    }
+    if (c->cwd && c->cwd[0] != '/') {
+        /* A relative cwd is taken from where the server would start without one. */
+        _cleanup_free_ char *home = paths_home();
+        char *abs = paths_join(src->level == CONFIG_LEVEL_PROJECT && set->root ? set->root : home,
+                               startswith(c->cwd, "./") ? c->cwd + 2 : c->cwd);
+        free(c->cwd);
+        c->cwd = abs;
+    }
+    if ((prev = config_set_find(set, name))) {
+        /* First wins, whole entry; a disabled winner masks on purpose. */
+        config_set_skip(set, name, src, "%s %s (%s)",
+                        prev->enabled ? "shadowed by" : "masked by the disabled entry in",
+                        prev->source.path ? prev->source.path : "?", prev->source.provider_name);
+        server_config_free(c);
+        return;
+    }
+    config_set_add(set, c);
+}
+
+void config_add_entries(ConfigSet *set, yajl_val servers, const char *key, const SourceMeta *src,
+                        const Settings *settings, ConfigMapFn map)
 {
     if (!servers || YAJL_IS_NULL(servers))
         return;
     if (!YAJL_IS_OBJECT(servers)) {
-        config_set_problem(set, src->path, NULL, "\"mcpServers\" must be an object, not %s",
+        config_set_problem(set, src->path, NULL, "\"%s\" must be an object, not %s", key,
                            json_type_name(servers));
         return;
     }
     for (size_t i = 0; i < servers->u.object.len; i++) {
         const char *name = servers->u.object.keys[i];
-        ServerConfig *c, *prev = config_set_find(set, name);
+        yajl_val entry = servers->u.object.values[i];
+        _cleanup_json_ yajl_val mapped = NULL;
+        _cleanup_free_ char *why = NULL;
 
-        c = server_config_from_json(name, servers->u.object.values[i], src, settings, set);
-        if (!c)
-            continue; /* invalid entries are reported and never mask lower ones */
-        if (prev) {
-            log_full(LOG_DEBUG, name, "config", "%s: shadowed by %s", src->path,
-                     prev->source.path ? prev->source.path : prev->source.provider_name);
-            server_config_free(c);
-            continue;
+        if (map && YAJL_IS_OBJECT(entry)) {
+            if (map(name, entry, &mapped, &why) < 0) {
+                _cleanup_free_ char *msg = xasprintf("Server \"%s\": %s", name, why);
+                config_add_invalid(set, name, src, msg);
+                continue;
+            }
+            entry = mapped;
         }
-        config_set_add(set, c);
+        config_add_entry(set, name, entry, src, settings);
     }
+}
+
+void config_load_json_servers(ConfigSet *set, const char *path, const char *key,
+                              const SourceMeta *src, const Settings *settings, ConfigMapFn map)
+{
+    _cleanup_json_ yajl_val root = NULL;
+    SourceMeta meta = *src;
+
+    meta.path = (char *)path;
+    if (config_read_json(set, path, &root) < 0)
+        return;
+    if (!YAJL_IS_OBJECT(root)) {
+        config_set_problem(set, path, NULL, "the top level must be an object with \"%s\"", key);
+        return;
+    }
+    config_add_entries(set, json_get(root, key), key, &meta, settings, map);
 }
 
 void config_load_native_file(ConfigSet *set, const char *path, const char *provider,
                              const char *provider_name, ConfigLevel level, const Settings *settings)
 {
-    _cleanup_json_ yajl_val root = NULL;
     SourceMeta src = {(char *)provider, (char *)provider_name, (char *)path, level};
 
-    if (config_read_json(set, path, &root) < 0)
-        return;
-    if (!YAJL_IS_OBJECT(root)) {
-        config_set_problem(set, path, NULL, "the top level must be an object with \"mcpServers\"");
-        return;
-    }
-    config_add_entries(set, json_get(root, "mcpServers"), &src, settings);
+    config_load_json_servers(set, path, "mcpServers", &src, settings, NULL);
 }
 
 /* Priority order: DESIGN section 6. */
 const ConfigSource config_sources[] = {
     {"mcpd", "mcpd", source_native_collect},
+    {"claude", "Claude Code", source_claude_collect},
+    {"codex", "OpenAI Codex", source_codex_collect},
+    {"gemini", "Gemini CLI", source_gemini_collect},
+    {"cursor", "Cursor", source_cursor_collect},
+    {"windsurf", "Windsurf", source_windsurf_collect},
+    {"vscode", "VS Code", source_vscode_collect},
+    {"mcp-json", "MCP Config", source_plain_collect},
     {NULL, NULL, NULL},
 };
 
-int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings)
+int config_source_index(const char *id)
 {
+    for (int i = 0; config_sources[i].id; i++)
+        if (streq(config_sources[i].id, id))
+            return i;
+    return -1;
+}
+
+/* A switched-off provider is still read, so discover can show what it would have given. */
+static void collect_disabled(const ConfigSource *s, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *out)
+{
+    ConfigSet tmp = {.quiet = true};
+
+    s->collect(s, opt, settings, &tmp);
+    for (size_t i = 0; i < tmp.n_servers; i++)
+        config_set_skip(out, tmp.servers[i]->name, &tmp.servers[i]->source,
+                        "provider \"%s\" is in disabledProviders", s->id);
+    config_set_deinit(&tmp);
+}
+
+/*
+ * The seed's critical discovery failure: a root that is not a readable directory gives the
+ * workspace no servers at all and one error, filed under the project's .mcp.json, rather
+ * than a partial set.
+ */
+static int check_root(ConfigSet *out, const char *root)
+{
+    _cleanup_free_ char *mcp = NULL;
+    struct stat st;
+    int r = stat(root, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+
+    if (r == 0)
+        return 0;
+    mcp = paths_join(root, ".mcp.json");
+    config_set_problem(out, mcp, NULL, "discovery failed for %s: %s; no servers for it", root,
+                       strerror(-r));
+    return r;
+}
+
+static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
+                    bool quiet)
+{
+    int r;
+
     memset(out, 0, sizeof(*out));
+    out->quiet = quiet;
+    out->root = opt->root;
+    if (opt->root && !opt->config_file && (r = check_root(out, opt->root)) < 0)
+        return r;
     if (opt->config_file) {
         config_load_native_file(out, opt->config_file, "mcpd", "mcpd (--config)", CONFIG_LEVEL_USER,
                                 settings);
         return 0;
     }
-    for (const ConfigSource *s = config_sources; s->id; s++)
-        s->collect(s, opt, settings, out);
+    for (int i = 0; config_sources[i].id; i++) {
+        const ConfigSource *s = &config_sources[i];
+        if (settings->disabled_providers & (1u << i))
+            collect_disabled(s, opt, settings, out);
+        else
+            s->collect(s, opt, settings, out);
+    }
     return 0;
+}
+
+int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings)
+{
+    return discover(out, opt, settings, false);
+}
+
+int config_discover_quiet(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings)
+{
+    return discover(out, opt, settings, true);
 }
 
 static int settings_ms(ConfigSet *set, const char *path, yajl_val root, const char *key,
@@ -510,6 +940,69 @@ static void settings_bool(ConfigSet *set, const char *path, yajl_val root, const
         config_set_problem(set, path, NULL, "\"%s\" must be true or false", key);
 }
 
+/* disabledProviders: an array of provider ids from config_sources[]. */
+static void settings_providers(ConfigSet *set, const char *path, yajl_val root, unsigned *outp)
+{
+    yajl_val v = json_get(root, "disabledProviders");
+    StrBuf known = STRBUF_INIT;
+    unsigned mask = 0;
+
+    if (!v)
+        return;
+    for (int i = 0; config_sources[i].id; i++)
+        strbuf_printf(&known, "%s\"%s\"", i ? ", " : "", config_sources[i].id);
+    if (!YAJL_IS_ARRAY(v)) {
+        config_set_problem(set, path, NULL,
+                           "\"disabledProviders\" must be an array of provider ids (%s)",
+                           strbuf_str(&known));
+        strbuf_deinit(&known);
+        return;
+    }
+    for (size_t i = 0; i < v->u.array.len; i++) {
+        yajl_val e = v->u.array.values[i];
+        int k = YAJL_IS_STRING(e) ? config_source_index(e->u.string) : -1;
+        if (k < 0) {
+            _cleanup_free_ char *shown = json_to_string(e);
+            config_set_problem(set, path, NULL,
+                               "\"disabledProviders[%zu]\": unknown provider %s (known: %s)", i,
+                               shown, strbuf_str(&known));
+            continue;
+        }
+        mask |= 1u << k;
+    }
+    *outp = mask;
+    strbuf_deinit(&known);
+}
+
+static const char *const settings_keys[] = {
+    "enableProjectConfig",
+    "filterExa",
+    "disabledProviders",
+    "startupTimeoutMs",
+    "maxMessageBytes",
+    "cacheTtlDays",
+    "timeout",
+    "callTimeout",
+    "maxCallTimeout",
+    "idleTimeoutMs",
+    "reconnect",
+    "workspaceLingerMs",
+    NULL,
+};
+
+/* A typo in a key would silently do nothing: say so. */
+static void settings_unknown_keys(ConfigSet *set, const char *path, yajl_val root)
+{
+    for (size_t i = 0; i < root->u.object.len; i++) {
+        const char *k = root->u.object.keys[i];
+        bool known = false;
+        for (size_t j = 0; settings_keys[j] && !known; j++)
+            known = streq(settings_keys[j], k);
+        if (!known && k[0] != '$') /* "$schema" and the like are comments */
+            config_set_problem(set, path, NULL, "unknown setting \"%s\" (ignored)", k);
+    }
+}
+
 int settings_load(Settings *s, const char *path, ConfigSet *problems)
 {
     _cleanup_json_ yajl_val root = NULL;
@@ -523,8 +1016,11 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
         config_set_problem(problems, path, NULL, "the top level must be an object");
         return -EINVAL;
     }
+    settings_unknown_keys(problems, path, root);
     settings_bool(problems, path, root, "enableProjectConfig", &s->enable_project_config);
+    settings_bool(problems, path, root, "filterExa", &s->filter_exa);
     settings_bool(problems, path, root, "reconnect", &s->reconnect);
+    settings_providers(problems, path, root, &s->disabled_providers);
     settings_ms(problems, path, root, "startupTimeoutMs", 0, 600000, &s->startup_timeout_ms);
     settings_ms(problems, path, root, "maxMessageBytes", 4096, INT32_MAX, &s->max_message_bytes);
     settings_ms(problems, path, root, "cacheTtlDays", 0, 3650, &s->cache_ttl_days);
@@ -532,5 +1028,6 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_ms(problems, path, root, "callTimeout", 0, INT32_MAX, &s->call_timeout_ms);
     settings_ms(problems, path, root, "maxCallTimeout", 0, INT32_MAX, &s->max_call_timeout_ms);
     settings_ms(problems, path, root, "idleTimeoutMs", 0, INT32_MAX, &s->idle_timeout_ms);
+    settings_ms(problems, path, root, "workspaceLingerMs", 0, INT32_MAX, &s->workspace_linger_ms);
     return 0;
 }

@@ -45,8 +45,11 @@ typedef struct ServerConfig {
     int64_t idle_timeout_ms;  /* 0: never stop an idle server */
     int64_t ping_interval_ms; /* 0: no health pings */
     bool reconnect;
-    yajl_val raw; /* the unresolved entry as written, for hashing and display */
-    char hash[2 * SHA256_DIGEST_SIZE + 1]; /* over raw with sorted keys */
+    char *auth_type;     /* auth.type ("oauth", "apikey"), or NULL */
+    char *credential_id; /* auth.credentialId: a key of the credential store, or NULL */
+    yajl_val raw;        /* the entry as written (before ${VAR} expansion), for display */
+    /* Over the expanded entry with sorted keys: a changed variable is a changed server. */
+    char hash[2 * SHA256_DIGEST_SIZE + 1];
     SourceMeta source;
 } ServerConfig;
 
@@ -57,11 +60,24 @@ typedef struct ConfigProblem {
     char *message;
 } ConfigProblem;
 
+/* An entry discovery saw and did not use, and why (shadowed, filtered, invalid, ...). */
+typedef struct ConfigSkip {
+    char *name;
+    SourceMeta source;
+    char *reason;
+} ConfigSkip;
+
 typedef struct ConfigSet {
-    ServerConfig **servers; /* winners, in priority order */
+    ServerConfig **servers; /* winners, in priority order (disabled ones too: they mask) */
     size_t n_servers;
     ConfigProblem *problems;
     size_t n_problems;
+    ConfigSkip *skipped; /* in the order they were seen */
+    size_t n_skipped;
+    char **exa_api_keys; /* keys found in filtered Exa servers (secrets: never shown) */
+    size_t n_exa_api_keys;
+    bool quiet;       /* problems are not logged (mcpd/discover previews) */
+    const char *root; /* borrowed: the project root during discovery, for ${workspaceFolder} */
 } ConfigSet;
 
 /* Daemon settings (mcpd.json); every field has a default. */
@@ -74,7 +90,10 @@ typedef struct Settings {
     int64_t call_timeout_ms;
     int64_t max_call_timeout_ms;
     int64_t idle_timeout_ms;
+    int64_t workspace_linger_ms;
     bool reconnect;
+    bool filter_exa;
+    unsigned disabled_providers; /* bit i: config_sources[i] is switched off */
 } Settings;
 
 /* What discovery looks at. */
@@ -89,18 +108,35 @@ typedef struct DiscoverOptions {
 #define CONFIG_MAX_CALL_TIMEOUT_MS     600000
 #define CONFIG_DEFAULT_STARTUP_MS      250
 #define CONFIG_MAX_SERVER_NAME         100
+#define CONFIG_DEFAULT_LINGER_MS       300000
 
 /** Fill settings with defaults. */
 void settings_init(Settings *s);
 /** Load $XDG_CONFIG_HOME/mcpd/mcpd.json (or path) over the defaults; problems go to out. */
 int settings_load(Settings *s, const char *path, ConfigSet *problems);
 
-/** Run discovery: the providers in priority order (or one explicit file). */
+/**
+ * Run discovery: the providers in priority order (or one explicit file). A project root that
+ * is not a readable directory is a critical failure: no servers, one problem, -errno.
+ */
 int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
+/** The same without logging the problems (mcpd/discover: a preview, not a load). */
+int config_discover_quiet(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
 /** Release a set; safe on a zeroed value. */
 void config_set_deinit(ConfigSet *set);
 /** Record a problem. */
 void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/** Problems as a JSON array of {path?, server?, error}. */
+yajl_val config_problems_json(const ConfigSet *set);
+/**
+ * A set as JSON for mcpd/discover: {servers: [{name, provider, providerName, path, level,
+ * transport, enabled, config}], skipped: [{name, ..., reason}], problems, exaApiKeysFound}.
+ * config is the entry as written with env and headers values shown as "***".
+ */
+yajl_val config_describe(const ConfigSet *set);
+/** Record an entry that was seen and not used; the source strings are copied. */
+void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /** Find a server by name, or NULL. */
 ServerConfig *config_set_find(const ConfigSet *set, const char *name);
@@ -111,6 +147,12 @@ ServerConfig *config_set_find(const ConfigSet *set, const char *name);
  */
 ServerConfig *server_config_from_json(const char *name, yajl_val obj, const SourceMeta *src,
                                       const Settings *settings, ConfigSet *set);
+/**
+ * The same, when the entry as written (kept for display) differs from the one whose values
+ * are used (after ${VAR} expansion).
+ */
+ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val obj,
+                                  const SourceMeta *src, const Settings *settings, ConfigSet *set);
 /** Deep copy. */
 ServerConfig *server_config_copy(const ServerConfig *c);
 /** Release; returns NULL. */
@@ -119,8 +161,29 @@ ServerConfig *server_config_free(ServerConfig *c);
 bool server_config_same(const ServerConfig *a, const ServerConfig *b);
 /** "stdio", "http", "sse" or "auto". */
 const char *transport_type_name(TransportType t);
+/** "user" or "project". */
+const char *config_level_name(ConfigLevel level);
 /** Check a server name; return NULL or a message (static). */
 const char *config_check_name(const char *name);
+
+/**
+ * Expand ${VAR}, ${VAR:-default}, ${env:VAR}, ${workspaceFolder} (root) and ${userHome} in
+ * every string of v (keys untouched); an unset variable without a default stays as written.
+ * Returns a new value.
+ */
+yajl_val config_expand(yajl_val v, const char *root);
+/** Whether a server is an Exa search server (seed 1.6); *keyp gets its API key or NULL. */
+bool config_is_exa(const ServerConfig *c, char **keyp);
+
+/**
+ * Add one entry from a source, applying the rules in order: the project filter, validation
+ * (an invalid entry is reported and masks nothing), the Exa filter, then first wins (a
+ * disabled winner masks the names below it). written is the entry as the file has it.
+ */
+void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const SourceMeta *src,
+                      const Settings *settings);
+/** An entry a provider could not map: a problem plus a skip, masking nothing. */
+void config_add_invalid(ConfigSet *set, const char *name, const SourceMeta *src, const char *why);
 
 /**
  * Parse one native-format file ({"mcpServers": {...}}) into set, with source metadata.

@@ -42,13 +42,12 @@ static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
     peer_new(&d->peers, fd, uid, pid);
 }
 
+/* Problems are logged by settings_load and kept for mcpd/status and mcpd/discover. */
 static void load_settings(Daemon *d)
 {
-    ConfigSet problems = {0};
-
+    config_set_deinit(&d->settings_problems);
     settings_init(&d->settings);
-    settings_load(&d->settings, d->settings_path, &problems);
-    config_set_deinit(&problems);
+    settings_load(&d->settings, d->settings_path, &d->settings_problems);
 }
 
 /* "2/3 servers connected, 41 tools": what `systemctl --user status mcpd` shows. */
@@ -263,4 +262,5 @@ void daemon_deinit(Daemon *d)
     if (d->base)
         event_base_free(d->base);
     free(d->settings_path);
+    config_set_deinit(&d->settings_problems);
 }

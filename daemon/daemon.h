@@ -21,6 +21,7 @@ typedef struct Daemon {
     struct event_base *base;
     Settings settings;
     char *settings_path;
+    ConfigSet settings_problems; /* of the last settings load, shown in status and discover */
     const char *config_file;
     Listener listener;
     PeerRegistry peers;

@@ -13,6 +13,7 @@
 #include "common/util.h"
 #include "daemon/cache.h"
 #include "daemon/manager-private.h"
+#include "daemon/resolve.h"
 
 /* An mcpd/wait request. */
 typedef struct ServerWaiter {
@@ -138,6 +139,8 @@ static void server_close_upstream(Server *s)
 {
     Upstream *u = s->up;
 
+    resolve_cancel(s->resolving); /* a resolution in flight: its commands are killed */
+    s->resolving = NULL;
     s->up = NULL;
     s->log_level = -1;
     if (u)
@@ -384,24 +387,28 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
     server_connect(arg);
 }
 
-void server_connect(Server *s)
+/* Values resolved (or not): start the transport with the resolved copy, then forget it. */
+static void on_resolved(void *userdata, ServerConfig *resolved, const char *error, bool retryable)
 {
     static const UpstreamEvents ev = {on_upstream_ready, on_upstream_closed,
                                       on_upstream_notification, on_upstream_request};
+    Server *s = userdata;
     Manager *m = s->m;
     _cleanup_free_ char *why = NULL;
     const char *cwd = s->start_dir;
     struct timeval tv;
     int r;
 
-    if (s->up || !s->cfg->enabled || m->shutting_down)
+    s->resolving = NULL;
+    if (!resolved) {
+        /* A failing !command may work later (a locked vault); an untrusted file will not. */
+        server_fail(s, error, retryable);
         return;
-    server_clear_timers(s);
-    s->connect_started_ms = now_ms();
-    server_set_state(s, SERVER_CONNECTING, NULL);
-    if (s->tools)
-        s->tools_deferred = true;
-    r = upstream_start(&s->up, m->base, s->cfg, cwd, m->settings.max_call_timeout_ms, &ev, s, &why);
+    }
+    /* The resolved copy holds secrets: only the transport sees it; s->cfg stays unresolved. */
+    r = upstream_start(&s->up, m->base, resolved, cwd, m->settings.max_call_timeout_ms, &ev, s,
+                       &why);
+    server_config_free(resolved);
     if (r < 0) {
         /* No such command, bad cwd: the config must change first; do not retry. */
         server_fail(s, why, false);
@@ -411,6 +418,21 @@ void server_connect(Server *s)
         tv_ms(&tv, s->cfg->timeout_ms);
         evtimer_add(s->ev_connect_timeout, &tv);
     }
+}
+
+void server_connect(Server *s)
+{
+    Manager *m = s->m;
+
+    if (s->up || s->resolving || !s->cfg->enabled || m->shutting_down)
+        return;
+    server_clear_timers(s);
+    s->connect_started_ms = now_ms();
+    server_set_state(s, SERVER_CONNECTING, NULL);
+    if (s->tools)
+        s->tools_deferred = true;
+    /* !commands and credentials resolve on the loop (never blocking it), then on_resolved. */
+    resolve_start(&s->resolving, m->base, s->cfg, NULL, on_resolved, s);
 }
 
 /* Identity of a connection: name, unresolved config, and where a stdio server starts. */
@@ -816,7 +838,6 @@ void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, cons
     m->config_file = config_file;
     m->home = paths_home();
     m->cache_dir = cache_dir();
-    m->linger_ms = WORKSPACE_LINGER_DEFAULT_MS;
     m->started_wall_ms = wall_ms();
 }
 

@@ -44,6 +44,8 @@ typedef struct Server {
     int64_t since_wall_ms;
     char *last_error;
     Upstream *up;
+    struct Resolve *resolving; /* connect-time values (resolve.h) in flight, or NULL */
+
     yajl_val tools;      /* array of upstream tool objects, or NULL */
     bool tools_deferred; /* tools are a stand-in (last known) while not connected */
     uint64_t connect_started_ms;
@@ -108,8 +110,6 @@ typedef struct Session {
 /* Per-agent limit of tools/call requests in flight; beyond it calls get MCPD_ERROR_TOO_MANY_CALLS.
  */
 #define AGENT_MAX_CALLS_IN_FLIGHT 256
-/* Default workspaceLingerMs: project servers outlive their last agent by this much. */
-#define WORKSPACE_LINGER_DEFAULT_MS 300000
 
 struct Manager {
     struct event_base *base;
@@ -125,7 +125,6 @@ struct Manager {
     IdMap workspaces; /* id -> Workspace */
     Workspace *user_ws;
     uint64_t next_workspace_id;
-    int64_t linger_ms;
     IdMap sessions; /* id -> Session */
     uint64_t next_session_id;
     IdMap calls;                         /* id -> Call */

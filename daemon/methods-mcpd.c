@@ -16,6 +16,18 @@
 /* mcpd/wait never holds a request longer than this. */
 #define WAIT_MAX_MS 600000
 
+/* Problems in mcpd.json belong wherever config problems are shown. */
+static void append_settings_problems(Daemon *d, yajl_val problems)
+{
+    yajl_val sp = config_problems_json(&d->settings_problems);
+
+    for (size_t i = 0; problems && i < sp->u.array.len; i++) {
+        json_array_push(problems, sp->u.array.values[i]);
+        sp->u.array.values[i] = NULL;
+    }
+    json_free(sp);
+}
+
 static void m_status(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
     yajl_val r = manager_status(&d->manager), dm = json_object_new();
@@ -29,6 +41,7 @@ static void m_status(Daemon *d, Peer *p, JsonrpcMsg *m)
         json_object_set(dm, "configFile", json_string_new(d->config_file));
     json_object_set(dm, "systemd", systemd_describe());
     json_object_set(r, "daemon", dm);
+    append_settings_problems(d, json_get_array(r, "problems"));
     methods_reply(p, m->id, r);
     json_free(r);
 }
@@ -107,6 +120,41 @@ static void m_logs(Daemon *d, Peer *p, JsonrpcMsg *m)
     strbuf_deinit(&sb);
 }
 
+/*
+ * mcpd/discover {cwd?}: what discovery finds for that project (or the user workspace),
+ * without connecting: the winners with their source, every entry not used and why, problems.
+ */
+static void m_discover(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    yajl_val cwd = json_get(m->params, "cwd"), r;
+    _cleanup_free_ char *root = NULL;
+    DiscoverOptions opt = {d->config_file, NULL};
+    ConfigSet set;
+
+    if (cwd && !YAJL_IS_NULL(cwd)) {
+        if (!YAJL_IS_STRING(cwd) || cwd->u.string[0] != '/') {
+            methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "cwd must be an absolute path");
+            return;
+        }
+        if (!(root = realpath(cwd->u.string, NULL))) {
+            _cleanup_free_ char *msg = xasprintf("cwd \"%s\": %s", cwd->u.string, strerror(errno));
+            methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+            return;
+        }
+    }
+    opt.root = root;
+    config_discover_quiet(&set, &opt, &d->settings);
+    r = config_describe(&set);
+    config_set_deinit(&set);
+    json_object_set(r, "root", root ? json_string_new(root) : json_null_new());
+    json_object_set(r, "settingsFile", json_string_new(d->settings_path));
+    if (d->config_file)
+        json_object_set(r, "configFile", json_string_new(d->config_file));
+    append_settings_problems(d, json_get_array(r, "problems"));
+    methods_reply(p, m->id, r);
+    json_free(r);
+}
+
 const Method methods_mcpd[] = {
     {"mcpd/status", m_status, METHOD_NEEDS_INIT, NULL},
     {"mcpd/reload", m_reload, METHOD_NEEDS_INIT, NULL},
@@ -114,5 +162,6 @@ const Method methods_mcpd[] = {
     {"mcpd/disconnect", m_disconnect, METHOD_NEEDS_INIT, "server"},
     {"mcpd/wait", m_wait, METHOD_NEEDS_INIT, "server"},
     {"mcpd/logs", m_logs, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/discover", m_discover, METHOD_NEEDS_INIT, NULL},
     {NULL, NULL, 0, NULL},
 };

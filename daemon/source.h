@@ -21,10 +21,54 @@ extern const ConfigSource config_sources[];
 
 /** Read and parse a JSON file; -ENOENT quietly when missing, other failures recorded in set. */
 int config_read_json(ConfigSet *set, const char *path, yajl_val *outp);
-/** Add the entries of one "mcpServers"-shaped object from a source. */
-void config_add_entries(ConfigSet *set, yajl_val servers, const SourceMeta *src,
-                        const Settings *settings);
+/** Read a whole file (bounded); -ENOENT quietly when missing, other failures recorded in set. */
+int config_read_text(ConfigSet *set, const char *path, char **textp, size_t *lenp);
+/** The index of a provider id in config_sources[], or -1. */
+int config_source_index(const char *id);
 
-/* Provider entry points (one source-*.c each). */
+/*
+ * Map one entry from a provider's own shape to mcpd's native one: 0 and a new object in *outp,
+ * or -EINVAL with a reason in *whyp (to free).
+ */
+typedef int (*ConfigMapFn)(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+
+/**
+ * Add every entry of an object of servers (key names it in messages), each mapped through map
+ * (NULL: already native), with config_add_entry's rules.
+ */
+void config_add_entries(ConfigSet *set, yajl_val servers, const char *key, const SourceMeta *src,
+                        const Settings *settings, ConfigMapFn map);
+/** Read a JSON file and add the servers under its top-level member key. */
+void config_load_json_servers(ConfigSet *set, const char *path, const char *key,
+                              const SourceMeta *src, const Settings *settings, ConfigMapFn map);
+
+/** A copy of obj without the listed members (NULL-terminated), for the mapping functions. */
+yajl_val source_copy_without(yajl_val obj, const char *const *drop);
+/** path under the home directory (newly allocated). */
+char *source_home_path(const char *rel);
+
+/**
+ * The usual provider shape: ~/<user_rel> (user level), then <root>/<project_rel> (project
+ * level), either may be NULL; the servers sit under the top-level member key.
+ */
+void source_load_pair(const ConfigSource *src, const DiscoverOptions *opt, const Settings *settings,
+                      ConfigSet *set, const char *user_rel, const char *project_rel,
+                      const char *key, ConfigMapFn map);
+
+/* Provider entry points (one source-*.c each), in priority order. */
 void source_native_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set);
+void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set);
+void source_codex_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                          const Settings *settings, ConfigSet *set);
+void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set);
+void source_cursor_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set);
+void source_windsurf_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set);
+void source_vscode_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set);
+void source_plain_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                          const Settings *settings, ConfigSet *set);

@@ -275,7 +275,7 @@ static void on_linger(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     log_info("workspace %s: no agent for %" PRId64 " ms: releasing its servers", ws->root,
-             ws->m->linger_ms);
+             ws->m->settings.workspace_linger_ms);
     ws_free(ws);
 }
 
@@ -501,7 +501,7 @@ void ws_peer_left(Manager *m, Peer *p)
         return;
     if (--ws->n_agents == 0 && ws != m->user_ws && !m->shutting_down) {
         struct timeval tv;
-        tv_ms(&tv, m->linger_ms);
+        tv_ms(&tv, m->settings.workspace_linger_ms);
         evtimer_add(ws->ev_linger, &tv);
     }
 }

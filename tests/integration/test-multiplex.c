@@ -490,6 +490,41 @@ static void test_workspaces(Harness *h, const char *root1, const char *root2)
     mcpc_free(cu);
 }
 
+/* ---- project servers are released workspaceLingerMs after a project's last agent leaves ---- */
+
+static int count_servers(mcpc_client *c, const char *name)
+{
+    yajl_val st = h_status(c), servers = json_get_array(st, "servers");
+    int n = 0;
+
+    for (size_t i = 0; i < json_array_len(servers); i++)
+        n += streq(json_get_string(json_array_at(servers, i), "name"), name);
+    json_free(st);
+    return n;
+}
+
+static void test_linger(Harness *h, const char *root1)
+{
+    mcpc_client *c = h_client(h, "watcher");
+    bool gone = false;
+
+    /* Every project agent has left (settings: workspaceLingerMs 1500). */
+    for (int i = 0; i < 300 && !gone; i++, h_sleep_ms(50))
+        gone =
+            !count_servers(c, "proj1") && !count_servers(c, "proj2") && !count_servers(c, "same");
+    CHECK_MSG(gone, "project servers outlived their workspace's linger time");
+    CHECK(count_servers(c, "up") == 1 && h_wait_state(c, "up", "connected", H_WAIT_MS));
+    /* A new agent brings its project's servers back. */
+    mcpc_options o = {.socket_path = h->socket, .client_name = "back", .cwd = root1};
+    mcpc_client *b = mcpc_new(&o);
+    bool found = false;
+    CHECK(mcpc_connect(b) == 0);
+    h_list_count(b, "mcp_proj1_echo", &found);
+    CHECK(found);
+    mcpc_free(b);
+    mcpc_free(c);
+}
+
 /* ---- a stalled reader is dropped; everyone else keeps being answered ---- */
 
 static void test_stalled_reader(Harness *h)
@@ -660,7 +695,7 @@ int main(void)
                   " \"asker\": {\"command\": \"%s\", \"args\": [\"--ask\"]}}}",
                   h_fake(), uplog, h_fake());
     h_write_config(&h, cfg);
-    h_write_settings(&h, "{\"maxMessageBytes\": 1048576}");
+    h_write_settings(&h, "{\"maxMessageBytes\": 1048576, \"workspaceLingerMs\": 1500}");
     const char *roots[2] = {root1, root2};
     for (int i = 0; i < 2; i++) {
         snprintf(buf, sizeof(buf), "%s/.mcpd", roots[i]);
@@ -686,6 +721,7 @@ int main(void)
     test_server_requests(&h, root1);
     test_sessions(&h, root1);
     test_workspaces(&h, root1, root2);
+    test_linger(&h, root1);
     test_logging(&h, uplog);
     test_stalled_reader(&h);
 

@@ -597,7 +597,9 @@ static bool settings_equal(const Settings *a, const Settings *b)
            a->max_message_bytes == b->max_message_bytes && a->cache_ttl_days == b->cache_ttl_days &&
            a->timeout_ms == b->timeout_ms && a->call_timeout_ms == b->call_timeout_ms &&
            a->max_call_timeout_ms == b->max_call_timeout_ms &&
-           a->idle_timeout_ms == b->idle_timeout_ms && a->reconnect == b->reconnect;
+           a->idle_timeout_ms == b->idle_timeout_ms && a->reconnect == b->reconnect &&
+           a->filter_exa == b->filter_exa && a->workspace_linger_ms == b->workspace_linger_ms &&
+           a->disabled_providers == b->disabled_providers;
 }
 
 static void test_settings_load(void)
@@ -619,10 +621,20 @@ static void test_settings_load(void)
     test_write_file(path, "{\"enableProjectConfig\":false,\"reconnect\":false,"
                           "\"startupTimeoutMs\":1000,\"maxMessageBytes\":65536,"
                           "\"cacheTtlDays\":7,\"timeout\":1500,\"callTimeout\":2500,"
-                          "\"maxCallTimeout\":3500,\"idleTimeoutMs\":4500,\"unknownKey\":1}");
+                          "\"maxCallTimeout\":3500,\"idleTimeoutMs\":4500,\"unknownKey\":1,"
+                          "\"filterExa\":false,\"workspaceLingerMs\":1000,"
+                          "\"disabledProviders\":[\"cursor\",\"codex\"],\"$schema\":\"x\"}");
     settings_init(&s);
     CHECK_INTEQ(settings_load(&s, path, &problems), 0);
-    CHECK_INTEQ(problems.n_problems, 0);
+    /* A typo would silently do nothing: unknown keys are reported ("$schema" is not). */
+    CHECK_INTEQ(problems.n_problems, 1);
+    CHECK(problems.n_problems == 1 &&
+          streq(problems.problems[0].message, "unknown setting \"unknownKey\" (ignored)"));
+    config_set_deinit(&problems);
+    CHECK(s.filter_exa == false);
+    CHECK_INTEQ(s.workspace_linger_ms, 1000);
+    CHECK_INTEQ(s.disabled_providers,
+                (1u << config_source_index("cursor")) | (1u << config_source_index("codex")));
     CHECK(s.enable_project_config == false);
     CHECK(s.reconnect == false);
     CHECK_INTEQ(s.startup_timeout_ms, 1000);
@@ -634,13 +646,16 @@ static void test_settings_load(void)
     CHECK_INTEQ(s.idle_timeout_ms, 4500);
 
     /* Invalid values: each one a problem naming its key; the default stays; valid keys apply. */
-    static const char *const keys[] = {"enableProjectConfig", "reconnect",      "startupTimeoutMs",
-                                       "maxMessageBytes",     "cacheTtlDays",   "timeout",
-                                       "callTimeout",         "maxCallTimeout", "idleTimeoutMs"};
+    static const char *const keys[] = {
+        "enableProjectConfig", "reconnect", "startupTimeoutMs",  "maxMessageBytes",
+        "cacheTtlDays",        "timeout",   "callTimeout",       "maxCallTimeout",
+        "idleTimeoutMs",       "filterExa", "workspaceLingerMs", "disabledProviders"};
     test_write_file(path, "{\"enableProjectConfig\":\"no\",\"reconnect\":1,"
                           "\"startupTimeoutMs\":-1,\"maxMessageBytes\":100,"
                           "\"cacheTtlDays\":4000,\"timeout\":\"30s\",\"callTimeout\":1.5,"
-                          "\"maxCallTimeout\":[],\"idleTimeoutMs\":3000000000}");
+                          "\"maxCallTimeout\":[],\"idleTimeoutMs\":3000000000,"
+                          "\"filterExa\":\"yes\",\"workspaceLingerMs\":-1,"
+                          "\"disabledProviders\":\"claude\"}");
     settings_init(&s);
     CHECK_INTEQ(settings_load(&s, path, &problems), 0);
     CHECK_INTEQ(problems.n_problems, N_ELEMENTS(keys));
@@ -656,6 +671,21 @@ static void test_settings_load(void)
             fprintf(stderr, "  no problem names %s\n", quoted);
     }
     CHECK(settings_equal(&s, &defaults));
+    config_set_deinit(&problems);
+
+    /* disabledProviders: an unknown id is named with the known ones; the others apply. */
+    test_write_file(path, "{\"disabledProviders\":[\"claude\",\"claude-code\",3]}");
+    settings_init(&s);
+    CHECK_INTEQ(settings_load(&s, path, &problems), 0);
+    CHECK_INTEQ(problems.n_problems, 2);
+    if (problems.n_problems == 2) {
+        CHECK_STREQ(problems.problems[0].message,
+                    "\"disabledProviders[1]\": unknown provider \"claude-code\" (known: \"mcpd\", "
+                    "\"claude\", \"codex\", \"gemini\", \"cursor\", \"windsurf\", \"vscode\", "
+                    "\"mcp-json\")");
+        CHECK(strstr(problems.problems[1].message, "\"disabledProviders[2]\": unknown provider 3"));
+    }
+    CHECK_INTEQ(s.disabled_providers, 1u << config_source_index("claude"));
     config_set_deinit(&problems);
 
     test_write_file(path, "{\"timeout\":-5,\"callTimeout\":100}");

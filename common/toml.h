@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// toml: a parser for the TOML subset config files use, producing yajl trees.
+#pragma once
+
+#include <stddef.h>
+
+#include <yajl/yajl_tree.h>
+
+/*
+ * Supported: comments; bare, quoted and dotted keys; [table] and [[array.of.tables]] headers;
+ * basic, literal and multi-line strings with every TOML escape; integers (decimal with _
+ * separators, 0x, 0o, 0b); floats; booleans; arrays (nested, multi-line, trailing comma);
+ * inline tables. Not supported (a clear error): dates and times, inf and nan (JSON has no
+ * way to hold them). Integers become JSON integers, floats JSON doubles, tables objects.
+ *
+ * A pure function of its input: no globals, no I/O, so a fuzzer can call it directly.
+ */
+
+/* Nesting deeper than this (arrays and inline tables) is refused, bounding the recursion. */
+#define TOML_MAX_DEPTH 64
+
+/**
+ * Parse len bytes of TOML (need not be NUL-terminated; a NUL byte is an error). Return the
+ * root table as a yajl object, or NULL with *errp (if errp) set to "line L, column C: what",
+ * to free.
+ */
+yajl_val toml_parse(const char *text, size_t len, char **errp);
