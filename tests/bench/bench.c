@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -245,49 +246,6 @@ static void bench_overhead(Harness *h)
     }
 }
 
-/* ---- workload 2: throughput ---- */
-
-typedef struct Load {
-    Direct d;
-    const char *tool;
-    size_t calls, window;
-} Load;
-
-static void *load_run(void *arg)
-{
-    Load *l = arg;
-    _cleanup_free_ char *params = xasprintf(ECHO_ARGS, l->tool);
-    size_t sent = 0, got = 0;
-
-    for (; sent < l->window && sent < l->calls; sent++)
-        direct_send(&l->d, "tools/call", params);
-    while (got < l->calls) {
-        if (direct_read(&l->d) < 0)
-            break;
-        got++;
-        if (sent < l->calls) {
-            direct_send(&l->d, "tools/call", params);
-            sent++;
-        }
-    }
-    return NULL;
-}
-
-static double run_loads(Load *loads, size_t n)
-{
-    pthread_t *t = xcalloc(n, sizeof(pthread_t));
-    uint64_t t0 = now_us(), total = 0;
-
-    for (size_t i = 0; i < n; i++)
-        pthread_create(&t[i], NULL, load_run, &loads[i]);
-    for (size_t i = 0; i < n; i++) {
-        pthread_join(t[i], NULL);
-        total += loads[i].calls;
-    }
-    free(t);
-    return (double)total * 1e6 / (double)(now_us() - t0);
-}
-
 /* The fields of /proc/<pid>/stat after "pid (comm) ", read into buf; NULL when gone. */
 static const char *proc_stat(pid_t pid, char *buf, size_t size)
 {
@@ -331,6 +289,160 @@ static long rss_kib(pid_t pid)
     return kb;
 }
 
+typedef struct ProcTree {
+    int procs;
+    long rss_kib;
+    uint64_t cpu_ticks;
+} ProcTree;
+
+static pid_t parent_of(pid_t pid)
+{
+    char buf[1024];
+    int ppid = 0;
+    const char *p = proc_stat(pid, buf, sizeof(buf));
+
+    if (p)
+        sscanf(p, "%*c %d", &ppid);
+    return (pid_t)ppid;
+}
+
+/* Count root's descendants (and root itself when self), children and grandchildren alike
+ * (an npx-style launcher's node), and add up their RSS and CPU time. */
+static void proc_tree_add(ProcTree *t, pid_t root, bool self)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        pid_t pid = (pid_t)atoi(e->d_name), p = pid;
+        if (pid <= 0 || (pid == root && !self))
+            continue;
+        for (int depth = 0; p > 1 && p != root && depth < 64; depth++)
+            p = parent_of(p);
+        if (p == root) {
+            t->procs++;
+            t->rss_kib += rss_kib(pid);
+            t->cpu_ticks += cpu_ticks(pid);
+        }
+    }
+    closedir(d);
+}
+
+/* Where a load's CPU time goes: our client threads, the servers (every other process below
+ * us), mcpd; and how busy the whole machine was, other users' work included. */
+typedef struct CpuUse {
+    double clients, servers, mcpd, busy;
+    double client_io, mcpd_io; /* read and write system calls */
+} CpuUse;
+
+/* read and write system calls so far (syscr + syscw of /proc/<pid>/io). */
+static double io_calls(pid_t pid)
+{
+    char path[64], line[128];
+    unsigned long long v, sum = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "syscr: %llu", &v) == 1 || sscanf(line, "syscw: %llu", &v) == 1)
+            sum += v;
+    fclose(f);
+    return (double)sum;
+}
+
+static void cpu_sample(CpuUse *u, pid_t mcpd)
+{
+    struct rusage ru;
+    ProcTree t = {0};
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+
+    getrusage(RUSAGE_SELF, &ru);
+    u->clients = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    proc_tree_add(&t, getpid(), false);
+    double tick = 1.0 / (double)sysconf(_SC_CLK_TCK);
+    u->mcpd = (double)cpu_ticks(mcpd) * tick;
+    u->servers = (double)t.cpu_ticks * tick - u->mcpd;
+    u->client_io = io_calls(getpid());
+    u->mcpd_io = mcpd > 0 ? io_calls(mcpd) : 0;
+    if (f) {
+        if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]) != 8)
+            memset(v, 0, sizeof(v));
+        fclose(f);
+    }
+    /* busy = everything but idle and iowait, over the wall time of all CPUs (seconds). */
+    u->busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tick;
+}
+
+/* The CPU use between two samples, per call in microseconds (busy: share of all cores). */
+static CpuUse cpu_per_call(const CpuUse *a, const CpuUse *b, size_t calls, double wall_s)
+{
+    double k = 1e6 / (double)calls;
+    return (CpuUse){.clients = (b->clients - a->clients) * k,
+                    .servers = (b->servers - a->servers) * k,
+                    .mcpd = (b->mcpd - a->mcpd) * k,
+                    .busy = (b->busy - a->busy) / (wall_s * (double)sysconf(_SC_NPROCESSORS_ONLN)),
+                    .client_io = (b->client_io - a->client_io) / (double)calls,
+                    .mcpd_io = (b->mcpd_io - a->mcpd_io) / (double)calls};
+}
+
+/* ---- workload 2: throughput ---- */
+
+typedef struct Load {
+    Direct d;
+    const char *tool;
+    size_t calls, window;
+} Load;
+
+static void *load_run(void *arg)
+{
+    Load *l = arg;
+    _cleanup_free_ char *params = xasprintf(ECHO_ARGS, l->tool);
+    size_t sent = 0, got = 0;
+
+    for (; sent < l->window && sent < l->calls; sent++)
+        direct_send(&l->d, "tools/call", params);
+    while (got < l->calls) {
+        if (direct_read(&l->d) < 0)
+            break;
+        got++;
+        if (sent < l->calls) {
+            direct_send(&l->d, "tools/call", params);
+            sent++;
+        }
+    }
+    return NULL;
+}
+
+/* Run the loads to the end; calls per second, and the CPU use per call into *use (with mcpd
+ * the daemon's pid, or -1). */
+static double run_loads(Load *loads, size_t n, pid_t mcpd, CpuUse *use)
+{
+    pthread_t *t = xcalloc(n, sizeof(pthread_t));
+    uint64_t total = 0;
+    CpuUse a, b;
+
+    cpu_sample(&a, mcpd);
+    uint64_t t0 = now_us();
+    for (size_t i = 0; i < n; i++)
+        pthread_create(&t[i], NULL, load_run, &loads[i]);
+    for (size_t i = 0; i < n; i++) {
+        pthread_join(t[i], NULL);
+        total += loads[i].calls;
+    }
+    double wall = (double)(now_us() - t0) / 1e6;
+    cpu_sample(&b, mcpd);
+    free(t);
+    *use = cpu_per_call(&a, &b, total, wall);
+    return (double)total / wall;
+}
+
 enum { AGENTS = 32, UPSTREAMS = 4, WINDOW = 8 };
 
 static size_t per_agent_calls(void)
@@ -339,8 +451,9 @@ static size_t per_agent_calls(void)
 }
 
 /* Calls per second over `servers` fake servers of our own, each driven by one thread with
- * `window` calls in flight; AGENTS x per_agent_calls() calls in all. */
-static double direct_load(int servers, size_t window)
+ * `window` calls in flight; AGENTS x per_agent_calls() calls in all. mcpd: the running daemon,
+ * whose CPU time is kept apart from the servers'. */
+static double direct_load(int servers, size_t window, pid_t mcpd, CpuUse *use)
 {
     const char *argv[] = {h_fake(), NULL};
     Load *l = xcalloc((size_t)servers, sizeof(Load));
@@ -352,7 +465,7 @@ static double direct_load(int servers, size_t window)
         l[i].calls = per_agent_calls() * AGENTS / (size_t)servers;
         l[i].window = window;
     }
-    double rate = run_loads(l, (size_t)servers);
+    double rate = run_loads(l, (size_t)servers, mcpd, use);
     for (int i = 0; i < servers; i++)
         direct_stop(&l[i].d);
     free(l);
@@ -360,8 +473,8 @@ static double direct_load(int servers, size_t window)
 }
 
 /* Calls per second through mcpd: AGENTS socket clients, WINDOW calls in flight each, spread
- * over the UPSTREAMS servers echo1..; *cpu_us gets mcpd's CPU time per call. */
-static double mcpd_load(Harness *h, double *cpu_us)
+ * over the UPSTREAMS servers echo1... */
+static double mcpd_load(Harness *h, CpuUse *use)
 {
     Load via[AGENTS];
     static char tools[UPSTREAMS][32];
@@ -374,40 +487,54 @@ static double mcpd_load(Harness *h, double *cpu_us)
         via[i].calls = per_agent_calls();
         via[i].window = WINDOW;
     }
-    uint64_t cpu0 = cpu_ticks(h->pid);
-    double rate = run_loads(via, AGENTS);
-    uint64_t cpu = cpu_ticks(h->pid) - cpu0;
+    double rate = run_loads(via, AGENTS, h->pid, use);
     for (int i = 0; i < AGENTS; i++) {
         close(via[i].d.in);
         framer_deinit(&via[i].d.f);
     }
-    *cpu_us =
-        (double)cpu * 1e6 / (double)sysconf(_SC_CLK_TCK) / (double)(per_agent_calls() * AGENTS);
     return rate;
+}
+
+static void print_load(const char *what, double rate, const CpuUse *u, bool mcpd)
+{
+    printf("   %-44s %8.0f calls/s\n"
+           "      CPU us/call: clients %4.1f, servers %4.1f, mcpd %4.1f; machine %3.0f%% busy; "
+           "read+write calls per call: clients %.2f",
+           what, rate, u->clients, u->servers, u->mcpd, u->busy * 100, u->client_io);
+    if (mcpd)
+        printf(", mcpd %.2f", u->mcpd_io);
+    putchar('\n');
 }
 
 static void bench_throughput(Harness *h)
 {
-    double us_per_call;
+    CpuUse a, b, m;
+    char what[2][64];
     /* Two baselines, both with AGENTS x WINDOW calls in flight: the same clients and windows
      * as through mcpd, each agent with a server of its own (what agents do without mcpd);
      * and mcpd's own upstream shape, UPSTREAMS pipes with deep windows and few threads,
      * which batches far more per system call than the agents can. */
-    double per_agent = direct_load(AGENTS, WINDOW);
-    double pooled = direct_load(UPSTREAMS, (size_t)WINDOW * AGENTS / UPSTREAMS);
-    double via_rate = mcpd_load(h, &us_per_call);
-    printf("2. throughput (%d agents x window %d, %zu calls each)\n"
-           "   direct, a server per agent (%d x window %d)    %9.0f calls/s\n"
-           "   direct, %d servers (%d threads x window %d)      %9.0f calls/s\n"
-           "   mcpd, %d upstreams                               %9.0f calls/s   ratio %.2f "
-           "(%.2f of the %d-server baseline), mcpd CPU %.1f us/call\n",
-           AGENTS, WINDOW, per_agent_calls(), AGENTS, WINDOW, per_agent, UPSTREAMS, UPSTREAMS,
-           WINDOW * AGENTS / UPSTREAMS, pooled, UPSTREAMS, via_rate, via_rate / per_agent,
-           via_rate / pooled, UPSTREAMS, us_per_call);
+    double per_agent = direct_load(AGENTS, WINDOW, h->pid, &a);
+    double pooled = direct_load(UPSTREAMS, (size_t)WINDOW * AGENTS / UPSTREAMS, h->pid, &b);
+    double via_rate = mcpd_load(h, &m);
+    snprintf(what[0], sizeof(what[0]), "direct, a server per agent (%d x window %d)", AGENTS,
+             WINDOW);
+    snprintf(what[1], sizeof(what[1]), "direct, %d servers (%d threads x window %d)", UPSTREAMS,
+             UPSTREAMS, WINDOW * AGENTS / UPSTREAMS);
+    printf("2. throughput (%d agents x window %d, %zu calls each)\n", AGENTS, WINDOW,
+           per_agent_calls());
+    print_load(what[0], per_agent, &a, false);
+    print_load(what[1], pooled, &b, false);
+    print_load("mcpd, 4 upstreams", via_rate, &m, true);
+    printf("   ratio mcpd / direct %.2f (%.2f of the %d-server baseline)\n", via_rate / per_agent,
+           via_rate / pooled, UPSTREAMS);
     result("throughput",
            "{\"directPerSec\":%.0f,\"directPooledPerSec\":%.0f,\"mcpdPerSec\":%.0f,"
-           "\"ratio\":%.3f,\"ratioPooled\":%.3f,\"mcpdCpuUsPerCall\":%.2f}",
-           per_agent, pooled, via_rate, via_rate / per_agent, via_rate / pooled, us_per_call);
+           "\"ratio\":%.3f,\"ratioPooled\":%.3f,\"mcpdCpuUsPerCall\":%.2f,"
+           "\"clientCpuUsPerCall\":{\"direct\":%.2f,\"mcpd\":%.2f},"
+           "\"serverCpuUsPerCall\":{\"direct\":%.2f,\"mcpd\":%.2f}}",
+           per_agent, pooled, via_rate, via_rate / per_agent, via_rate / pooled, m.mcpd, a.clients,
+           m.clients, a.servers, m.servers);
 }
 
 static char *echo_servers_config(int n, const char *extra_args)
@@ -556,45 +683,6 @@ static void bench_startup(void)
 }
 
 /* ---- workload 6: process count with server-everything ---- */
-
-typedef struct ProcTree {
-    int procs;
-    long rss_kib;
-} ProcTree;
-
-static pid_t parent_of(pid_t pid)
-{
-    char buf[1024];
-    int ppid = 0;
-    const char *p = proc_stat(pid, buf, sizeof(buf));
-
-    if (p)
-        sscanf(p, "%*c %d", &ppid);
-    return (pid_t)ppid;
-}
-
-/* Count root's descendants (and root itself when self), children and grandchildren alike
- * (an npx-style launcher's node), and add up their RSS. */
-static void proc_tree_add(ProcTree *t, pid_t root, bool self)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-
-    if (!d)
-        return;
-    while ((e = readdir(d))) {
-        pid_t pid = (pid_t)atoi(e->d_name), p = pid;
-        if (pid <= 0 || (pid == root && !self))
-            continue;
-        for (int depth = 0; p > 1 && p != root && depth < 64; depth++)
-            p = parent_of(p);
-        if (p == root) {
-            t->procs++;
-            t->rss_kib += rss_kib(pid);
-        }
-    }
-    closedir(d);
-}
 
 static const char EVERYTHING_ECHO[] = "{\"name\":\"%s\",\"arguments\":{\"message\":\"hello\"}}";
 
@@ -970,8 +1058,8 @@ static void bench_peer(void)
 
     /* Throughput with AGENTS x WINDOW calls in flight on both: mcpd's agents pipeline on
      * their sockets, HTTP/1.1 has one call in flight per connection. */
-    double mcpd_cpu, hub_cpu;
-    double mcpd_rate = mcpd_load(&h, &mcpd_cpu);
+    CpuUse use;
+    double hub_cpu, mcpd_rate = mcpd_load(&h, &use), mcpd_cpu = use.mcpd;
     size_t total = per_agent_calls() * AGENTS / (short_mode ? 2 : 10);
     uint64_t cpu0 = cpu_ticks(hub.pid);
     double hub_rate = hub_load(&hub, (size_t)AGENTS * WINDOW, total, UPSTREAMS);
@@ -1017,11 +1105,30 @@ static void bench_peer(void)
 }
 #endif
 
+static const char *only;
+
+/* Whether workload k runs: all of them unless --only names a list such as "2,7". */
+static bool selected(int k)
+{
+    char digit[2] = {(char)('0' + k), '\0'};
+    return !only || strstr(only, digit);
+}
+
 int main(int argc, char **argv)
 {
     Harness h;
 
-    short_mode = (argc > 1 && streq(argv[1], "--short")) || getenv("MCPD_BENCH_SHORT");
+    short_mode = getenv("MCPD_BENCH_SHORT") != NULL;
+    for (int i = 1; i < argc; i++) {
+        if (streq(argv[i], "--short"))
+            short_mode = true;
+        else if (streq(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else {
+            fprintf(stderr, "usage: mcpd-bench [--short] [--only 1,2,...,7]\n");
+            return 2;
+        }
+    }
     signal(SIGPIPE, SIG_IGN);
 #if BENCH_HTTP
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -1029,24 +1136,32 @@ int main(int argc, char **argv)
     strbuf_putc(&json_out, '{');
     printf("mcpd benchmarks%s (every figure with its baseline from this run)\n\n",
            short_mode ? ", short mode" : "");
-    h_setup(&h, "bench");
-    _cleanup_free_ char *cfg = echo_servers_config(4, "");
-    h_write_config(&h, cfg);
-    h_start(&h, NULL);
-    mcpc_client *c = h_client(&h, "bench");
-    wait_all_connected(c, 4);
-    mcpc_free(c);
-    bench_overhead(&h);
-    bench_throughput(&h);
-    long rss_after = rss_kib(h.pid);
-    h_stop(&h);
-    h_teardown(&h);
-    printf("   RSS after the throughput run: %ld KiB\n", rss_after);
-    result("rssAfterThroughputKiB", "%ld", rss_after);
-    bench_list_and_memory();
-    bench_startup();
-    bench_processes();
-    bench_peer();
+    if (selected(1) || selected(2)) {
+        h_setup(&h, "bench");
+        _cleanup_free_ char *cfg = echo_servers_config(4, "");
+        h_write_config(&h, cfg);
+        h_start(&h, NULL);
+        mcpc_client *c = h_client(&h, "bench");
+        wait_all_connected(c, 4);
+        mcpc_free(c);
+        if (selected(1))
+            bench_overhead(&h);
+        if (selected(2))
+            bench_throughput(&h);
+        long rss_after = rss_kib(h.pid);
+        h_stop(&h);
+        h_teardown(&h);
+        printf("   RSS after the load: %ld KiB\n", rss_after);
+        result("rssAfterThroughputKiB", "%ld", rss_after);
+    }
+    if (selected(3) || selected(5))
+        bench_list_and_memory();
+    if (selected(4))
+        bench_startup();
+    if (selected(6))
+        bench_processes();
+    if (selected(7))
+        bench_peer();
     strbuf_putc(&json_out, '}');
     printf("\n%s\n", strbuf_str(&json_out));
     return h_failures ? 1 : 0;
