@@ -44,6 +44,12 @@ static void result(const char *key, const char *fmt, ...)
     va_end(ap);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -450,10 +456,9 @@ static size_t per_agent_calls(void)
     return short_mode ? 200 : 3000;
 }
 
-/* Calls per second over `servers` fake servers of our own, each driven by one thread with
- * `window` calls in flight; AGENTS x per_agent_calls() calls in all. mcpd: the running daemon,
- * whose CPU time is kept apart from the servers'. */
-static double direct_load(int servers, size_t window, pid_t mcpd, CpuUse *use)
+/* `servers` fake servers of our own, each to be driven by one thread with `window` calls in
+ * flight; AGENTS x per_agent_calls() calls in all. */
+static Load *direct_loads(int servers, size_t window)
 {
     const char *argv[] = {h_fake(), NULL};
     Load *l = xcalloc((size_t)servers, sizeof(Load));
@@ -465,18 +470,14 @@ static double direct_load(int servers, size_t window, pid_t mcpd, CpuUse *use)
         l[i].calls = per_agent_calls() * AGENTS / (size_t)servers;
         l[i].window = window;
     }
-    double rate = run_loads(l, (size_t)servers, mcpd, use);
-    for (int i = 0; i < servers; i++)
-        direct_stop(&l[i].d);
-    free(l);
-    return rate;
+    return l;
 }
 
-/* Calls per second through mcpd: AGENTS socket clients, WINDOW calls in flight each, spread
- * over the UPSTREAMS servers echo1... */
-static double mcpd_load(Harness *h, CpuUse *use)
+/* AGENTS socket clients of mcpd, WINDOW calls in flight each, spread over the UPSTREAMS
+ * servers echo1... */
+static Load *mcpd_loads(Harness *h)
 {
-    Load via[AGENTS];
+    Load *via = xcalloc(AGENTS, sizeof(Load));
     static char tools[UPSTREAMS][32];
 
     for (int i = 0; i < AGENTS; i++) {
@@ -487,12 +488,20 @@ static double mcpd_load(Harness *h, CpuUse *use)
         via[i].calls = per_agent_calls();
         via[i].window = WINDOW;
     }
-    double rate = run_loads(via, AGENTS, h->pid, use);
-    for (int i = 0; i < AGENTS; i++) {
-        close(via[i].d.in);
-        framer_deinit(&via[i].d.f);
+    return via;
+}
+
+static void loads_free(Load *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (l[i].d.pid > 0) {
+            direct_stop(&l[i].d);
+        } else {
+            close(l[i].d.in);
+            framer_deinit(&l[i].d.f);
+        }
     }
-    return rate;
+    free(l);
 }
 
 static void print_load(const char *what, double rate, const CpuUse *u, bool mcpd)
@@ -506,35 +515,60 @@ static void print_load(const char *what, double rate, const CpuUse *u, bool mcpd
     putchar('\n');
 }
 
+/* The three loads of workload 2, in alternating rounds so that all see the same machine. */
+enum { PER_AGENT, POOLED, VIA_MCPD, N_LOADS };
+
 static void bench_throughput(Harness *h)
 {
-    CpuUse a, b, m;
-    char what[2][64];
+    int rounds = short_mode ? 1 : 5;
     /* Two baselines, both with AGENTS x WINDOW calls in flight: the same clients and windows
      * as through mcpd, each agent with a server of its own (what agents do without mcpd);
      * and mcpd's own upstream shape, UPSTREAMS pipes with deep windows and few threads,
      * which batches far more per system call than the agents can. */
-    double per_agent = direct_load(AGENTS, WINDOW, h->pid, &a);
-    double pooled = direct_load(UPSTREAMS, (size_t)WINDOW * AGENTS / UPSTREAMS, h->pid, &b);
-    double via_rate = mcpd_load(h, &m);
+    Load *l[N_LOADS] = {direct_loads(AGENTS, WINDOW),
+                        direct_loads(UPSTREAMS, (size_t)WINDOW * AGENTS / UPSTREAMS),
+                        mcpd_loads(h)};
+    size_t n[N_LOADS] = {AGENTS, UPSTREAMS, AGENTS};
+    double rate[N_LOADS][5];
+    CpuUse sum[N_LOADS] = {0}, u;
+    char what[2][64];
+
+    for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < N_LOADS; k++) {
+            rate[k][r] = run_loads(l[k], n[k], h->pid, &u);
+            sum[k].clients += u.clients / rounds;
+            sum[k].servers += u.servers / rounds;
+            sum[k].mcpd += u.mcpd / rounds;
+            sum[k].busy += u.busy / rounds;
+            sum[k].client_io += u.client_io / rounds;
+            sum[k].mcpd_io += u.mcpd_io / rounds;
+        }
+    for (int k = 0; k < N_LOADS; k++) {
+        loads_free(l[k], n[k]);
+        qsort(rate[k], (size_t)rounds, sizeof(double), cmp_double);
+    }
+    double per_agent = rate[PER_AGENT][rounds / 2], pooled = rate[POOLED][rounds / 2],
+           via_rate = rate[VIA_MCPD][rounds / 2];
     snprintf(what[0], sizeof(what[0]), "direct, a server per agent (%d x window %d)", AGENTS,
              WINDOW);
     snprintf(what[1], sizeof(what[1]), "direct, %d servers (%d threads x window %d)", UPSTREAMS,
              UPSTREAMS, WINDOW * AGENTS / UPSTREAMS);
-    printf("2. throughput (%d agents x window %d, %zu calls each)\n", AGENTS, WINDOW,
-           per_agent_calls());
-    print_load(what[0], per_agent, &a, false);
-    print_load(what[1], pooled, &b, false);
-    print_load("mcpd, 4 upstreams", via_rate, &m, true);
+    printf("2. throughput (%d agents x window %d, %zu calls each; median of %d alternating "
+           "rounds)\n",
+           AGENTS, WINDOW, per_agent_calls(), rounds);
+    print_load(what[0], per_agent, &sum[PER_AGENT], false);
+    print_load(what[1], pooled, &sum[POOLED], false);
+    print_load("mcpd, 4 upstreams", via_rate, &sum[VIA_MCPD], true);
     printf("   ratio mcpd / direct %.2f (%.2f of the %d-server baseline)\n", via_rate / per_agent,
            via_rate / pooled, UPSTREAMS);
     result("throughput",
-           "{\"directPerSec\":%.0f,\"directPooledPerSec\":%.0f,\"mcpdPerSec\":%.0f,"
-           "\"ratio\":%.3f,\"ratioPooled\":%.3f,\"mcpdCpuUsPerCall\":%.2f,"
-           "\"clientCpuUsPerCall\":{\"direct\":%.2f,\"mcpd\":%.2f},"
+           "{\"rounds\":%d,\"directPerSec\":%.0f,\"directPooledPerSec\":%.0f,"
+           "\"mcpdPerSec\":%.0f,\"ratio\":%.3f,\"ratioPooled\":%.3f,"
+           "\"mcpdCpuUsPerCall\":%.2f,\"clientCpuUsPerCall\":{\"direct\":%.2f,\"mcpd\":%.2f},"
            "\"serverCpuUsPerCall\":{\"direct\":%.2f,\"mcpd\":%.2f}}",
-           per_agent, pooled, via_rate, via_rate / per_agent, via_rate / pooled, m.mcpd, a.clients,
-           m.clients, a.servers, m.servers);
+           rounds, per_agent, pooled, via_rate, via_rate / per_agent, via_rate / pooled,
+           sum[VIA_MCPD].mcpd, sum[PER_AGENT].clients, sum[VIA_MCPD].clients,
+           sum[PER_AGENT].servers, sum[VIA_MCPD].servers);
 }
 
 static char *echo_servers_config(int n, const char *extra_args)
@@ -1059,7 +1093,9 @@ static void bench_peer(void)
     /* Throughput with AGENTS x WINDOW calls in flight on both: mcpd's agents pipeline on
      * their sockets, HTTP/1.1 has one call in flight per connection. */
     CpuUse use;
-    double hub_cpu, mcpd_rate = mcpd_load(&h, &use), mcpd_cpu = use.mcpd;
+    Load *via = mcpd_loads(&h);
+    double hub_cpu, mcpd_rate = run_loads(via, AGENTS, h.pid, &use), mcpd_cpu = use.mcpd;
+    loads_free(via, AGENTS);
     size_t total = per_agent_calls() * AGENTS / (short_mode ? 2 : 10);
     uint64_t cpu0 = cpu_ticks(hub.pid);
     double hub_rate = hub_load(&hub, (size_t)AGENTS * WINDOW, total, UPSTREAMS);
