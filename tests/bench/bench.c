@@ -1108,29 +1108,36 @@ static void bench_peer(void)
     CHECK_MSG(hub_failures == 0, "%zu calls through mcp-hub failed", hub_failures);
 
     double lat_ratio = ratio_or_zero((double)hadd, (double)madd);
+    char ratio_text[80];
+    if (madd > 0)
+        snprintf(ratio_text, sizeof(ratio_text), "%.0f", lat_ratio);
+    else
+        snprintf(ratio_text, sizeof(ratio_text), "n/a (mcpd's added p50 is within the noise)");
+    double p50_ratio = ratio_or_zero((double)p50[2], (double)p50[1]);
     printf("7. peer hub mcp-hub (Node, REST POST /api/servers/tools), both with %d fake servers\n"
            "   sequential echo, %zu calls each in alternating rounds\n"
            "   direct   p50 %6" PRIu64 " us  p99 %6" PRIu64 " us\n"
            "   mcpd     p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64 " us\n"
-           "   mcp-hub  p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64
-           " us   added-latency ratio mcp-hub / mcpd %.0f%s\n"
+           "   mcp-hub  p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64 " us\n"
+           "   mcp-hub / mcpd: added latency p50 %s, latency p50 %.1f\n"
            "   throughput, %d calls in flight (mcpd: %d agents x window %d; mcp-hub: %d "
            "keep-alive connections)\n"
            "   mcpd     %9.0f calls/s, CPU %6.1f us/call\n"
-           "   mcp-hub  %9.0f calls/s, CPU %6.1f us/call   time per call mcp-hub / mcpd %.0f, "
-           "CPU per call %.0f\n"
+           "   mcp-hub  %9.0f calls/s, CPU %6.1f us/call\n"
+           "   mcp-hub / mcpd: time per call %.0f, CPU per call %.0f\n"
            "   RSS after the load: mcpd %ld KiB, mcp-hub %ld KiB (own process, servers apart)\n",
-           UPSTREAMS, n, p50[0], p99[0], p50[1], p99[1], madd, p50[2], p99[2], hadd, lat_ratio,
-           madd > 0 ? "" : " (mcpd's added p50 is within the noise: no ratio)", AGENTS * WINDOW,
-           AGENTS, WINDOW, AGENTS * WINDOW, mcpd_rate, mcpd_cpu, hub_rate, hub_cpu,
-           ratio_or_zero(mcpd_rate, hub_rate), ratio_or_zero(hub_cpu, mcpd_cpu), mcpd_rss, hub_rss);
+           UPSTREAMS, n, p50[0], p99[0], p50[1], p99[1], madd, p50[2], p99[2], hadd, ratio_text,
+           p50_ratio, AGENTS * WINDOW, AGENTS, WINDOW, AGENTS * WINDOW, mcpd_rate, mcpd_cpu,
+           hub_rate, hub_cpu, ratio_or_zero(mcpd_rate, hub_rate), ratio_or_zero(hub_cpu, mcpd_cpu),
+           mcpd_rss, hub_rss);
     result("peer",
            "{\"calls\":%zu,\"directP50Us\":%" PRIu64 ",\"mcpdP50Us\":%" PRIu64
            ",\"hubP50Us\":%" PRIu64 ",\"hubP99Us\":%" PRIu64 ",\"mcpdAddedP50Us\":%" PRId64
-           ",\"hubAddedP50Us\":%" PRId64 ",\"addedRatio\":%.1f,\"mcpdPerSec\":%.0f,"
+           ",\"hubAddedP50Us\":%" PRId64 ",\"addedRatio\":%.1f,\"p50Ratio\":%.1f,"
+           "\"mcpdPerSec\":%.0f,"
            "\"hubPerSec\":%.0f,\"timePerCallRatio\":%.1f,\"mcpdCpuUsPerCall\":%.2f,"
            "\"hubCpuUsPerCall\":%.2f,\"mcpdKiB\":%ld,\"hubKiB\":%ld}",
-           n, p50[0], p50[1], p50[2], p99[2], madd, hadd, lat_ratio, mcpd_rate, hub_rate,
+           n, p50[0], p50[1], p50[2], p99[2], madd, hadd, lat_ratio, p50_ratio, mcpd_rate, hub_rate,
            ratio_or_zero(mcpd_rate, hub_rate), mcpd_cpu, hub_cpu, mcpd_rss, hub_rss);
 }
 #else
