@@ -720,6 +720,20 @@ static void bench_startup(void)
 
 /* ---- workload 6: process count with server-everything ---- */
 
+/* Whether an executable named prog is on $PATH. */
+static bool on_path(const char *prog)
+{
+    _cleanup_free_ char *path = xstrdup(getenv("PATH") ?: "");
+    char *save = NULL;
+
+    for (char *dir = strtok_r(path, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        _cleanup_free_ char *file = xasprintf("%s/%s", dir, prog);
+        if (access(file, X_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
 static const char EVERYTHING_ECHO[] = "{\"name\":\"%s\",\"arguments\":{\"message\":\"hello\"}}";
 
 /* One echo call on an initialized stream; whether it was answered. */
@@ -736,6 +750,11 @@ static void bench_processes(void)
     const char *js = getenv("EVERYTHING_JS");
     int agents = short_mode ? 3 : 10, servers = short_mode ? 2 : 5;
 
+    if (!on_path("node")) {
+        printf("6. process count: SKIPPED: node is not installed\n");
+        result("processes", "null");
+        return;
+    }
     if (!js || access(js, R_OK) != 0) {
         printf("6. process count: SKIPPED: server-everything is not installed (EVERYTHING_JS "
                "unset; tests/bench/run.sh sets it up when node and npm are installed)\n");
@@ -1037,6 +1056,11 @@ static void bench_peer(void)
     Harness h;
     Hub hub;
 
+    if (!on_path("node")) {
+        printf("7. peer hub mcp-hub: SKIPPED: node is not installed\n");
+        result("peer", "null");
+        return;
+    }
     if (!js || access(js, R_OK) != 0 || !getenv("MCP_HUB_PRELOAD")) {
         printf("7. peer hub mcp-hub: SKIPPED: mcp-hub is not installed (MCP_HUB_JS unset; "
                "tests/bench/run.sh sets it up when node and npm are installed)\n");
