@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,12 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "tests/integration/harness.h"
+
+#if BENCH_HTTP
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#endif
 
 static bool short_mode;
 static StrBuf json_out = STRBUF_INIT;
@@ -35,6 +42,12 @@ static void result(const char *key, const char *fmt, ...)
     va_start(ap, fmt);
     strbuf_vprintf(&json_out, fmt, ap);
     va_end(ap);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -115,11 +128,25 @@ static void direct_init(Direct *d)
     fd_write_all(d->in, note, sizeof(note) - 1);
 }
 
+/* Reap a child that should be exiting; SIGKILL it after 10 s. */
+static void reap(pid_t pid)
+{
+    for (int waited = 0; waitpid(pid, NULL, WNOHANG) != pid; waited += 10) {
+        if (waited == 10000) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return;
+        }
+        h_sleep_ms(10);
+    }
+}
+
+/* Close the pipes and reap the child (it exits on EOF). */
 static void direct_stop(Direct *d)
 {
     close(d->in);
     close(d->out);
-    waitpid(d->pid, NULL, 0);
+    reap(d->pid);
     framer_deinit(&d->f);
 }
 
@@ -150,22 +177,54 @@ static const char ECHO_ARGS[] = "{\"name\":\"%s\",\"arguments\":{\"text\":\"hell
 
 /* ---- workload 1: call overhead ---- */
 
-static void measure_sequential(Direct *d, const char *tool, uint64_t *lat, size_t n)
-{
-    _cleanup_free_ char *params = xasprintf(ECHO_ARGS, tool);
+/* One way to reach an echo tool: a JSON-RPC stream (a child's pipes, an mcpd socket) or the
+ * peer hub's HTTP API (workload 7). */
+typedef struct Path {
+    void (*call)(struct Path *p);
+    Direct *d;
+    void *http;
+    char *params;
+    int settle_ms; /* pause after each round of this path, before the next path's round */
+} Path;
 
+static void call_stream(Path *p)
+{
+    direct_send(p->d, "tools/call", p->params);
+    direct_read(p->d);
+}
+
+static Path stream_path(Direct *d, const char *tool)
+{
+    return (Path){.call = call_stream, .d = d, .params = xasprintf(ECHO_ARGS, tool)};
+}
+
+static void measure_sequential(Path *p, uint64_t *lat, size_t n)
+{
     for (size_t i = 0; i < n; i++) {
         uint64_t t0 = now_us();
-        direct_send(d, "tools/call", params);
-        direct_read(d);
+        p->call(p);
         lat[i] = now_us() - t0;
     }
 }
 
+/* n sequential calls (a multiple of 10) on every path into lat[k], in alternating rounds after
+ * one warm-up round each, so all paths see the same machine (frequency, other load). */
+static void measure_rounds(Path *paths, size_t k, uint64_t **lat, size_t n)
+{
+    size_t round = n / 10;
+
+    /* Pass 0 is the warm-up; pass 1 measures over its figures. */
+    for (size_t pass = 0; pass <= 10; pass++)
+        for (size_t j = 0; j < k; j++) {
+            measure_sequential(&paths[j], lat[j] + (pass ? pass - 1 : 0) * round, round);
+            h_sleep_ms(paths[j].settle_ms);
+        }
+}
+
 static void bench_overhead(Harness *h)
 {
-    size_t n = short_mode ? 2000 : 20000, round = n / 10;
-    uint64_t *a = xcalloc(n, sizeof(uint64_t)), *b = xcalloc(n, sizeof(uint64_t));
+    size_t n = short_mode ? 2000 : 20000;
+    uint64_t *lat[2] = {xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t))};
     const char *argv[] = {h_fake(), NULL};
     Direct d, s;
 
@@ -173,18 +232,13 @@ static void bench_overhead(Harness *h)
     direct_init(&d);
     sock_as_direct(&s, sock_connect(h->socket));
     direct_init(&s);
-    measure_sequential(&d, "echo", a, round); /* warm up both paths */
-    measure_sequential(&s, "mcp_echo1_echo", b, round);
-    /* Alternate rounds, so both paths see the same machine (frequency, other load). */
-    for (size_t off = 0; off < n; off += round) {
-        measure_sequential(&d, "echo", a + off, round);
-        measure_sequential(&s, "mcp_echo1_echo", b + off, round);
-    }
+    Path paths[2] = {stream_path(&d, "echo"), stream_path(&s, "mcp_echo1_echo")};
+    measure_rounds(paths, 2, lat, n);
     direct_stop(&d);
     close(s.in);
     framer_deinit(&s.f);
-    uint64_t dp50 = pct(a, n, 0.5), dp99 = pct(a, n, 0.99);
-    uint64_t mp50 = pct(b, n, 0.5), mp99 = pct(b, n, 0.99);
+    uint64_t dp50 = pct(lat[0], n, 0.5), dp99 = pct(lat[0], n, 0.99);
+    uint64_t mp50 = pct(lat[1], n, 0.5), mp99 = pct(lat[1], n, 0.99);
     printf("1. call overhead (%zu sequential echo calls each, in alternating rounds)\n"
            "   direct  p50 %6" PRIu64 " us  p99 %6" PRIu64 " us\n"
            "   mcpd    p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64
@@ -194,8 +248,156 @@ static void bench_overhead(Harness *h)
            "{\"calls\":%zu,\"directP50Us\":%" PRIu64 ",\"directP99Us\":%" PRIu64
            ",\"mcpdP50Us\":%" PRIu64 ",\"mcpdP99Us\":%" PRIu64 ",\"addedP50Us\":%" PRId64 "}",
            n, dp50, dp99, mp50, mp99, (int64_t)(mp50 - dp50));
-    free(a);
-    free(b);
+    for (size_t j = 0; j < 2; j++) {
+        free(paths[j].params);
+        free(lat[j]);
+    }
+}
+
+/* The fields of /proc/<pid>/stat after "pid (comm) ", read into buf; NULL when gone. */
+static const char *proc_stat(pid_t pid, char *buf, size_t size)
+{
+    char path[64];
+    const char *p = NULL;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return NULL;
+    if (fgets(buf, (int)size, f) && (p = strrchr(buf, ')')))
+        p += 2;
+    fclose(f);
+    return p;
+}
+
+static uint64_t cpu_ticks(pid_t pid)
+{
+    char buf[1024];
+    unsigned long long ut = 0, st = 0;
+    const char *p = proc_stat(pid, buf, sizeof(buf));
+
+    if (p)
+        sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st);
+    return ut + st;
+}
+
+static long rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    long kb = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
+}
+
+typedef struct ProcTree {
+    int procs;
+    long rss_kib;
+    uint64_t cpu_ticks;
+} ProcTree;
+
+static pid_t parent_of(pid_t pid)
+{
+    char buf[1024];
+    int ppid = 0;
+    const char *p = proc_stat(pid, buf, sizeof(buf));
+
+    if (p)
+        sscanf(p, "%*c %d", &ppid);
+    return (pid_t)ppid;
+}
+
+/* Count root's descendants (and root itself when self), children and grandchildren alike
+ * (an npx-style launcher's node), and add up their RSS and CPU time. */
+static void proc_tree_add(ProcTree *t, pid_t root, bool self)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        pid_t pid = (pid_t)atoi(e->d_name), p = pid;
+        if (pid <= 0 || (pid == root && !self))
+            continue;
+        for (int depth = 0; p > 1 && p != root && depth < 64; depth++)
+            p = parent_of(p);
+        if (p == root) {
+            t->procs++;
+            t->rss_kib += rss_kib(pid);
+            t->cpu_ticks += cpu_ticks(pid);
+        }
+    }
+    closedir(d);
+}
+
+/* Where a load's CPU time goes: our client threads, the servers (every other process below
+ * us), mcpd; and how busy the whole machine was, other users' work included. */
+typedef struct CpuUse {
+    double clients, servers, mcpd, busy;
+    double client_io, mcpd_io; /* read and write system calls */
+} CpuUse;
+
+/* read and write system calls so far (syscr + syscw of /proc/<pid>/io). */
+static double io_calls(pid_t pid)
+{
+    char path[64], line[128];
+    unsigned long long v, sum = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "syscr: %llu", &v) == 1 || sscanf(line, "syscw: %llu", &v) == 1)
+            sum += v;
+    fclose(f);
+    return (double)sum;
+}
+
+static void cpu_sample(CpuUse *u, pid_t mcpd)
+{
+    struct rusage ru;
+    ProcTree t = {0};
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+
+    getrusage(RUSAGE_SELF, &ru);
+    u->clients = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    proc_tree_add(&t, getpid(), false);
+    double tick = 1.0 / (double)sysconf(_SC_CLK_TCK);
+    u->mcpd = (double)cpu_ticks(mcpd) * tick;
+    u->servers = (double)t.cpu_ticks * tick - u->mcpd;
+    u->client_io = io_calls(getpid());
+    u->mcpd_io = mcpd > 0 ? io_calls(mcpd) : 0;
+    if (f) {
+        if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]) != 8)
+            memset(v, 0, sizeof(v));
+        fclose(f);
+    }
+    /* busy = everything but idle and iowait, over the wall time of all CPUs (seconds). */
+    u->busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tick;
+}
+
+/* The CPU use between two samples, per call in microseconds (busy: share of all cores). */
+static CpuUse cpu_per_call(const CpuUse *a, const CpuUse *b, size_t calls, double wall_s)
+{
+    double k = 1e6 / (double)calls;
+    return (CpuUse){.clients = (b->clients - a->clients) * k,
+                    .servers = (b->servers - a->servers) * k,
+                    .mcpd = (b->mcpd - a->mcpd) * k,
+                    .busy = (b->busy - a->busy) / (wall_s * (double)sysconf(_SC_NPROCESSORS_ONLN)),
+                    .client_io = (b->client_io - a->client_io) / (double)calls,
+                    .mcpd_io = (b->mcpd_io - a->mcpd_io) / (double)calls};
 }
 
 /* ---- workload 2: throughput ---- */
@@ -226,98 +428,149 @@ static void *load_run(void *arg)
     return NULL;
 }
 
-static double run_loads(Load *loads, size_t n)
+/* Run the loads to the end; calls per second, and the CPU use per call into *use (with mcpd
+ * the daemon's pid, or -1). */
+static double run_loads(Load *loads, size_t n, pid_t mcpd, CpuUse *use)
 {
     pthread_t *t = xcalloc(n, sizeof(pthread_t));
-    uint64_t t0 = now_us(), total = 0;
+    uint64_t total = 0;
+    CpuUse a, b;
 
+    cpu_sample(&a, mcpd);
+    uint64_t t0 = now_us();
     for (size_t i = 0; i < n; i++)
         pthread_create(&t[i], NULL, load_run, &loads[i]);
     for (size_t i = 0; i < n; i++) {
         pthread_join(t[i], NULL);
         total += loads[i].calls;
     }
+    double wall = (double)(now_us() - t0) / 1e6;
+    cpu_sample(&b, mcpd);
     free(t);
-    return (double)total * 1e6 / (double)(now_us() - t0);
+    *use = cpu_per_call(&a, &b, total, wall);
+    return (double)total / wall;
 }
 
-static uint64_t cpu_ticks(pid_t pid)
-{
-    char path[64], buf[1024];
-    unsigned long long ut = 0, st = 0;
-    FILE *f;
+enum { AGENTS = 32, UPSTREAMS = 4, WINDOW = 8 };
 
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (!(f = fopen(path, "r")))
-        return 0;
-    if (fgets(buf, sizeof(buf), f)) {
-        char *p = strrchr(buf, ')');
-        if (p)
-            sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st);
-    }
-    fclose(f);
-    return ut + st;
+static size_t per_agent_calls(void)
+{
+    return short_mode ? 200 : 3000;
 }
 
-static long rss_kib(pid_t pid)
+/* `servers` fake servers of our own, each to be driven by one thread with `window` calls in
+ * flight; AGENTS x per_agent_calls() calls in all. */
+static Load *direct_loads(int servers, size_t window)
 {
-    char path[64], line[256];
-    long kb = -1;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    if (!(f = fopen(path, "r")))
-        return -1;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-            break;
-    fclose(f);
-    return kb;
-}
-
-static void bench_throughput(Harness *h)
-{
-    enum { AGENTS = 32, UPSTREAMS = 4, WINDOW = 8 };
-    size_t per_agent = short_mode ? 200 : 3000;
     const char *argv[] = {h_fake(), NULL};
-    Load direct[UPSTREAMS], via[AGENTS];
+    Load *l = xcalloc((size_t)servers, sizeof(Load));
+
+    for (int i = 0; i < servers; i++) {
+        direct_start(&l[i].d, argv);
+        direct_init(&l[i].d);
+        l[i].tool = "echo";
+        l[i].calls = per_agent_calls() * AGENTS / (size_t)servers;
+        l[i].window = window;
+    }
+    return l;
+}
+
+/* AGENTS socket clients of mcpd, WINDOW calls in flight each, spread over the UPSTREAMS
+ * servers echo1... */
+static Load *mcpd_loads(Harness *h)
+{
+    Load *via = xcalloc(AGENTS, sizeof(Load));
     static char tools[UPSTREAMS][32];
 
-    for (int i = 0; i < UPSTREAMS; i++) {
-        direct_start(&direct[i].d, argv);
-        direct_init(&direct[i].d);
-        direct[i].tool = "echo";
-        direct[i].calls = per_agent * AGENTS / UPSTREAMS;
-        direct[i].window = WINDOW * AGENTS / UPSTREAMS;
-    }
-    double direct_rate = run_loads(direct, UPSTREAMS);
-    for (int i = 0; i < UPSTREAMS; i++)
-        direct_stop(&direct[i].d);
     for (int i = 0; i < AGENTS; i++) {
         snprintf(tools[i % UPSTREAMS], sizeof(tools[0]), "mcp_echo%d_echo", i % UPSTREAMS + 1);
         sock_as_direct(&via[i].d, sock_connect(h->socket));
         direct_init(&via[i].d);
         via[i].tool = tools[i % UPSTREAMS];
-        via[i].calls = per_agent;
+        via[i].calls = per_agent_calls();
         via[i].window = WINDOW;
     }
-    uint64_t cpu0 = cpu_ticks(h->pid);
-    double via_rate = run_loads(via, AGENTS);
-    uint64_t cpu = cpu_ticks(h->pid) - cpu0;
-    for (int i = 0; i < AGENTS; i++) {
-        close(via[i].d.in);
-        framer_deinit(&via[i].d.f);
+    return via;
+}
+
+static void loads_free(Load *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (l[i].d.pid > 0) {
+            direct_stop(&l[i].d);
+        } else {
+            close(l[i].d.in);
+            framer_deinit(&l[i].d.f);
+        }
     }
-    double us_per_call =
-        (double)cpu * 1e6 / (double)sysconf(_SC_CLK_TCK) / (double)(per_agent * AGENTS);
-    printf("2. throughput (%d agents x %d upstreams, window %d)\n"
-           "   direct %9.0f calls/s\n"
-           "   mcpd   %9.0f calls/s   ratio %.2f, mcpd CPU %.1f us/call\n",
-           AGENTS, UPSTREAMS, WINDOW, direct_rate, via_rate, via_rate / direct_rate, us_per_call);
+    free(l);
+}
+
+static void print_load(const char *what, double rate, const CpuUse *u, bool mcpd)
+{
+    printf("   %-44s %8.0f calls/s\n"
+           "      CPU us/call: clients %4.1f, servers %4.1f, mcpd %4.1f; machine %3.0f%% busy; "
+           "read+write calls per call: clients %.2f",
+           what, rate, u->clients, u->servers, u->mcpd, u->busy * 100, u->client_io);
+    if (mcpd)
+        printf(", mcpd %.2f", u->mcpd_io);
+    putchar('\n');
+}
+
+/* The three loads of workload 2, in alternating rounds so that all see the same machine. */
+enum { PER_AGENT, POOLED, VIA_MCPD, N_LOADS };
+
+static void bench_throughput(Harness *h)
+{
+    int rounds = short_mode ? 1 : 5;
+    /* Two baselines, both with AGENTS x WINDOW calls in flight: the same clients and windows
+     * as through mcpd, each agent with a server of its own (what agents do without mcpd);
+     * and mcpd's own upstream shape, UPSTREAMS pipes with deep windows and few threads,
+     * which batches far more per system call than the agents can. */
+    Load *l[N_LOADS] = {direct_loads(AGENTS, WINDOW),
+                        direct_loads(UPSTREAMS, (size_t)WINDOW * AGENTS / UPSTREAMS),
+                        mcpd_loads(h)};
+    size_t n[N_LOADS] = {AGENTS, UPSTREAMS, AGENTS};
+    double rate[N_LOADS][5];
+    CpuUse sum[N_LOADS] = {0}, u;
+    char what[2][64];
+
+    for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < N_LOADS; k++) {
+            rate[k][r] = run_loads(l[k], n[k], h->pid, &u);
+            sum[k].clients += u.clients / rounds;
+            sum[k].servers += u.servers / rounds;
+            sum[k].mcpd += u.mcpd / rounds;
+            sum[k].busy += u.busy / rounds;
+            sum[k].client_io += u.client_io / rounds;
+            sum[k].mcpd_io += u.mcpd_io / rounds;
+        }
+    for (int k = 0; k < N_LOADS; k++) {
+        loads_free(l[k], n[k]);
+        qsort(rate[k], (size_t)rounds, sizeof(double), cmp_double);
+    }
+    double per_agent = rate[PER_AGENT][rounds / 2], pooled = rate[POOLED][rounds / 2],
+           via_rate = rate[VIA_MCPD][rounds / 2];
+    snprintf(what[0], sizeof(what[0]), "direct, a server per agent (%d x window %d)", AGENTS,
+             WINDOW);
+    snprintf(what[1], sizeof(what[1]), "direct, %d servers (%d threads x window %d)", UPSTREAMS,
+             UPSTREAMS, WINDOW * AGENTS / UPSTREAMS);
+    printf("2. throughput (%d agents x window %d, %zu calls each; median of %d alternating "
+           "rounds)\n",
+           AGENTS, WINDOW, per_agent_calls(), rounds);
+    print_load(what[0], per_agent, &sum[PER_AGENT], false);
+    print_load(what[1], pooled, &sum[POOLED], false);
+    print_load("mcpd, 4 upstreams", via_rate, &sum[VIA_MCPD], true);
+    printf("   ratio mcpd / direct %.2f (%.2f of the %d-server baseline)\n", via_rate / per_agent,
+           via_rate / pooled, UPSTREAMS);
     result("throughput",
-           "{\"directPerSec\":%.0f,\"mcpdPerSec\":%.0f,\"ratio\":%.3f,"
-           "\"mcpdCpuUsPerCall\":%.2f}",
-           direct_rate, via_rate, via_rate / direct_rate, us_per_call);
+           "{\"rounds\":%d,\"directPerSec\":%.0f,\"directPooledPerSec\":%.0f,"
+           "\"mcpdPerSec\":%.0f,\"ratio\":%.3f,\"ratioPooled\":%.3f,"
+           "\"mcpdCpuUsPerCall\":%.2f,\"clientCpuUsPerCall\":{\"direct\":%.2f,\"mcpd\":%.2f},"
+           "\"serverCpuUsPerCall\":{\"direct\":%.2f,\"mcpd\":%.2f}}",
+           rounds, per_agent, pooled, via_rate, via_rate / per_agent, via_rate / pooled,
+           sum[VIA_MCPD].mcpd, sum[PER_AGENT].clients, sum[VIA_MCPD].clients,
+           sum[PER_AGENT].servers, sum[VIA_MCPD].servers);
 }
 
 static char *echo_servers_config(int n, const char *extra_args)
@@ -465,31 +718,521 @@ static void bench_startup(void)
            warm, crash_us);
 }
 
+/* ---- workload 6: process count with server-everything ---- */
+
+/* Whether an executable named prog is on $PATH. */
+static bool on_path(const char *prog)
+{
+    _cleanup_free_ char *path = xstrdup(getenv("PATH") ?: "");
+    char *save = NULL;
+
+    for (char *dir = strtok_r(path, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        _cleanup_free_ char *file = xasprintf("%s/%s", dir, prog);
+        if (access(file, X_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+static const char EVERYTHING_ECHO[] = "{\"name\":\"%s\",\"arguments\":{\"message\":\"hello\"}}";
+
+/* One echo call on an initialized stream; whether it was answered. */
+static bool stream_echo(Direct *d, const char *tool)
+{
+    _cleanup_free_ char *params = xasprintf(EVERYTHING_ECHO, tool);
+
+    direct_send(d, "tools/call", params);
+    return direct_read(d) == (int64_t)d->next_id;
+}
+
+static void bench_processes(void)
+{
+    const char *js = getenv("EVERYTHING_JS");
+    int agents = short_mode ? 3 : 10, servers = short_mode ? 2 : 5;
+
+    if (!on_path("node")) {
+        printf("6. process count: SKIPPED: node is not installed\n");
+        result("processes", "null");
+        return;
+    }
+    if (!js || access(js, R_OK) != 0) {
+        printf("6. process count: SKIPPED: server-everything is not installed (EVERYTHING_JS "
+               "unset; tests/bench/run.sh sets it up when node and npm are installed)\n");
+        result("processes", "null");
+        return;
+    }
+    /* With mcpd: one daemon owns the servers; every agent connects and calls one. */
+    Harness h;
+    StrBuf cfg = STRBUF_INIT;
+    strbuf_puts(&cfg, "{\"mcpServers\":{");
+    for (int i = 1; i <= servers; i++)
+        strbuf_printf(&cfg,
+                      "%s\"every%d\":{\"command\":\"node\",\"args\":[\"%s\",\"stdio\"],"
+                      "\"timeout\":60000}",
+                      i > 1 ? "," : "", i, js);
+    strbuf_puts(&cfg, "}}");
+    h_setup(&h, "bench-procs");
+    h_write_config(&h, strbuf_str(&cfg));
+    strbuf_deinit(&cfg);
+    h_start(&h, NULL);
+    mcpc_client *c = h_client(&h, "bench");
+    for (int i = 1; i <= servers; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "every%d", i);
+        CHECK_MSG(h_wait_state(c, name, "connected", 120000), "%s did not connect", name);
+    }
+    mcpc_free(c);
+    Direct *ag = xcalloc((size_t)agents, sizeof(Direct));
+    int answered = 0;
+    for (int i = 0; i < agents; i++) {
+        char tool[64];
+        snprintf(tool, sizeof(tool), "mcp_every%d_echo", i % servers + 1);
+        sock_as_direct(&ag[i], sock_connect(h.socket));
+        direct_init(&ag[i]);
+        answered += stream_echo(&ag[i], tool);
+    }
+    h_sleep_ms(500);
+    ProcTree with = {0};
+    proc_tree_add(&with, h.pid, false);
+    long mcpd_rss = rss_kib(h.pid);
+    for (int i = 0; i < agents; i++) {
+        close(ag[i].in);
+        framer_deinit(&ag[i].f);
+    }
+    CHECK(h_stop(&h) == 0);
+    h_teardown(&h);
+
+    /* Without mcpd: every agent spawns its own servers and does the MCP handshake itself. */
+    size_t n = (size_t)(agents * servers);
+    Direct *own = xcalloc(n, sizeof(Direct));
+    const char *argv[] = {"node", js, "stdio", NULL};
+    for (size_t i = 0; i < n; i++)
+        direct_start(&own[i], argv);
+    for (size_t i = 0; i < n; i++) {
+        direct_init(&own[i]);
+        answered += stream_echo(&own[i], "echo");
+    }
+    h_sleep_ms(500);
+    ProcTree without = {0};
+    for (size_t i = 0; i < n; i++)
+        proc_tree_add(&without, own[i].pid, true);
+    for (size_t i = 0; i < n; i++)
+        direct_stop(&own[i]);
+    CHECK_MSG(answered == agents + (int)n, "%d of %zu echo calls answered", answered,
+              (size_t)agents + n);
+    printf("6. process count, %d agents x %d server-everything servers (each agent calls echo)\n"
+           "   with mcpd     %3d processes, %7ld KiB RSS (servers; + mcpd's own %ld KiB)\n"
+           "   without mcpd  %3d processes, %7ld KiB RSS (every agent spawns its own)\n",
+           agents, servers, with.procs, with.rss_kib, mcpd_rss, without.procs, without.rss_kib);
+    result("processes",
+           "{\"agents\":%d,\"servers\":%d,\"mcpdProcs\":%d,\"mcpdChildrenKiB\":%ld,"
+           "\"mcpdKiB\":%ld,\"directProcs\":%d,\"directKiB\":%ld}",
+           agents, servers, with.procs, with.rss_kib, mcpd_rss, without.procs, without.rss_kib);
+    free(ag);
+    free(own);
+}
+
+/* ---- workload 7: the peer hub mcp-hub (Node), through its REST tool-call API ---- */
+
+#if BENCH_HTTP
+typedef struct Http {
+    CURL *c;
+    struct curl_slist *hdr;
+    StrBuf body;
+    char *payload;
+} Http;
+
+static size_t http_body(char *p, size_t size, size_t n, void *ud)
+{
+    strbuf_append(ud, p, size * n);
+    return size * n;
+}
+
+/* A keep-alive handle for url: a GET, or a JSON POST of payload. */
+static void http_init(Http *x, const char *url, const char *payload)
+{
+    memset(x, 0, sizeof(*x));
+    x->c = curl_easy_init();
+    x->hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    x->hdr = curl_slist_append(x->hdr, "Expect:");
+    curl_easy_setopt(x->c, CURLOPT_URL, url);
+    curl_easy_setopt(x->c, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(x->c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(x->c, CURLOPT_TIMEOUT_MS, 60000L);
+    curl_easy_setopt(x->c, CURLOPT_HTTPHEADER, x->hdr);
+    curl_easy_setopt(x->c, CURLOPT_WRITEFUNCTION, http_body);
+    curl_easy_setopt(x->c, CURLOPT_WRITEDATA, &x->body);
+    curl_easy_setopt(x->c, CURLOPT_PRIVATE, x);
+    if (payload) {
+        x->payload = xstrdup(payload);
+        curl_easy_setopt(x->c, CURLOPT_POSTFIELDS, x->payload);
+    }
+}
+
+static void http_deinit(Http *x)
+{
+    curl_easy_cleanup(x->c);
+    curl_slist_free_all(x->hdr);
+    strbuf_deinit(&x->body);
+    free(x->payload);
+}
+
+/* Whether the finished transfer was a 200 whose body holds want; clears the body. */
+static bool http_done(Http *x, CURLcode rc, const char *want)
+{
+    long code = 0;
+
+    curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &code);
+    bool ok = rc == CURLE_OK && code == 200 && strstr(strbuf_str(&x->body), want);
+    strbuf_reset(&x->body);
+    return ok;
+}
+
+static const char HUB_ECHO_OK[] = "\"text\":\"hello\"";
+static size_t hub_failures;
+
+static void call_http(Path *p)
+{
+    Http *x = p->http;
+    if (!http_done(x, curl_easy_perform(x->c), HUB_ECHO_OK))
+        hub_failures++;
+}
+
+typedef struct Hub {
+    pid_t pid;
+    char base[64];
+    char log[400];
+} Hub;
+
+static int free_port(void)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+        exit(99);
+    close(fd);
+    return ntohs(sa.sin_port);
+}
+
+/* Whether the hub's /api/health says it is ready with all n servers connected. */
+static bool hub_ready(Hub *hub, int n)
+{
+    _cleanup_free_ char *url = xasprintf("%s/api/health", hub->base);
+    Http x;
+    bool ok = false;
+
+    http_init(&x, url, NULL);
+    if (curl_easy_perform(x.c) == CURLE_OK) {
+        _cleanup_json_ yajl_val v = json_parse(strbuf_str(&x.body), NULL);
+        yajl_val servers = json_get_array(v, "servers");
+        int connected = 0;
+        for (size_t i = 0; i < json_array_len(servers); i++)
+            connected +=
+                streq(json_get_string(json_array_at(servers, i), "status") ?: "", "connected");
+        ok = streq(json_get_string(v, "state") ?: "", "ready") && connected == n;
+    }
+    http_deinit(&x);
+    return ok;
+}
+
+/* Start mcp-hub on 127.0.0.1 with the mcp.json cfg (written into h's tree) and wait until all
+ * n servers are connected. Returns false, with the hub's log printed, when it does not come up. */
+static bool hub_start(Hub *hub, Harness *h, const char *cfg, int n)
+{
+    const char *js = getenv("MCP_HUB_JS"), *loopback = getenv("MCP_HUB_PRELOAD");
+    _cleanup_free_ char *path = xasprintf("%s/hub.json", h->dir);
+    _cleanup_free_ char *state = xasprintf("%s/state", h->dir);
+    char port[16];
+    FILE *f = fopen(path, "w");
+
+    if (!f)
+        exit(99);
+    fputs(cfg, f);
+    fclose(f);
+    snprintf(port, sizeof(port), "%d", free_port());
+    snprintf(hub->base, sizeof(hub->base), "http://127.0.0.1:%s", port);
+    snprintf(hub->log, sizeof(hub->log), "%s/hub.log", h->dir);
+    int fd = open(hub->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    hub->pid = fork();
+    if (hub->pid == 0) {
+        int nul = open("/dev/null", O_RDONLY);
+        dup2(nul, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        setenv("XDG_STATE_HOME", state, 1);
+        /* mcp-hub listens on every interface; the preload makes it bind 127.0.0.1 only. */
+        execlp("node", "node", "--require", loopback, js, "--port", port, "--config", path,
+               (char *)NULL);
+        _exit(127);
+    }
+    close(fd);
+    for (int waited = 0; waited < 120000; waited += 100) {
+        if (waitpid(hub->pid, NULL, WNOHANG) == hub->pid) {
+            hub->pid = 0;
+            break;
+        }
+        if (hub_ready(hub, n))
+            return true;
+        h_sleep_ms(100);
+    }
+    _cleanup_free_ char *log = h_read_file(hub->log);
+    fprintf(stderr, "mcp-hub did not get its %d servers connected; its log:\n%s\n", n,
+            log ?: "(none)");
+    return false;
+}
+
+/* SIGTERM (mcp-hub then stops its servers), SIGKILL after 10 s. */
+static void hub_stop(Hub *hub)
+{
+    if (hub->pid <= 0)
+        return;
+    kill(hub->pid, SIGTERM);
+    reap(hub->pid);
+}
+
+static char *hub_payload(int server)
+{
+    return xasprintf("{\"server_name\":\"echo%d\",\"tool\":\"echo\","
+                     "\"arguments\":{\"text\":\"hello\"}}",
+                     server);
+}
+
+/* Calls per second through the hub with `inflight` concurrent keep-alive connections from one
+ * curl multi handle, total calls spread over the servers echo1..echo<servers>. */
+static double hub_load(Hub *hub, size_t inflight, size_t total, int servers)
+{
+    _cleanup_free_ char *url = xasprintf("%s/api/servers/tools", hub->base);
+    CURLM *m = curl_multi_init();
+    Http *x = xcalloc(inflight, sizeof(Http));
+    size_t started = 0, done = 0;
+
+    curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, (long)inflight);
+    uint64_t t0 = now_us();
+    for (size_t i = 0; i < inflight && started < total; i++, started++) {
+        _cleanup_free_ char *payload = hub_payload((int)(i % (size_t)servers) + 1);
+        http_init(&x[i], url, payload);
+        curl_multi_add_handle(m, x[i].c);
+    }
+    while (done < started) {
+        int running, left;
+        CURLMsg *msg;
+        curl_multi_perform(m, &running);
+        while ((msg = curl_multi_info_read(m, &left))) {
+            Http *y;
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&y);
+            if (!http_done(y, msg->data.result, HUB_ECHO_OK))
+                hub_failures++;
+            done++;
+            curl_multi_remove_handle(m, y->c);
+            if (started < total) {
+                curl_multi_add_handle(m, y->c);
+                started++;
+            }
+        }
+        if (done < started)
+            curl_multi_poll(m, NULL, 0, 1000, NULL);
+    }
+    double rate = (double)done * 1e6 / (double)(now_us() - t0);
+    for (size_t i = 0; i < inflight && i < total; i++)
+        http_deinit(&x[i]);
+    free(x);
+    curl_multi_cleanup(m);
+    return rate;
+}
+
+static double ratio_or_zero(double num, double den)
+{
+    return den > 0 ? num / den : 0;
+}
+
+static void bench_peer(void)
+{
+    const char *js = getenv("MCP_HUB_JS");
+    Harness h;
+    Hub hub;
+
+    if (!on_path("node")) {
+        printf("7. peer hub mcp-hub: SKIPPED: node is not installed\n");
+        result("peer", "null");
+        return;
+    }
+    if (!js || access(js, R_OK) != 0 || !getenv("MCP_HUB_PRELOAD")) {
+        printf("7. peer hub mcp-hub: SKIPPED: mcp-hub is not installed (MCP_HUB_JS unset; "
+               "tests/bench/run.sh sets it up when node and npm are installed)\n");
+        result("peer", "null");
+        return;
+    }
+    /* Both hubs get the same UPSTREAMS fake servers. */
+    _cleanup_free_ char *cfg = echo_servers_config(UPSTREAMS, "");
+    h_setup(&h, "bench-peer");
+    h_write_config(&h, cfg);
+    h_start(&h, NULL);
+    mcpc_client *c = h_client(&h, "bench");
+    wait_all_connected(c, UPSTREAMS);
+    mcpc_free(c);
+    if (!hub_start(&hub, &h, cfg, UPSTREAMS)) {
+        CHECK_MSG(false, "mcp-hub did not start");
+        hub_stop(&hub);
+        h_stop(&h);
+        h_teardown(&h);
+        return;
+    }
+
+    /* Sequential calls: direct, mcpd and mcp-hub in alternating rounds. */
+    size_t n = short_mode ? 300 : 5000;
+    uint64_t *lat[3];
+    const char *argv[] = {h_fake(), NULL};
+    _cleanup_free_ char *url = xasprintf("%s/api/servers/tools", hub.base);
+    _cleanup_free_ char *payload = hub_payload(1);
+    Direct d, s;
+    Http one;
+
+    for (int j = 0; j < 3; j++)
+        lat[j] = xcalloc(n, sizeof(uint64_t));
+    direct_start(&d, argv);
+    direct_init(&d);
+    sock_as_direct(&s, sock_connect(h.socket));
+    direct_init(&s);
+    http_init(&one, url, payload);
+    Path paths[3] = {stream_path(&d, "echo"),
+                     stream_path(&s, "mcp_echo1_echo"),
+                     /* Node compiles and collects on helper threads after a burst: let
+                      * that finish before the other paths' rounds. */
+                     {.call = call_http, .http = &one, .settle_ms = 200}};
+    measure_rounds(paths, 3, lat, n);
+    direct_stop(&d);
+    close(s.in);
+    framer_deinit(&s.f);
+    http_deinit(&one);
+    uint64_t p50[3], p99[3];
+    for (int j = 0; j < 3; j++) {
+        p50[j] = pct(lat[j], n, 0.5);
+        p99[j] = pct(lat[j], n, 0.99);
+        free(lat[j]);
+        free(paths[j].params);
+    }
+    int64_t madd = (int64_t)(p50[1] - p50[0]), hadd = (int64_t)(p50[2] - p50[0]);
+
+    /* Throughput with AGENTS x WINDOW calls in flight on both: mcpd's agents pipeline on
+     * their sockets, HTTP/1.1 has one call in flight per connection. */
+    CpuUse use;
+    Load *via = mcpd_loads(&h);
+    double hub_cpu, mcpd_rate = run_loads(via, AGENTS, h.pid, &use), mcpd_cpu = use.mcpd;
+    loads_free(via, AGENTS);
+    size_t total = per_agent_calls() * AGENTS / (short_mode ? 2 : 10);
+    uint64_t cpu0 = cpu_ticks(hub.pid);
+    double hub_rate = hub_load(&hub, (size_t)AGENTS * WINDOW, total, UPSTREAMS);
+    hub_cpu =
+        (double)(cpu_ticks(hub.pid) - cpu0) * 1e6 / (double)sysconf(_SC_CLK_TCK) / (double)total;
+    long mcpd_rss = rss_kib(h.pid), hub_rss = rss_kib(hub.pid);
+    hub_stop(&hub);
+    CHECK(h_stop(&h) == 0);
+    h_teardown(&h);
+    CHECK_MSG(hub_failures == 0, "%zu calls through mcp-hub failed", hub_failures);
+
+    double lat_ratio = ratio_or_zero((double)hadd, (double)madd);
+    char ratio_text[80];
+    if (madd > 0)
+        snprintf(ratio_text, sizeof(ratio_text), "%.0f", lat_ratio);
+    else
+        snprintf(ratio_text, sizeof(ratio_text), "n/a (mcpd's added p50 is within the noise)");
+    double p50_ratio = ratio_or_zero((double)p50[2], (double)p50[1]);
+    printf("7. peer hub mcp-hub (Node, REST POST /api/servers/tools), both with %d fake servers\n"
+           "   sequential echo, %zu calls each in alternating rounds\n"
+           "   direct   p50 %6" PRIu64 " us  p99 %6" PRIu64 " us\n"
+           "   mcpd     p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64 " us\n"
+           "   mcp-hub  p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64 " us\n"
+           "   mcp-hub / mcpd: added latency p50 %s, latency p50 %.1f\n"
+           "   throughput, %d calls in flight (mcpd: %d agents x window %d; mcp-hub: %d "
+           "keep-alive connections)\n"
+           "   mcpd     %9.0f calls/s, CPU %6.1f us/call\n"
+           "   mcp-hub  %9.0f calls/s, CPU %6.1f us/call\n"
+           "   mcp-hub / mcpd: time per call %.0f, CPU per call %.0f\n"
+           "   RSS after the load: mcpd %ld KiB, mcp-hub %ld KiB (own process, servers apart)\n",
+           UPSTREAMS, n, p50[0], p99[0], p50[1], p99[1], madd, p50[2], p99[2], hadd, ratio_text,
+           p50_ratio, AGENTS * WINDOW, AGENTS, WINDOW, AGENTS * WINDOW, mcpd_rate, mcpd_cpu,
+           hub_rate, hub_cpu, ratio_or_zero(mcpd_rate, hub_rate), ratio_or_zero(hub_cpu, mcpd_cpu),
+           mcpd_rss, hub_rss);
+    result("peer",
+           "{\"calls\":%zu,\"directP50Us\":%" PRIu64 ",\"mcpdP50Us\":%" PRIu64
+           ",\"hubP50Us\":%" PRIu64 ",\"hubP99Us\":%" PRIu64 ",\"mcpdAddedP50Us\":%" PRId64
+           ",\"hubAddedP50Us\":%" PRId64 ",\"addedRatio\":%.1f,\"p50Ratio\":%.1f,"
+           "\"mcpdPerSec\":%.0f,"
+           "\"hubPerSec\":%.0f,\"timePerCallRatio\":%.1f,\"mcpdCpuUsPerCall\":%.2f,"
+           "\"hubCpuUsPerCall\":%.2f,\"mcpdKiB\":%ld,\"hubKiB\":%ld}",
+           n, p50[0], p50[1], p50[2], p99[2], madd, hadd, lat_ratio, p50_ratio, mcpd_rate, hub_rate,
+           ratio_or_zero(mcpd_rate, hub_rate), mcpd_cpu, hub_cpu, mcpd_rss, hub_rss);
+}
+#else
+static void bench_peer(void)
+{
+    printf("7. peer hub mcp-hub: SKIPPED: built without libcurl (-Dhttp=disabled)\n");
+    result("peer", "null");
+}
+#endif
+
+static const char *only;
+
+/* Whether workload k runs: all of them unless --only names a list such as "2,7". */
+static bool selected(int k)
+{
+    char digit[2] = {(char)('0' + k), '\0'};
+    return !only || strstr(only, digit);
+}
+
 int main(int argc, char **argv)
 {
     Harness h;
 
-    short_mode = (argc > 1 && streq(argv[1], "--short")) || getenv("MCPD_BENCH_SHORT");
+    short_mode = getenv("MCPD_BENCH_SHORT") != NULL;
+    for (int i = 1; i < argc; i++) {
+        if (streq(argv[i], "--short"))
+            short_mode = true;
+        else if (streq(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else {
+            fprintf(stderr, "usage: mcpd-bench [--short] [--only 1,2,...,7]\n");
+            return 2;
+        }
+    }
     signal(SIGPIPE, SIG_IGN);
+#if BENCH_HTTP
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+#endif
     strbuf_putc(&json_out, '{');
     printf("mcpd benchmarks%s (every figure with its baseline from this run)\n\n",
            short_mode ? ", short mode" : "");
-    h_setup(&h, "bench");
-    _cleanup_free_ char *cfg = echo_servers_config(4, "");
-    h_write_config(&h, cfg);
-    h_start(&h, NULL);
-    mcpc_client *c = h_client(&h, "bench");
-    wait_all_connected(c, 4);
-    mcpc_free(c);
-    bench_overhead(&h);
-    bench_throughput(&h);
-    long rss_after = rss_kib(h.pid);
-    h_stop(&h);
-    h_teardown(&h);
-    printf("   RSS after the throughput run: %ld KiB\n", rss_after);
-    result("rssAfterThroughputKiB", "%ld", rss_after);
-    bench_list_and_memory();
-    bench_startup();
+    if (selected(1) || selected(2)) {
+        h_setup(&h, "bench");
+        _cleanup_free_ char *cfg = echo_servers_config(4, "");
+        h_write_config(&h, cfg);
+        h_start(&h, NULL);
+        mcpc_client *c = h_client(&h, "bench");
+        wait_all_connected(c, 4);
+        mcpc_free(c);
+        if (selected(1))
+            bench_overhead(&h);
+        if (selected(2))
+            bench_throughput(&h);
+        long rss_after = rss_kib(h.pid);
+        h_stop(&h);
+        h_teardown(&h);
+        printf("   RSS after the load: %ld KiB\n", rss_after);
+        result("rssAfterThroughputKiB", "%ld", rss_after);
+    }
+    if (selected(3) || selected(5))
+        bench_list_and_memory();
+    if (selected(4))
+        bench_startup();
+    if (selected(6))
+        bench_processes();
+    if (selected(7))
+        bench_peer();
     strbuf_putc(&json_out, '}');
     printf("\n%s\n", strbuf_str(&json_out));
     return h_failures ? 1 : 0;
