@@ -1176,6 +1176,89 @@ static void bench_peer(void)
 }
 #endif
 
+/* ---- workload 8: 100 agents, one shared upstream ---- */
+
+typedef struct Seq {
+    Direct d;
+    const char *tool;
+    uint64_t *lat;
+    size_t n;
+} Seq;
+
+static void *seq_run(void *arg)
+{
+    Seq *q = arg;
+    Path p = stream_path(&q->d, q->tool);
+
+    measure_sequential(&p, q->lat, q->n);
+    free(p.params);
+    return NULL;
+}
+
+/* Run every agent's sequential calls at once; calls per second; latencies into all. */
+static double run_seqs(Seq *q, size_t k, uint64_t *all)
+{
+    pthread_t *t = xcalloc(k, sizeof(pthread_t));
+    uint64_t t0 = now_us();
+
+    for (size_t i = 0; i < k; i++)
+        pthread_create(&t[i], NULL, seq_run, &q[i]);
+    for (size_t i = 0; i < k; i++)
+        pthread_join(t[i], NULL);
+    double wall = (double)(now_us() - t0) / 1e6;
+    for (size_t i = 0; i < k; i++)
+        memcpy(all + i * q[i].n, q[i].lat, q[i].n * sizeof(uint64_t));
+    free(t);
+    return (double)(k * q[0].n) / wall;
+}
+
+static void bench_agents(Harness *h)
+{
+    enum { K = 100 };
+    size_t n = short_mode ? 50 : 1000;
+    const char *argv[] = {h_fake(), NULL};
+    Seq *direct = xcalloc(K, sizeof(Seq)), *via = xcalloc(K, sizeof(Seq));
+    uint64_t *all_d = xcalloc(K * n, sizeof(uint64_t)), *all_m = xcalloc(K * n, sizeof(uint64_t));
+
+    for (size_t i = 0; i < K; i++) {
+        /* Baseline: every agent with a server of its own, as without mcpd. */
+        direct_start(&direct[i].d, argv);
+        direct_init(&direct[i].d);
+        direct[i].tool = "echo";
+        sock_as_direct(&via[i].d, sock_connect(h->socket));
+        direct_init(&via[i].d);
+        via[i].tool = "mcp_echo1_echo";
+        direct[i].n = via[i].n = n;
+        direct[i].lat = xcalloc(n, sizeof(uint64_t));
+        via[i].lat = xcalloc(n, sizeof(uint64_t));
+    }
+    double rd = run_seqs(direct, K, all_d), rm = run_seqs(via, K, all_m);
+    uint64_t dp50 = pct(all_d, K * n, 0.5), dp99 = pct(all_d, K * n, 0.99);
+    uint64_t mp50 = pct(all_m, K * n, 0.5), mp99 = pct(all_m, K * n, 0.99);
+    printf("8. %d agents at once, sequential echo calls (%zu each)\n"
+           "   direct, a server per agent (%d servers) %8.0f calls/s  p50 %5" PRIu64
+           " us  p99 %6" PRIu64 " us\n"
+           "   mcpd, all on one upstream (1 server)    %8.0f calls/s  p50 %5" PRIu64
+           " us  p99 %6" PRIu64 " us   ratio %.2f\n",
+           K, n, K, rd, dp50, dp99, rm, mp50, mp99, rm / rd);
+    result("agents",
+           "{\"agents\":%d,\"callsEach\":%zu,\"directPerSec\":%.0f,\"directP50Us\":%" PRIu64
+           ",\"directP99Us\":%" PRIu64 ",\"mcpdPerSec\":%.0f,\"mcpdP50Us\":%" PRIu64
+           ",\"mcpdP99Us\":%" PRIu64 ",\"ratio\":%.3f}",
+           K, n, rd, dp50, dp99, rm, mp50, mp99, rm / rd);
+    for (size_t i = 0; i < K; i++) {
+        direct_stop(&direct[i].d);
+        close(via[i].d.in);
+        framer_deinit(&via[i].d.f);
+        free(direct[i].lat);
+        free(via[i].lat);
+    }
+    free(direct);
+    free(via);
+    free(all_d);
+    free(all_m);
+}
+
 static const char *only;
 
 /* Whether workload k runs: all of them unless --only names a list such as "2,7". */
@@ -1196,7 +1279,7 @@ int main(int argc, char **argv)
         else if (streq(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else {
-            fprintf(stderr, "usage: mcpd-bench [--short] [--only 1,2,...,7]\n");
+            fprintf(stderr, "usage: mcpd-bench [--short] [--only 1,2,...,8]\n");
             return 2;
         }
     }
@@ -1207,7 +1290,7 @@ int main(int argc, char **argv)
     strbuf_putc(&json_out, '{');
     printf("mcpd benchmarks%s (every figure with its baseline from this run)\n\n",
            short_mode ? ", short mode" : "");
-    if (selected(1) || selected(2)) {
+    if (selected(1) || selected(2) || selected(8)) {
         h_setup(&h, "bench");
         _cleanup_free_ char *cfg = echo_servers_config(4, "");
         h_write_config(&h, cfg);
@@ -1219,6 +1302,8 @@ int main(int argc, char **argv)
             bench_overhead(&h);
         if (selected(2))
             bench_throughput(&h);
+        if (selected(8))
+            bench_agents(&h);
         long rss_after = rss_kib(h.pid);
         h_stop(&h);
         h_teardown(&h);
