@@ -45,6 +45,7 @@ typedef struct Call {
     uint64_t request_id;
     bool waiting; /* for its server to connect */
     struct event *ev_wait;
+    yajl_val progress_token; /* the agent's own, or NULL: progress goes back under it */
 } Call;
 
 const char *server_state_name(ServerState s)
@@ -161,6 +162,7 @@ static void call_free(Call *c)
         event_free(c->ev_wait);
     json_free(c->orig_id);
     json_free(c->params);
+    json_free(c->progress_token);
     free(c->tool);
     free(c);
 }
@@ -310,7 +312,7 @@ void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
     if (meta) {
         /* _meta passes through; the progress token is mcpd's own upstream (rewritten). */
         yajl_val mc = json_copy(meta);
-        json_free(json_object_take(mc, "progressToken"));
+        c->progress_token = json_object_take(mc, "progressToken");
         json_object_set(c->params, "_meta", mc);
     }
     idmap_put(&m->calls, c->id, c);
@@ -758,13 +760,50 @@ static void on_relist_done(Upstream *u, void *ctx, const UpstreamReply *r)
     ws_changed(s->m);
 }
 
+/* Progress for a call goes to the agent that made it, under the agent's own token. */
+static void forward_progress(Server *s, yajl_val params)
+{
+    yajl_val tok = json_get(params, "progressToken"), out;
+    StrBuf sb = STRBUF_INIT;
+    size_t pos = 0;
+    void *v;
+    Peer *p;
+
+    if (!YAJL_IS_INTEGER(tok) || !s->up)
+        return;
+    while (idmap_next(&s->m->calls, &pos, NULL, &v)) {
+        Call *c = v;
+        if (c->waiting || c->upstream_id != s->up->id || c->request_id != (uint64_t)tok->u.number.i)
+            continue;
+        if (!c->progress_token || !(p = peer_get(s->m->peers, c->peer_id)))
+            return;
+        out = json_copy(params);
+        json_object_set(out, "progressToken", json_copy(c->progress_token));
+        jsonrpc_write_notification(&sb, "notifications/progress", out);
+        json_free(out);
+        peer_send_sb(p, &sb);
+        strbuf_deinit(&sb);
+        return;
+    }
+}
+
 static void on_upstream_notification(void *userdata, const char *method, yajl_val params)
 {
     Server *s = userdata;
 
-    (void)params;
     if (streq(method, "notifications/tools/list_changed") && s->state == SERVER_CONNECTED)
         upstream_list_tools(s->up, s->cfg->timeout_ms, on_relist_done, s);
+    else if (streq(method, "notifications/progress"))
+        forward_progress(s, params);
+}
+
+static void on_upstream_auth(void *userdata, const char *challenge)
+{
+    Server *s = userdata;
+
+    s->needs_auth = true;
+    free(s->auth_challenge);
+    s->auth_challenge = xstrdup(challenge);
 }
 
 static void on_upstream_closed(void *userdata, const char *reason)
@@ -772,6 +811,11 @@ static void on_upstream_closed(void *userdata, const char *reason)
     Server *s = userdata;
     _cleanup_free_ char *msg = NULL;
 
+    if (s->needs_auth) {
+        /* Retrying cannot fix missing credentials: wait for a reload or mcpd/connect. */
+        server_fail(s, reason, false);
+        return;
+    }
     if (s->state == SERVER_CONNECTED) {
         msg = xasprintf("connection lost: %s", reason);
         s->restarts++;
@@ -850,7 +894,7 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 static void server_connect(Server *s)
 {
     static const UpstreamEvents ev = {on_upstream_ready, on_upstream_closed,
-                                      on_upstream_notification};
+                                      on_upstream_notification, on_upstream_auth};
     Manager *m = s->m;
     _cleanup_free_ char *why = NULL;
     const char *cwd =
@@ -862,6 +906,7 @@ static void server_connect(Server *s)
         return;
     server_clear_timers(s);
     s->connect_started_ms = now_ms();
+    s->needs_auth = false;
     server_set_state(s, SERVER_CONNECTING, NULL);
     if (s->tools)
         s->tools_deferred = true;
@@ -927,6 +972,7 @@ static void server_remove(Server *s)
     event_free(s->ev_health);
     json_free(s->tools);
     free(s->last_error);
+    free(s->auth_challenge);
     server_config_free(s->cfg);
     free(s);
     ws_changed(m);
@@ -1163,6 +1209,10 @@ static yajl_val server_status(Server *s)
         json_object_set(o, "lastError", json_string_new(s->last_error));
     if (s->state == SERVER_BACKOFF)
         json_object_set(o, "nextAttempt", json_int_new(s->next_attempt_wall_ms));
+    if (s->needs_auth) {
+        json_object_set(o, "needsAuthorization", json_bool_new(true));
+        json_object_set(o, "wwwAuthenticate", json_string_new(s->auth_challenge));
+    }
     if (s->cache_saved_wall_ms)
         json_object_set(o, "cacheSavedAt", json_int_new(s->cache_saved_wall_ms));
     if (s->up && s->up->transport)

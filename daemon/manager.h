@@ -57,6 +57,8 @@ typedef struct Server {
     int64_t cache_saved_wall_ms; /* when the cached tool list was written; 0: none */
     unsigned calls_in_flight;
     uint64_t calls_total;
+    bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */
+    char *auth_challenge; /* its WWW-Authenticate text */
 } Server;
 
 /* One exposed tool in a workspace's view. */

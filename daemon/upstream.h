@@ -41,6 +41,8 @@ typedef struct UpstreamEvents {
     void (*ready)(void *userdata);                      /* initialize done */
     void (*closed)(void *userdata, const char *reason); /* the session is dead */
     void (*notification)(void *userdata, const char *method, yajl_val params);
+    /* HTTP 401: challenge is the WWW-Authenticate text; closed() follows. May be NULL. */
+    void (*auth_required)(void *userdata, const char *challenge);
 } UpstreamEvents;
 
 struct Upstream {
