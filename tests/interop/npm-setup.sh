@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# npm-setup: install the pinned interop packages (package-lock.json) once, for every test that
-# needs them. Prints the node_modules path; exits 77 (meson's "skipped") when node is missing.
+# npm-setup: install the pinned npm packages (package-lock.json) of a test folder once (default:
+# this one), for every test that needs them. Prints the node_modules path; exits 77 (meson's
+# "skipped") when node is missing.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "${1:-$(dirname "$0")}" && pwd)
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     echo "SKIP: node/npm not installed; interop tests need them (apt-get install nodejs npm)" >&2
     exit 77
