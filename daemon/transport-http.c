@@ -71,6 +71,7 @@ typedef struct Xfer {
     int64_t timeout_ms;  /* inactivity bound (re-armed by SSE events), 0: none */
     uint64_t cap_ms;     /* monotonic hard end, 0: none */
     struct event *timer;
+    struct event *ev_delay; /* XFER_RESUME: waits the server's retry delay before starting */
     bool timed_out;
     struct Xfer *next, *prev;
 } Xfer;
@@ -260,6 +261,8 @@ static void xfer_free(Xfer *x)
     curl_slist_free_all(x->hdrs);
     if (x->timer)
         event_free(x->timer);
+    if (x->ev_delay)
+        event_free(x->ev_delay);
     sse_parser_deinit(&x->parser);
     strbuf_deinit(&x->resp);
     strbuf_deinit(&x->www_auth);
@@ -639,8 +642,8 @@ static int http_send(Transport *tr, const char *line, size_t len)
 
 /* ---- streams ---- */
 
-static void start_get(HttpTransport *t, XferKind kind, const char *last_id, uint64_t req_id,
-                      unsigned resumes)
+static Xfer *get_new(HttpTransport *t, XferKind kind, const char *last_id, uint64_t req_id,
+                     unsigned resumes)
 {
     Xfer *x = xfer_new(t, kind, t->url, kind == XFER_RESUME ? t->call_timeout_ms : t->timeout_ms);
 
@@ -649,7 +652,7 @@ static void start_get(HttpTransport *t, XferKind kind, const char *last_id, uint
     x->last_event_id = last_id ? xstrdup(last_id) : NULL;
     x->req_id = req_id;
     x->resumes = resumes;
-    xfer_start_or_fail(x);
+    return x;
 }
 
 /* The loop-side hook: flush held messages (legacy endpoint known) or (re)open the GET stream. */
@@ -670,28 +673,19 @@ static void on_get_timer(evutil_socket_t fd, short what, void *arg)
         for (Xfer *x = t->xfers; x; x = x->next)
             open = open || x->kind == XFER_GET;
         if (!open)
-            start_get(t, XFER_GET, t->get_last_id, 0, 0);
+            xfer_start_or_fail(get_new(t, XFER_GET, t->get_last_id, 0, 0));
     }
 }
 
-typedef struct Resume {
-    HttpTransport *t;
-    struct event *ev;
-    char *last_id;
-    uint64_t req_id;
-    unsigned resumes;
-} Resume;
-
 static void on_resume_timer(evutil_socket_t fd, short what, void *arg)
 {
-    Resume *r = arg;
+    Xfer *x = arg;
 
     (void)fd, (void)what;
-    if (!r->t->closing && !r->t->reported && idmap_get(&r->t->outstanding, r->req_id))
-        start_get(r->t, XFER_RESUME, r->last_id, r->req_id, r->resumes);
-    event_free(r->ev);
-    free(r->last_id);
-    free(r);
+    if (x->t->reported || !idmap_get(&x->t->outstanding, x->req_id))
+        xfer_free(x);
+    else
+        xfer_start_or_fail(x);
 }
 
 /* A stream ended before its response: wait `retry` and GET with Last-Event-ID (2025-11-25). */
@@ -699,7 +693,7 @@ static void schedule_resume(Xfer *x)
 {
     HttpTransport *t = x->t;
     int64_t ms = x->parser.retry_ms >= 0 ? x->parser.retry_ms : RETRY_DEFAULT_MS;
-    Resume *r;
+    Xfer *r;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
     if (!x->parser.id.len || x->resumes >= RESUME_MAX) {
@@ -707,13 +701,10 @@ static void schedule_resume(Xfer *x)
                     x->parser.id.len ? " (gave up resuming it)" : " (and it cannot be resumed)");
         return;
     }
-    r = xcalloc(1, sizeof(*r));
-    r->t = t;
-    r->last_id = xstrdup(strbuf_str(&x->parser.id));
-    r->req_id = x->req_id;
-    r->resumes = x->resumes + 1;
-    r->ev = evtimer_new(t->base.base, on_resume_timer, r);
-    evtimer_add(r->ev, &tv);
+    /* A transfer from now on, so closing the transport also cancels the wait. */
+    r = get_new(t, XFER_RESUME, strbuf_str(&x->parser.id), x->req_id, x->resumes + 1);
+    r->ev_delay = evtimer_new(t->base.base, on_resume_timer, r);
+    evtimer_add(r->ev_delay, &tv);
     log_full(LOG_DEBUG, t->base.server, "http", "stream dropped: resuming in %" PRId64 " ms", ms);
 }
 

@@ -178,6 +178,16 @@ static void drop_connection(evutil_socket_t fd, short what, void *arg)
     evhttp_connection_free(evhttp_request_get_connection(arg));
 }
 
+static void error_reply(struct evhttp_request *req, const char *idt, int code, const char *msg)
+{
+    char body[512];
+
+    snprintf(body, sizeof(body),
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":\"%s\"}}", idt,
+             code, msg);
+    reply(req, 200, "application/json", body);
+}
+
 static void on_slow_closed(struct evhttp_connection *conn, void *arg)
 {
     (void)conn, (void)arg;
@@ -234,11 +244,7 @@ static void call_tool(struct evhttp_request *req, const char *idt, yajl_val para
         sse_send(req, "data: %s\n\n", body);
         evhttp_send_reply_end(req);
     } else {
-        snprintf(body, sizeof(body),
-                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32602,\"message\":"
-                 "\"Unknown tool\"}}",
-                 idt);
-        reply(req, 200, "application/json", body);
+        error_reply(req, idt, -32602, "Unknown tool");
     }
 }
 
@@ -330,11 +336,7 @@ static void handle_post(struct evhttp_request *req)
         snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", idt);
         reply(req, 200, "application/json", body);
     } else {
-        snprintf(body, sizeof(body),
-                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32601,\"message\":"
-                 "\"Method not found\"}}",
-                 idt);
-        reply(req, 200, "application/json", body);
+        error_reply(req, idt, -32601, "Method not found");
     }
 out:
     yajl_tree_free(msg);
