@@ -308,6 +308,13 @@ static char *header_value(const char *line, size_t n, size_t name_len)
 
 static void on_headers_done(Xfer *x);
 
+/* Status shows how messages fare: the optional GET stream's 405 is not news. */
+static void note_status(Xfer *x)
+{
+    if (x->kind == XFER_POST || x->kind == XFER_LEGACY_GET)
+        x->t->last_status = x->status;
+}
+
 static size_t on_header(char *data, size_t size, size_t nitems, void *userdata)
 {
     Xfer *x = userdata;
@@ -342,7 +349,7 @@ static void on_headers_done(Xfer *x)
         return;
     }
     x->headers_done = true;
-    t->last_status = x->status;
+    note_status(x);
     curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
     x->sse = x->status / 100 == 2 && ct && strncasecmp(ct, "text/event-stream", 17) == 0;
     if (x->status / 100 == 2 && x->hdr_session && x->kind == XFER_POST &&
@@ -958,7 +965,7 @@ static void on_xfer_done(void *userdata, CURL *easy, CURLcode res)
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
     if (x->status >= 200 && !x->headers_done) {
         x->headers_done = true;
-        t->last_status = x->status;
+        note_status(x);
     }
     if (!t->closing) {
         if (follow_redirect(x))
