@@ -11,6 +11,8 @@
  * Tools: echo {text} (JSON answer), sse_echo {text} (SSE answer with a priming event), slow
  * (headers and half a body, then nothing), drop (priming event, half an event, connection
  * closed; the answer waits for the resuming GET), progress (3 progress events, then answer).
+ * With --legacy it speaks HTTP+SSE instead: GET /sse names the POST endpoint, answers go on
+ * that stream; --endpoint makes it name another one (such as another origin).
  */
 
 #ifndef _GNU_SOURCE
@@ -23,6 +25,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +45,14 @@ static struct {
     const char *redirect_to;
     const char *log_path;
     const char *port_file;
+    bool legacy;          /* the 2024-11-05 HTTP+SSE transport instead: GET /sse, POST /message */
+    const char *endpoint; /* legacy: what the endpoint event names (default: this origin) */
 } opt;
+
+/* Legacy: the open GET streams by their sessionId, and the one a POST answers on. */
+#define LEGACY_MAX 8
+static struct evhttp_request *legacy_streams[LEGACY_MAX];
+static struct evhttp_request *legacy_out;
 
 static struct {
     struct event_base *base;
@@ -77,10 +87,21 @@ static void log_request(struct evhttp_request *req, const char *method)
     fflush(st.log);
 }
 
+static void sse_send(struct evhttp_request *req, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 static void reply(struct evhttp_request *req, int code, const char *ctype, const char *body)
 {
     struct evbuffer *b = evbuffer_new();
     struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+
+    if (legacy_out && code == 200 && body) {
+        /* The legacy transport answers on the GET stream; the POST only gets 202. */
+        sse_send(legacy_out, "event: message\ndata: %s\n\n", body);
+        code = 202;
+        ctype = "text/plain";
+        body = "Accepted";
+    }
 
     if (ctype)
         evhttp_add_header(out, "Content-Type", ctype);
@@ -158,8 +179,6 @@ static void sse_start(struct evhttp_request *req)
     evhttp_send_reply_start(req, 200, "OK");
 }
 
-static void sse_send(struct evhttp_request *req, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 static void sse_send(struct evhttp_request *req, const char *fmt, ...)
 {
     struct evbuffer *b = evbuffer_new();
@@ -253,6 +272,8 @@ static bool check_session(struct evhttp_request *req, bool initialize)
 {
     const char *s = hdr(req, "Mcp-Session-Id");
 
+    if (opt.legacy)
+        return true; /* the sessionId in the POST URL is the legacy transport's session */
     if (initialize) {
         snprintf(st.session, sizeof(st.session), "sess-%lu", ++st.next_session);
         st.posts_in_session = 0;
@@ -361,9 +382,54 @@ static void handle_get(struct evhttp_request *req)
     reply(req, 405, "text/plain", "no GET stream");
 }
 
+static void on_legacy_closed(struct evhttp_connection *conn, void *arg)
+{
+    (void)conn;
+    legacy_streams[(intptr_t)arg] = NULL;
+}
+
+static void legacy_get(struct evhttp_request *req)
+{
+    intptr_t k = 0;
+    char ep[256];
+
+    log_request(req, NULL);
+    while (k < LEGACY_MAX && legacy_streams[k])
+        k++;
+    if (strncmp(evhttp_request_get_uri(req), "/sse", 4) != 0 || k == LEGACY_MAX) {
+        reply(req, 404, "text/plain", "not found");
+        return;
+    }
+    snprintf(ep, sizeof(ep), "%s?sessionId=%ld", opt.endpoint ? opt.endpoint : "/message", (long)k);
+    sse_start(req);
+    sse_send(req, ": legacy stream\nevent: endpoint\ndata: %s\n\n", ep);
+    legacy_streams[k] = req;
+    evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_legacy_closed, (void *)k);
+}
+
+static void legacy_post(struct evhttp_request *req)
+{
+    const char *q = strstr(evhttp_request_get_uri(req), "sessionId=");
+    long k = q ? atol(q + 10) : -1;
+
+    if (strncmp(evhttp_request_get_uri(req), "/message", 8) != 0 || k < 0 || k >= LEGACY_MAX ||
+        !legacy_streams[k]) {
+        log_request(req, "(not an endpoint)");
+        reply(req, 404, "text/plain", "not found");
+        return;
+    }
+    legacy_out = legacy_streams[k];
+    handle_post(req);
+    legacy_out = NULL;
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
     (void)arg;
+    if (opt.legacy && evhttp_request_get_command(req) == EVHTTP_REQ_GET)
+        return legacy_get(req);
+    if (opt.legacy && evhttp_request_get_command(req) == EVHTTP_REQ_POST)
+        return legacy_post(req);
     switch (evhttp_request_get_command(req)) {
     case EVHTTP_REQ_POST:
         handle_post(req);
@@ -390,7 +456,8 @@ static void on_signal(evutil_socket_t fd, short what, void *arg)
 static void usage(void)
 {
     fprintf(stderr, "usage: http-server [--port N] [--port-file F] [--log F] [--token T]\n"
-                    "                   [--expire-after N] [--redirect-to URL]\n");
+                    "                   [--expire-after N] [--redirect-to URL]\n"
+                    "                   [--legacy [--endpoint URL]]\n");
     exit(2);
 }
 
@@ -403,6 +470,8 @@ int main(int argc, char **argv)
         {"token", required_argument, NULL, 't'},
         {"expire-after", required_argument, NULL, 'e'},
         {"redirect-to", required_argument, NULL, 'r'},
+        {"legacy", no_argument, NULL, 'L'},
+        {"endpoint", required_argument, NULL, 'E'},
         {NULL, 0, NULL, 0},
     };
     struct evhttp *http;
@@ -429,6 +498,12 @@ int main(int argc, char **argv)
             break;
         case 'r':
             opt.redirect_to = optarg;
+            break;
+        case 'L':
+            opt.legacy = true;
+            break;
+        case 'E':
+            opt.endpoint = optarg;
             break;
         default:
             usage();

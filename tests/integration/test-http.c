@@ -181,12 +181,40 @@ static void check_redirect(const Srv *from, const Srv *to)
     CHECK_MSG(bg_count_lines(to->log, "x-test=hello", NULL) == 0, "a header crossed origins");
 }
 
+/* Legacy HTTP+SSE: configured and detected; an endpoint on another origin is refused. */
+static void check_legacy(mcpc_client *c, const Srv *lg)
+{
+    static const char *const names[] = {"lg", "la"};
+    yajl_val st, s;
+
+    for (size_t i = 0; i < 2; i++) {
+        _cleanup_free_ char *tool = xasprintf("mcp_%s_echo", names[i]);
+        char *t;
+        CHECK(h_wait_state(c, names[i], "connected", H_WAIT_MS));
+        s = server_status(c, names[i], &st);
+        CHECK_MSG(streq(json_get_string(s, "transport"), "sse"), "%s: %s", names[i],
+                  json_get_string(s, "transport"));
+        json_free(st);
+        t = h_call_text(c, tool, "{\"text\":\"legacy\"}", NULL);
+        CHECK_MSG(streq(t, "legacy"), "%s echo: %s", names[i], t);
+        free(t);
+    }
+    /* auto probed with a POST to the SSE URL first, which the old server refused */
+    CHECK(bg_count_lines(lg->log, "POST (not an endpoint)", NULL) == 1);
+    CHECK(h_wait_state(c, "le", "failed", H_WAIT_MS));
+    s = server_status(c, "le", &st);
+    CHECK_MSG(json_get_string(s, "lastError") &&
+                  strstr(json_get_string(s, "lastError"), "not on the origin"),
+              "le: %s", json_get_string(s, "lastError"));
+    json_free(st);
+}
+
 int main(void)
 {
     Harness h;
-    Srv a, b, auth, from, to;
+    Srv a, b, auth, from, to, lg, evil;
     mcpc_client *c;
-    char to_url[128];
+    char to_url[128], evil_ep[128];
 
     if (!getenv("HTTP_SERVER")) {
         fprintf(stderr, "HTTP_SERVER is not set (run through meson test)\n");
@@ -199,6 +227,9 @@ int main(void)
     srv_start(&to, &h, "to", NULL);
     snprintf(to_url, sizeof(to_url), "http://localhost:%d/mcp", to.port);
     srv_start(&from, &h, "from", "--redirect-to", to_url, NULL);
+    srv_start(&lg, &h, "lg", "--legacy", NULL);
+    snprintf(evil_ep, sizeof(evil_ep), "http://localhost:%d/message", lg.port);
+    srv_start(&evil, &h, "evil", "--legacy", "--endpoint", evil_ep, NULL);
     _cleanup_free_ char *cfg = xasprintf(
         "{\"mcpServers\": {"
         " \"a\": {\"type\": \"http\", \"url\": \"http://user:s3cret@127.0.0.1:%d/mcp\","
@@ -209,8 +240,12 @@ int main(void)
         "   \"headers\": {\"Authorization\": \"Bearer right\"}},"
         " \"from\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\", \"reconnect\": "
         "false,"
-        "   \"headers\": {\"Authorization\": \"Bearer s\", \"X-Test-Header\": \"hello\"}}}}",
-        a.port, b.port, auth.port, auth.port, from.port);
+        "   \"headers\": {\"Authorization\": \"Bearer s\", \"X-Test-Header\": \"hello\"}},"
+        " \"lg\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:%d/sse\"},"
+        " \"la\": {\"url\": \"http://127.0.0.1:%d/sse\"},"
+        " \"le\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:%d/sse\", \"reconnect\": "
+        "false}}}",
+        a.port, b.port, auth.port, auth.port, from.port, lg.port, lg.port, evil.port);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     c = h_client(&h, "test-http");
@@ -222,6 +257,7 @@ int main(void)
     check_expiry(c, &b);
     check_auth(c, &auth);
     check_redirect(&from, &to);
+    check_legacy(c, &lg);
 
     /* Disconnecting ends the session with DELETE. */
     _cleanup_free_ char *out = NULL;
@@ -237,6 +273,8 @@ int main(void)
     bg_stop(auth.pid);
     bg_stop(from.pid);
     bg_stop(to.pid);
+    bg_stop(lg.pid);
+    bg_stop(evil.pid);
     h_teardown(&h);
     return h_finish("test-http");
 }
