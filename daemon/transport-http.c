@@ -22,6 +22,8 @@
 /* The SDK client's reconnect delay when a stream gives no retry field, and its growth. */
 #define RETRY_DEFAULT_MS 1000
 #define RETRY_MAX_MS     30000
+/* A server's retry of 0 must not make a stream that closes at once a busy loop. */
+#define RETRY_MIN_MS 100
 /* A POST stream that keeps dropping is given up after this many resumptions. */
 #define RESUME_MAX 5
 /* Redirect chains longer than this are a loop. */
@@ -639,7 +641,8 @@ static int http_send(Transport *tr, const char *line, size_t len)
         len--;
     body = xstrndup(line, len);
     /* Until the probe answers, or the legacy endpoint is known, messages wait in order. */
-    if ((t->mode == MODE_PROBE && t->xfers) || (t->mode == MODE_LEGACY && !t->post_url)) {
+    if ((t->mode == MODE_PROBE && t->xfers) || (t->mode == MODE_LEGACY && !t->post_url) ||
+        t->n_held) {
         hold_message(t, body);
         return 0;
     }
@@ -699,7 +702,7 @@ static void on_resume_timer(evutil_socket_t fd, short what, void *arg)
 static void schedule_resume(Xfer *x)
 {
     HttpTransport *t = x->t;
-    int64_t ms = x->parser.retry_ms >= 0 ? x->parser.retry_ms : RETRY_DEFAULT_MS;
+    int64_t ms = x->parser.retry_ms >= 0 ? MAX(x->parser.retry_ms, RETRY_MIN_MS) : RETRY_DEFAULT_MS;
     Xfer *r;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
@@ -726,7 +729,7 @@ static void schedule_get(HttpTransport *t, Xfer *x)
         t->get_last_id = xstrdup(strbuf_str(&x->parser.id));
     }
     if (x->parser.retry_ms >= 0)
-        ms = x->parser.retry_ms;
+        ms = MAX(x->parser.retry_ms, RETRY_MIN_MS);
     else if (x->got_event)
         ms = RETRY_DEFAULT_MS;
     else
