@@ -10,7 +10,8 @@
  *
  * Tools: echo {text} (JSON answer), sse_echo {text} (SSE answer with a priming event), slow
  * (headers and half a body, then nothing), drop (priming event, half an event, connection
- * closed; the answer waits for the resuming GET), progress (3 progress events, then answer).
+ * closed; the answer waits for the resuming GET), progress (3 progress events, then answer),
+ * announce (with --get-stream: list_changed and a ping request on the standalone GET stream).
  * With --legacy it speaks HTTP+SSE instead: GET /sse names the POST endpoint, answers go on
  * that stream; --endpoint makes it name another one (such as another origin).
  */
@@ -45,6 +46,7 @@ static struct {
     const char *redirect_to;
     const char *log_path;
     const char *port_file;
+    bool get_stream;      /* keep a standalone GET stream open (else 405) */
     bool legacy;          /* the 2024-11-05 HTTP+SSE transport instead: GET /sse, POST /message */
     const char *endpoint; /* legacy: what the endpoint event names (default: this origin) */
 } opt;
@@ -64,6 +66,8 @@ static struct {
     char dropped_event_id[64]; /* the drop tool's stream, waiting to be resumed */
     char dropped_reply[2048];
     unsigned long next_event;
+    struct evhttp_request *get_req; /* the open standalone GET stream, or NULL */
+    bool late_tool;                 /* announce was called: tools/list has "late" */
 } st;
 
 static const char *hdr(struct evhttp_request *req, const char *name)
@@ -155,7 +159,8 @@ static const char *tools_json =
     "{\"name\":\"sse_echo\",\"inputSchema\":{\"type\":\"object\"}},"
     "{\"name\":\"slow\",\"inputSchema\":{\"type\":\"object\"}},"
     "{\"name\":\"drop\",\"inputSchema\":{\"type\":\"object\"}},"
-    "{\"name\":\"progress\",\"inputSchema\":{\"type\":\"object\"}}]}";
+    "{\"name\":\"progress\",\"inputSchema\":{\"type\":\"object\"}},"
+    "{\"name\":\"announce\",\"inputSchema\":{\"type\":\"object\"}}";
 
 static void text_result(char *out, size_t n, const char *idt, const char *text)
 {
@@ -233,6 +238,21 @@ static void call_tool(struct evhttp_request *req, const char *idt, yajl_val para
         sse_send(req, ": a comment\nid: e%lu\nretry: 300\ndata: \n\n", ++st.next_event);
         sse_send(req, "event: message\nid: e%lu\ndata: %s\n\n", ++st.next_event, body);
         evhttp_send_reply_end(req);
+    } else if (!strcmp(name, "announce")) {
+        /* Server-initiated traffic on the GET stream: a notification and a request. */
+        st.late_tool = true;
+        if (st.get_req) {
+            sse_send(st.get_req,
+                     "event: message\nid: e%lu\ndata: {\"jsonrpc\":\"2.0\","
+                     "\"method\":\"notifications/tools/list_changed\"}\n\n",
+                     ++st.next_event);
+            sse_send(st.get_req,
+                     "id: e%lu\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"srv-ping-1\","
+                     "\"method\":\"ping\"}\n\n",
+                     ++st.next_event);
+        }
+        text_result(body, sizeof(body), idt, st.get_req ? "announced" : "no GET stream");
+        reply(req, 200, "application/json", body);
     } else if (!strcmp(name, "slow")) {
         /* Headers and a first chunk at once, the rest never: only a body timeout ends it. */
         evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
@@ -328,7 +348,7 @@ static void handle_post(struct evhttp_request *req)
     msg = yajl_tree_parse(text, NULL, 0);
     free(text);
     method = YAJL_GET_STRING(get(msg, "method"));
-    log_request(req, method);
+    log_request(req, method ? method : get(msg, "result") ? "(response)" : NULL);
     if (opt.redirect_to) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Location", opt.redirect_to);
         reply(req, 307, "text/plain", "moved");
@@ -348,8 +368,9 @@ static void handle_post(struct evhttp_request *req)
                  idt);
         reply(req, 200, "application/json", body);
     } else if (!strcmp(method, "tools/list")) {
-        snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", idt,
-                 tools_json);
+        snprintf(body, sizeof(body), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s%s]}}", idt,
+                 tools_json,
+                 st.late_tool ? ",{\"name\":\"late\",\"inputSchema\":{\"type\":\"object\"}}" : "");
         reply(req, 200, "application/json", body);
     } else if (!strcmp(method, "tools/call")) {
         call_tool(req, idt, get(msg, "params"));
@@ -361,6 +382,12 @@ static void handle_post(struct evhttp_request *req)
     }
 out:
     yajl_tree_free(msg);
+}
+
+static void on_get_closed(struct evhttp_connection *conn, void *arg)
+{
+    (void)conn, (void)arg;
+    st.get_req = NULL;
 }
 
 static void handle_get(struct evhttp_request *req)
@@ -376,6 +403,13 @@ static void handle_get(struct evhttp_request *req)
         sse_send(req, "event: message\nid: e%lu\ndata: %s\n\n", ++st.next_event, st.dropped_reply);
         evhttp_send_reply_end(req);
         st.dropped_event_id[0] = '\0';
+        return;
+    }
+    if (opt.get_stream && !last && !st.get_req) {
+        sse_start(req);
+        sse_send(req, "id: e%lu\nretry: 1000\ndata: \n\n", ++st.next_event);
+        st.get_req = req;
+        evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_get_closed, NULL);
         return;
     }
     /* No standalone stream here: the spec's 405, which a client must survive. */
@@ -457,7 +491,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: http-server [--port N] [--port-file F] [--log F] [--token T]\n"
                     "                   [--expire-after N] [--redirect-to URL]\n"
-                    "                   [--legacy [--endpoint URL]]\n");
+                    "                   [--get-stream] [--legacy [--endpoint URL]]\n");
     exit(2);
 }
 
@@ -471,6 +505,7 @@ int main(int argc, char **argv)
         {"expire-after", required_argument, NULL, 'e'},
         {"redirect-to", required_argument, NULL, 'r'},
         {"legacy", no_argument, NULL, 'L'},
+        {"get-stream", no_argument, NULL, 'G'},
         {"endpoint", required_argument, NULL, 'E'},
         {NULL, 0, NULL, 0},
     };
@@ -501,6 +536,9 @@ int main(int argc, char **argv)
             break;
         case 'L':
             opt.legacy = true;
+            break;
+        case 'G':
+            opt.get_stream = true;
             break;
         case 'E':
             opt.endpoint = optarg;

@@ -181,6 +181,31 @@ static void check_redirect(const Srv *from, const Srv *to)
     CHECK_MSG(bg_count_lines(to->log, "x-test=hello", NULL) == 0, "a header crossed origins");
 }
 
+/* Server-initiated messages on the standalone GET stream: a notification and a request. */
+static void check_get_stream(mcpc_client *c, const Srv *g)
+{
+    bool found = false;
+    char *t;
+
+    CHECK(h_wait_state(c, "g", "connected", H_WAIT_MS));
+    for (int i = 0; i < 200 && !bg_count_lines(g->log, "GET -", NULL); i++)
+        h_sleep_ms(50);
+    t = h_call_text(c, "mcp_g_announce", NULL, NULL);
+    CHECK_MSG(streq(t, "announced"), "announce: %s", t);
+    free(t);
+    /* list_changed made mcpd re-list: the new tool shows up for agents. */
+    for (int i = 0; i < 200 && !found; i++) {
+        h_list_count(c, "mcp_g_late", &found);
+        if (!found)
+            h_sleep_ms(50);
+    }
+    CHECK(found);
+    /* The server's ping was answered, as a POST of the response. */
+    for (int i = 0; i < 200 && !bg_count_lines(g->log, "POST (response)", NULL); i++)
+        h_sleep_ms(50);
+    CHECK(bg_count_lines(g->log, "POST (response)", "session=sess-1") == 1);
+}
+
 /* Legacy HTTP+SSE: configured and detected; an endpoint on another origin is refused. */
 static void check_legacy(mcpc_client *c, const Srv *lg)
 {
@@ -212,7 +237,7 @@ static void check_legacy(mcpc_client *c, const Srv *lg)
 int main(void)
 {
     Harness h;
-    Srv a, b, auth, from, to, lg, evil;
+    Srv a, b, auth, from, to, lg, evil, g;
     mcpc_client *c;
     char to_url[128], evil_ep[128];
 
@@ -228,6 +253,7 @@ int main(void)
     snprintf(to_url, sizeof(to_url), "http://localhost:%d/mcp", to.port);
     srv_start(&from, &h, "from", "--redirect-to", to_url, NULL);
     srv_start(&lg, &h, "lg", "--legacy", NULL);
+    srv_start(&g, &h, "g", "--get-stream", NULL);
     snprintf(evil_ep, sizeof(evil_ep), "http://localhost:%d/message", lg.port);
     srv_start(&evil, &h, "evil", "--legacy", "--endpoint", evil_ep, NULL);
     _cleanup_free_ char *cfg = xasprintf(
@@ -243,9 +269,9 @@ int main(void)
         "   \"headers\": {\"Authorization\": \"Bearer s\", \"X-Test-Header\": \"hello\"}},"
         " \"lg\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:%d/sse\"},"
         " \"la\": {\"url\": \"http://127.0.0.1:%d/sse\"},"
-        " \"le\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:%d/sse\", \"reconnect\": "
-        "false}}}",
-        a.port, b.port, auth.port, auth.port, from.port, lg.port, lg.port, evil.port);
+        " \"le\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:%d/sse\", \"reconnect\": false},"
+        " \"g\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\"}}}",
+        a.port, b.port, auth.port, auth.port, from.port, lg.port, lg.port, evil.port, g.port);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     c = h_client(&h, "test-http");
@@ -258,6 +284,7 @@ int main(void)
     check_auth(c, &auth);
     check_redirect(&from, &to);
     check_legacy(c, &lg);
+    check_get_stream(c, &g);
 
     /* Disconnecting ends the session with DELETE. */
     _cleanup_free_ char *out = NULL;
@@ -275,6 +302,7 @@ int main(void)
     bg_stop(to.pid);
     bg_stop(lg.pid);
     bg_stop(evil.pid);
+    bg_stop(g.pid);
     h_teardown(&h);
     return h_finish("test-http");
 }
