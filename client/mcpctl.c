@@ -63,6 +63,26 @@ static void fmt_age(char *buf, size_t n, int64_t since_ms)
         snprintf(buf, n, "%lldd", (long long)(s / 86400));
 }
 
+/* HTTP servers get a second line: where, how, and what the last response said. */
+static void print_http(yajl_val s)
+{
+    const char *url = json_get_string(s, "url");
+    int64_t status = 0;
+
+    if (!url && !json_get_string(s, "wwwAuthenticate"))
+        return;
+    printf("%-20s  ", "");
+    if (url)
+        printf(" %s via %s, session %s", url,
+               json_get_string(s, "httpTransport") ?: json_get_string(s, "transport"),
+               YAJL_IS_TRUE(json_get(s, "session")) ? "yes" : "no");
+    if (json_get_int(s, "lastHttpStatus", &status) == 0)
+        printf(", last HTTP status %lld", (long long)status);
+    if (json_get_string(s, "wwwAuthenticate"))
+        printf(", WWW-Authenticate: %s", json_get_string(s, "wwwAuthenticate"));
+    printf("\n");
+}
+
 static void print_server(yajl_val s)
 {
     int64_t since = 0, tools = 0, pid = 0, calls = 0, restarts = 0, next = 0;
@@ -85,13 +105,15 @@ static void print_server(yajl_val s)
     char cache[32] = "-";
     if (json_get_int(s, "cacheSavedAt", &cached) == 0)
         fmt_age(cache, sizeof(cache), cached);
+    bool auth = YAJL_IS_TRUE(json_get(s, "needsAuthorization"));
     printf("%-20s %-11s %-6s %-9s %6s %6s %7s %5lld %8lld  %s", json_get_string(s, "name"),
-           json_get_string(s, "state"), age, json_get_string(s, "transport"), toolbuf, cache,
-           pidbuf, (long long)calls, (long long)restarts, err ? err : "");
+           auth ? "needs-auth" : json_get_string(s, "state"), age, json_get_string(s, "transport"),
+           toolbuf, cache, pidbuf, (long long)calls, (long long)restarts, err ? err : "");
     if (json_get_int(s, "nextAttempt", &next) == 0)
         printf("%s(retry in %llds)", err ? " " : "",
                (long long)MAX(0, (next - wall_ms() + 999) / 1000));
     printf("\n");
+    print_http(s);
 }
 
 /* Agents, subagents indented under the agent whose session they joined. */

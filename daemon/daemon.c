@@ -120,8 +120,10 @@ static void on_stop_tick(evutil_socket_t fd, short what, void *arg)
         event_base_loopexit(d->base, NULL);
         return;
     }
-    if (elapsed >= STOP_GRACE_MS)
+    if (elapsed >= STOP_GRACE_MS) {
         transport_stdio_kill_all();
+        transport_http_kill_all();
+    }
     evtimer_add(d->ev_stop_tick, &tv);
 }
 
@@ -246,6 +248,7 @@ void daemon_deinit(Daemon *d)
         peer_registry_deinit(&d->peers);
         /* Run the loop once more so deferred frees (upstreams, transports) complete. */
         event_base_loop(d->base, EVLOOP_NONBLOCK);
+        transport_http_shutdown();
     }
     listener_deinit(&d->listener);
     if (d->ev_term) {

@@ -307,11 +307,25 @@ static void on_upstream_request(void *userdata, yajl_val id, const char *method,
     route_request(userdata, id, method, params);
 }
 
+static void on_upstream_auth(void *userdata, const char *challenge)
+{
+    Server *s = userdata;
+
+    s->needs_auth = true;
+    free(s->auth_challenge);
+    s->auth_challenge = xstrdup(challenge);
+}
+
 static void on_upstream_closed(void *userdata, const char *reason)
 {
     Server *s = userdata;
     _cleanup_free_ char *msg = NULL;
 
+    if (s->needs_auth) {
+        /* Retrying cannot fix missing credentials: wait for a reload or mcpd/connect. */
+        server_fail(s, reason, false);
+        return;
+    }
     if (s->state == SERVER_CONNECTED) {
         msg = xasprintf("connection lost: %s", reason);
         s->restarts++;
@@ -391,7 +405,8 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 static void on_resolved(void *userdata, ServerConfig *resolved, const char *error, bool retryable)
 {
     static const UpstreamEvents ev = {on_upstream_ready, on_upstream_closed,
-                                      on_upstream_notification, on_upstream_request};
+                                      on_upstream_notification, on_upstream_request,
+                                      on_upstream_auth};
     Server *s = userdata;
     Manager *m = s->m;
     _cleanup_free_ char *why = NULL;
@@ -428,6 +443,7 @@ void server_connect(Server *s)
         return;
     server_clear_timers(s);
     s->connect_started_ms = now_ms();
+    s->needs_auth = false;
     server_set_state(s, SERVER_CONNECTING, NULL);
     if (s->tools)
         s->tools_deferred = true;
@@ -497,6 +513,7 @@ static void server_remove(Server *s)
     json_free(s->tools);
     free(s->last_error);
     free(s->start_dir);
+    free(s->auth_challenge);
     server_config_free(s->cfg);
     free(s);
 }
@@ -726,6 +743,10 @@ static yajl_val server_status(Server *s)
     json_object_set(o, "callsTotal", json_int_new((int64_t)s->calls_total));
     if (s->last_error)
         json_object_set(o, "lastError", json_string_new(s->last_error));
+    if (s->needs_auth) {
+        json_object_set(o, "needsAuthorization", json_bool_new(true));
+        json_object_set(o, "wwwAuthenticate", json_string_new(s->auth_challenge));
+    }
     if (s->state == SERVER_BACKOFF)
         json_object_set(o, "nextAttempt", json_int_new(s->next_attempt_wall_ms));
     if (s->cache_saved_wall_ms)

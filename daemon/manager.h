@@ -65,6 +65,8 @@ typedef struct Server {
     char *start_dir;  /* where a stdio server starts when its config names no cwd */
     IdMap live_calls; /* upstream request id -> Call, for routing progress */
     int log_level;    /* logging/setLevel sent upstream, or -1 */
+    bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */
+    char *auth_challenge; /* its WWW-Authenticate text */
 } Server;
 
 /* One exposed tool in a workspace's view. */

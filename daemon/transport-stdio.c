@@ -53,7 +53,7 @@ static StdioTransport *all_stdio;
 
 unsigned transport_live_count(void)
 {
-    return n_live;
+    return n_live + transport_http_live_count();
 }
 
 static void stdio_report(StdioTransport *s, const char *reason)

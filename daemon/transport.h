@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/event.h>
 #include <yajl/yajl_tree.h>
@@ -19,6 +20,11 @@ typedef struct TransportCallbacks {
     void (*message)(void *userdata, char *line, size_t len);
     /* The transport is dead (exit, EOF, HTTP failure); called at most once. */
     void (*closed)(void *userdata, const char *reason);
+    /*
+     * HTTP: the server wants authorization (401); challenge is the WWW-Authenticate text ("" if
+     * none). closed() follows. May be NULL.
+     */
+    void (*auth)(void *userdata, const char *challenge);
 } TransportCallbacks;
 
 typedef struct TransportOps {
@@ -46,6 +52,14 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
                         const char *default_cwd, const TransportCallbacks *cb, void *userdata,
                         char **whyp);
 
+/**
+ * Create an HTTP transport (cfg->type http: Streamable HTTP, sse: legacy HTTP+SSE, auto: probe).
+ * max_call_timeout_ms bounds a tools/call response stream that progress keeps alive.
+ */
+int transport_http_new(Transport **tp, struct event_base *base, const ServerConfig *cfg,
+                       int64_t max_call_timeout_ms, const TransportCallbacks *cb, void *userdata,
+                       char **whyp);
+
 static inline int transport_send(Transport *t, const char *line, size_t len)
 {
     return t->ops->send(t, line, len);
@@ -61,3 +75,9 @@ static inline void transport_close(Transport *t)
 unsigned transport_live_count(void);
 /** Kill everything still running at once (daemon exit past its grace period). */
 void transport_stdio_kill_all(void);
+/** HTTP transports still ending their sessions (DELETE in flight). */
+unsigned transport_http_live_count(void);
+/** Abort every HTTP transfer still running (daemon exit past its grace period). */
+void transport_http_kill_all(void);
+/** At daemon exit: free what is left and release libcurl. */
+void transport_http_shutdown(void);

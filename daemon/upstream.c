@@ -305,7 +305,7 @@ static void on_message(void *userdata, char *line, size_t len)
     if (r != 0) {
         /* One bad line is the server's bug, not a reason to drop the session (seed bug B9). */
         log_full(LOG_WARNING, u->name, "protocol",
-                 "skipping a stdout line that is not JSON-RPC (%s): %.200s", err, line);
+                 "skipping a message that is not JSON-RPC (%s): %.200s", err, line);
         jsonrpc_msg_deinit(&m);
         return;
     }
@@ -340,6 +340,14 @@ static void on_transport_closed(void *userdata, const char *reason)
         fail_pending(v, UPSTREAM_CLOSED, reason);
     if (u->ev.closed)
         u->ev.closed(u->userdata, reason);
+}
+
+static void on_transport_auth(void *userdata, const char *challenge)
+{
+    Upstream *u = userdata;
+
+    if (!u->closed && u->ev.auth_required)
+        u->ev.auth_required(u->userdata, challenge);
 }
 
 static bool version_accepted(const char *v)
@@ -409,7 +417,7 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
                    void *userdata, char **whyp)
 {
     static uint64_t next_upstream_id;
-    TransportCallbacks cb = {on_message, on_transport_closed};
+    TransportCallbacks cb = {on_message, on_transport_closed, on_transport_auth};
     Upstream *u = xcalloc(1, sizeof(*u));
     int r;
 
@@ -419,13 +427,10 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
     u->ev = *ev;
     u->userdata = userdata;
     u->max_call_timeout_ms = max_call_timeout_ms;
-    if (cfg->type == TRANSPORT_STDIO) {
+    if (cfg->type == TRANSPORT_STDIO)
         r = transport_stdio_new(&u->transport, base, cfg, default_cwd, &cb, u, whyp);
-    } else {
-        *whyp = xasprintf("%s transport is not available in this build of mcpd",
-                          transport_type_name(cfg->type));
-        r = -EPROTONOSUPPORT;
-    }
+    else
+        r = transport_http_new(&u->transport, base, cfg, max_call_timeout_ms, &cb, u, whyp);
     if (r < 0) {
         free(u->name);
         free(u);

@@ -45,6 +45,8 @@ typedef struct UpstreamEvents {
     void (*notification)(void *userdata, const char *method, yajl_val params);
     /* A server-to-client request other than ping; answer with upstream_respond*(). */
     void (*request)(void *userdata, yajl_val id, const char *method, yajl_val params);
+    /* HTTP 401: challenge is the WWW-Authenticate text; closed() follows. May be NULL. */
+    void (*auth_required)(void *userdata, const char *challenge);
 } UpstreamEvents;
 
 struct Upstream {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# npm-setup: install the pinned interop packages (package-lock.json) once, for every test that
-# needs them. Prints the node_modules path; exits 77 (meson's "skipped") when node is missing.
-# An argument names another directory with a package.json and lock to install the same way.
+# npm-setup: install the pinned npm packages (package-lock.json) of a test folder once (default:
+# this one), for every test that needs them. Prints the node_modules path; exits 77 (meson's
+# "skipped") when node is missing.
 set -euo pipefail
 here=$(cd "${1:-$(dirname "$0")}" && pwd)
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# mcpd-client: the "client under test" for the MCP conformance suite. The suite runs it with
+# the scenario's server URL as the last argument and the scenario in $MCP_CONFORMANCE_SCENARIO;
+# it starts mcpd with that URL as its only upstream (transport auto) and drives the scenario
+# through mcpd's socket with mcpctl. Exit 0 only if every step worked.
+set -uo pipefail
+url=${!#}
+: "${MCPD_BINARY:?MCPD_BINARY is not set}" "${MCPCTL_BINARY:?MCPCTL_BINARY is not set}"
+tmp=$(mktemp -d /tmp/mcpd-conf.XXXXXX)
+mcpd_pid=
+cleanup() {
+    if [ -n "$mcpd_pid" ] && kill -0 "$mcpd_pid" 2>/dev/null; then
+        kill -TERM "$mcpd_pid"
+        wait "$mcpd_pid" 2>/dev/null
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+    echo "mcpd-client: $*" >&2
+    echo "--- mcpd log" >&2
+    cat "$tmp/mcpd.log" >&2
+    exit 1
+}
+
+mkdir -m 0700 "$tmp/run"
+printf '{"mcpServers": {"conf": {"url": "%s", "timeout": 20000}}}\n' "$url" >"$tmp/mcp.json"
+export XDG_RUNTIME_DIR=$tmp/run XDG_CONFIG_HOME=$tmp/config XDG_CACHE_HOME=$tmp/cache HOME=$tmp
+sock=$tmp/run/mcpd.sock
+ctl() { "$MCPCTL_BINARY" --socket "$sock" --timeout 20000 "$@"; }
+
+$MCPD_BINARY --config "$tmp/mcp.json" --socket "$sock" --log-level debug >"$tmp/mcpd.log" 2>&1 &
+mcpd_pid=$!
+for _ in $(seq 200); do
+    [ -S "$sock" ] && break
+    kill -0 "$mcpd_pid" 2>/dev/null || fail "mcpd exited at start-up"
+    sleep 0.05
+done
+[ -S "$sock" ] || fail "mcpd did not create its socket"
+ctl wait conf >/dev/null || fail "server did not connect: $(ctl status)"
+tools=$(ctl tools) || fail "tools/list through mcpd failed"
+
+# call TOOL ARGS EXPECTED: the tool's text must contain EXPECTED.
+call() {
+    local out
+    out=$(ctl call "$1" "$2") || fail "tools/call $1 failed: $out"
+    case "$out" in
+    *"$3"*) ;;
+    *) fail "tools/call $1 gave: $out" ;;
+    esac
+}
+
+case "${MCP_CONFORMANCE_SCENARIO:-}" in
+initialize) ;;
+tools_call) call mcp_conf_add_numbers '{"a":2,"b":3}' "5" ;;
+sse-retry) call mcp_conf_test_reconnection '{}' "Reconnection test completed successfully" ;;
+*) fail "scenario '${MCP_CONFORMANCE_SCENARIO:-}' is not driven by this wrapper (tools: $tools)" ;;
+esac
+kill -TERM "$mcpd_pid"
+wait "$mcpd_pid" || fail "mcpd exited with status $? on SIGTERM"
+mcpd_pid=
+exit 0
