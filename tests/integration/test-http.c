@@ -2,6 +2,7 @@
 // test-http: Streamable HTTP upstreams against the evhttp test server (tests/helpers/http-server).
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "common/json.h"
@@ -237,7 +238,7 @@ static void check_legacy(mcpc_client *c, const Srv *lg)
 int main(void)
 {
     Harness h;
-    Srv a, b, auth, from, to, lg, evil, g;
+    Srv a, b, auth, from, to, lg, evil, g, cr;
     mcpc_client *c;
     char to_url[128], evil_ep[128];
 
@@ -249,6 +250,7 @@ int main(void)
     srv_start(&a, &h, "a", NULL);
     srv_start(&b, &h, "b", "--expire-after", "3", NULL);
     srv_start(&auth, &h, "auth", "--token", "right", NULL);
+    srv_start(&cr, &h, "cr", "--token", "from-the-store", NULL);
     srv_start(&to, &h, "to", NULL);
     snprintf(to_url, sizeof(to_url), "http://localhost:%d/mcp", to.port);
     srv_start(&from, &h, "from", "--redirect-to", to_url, NULL);
@@ -270,9 +272,19 @@ int main(void)
         " \"lg\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:%d/sse\"},"
         " \"la\": {\"url\": \"http://127.0.0.1:%d/sse\"},"
         " \"le\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:%d/sse\", \"reconnect\": false},"
-        " \"g\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\"}}}",
-        a.port, b.port, auth.port, auth.port, from.port, lg.port, lg.port, evil.port, g.port);
+        " \"g\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\"},"
+        " \"cred\": {\"url\": \"http://127.0.0.1:%d/mcp\","
+        "   \"auth\": {\"type\": \"oauth\", \"credentialId\": \"svc\"}}}}",
+        a.port, b.port, auth.port, auth.port, from.port, lg.port, lg.port, evil.port, g.port,
+        cr.port);
     h_write_config(&h, cfg);
+    /* The credential store gives "cred" its bearer token (the store must be 0600). */
+    char cred_path[400];
+    snprintf(cred_path, sizeof(cred_path), "%s/config/mcpd/credentials.json", h.dir);
+    FILE *cf = fopen(cred_path, "w");
+    fputs("{\"svc\": {\"accessToken\": \"from-the-store\"}}", cf);
+    fclose(cf);
+    chmod(cred_path, 0600);
     h_start(&h, NULL);
     c = h_client(&h, "test-http");
     CHECK(h_wait_state(c, "a", "connected", H_WAIT_MS));
@@ -282,6 +294,13 @@ int main(void)
     check_streams(c, &a);
     check_expiry(c, &b);
     check_auth(c, &auth);
+    CHECK_MSG(h_wait_state(c, "cred", "connected", H_WAIT_MS),
+              "a bearer token from the credential store did not reach the server");
+    yajl_val st = h_status(c);
+    _cleanup_free_ char *st_text = json_to_string(st);
+    CHECK_MSG(!strstr(st_text, "from-the-store"), "the stored token shows in status");
+    CHECK(bg_count_lines(cr.log, "POST initialize", "auth=Bearer from-the-store") == 1);
+    json_free(st);
     check_redirect(&from, &to);
     check_legacy(c, &lg);
     check_get_stream(c, &g);
@@ -303,6 +322,7 @@ int main(void)
     bg_stop(lg.pid);
     bg_stop(evil.pid);
     bg_stop(g.pid);
+    bg_stop(cr.pid);
     h_teardown(&h);
     return h_finish("test-http");
 }
