@@ -32,8 +32,7 @@ static void check_set(const ConfigSet *set)
             abort();
     for (size_t i = 0; i < set->n_servers; i++) {
         const ServerConfig *c = set->servers[i];
-        if (!c->name || !c->hash[0] || !streq(c->source.path, path) ||
-            config_check_name(c->name))
+        if (!c->name || !c->hash[0] || !streq(c->source.path, path) || config_check_name(c->name))
             abort();
         ServerConfig *copy = server_config_copy(c);
         if (!server_config_same(c, copy))
