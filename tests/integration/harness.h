@@ -67,6 +67,8 @@ int h_count_tagged(const Harness *h);
 void h_kill_tagged(const Harness *h);
 /** Open fds of the running mcpd. */
 int h_mcpd_fds(const Harness *h);
+/** Resident set size of a process in KiB (VmRSS), or -1. */
+long h_rss_kib(pid_t pid);
 
 /** Connect a client; fatal on failure. */
 mcpc_client *h_client(Harness *h, const char *name);
