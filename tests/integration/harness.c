@@ -271,7 +271,7 @@ static int for_each_tagged(const Harness *h, bool include_mcpd, TaggedFn *fn, vo
         return 0;
     while ((e = readdir(d))) {
         pid_t pid = (pid_t)atoi(e->d_name);
-        char stat[256];
+        char stat[1024];
         if (pid <= 0 || pid == getpid() || (!include_mcpd && pid == h->pid) ||
             !has_tag(e->d_name, h->dir))
             continue;
