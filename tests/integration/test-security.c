@@ -11,10 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "common/util.h"
 #include "tests/integration/harness.h"
 
 #define CONTROL "mcp_steady_echo"
+/* Put in env and headers: it must never come back out. */
+#define SECRET "s3cret-4711-value"
 
 static char runtime[400];
 
@@ -145,12 +148,39 @@ static void test_other_uid(Harness *h)
     printf("  uid %u: refused by the filesystem, then by SO_PEERCRED\n", (unsigned)pw->pw_uid);
 }
 
+/* Secrets in env and headers appear nowhere an agent or the log can see them. */
+static void test_secrets(Harness *h, mcpc_client *c)
+{
+    _cleanup_free_ char *status = NULL, *list = NULL, *logs = NULL;
+
+    CHECK(mcpc_status(c, &status) == 0);
+    CHECK(mcpc_list_tools(c, &list) == 0);
+    CHECK(mcpc_request(c, "mcpd/logs", "{\"server\":\"steady\"}", &logs) == 0);
+    _cleanup_free_ char *log = h_read_file(h->log);
+    const char *where[] = {"mcpd/status", "tools/list", "mcpd/logs", "the log"};
+    const char *text[] = {status, list, logs, log};
+    for (size_t i = 0; i < 4; i++)
+        CHECK_MSG(text[i] && !strstr(text[i], SECRET), "a secret shows in %s", where[i]);
+    /* It did reach the server: its absence above means something. */
+    _cleanup_free_ char *t = h_call_text(c, "mcp_steady_env", "{\"name\":\"API_TOKEN\"}", NULL);
+    CHECK_MSG(streq(t, SECRET), "env gave %s", t);
+    /* Status names the file that defined each server, and its level. */
+    _cleanup_json_ yajl_val st = json_parse(status, NULL);
+    yajl_val src = json_get_object(h_server(st, "steady"), "source");
+    CHECK_MSG(streq(json_get_string(src, "path"), h->config), "source %s",
+              json_get_string(src, "path"));
+    CHECK(streq(json_get_string(src, "level"), "user"));
+}
+
 int main(void)
 {
     Harness h;
     mcpc_client *c;
-    _cleanup_free_ char *cfg =
-        xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}}}", h_fake());
+    _cleanup_free_ char *cfg = xasprintf(
+        "{\"mcpServers\": {\"steady\": {\"command\": \"%s\", \"env\": {\"API_TOKEN\": \"%s\"}},"
+        "\"remote\": {\"url\": \"http://127.0.0.1:1/mcp\", \"headers\": {\"Authorization\": "
+        "\"Bearer %s\"}, \"reconnect\": false}}}",
+        h_fake(), SECRET, SECRET);
 
     h_setup(&h, "security");
     snprintf(runtime, sizeof(runtime), "%s/run/mcpd", h.dir);
@@ -161,6 +191,7 @@ int main(void)
     h_settle(&h, c, "steady", NULL);
     test_modes(&h);
     test_other_uid(&h);
+    test_secrets(&h, c);
     h_check_healthy(&h, "foreign peers", CONTROL);
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
