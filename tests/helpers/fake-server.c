@@ -43,8 +43,9 @@
 static struct {
     const char *name, *log_path, *pid_path;
     long tools, page_size, init_delay_ms, crash_after, list_changed_ms, stderr_noise;
+    long huge_line, stderr_flood;
     bool hang_init, exit_now, garbage, list_fail, ignore_sigterm, ignore_eof;
-    bool grandchild, close_stdout, only_generic, ask;
+    bool grandchild, close_stdout, only_generic, ask, exit_on_init, no_progress;
 } opt = {.name = "fake", .list_changed_ms = -1};
 
 static struct {
@@ -437,6 +438,10 @@ static void on_initialize(const Tok *id, yajl_val params)
 
     if (!version)
         version = DEFAULT_PROTOCOL;
+    if (opt.exit_on_init) {
+        note("exiting on initialize (--exit-on-initialize)");
+        exit(5);
+    }
     if (opt.hang_init) {
         note("not answering initialize (--hang-init)");
         return;
@@ -836,7 +841,7 @@ static void call_sleep(const Tok *id, yajl_val args, yajl_val params)
     t->ms = (long)ms->u.number.i;
     t->id = tok_dup(id);
     /* A null or odd-typed token is not a token: only strings and numbers get progress. */
-    if (tok_from(obj_get(obj_get(params, "_meta"), "progressToken"), &token) &&
+    if (!opt.no_progress && tok_from(obj_get(obj_get(params, "_meta"), "progressToken"), &token) &&
         token.kind != TOK_NULL) {
         t->token = tok_dup(&token);
         t->steps = t->ms / PROGRESS_EVERY_MS;
@@ -1063,6 +1068,28 @@ static CallFn *find_tool(const char *name)
     return NULL;
 }
 
+/*
+ * Write n bytes of 'x' and a newline to fd from one static chunk: a 100 MB line costs no
+ * memory here, so only the reader's limits are tested. Returns false if the reader is gone.
+ */
+static bool write_stream(int fd, long n)
+{
+    static char chunk[65536];
+    long left = n;
+
+    if (!chunk[0])
+        memset(chunk, 'x', sizeof(chunk));
+    while (left > 0) {
+        ssize_t w = write(fd, chunk, left < (long)sizeof(chunk) ? (size_t)left : sizeof(chunk));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        left -= w;
+    }
+    return write(fd, "\n", 1) == 1;
+}
+
 static void on_tools_call(const Tok *id, yajl_val params)
 {
     const char *name = obj_str(params, "name");
@@ -1072,6 +1099,10 @@ static void on_tools_call(const Tok *id, yajl_val params)
     if (opt.crash_after > 0 && ++st.calls >= opt.crash_after) {
         note("exiting on tools/call number %ld (--crash-after-calls)", st.calls);
         exit(4);
+    }
+    if (opt.huge_line > 0 && !st.stdout_closed && !write_stream(STDOUT_FILENO, opt.huge_line)) {
+        st.stdout_closed = st.peer_gone = true;
+        return;
     }
     if (!name) {
         send_error(id, -32602, "Invalid params: tools/call needs a string name");
@@ -1335,6 +1366,10 @@ static void usage(FILE *f)
           "  --ignore-stdin-eof         keep running after stdin EOF\n"
           "  --fork-grandchild          fork a child that sleeps forever\n"
           "  --close-stdout-after-init  close stdout after initialize and tools/list\n"
+          "  --exit-on-initialize       exit 5 when initialize arrives\n"
+          "  --huge-line N              write an N-byte non-JSON line before each call's answer\n"
+          "  --stderr-flood N           write N bytes of stderr lines at start\n"
+          "  --no-progress              sleep calls send no progress (a hung call)\n"
           "  --log FILE                 append every received line to FILE\n"
           "  --pid-file FILE            write our pid to FILE\n"
           "  --ask                      list the tool ask {method, params}: a request to the "
@@ -1374,6 +1409,10 @@ enum {
     O_PID_FILE,
     O_ONLY_GENERIC,
     O_ASK,
+    O_EXIT_ON_INIT,
+    O_HUGE_LINE,
+    O_STDERR_FLOOD,
+    O_NO_PROGRESS,
 };
 
 static const struct option long_opts[] = {
@@ -1396,6 +1435,10 @@ static const struct option long_opts[] = {
     {"pid-file", required_argument, NULL, O_PID_FILE},
     {"only-generic", no_argument, NULL, O_ONLY_GENERIC},
     {"ask", no_argument, NULL, O_ASK},
+    {"exit-on-initialize", no_argument, NULL, O_EXIT_ON_INIT},
+    {"huge-line", required_argument, NULL, O_HUGE_LINE},
+    {"stderr-flood", required_argument, NULL, O_STDERR_FLOOD},
+    {"no-progress", no_argument, NULL, O_NO_PROGRESS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -1459,6 +1502,18 @@ static void set_option(int c, const char *arg, const char *name)
         break;
     case O_ASK:
         opt.ask = true;
+        break;
+    case O_EXIT_ON_INIT:
+        opt.exit_on_init = true;
+        break;
+    case O_HUGE_LINE:
+        opt.huge_line = parse_count(arg, name);
+        break;
+    case O_STDERR_FLOOD:
+        opt.stderr_flood = parse_count(arg, name);
+        break;
+    case O_NO_PROGRESS:
+        opt.no_progress = true;
         break;
     case 'h':
         usage(stdout);
@@ -1547,6 +1602,10 @@ static void start_up(void)
     atexit(cleanup);
     for (long i = 1; i <= opt.stderr_noise; i++)
         note("noise %ld/%ld: warming up imaginary caches, please ignore", i, opt.stderr_noise);
+    /* Lines of 1000 bytes, so the reader sees many lines as well as many bytes. */
+    for (long left = opt.stderr_flood; left > 0; left -= 1000)
+        if (!write_stream(STDERR_FILENO, left < 1000 ? left : 999))
+            break;
 }
 
 int main(int argc, char **argv)

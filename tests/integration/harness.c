@@ -240,7 +240,28 @@ static bool has_tag(const char *pid, const char *tag)
     return false;
 }
 
-static int scan_tagged(const Harness *h, bool include_mcpd, bool kill_them, bool quiet)
+/* The first line of /proc/<pid>/stat ("" when it is gone). */
+static void read_stat(pid_t pid, char *buf, size_t size)
+{
+    char path[64];
+    FILE *f;
+
+    buf[0] = '\0';
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if ((f = fopen(path, "r"))) {
+        if (!fgets(buf, (int)size, f))
+            buf[0] = '\0';
+        fclose(f);
+    }
+}
+
+/*
+ * Call fn for every live (non-zombie) process carrying this harness's tag, other than the test
+ * itself (and mcpd unless include_mcpd); count those for which it returns true.
+ */
+typedef bool TaggedFn(pid_t pid, const char *stat, void *ctx);
+
+static int for_each_tagged(const Harness *h, bool include_mcpd, TaggedFn *fn, void *ctx)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
@@ -250,29 +271,39 @@ static int scan_tagged(const Harness *h, bool include_mcpd, bool kill_them, bool
         return 0;
     while ((e = readdir(d))) {
         pid_t pid = (pid_t)atoi(e->d_name);
-        if (pid <= 0 || pid == getpid() || (!include_mcpd && pid == h->pid))
+        char stat[1024];
+        if (pid <= 0 || pid == getpid() || (!include_mcpd && pid == h->pid) ||
+            !has_tag(e->d_name, h->dir))
             continue;
-        if (has_tag(e->d_name, h->dir)) {
-            char path[64], stat[256] = "";
-            snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-            FILE *f = fopen(path, "r");
-            if (f) {
-                if (!fgets(stat, sizeof(stat), f))
-                    stat[0] = '\0';
-                fclose(f);
-            }
-            /* A zombie of ours (not yet reaped by the test) is not a leak of mcpd's. */
-            if (strstr(stat, ") Z "))
-                continue;
-            if (kill_them)
-                kill(pid, SIGKILL);
-            else if (!quiet)
-                fprintf(stderr, "harness: process still running: %s", stat);
-            n++;
-        }
+        read_stat(pid, stat, sizeof(stat));
+        /* A zombie of ours (not yet reaped by the test) is not a leak of mcpd's. */
+        if (!stat[0] || strstr(stat, ") Z "))
+            continue;
+        n += fn(pid, stat, ctx);
     }
     closedir(d);
     return n;
+}
+
+typedef struct ScanCtx {
+    bool kill_them, quiet;
+} ScanCtx;
+
+static bool scan_one(pid_t pid, const char *stat, void *ctx)
+{
+    const ScanCtx *sc = ctx;
+
+    if (sc->kill_them)
+        kill(pid, SIGKILL);
+    else if (!sc->quiet)
+        fprintf(stderr, "harness: process still running: %s", stat);
+    return true;
+}
+
+static int scan_tagged(const Harness *h, bool include_mcpd, bool kill_them, bool quiet)
+{
+    ScanCtx sc = {kill_them, quiet};
+    return for_each_tagged(h, include_mcpd, scan_one, &sc);
 }
 
 int h_tagged_processes(const Harness *h, bool include_mcpd)
@@ -304,6 +335,22 @@ int h_mcpd_fds(const Harness *h)
         n++;
     closedir(d);
     return n - 2;
+}
+
+long h_rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    long kib = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
 }
 
 static void rm_rf(const char *path)
@@ -447,4 +494,189 @@ int h_finish(const char *name)
     }
     printf("%s: all checks passed\n", name);
     return 0;
+}
+
+/* ---------------------------------------------------------------- fault-suite checks */
+
+static bool is_settled(const Harness *h, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = h->settled; (p = strstr(p, name)); p += n)
+        if ((p == h->settled || p[-1] == '\n') && p[n] == '\n')
+            return true;
+    return false;
+}
+
+void h_settle(Harness *h, mcpc_client *c, ...)
+{
+    va_list ap;
+    size_t off = 0;
+
+    h->settled[0] = '\0';
+    va_start(ap, c);
+    for (const char *name; (name = va_arg(ap, const char *));) {
+        CHECK_MSG(h_wait_state(c, name, "connected", H_WAIT_MS), "%s never connected", name);
+        off += (size_t)snprintf(h->settled + off, sizeof(h->settled) - off, "%s\n", name);
+        if (off >= sizeof(h->settled))
+            die("too many settled servers");
+    }
+    va_end(ap);
+    /* Servers that failed may still be finishing their stop: wait for a steady count. */
+    h->baseline_fds = h_mcpd_fds(h);
+    for (int waited = 0, steady = 0; waited < H_WAIT_MS && steady < 3000; waited += 100) {
+        h_sleep_ms(100);
+        int n = h_mcpd_fds(h);
+        steady = n == h->baseline_fds ? steady + 100 : 0;
+        h->baseline_fds = n;
+    }
+}
+
+/* The process group leaders mcpd supervises: the pid of every server in status. */
+static size_t live_server_pids(mcpc_client *c, pid_t *pids, size_t max)
+{
+    _cleanup_json_ yajl_val st = h_status(c);
+    yajl_val servers = json_get_array(st, "servers");
+    size_t n = 0;
+
+    for (size_t i = 0; i < json_array_len(servers) && n < max; i++) {
+        int64_t pid = 0;
+        if (json_get_int(json_array_at(servers, i), "pid", &pid) == 0 && pid > 0)
+            pids[n++] = (pid_t)pid;
+    }
+    return n;
+}
+
+typedef struct StrayCtx {
+    pid_t live[64];
+    size_t n_live;
+    bool print;
+} StrayCtx;
+
+static bool stray_one(pid_t pid, const char *stat, void *ctx)
+{
+    const StrayCtx *sc = ctx;
+    pid_t pgid = getpgid(pid);
+
+    for (size_t i = 0; i < sc->n_live; i++)
+        if (sc->live[i] == pid || sc->live[i] == pgid)
+            return false;
+    if (sc->print)
+        fprintf(stderr, "harness: stray process (pgid %d): %s", (int)pgid, stat);
+    return true;
+}
+
+int h_stray_processes(const Harness *h, mcpc_client *c, bool print)
+{
+    StrayCtx sc = {.print = print};
+
+    sc.n_live = live_server_pids(c, sc.live, 64);
+    return for_each_tagged(h, false, stray_one, &sc);
+}
+
+/* Are all settled servers connected again? */
+static bool settled_connected(const Harness *h, mcpc_client *c)
+{
+    _cleanup_json_ yajl_val st = h_status(c);
+    yajl_val servers = json_get_array(st, "servers");
+    size_t want = 0, have = 0;
+
+    for (const char *p = h->settled; *p; p = strchr(p, '\n') + 1)
+        want++;
+    for (size_t i = 0; i < json_array_len(servers); i++) {
+        yajl_val s = json_array_at(servers, i);
+        if (is_settled(h, json_get_string(s, "name")) &&
+            streq(json_get_string(s, "state"), "connected"))
+            have++;
+    }
+    return have == want;
+}
+
+bool h_check_healthy(Harness *h, const char *scenario, const char *echo_tool)
+{
+    int before = h_failures, fds = -1, stray = -1;
+    bool servers = false;
+
+    /* A fresh connection: accepting still works, not just an old session. */
+    mcpc_client *c = h_client(h, "control");
+    int is_error = -1;
+    _cleanup_free_ char *t = h_call_text(c, echo_tool, "{\"text\":\"healthy\"}", &is_error);
+    CHECK_MSG(streq(t, "healthy") && is_error == 0, "%s: control call gave %s", scenario, t);
+    for (int waited = 0; waited <= H_WAIT_MS; waited += 50) {
+        servers = settled_connected(h, c);
+        stray = h_stray_processes(h, c, false);
+        /* The control client holds one fd of its own. */
+        fds = h_mcpd_fds(h) - 1;
+        if (servers && stray == 0 && fds <= h->baseline_fds)
+            break;
+        h_sleep_ms(50);
+    }
+    CHECK_MSG(servers, "%s: settled servers not all connected again", scenario);
+    CHECK_MSG(fds <= h->baseline_fds, "%s: mcpd has %d fds, baseline %d", scenario, fds,
+              h->baseline_fds);
+    if (stray)
+        h_stray_processes(h, c, true);
+    CHECK_MSG(stray == 0, "%s: %d stray processes", scenario, stray);
+    mcpc_free(c);
+    if (h_failures == before)
+        printf("  %s: ok (fds %d <= %d, no stray process)\n", scenario, fds, h->baseline_fds);
+    return h_failures == before;
+}
+
+/* ---------------------------------------------------------------- raw clients */
+
+const char h_raw_initialize[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+    "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}\n";
+
+int h_raw_connect(const Harness *h)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (strlen(h->socket) >= sizeof(sa.sun_path))
+        die("socket path too long: %s", h->socket);
+    memcpy(sa.sun_path, h->socket, strlen(h->socket) + 1);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool h_raw_write(int fd, const void *data, size_t n)
+{
+    const char *p = data;
+
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+char *h_raw_read(int fd, int timeout_ms)
+{
+    StrBuf sb = STRBUF_INIT;
+    char buf[65536];
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        strbuf_append(&sb, buf, (size_t)n);
+    }
+    strbuf_putc(&sb, '\0');
+    sb.len--;
+    return strbuf_detach(&sb, NULL);
 }

@@ -42,6 +42,7 @@ typedef struct Harness {
     char log[320];
     pid_t pid;
     int baseline_fds;
+    char settled[512]; /* servers h_settle() saw connected, each followed by '\n' */
 } Harness;
 
 /** Make a private tree (runtime, config, cache, home) and point the environment at it. */
@@ -66,6 +67,8 @@ int h_count_tagged(const Harness *h);
 void h_kill_tagged(const Harness *h);
 /** Open fds of the running mcpd. */
 int h_mcpd_fds(const Harness *h);
+/** Resident set size of a process in KiB (VmRSS), or -1. */
+long h_rss_kib(pid_t pid);
 
 /** Connect a client; fatal on failure. */
 mcpc_client *h_client(Harness *h, const char *name);
@@ -88,5 +91,28 @@ void h_sleep_ms(int ms);
 char *h_read_file(const char *path);
 /** Print the daemon log (on failure). */
 void h_dump_log(const Harness *h);
+/*
+ * End-of-scenario checks for the fault suites: after h_settle() has taken the baseline (the
+ * named servers connected, mcpd's fd count then), h_check_healthy() proves the daemon came
+ * through: a new control agent gets an answer from echo_tool, the settled servers are connected
+ * again, mcpd's fds are back to the baseline, and no process is left that is not a live
+ * server or in a live server's process group.
+ */
+/** Wait until each named server (NULL-terminated) is connected and mcpd's fd count is steady. */
+void h_settle(Harness *h, mcpc_client *c, ...);
+/** The end-of-scenario check; scenario names the failure. Returns whether all held. */
+bool h_check_healthy(Harness *h, const char *scenario, const char *echo_tool);
+/** Tagged processes that are neither mcpd, a live server, nor in a live server's group. */
+int h_stray_processes(const Harness *h, mcpc_client *c, bool print);
+
+/** Connect a raw socket to mcpd (-1 on failure): for clients that misbehave on purpose. */
+int h_raw_connect(const Harness *h);
+/** Write all n bytes (blocking); return false if the peer went away first. */
+bool h_raw_write(int fd, const void *data, size_t n);
+/** Read until EOF or timeout_ms of silence; return what came (to free). */
+char *h_raw_read(int fd, int timeout_ms);
+/** A raw client's initialize request line (with its newline), id 0. */
+extern const char h_raw_initialize[];
+
 /** Exit status for main: prints a summary. */
 int h_finish(const char *name);

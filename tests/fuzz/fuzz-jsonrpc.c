@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// fuzz-jsonrpc: libFuzzer target for the NDJSON framer and the JSON-RPC message parser.
+
+/*
+ * The input is cut into reads the way a socket would deliver it: the first byte picks the read
+ * size, so lines arrive whole, split and merged. The line limit is small, so the too-long path
+ * (report once, skip to the newline) runs often. Every parsed message is written back out the
+ * way the daemon answers, which runs the writers on hostile ids and values.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "common/json.h"
+#include "common/jsonrpc.h"
+#include "common/strbuf.h"
+
+/* Small enough that a few kilobytes of input cross it. */
+#define FUZZ_MAX_LINE 4096
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void handle_line(const char *line, size_t len)
+{
+    JsonrpcMsg m;
+    char *err = NULL;
+    StrBuf sb = STRBUF_INIT;
+    int r = jsonrpc_msg_parse(&m, line, len, &err);
+
+    if (r != 0) {
+        /* What the peer does on a bad line: answer with the id when one could be read. */
+        if (!err)
+            abort(); /* every failure must explain itself */
+        jsonrpc_write_error(&sb, m.id, JSONRPC_INVALID_REQUEST, err, NULL);
+    } else if (m.kind == JSONRPC_REQUEST) {
+        if (!m.method || !m.id)
+            abort();
+        jsonrpc_write_result(&sb, m.id, m.params);
+    } else if (m.kind == JSONRPC_NOTIFICATION) {
+        jsonrpc_write_notification(&sb, m.method, m.params);
+    } else {
+        json_write_sorted(&sb, m.root);
+    }
+    free(err);
+    jsonrpc_msg_deinit(&m);
+    strbuf_deinit(&sb);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    Framer f;
+    size_t chunk, off = 1;
+    char *line;
+    size_t len;
+    int r;
+
+    if (size == 0)
+        return 0;
+    chunk = (size_t)data[0] + 1;
+    framer_init(&f, FUZZ_MAX_LINE);
+    while (off < size) {
+        size_t n = size - off < chunk ? size - off : chunk;
+        framer_feed(&f, data + off, n);
+        off += n;
+        while ((r = framer_next(&f, &line, &len)) != FRAMER_E_AGAIN) {
+            if (r == FRAMER_E_TOOBIG)
+                continue;
+            if (len > FUZZ_MAX_LINE || line[len] != '\0')
+                abort();
+            handle_line(line, len);
+        }
+        if (framer_pending(&f) > FUZZ_MAX_LINE + chunk)
+            abort(); /* a skipped line must not be buffered */
+    }
+    framer_deinit(&f);
+    return 0;
+}
