@@ -239,9 +239,12 @@ static int escape(Parser *ps, StrBuf *sb, bool multiline)
         const char *save = ps->p;
         skip_ws(ps);
         if (take_newline(ps)) {
-            while (!at_eof(ps) && (*ps->p == ' ' || *ps->p == '\t' || take_newline(ps)))
-                if (*ps->p == ' ' || *ps->p == '\t')
+            for (;;) {
+                if (!at_eof(ps) && (*ps->p == ' ' || *ps->p == '\t'))
                     ps->p++;
+                else if (!take_newline(ps))
+                    break;
+            }
             return 0;
         }
         ps->p = save;

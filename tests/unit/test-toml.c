@@ -133,6 +133,9 @@ static void test_errors_with_positions(void)
     expect_error("t = {x = 1}\nt.y = 2", "line 2, column 1: \"t\" is already defined and cannot "
                                          "be extended here");
     expect_error("a = \"open", "line 1, column 10: unterminated string");
+    /* Found by fuzz-toml: a line-ending backslash as the last bytes read past the end. */
+    expect_error("a = \"\"\"x\\\n", "line 2, column 1: unterminated string");
+    expect_error("a = \"\"\"x\\\n  \n", "line 3, column 1: unterminated string");
     expect_error("a = \"line\nbreak\"", "line 1, column 10: newline in a single-line string");
     expect_error("a = \"\\q\"", "line 1, column 6: unknown escape \\q");
     expect_error("a = \"\\u12\"", "line 1, column 6: \\u escape needs 4 hex digits");
