@@ -281,22 +281,6 @@ static uint64_t cpu_ticks(pid_t pid)
     return ut + st;
 }
 
-static long rss_kib(pid_t pid)
-{
-    char path[64], line[256];
-    long kb = -1;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    if (!(f = fopen(path, "r")))
-        return -1;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-            break;
-    fclose(f);
-    return kb;
-}
-
 typedef struct ProcTree {
     int procs;
     long rss_kib;
@@ -331,7 +315,7 @@ static void proc_tree_add(ProcTree *t, pid_t root, bool self)
             p = parent_of(p);
         if (p == root) {
             t->procs++;
-            t->rss_kib += rss_kib(pid);
+            t->rss_kib += h_rss_kib(pid);
             t->cpu_ticks += cpu_ticks(pid);
         }
     }
@@ -608,7 +592,7 @@ static void bench_list_and_memory(void)
     h_write_config(&h, "{\"mcpServers\":{}}");
     h_start(&h, NULL);
     h_sleep_ms(200);
-    long rss_idle = rss_kib(h.pid);
+    long rss_idle = h_rss_kib(h.pid);
     h_stop(&h);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
@@ -628,7 +612,7 @@ static void bench_list_and_memory(void)
     close(raw.in);
     framer_deinit(&raw.f);
     uint64_t p50 = pct(lat, n, 0.5), p99 = pct(lat, n, 0.99);
-    long rss_servers = rss_kib(h.pid);
+    long rss_servers = h_rss_kib(h.pid);
     printf("3. tools/list, 20 servers x 50 tools (1000 tools, %zu bytes)\n"
            "   warm list p50 %" PRIu64 " us, p99 %" PRIu64 " us (request to last byte)\n",
            bytes, p50, p99);
@@ -646,7 +630,7 @@ static void bench_list_and_memory(void)
         framer_deinit(&d.f);
     }
     h_sleep_ms(200);
-    long rss_agents = rss_kib(h.pid);
+    long rss_agents = h_rss_kib(h.pid);
     double per_agent = (double)(rss_agents - rss_servers) * 1024.0 / n_agents;
     for (int i = 0; i < n_agents; i++)
         close(fds[i]);
@@ -794,7 +778,7 @@ static void bench_processes(void)
     h_sleep_ms(500);
     ProcTree with = {0};
     proc_tree_add(&with, h.pid, false);
-    long mcpd_rss = rss_kib(h.pid);
+    long mcpd_rss = h_rss_kib(h.pid);
     for (int i = 0; i < agents; i++) {
         close(ag[i].in);
         framer_deinit(&ag[i].f);
@@ -1129,7 +1113,7 @@ static void bench_peer(void)
     double hub_rate = hub_load(&hub, (size_t)AGENTS * WINDOW, total, UPSTREAMS);
     hub_cpu =
         (double)(cpu_ticks(hub.pid) - cpu0) * 1e6 / (double)sysconf(_SC_CLK_TCK) / (double)total;
-    long mcpd_rss = rss_kib(h.pid), hub_rss = rss_kib(hub.pid);
+    long mcpd_rss = h_rss_kib(h.pid), hub_rss = h_rss_kib(hub.pid);
     hub_stop(&hub);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
@@ -1304,7 +1288,7 @@ int main(int argc, char **argv)
             bench_throughput(&h);
         if (selected(8))
             bench_agents(&h);
-        long rss_after = rss_kib(h.pid);
+        long rss_after = h_rss_kib(h.pid);
         h_stop(&h);
         h_teardown(&h);
         printf("   RSS after the load: %ld KiB\n", rss_after);
