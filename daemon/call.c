@@ -517,7 +517,7 @@ void route_request(Server *s, yajl_val id, const char *method, yajl_val params)
 {
     Manager *m = s->m;
     unsigned cap = method_cap(method);
-    Peer *any, *p = cap ? causing_peer(s, cap, &any) : NULL;
+    Peer *any = NULL, *p = cap ? causing_peer(s, cap, &any) : NULL;
     ServerRequest *sr;
     struct timeval tv;
     StrBuf sb = STRBUF_INIT;
