@@ -390,7 +390,49 @@ static void test_server_requests(Harness *h, const char *root)
                  rid);
     _cleanup_json_ yajl_val res = raw_read_skip(&a, H_WAIT_MS, "notifications/tools/list_changed");
     CHECK_MSG(res && result_text(res) && strstr(result_text(res), "once"), "double answer");
+
+    /* An agent that never answers: after the server's callTimeout the request is withdrawn
+     * (notifications/cancelled to the agent), the call ends with an error, nothing is stuck. */
+    raw_send(&a, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"mcp_slowask_ask\",\"arguments\":{\"method\":\"sampling/createMessage\"}}}");
+    _cleanup_json_ yajl_val req2 = raw_read_skip(&a, H_WAIT_MS, "notifications/tools/list_changed");
+    CHECK(req2 && streq(json_get_string(req2, "method"), "sampling/createMessage"));
+    int64_t asked_id = -1, n_cancel = 0, n_result = 0;
+    json_get_int(req2, "id", &asked_id);
+    for (int i = 0; i < 40 && !(n_cancel && n_result); i++) {
+        _cleanup_json_ yajl_val m = raw_read(&a, 500);
+        if (!m)
+            continue;
+        int64_t withdrawn = -2, id = -2;
+        json_get_int(json_get_object(m, "params"), "requestId", &withdrawn);
+        json_get_int(m, "id", &id);
+        if (streq(json_get_string(m, "method"), "notifications/cancelled") && withdrawn == asked_id)
+            n_cancel++;
+        else if (id == 3 && json_get_object(m, "result"))
+            n_result++;
+    }
+    CHECK_MSG(n_cancel == 1 && n_result == 1, "never answering: %lld cancels, %lld results",
+              (long long)n_cancel, (long long)n_result);
     raw_close(&a);
+    mcpc_client *after = h_client(h, "after-silence");
+    _cleanup_free_ char *said =
+        h_call_text(after, "mcp_slowask_say", "{\"level\":\"info\",\"text\":\"x\"}", NULL);
+    CHECK_MSG(streq(said, "said"), "say gave %s", said);
+    if (!streq(said, "said")) {
+        _cleanup_free_ char *tl = NULL;
+        mcpc_list_tools(after, &tl);
+        fprintf(stderr, "tools: %.3000s\n", tl);
+        yajl_val st2 = h_status(after);
+        _cleanup_free_ char *t2 = json_to_string(h_server(st2, "slowask"));
+        fprintf(stderr, "slowask: %s\n", t2);
+        json_free(st2);
+    }
+    yajl_val st = h_status(after);
+    int64_t inflight = -1;
+    json_get_int(h_server(st, "slowask"), "callsInFlight", &inflight);
+    CHECK(inflight == 0);
+    json_free(st);
+    mcpc_free(after);
 }
 
 /* ---- sessions and subagents ---- */
@@ -692,8 +734,10 @@ int main(void)
     snprintf(root2, sizeof(root2), "%s/proj-two", h.dir);
     _cleanup_free_ char *cfg =
         xasprintf("{\"mcpServers\": {\"up\": {\"command\": \"%s\", \"args\": [\"--log\", \"%s\"]},"
-                  " \"asker\": {\"command\": \"%s\", \"args\": [\"--ask\"]}}}",
-                  h_fake(), uplog, h_fake());
+                  " \"asker\": {\"command\": \"%s\", \"args\": [\"--ask\"]},"
+                  " \"slowask\": {\"command\": \"%s\", \"args\": [\"--ask\"],"
+                  " \"callTimeout\": 1500}}}",
+                  h_fake(), uplog, h_fake(), h_fake());
     h_write_config(&h, cfg);
     h_write_settings(&h, "{\"maxMessageBytes\": 1048576, \"workspaceLingerMs\": 1500}");
     const char *roots[2] = {root1, root2};
@@ -712,6 +756,7 @@ int main(void)
     mcpc_client *c = h_client(&h, "setup");
     CHECK(h_wait_state(c, "up", "connected", H_WAIT_MS));
     CHECK(h_wait_state(c, "asker", "connected", H_WAIT_MS));
+    CHECK(h_wait_state(c, "slowask", "connected", H_WAIT_MS));
     mcpc_free(c);
 
     test_same_ids(&h);
