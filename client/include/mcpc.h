@@ -22,7 +22,8 @@
  *
  * Thread safety: an mcpc_client is not thread-safe; use one per thread (they are cheap), or
  * lock around every call. Callbacks run inside the libmcpc call that read the message, on the
- * caller's thread. Distinct clients may be used from distinct threads freely.
+ * caller's thread; a callback may make new requests, cancel and respond, but must not call
+ * mcpc_free() on its own client. Distinct clients may be used from distinct threads freely.
  *
  * Errors: functions return 0 on success, a negative errno for system failures (-ECONNREFUSED,
  * -ETIMEDOUT, ...), or MCPC_E_RPC when mcpd answered with a JSON-RPC error. In every failure
