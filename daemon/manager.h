@@ -61,10 +61,10 @@ typedef struct Server {
     int64_t cache_saved_wall_ms; /* when the cached tool list was written; 0: none */
     unsigned calls_in_flight;
     uint64_t calls_total;
-    unsigned n_refs;  /* workspaces that use it */
-    char *start_dir;  /* where a stdio server starts when its config names no cwd */
-    IdMap live_calls; /* upstream request id -> Call, for routing progress */
-    int log_level;    /* logging/setLevel sent upstream, or -1 */
+    unsigned n_refs;      /* workspaces that use it */
+    char *start_dir;      /* where a stdio server starts when its config names no cwd */
+    IdMap live_calls;     /* upstream request id -> Call, for routing progress */
+    int log_level;        /* logging/setLevel sent upstream, or -1 */
     bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */
     char *auth_challenge; /* its WWW-Authenticate text */
 } Server;
