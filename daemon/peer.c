@@ -33,6 +33,7 @@ static void on_reap(evutil_socket_t fd, short what, void *arg)
         free(p->client_version);
         free(p->protocol_version);
         free(p->cwd);
+        free(p->close_reason);
         free(p);
     }
 }
@@ -146,6 +147,12 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
     Peer *p = arg;
 
     (void)what;
+    if (p->close_reason) {
+        _cleanup_free_ char *why = p->close_reason;
+        p->close_reason = NULL;
+        peer_close(p, why);
+        return;
+    }
     if (evbuffer_write(p->out, fd) < 0 && errno != EAGAIN && errno != EINTR) {
         peer_close(p, strerror(errno));
         return;
@@ -180,11 +187,25 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
     return p;
 }
 
+/*
+ * A send that finds the peer broken or stalled must not close it there: the caller is in the
+ * middle of work (a call, a forwarded request) that closing would free. The peer stops taking
+ * output and is closed from the loop, by its write event.
+ */
+static void close_later(Peer *p, const char *reason)
+{
+    if (p->close_reason)
+        return;
+    p->close_reason = xstrdup(reason);
+    evbuffer_drain(p->out, evbuffer_get_length(p->out));
+    event_active(p->ev_write, EV_WRITE, 1);
+}
+
 void peer_send(Peer *p, const char *data, size_t n)
 {
     size_t queued;
 
-    if (p->dead)
+    if (p->dead || p->close_reason)
         return;
     queued = evbuffer_get_length(p->out);
     bool big = queued == 0 && n >= PEER_WRITE_NOW_BYTES;
@@ -194,7 +215,7 @@ void peer_send(Peer *p, const char *data, size_t n)
         if (w == (ssize_t)n)
             return;
         if (w < 0 && errno != EAGAIN && errno != EINTR) {
-            peer_close(p, strerror(errno));
+            close_later(p, strerror(errno));
             return;
         }
         if (w > 0) {
@@ -205,7 +226,7 @@ void peer_send(Peer *p, const char *data, size_t n)
     if (queued + n > p->reg->max_queue) {
         _cleanup_free_ char *why =
             xasprintf("output queue over %zu bytes: the client is not reading", p->reg->max_queue);
-        peer_close(p, why);
+        close_later(p, why);
         return;
     }
     evbuffer_add(p->out, data, n);

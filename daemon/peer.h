@@ -43,6 +43,7 @@ struct Peer {
     bool initialized, dead;
     char *client_name, *client_version, *protocol_version;
     char *cwd;
+    char *close_reason; /* set by peer_send: closed from the loop, never inside a send */
     uint64_t workspace_id;
     uint64_t session_id;     /* the session it opened or joined */
     uint64_t parent_peer_id; /* for a subagent: the agent whose session it joined */
