@@ -533,16 +533,27 @@ static int verb_disconnect(Ctl *ctl, char **args, int n)
     return verb_connect(ctl, args, n, "mcpd/disconnect", "stopped, its tools removed");
 }
 
+/* A method on one server: its raw result in *outp and parsed in *resp (both to free). */
+static int server_request(Ctl *ctl, const char *method, const char *server, bool timeout,
+                          char **outp, yajl_val *resp)
+{
+    _cleanup_free_ char *params = params_server(ctl, server, timeout);
+    int code = request(ctl, method, params, outp);
+
+    if (code == EXIT_OK)
+        *resp = json_parse(*outp, NULL);
+    return code;
+}
+
 static int verb_wait(Ctl *ctl, char **args, int n)
 {
-    _cleanup_free_ char *out = NULL, *params = params_server(ctl, args[0], true);
+    _cleanup_free_ char *out = NULL;
     _cleanup_json_ yajl_val res = NULL;
-    int code = request(ctl, "mcpd/wait", params, &out);
+    int code = server_request(ctl, "mcpd/wait", args[0], true, &out, &res);
     const char *state, *err;
 
     if (code != EXIT_OK)
         return code;
-    res = json_parse(out, NULL);
     code = YAJL_IS_TRUE(json_get(res, "connected")) ? EXIT_OK : EXIT_FAILED;
     if (ctl->json) {
         printf("%s\n", out);
@@ -575,14 +586,13 @@ static const char *tail_lines(const char *text, long n)
 /* logs NAME [-n N]: the server's recent stderr, the last N lines with -n. */
 static int verb_logs(Ctl *ctl, char **args, int n)
 {
-    _cleanup_free_ char *out = NULL, *params = params_server(ctl, args[0], false);
+    _cleanup_free_ char *out = NULL;
     _cleanup_json_ yajl_val res = NULL;
-    int code = request(ctl, "mcpd/logs", params, &out);
+    int code = server_request(ctl, "mcpd/logs", args[0], false, &out, &res);
     const char *text, *start;
 
     if (code != EXIT_OK)
         return code;
-    res = json_parse(out, NULL);
     text = json_get_string(res, "text") ?: "";
     start = tail_lines(text, ctl->lines);
     if (ctl->json) {
