@@ -72,6 +72,9 @@ static void write_servers(Harness *h)
     h_write_config(h, cfg);
 }
 
+/* config's answer without mcpd, with the "daemon": false marker taken out, for comparing. */
+static char *offline_config;
+
 /* Before mcpd runs: config discovers in-process; other verbs say mcpd is not reachable (3). */
 static void test_without_daemon(Harness *h)
 {
@@ -82,6 +85,8 @@ static void test_without_daemon(Harness *h)
 
     CHECK_MSG(st == 0 && json_array_len(servers) == 2, "config --json without mcpd: %d %s", st, j);
     CHECK(YAJL_IS_FALSE(json_get(v, "daemon")));
+    json_free(json_object_take(v, "daemon"));
+    offline_config = json_to_string(v);
     _cleanup_free_ char *t = CTL(h, &st, "config --cwd=%s", h->dir);
     CHECK_MSG(st == 0 && strstr(t, "alpha ") && strstr(t, "broken ") && strstr(t, "not running"),
               "config table without mcpd: %d %s", st, t);
@@ -107,6 +112,19 @@ static void test_version_and_usage(Harness *h)
     CHECK(st == 2);
     _cleanup_free_ char *help = CTL(h, &st, "help");
     CHECK(st == 0 && strstr(help, "status [SERVER...]"));
+}
+
+/* The daemon's discovery and mcpctl's own give the same answer. */
+static void test_config_same(Harness *h)
+{
+    int st;
+    _cleanup_free_ char *j = CTL(h, &st, "config --json");
+    _cleanup_json_ yajl_val v = json_parse(j, NULL);
+    _cleanup_free_ char *online = json_to_string(v);
+
+    CHECK_MSG(st == 0 && streq(online, offline_config),
+              "config differs with and without mcpd:\n%s\n%s", online, offline_config);
+    free(offline_config);
 }
 
 /* The exit codes of `systemctl status`: 0 all connected, 3 one is not, 4 no such server. */
@@ -237,6 +255,7 @@ int main(void)
     mcpc_client *c = h_client(&h, "control");
     h_settle(&h, c, "alpha", NULL);
     test_version_and_usage(&h);
+    test_config_same(&h);
     test_status_codes(&h);
     test_json_everywhere(&h);
     CHECK(h_wait_state(c, "alpha", "connected", H_WAIT_MS));
