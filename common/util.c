@@ -187,3 +187,51 @@ int parse_int64(const char *s, int64_t min, int64_t max, int64_t *outp)
     *outp = v;
     return 0;
 }
+
+/* The end of a URL's authority (RFC 3986 3.2): a path, query or fragment starts, or the text
+ * around the URL resumes (a space or a quote in a command line). */
+static size_t authority_len(const char *a)
+{
+    return strcspn(a, "/?#\\ \t\r\n\"'<>");
+}
+
+char *url_redact_passwords(const char *s)
+{
+    static const char mask[] = "***";
+    size_t n = strlen(s), len = 0, cap = n + 1;
+    char *out = xmalloc(cap);
+    const char *p = s;
+
+    for (;;) {
+        const char *sep = strstr(p, "://");
+        if (!sep)
+            break;
+        const char *auth = sep + 3, *at = NULL;
+        size_t alen = authority_len(auth);
+        /* userinfo ends at the last '@' of the authority; its password after its first ':'. */
+        for (size_t i = 0; i < alen; i++)
+            if (auth[i] == '@')
+                at = auth + i;
+        const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+        const char *copy_to = colon && colon + 1 < at ? colon + 1 : auth + alen;
+        size_t keep = (size_t)(copy_to - p);
+        if (len + keep + sizeof(mask) > cap) {
+            cap = len + keep + sizeof(mask) + (n - (size_t)(copy_to - s)) + 1;
+            out = xrealloc(out, cap);
+        }
+        memcpy(out + len, p, keep);
+        len += keep;
+        if (copy_to != auth + alen) {
+            memcpy(out + len, mask, sizeof(mask) - 1);
+            len += sizeof(mask) - 1;
+            p = at;
+        } else {
+            p = copy_to;
+        }
+    }
+    size_t rest = strlen(p);
+    if (len + rest + 1 > cap)
+        out = xrealloc(out, len + rest + 1);
+    memcpy(out + len, p, rest + 1);
+    return out;
+}

@@ -70,3 +70,10 @@ bool mem_equal_consttime(const void *a, const void *b, size_t n);
 
 /** Parse a decimal integer in [min, max]; return 0 or -EINVAL / -ERANGE. */
 int parse_int64(const char *s, int64_t min, int64_t max, int64_t *outp);
+
+/*
+ * A copy of s with the password of every URL in it ("scheme://user:password@host") shown as
+ * "***" ("scheme://user:***@host"): for showing config values that may carry URLs (a url, an
+ * argument of a proxy command). Everything else is kept as written. Newly allocated.
+ */
+char *url_redact_passwords(const char *s);

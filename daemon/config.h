@@ -93,7 +93,8 @@ typedef struct Settings {
     int64_t workspace_linger_ms;
     bool reconnect;
     bool filter_exa;
-    unsigned disabled_providers; /* bit i: config_sources[i] is switched off */
+    unsigned disabled_providers;     /* bit i: config_sources[i] is switched off */
+    int64_t partial_line_timeout_ms; /* hidden: an unfinished agent line older closes it */
 } Settings;
 
 /* What discovery looks at. */
