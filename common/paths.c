@@ -170,22 +170,21 @@ const char *paths_type_name(mode_t mode)
     }
 }
 
-static int refuse_type(const char *path, mode_t mode, bool follow, char **whyp)
+static int refuse_type(mode_t mode, bool follow, char **whyp)
 {
     if (S_ISLNK(mode)) {
-        *whyp = xasprintf("%s is a symbolic link, which is not followed here (a file inside a "
-                          "project could point anywhere in your home): replace the link with a "
-                          "copy of its target",
-                          path);
+        *whyp = xstrdup("not read: it is a symbolic link, which is not followed for a "
+                        "project's files (a repository could point it at any file of yours); "
+                        "replace the link with a copy of its target");
         return -ELOOP;
     }
-    *whyp = xasprintf("%s is %s%s, not a regular file, so it was not read: replace it with a "
-                      "regular file or remove it",
-                      path, paths_type_name(mode), follow ? " (after following links)" : "");
+    *whyp = xasprintf("not read: it is %s%s, not a regular file; replace it with a regular "
+                      "file or remove it",
+                      paths_type_name(mode), follow ? " (after following links)" : "");
     return S_ISDIR(mode) ? -EISDIR : -EINVAL;
 }
 
-static int read_bounded(const char *path, int fd, size_t max, StrBuf *sb, char **whyp)
+static int read_bounded(int fd, size_t max, StrBuf *sb, char **whyp)
 {
     for (;;) {
         strbuf_reserve(sb, 8192);
@@ -194,7 +193,7 @@ static int read_bounded(const char *path, int fd, size_t max, StrBuf *sb, char *
             continue;
         if (n < 0) {
             int r = -errno;
-            *whyp = xasprintf("cannot read %s: %s", path, strerror(-r));
+            *whyp = xasprintf("cannot read: %s", strerror(-r));
             return r;
         }
         if (n == 0)
@@ -203,8 +202,7 @@ static int read_bounded(const char *path, int fd, size_t max, StrBuf *sb, char *
         sb->data[sb->len] = '\0';
         if (sb->len > max) {
             /* It grew after the fstat: a file being written, or one that lies about its size. */
-            *whyp =
-                xasprintf("%s is larger than %zu bytes, too large for a config file", path, max);
+            *whyp = xasprintf("not read: larger than %zu bytes, too large for a config file", max);
             return -EFBIG;
         }
     }
@@ -225,34 +223,34 @@ int paths_read_regular(const char *path, bool follow, size_t max, struct stat *s
     if ((follow ? stat(path, &st) : lstat(path, &st)) < 0) {
         r = -errno;
         if (r != -ENOENT && r != -ENOTDIR)
-            *whyp = xasprintf("cannot open %s: %s", path, strerror(-r));
+            *whyp = xasprintf("cannot open: %s", strerror(-r));
         return r;
     }
     if (!S_ISREG(st.st_mode))
-        return refuse_type(path, st.st_mode, follow, whyp);
+        return refuse_type(st.st_mode, follow, whyp);
     /* O_NONBLOCK and the second look (fstat) cover a swap between the stat and the open. */
     fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
     if (fd < 0) {
         r = -errno;
         if (r == -ELOOP && !follow)
-            return refuse_type(path, S_IFLNK, follow, whyp);
+            return refuse_type(S_IFLNK, follow, whyp);
         if (r != -ENOENT && r != -ENOTDIR)
-            *whyp = xasprintf("cannot open %s: %s", path, strerror(-r));
+            *whyp = xasprintf("cannot open: %s", strerror(-r));
         return r;
     }
     if (fstat(fd, &st) < 0) {
         r = -errno;
-        *whyp = xasprintf("cannot stat %s: %s", path, strerror(-r));
+        *whyp = xasprintf("cannot stat: %s", strerror(-r));
         return r;
     }
     if (!S_ISREG(st.st_mode))
-        return refuse_type(path, st.st_mode, follow, whyp);
+        return refuse_type(st.st_mode, follow, whyp);
     if ((uint64_t)st.st_size > max) {
-        *whyp = xasprintf("%s is larger than %zu bytes (%lld), too large for a config file", path,
-                          max, (long long)st.st_size);
+        *whyp = xasprintf("not read: %lld bytes, larger than %zu, too large for a config file",
+                          (long long)st.st_size, max);
         return -EFBIG;
     }
-    r = read_bounded(path, fd, max, &sb, whyp);
+    r = read_bounded(fd, max, &sb, whyp);
     if (r < 0) {
         if (sb.data)
             explicit_bzero(sb.data, sb.cap); /* the credential store holds tokens */

@@ -93,8 +93,9 @@ typedef struct Settings {
     int64_t workspace_linger_ms;
     bool reconnect;
     bool filter_exa;
-    unsigned disabled_providers;     /* bit i: config_sources[i] is switched off */
-    int64_t partial_line_timeout_ms; /* hidden: an unfinished agent line older closes it */
+    unsigned disabled_providers; /* bit i: config_sources[i] is switched off */
+    /* Hidden (tests): an agent's unfinished line older than this closes it (peer.h). */
+    int64_t partial_line_timeout_ms;
 } Settings;
 
 /* What discovery looks at. */

@@ -143,7 +143,7 @@ static void on_partial_timeout(evutil_socket_t fd, short what, void *arg)
                   p->partial_bytes, (long long)p->reg->partial_timeout_ms);
 
     (void)fd, (void)what;
-    peer_close(p, why);
+    reply_error_and_close(p, JSONRPC_INVALID_REQUEST, why);
 }
 
 /* Over the total for unfinished lines: close the peers whose lines are oldest until it fits. */
@@ -152,9 +152,9 @@ static void enforce_partial_total(PeerRegistry *reg)
     while (reg->partial_bytes > reg->partial_max) {
         Peer *oldest = NULL;
         for (Peer *q = reg->first; q; q = q->next)
-            if (q->partial_bytes && (!oldest || q->partial_since_ms < oldest->partial_since_ms ||
-                                     (q->partial_since_ms == oldest->partial_since_ms &&
-                                      q->partial_bytes > oldest->partial_bytes)))
+            if (q->partial_bytes &&
+                (!oldest || q->partial_since_us < oldest->partial_since_us ||
+                 (q->partial_since_us == oldest->partial_since_us && q->id < oldest->id)))
                 oldest = q;
         if (!oldest)
             return;
@@ -162,7 +162,7 @@ static void enforce_partial_total(PeerRegistry *reg)
             "unfinished messages of all clients hold over %zu bytes; this client's (%zu bytes, "
             "oldest) is dropped first",
             reg->partial_max, oldest->partial_bytes);
-        peer_close(oldest, why);
+        reply_error_and_close(oldest, JSONRPC_INVALID_REQUEST, why);
     }
 }
 
@@ -175,7 +175,7 @@ static void track_partial(Peer *p, bool line_ended)
     size_t held = p->in.len - p->in.start;
 
     if (held == 0) {
-        p->partial_since_ms = 0;
+        p->partial_since_us = 0;
         set_partial_bytes(p, 0);
         event_del(p->ev_partial);
         if (p->in.cap > PEER_IDLE_BUFFER_KEEP) {
@@ -186,12 +186,12 @@ static void track_partial(Peer *p, bool line_ended)
         return;
     }
     set_partial_bytes(p, held);
-    if (!p->partial_since_ms || line_ended) {
+    if (!p->partial_since_us || line_ended) {
         struct timeval tv = {
             .tv_sec = (time_t)(p->reg->partial_timeout_ms / 1000),
             .tv_usec = (suseconds_t)(p->reg->partial_timeout_ms % 1000 * 1000),
         };
-        p->partial_since_ms = now_ms();
+        p->partial_since_us = now_us();
         evtimer_add(p->ev_partial, &tv);
     }
     if (p->reg->partial_bytes > p->reg->partial_max)

@@ -55,7 +55,7 @@ struct Peer {
     char *close_reason;        /* set by peer_send: closed from the loop, never inside a send */
     struct event *ev_partial;  /* fires when an unfinished line has waited too long */
     size_t partial_bytes;      /* bytes of the unfinished line held in in */
-    uint64_t partial_since_ms; /* monotonic time that line started arriving, or 0 */
+    uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
     uint64_t workspace_id;
     uint64_t session_id;     /* the session it opened or joined */
     uint64_t parent_peer_id; /* for a subagent: the agent whose session it joined */

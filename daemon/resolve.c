@@ -418,7 +418,7 @@ static int read_store(const char *path, yajl_val *outp, char **whyp)
         return r;
     }
     if (r < 0) {
-        *whyp = xasprintf("cannot use the credential store: %s", why);
+        *whyp = xasprintf("cannot use the credential store %s: %s", path, why);
         return r;
     }
     if (st.st_uid != geteuid() || (st.st_mode & 077)) {
