@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 
+#include "common/strbuf.h"
 #include "common/util.h"
 
 static void oom(size_t n)
@@ -195,7 +197,52 @@ static size_t authority_len(const char *a)
     return strcspn(a, "/?#\\ \t\r\n\"'<>");
 }
 
-char *url_redact_passwords(const char *s)
+/* Words that make a query parameter's value a secret (matched case-insensitively). */
+static const char *const secret_param_words[] = {"key", "token", "secret", "passw", "auth", "sig"};
+
+static bool secret_param(const char *name, size_t n)
+{
+    for (size_t i = 0; i < N_ELEMENTS(secret_param_words); i++)
+        for (size_t k = 0, w = strlen(secret_param_words[i]); k + w <= n; k++)
+            if (strncasecmp(name + k, secret_param_words[i], w) == 0)
+                return true;
+    return false;
+}
+
+/* Takes s (from the userinfo pass): each "?name=value" or "&name=value" with a secret name. */
+static char *redact_query_params(char *s)
+{
+    StrBuf sb = STRBUF_INIT;
+    const char *p = s;
+    bool changed = false;
+
+    while (*p) {
+        size_t lit = strcspn(p, "?&");
+        strbuf_append(&sb, p, lit);
+        p += lit;
+        if (!*p)
+            break;
+        strbuf_putc(&sb, *p++); /* the '?' or '&' */
+        size_t name = strcspn(p, "=&#? \t\r\n\"'");
+        if (p[name] != '=' || !name || !secret_param(p, name))
+            continue;
+        size_t value = strcspn(p + name + 1, "&# \t\r\n\"'");
+        if (!value)
+            continue;
+        strbuf_append(&sb, p, name + 1);
+        strbuf_puts(&sb, "***");
+        p += name + 1 + value;
+        changed = true;
+    }
+    if (!changed) {
+        strbuf_deinit(&sb);
+        return s;
+    }
+    free(s);
+    return strbuf_detach(&sb, NULL);
+}
+
+char *url_redact_secrets(const char *s)
 {
     static const char mask[] = "***";
     size_t n = strlen(s), len = 0, cap = n + 1;
@@ -233,5 +280,5 @@ char *url_redact_passwords(const char *s)
     if (len + rest + 1 > cap)
         out = xrealloc(out, len + rest + 1);
     memcpy(out + len, p, rest + 1);
-    return out;
+    return strstr(out, "://") ? redact_query_params(out) : out;
 }

@@ -496,30 +496,31 @@ int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_v
 
 /* ---- describing a set (mcpd/discover) ---- */
 
-/* Every string in v (keys aside) with URL passwords shown as "***" (url, args, cwd, ...). */
-static void redact_url_passwords(yajl_val v)
+/* Every string in v (keys aside) with URL secrets shown as "***" (url, args, cwd, ...). */
+static void redact_url_secrets(yajl_val v)
 {
     if (YAJL_IS_STRING(v) && strstr(v->u.string, "://")) {
-        char *shown = url_redact_passwords(v->u.string);
+        char *shown = url_redact_secrets(v->u.string);
         free(v->u.string);
         v->u.string = shown;
     }
     for (size_t i = 0; YAJL_IS_ARRAY(v) && i < v->u.array.len; i++)
-        redact_url_passwords(v->u.array.values[i]);
+        redact_url_secrets(v->u.array.values[i]);
     for (size_t i = 0; YAJL_IS_OBJECT(v) && i < v->u.object.len; i++)
-        redact_url_passwords(v->u.object.values[i]);
+        redact_url_secrets(v->u.object.values[i]);
 }
 
 /*
- * The entry as written, with every env and headers value shown as "***" and the password of
- * any URL (http://user:pw@host, in url or in a proxy's args) as well.
+ * The entry as written, with every env and headers value shown as "***", and so the secrets
+ * of any URL (the password in http://user:pw@host, an ?apiKey= parameter), in url or in a
+ * proxy's args.
  */
 static yajl_val masked_raw(yajl_val raw)
 {
     static const char *const secret_maps[] = {"env", "headers"};
     yajl_val out = json_copy(raw);
 
-    redact_url_passwords(out);
+    redact_url_secrets(out);
 
     for (size_t i = 0; i < N_ELEMENTS(secret_maps); i++) {
         yajl_val m = json_get(out, secret_maps[i]);

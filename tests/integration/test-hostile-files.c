@@ -246,7 +246,9 @@ static void test_partial_lines(void)
         _cleanup_free_ char *out = h_raw_read(fds[i], 2 * H_WAIT_MS);
         uint64_t waited = now_ms() - started[i];
         CHECK_MSG(strstr(out, "partialLineTimeoutMs") != NULL, "parker %d got \"%.200s\"", i, out);
-        CHECK_MSG(waited >= PARTIAL_LIMIT, "parker %d closed after %llu ms, before the limit", i,
+        /* The loop times timers from the start of its iteration: a little slack, not more. */
+        CHECK_MSG(waited >= PARTIAL_LIMIT * 9 / 10,
+                  "parker %d closed after %llu ms, before the limit", i,
                   (unsigned long long)waited);
         close(fds[i]);
     }
