@@ -33,6 +33,13 @@
  * big message does not keep its buffer (up to twice the message) while idle.
  */
 #define PEER_IDLE_BUFFER_KEEP (4 * FRAMER_READ_CHUNK)
+/*
+ * Upstream servers are deliberately not held to a partial-line time limit: a server that
+ * stalls mid-line is noticed by what waits on it (its calls end at callTimeout; with
+ * pingIntervalMs a missed pong marks it dead and it is restarted), and what it can make mcpd
+ * hold is bounded by the number of configured servers times the line limit, whereas any number
+ * of agents may connect.
+ */
 
 static void on_reap(evutil_socket_t fd, short what, void *arg)
 {
