@@ -170,17 +170,20 @@ const char *paths_type_name(mode_t mode)
     }
 }
 
-static int refuse_type(mode_t mode, bool follow, char **whyp)
+static int refuse_type(const char *path, mode_t mode, char **whyp)
 {
     if (S_ISLNK(mode)) {
-        *whyp = xstrdup("not read: it is a symbolic link, which is not followed for a "
-                        "project's files (a repository could point it at any file of yours); "
-                        "replace the link with a copy of its target");
+        *whyp = xstrdup("not read: it is a symbolic link, and links are not followed for "
+                        "this file (it could be made to point at any file of yours); replace "
+                        "the link with a copy of its target");
         return -ELOOP;
     }
+    struct stat lst;
+    bool linked = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+
     *whyp = xasprintf("not read: it is %s%s, not a regular file; replace it with a regular "
                       "file or remove it",
-                      paths_type_name(mode), follow ? " (after following links)" : "");
+                      linked ? "a symbolic link to " : "", paths_type_name(mode));
     return S_ISDIR(mode) ? -EISDIR : -EINVAL;
 }
 
@@ -227,13 +230,13 @@ int paths_read_regular(const char *path, bool follow, size_t max, struct stat *s
         return r;
     }
     if (!S_ISREG(st.st_mode))
-        return refuse_type(st.st_mode, follow, whyp);
+        return refuse_type(path, st.st_mode, whyp);
     /* O_NONBLOCK and the second look (fstat) cover a swap between the stat and the open. */
     fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
     if (fd < 0) {
         r = -errno;
         if (r == -ELOOP && !follow)
-            return refuse_type(S_IFLNK, follow, whyp);
+            return refuse_type(path, S_IFLNK, whyp);
         if (r != -ENOENT && r != -ENOTDIR)
             *whyp = xasprintf("cannot open: %s", strerror(-r));
         return r;
@@ -244,7 +247,7 @@ int paths_read_regular(const char *path, bool follow, size_t max, struct stat *s
         return r;
     }
     if (!S_ISREG(st.st_mode))
-        return refuse_type(st.st_mode, follow, whyp);
+        return refuse_type(path, st.st_mode, whyp);
     if ((uint64_t)st.st_size > max) {
         *whyp = xasprintf("not read: %lld bytes, larger than %zu, too large for a config file",
                           (long long)st.st_size, max);

@@ -320,6 +320,17 @@ static void test_oauth_credentials(void)
     run("{\"command\":\"x\",\"auth\":{\"type\":\"oauth\",\"credentialId\":\"cred-1\"}}", 0, &o);
     CHECK(o.error && strstr(o.error, "does not exist"));
     outcome_deinit(&o);
+    /* A FIFO or a link in its place: refused at once, never waited on or followed. */
+    CHECK(mkfifo(cred_path, 0600) == 0);
+    run("{\"command\":\"x\",\"auth\":{\"type\":\"oauth\",\"credentialId\":\"cred-1\"}}", 0, &o);
+    CHECK(o.error && strstr(o.error, "FIFO") && strstr(o.error, cred_path));
+    outcome_deinit(&o);
+    unlink(cred_path);
+    CHECK(symlink(cfg_path, cred_path) == 0);
+    run("{\"command\":\"x\",\"auth\":{\"type\":\"oauth\",\"credentialId\":\"cred-1\"}}", 0, &o);
+    CHECK(o.error && strstr(o.error, "symbolic link"));
+    outcome_deinit(&o);
+    unlink(cred_path);
 }
 
 int main(void)
