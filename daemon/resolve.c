@@ -223,6 +223,7 @@ static void job_read(Job *j, int fd, StrBuf *sb, bool *eofp, struct event *ev, s
         if (sb->len + (size_t)n > cap) {
             resolve_fail(j->r, false, "Server \"%s\": %s.%s: `!%s` printed more than %zu bytes",
                          j->r->cfg->name, j->r->field, j->key, j->command, cap);
+            explicit_bzero(buf, sizeof(buf));
             return;
         }
         strbuf_append(sb, buf, (size_t)n);
