@@ -130,7 +130,8 @@ static int begin_walked(Reader *r, yajl_val v, bool map)
             r->level = LEVEL_PROJECTS;
             return 1;
         }
-        if (streq(r->key, "mcpServers"))
+        /* Not an object: kept as it is, so the provider can say what is wrong with it. */
+        if (streq(r->key, "mcpServers") || streq(r->key, "projects"))
             goto take;
         break;
     case LEVEL_PROJECTS:

@@ -830,6 +830,7 @@ const ConfigSource config_sources[] = {
     {"cursor", "Cursor", source_cursor_collect},
     {"windsurf", "Windsurf", source_windsurf_collect},
     {"vscode", "VS Code", source_vscode_collect},
+    {"mcp-json", "MCP Config", source_plain_collect},
     {"copilot", "GitHub Copilot CLI", source_copilot_collect},
     {"claude-desktop", "Claude Desktop", source_claude_desktop_collect},
     {"opencode", "OpenCode", source_opencode_collect},
@@ -840,7 +841,6 @@ const ConfigSource config_sources[] = {
     {"antigravity", "Google Antigravity", source_antigravity_collect},
     {"goose", "Goose", source_goose_collect},
     {"continue", "Continue", source_continue_collect},
-    {"mcp-json", "MCP Config", source_plain_collect},
     {NULL, NULL, NULL},
 };
 
