@@ -5,7 +5,8 @@
 // and .../coding-agent/extend-coding-agent-with-mcp ("Writing a JSON configuration for MCP
 // servers"): {"mcpServers": {"name": {"type": "local"|"stdio"|"http"|"sse", "command",
 // "args", "env", "url", "headers", "tools": ["*"]}}}. The file sits in ~/.copilot, or in
-// $XDG_CONFIG_HOME/.copilot when XDG_CONFIG_HOME is set (same page). Strict JSON.
+// $COPILOT_HOME: releases since 1.0 ignore XDG_CONFIG_HOME (github/copilot-cli issues
+// 1750 and 1954, where its maintainer says the XDG support was removed). Strict JSON.
 
 #include <errno.h>
 #include <stdlib.h>
@@ -46,8 +47,8 @@ static int map_copilot(const char *name, yajl_val in, yajl_val *outp, char **why
 void source_copilot_collect(const ConfigSource *src, const DiscoverOptions *opt,
                             const Settings *settings, ConfigSet *set)
 {
-    const char *xdg = getenv("XDG_CONFIG_HOME");
-    _cleanup_free_ char *path = xdg && xdg[0] == '/' ? paths_join(xdg, ".copilot/mcp-config.json")
+    const char *dir = getenv("COPILOT_HOME");
+    _cleanup_free_ char *path = dir && dir[0] == '/' ? paths_join(dir, "mcp-config.json")
                                                      : source_home_path(".copilot/mcp-config.json");
 
     source_load_project_then_user(src, opt, settings, set, NULL, path, "mcpServers", map_copilot,
