@@ -12,15 +12,8 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/claude-json.h"
+#include "tests/unit/test-text.h"
 #include "tests/unit/test.h"
-
-/* CHECK, and on failure the text that was checked. */
-#define CHECK_MSG(cond, fmt, arg)                                                                  \
-    do {                                                                                           \
-        CHECK(cond);                                                                               \
-        if (!(cond))                                                                               \
-            fprintf(stderr, "  got: " fmt "\n", arg);                                              \
-    } while (0)
 
 static const char *sample =
     "{\"numStartups\": 41, \"tipsHistory\": {\"a\": 1}, \"history\": [{\"display\": \"x\"}],\n"

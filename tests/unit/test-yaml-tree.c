@@ -6,15 +6,8 @@
 #include "common/json.h"
 #include "common/util.h"
 #include "daemon/yaml-tree.h"
+#include "tests/unit/test-text.h"
 #include "tests/unit/test.h"
-
-/* CHECK, and on failure the text that was checked. */
-#define CHECK_MSG(cond, fmt, arg)                                                                  \
-    do {                                                                                           \
-        CHECK(cond);                                                                               \
-        if (!(cond))                                                                               \
-            fprintf(stderr, "  got: " fmt "\n", arg);                                              \
-    } while (0)
 
 static char *as_json(const char *yaml)
 {
