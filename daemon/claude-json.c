@@ -381,16 +381,57 @@ fail:
     return r;
 }
 
+/*
+ * The last file read, by identity, size and change times, with what was kept. A reload, or
+ * agents opening several projects at once, then reads a 240 MB file once rather than once
+ * per workspace; any write to the file (Claude Code writes it after every message) changes
+ * its mtime and size, and the next read parses it again.
+ */
+static struct {
+    char *path;
+    struct stat st;
+    yajl_val kept;
+} cache;
+
+static bool cache_hit(const char *path, const struct stat *st)
+{
+    return cache.path && streq(cache.path, path) && cache.st.st_dev == st->st_dev &&
+           cache.st.st_ino == st->st_ino && cache.st.st_size == st->st_size &&
+           cache.st.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+           cache.st.st_mtim.tv_nsec == st->st_mtim.tv_nsec &&
+           cache.st.st_ctim.tv_sec == st->st_ctim.tv_sec &&
+           cache.st.st_ctim.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static void cache_store(const char *path, const struct stat *st, yajl_val kept)
+{
+    free(cache.path);
+    json_free(cache.kept);
+    cache.path = xstrdup(path);
+    cache.st = *st;
+    cache.kept = json_copy(kept);
+}
+
 int claude_json_read(const char *path, bool follow, yajl_val *outp, char **whyp)
 {
     _cleanup_close_ int fd = open_regular(path, follow, whyp);
     char buf[CLAUDE_JSON_CHUNK_BYTES];
+    struct stat st;
     Stream s;
     ssize_t n;
     int r = 0;
 
     if (fd < 0)
         return fd;
+    if (fstat(fd, &st) < 0) {
+        r = -errno;
+        *whyp = xasprintf("cannot stat: %s", strerror(-r));
+        return r;
+    }
+    if (cache_hit(path, &st)) {
+        *outp = json_copy(cache.kept);
+        return 0;
+    }
     stream_init(&s);
     while (r == 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
         if (n < 0 && errno == EINTR)
@@ -405,5 +446,7 @@ int claude_json_read(const char *path, bool follow, yajl_val *outp, char **whyp)
     if (r == 0)
         r = stream_finish(&s, outp, whyp);
     stream_deinit(&s);
+    if (r == 0)
+        cache_store(path, &st, *outp);
     return r;
 }

@@ -111,11 +111,33 @@ static void test_not_regular_refused(void)
     test_rm_rf(tmp);
 }
 
+/* A second read of an unchanged file gives the same; a changed file is read again. */
+static void test_unchanged_file_read_once(void)
+{
+    _cleanup_free_ char *tmp = test_tmpdir(), *path = paths_join(tmp, "claude.json");
+    _cleanup_free_ char *why = NULL;
+    yajl_val a = NULL, b = NULL, c = NULL;
+
+    test_write_file(path, "{\"mcpServers\": {\"one\": {\"command\": \"1\"}}}");
+    CHECK_INTEQ(claude_json_read(path, true, &a, &why), 0);
+    CHECK_INTEQ(claude_json_read(path, true, &b, &why), 0);
+    CHECK(a && b && a != b && json_equal(a, b));
+    test_write_file(path, "{\"mcpServers\": {\"two\": {\"command\": \"22\"}}}");
+    CHECK_INTEQ(claude_json_read(path, true, &c, &why), 0);
+    CHECK(json_get(json_get(c, "mcpServers"), "two") != NULL);
+    CHECK(json_get(json_get(c, "mcpServers"), "one") == NULL);
+    json_free(a);
+    json_free(b);
+    json_free(c);
+    test_rm_rf(tmp);
+}
+
 int main(void)
 {
     RUN(test_keeps_only_what_discovery_needs);
     RUN(test_errors_name_line_and_column);
     RUN(test_large_file_streams);
     RUN(test_not_regular_refused);
+    RUN(test_unchanged_file_read_once);
     return test_main_result();
 }
