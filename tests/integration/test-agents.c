@@ -80,6 +80,7 @@ static char *install_fixtures(Harness *h)
     _cleanup_free_ char *path = xasprintf("%s/bin:%s", h->dir, getenv("PATH"));
     setenv("PATH", path, 1);
     unsetenv("COPILOT_HOME");
+    unsetenv("CODEX_HOME");
     return root;
 }
 
@@ -128,6 +129,7 @@ static const Winner winners[] = {
     {"continue-pw", "continue", "project/.continue/mcpServers/playwright-mcp.yaml", "project",
      "stdio", true},
     {"continue-user", "continue", "home/.continue/config.yaml", "user", "stdio", true},
+    {"codex-ml", "codex", "home/.codex/config.toml", "user", "stdio", true},
     {"steady", "mcpd", "config/mcpd/mcp.json", "user", "stdio", true},
 };
 
