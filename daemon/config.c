@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "common/json.h"
+#include "common/jsonc.h"
 #include "common/jsonrpc.h"
 #include "common/log.h"
 #include "common/paths.h"
@@ -482,11 +483,13 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
 int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_val *outp)
 {
     _cleanup_free_ char *text = NULL, *why = NULL;
-    int r = config_read_text(set, path, level, &text, NULL);
+    size_t len = 0;
+    int r = config_read_text(set, path, level, &text, &len);
 
     if (r < 0)
         return r;
-    *outp = json_parse(text, &why);
+    /* Errors name the line and column; a duplicate key keeps its last value (JSON.parse). */
+    *outp = jsonc_parse_strict(text, len, &why);
     if (!*outp) {
         config_set_problem(set, path, NULL, "invalid JSON: %s; fix the file or move it away", why);
         return -EINVAL;

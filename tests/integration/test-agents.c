@@ -99,6 +99,8 @@ static const Winner winners[] = {
     {"copilot-http", "copilot", "home/.copilot/mcp-config.json", "user", "http", true},
     {"desktop-fs", "claude-desktop", "config/Claude/claude_desktop_config.json", "user", "stdio",
      true},
+    {"desktop-dup", "claude-desktop", "config/Claude/claude_desktop_config.json", "user", "stdio",
+     true},
     {"oc-shared", "opencode", "project/opencode.json", "project", "stdio", true},
     {"oc-proj", "opencode", "project/opencode.json", "project", "stdio", true},
     {"ocglobal", "opencode", "config/opencode/opencode.jsonc", "user", "stdio", true},
@@ -251,6 +253,12 @@ static void test_every_agent(void)
     CHECK_MSG(json_array_len(servers) == N_ELEMENTS(winners), "%zu servers, want %zu",
               json_array_len(servers), N_ELEMENTS(winners));
     check_precedence_and_problems(&h, d);
+    /* A duplicate key: the last one wins, as JSON.parse does. */
+    yajl_val dup = json_get(find_named(servers, "desktop-dup", NULL), "config");
+    yajl_val dup_args = json_get_array(dup, "args");
+    CHECK_MSG(json_array_len(dup_args) == 1 &&
+                  streq(json_array_at(dup_args, 0)->u.string, "second"),
+              "desktop-dup: %s", dup ? "wrong args" : "missing");
     json_free(d);
     check_tools(c);
 
