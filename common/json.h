@@ -14,7 +14,52 @@
  * malloc() mix freely with parsed ones: a parsed request can be edited in place and written out.
  */
 
-/** Parse one NUL-terminated JSON text; on failure return NULL and, if errp, a message to free. */
+/*
+ * Nesting limit for every JSON text mcpd reads (sockets, stdio, HTTP bodies, SSE events, cache
+ * and config files), enforced while parsing, before a tree exists. Real tool inputSchemas nest
+ * well under 20 levels (object, properties, a property, items, ...); 128 leaves ample room while
+ * bounding every recursive walk of a tree (free, copy, write, compare) to a few KiB of stack.
+ * Trees built by code wrap parsed values in a fixed, small number of levels (a merged tools/list
+ * re-embeds each inputSchema at the same depth the server sent it, under result.tools[i]), so
+ * they stay within JSON_MAX_DEPTH plus a constant. jsonscan uses the same limit.
+ */
+#define JSON_MAX_DEPTH 128
+
+/*
+ * Values (scalars, arrays, objects) in one JSON text. A 16 MiB message can hold 8M of them,
+ * which takes seconds and ~660 MiB to build as a tree while every other agent waits. The
+ * largest legitimate texts seen (a tools/list of 1000 tools with rich schemas, a structured
+ * result of a large table) hold a few hundred thousand; 1M (2^20) parses in about a tenth of a
+ * second and bounds a tree to ~70 MiB. jsonscan counts the same way.
+ */
+#define JSON_MAX_VALUES (1024 * 1024)
+
+/* Outcomes of json_parse_full() beyond 0. */
+enum {
+    JSON_E_SYNTAX = 1, /* not JSON */
+    JSON_E_DEPTH,      /* nested deeper than JSON_MAX_DEPTH */
+    JSON_E_VALUES,     /* more than JSON_MAX_VALUES values */
+    JSON_E_UTF8,       /* invalid UTF-8 or a lone surrogate escape (JSON_UTF8_REFUSE only) */
+};
+
+/*
+ * What to do with invalid UTF-8 (overlong forms, surrogates raw or as lone \uD800 escapes, values
+ * past U+10FFFF, truncated sequences). Either way no invalid text enters a tree, so none is
+ * ever forwarded. mcpd refuses it from agents (they can fix and resend their request) and
+ * repairs it from servers, files and everything else (one bad tool description must not lose a
+ * whole server).
+ */
+typedef enum JsonUtf8Mode {
+    JSON_UTF8_REPAIR, /* each bad byte or lone surrogate escape becomes U+FFFD */
+    JSON_UTF8_REFUSE, /* the text is refused with JSON_E_UTF8 */
+} JsonUtf8Mode;
+
+/**
+ * Parse text[0..n) into *outp. Return 0, or a positive JSON_E_* with *outp NULL and, if errp,
+ * a message (to free) naming the problem or the limit.
+ */
+int json_parse_full(yajl_val *outp, const char *text, size_t n, JsonUtf8Mode mode, char **errp);
+/** Parse one NUL-terminated JSON text, repairing UTF-8; on failure NULL and *errp (to free). */
 yajl_val json_parse(const char *text, char **errp);
 /** Release a value; returns NULL. */
 yajl_val json_free(yajl_val v);

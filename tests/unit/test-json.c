@@ -111,7 +111,7 @@ static void test_parse_invalid(void)
 {
     static const char *const bad[] = {
         "",     "{",       "[1,]",    "{\"a\":}", "{\"a\" 1}", "nul", "\"unterminated",
-        "{} x", "[1] [2]", "{'a':1}", "\"\xff\"",
+        "{} x", "[1] [2]", "{'a':1}",
     };
 
     for (size_t i = 0; i < N_ELEMENTS(bad); i++) {
