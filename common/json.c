@@ -290,6 +290,9 @@ yajl_val json_string_new_lossy(const char *s, size_t n)
     return v;
 }
 
+/* Integers of at most 53 bits are exactly representable as doubles (IEEE 754 binary64). */
+#define EXACT_DOUBLE_INT (INT64_C(1) << 53)
+
 yajl_val json_number_new_raw(const char *text)
 {
     yajl_val v = node_new(yajl_t_number);
@@ -298,8 +301,15 @@ yajl_val json_number_new_raw(const char *text)
     v->u.number.r = xstrdup(text);
     errno = 0;
     v->u.number.i = strtoll(text, &end, 10);
-    if (errno == 0 && *end == '\0')
+    if (errno == 0 && *end == '\0') {
         v->u.number.flags |= YAJL_NUMBER_INT_VALID;
+        /* Integers up to 2^53 convert exactly, without strtod (the slow half of a parse). */
+        if (v->u.number.i >= -EXACT_DOUBLE_INT && v->u.number.i <= EXACT_DOUBLE_INT) {
+            v->u.number.d = (double)v->u.number.i;
+            v->u.number.flags |= YAJL_NUMBER_DOUBLE_VALID;
+            return v;
+        }
+    }
     errno = 0;
     v->u.number.d = strtod(text, &end);
     if (errno == 0 && *end == '\0')
