@@ -12,6 +12,14 @@
 /*
  * Values are yajl trees. yajl_tree_free() releases nodes with free(), so nodes built here with
  * malloc() mix freely with parsed ones: a parsed request can be edited in place and written out.
+ *
+ * The walks over trees (json_free, json_copy, json_equal, json_write, and expand_value in
+ * daemon/config.c) recurse once per level. That is safe because every tree is shallow:
+ * json_parse_full() refuses texts deeper than JSON_MAX_DEPTH before building anything; code only
+ * wraps parsed values in a fixed number of levels; toml_parse() bounds inline nesting and the
+ * parts of a dotted key to TOML_MAX_DEPTH each, so a TOML tree has at most a few thousand levels
+ * (64 nested inline tables, each under a 64-part key), far from any stack limit. Parsing itself
+ * never recurses (yajl keeps its own stack).
  */
 
 /*
