@@ -92,22 +92,33 @@ static const char *seq_problem(const unsigned char *p, size_t n)
 }
 
 /*
- * Walk s once; call fix for each problem (offset, bytes to skip, whether it is an escape).
- * Stops at the first problem when fix is NULL. Returns whether the text was clean.
+ * Walk the JSON text s once, tracking whether we are inside a string so that an escaped
+ * backslash followed by "u" is not taken for an escape. The first problem goes to *probp. With
+ * out, the text is copied there with each problem replaced (counted in *n_fixedp); without it,
+ * the walk stops at the first problem. Returns whether the text was clean.
  */
 static bool walk(const char *s, size_t n, Utf8Problem *probp, StrBuf *out, size_t *n_fixedp)
 {
     const unsigned char *p = (const unsigned char *)s;
-    bool in_string = false, clean = true;
+    enum { CODE, STRING, LINE_COMMENT, BLOCK_COMMENT } at = CODE;
+    bool clean = true;
     size_t run = 0, i = 0;
 
     while (i < n) {
         unsigned char c = p[i];
         size_t k = 1;
-        bool bad = false, escape = false;
+        bool bad = false, escape = false, in_string = at == STRING;
 
-        if (c == '"') {
-            in_string = !in_string;
+        /* yajl takes comments (config files carry them): a quote inside one opens no string. */
+        if (at == CODE && c == '/' && i + 1 < n && (s[i + 1] == '/' || s[i + 1] == '*')) {
+            at = s[i + 1] == '/' ? LINE_COMMENT : BLOCK_COMMENT;
+            k = 2;
+        } else if ((at == LINE_COMMENT && c == '\n') ||
+                   (at == BLOCK_COMMENT && c == '*' && i + 1 < n && s[i + 1] == '/')) {
+            k = at == LINE_COMMENT ? 1 : 2;
+            at = CODE;
+        } else if (c == '"' && (at == CODE || at == STRING)) {
+            at = at == CODE ? STRING : CODE;
         } else if (c == '\\' && in_string && i + 1 < n && s[i + 1] == 'u') {
             k = utf8_escape_len(s + i, n - i);
             if (!k) {

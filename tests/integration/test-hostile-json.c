@@ -173,13 +173,20 @@ static void test_bad_utf8(Harness *h)
                        "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":"
                        "{\"name\":\"nope\xc0\xaf\",\"arguments\":{}}}\n"
                        "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/call\",\"params\":"
-                       "{\"name\":\"nope\\udc00\",\"arguments\":{}}}\n",
+                       "{\"name\":\"nope\\udc00\",\"arguments\":{}}}\n"
+                       "/* \" */ {\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"tools/call\","
+                       "\"params\":{\"name\":\"nope\\udc00\",\"arguments\":{}}}\n",
                        NULL);
     CHECK(strict_utf8(out));
     CHECK_MSG(strstr(out, "\"id\":12,\"error\":{\"code\":-32600") && strstr(out, "overlong form"),
               "got %.500s", out);
     CHECK_MSG(strstr(out, "\"id\":13,\"error\":{\"code\":-32600") && strstr(out, "surrogate"),
               "got %.500s", out);
+    /* A quote in a comment does not hide the escape from the check (the comment before the
+     * message keeps its id from being recovered, so the refusal goes to id null). */
+    const char *after = strstr(out, "\"id\":13");
+    const char *null_id = after ? strstr(after, "\"id\":null,\"error\":{\"code\":-32600") : NULL;
+    CHECK_MSG(null_id && strstr(null_id, "lone UTF-16 surrogate escape"), "got %s", after);
     h_check_healthy(h, "invalid UTF-8 from a server and from an agent", CONTROL);
 }
 

@@ -645,6 +645,12 @@ static void test_utf8_repair_or_refuse(void)
     CHECK_STREQ(json_array_at(pair, 1)->u.string, "x\xef\xbf\xbdy");
     _cleanup_json_ yajl_val key = json_parse("{\"k\\u0000\":1}", NULL);
     CHECK(json_get(key, "k\xef\xbf\xbd") != NULL);
+    /* A quote in a comment cannot hide an escape from the check. */
+    static const char hidden[] = "/* \" */ {\"d\":\"\\udc00\"}";
+    _cleanup_json_ yajl_val h = NULL;
+    CHECK_INTEQ(parse_code(hidden, JSON_UTF8_REFUSE, NULL), JSON_E_UTF8);
+    CHECK_INTEQ(json_parse_full(&h, hidden, strlen(hidden), JSON_UTF8_REPAIR, NULL), 0);
+    CHECK_STREQ(json_get_string(h, "d"), "\xef\xbf\xbd");
     /* Comments stay allowed (editors' config files carry them). */
     _cleanup_json_ yajl_val c = json_parse("/* c */ {\"a\": 1 // d\n}", NULL);
     CHECK(json_get(c, "a") != NULL);

@@ -129,6 +129,12 @@ static void test_json_check(void)
     CHECK(check("{\"a\":\"h\xc3\xa9\\u00e9\\ud83d\\ude00\"}", &prob));
     /* An escaped backslash followed by "ud800" is text, not an escape. */
     CHECK(check("\"\\\\ud800\"", &prob));
+    /* A quote inside a comment opens no string: the escape after it is still checked. */
+    CHECK(!check("/* \" */ {\"a\":\"\\udc00\"}", &prob));
+    CHECK_STREQ(prob.why, "lone UTF-16 surrogate escape");
+    CHECK(!check("// it's \"\n[\"\\ud800\"]", &prob));
+    CHECK_INTEQ(prob.offset, 12);
+    CHECK(check("[\"/* \\ud83d\\ude00\"] /* \\ud800 */", &prob));
     CHECK(!check("\"ab\xc0\xaf\"", &prob));
     CHECK_INTEQ(prob.offset, 3);
     CHECK_STREQ(prob.why, "overlong form");
