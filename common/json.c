@@ -515,8 +515,21 @@ void json_write_string(StrBuf *sb, const char *s, size_t n)
     strbuf_putc(sb, '"');
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\')
             continue;
+        if (c >= 0x80) {
+            /* Parsed strings are valid already; this catches text built from raw bytes
+             * (stderr lines, file names), so mcpd never writes invalid UTF-8. */
+            size_t k = utf8_seq_len((const unsigned char *)s + i, n - i);
+            if (k) {
+                i += k - 1;
+                continue;
+            }
+            strbuf_append(sb, s + run, i - run);
+            strbuf_append(sb, UTF8_REPLACEMENT, UTF8_REPLACEMENT_LEN);
+            run = i + 1;
+            continue;
+        }
         strbuf_append(sb, s + run, i - run);
         run = i + 1;
         switch (c) {

@@ -124,7 +124,7 @@ static inline yajl_val json_array_at(yajl_val a, size_t i)
 void json_write(StrBuf *sb, yajl_val v);
 /** Same, with object keys sorted recursively (stable text for hashing). */
 void json_write_sorted(StrBuf *sb, yajl_val v);
-/** Append s as a quoted, escaped JSON string. */
+/** Append s as a quoted, escaped JSON string; invalid UTF-8 in s is written as U+FFFD. */
 void json_write_string(StrBuf *sb, const char *s, size_t n);
 /** Serialise v into a new string. */
 char *json_to_string(yajl_val v);

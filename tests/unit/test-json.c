@@ -656,6 +656,17 @@ static void test_utf8_repair_or_refuse(void)
     CHECK(json_get(c, "a") != NULL);
 }
 
+/* Strings built from raw bytes are written as valid UTF-8 all the same. */
+static void test_write_repairs_utf8(void)
+{
+    _cleanup_json_ yajl_val v = json_string_new("a\xc0\xaf\xe2\x82\xac\xed\xa0\x80"
+                                                "b\xe2\x82");
+    _cleanup_free_ char *text = write_str(v);
+
+    CHECK_STREQ(text, "\"a\xef\xbf\xbd\xef\xbf\xbd\xe2\x82\xac\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                      "b\xef\xbf\xbd\xef\xbf\xbd\"");
+}
+
 static void test_int64_limits(void)
 {
     _cleanup_json_ yajl_val v = json_parse("[-9223372036854775808, 9223372036854775807, "
@@ -694,5 +705,6 @@ int main(void)
     RUN(test_values_limit);
     RUN(test_utf8_repair_or_refuse);
     RUN(test_int64_limits);
+    RUN(test_write_repairs_utf8);
     return test_main_result();
 }
