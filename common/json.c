@@ -166,6 +166,11 @@ static const yajl_callbacks builder_callbacks = {
     .yajl_end_array = on_end,
 };
 
+static char *values_message(void)
+{
+    return xasprintf("more than %d values in one JSON text (mcpd's limit)", JSON_MAX_VALUES);
+}
+
 /* Run yajl over text (already known to be valid UTF-8) into b; return 0 or a JSON_E_*. */
 static int builder_run(Builder *b, const char *text, size_t n, char **errp)
 {
@@ -191,7 +196,7 @@ static int builder_run(Builder *b, const char *text, size_t n, char **errp)
     } else if (b->error == JSON_E_DEPTH && errp) {
         *errp = xasprintf("JSON nested deeper than %d levels (mcpd's limit)", JSON_MAX_DEPTH);
     } else if (b->error == JSON_E_VALUES && errp) {
-        *errp = xasprintf("more than %d values in one JSON text (mcpd's limit)", JSON_MAX_VALUES);
+        *errp = values_message();
     }
     yajl_free(h);
     for (size_t i = 0; i < b->depth; i++)
@@ -206,10 +211,19 @@ int json_parse_full(yajl_val *outp, const char *text, size_t n, JsonUtf8Mode mod
     _cleanup_free_ Builder *b = xcalloc(1, sizeof(*b));
     _cleanup_free_ char *fixed = NULL;
     Utf8Problem prob;
+    size_t n_commas = 0;
     int r;
 
     *outp = NULL;
-    if (!utf8_json_check(text, n, &prob)) {
+    if (utf8_json_check(text, n, &prob, &n_commas)) {
+        /* Values outnumber commas: refuse a text that must be too large before building any of
+         * it, so the refusal costs one pass over the bytes, not a tree of JSON_MAX_VALUES. */
+        if (n_commas >= JSON_MAX_VALUES) {
+            if (errp)
+                *errp = values_message();
+            return JSON_E_VALUES;
+        }
+    } else {
         if (mode == JSON_UTF8_REFUSE) {
             if (errp)
                 *errp = xasprintf("invalid UTF-8 at byte %zu (%s); send UTF-8 text", prob.offset,

@@ -95,9 +95,11 @@ static const char *seq_problem(const unsigned char *p, size_t n)
  * Walk the JSON text s once, tracking whether we are inside a string so that an escaped
  * backslash followed by "u" is not taken for an escape. The first problem goes to *probp. With
  * out, the text is copied there with each problem replaced (counted in *n_fixedp); without it,
- * the walk stops at the first problem. Returns whether the text was clean.
+ * the walk stops at the first problem. Commas outside strings and comments are counted in
+ * *n_commasp. Returns whether the text was clean.
  */
-static bool walk(const char *s, size_t n, Utf8Problem *probp, StrBuf *out, size_t *n_fixedp)
+static bool walk(const char *s, size_t n, Utf8Problem *probp, StrBuf *out, size_t *n_fixedp,
+                 size_t *n_commasp)
 {
     const unsigned char *p = (const unsigned char *)s;
     enum { CODE, STRING, LINE_COMMENT, BLOCK_COMMENT } at = CODE;
@@ -119,6 +121,8 @@ static bool walk(const char *s, size_t n, Utf8Problem *probp, StrBuf *out, size_
             at = CODE;
         } else if (c == '"' && (at == CODE || at == STRING)) {
             at = at == CODE ? STRING : CODE;
+        } else if (c == ',' && at == CODE) {
+            (*n_commasp)++;
         } else if (c == '\\' && in_string && i + 1 < n && s[i + 1] == 'u') {
             k = utf8_escape_len(s + i, n - i);
             if (!k) {
@@ -156,18 +160,23 @@ static bool walk(const char *s, size_t n, Utf8Problem *probp, StrBuf *out, size_
     return clean;
 }
 
-bool utf8_json_check(const char *s, size_t n, Utf8Problem *probp)
+bool utf8_json_check(const char *s, size_t n, Utf8Problem *probp, size_t *n_commasp)
 {
-    return walk(s, n, probp, NULL, NULL);
+    size_t commas = 0;
+    bool ok = walk(s, n, probp, NULL, NULL, &commas);
+
+    if (n_commasp)
+        *n_commasp = commas;
+    return ok;
 }
 
 char *utf8_json_repair(const char *s, size_t n, size_t *n_fixedp)
 {
     StrBuf sb = STRBUF_INIT;
-    size_t fixed = 0;
+    size_t fixed = 0, commas = 0;
 
     strbuf_reserve(&sb, n + 16);
-    walk(s, n, NULL, &sb, &fixed);
+    walk(s, n, NULL, &sb, &fixed, &commas);
     if (n_fixedp)
         *n_fixedp = fixed;
     return strbuf_detach(&sb, NULL);

@@ -33,9 +33,11 @@ typedef struct Utf8Problem {
 /**
  * Scan a JSON text: every byte must be strict UTF-8, and every \u escape inside a string must
  * name a character. Return true when all is well; otherwise false with *probp describing the
- * first problem. Syntax is not checked (the parser does that).
+ * first problem. Syntax is not checked (the parser does that). When the text is clean and
+ * n_commasp is not NULL, *n_commasp is the number of commas outside strings and comments: each
+ * is followed by a value of its own, so the text holds more values than that.
  */
-bool utf8_json_check(const char *s, size_t n, Utf8Problem *probp);
+bool utf8_json_check(const char *s, size_t n, Utf8Problem *probp, size_t *n_commasp);
 
 /**
  * A copy of the JSON text s[0..n) (NUL-terminated, to free) in which each invalid byte becomes

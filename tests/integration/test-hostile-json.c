@@ -93,7 +93,7 @@ static char *raw_exchange(Harness *h, bool init, const char *lines, const char *
 static bool strict_utf8(const char *out)
 {
     Utf8Problem prob;
-    bool ok = utf8_json_check(out, strlen(out), &prob);
+    bool ok = utf8_json_check(out, strlen(out), &prob, NULL);
 
     if (!ok)
         fprintf(stderr, "invalid UTF-8 at byte %zu (%s)\n", prob.offset, prob.why);

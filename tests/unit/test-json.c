@@ -624,6 +624,16 @@ static void test_values_limit(void)
     json_free(v);
     CHECK_INTEQ(parse_code(over, JSON_UTF8_REFUSE, &err), JSON_E_VALUES);
     CHECK_STREQ(err, "more than 1048576 values in one JSON text (mcpd's limit)");
+    /* Fewer commas than values: the limit is met while building, not by the comma count. */
+    StrBuf sb = STRBUF_INIT;
+    _cleanup_free_ char *err2 = NULL;
+    strbuf_puts(&sb, "[[0]");
+    for (size_t i = 1; i <= JSON_MAX_VALUES / 2; i++)
+        strbuf_puts(&sb, ",[0]");
+    strbuf_putc(&sb, ']');
+    CHECK_INTEQ(parse_code(sb.data, JSON_UTF8_REFUSE, &err2), JSON_E_VALUES);
+    CHECK_STREQ(err2, "more than 1048576 values in one JSON text (mcpd's limit)");
+    strbuf_deinit(&sb);
 }
 
 static void test_utf8_repair_or_refuse(void)

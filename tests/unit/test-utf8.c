@@ -114,7 +114,7 @@ static void test_escapes(void)
 
 static bool check(const char *s, Utf8Problem *probp)
 {
-    return utf8_json_check(s, strlen(s), probp);
+    return utf8_json_check(s, strlen(s), probp, NULL);
 }
 
 static char *repair(const char *s, size_t *n_fixedp)
@@ -135,6 +135,9 @@ static void test_json_check(void)
     CHECK(!check("// it's \"\n[\"\\ud800\"]", &prob));
     CHECK_INTEQ(prob.offset, 12);
     CHECK(check("[\"/* \\ud83d\\ude00\"] /* \\ud800 */", &prob));
+    size_t commas = 0;
+    CHECK(utf8_json_check("[1,\",\",{\"a,\":2}] // ,\n/* , */", 29, &prob, &commas));
+    CHECK_INTEQ(commas, 2);
     CHECK(!check("\"ab\xc0\xaf\"", &prob));
     CHECK_INTEQ(prob.offset, 3);
     CHECK_STREQ(prob.why, "overlong form");
@@ -166,7 +169,7 @@ static void test_json_repair(void)
     /* What the repair produces always passes the check. */
     static const char junk[] = "\"\xff\xfe\xed\xbf\xbf\\udfff\\ud800\\\\ud800\xf0\x9f\x98\"";
     _cleanup_free_ char *d = utf8_json_repair(junk, sizeof(junk) - 1, &n);
-    CHECK(utf8_json_check(d, strlen(d), NULL));
+    CHECK(utf8_json_check(d, strlen(d), NULL, NULL));
     CHECK(n >= 6);
 }
 
