@@ -3,9 +3,11 @@
 
 /*
  * The input is cut into reads the way a socket would deliver it: the first byte picks the read
- * size, so lines arrive whole, split and merged. The line limit is small, so the too-long path
- * (report once, skip to the newline) runs often. Every parsed message is written back out the
- * way the daemon answers, which runs the writers on hostile ids and values.
+ * size, so lines arrive whole, split and merged. Its low bit picks the line limit: a small one,
+ * so the too-long path (report once, skip to the newline) runs often, or the daemon's own, so
+ * that inputs up to -max_len (fuzz-jsonrpc.options: over 1 MiB) reach the parser whole: deep
+ * nesting and huge values only show there. Every parsed message is written back out the way the
+ * daemon answers, which runs the writers on hostile ids and values.
  */
 
 #include <stddef.h>
@@ -17,7 +19,7 @@
 #include "common/strbuf.h"
 
 /* Small enough that a few kilobytes of input cross it. */
-#define FUZZ_MAX_LINE 4096
+#define FUZZ_SMALL_LINE 4096
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -50,7 +52,7 @@ static void handle_line(const char *line, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     Framer f;
-    size_t chunk, off = 1;
+    size_t chunk, off = 1, max;
     char *line;
     size_t len;
     int r;
@@ -58,7 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     chunk = (size_t)data[0] + 1;
-    framer_init(&f, FUZZ_MAX_LINE);
+    max = data[0] & 1 ? FUZZ_SMALL_LINE : JSONRPC_MAX_LINE_DEFAULT;
+    framer_init(&f, max);
     while (off < size) {
         size_t n = size - off < chunk ? size - off : chunk;
         framer_feed(&f, data + off, n);
@@ -66,11 +69,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         while ((r = framer_next(&f, &line, &len)) != FRAMER_E_AGAIN) {
             if (r == FRAMER_E_TOOBIG)
                 continue;
-            if (len > FUZZ_MAX_LINE || line[len] != '\0')
+            if (len > max || line[len] != '\0')
                 abort();
             handle_line(line, len);
         }
-        if (framer_pending(&f) > FUZZ_MAX_LINE + chunk)
+        if (framer_pending(&f) > max + chunk)
             abort(); /* a skipped line must not be buffered */
     }
     framer_deinit(&f);
