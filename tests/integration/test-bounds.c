@@ -191,6 +191,47 @@ static void part_bounds(void)
     h_teardown(&h);
 }
 
+/*
+ * maxListBytes: pages of 100 tools (about 53 KB each) against a 64 KiB bound. The page that
+ * crosses it is kept, so two pages are: 200 tools.
+ */
+#define LIST_BYTES     65536
+#define BYTES_PAGE     "100"
+#define BYTES_EXPECTED 200
+
+static void part_list_bytes(void)
+{
+    Harness h;
+    mcpc_client *c;
+    _cleanup_free_ char *cfg = NULL, *settings = NULL, *note = NULL;
+    bool found;
+
+    h_setup(&h, "bytes");
+    cfg = xasprintf("{\"mcpServers\": {"
+                    "\"steady\": {\"command\": \"%1$s\"},"
+                    "\"wide\": {\"command\": \"%1$s\", \"args\": [\"--only-generic\", \"--tools\","
+                    " \"%2$s\", \"--page-size\", \"%3$s\"]}"
+                    "}}",
+                    h_fake(), PAGED_TOOLS, BYTES_PAGE);
+    settings = xasprintf("{\"maxListBytes\": %d}", LIST_BYTES);
+    h_write_config(&h, cfg);
+    h_write_settings(&h, settings);
+    h_start(&h, NULL);
+    c = h_client(&h, "bytes");
+    h_settle(&h, c, "steady", "wide", NULL);
+    note = server_str(c, "wide", "toolsLimit");
+    CHECK_MSG(server_int(c, "wide", "tools") == BYTES_EXPECTED, "wide has %lld tools",
+              (long long)server_int(c, "wide", "tools"));
+    CHECK_MSG(strstr(note, "bytes") && strstr(note, "maxListBytes"), "wide note: %s", note);
+    CHECK(server_int(c, "wide", "toolLists") == 1);
+    h_list_count(c, "mcp_wide_tool199", &found);
+    CHECK(found);
+    h_check_healthy(&h, "a server's list is larger than maxListBytes", CONTROL);
+    mcpc_free(c);
+    CHECK(h_stop(&h) == 0);
+    h_teardown(&h);
+}
+
 /* ---------------------------------------------------------------- the private cache */
 
 /* The cache file of server name (the only one starting "name-"), or NULL. */
@@ -338,6 +379,7 @@ int main(void)
     /* mcpd inherits it; a build without ASan ignores it. */
     setenv("ASAN_OPTIONS", opts ? opts : ASAN_QUARANTINE_OPTION, 1);
     part_bounds();
+    part_list_bytes();
     part_cache();
     return h_finish("test-bounds");
 }
