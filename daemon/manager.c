@@ -135,9 +135,15 @@ static void server_arm_health(Server *s)
 }
 
 /* Close the session, if any; the transport finishes shutting down in the background. */
+static void server_store_cache(Server *s);
+
 static void server_close_upstream(Server *s)
 {
     Upstream *u = s->up;
+
+    /* A re-list's write still waiting is done now, while the session's serverInfo is known. */
+    if (u && evtimer_pending(s->ev_cache, NULL))
+        server_store_cache(s);
 
     resolve_cancel(s->resolving); /* a resolution in flight: its commands are killed */
     s->resolving = NULL;
@@ -610,9 +616,6 @@ static void server_remove(Server *s)
     Manager *m = s->m;
 
     server_clear_timers(s);
-    /* A re-list's write still waiting is done now, while the session's serverInfo is known. */
-    if (evtimer_pending(s->ev_cache, NULL))
-        server_store_cache(s);
     server_close_upstream(s);
     s->state = SERVER_STOPPED;
     calls_server_removed(s);
