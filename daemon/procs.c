@@ -60,6 +60,30 @@ char *procs_child_env(uint64_t serial)
     return xasprintf(PROCS_ENV_NAME "=%s-%llu", instance, (unsigned long long)serial);
 }
 
+static void read_boot_id(char *out, size_t size)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+    snprintf(out, size, "-");
+    if (f) {
+        if (fgets(out, (int)size, f))
+            out[strcspn(out, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
+/* Who we are (never chosen by a scan) and which boot this is (records of others are void). */
+static void ensure_identity(void)
+{
+    ProcInfo pi;
+
+    if (self.pid == getpid())
+        return;
+    self.pid = getpid();
+    self.start = procs_read_info(self.pid, &pi) == 0 ? pi.start : 0;
+    read_boot_id(boot_id, sizeof(boot_id));
+}
+
 /* Give the reserved fds back to the process for a moment, and take them again after. */
 static void reserve_release(void)
 {
@@ -199,7 +223,7 @@ static int cmp_info(const void *a, const void *b)
 static ssize_t scan_find(const Scan *s, pid_t pid)
 {
     ProcInfo key = {.pid = pid};
-    const ProcInfo *f = bsearch(&key, s->p, s->n, sizeof(*s->p), cmp_info);
+    const ProcInfo *f = s->n ? bsearch(&key, s->p, s->n, sizeof(*s->p), cmp_info) : NULL;
     return f ? f - s->p : -1;
 }
 
@@ -239,7 +263,8 @@ static int scan_load(Scan *s, int procfd)
         log_warning("more than %d processes of uid %u: only the first were checked", SCAN_MAX,
                     (unsigned)uid);
     closedir(d);
-    qsort(s->p, s->n, sizeof(*s->p), cmp_info);
+    if (s->n)
+        qsort(s->p, s->n, sizeof(*s->p), cmp_info);
     s->chosen = xcalloc(s->n ? s->n : 1, sizeof(bool));
     return 0;
 }
@@ -302,6 +327,7 @@ unsigned procs_signal(const ProcTarget *t, int sig)
     size_t n_seen = 0;
     int procfd;
 
+    ensure_identity();
     reserve_release();
     procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (procfd < 0) {
@@ -348,18 +374,6 @@ unsigned procs_signal_child(pid_t pgid, uint64_t serial, int sig)
 }
 
 /* ---------------------------------------------------------------- the durable record */
-
-static void read_boot_id(char *out, size_t size)
-{
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-
-    snprintf(out, size, "-");
-    if (f) {
-        if (fgets(out, (int)size, f))
-            out[strcspn(out, "\n")] = '\0';
-        fclose(f);
-    }
-}
 
 static int write_record(void)
 {
@@ -552,6 +566,7 @@ unsigned procs_reap_records(const char *dir, const char *keep)
 
     if (!d)
         return 0;
+    ensure_identity();
     while ((e = readdir(d))) {
         _cleanup_free_ char *path = NULL;
         bool remove = false;
@@ -578,7 +593,6 @@ void procs_init(void)
 {
     _cleanup_free_ char *runtime = paths_runtime_dir(), *why = NULL;
     unsigned char raw[INSTANCE_BYTES];
-    ProcInfo pi;
 
     /* Orphans of our servers (their parent died, or they double-forked) are reparented to us. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
@@ -589,10 +603,7 @@ void procs_init(void)
         return;
     }
     hex_encode(instance, raw, sizeof(raw));
-    self.pid = getpid();
-    if (procs_read_info(self.pid, &pi) == 0)
-        self.start = pi.start;
-    read_boot_id(boot_id, sizeof(boot_id));
+    ensure_identity();
     reserve_take();
     record_dir = paths_join(runtime, "procs");
     if (paths_ensure_private_dir(runtime, geteuid(), 1, &why) < 0 ||
