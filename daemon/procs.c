@@ -84,6 +84,12 @@ static void ensure_identity(void)
     read_boot_id(boot_id, sizeof(boot_id));
 }
 
+const char *procs_boot_id(void)
+{
+    ensure_identity();
+    return boot_id;
+}
+
 /* Give the reserved fds back to the process for a moment, and take them again after. */
 static void reserve_release(void)
 {

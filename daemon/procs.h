@@ -41,6 +41,8 @@ typedef struct ProcTarget {
 void procs_init(void);
 /** At daemon exit: SIGKILL every process of this instance, reap them, remove the record. */
 void procs_shutdown(void);
+/** This boot's id (records of other boots name processes long gone), "-" if unknown. */
+const char *procs_boot_id(void);
 /** This instance's tag (32 hex digits), or "" before procs_init. */
 const char *procs_instance(void);
 /** The environment entry for the child with this serial: "MCPD_INSTANCE=<instance>-<serial>". */

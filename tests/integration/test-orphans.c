@@ -247,18 +247,13 @@ static bool record_exists(const Harness *h, const char *name)
 static void plant_records(const Harness *h, const ProcId *decoy, const ProcId *live_daemon,
                           const ProcId *live_child)
 {
-    char boot[64] = "-", text[512];
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    const char *boot = procs_boot_id();
+    char text[512];
     pid_t dead = fork();
 
     if (dead == 0)
         _exit(0);
     waitpid(dead, NULL, 0);
-    if (f) {
-        if (fgets(boot, sizeof(boot), f))
-            boot[strcspn(boot, "\n")] = '\0';
-        fclose(f);
-    }
     snprintf(text, sizeof(text), "mcpd-procs 1\nboot %s\ndaemon %d 1\nchild %d %llu\n", boot,
              (int)dead, (int)decoy->pid, (unsigned long long)decoy->start + 1);
     write_record(h, "0123456789abcdef0123456789abcdef", text);

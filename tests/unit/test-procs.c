@@ -163,18 +163,6 @@ static void test_signal_tree(void)
     CHECK(wait_dead(&decoy));
 }
 
-static void read_boot(char *out, size_t size)
-{
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-
-    snprintf(out, size, "-");
-    if (f) {
-        if (fgets(out, (int)size, f))
-            out[strcspn(out, "\n")] = '\0';
-        fclose(f);
-    }
-}
-
 static void write_rec(const char *dir, const char *name, const char *text)
 {
     _cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
@@ -195,13 +183,13 @@ static bool exists(const char *dir, const char *name)
 static void test_reap_records(void)
 {
     _cleanup_free_ char *dir = test_tmpdir();
-    char boot[64], text[512];
+    const char *boot = procs_boot_id();
+    char text[512];
     pid_t gone = fork();
 
     if (gone == 0)
         _exit(0);
     waitpid(gone, NULL, 0);
-    read_boot(boot, sizeof(boot));
     /* Ours by tag and by identity (a leader whose group also goes), and a reused pid. */
     ProcId tagged = spawn_sh("exec sleep 1005", "MCPD_INSTANCE=" DEAD_REC "-3", NULL);
     ProcId leader = spawn_sh("sleep 1006 & wait", NULL, "group");
