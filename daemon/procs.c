@@ -418,9 +418,19 @@ static int write_record(void)
 void procs_add(pid_t pid)
 {
     ProcInfo pi;
+    int r;
 
-    if (!record_path || procs_read_info(pid, &pi) < 0)
+    if (!record_path)
         return;
+    /* At the fd limit too: a child that got its pipes must still be recorded. */
+    reserve_release();
+    r = procs_read_info(pid, &pi);
+    reserve_take();
+    if (r < 0) {
+        log_warning("cannot read the start time of process %d: %s (it is not recorded)", (int)pid,
+                    strerror(-r));
+        return;
+    }
     if (n_live == cap_live) {
         cap_live = cap_live ? cap_live * 2 : 16;
         live = xrealloc(live, cap_live * sizeof(*live));
