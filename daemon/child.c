@@ -116,7 +116,7 @@ _Noreturn static void exec_child(const ChildSpec *spec, char **envp, int pipes[3
         _exit(127);
     if (dup2(pipes[0][0], 0) < 0 || dup2(pipes[1][1], 1) < 0 || dup2(pipes[2][1], 2) < 0)
         goto fail;
-    if (dup3(errfd, 3, O_CLOEXEC) < 0)
+    if (errfd != 3 && dup3(errfd, 3, O_CLOEXEC) < 0)
         goto fail;
     errfd = 3;
     close_fds_from(4);
