@@ -330,7 +330,8 @@ static bool seen_before(const ProcId *seen, size_t n_seen, const ProcInfo *pi)
 unsigned procs_signal(const ProcTarget *t, int sig)
 {
     ProcId *seen = NULL;
-    size_t n_seen = 0;
+    size_t n_seen = 0, n_scanned = 0;
+    uint64_t t0 = now_us();
     int procfd;
 
     ensure_identity();
@@ -349,6 +350,7 @@ unsigned procs_signal(const ProcTarget *t, int sig)
             break;
         }
         scan_choose(&s, t, procfd);
+        n_scanned += s.n;
         for (size_t i = 0; i < s.n; i++) {
             if (!s.chosen[i] || seen_before(seen, n_seen, &s.p[i]))
                 continue;
@@ -364,6 +366,9 @@ unsigned procs_signal(const ProcTarget *t, int sig)
     close(procfd);
     reserve_take();
     free(seen);
+    if (n_seen)
+        log_debug("signal %d to %zu processes (%zu looked at in %llu us)", sig, n_seen, n_scanned,
+                  (unsigned long long)(now_us() - t0));
     return (unsigned)n_seen;
 }
 
