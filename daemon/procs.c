@@ -113,29 +113,25 @@ static int parse_stat(const char *buf, pid_t pid, ProcInfo *pi)
 {
     /* comm (field 2) may hold spaces and parentheses: the fields resume after the last ')'. */
     const char *p = strrchr(buf, ')');
-    unsigned long long v[20];
+    long long v[19];
     char state;
 
     if (!p || sscanf(p + 1, " %c", &state) != 1)
         return -EINVAL;
     p += 3;
-    /* Fields 4 to 22: ppid, pgrp, session, tty, tpgid, flags, 4 fault counts, 4 times, ... */
+    /* Fields 4 to 22: ppid, pgrp, session, tty, tpgid (may be -1), flags, ..., starttime. */
     for (int i = 0; i < 19; i++) {
         char *end;
-        while (*p == ' ')
-            p++;
-        v[i] = strtoull(p, &end, 10);
-        if (end == p && *p != '-')
+        v[i] = strtoll(p, &end, 10);
+        if (end == p)
             return -EINVAL;
-        if (*p == '-')
-            v[i] = 0, end = (char *)p + strcspn(p, " ");
         p = end;
     }
     pi->pid = pid;
     pi->state = state;
     pi->ppid = (pid_t)v[0];
     pi->pgid = (pid_t)v[1];
-    pi->start = v[18];
+    pi->start = (uint64_t)v[18];
     return 0;
 }
 
@@ -175,7 +171,7 @@ static bool env_has_at(int procfd, pid_t pid, const char *want, bool prefix)
     size_t wl = strlen(want), pos = 0, total = 0;
     char path[32], buf[16384];
     bool match = true, found = false;
-    ssize_t n;
+    ssize_t n = 0;
     int fd;
 
     snprintf(path, sizeof(path), "%d/environ", (int)pid);
@@ -196,8 +192,8 @@ static bool env_has_at(int procfd, pid_t pid, const char *want, bool prefix)
         }
     }
     close(fd);
-    /* The last entry may lack its NUL. */
-    return found || (match && (pos == wl || (prefix && pos >= wl)) && pos > 0);
+    /* The last entry may lack its NUL (but one cut short by the bound proves nothing). */
+    return found || (n == 0 && match && (pos == wl || (prefix && pos >= wl)) && pos > 0);
 }
 
 bool procs_env_has(pid_t pid, const char *entry, bool prefix)
@@ -345,8 +341,9 @@ unsigned procs_signal(const ProcTarget *t, int sig)
     for (int pass = 0; pass < (sig == SIGKILL ? KILL_PASSES : 1); pass++) {
         Scan s = {0};
         size_t fresh = 0;
-        if (scan_load(&s, procfd) < 0) {
-            log_warning("cannot scan /proc for processes to end: %s", strerror(errno));
+        int r = scan_load(&s, procfd);
+        if (r < 0) {
+            log_warning("cannot scan /proc for processes to end: %s", strerror(-r));
             break;
         }
         scan_choose(&s, t, procfd);
@@ -399,8 +396,10 @@ static int write_record(void)
     reserve_release();
     (void)unlink(tmp); /* only a crash of this very instance leaves it */
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0 || fd_write_all(fd, sb.data, sb.len) < 0 || fsync(fd) < 0 ||
-        rename(tmp, record_path) < 0)
+    if (fd < 0)
+        r = -errno;
+    else if ((r = fd_write_all(fd, sb.data, sb.len)) == 0 &&
+             (fsync(fd) < 0 || rename(tmp, record_path) < 0))
         r = -errno;
     if (fd >= 0)
         close(fd);
