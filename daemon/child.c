@@ -12,6 +12,7 @@
 
 #include "common/idmap.h"
 #include "common/json.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "daemon/child.h"
 #include "daemon/procs.h"
@@ -245,8 +246,12 @@ void child_reap(void)
         if (pid <= 0)
             return;
         Child *c = idmap_remove(&children, (uint64_t)pid);
-        if (!c)
+        if (!c) {
+            /* An orphan of a server's, adopted by us as its subreaper: reaped, nothing more. */
+            _cleanup_free_ char *why = child_describe_status(status);
+            log_debug("reaped adopted process %d (%s)", (int)pid, why);
             continue;
+        }
         c->exited = true;
         c->status = status;
         procs_remove(pid);
