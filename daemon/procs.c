@@ -453,27 +453,6 @@ void procs_remove(pid_t pid)
         }
 }
 
-/* The whole of a file of at most RECORD_MAX_BYTES (to free), or NULL. */
-static char *read_small_file(const char *path)
-{
-    StrBuf sb = STRBUF_INIT;
-    char buf[4096];
-    ssize_t n;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-    if (fd < 0)
-        return NULL;
-    while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len <= RECORD_MAX_BYTES)
-        strbuf_append(&sb, buf, (size_t)n);
-    close(fd);
-    if (n < 0 || sb.len > RECORD_MAX_BYTES) {
-        strbuf_deinit(&sb);
-        return NULL;
-    }
-    strbuf_putc(&sb, '\0');
-    return strbuf_detach(&sb, NULL);
-}
-
 /* A parsed record of some instance. */
 typedef struct Record {
     char boot[64];
@@ -535,20 +514,23 @@ static unsigned reap_record(const char *path, const char *name, bool *removep)
     Record rec = {0};
     struct stat st;
     unsigned n = 0;
+    int r;
 
     *removep = false;
-    if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-        st.st_size > RECORD_MAX_BYTES) {
-        log_warning("%s is not a process record of mcpd (not a small regular file of this "
-                    "user); remove it",
-                    path);
-        return 0;
+    /* Never blocks (a FIFO planted here is refused unread), never follows a link. */
+    r = paths_read_regular(path, false, RECORD_MAX_BYTES, &st, &text, NULL, &why);
+    if (r == 0 && st.st_uid != geteuid()) {
+        r = -EPERM;
+        why = xasprintf("owned by uid %u, not by this user", (unsigned)st.st_uid);
     }
-    text = read_small_file(path);
-    if (!text || parse_record(text, &rec, &why) < 0) {
-        log_warning("ignoring the process record %s: %s", path, why ? why : "it cannot be read");
+    if (r == 0)
+        r = parse_record(text, &rec, &why);
+    if (r < 0) {
+        if (r != -ENOENT)
+            log_warning("ignoring the process record %s: %s; remove it if it is not mcpd's", path,
+                        why);
+        /* Left alone: it may be a newer mcpd's (writes are atomic renames, never torn). */
         free(rec.children);
-        *removep = text != NULL;
         return 0;
     }
     if (streq(rec.boot, boot_id) || streq(boot_id, "-")) {

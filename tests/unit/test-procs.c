@@ -223,7 +223,7 @@ static void test_reap_records(void)
     CHECK(alive(&other_boot));
     CHECK(!exists(dir, DEAD_REC));
     CHECK(!exists(dir, OTHER_REC));
-    CHECK(!exists(dir, BAD_REC));
+    CHECK(exists(dir, BAD_REC)); /* not understood: reported, left alone */
     CHECK(exists(dir, LIVE_REC));
     CHECK(exists(dir, "notes.txt"));
     /* Everything, also what should have died: a survivor would hold the test's output open. */
