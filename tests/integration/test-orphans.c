@@ -371,6 +371,8 @@ static void test_emfile(void)
     int conns[EMFILE_CONNS], n_conns = 0;
     struct rlimit old, low;
     const char *need = "cannot create pipes: Too many open files";
+    /* One such line per failed start (the state change that reports it). */
+    const char *attempt = "connecting -> backoff: cannot create pipes: Too many open files";
 
     h_setup(&h, "orphans-emfile");
     cfg = xasprintf("{\"mcpServers\": {\"echo\": {\"command\": \"%s\"}}}", h_fake());
@@ -395,7 +397,7 @@ static void test_emfile(void)
     CHECK(pid > 0);
     kill((pid_t)pid, SIGKILL);
     bool failed = false;
-    for (int waited = 0; waited < 2 * H_WAIT_MS && log_count(&h, need) < EMFILE_FAILURES;
+    for (int waited = 0; waited < 2 * H_WAIT_MS && log_count(&h, attempt) < EMFILE_FAILURES;
          waited += 50) {
         _cleanup_json_ yajl_val st = h_status(c);
         failed = failed || streq(json_get_string(h_server(st, "echo"), "state"), "failed");
@@ -404,8 +406,8 @@ static void test_emfile(void)
     _cleanup_json_ yajl_val st = h_status(c);
     yajl_val s = h_server(st, "echo");
     const char *err = json_get_string(s, "lastError");
-    CHECK_MSG(log_count(&h, need) >= EMFILE_FAILURES, "%d start failures at the limit",
-              log_count(&h, need));
+    CHECK_MSG(log_count(&h, attempt) >= EMFILE_FAILURES, "%d start failures at the limit",
+              log_count(&h, attempt));
     CHECK_MSG(!failed && streq(json_get_string(s, "state"), "backoff"),
               "at the fd limit the server is %s", json_get_string(s, "state"));
     CHECK_MSG(err && strstr(err, need) && strstr(err, "limit of open files"), "lastError: %s",
