@@ -108,7 +108,7 @@ bad_names:
  * honoured). A url means Streamable HTTP, which is all Codex speaks. enabled_tools and
  * disabled_tools have no mcpd equivalent yet and are ignored.
  */
-static int map_codex(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     _cleanup_json_ yajl_val out = json_object_new(), env = json_object_new(),
                             headers = json_object_new();
@@ -155,7 +155,7 @@ static void load_toml(const ConfigSource *src, const char *path, ConfigLevel lev
         return;
     }
     config_add_entries(set, json_get(root, "mcp_servers"), "mcp_servers", &meta, settings,
-                       map_codex);
+                       source_codex_map);
 }
 
 /* User before project, as the seed orders them. */
