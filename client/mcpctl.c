@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "client/bridge.h"
+#include "client/setup.h"
 #include "client/include/mcpc.h"
 #include "common/paths.h"
 #include "common/json.h"
@@ -40,6 +41,8 @@ static void usage(FILE *f)
                "  wait SERVER             wait until a server is connected or has failed\n"
                "  logs SERVER             the server's recent stderr\n"
                "  bridge [--cwd DIR]      be a stdio MCP server relaying to mcpd (for MCP hosts)\n"
+               "  setup AGENT|--all [--dry-run] [--undo]\n"
+               "                          make an agent start only mcpd's bridge (docs/agents.md)\n"
                "  config [--cwd DIR]      the servers discovery finds for DIR (default: the\n"
                "                          current directory), where each comes from, and every\n"
                "                          entry not used and why; nothing is connected\n"
@@ -420,6 +423,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    if (streq(argv[optind], "setup"))
+        return setup_main(argc - optind, argv + optind);
     if (streq(argv[optind], "bridge")) {
         const char *cwd = NULL;
         if (argc - optind == 3 && streq(argv[optind + 1], "--cwd"))
