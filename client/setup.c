@@ -553,14 +553,156 @@ static int apply_plan(const Plan *p)
     return 0;
 }
 
+/* The top-level member key of a JSON text, or NULL (the array *allp to free). */
+static const SetupMember *top_member(const char *s, size_t n, const char *key, SetupMember **allp)
+{
+    size_t count = 0;
+
+    *allp = NULL;
+    if (setup_json_members(s, n, setup_json_start(s, n), allp, &count) < 0)
+        return NULL;
+    for (size_t i = 0; i < count; i++)
+        if (setup_json_key_is(s, &(*allp)[i], key))
+            return &(*allp)[i];
+    return NULL;
+}
+
+static bool only_bridges(yajl_val servers)
+{
+    for (size_t i = 0; YAJL_IS_OBJECT(servers) && i < servers->u.object.len; i++)
+        if (!is_bridge_entry(servers->u.object.values[i]))
+            return false;
+    return YAJL_IS_OBJECT(servers);
+}
+
+/* Claude Code's per-project servers go back into the projects that still exist. */
+static void merge_claude_projects(const char *cur, size_t n_cur, const char *orig, size_t n_orig,
+                                  SetupEdits *edits)
+{
+    _cleanup_free_ SetupMember *ctop = NULL, *otop = NULL, *cps = NULL, *ops = NULL;
+    const SetupMember *cp = top_member(cur, n_cur, "projects", &ctop),
+                      *op = top_member(orig, n_orig, "projects", &otop);
+    size_t nc = 0, no = 0;
+
+    if (!cp || !op || setup_json_members(cur, n_cur, cp->val_start, &cps, &nc) < 0 ||
+        setup_json_members(orig, n_orig, op->val_start, &ops, &no) < 0)
+        return;
+    for (size_t i = 0; i < nc; i++) {
+        _cleanup_free_ char *ck = setup_json_key(cur, &cps[i]);
+        for (size_t j = 0; j < no; j++) {
+            _cleanup_free_ char *ok = setup_json_key(orig, &ops[j]);
+            _cleanup_free_ SetupMember *cm = NULL, *om = NULL;
+            size_t ncm = 0, nom = 0;
+            if (!streq(ck, ok) || setup_json_members(cur, n_cur, cps[i].val_start, &cm, &ncm) < 0 ||
+                setup_json_members(orig, n_orig, ops[j].val_start, &om, &nom) < 0)
+                continue;
+            for (size_t a = 0; a < ncm; a++)
+                for (size_t b = 0; b < nom; b++)
+                    if (setup_json_key_is(cur, &cm[a], "mcpServers") &&
+                        setup_json_key_is(orig, &om[b], "mcpServers") &&
+                        cm[a].val_end - cm[a].val_start == 2)
+                        setup_edits_add(
+                            edits, cm[a].val_start, cm[a].val_end,
+                            xstrndup(orig + om[b].val_start, om[b].val_end - om[b].val_start));
+        }
+    }
+}
+
+static int merge_json(const SetupAgent *a, const char *cur, size_t n_cur, const char *orig,
+                      size_t n_orig, SetupEdits *edits, char **whyp)
+{
+    _cleanup_free_ SetupMember *ctop = NULL, *otop = NULL;
+    _cleanup_json_ yajl_val now = json_parse(cur, NULL);
+    const SetupMember *cs = top_member(cur, n_cur, "mcpServers", &ctop),
+                      *os = top_member(orig, n_orig, "mcpServers", &otop);
+
+    if (!cs || !only_bridges(json_get(now, "mcpServers"))) {
+        *whyp = xstrdup("its servers are no longer just mcpd's bridge");
+        return -EBUSY;
+    }
+    setup_edits_add(edits, cs->val_start, cs->val_end,
+                    os ? xstrndup(orig + os->val_start, os->val_end - os->val_start)
+                       : xstrdup("{}"));
+    if (streq(a->id, "claude"))
+        merge_claude_projects(cur, n_cur, orig, n_orig, edits);
+    return 0;
+}
+
+static int merge_toml(const char *cur, size_t n_cur, const char *orig, size_t n_orig,
+                      SetupEdits *edits, char **whyp)
+{
+    _cleanup_free_ SetupTomlBlock *cb = NULL, *ob = NULL;
+    _cleanup_json_ yajl_val now = toml_parse(cur, n_cur, NULL);
+    StrBuf sb = STRBUF_INIT;
+    size_t nc = 0, no = 0;
+
+    if (setup_toml_blocks(cur, n_cur, &cb, &nc, whyp) < 0 ||
+        setup_toml_blocks(orig, n_orig, &ob, &no, whyp) < 0)
+        return -EBUSY;
+    if (nc != 1 || !only_bridges(json_get(now, "mcp_servers"))) {
+        *whyp = xstrdup("its servers are no longer just mcpd's bridge");
+        return -EBUSY;
+    }
+    for (size_t i = 0; i < no; i++) {
+        size_t end = block_end(orig, &ob[i]);
+        strbuf_append(&sb, orig + ob[i].start, end - ob[i].start);
+    }
+    setup_edits_add(edits, cb[0].start, block_end(cur, &cb[0]), strbuf_detach(&sb, NULL));
+    return 0;
+}
+
+/*
+ * The agent rewrote its file after setup (Claude Code does, as it runs): the original servers
+ * go back into the file as it is now. The result must hold the original servers and, apart
+ * from them, be the file as it is now; otherwise nothing is written.
+ */
+static int merge_back(const SetupAgent *a, const char *cur, size_t n_cur, const char *orig,
+                      size_t n_orig, char **outp, size_t *np, char **whyp)
+{
+    const char *key = a->format == FORMAT_JSON ? "mcpServers" : "mcp_servers";
+    SetupEdits edits = {0};
+    _cleanup_json_ yajl_val before = NULL, after = NULL, want = NULL;
+    int r = a->format == FORMAT_JSON ? merge_json(a, cur, n_cur, orig, n_orig, &edits, whyp)
+                                     : merge_toml(cur, n_cur, orig, n_orig, &edits, whyp);
+
+    if (r < 0) {
+        setup_edits_deinit(&edits);
+        return r;
+    }
+    *outp = setup_edits_apply(cur, n_cur, &edits, np);
+    setup_edits_deinit(&edits);
+    if (a->format == FORMAT_JSON) {
+        before = json_parse(cur, NULL), after = json_parse(*outp, NULL),
+        want = json_parse(orig, NULL);
+    } else {
+        before = toml_parse(cur, n_cur, NULL), after = toml_parse(*outp, *np, NULL),
+        want = toml_parse(orig, n_orig, NULL);
+    }
+    if (after && want && json_get(want, key) &&
+        !json_equal(json_get(after, key), json_get(want, key)))
+        r = -EBUSY;
+    if (after && before) {
+        strip_servers(before, key, streq(a->id, "claude"));
+        strip_servers(after, key, streq(a->id, "claude"));
+    }
+    if (r < 0 || !after || !before || !json_equal(before, after)) {
+        *whyp = xstrdup("putting the servers back would change more than the servers");
+        free(*outp);
+        *outp = NULL;
+        return -EBUSY;
+    }
+    return 0;
+}
+
 static int undo_agent(const SetupAgent *a, bool dry_run)
 {
-    _cleanup_free_ char *manifest = state_file(a, "json"), *mtext = NULL, *cur = NULL, *orig = NULL;
+    _cleanup_free_ char *manifest = state_file(a, "json"), *mtext = NULL, *cur = NULL, *orig = NULL,
+                        *merged = NULL;
     _cleanup_json_ yajl_val m = NULL;
-    size_t n_m = 0, n_cur = 0, n_orig = 0;
+    size_t n_m = 0, n_cur = 0, n_orig = 0, n_merged = 0;
     const char *path, *backup, *imported, *written;
     char hash[2 * SHA256_DIGEST_SIZE + 1] = "";
-    bool existed;
+    bool existed, merged_back = false;
     struct stat st;
 
     if (read_all(manifest, &mtext, &n_m) < 0)
@@ -583,12 +725,22 @@ static int undo_agent(const SetupAgent *a, bool dry_run)
         sha256_hex(hash, cur, n_cur);
     if (cur && !streq(hash, written) &&
         !(existed && n_cur == n_orig && !memcmp(cur, orig, n_cur))) {
-        fprintf(stderr,
-                "mcpctl setup: %s: %s changed since setup wrote it; nothing restored. The "
-                "original is at %s: merge your changes into it by hand, copy it back, then "
-                "remove %s\n",
-                a->name, path, backup ? backup : "(none: setup created the file)", manifest);
-        return -EBUSY;
+        _cleanup_free_ char *why = NULL;
+        if (!existed || merge_back(a, cur, n_cur, orig, n_orig, &merged, &n_merged, &why) < 0) {
+            fprintf(stderr,
+                    "mcpctl setup: %s: %s changed since setup wrote it and %s; nothing "
+                    "restored. The original is at %s: merge your changes into it by hand, "
+                    "copy it back, then remove %s\n",
+                    a->name, path, why ? why : "setup had created it", backup ? backup : "(none)",
+                    manifest);
+            return -EBUSY;
+        }
+        /* From here on, "the original" is the file as it is now with its servers back. */
+        free(orig);
+        orig = merged;
+        n_orig = n_merged;
+        merged = NULL;
+        merged_back = true;
     }
     if (dry_run) {
         print_diff(path, cur ? cur : "", n_cur, existed ? orig : "", n_orig);
@@ -613,7 +765,10 @@ static int undo_agent(const SetupAgent *a, bool dry_run)
     (void)rmdir(imported_dir);
     (void)rmdir(dir);
     printf("%s: %s restored%s; mcpd no longer reads %s\n", a->name, path,
-           existed ? " byte for byte" : " (removed: setup had created it)", imported);
+           !existed      ? " (removed: setup had created it)"
+           : merged_back ? " (its servers put back into the file as the agent left it)"
+                         : " byte for byte",
+           imported);
     return 0;
 }
 

@@ -451,6 +451,49 @@ static void test_setup_refuses(void)
     h_teardown(&h);
 }
 
+/*
+ * Claude Code rewrites ~/.claude.json as it runs: undo then puts the servers back into the file
+ * as the agent left it. A file whose servers changed too is left alone, with the backup named.
+ */
+static void test_undo_after_agent_wrote(void)
+{
+    Harness h;
+    int status;
+    char project[512];
+
+    h_setup(&h, "setup-undo");
+    snprintf(project, sizeof(project), "%s/project", h.dir);
+    _cleanup_free_ char *home = xstrdup(getenv("HOME"));
+    install_fixtures(home, project);
+    _cleanup_free_ char *claude = paths_join(home, ".claude.json"), *orig = h_read_file(claude);
+    _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "claude", NULL});
+    CHECK_MSG(status == 0, "setup claude exited %d", status);
+    _cleanup_free_ char *set_up = h_read_file(claude);
+    _cleanup_free_ char *changed =
+        replace_all(set_up, "\"numStartups\": 42", "\"numStartups\": 43");
+    write_file(claude, changed);
+    _cleanup_free_ char *undo =
+        run_mcpctl(&status, (const char *[]){"setup", "--undo", "claude", NULL});
+    CHECK_MSG(status == 0, "undo after the agent wrote its file exited %d", status);
+    _cleanup_free_ char *now = h_read_file(claude);
+    _cleanup_free_ char *want = replace_all(orig, "\"numStartups\": 42", "\"numStartups\": 43");
+    CHECK_MSG(now && streq(now, want),
+              "undo did not keep the agent's change and restore the servers:\n%s", now ? now : "");
+
+    /* The user added a server next to the bridge: undo refuses and writes nothing. */
+    _cleanup_free_ char *out2 = run_mcpctl(&status, (const char *[]){"setup", "claude", NULL});
+    _cleanup_free_ char *set_up2 = h_read_file(claude);
+    _cleanup_free_ char *added =
+        replace_all(set_up2, "\"mcpd\": {", "\"new\": {\"command\": \"x\"}, \"mcpd\": {");
+    write_file(claude, added);
+    _cleanup_free_ char *undo2 =
+        run_mcpctl(&status, (const char *[]){"setup", "--undo", "claude", NULL});
+    CHECK_MSG(status == 1, "undo over changed servers exited %d", status);
+    _cleanup_free_ char *after = h_read_file(claude);
+    CHECK(after && streq(after, added));
+    h_teardown(&h);
+}
+
 /* Processes whose parent is pid and whose program is mcpctl. */
 static int mcpctl_children(pid_t parent)
 {
@@ -587,6 +630,7 @@ int main(int argc, char **argv)
     fixtures = argv[1];
     test_setup_all();
     test_setup_refuses();
+    test_undo_after_agent_wrote();
     test_never_itself();
     test_self_connection_refused();
     return h_finish("integration-setup");
