@@ -214,9 +214,105 @@ static yajl_val bridge_servers(const char *mcpctl)
     return s;
 }
 
+/* Claude Code's per-project switch: names listed there are servers of .mcp.json it won't start. */
+#define CLAUDE_SWITCH "disabledMcpjsonServers"
+
+/* The servers of <root>/.mcp.json other than mcpd's bridge, as an array of names (or NULL). */
+static yajl_val project_file_servers(const char *root)
+{
+    _cleanup_free_ char *path = paths_join(root, ".mcp.json"), *text = NULL;
+    _cleanup_json_ yajl_val v = NULL;
+    yajl_val servers, names;
+    size_t n = 0;
+
+    if (read_all(path, &text, &n) < 0 || !(v = json_parse(text, NULL)))
+        return NULL;
+    servers = json_get_object(v, "mcpServers");
+    names = json_array_new();
+    for (size_t i = 0; servers && i < servers->u.object.len; i++)
+        if (!is_bridge_entry(servers->u.object.values[i]))
+            json_array_push(names, json_string_new(servers->u.object.keys[i]));
+    if (json_array_len(names) == 0)
+        names = json_free(names);
+    return names;
+}
+
+/* Claude Code's list of approved .mcp.json servers loses the names setup switches off. */
+#define CLAUDE_APPROVED "enabledMcpjsonServers"
+
+static void drop_from_enabled(Plan *p, const SetupMember *pm, size_t k, yajl_val names,
+                              SetupEdits *edits)
+{
+    for (size_t j = 0; j < k; j++) {
+        if (!setup_json_key_is(p->orig, &pm[j], CLAUDE_APPROVED))
+            continue;
+        _cleanup_free_ char *text =
+            xstrndup(p->orig + pm[j].val_start, pm[j].val_end - pm[j].val_start);
+        _cleanup_json_ yajl_val old = json_parse(text, NULL), kept = json_array_new();
+        for (size_t i = 0; i < json_array_len(old); i++) {
+            bool drop = false;
+            for (size_t n = 0; n < json_array_len(names) && !drop; n++)
+                drop = json_equal(json_array_at(old, i), json_array_at(names, n));
+            if (!drop)
+                json_array_push(kept, json_copy(json_array_at(old, i)));
+        }
+        if (json_array_len(kept) != json_array_len(old))
+            setup_edits_add(edits, pm[j].val_start, pm[j].val_end, json_to_string(kept));
+    }
+}
+
+/*
+ * The project's .mcp.json stays as it is (it lives in git); its servers go on the project's
+ * disabledMcpjsonServers in ~/.claude.json, so Claude Code stops starting them itself while
+ * mcpd, which never reads that list, keeps serving them through the bridge.
+ */
+static void plan_claude_switch(Plan *p, const SetupMember *proj, const SetupMember *pm, size_t k,
+                               SetupEdits *edits, yajl_val switched)
+{
+    _cleanup_free_ char *root = setup_json_key(p->orig, proj);
+    _cleanup_json_ yajl_val names = project_file_servers(root), list = json_array_new();
+    const SetupMember *cur = NULL;
+    size_t before;
+
+    if (!names)
+        return;
+    for (size_t j = 0; j < k; j++)
+        if (setup_json_key_is(p->orig, &pm[j], CLAUDE_SWITCH))
+            cur = &pm[j];
+    if (cur) {
+        _cleanup_free_ char *text =
+            xstrndup(p->orig + cur->val_start, cur->val_end - cur->val_start);
+        _cleanup_json_ yajl_val old = json_parse(text, NULL);
+        for (size_t i = 0; i < json_array_len(old); i++)
+            json_array_push(list, json_copy(json_array_at(old, i)));
+    }
+    before = json_array_len(list);
+    for (size_t i = 0; i < json_array_len(names); i++) {
+        bool have = false;
+        for (size_t j = 0; j < json_array_len(list) && !have; j++)
+            have = json_equal(json_array_at(list, j), json_array_at(names, i));
+        if (!have)
+            json_array_push(list, json_copy(json_array_at(names, i)));
+    }
+    if (json_array_len(list) == before)
+        return;
+    drop_from_enabled(p, pm, k, names, edits);
+    json_object_set(switched, root, json_copy(names));
+    _cleanup_free_ char *value = json_to_string(list);
+    if (cur) {
+        setup_edits_add(edits, cur->val_start, cur->val_end, xstrdup(value));
+        return;
+    }
+    /* Added as the project's first member, indented like the next one. */
+    _cleanup_free_ char *indent = k ? setup_json_line_indent(p->orig, pm[0].key_start - 1) : NULL;
+    setup_edits_add(edits, proj->val_start + 1, proj->val_start + 1,
+                    indent ? xasprintf("\n%s\"" CLAUDE_SWITCH "\": %s,", indent, value)
+                           : xasprintf("\"" CLAUDE_SWITCH "\": %s%s", value, k ? ", " : ""));
+}
+
 /* Claude Code's local-scope servers: each project's mcpServers moves, and is left empty. */
 static void plan_claude_projects(Plan *p, const SetupMember *projects, SetupEdits *edits,
-                                 yajl_val moved_projects)
+                                 yajl_val moved_projects, yajl_val switched)
 {
     _cleanup_free_ SetupMember *ms = NULL;
     size_t n = 0;
@@ -228,6 +324,7 @@ static void plan_claude_projects(Plan *p, const SetupMember *projects, SetupEdit
         size_t k = 0;
         if (setup_json_members(p->orig, p->n_orig, ms[i].val_start, &pm, &k) < 0)
             continue;
+        plan_claude_switch(p, &ms[i], pm, k, edits, switched);
         for (size_t j = 0; j < k; j++) {
             if (!setup_json_key_is(p->orig, &pm[j], "mcpServers"))
                 continue;
@@ -251,9 +348,13 @@ static void strip_servers(yajl_val root, const char *key, bool projects)
     yajl_val pr = projects ? json_get_object(root, "projects") : NULL;
 
     json_free(json_object_take(root, key));
-    for (size_t i = 0; pr && i < pr->u.object.len; i++)
-        if (YAJL_IS_OBJECT(pr->u.object.values[i]))
-            json_free(json_object_take(pr->u.object.values[i], key));
+    for (size_t i = 0; pr && i < pr->u.object.len; i++) {
+        if (!YAJL_IS_OBJECT(pr->u.object.values[i]))
+            continue;
+        json_free(json_object_take(pr->u.object.values[i], key));
+        json_free(json_object_take(pr->u.object.values[i], CLAUDE_SWITCH));
+        json_free(json_object_take(pr->u.object.values[i], CLAUDE_APPROVED));
+    }
 }
 
 /*
@@ -283,6 +384,7 @@ static int check_round_trip(const Plan *p, yajl_val before, yajl_val after, cons
 
 static int plan_json(Plan *p, const char *mcpctl, yajl_val moved_projects, char **whyp)
 {
+    _cleanup_json_ yajl_val switched = json_object_new();
     _cleanup_free_ char *err = NULL, *value = NULL, *indent = NULL;
     _cleanup_json_ yajl_val root = json_parse(p->orig, &err), bridge = bridge_servers(mcpctl),
                             after = NULL;
@@ -307,10 +409,15 @@ static int plan_json(Plan *p, const char *mcpctl, yajl_val moved_projects, char 
             servers = &ms[i];
         else if (streq(p->agent->id, "claude") && setup_json_key_is(p->orig, &ms[i], "projects") &&
                  json_get_object(root, "projects"))
-            plan_claude_projects(p, &ms[i], &edits, moved_projects);
+            plan_claude_projects(p, &ms[i], &edits, moved_projects, switched);
     }
     json_object_set(p->imported, "mcpServers",
                     servers_to_move(json_get(root, "mcpServers"), &p->n_moved));
+    if (switched->u.object.len) {
+        /* A record only (mcpd reads .mcp.json itself): which names setup switched off. */
+        json_object_set(p->imported, "claudeProjectSwitches", switched);
+        switched = NULL;
+    }
     if (servers) {
         indent = setup_json_line_indent(p->orig, servers->key_start - 1);
         value = setup_json_format(bridge, indent, indent);
@@ -575,6 +682,35 @@ static bool only_bridges(yajl_val servers)
     return YAJL_IS_OBJECT(servers);
 }
 
+/*
+ * One member of a project in the file as it is now: an emptied mcpServers gets the original
+ * value back; the switch setup added gets its original value, or goes when it had none.
+ */
+static void merge_project_member(const char *cur, const SetupMember *cm, size_t ncm, size_t a,
+                                 const char *orig, const SetupMember *om, size_t nom,
+                                 SetupEdits *edits)
+{
+    bool servers = setup_json_key_is(cur, &cm[a], "mcpServers");
+    const char *key = servers                                           ? "mcpServers"
+                      : setup_json_key_is(cur, &cm[a], CLAUDE_SWITCH)   ? CLAUDE_SWITCH
+                      : setup_json_key_is(cur, &cm[a], CLAUDE_APPROVED) ? CLAUDE_APPROVED
+                                                                        : NULL;
+    const SetupMember *o = NULL;
+
+    if (!key)
+        return;
+    for (size_t b = 0; b < nom; b++)
+        if (setup_json_key_is(orig, &om[b], key))
+            o = &om[b];
+    if (o && (!servers || cm[a].val_end - cm[a].val_start == 2))
+        setup_edits_add(edits, cm[a].val_start, cm[a].val_end,
+                        xstrndup(orig + o->val_start, o->val_end - o->val_start));
+    else if (!o && streq(key, CLAUDE_SWITCH) && a + 1 < ncm)
+        setup_edits_add(edits, cm[a].key_start - 1, cm[a + 1].key_start - 1, xstrdup(""));
+    else if (!o && streq(key, CLAUDE_SWITCH) && a > 0)
+        setup_edits_add(edits, cm[a - 1].val_end, cm[a].val_end, xstrdup(""));
+}
+
 /* Claude Code's per-project servers go back into the projects that still exist. */
 static void merge_claude_projects(const char *cur, size_t n_cur, const char *orig, size_t n_orig,
                                   SetupEdits *edits)
@@ -597,13 +733,7 @@ static void merge_claude_projects(const char *cur, size_t n_cur, const char *ori
                 setup_json_members(orig, n_orig, ops[j].val_start, &om, &nom) < 0)
                 continue;
             for (size_t a = 0; a < ncm; a++)
-                for (size_t b = 0; b < nom; b++)
-                    if (setup_json_key_is(cur, &cm[a], "mcpServers") &&
-                        setup_json_key_is(orig, &om[b], "mcpServers") &&
-                        cm[a].val_end - cm[a].val_start == 2)
-                        setup_edits_add(
-                            edits, cm[a].val_start, cm[a].val_end,
-                            xstrndup(orig + om[b].val_start, om[b].val_end - om[b].val_start));
+                merge_project_member(cur, cm, ncm, a, orig, om, nom, edits);
         }
     }
 }

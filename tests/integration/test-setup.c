@@ -41,8 +41,11 @@ static const char *const agent_files[] = {
     ".codeium/windsurf/mcp_config.json",
     NULL,
 };
-/* The servers those files define, one each but Claude Code's two (user and local scope). */
-static const char *const servers[] = {"cla", "cll", "cdx", "gem", "cur", "wsf", NULL};
+/*
+ * The servers those files define, one each but Claude Code's three (user and local scope in
+ * ~/.claude.json, and prj in the project's .mcp.json, which the user approved).
+ */
+static const char *const servers[] = {"cla", "cll", "cdx", "gem", "cur", "wsf", "prj", NULL};
 
 static char *replace_all(const char *s, const char *from, const char *to)
 {
@@ -88,6 +91,39 @@ static void install_fixtures(const char *home, const char *project)
         }
         write_file(dst, b);
     }
+    _cleanup_free_ char *src = xasprintf("%s/project/.mcp.json.in", fixtures);
+    _cleanup_free_ char *dst = paths_join(project, ".mcp.json");
+    _cleanup_free_ char *text = h_read_file(src);
+    _cleanup_free_ char *filled = text ? replace_all(text, "@FAKE@", h_fake()) : NULL;
+    if (!filled) {
+        fprintf(stderr, "missing fixture %s\n", src);
+        exit(1);
+    }
+    write_file(dst, filled);
+}
+
+static bool listed(yajl_val arr, const char *name)
+{
+    for (size_t i = 0; i < json_array_len(arr); i++)
+        if (YAJL_IS_STRING(json_array_at(arr, i)) && streq(json_array_at(arr, i)->u.string, name))
+            return true;
+    return false;
+}
+
+/* Claude Code starts the project's .mcp.json servers it was told to (approved, not disabled). */
+static void add_approved_project_servers(yajl_val proj, const char *project, yajl_val out)
+{
+    _cleanup_free_ char *path = paths_join(project, ".mcp.json"), *text = h_read_file(path);
+    _cleanup_json_ yajl_val v = text ? json_parse(text, NULL) : NULL;
+    yajl_val entries = json_get(v, "mcpServers");
+
+    for (size_t i = 0; YAJL_IS_OBJECT(entries) && i < entries->u.object.len; i++) {
+        const char *name = entries->u.object.keys[i];
+        if (listed(json_get(proj, "disabledMcpjsonServers"), name) ||
+            !listed(json_get(proj, "enabledMcpjsonServers"), name))
+            continue;
+        json_object_set(out, name, json_copy(entries->u.object.values[i]));
+    }
 }
 
 /*
@@ -107,6 +143,8 @@ static yajl_val agent_stdio_entries(const char *home, const char *rel, const cha
     sets[0] = json_get(root, strstr(rel, ".toml") ? "mcp_servers" : "mcpServers");
     if (streq(rel, ".claude.json"))
         sets[1] = json_get(json_get(json_get(root, "projects"), project), "mcpServers");
+    if (streq(rel, ".claude.json"))
+        add_approved_project_servers(json_get(json_get(root, "projects"), project), project, out);
     for (int s = 0; s < 2; s++)
         for (size_t i = 0; YAJL_IS_OBJECT(sets[s]) && i < sets[s]->u.object.len; i++)
             if (json_get_string(sets[s]->u.object.values[i], "command"))
@@ -361,6 +399,15 @@ static void test_setup_all(void)
 
     _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "--all", NULL});
     CHECK_MSG(status == 0, "setup --all exited %d: %s", status, out ? out : "");
+
+    _cleanup_free_ char *mcpjson = paths_join(project, ".mcp.json"),
+                        *mcpjson_now = h_read_file(mcpjson);
+    _cleanup_free_ char *mcpjson_src = xasprintf("%s/project/.mcp.json.in", fixtures);
+    _cleanup_free_ char *mcpjson_in = h_read_file(mcpjson_src);
+    _cleanup_free_ char *mcpjson_want =
+        mcpjson_in ? replace_all(mcpjson_in, "@FAKE@", h_fake()) : NULL;
+    CHECK_MSG(mcpjson_now && mcpjson_want && streq(mcpjson_now, mcpjson_want),
+              "setup changed the project's .mcp.json");
 
     h_start(&h, NULL);
     setenv("MCPD_SOCKET", h.socket, 1);
