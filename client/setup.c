@@ -237,6 +237,14 @@ static yajl_val project_file_servers(const char *root)
     return names;
 }
 
+static bool array_has(yajl_val arr, yajl_val v)
+{
+    for (size_t i = 0; i < json_array_len(arr); i++)
+        if (json_equal(json_array_at(arr, i), v))
+            return true;
+    return false;
+}
+
 /* Claude Code's list of approved .mcp.json servers loses the names setup switches off. */
 #define CLAUDE_APPROVED "enabledMcpjsonServers"
 
@@ -249,13 +257,9 @@ static void drop_from_enabled(Plan *p, const SetupMember *pm, size_t k, yajl_val
         _cleanup_free_ char *text =
             xstrndup(p->orig + pm[j].val_start, pm[j].val_end - pm[j].val_start);
         _cleanup_json_ yajl_val old = json_parse(text, NULL), kept = json_array_new();
-        for (size_t i = 0; i < json_array_len(old); i++) {
-            bool drop = false;
-            for (size_t n = 0; n < json_array_len(names) && !drop; n++)
-                drop = json_equal(json_array_at(old, i), json_array_at(names, n));
-            if (!drop)
+        for (size_t i = 0; i < json_array_len(old); i++)
+            if (!array_has(names, json_array_at(old, i)))
                 json_array_push(kept, json_copy(json_array_at(old, i)));
-        }
         if (json_array_len(kept) != json_array_len(old))
             setup_edits_add(edits, pm[j].val_start, pm[j].val_end, json_to_string(kept));
     }
@@ -287,13 +291,9 @@ static void plan_claude_switch(Plan *p, const SetupMember *proj, const SetupMemb
             json_array_push(list, json_copy(json_array_at(old, i)));
     }
     before = json_array_len(list);
-    for (size_t i = 0; i < json_array_len(names); i++) {
-        bool have = false;
-        for (size_t j = 0; j < json_array_len(list) && !have; j++)
-            have = json_equal(json_array_at(list, j), json_array_at(names, i));
-        if (!have)
+    for (size_t i = 0; i < json_array_len(names); i++)
+        if (!array_has(list, json_array_at(names, i)))
             json_array_push(list, json_copy(json_array_at(names, i)));
-    }
     if (json_array_len(list) == before)
         return;
     drop_from_enabled(p, pm, k, names, edits);

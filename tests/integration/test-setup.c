@@ -570,6 +570,30 @@ static int mcpctl_children(pid_t parent)
     return n;
 }
 
+/*
+ * An agent in project connects and asks for its first tools/list: the client (to free) and
+ * whether alpha's echo came back; the time it took is printed and checked against the bound.
+ */
+static mcpc_client *first_list(Harness *h, const char *project, const char *what, bool *foundp)
+{
+    mcpc_options o = {
+        .socket_path = h->socket, .client_name = what, .cwd = project, .timeout_ms = 60000};
+    mcpc_client *c = mcpc_new(&o);
+    uint64_t t0, took;
+    int n;
+
+    CHECK(mcpc_connect(c) == 0);
+    t0 = now_ms();
+    n = h_list_count(c, "mcp_alpha_echo", foundp);
+    took = now_ms() - t0;
+    fprintf(stderr, "%s: first tools/list %llu ms (goal %d ms, bound %d ms)\n", what,
+            (unsigned long long)took, SELF_LIST_GOAL_MS, SELF_LIST_BOUND_MS);
+    CHECK_MSG(n > 0 && *foundp, "%s: alpha's tools missing (%d)", what, n);
+    CHECK_MSG(took < SELF_LIST_BOUND_MS, "%s: first tools/list took %llu ms", what,
+              (unsigned long long)took);
+    return c;
+}
+
 static void test_never_itself(void)
 {
     Harness h;
@@ -595,18 +619,8 @@ static void test_never_itself(void)
     h_write_config(&h, own);
     h_start(&h, NULL);
 
-    mcpc_options o = {
-        .socket_path = h.socket, .client_name = "selfref", .cwd = project, .timeout_ms = 60000};
-    mcpc_client *c = mcpc_new(&o);
-    CHECK(mcpc_connect(c) == 0);
-    uint64_t t0 = now_ms();
     bool found = false;
-    int n = h_list_count(c, "mcp_alpha_echo", &found);
-    uint64_t took = now_ms() - t0;
-    fprintf(stderr, "first tools/list with three bridge entries: %llu ms (goal %d ms)\n",
-            (unsigned long long)took, SELF_LIST_GOAL_MS);
-    CHECK_MSG(n > 0 && found, "alpha's tools missing (%d)", n);
-    CHECK_MSG(took < SELF_LIST_BOUND_MS, "first tools/list took %llu ms", (unsigned long long)took);
+    mcpc_client *c = first_list(&h, project, "three bridge entries", &found);
     CHECK_MSG(mcpctl_children(h.pid) == 0, "mcpd started %d bridge processes",
               mcpctl_children(h.pid));
     _cleanup_json_ yajl_val st = h_status(c);
@@ -647,18 +661,8 @@ static void test_self_connection_refused(void)
         mcpctl, h_fake());
     h_write_config(&h, own);
     h_start(&h, NULL);
-    mcpc_options o = {
-        .socket_path = h.socket, .client_name = "selfconn", .cwd = project, .timeout_ms = 60000};
-    mcpc_client *c = mcpc_new(&o);
-    CHECK(mcpc_connect(c) == 0);
-    uint64_t t0 = now_ms();
     bool found = false;
-    h_list_count(c, "mcp_alpha_echo", &found);
-    uint64_t took = now_ms() - t0;
-    fprintf(stderr, "first tools/list with a shell-wrapped bridge: %llu ms\n",
-            (unsigned long long)took);
-    CHECK(found);
-    CHECK_MSG(took < SELF_LIST_BOUND_MS, "first tools/list took %llu ms", (unsigned long long)took);
+    mcpc_client *c = first_list(&h, project, "a shell-wrapped bridge", &found);
     _cleanup_free_ char *log = h_read_file(h.log);
     CHECK_MSG(log && strstr(log, "started by mcpd itself"), "no refusal in the log");
     h_settle(&h, c, "alpha", NULL);
