@@ -466,6 +466,18 @@ static void test_setup_all(void)
     h_teardown(&h);
 }
 
+/* A harness whose home holds the fixtures; project gets the project directory. */
+static char *fixture_home(Harness *h, const char *name, char *project, size_t n)
+{
+    char *home;
+
+    h_setup(h, name);
+    snprintf(project, n, "%s/project", h->dir);
+    home = xstrdup(getenv("HOME"));
+    install_fixtures(home, project);
+    return home;
+}
+
 /* Bad input: a file that does not parse, a symlink into another tree: nothing changes at all. */
 static void test_setup_refuses(void)
 {
@@ -473,10 +485,7 @@ static void test_setup_refuses(void)
     int status;
     char project[512];
 
-    h_setup(&h, "setup-bad");
-    snprintf(project, sizeof(project), "%s/project", h.dir);
-    _cleanup_free_ char *home = xstrdup(getenv("HOME"));
-    install_fixtures(home, project);
+    _cleanup_free_ char *home = fixture_home(&h, "setup-bad", project, sizeof(project));
     _cleanup_free_ char *gem = paths_join(home, ".gemini/settings.json");
     _cleanup_free_ char *cur = paths_join(home, ".cursor/mcp.json"), *cur_before = h_read_file(cur);
     write_file(gem, "{\"mcpServers\": {\"gem\": ");
@@ -508,10 +517,7 @@ static void test_undo_after_agent_wrote(void)
     int status;
     char project[512];
 
-    h_setup(&h, "setup-undo");
-    snprintf(project, sizeof(project), "%s/project", h.dir);
-    _cleanup_free_ char *home = xstrdup(getenv("HOME"));
-    install_fixtures(home, project);
+    _cleanup_free_ char *home = fixture_home(&h, "setup-undo", project, sizeof(project));
     _cleanup_free_ char *claude = paths_join(home, ".claude.json"), *orig = h_read_file(claude);
     _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "claude", NULL});
     CHECK_MSG(status == 0, "setup claude exited %d", status);
