@@ -50,7 +50,7 @@ typedef struct SetupAgent {
 } SetupAgent;
 
 static const SetupAgent setup_agents[] = {
-    {"claude", "Claude Code", FORMAT_JSON, ".claude.json", NULL, "one server, mcpd"},
+    {"claude", "Claude Code", FORMAT_JSON, ".claude.json", "CLAUDE_CONFIG_DIR", "one server, mcpd"},
     {"codex", "OpenAI Codex", FORMAT_TOML, ".codex/config.toml", "CODEX_HOME", "mcp_servers.mcpd"},
     {"gemini", "Gemini CLI", FORMAT_JSON, ".gemini/settings.json", NULL, "one server, mcpd"},
     {"cursor", "Cursor", FORMAT_JSON, ".cursor/mcp.json", NULL, "one server, mcpd"},
@@ -86,7 +86,7 @@ static char *agent_path(const SetupAgent *a)
     _cleanup_free_ char *home = paths_home();
 
     if (dir && dir[0] == '/')
-        return paths_join(dir, strrchr(a->rel, '/') + 1);
+        return paths_join(dir, strrchr(a->rel, '/') ? strrchr(a->rel, '/') + 1 : a->rel);
     return paths_join(home, a->rel);
 }
 
@@ -266,6 +266,27 @@ static void drop_from_enabled(Plan *p, const SetupMember *pm, size_t k, yajl_val
 }
 
 /*
+ * For mcpd's trust gate: each name setup put on the switch, and whether Claude Code had it
+ * approved before ("approved") or not yet ("pending"). The switch then means "mcpd serves it",
+ * not the user's refusal.
+ */
+static yajl_val switch_record(const Plan *p, const SetupMember *proj, yajl_val names)
+{
+    _cleanup_free_ char *text =
+        xstrndup(p->orig + proj->val_start, proj->val_end - proj->val_start);
+    _cleanup_json_ yajl_val entry = json_parse(text, NULL);
+    yajl_val rec = json_object_new(), approved = json_get(entry, CLAUDE_APPROVED);
+    bool all = YAJL_IS_TRUE(json_get(entry, "enableAllProjectMcpServers"));
+
+    for (size_t i = 0; i < json_array_len(names); i++) {
+        yajl_val name = json_array_at(names, i);
+        json_object_set(rec, name->u.string,
+                        json_string_new(all || array_has(approved, name) ? "approved" : "pending"));
+    }
+    return rec;
+}
+
+/*
  * The project's .mcp.json stays as it is (it lives in git); its servers go on the project's
  * disabledMcpjsonServers in ~/.claude.json, so Claude Code stops starting them itself while
  * mcpd, which never reads that list, keeps serving them through the bridge.
@@ -297,7 +318,7 @@ static void plan_claude_switch(Plan *p, const SetupMember *proj, const SetupMemb
     if (json_array_len(list) == before)
         return;
     drop_from_enabled(p, pm, k, names, edits);
-    json_object_set(switched, root, json_copy(names));
+    json_object_set(switched, root, switch_record(p, proj, names));
     _cleanup_free_ char *value = json_to_string(list);
     if (cur) {
         setup_edits_add(edits, cur->val_start, cur->val_end, xstrdup(value));

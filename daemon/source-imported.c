@@ -7,6 +7,7 @@
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/source-imported.h"
 #include "daemon/source.h"
 
 /*
@@ -61,4 +62,32 @@ void source_imported_collect(const ConfigSource *src, const DiscoverOptions *opt
         _cleanup_free_ char *path = paths_join(conf, rel);
         load_one(opt, settings, set, path, imported_agents[i].name, imported_agents[i].map);
     }
+}
+
+ImportedSwitch source_imported_claude_switch(const char *root, const char *server)
+{
+    _cleanup_free_ char *conf = paths_config_home();
+    _cleanup_free_ char *path = paths_join(conf, "mcpd/imported/claude.json");
+    _cleanup_free_ char *real_root = realpath(root, NULL);
+    _cleanup_json_ yajl_val v = NULL;
+    ConfigSet quiet = {.quiet = true};
+    yajl_val switches;
+
+    if (config_read_json(&quiet, path, &v) < 0) {
+        config_set_deinit(&quiet);
+        return IMPORTED_SWITCH_NONE;
+    }
+    config_set_deinit(&quiet);
+    /* Keyed as Claude Code keys projects: the directory it was started in, maybe via a link. */
+    switches = json_get_object(v, "claudeProjectSwitches");
+    for (size_t i = 0; switches && i < switches->u.object.len; i++) {
+        const char *key = switches->u.object.keys[i];
+        _cleanup_free_ char *real = realpath(key, NULL);
+        if (!streq(key, root) && !(real && real_root && streq(real, real_root)))
+            continue;
+        const char *was = json_get_string(switches->u.object.values[i], server);
+        if (was)
+            return streq(was, "approved") ? IMPORTED_SWITCH_APPROVED : IMPORTED_SWITCH_PENDING;
+    }
+    return IMPORTED_SWITCH_NONE;
 }

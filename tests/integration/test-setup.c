@@ -409,6 +409,13 @@ static void test_setup_all(void)
     CHECK_MSG(mcpjson_now && mcpjson_want && streq(mcpjson_now, mcpjson_want),
               "setup changed the project's .mcp.json");
 
+    /* The switch setup made is recorded as setup's, with what Claude Code had said before. */
+    _cleanup_free_ char *rec_path = xasprintf("%s/config/mcpd/imported/claude.json", h.dir);
+    _cleanup_free_ char *rec = h_read_file(rec_path);
+    CHECK_MSG(rec && strstr(rec, "\"claudeProjectSwitches\"") &&
+                  strstr(rec, "\"prj\": \"approved\""),
+              "no record of the Claude Code switch: %s", rec ? rec : "(no file)");
+
     h_start(&h, NULL);
     setenv("MCPD_SOCKET", h.socket, 1);
     /* The host stand-in: each agent starts what its file now says, and lists through it. */
