@@ -40,7 +40,7 @@ static void load_claude_json(const ConfigSource *src, const DiscoverOptions *opt
     SourceMeta user = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_USER};
     SourceMeta project = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_PROJECT};
 
-    if (config_read_json(set, path, &root) < 0)
+    if (config_read_json(set, path, CONFIG_LEVEL_USER, &root) < 0)
         return;
     if (!YAJL_IS_OBJECT(root)) {
         config_set_problem(set, path, NULL, "the top level must be an object");

@@ -34,7 +34,7 @@ static void load_one(const DiscoverOptions *opt, const Settings *settings, Confi
     SourceMeta meta = {"imported", (char *)name, (char *)path, CONFIG_LEVEL_USER};
     yajl_val projects;
 
-    if (config_read_json(set, path, &root) < 0)
+    if (config_read_json(set, path, CONFIG_LEVEL_USER, &root) < 0)
         return;
     if (!YAJL_IS_OBJECT(root)) {
         config_set_problem(set, path, NULL,
@@ -73,7 +73,7 @@ ImportedSwitch source_imported_claude_switch(const char *root, const char *serve
     ConfigSet quiet = {.quiet = true};
     yajl_val switches;
 
-    if (config_read_json(&quiet, path, &v) < 0) {
+    if (config_read_json(&quiet, path, CONFIG_LEVEL_USER, &v) < 0) {
         config_set_deinit(&quiet);
         return IMPORTED_SWITCH_NONE;
     }
