@@ -59,6 +59,10 @@ static const SetupAgent setup_agents[] = {
 };
 #define N_AGENTS (sizeof(setup_agents) / sizeof(setup_agents[0]))
 
+/* What to do, appended to each refusal. */
+#define HOW_TO_FIX  "; fix the file (the agent cannot read it either) and run setup again"
+#define HOW_BY_HAND "; set this agent up by hand (docs/agents.md, \"Other hosts\")"
+
 /* What setup will do to one agent, worked out completely before anything is written. */
 typedef struct Plan {
     const SetupAgent *agent;
@@ -390,14 +394,14 @@ static int check_round_trip(const Plan *p, yajl_val before, yajl_val after, cons
     bool projects = streq(p->agent->id, "claude");
 
     if (!after || !json_equal(json_get(after, key), want)) {
-        *whyp = xstrdup("the rewritten file would not hold exactly mcpd's bridge");
+        *whyp = xstrdup("the rewritten file would not hold exactly mcpd's bridge" HOW_BY_HAND);
         return -EINVAL;
     }
     strip_servers(before, key, projects);
     strip_servers(after, key, projects);
     if (!json_equal(before, after)) {
         *whyp = xstrdup("the rewritten file would differ in more than its servers (a layout "
-                        "these edits cannot round-trip)");
+                        "these edits cannot round-trip)" HOW_BY_HAND);
         return -EINVAL;
     }
     return 0;
@@ -416,12 +420,12 @@ static int plan_json(Plan *p, const char *mcpctl, yajl_val moved_projects, char 
     int r;
 
     if (!root || !YAJL_IS_OBJECT(root)) {
-        *whyp = root ? xstrdup("the top level is not an object")
-                     : xasprintf("it does not parse as JSON (%s)", err ? err : "?");
+        *whyp = root ? xstrdup("the top level is not an object" HOW_TO_FIX)
+                     : xasprintf("it does not parse as JSON (%s)" HOW_TO_FIX, err ? err : "?");
         return -EINVAL;
     }
     if (json_get(root, "mcpServers") && !json_get_object(root, "mcpServers")) {
-        *whyp = xstrdup("\"mcpServers\" is not an object");
+        *whyp = xstrdup("\"mcpServers\" is not an object" HOW_TO_FIX);
         return -EINVAL;
     }
     setup_json_members(p->orig, p->n_orig, start, &ms, &n);
@@ -489,7 +493,7 @@ static int plan_toml(Plan *p, const char *mcpctl, char **whyp)
     char *table = xasprintf("[mcp_servers.mcpd]\ncommand = %s\nargs = [\"bridge\"]\n", cmd);
 
     if (!root) {
-        *whyp = xasprintf("it does not parse as TOML (%s)", err ? err : "?");
+        *whyp = xasprintf("it does not parse as TOML (%s)" HOW_TO_FIX, err ? err : "?");
         free(table);
         return -EINVAL;
     }
