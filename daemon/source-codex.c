@@ -108,7 +108,7 @@ bad_names:
  * honoured). A url means Streamable HTTP, which is all Codex speaks. enabled_tools and
  * disabled_tools have no mcpd equivalent yet and are ignored.
  */
-int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+static int map_codex(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     _cleanup_json_ yajl_val out = json_object_new(), env = json_object_new(),
                             headers = json_object_new();
@@ -155,7 +155,7 @@ static void load_toml(const ConfigSource *src, const char *path, ConfigLevel lev
         return;
     }
     config_add_entries(set, json_get(root, "mcp_servers"), "mcp_servers", &meta, settings,
-                       source_codex_map);
+                       map_codex);
 }
 
 /* User before project, as the seed orders them. */
@@ -172,4 +172,10 @@ void source_codex_collect(const ConfigSource *src, const DiscoverOptions *opt,
         _cleanup_free_ char *project = paths_join(opt->root, ".codex/config.toml");
         load_toml(src, project, CONFIG_LEVEL_PROJECT, settings, set);
     }
+}
+
+/* The same mapping for the servers mcpctl setup moved out of this agent's file. */
+int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    return map_codex(name, in, outp, whyp);
 }

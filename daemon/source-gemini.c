@@ -13,7 +13,7 @@
  * HTTP+SSE endpoint, command is stdio. Its timeout is in ms, like mcpd's; cwd, env, headers,
  * args carry over as they are. trust, includeTools and excludeTools have no mcpd meaning.
  */
-int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     static const char *const drop[] = {"httpUrl",      "url",   "trust", "includeTools",
                                        "excludeTools", "oauth", NULL};
@@ -39,5 +39,11 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set)
 {
     source_load_pair(src, opt, settings, set, ".gemini/settings.json", ".gemini/settings.json",
-                     "mcpServers", source_gemini_map);
+                     "mcpServers", map_gemini);
+}
+
+/* The same mapping for the servers mcpctl setup moved out of this agent's file. */
+int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    return map_gemini(name, in, outp, whyp);
 }

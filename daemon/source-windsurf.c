@@ -10,7 +10,7 @@
 #include "daemon/source.h"
 
 /* Windsurf writes remote servers as serverUrl; url works too. disabled: true means off. */
-int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+static int map_windsurf(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     static const char *const drop[] = {"serverUrl", "disabled", "disabledTools", NULL};
     yajl_val url = json_get(in, "serverUrl"), disabled = json_get(in, "disabled"), out;
@@ -37,5 +37,11 @@ void source_windsurf_collect(const ConfigSource *src, const DiscoverOptions *opt
                              const Settings *settings, ConfigSet *set)
 {
     source_load_pair(src, opt, settings, set, ".codeium/windsurf/mcp_config.json",
-                     ".windsurf/mcp_config.json", "mcpServers", source_windsurf_map);
+                     ".windsurf/mcp_config.json", "mcpServers", map_windsurf);
+}
+
+/* The same mapping for the servers mcpctl setup moved out of this agent's file. */
+int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    return map_windsurf(name, in, outp, whyp);
 }
