@@ -30,6 +30,12 @@
 /* The bound the issue states; the figure is printed, and only the one above is checked. */
 #define SELF_LIST_GOAL_MS 1000
 
+/*
+ * How long a refused self-connection may keep being retried: the backoff steps before the
+ * breaker trips add up to about 15 s; twice that leaves room for a loaded machine.
+ */
+#define SNEAKY_GIVE_UP_MS 45000
+
 static const char *fixtures; /* argv[1]: tests/fixtures/setup */
 
 /* The agents' user-level files, as the fixture home holds them. */
@@ -678,6 +684,12 @@ static void test_self_connection_refused(void)
     mcpc_client *c = first_list(&h, project, "a shell-wrapped bridge", &found);
     _cleanup_free_ char *log = h_read_file(h.log);
     CHECK_MSG(log && strstr(log, "started by mcpd itself"), "no refusal in the log");
+    /*
+     * Each refusal is an immediate failure, so the retry breaker (BREAKER_FAILURES within
+     * BREAKER_WINDOW_MS) stops it after its backoff steps instead of retrying forever.
+     */
+    CHECK_MSG(h_wait_state(c, "sneaky", "failed", SNEAKY_GIVE_UP_MS),
+              "the shell-wrapped bridge is still being restarted");
     h_settle(&h, c, "alpha", NULL);
     CHECK(h_check_healthy(&h, "a shell-wrapped bridge entry", "mcp_alpha_echo"));
     mcpc_free(c);
