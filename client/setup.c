@@ -193,7 +193,7 @@ static yajl_val servers_to_move(yajl_val servers, size_t *np)
 {
     yajl_val out = json_object_new();
 
-    for (size_t i = 0; servers && i < servers->u.object.len; i++)
+    for (size_t i = 0; YAJL_IS_OBJECT(servers) && i < servers->u.object.len; i++)
         if (!is_bridge_entry(servers->u.object.values[i]))
             json_object_set(out, servers->u.object.keys[i], json_copy(servers->u.object.values[i]));
     *np += out->u.object.len;
@@ -424,7 +424,8 @@ static int plan_json(Plan *p, const char *mcpctl, yajl_val moved_projects, char 
                      : xasprintf("it does not parse as JSON (%s)" HOW_TO_FIX, err ? err : "?");
         return -EINVAL;
     }
-    if (json_get(root, "mcpServers") && !json_get_object(root, "mcpServers")) {
+    if (json_get(root, "mcpServers") && !json_get_object(root, "mcpServers") &&
+        !YAJL_IS_NULL(json_get(root, "mcpServers"))) {
         *whyp = xstrdup("\"mcpServers\" is not an object" HOW_TO_FIX);
         return -EINVAL;
     }
@@ -584,7 +585,7 @@ static yajl_val provenance(const Plan *p)
 
 static int plan_agent(Plan *p, const SetupAgent *a, const char *mcpctl, char **whyp)
 {
-    _cleanup_free_ char *manifest = state_file(a, "json");
+    _cleanup_free_ char *manifest = state_file(a, "json"), *imported = imported_file(a);
     yajl_val projects = json_object_new();
     int r;
 
@@ -594,6 +595,15 @@ static int plan_agent(Plan *p, const SetupAgent *a, const char *mcpctl, char **w
     if (access(manifest, F_OK) == 0) {
         *whyp = xasprintf("it is already set up (%s); run mcpctl setup --undo %s first", manifest,
                           a->id);
+        json_free(projects);
+        return -EEXIST;
+    }
+    if (access(imported, F_OK) == 0) {
+        /* Its servers may be nowhere else: never overwritten. */
+        *whyp = xasprintf("%s is left from an earlier setup whose record is gone; move its "
+                          "servers back into the agent's file or to mcpd's own mcp.json, "
+                          "remove it, and run setup again",
+                          imported);
         json_free(projects);
         return -EEXIST;
     }
