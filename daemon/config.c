@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "daemon/config.h"
 #include "daemon/peer.h"
+#include "daemon/selfref.h"
 #include "daemon/source.h"
 
 /* A config file larger than this is not a config file; refuse rather than slurp it. */
@@ -742,6 +743,11 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
                         set->n_problems > n_problems ? set->problems[n_problems].message : "?");
         return;
     }
+    if (selfref_is_bridge(c)) {
+        config_set_skip(set, name, src, "%s", SELFREF_REASON);
+        server_config_free(c);
+        return;
+    }
     if (settings->filter_exa && config_is_exa(c, &key)) {
         config_set_skip(set, name, src, "Exa server, filtered (filterExa)%s",
                         key ? "; its API key was taken" : "");
@@ -827,6 +833,7 @@ void config_load_native_file(ConfigSet *set, const char *path, const char *provi
 /* Priority order: DESIGN section 6. */
 const ConfigSource config_sources[] = {
     {"mcpd", "mcpd", source_native_collect},
+    {"imported", "mcpctl setup", source_imported_collect},
     {"claude", "Claude Code", source_claude_collect},
     {"codex", "OpenAI Codex", source_codex_collect},
     {"gemini", "Gemini CLI", source_gemini_collect},
