@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "daemon/config.h"
 #include "daemon/peer.h"
+#include "daemon/selfref.h"
 #include "daemon/source.h"
 
 /* A config file larger than this is not a config file; refuse rather than slurp it. */
@@ -34,6 +35,9 @@ void settings_init(Settings *s)
         .max_call_timeout_ms = CONFIG_MAX_CALL_TIMEOUT_MS,
         .idle_timeout_ms = 0,
         .workspace_linger_ms = CONFIG_DEFAULT_LINGER_MS,
+        .max_tools_per_server = CONFIG_DEFAULT_MAX_TOOLS,
+        .max_list_pages = CONFIG_DEFAULT_MAX_PAGES,
+        .max_list_bytes = CONFIG_DEFAULT_LIST_BYTES,
         .reconnect = true,
         .filter_exa = true,
         .disabled_providers = 0,
@@ -742,6 +746,11 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
                         set->n_problems > n_problems ? set->problems[n_problems].message : "?");
         return;
     }
+    if (selfref_is_bridge(c)) {
+        config_set_skip(set, name, src, "%s", SELFREF_REASON);
+        server_config_free(c);
+        return;
+    }
     if (settings->filter_exa && config_is_exa(c, &key)) {
         config_set_skip(set, name, src, "Exa server, filtered (filterExa)%s",
                         key ? "; its API key was taken" : "");
@@ -827,6 +836,7 @@ void config_load_native_file(ConfigSet *set, const char *path, const char *provi
 /* Priority order: DESIGN section 6. */
 const ConfigSource config_sources[] = {
     {"mcpd", "mcpd", source_native_collect},
+    {"imported", "mcpctl setup", source_imported_collect},
     {"claude", "Claude Code", source_claude_collect},
     {"codex", "OpenAI Codex", source_codex_collect},
     {"gemini", "Gemini CLI", source_gemini_collect},
@@ -993,6 +1003,9 @@ static const char *const settings_keys[] = {
     "reconnect",
     "workspaceLingerMs",
     "partialLineTimeoutMs",
+    "maxToolsPerServer", /* the bounds on one server's tool list: config.h */
+    "maxListPages",
+    "maxListBytes",
     NULL,
 };
 
@@ -1037,5 +1050,9 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_ms(problems, path, root, "workspaceLingerMs", 0, INT32_MAX, &s->workspace_linger_ms);
     settings_ms(problems, path, root, "partialLineTimeoutMs", 100, INT32_MAX,
                 &s->partial_line_timeout_ms);
+    /* Raising these is for a user who trusts a server with a very large tool list. */
+    settings_ms(problems, path, root, "maxToolsPerServer", 1, 1000000, &s->max_tools_per_server);
+    settings_ms(problems, path, root, "maxListPages", 1, 100000, &s->max_list_pages);
+    settings_ms(problems, path, root, "maxListBytes", 4096, INT32_MAX, &s->max_list_bytes);
     return 0;
 }

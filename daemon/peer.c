@@ -113,7 +113,7 @@ static bool handle_line(Peer *p, char *line, size_t len)
 
     if (p->reg->fast && p->reg->fast(p, line, len, p->reg->userdata))
         return !p->dead;
-    r = jsonrpc_msg_parse(&m, line, len, &err);
+    r = jsonrpc_msg_parse_mode(&m, line, len, JSON_UTF8_REFUSE, &err);
     if (r == JSONRPC_E_PARSE) {
         _cleanup_free_ char *msg = xasprintf("Parse error: %s; closing the connection", err);
         jsonrpc_msg_deinit(&m);

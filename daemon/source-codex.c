@@ -173,3 +173,9 @@ void source_codex_collect(const ConfigSource *src, const DiscoverOptions *opt,
         load_toml(src, project, CONFIG_LEVEL_PROJECT, settings, set);
     }
 }
+
+/* The same mapping for the servers mcpctl setup moved out of this agent's file. */
+int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    return map_codex(name, in, outp, whyp);
+}

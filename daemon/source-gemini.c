@@ -41,3 +41,9 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
     source_load_pair(src, opt, settings, set, ".gemini/settings.json", ".gemini/settings.json",
                      "mcpServers", map_gemini);
 }
+
+/* The same mapping for the servers mcpctl setup moved out of this agent's file. */
+int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    return map_gemini(name, in, outp, whyp);
+}
