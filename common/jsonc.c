@@ -14,11 +14,9 @@
 #include "common/util.h"
 
 /*
- * Nesting deeper than this is refused before parsing. Agents' config files nest servers
- * three or four levels down (settings > mcp > servers > name > env); 256 leaves ample room
- * and keeps every recursive walk over the tree (dedupe, copy, free) far from the stack's end.
+ * Nesting is bounded by JSON_MAX_DEPTH (json.h), like every JSON text mcpd reads; checked
+ * here too, so a JSONC file too deep is named with its line and column.
  */
-#define JSONC_MAX_DEPTH 256
 
 void jsonc_position(const char *text, size_t offset, size_t *linep, size_t *colp)
 {
@@ -95,8 +93,8 @@ static const char *scan_structural(Scan *s)
     switch (c) {
     case '{':
     case '[':
-        if (++s->depth > JSONC_MAX_DEPTH)
-            return "nested too deeply (more than 256 levels); no agent writes such a file";
+        if (++s->depth > JSON_MAX_DEPTH)
+            return "nested more than 128 levels deep; no agent writes such a file";
         s->pending_comma = -1;
         break;
     case '}':
@@ -203,13 +201,20 @@ static char *parse_error(const char *text, size_t len)
 static yajl_val parse(const char *text, size_t len, bool comments, char **whyp)
 {
     _cleanup_free_ char *strict = scan(text, len, comments, whyp);
-    yajl_val v;
+    _cleanup_free_ char *err = NULL;
+    yajl_val v = NULL;
+    int r;
 
     if (!strict)
         return NULL;
-    v = json_parse(strict, NULL);
-    if (!v) {
+    /* json_parse_full's limits (values, UTF-8 repair) hold for config files too. */
+    r = json_parse_full(&v, strict, len, JSON_UTF8_REPAIR, &err);
+    if (r == JSON_E_SYNTAX) {
         *whyp = parse_error(strict, len);
+        return NULL;
+    }
+    if (r != 0) {
+        *whyp = xstrdup(err ? err : "invalid JSON");
         return NULL;
     }
     jsonc_dedupe(v);

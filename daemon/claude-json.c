@@ -24,8 +24,8 @@
 #define CLAUDE_JSON_MAX_KEPT_BYTES (16u * 1024u * 1024u)
 /* Read size: large enough that a 240 MB file is a few thousand reads, small on the stack. */
 #define CLAUDE_JSON_CHUNK_BYTES (64u * 1024u)
-/* Nesting kept values may have (servers sit 2-3 levels down); bounds the build stack. */
-#define CLAUDE_JSON_MAX_DEPTH 256
+/* Nesting kept values may have (servers sit 2-3 levels down): json.h's bound for every tree. */
+#define CLAUDE_JSON_MAX_DEPTH JSON_MAX_DEPTH
 
 /* The levels of the document that are walked rather than kept or skipped. */
 enum { LEVEL_OUTSIDE, LEVEL_ROOT, LEVEL_PROJECTS, LEVEL_PROJECT };
@@ -103,7 +103,7 @@ static int keep(Reader *r, yajl_val v, size_t weight)
     if (!container)
         return 1;
     if (r->n_build == CLAUDE_JSON_MAX_DEPTH) {
-        r->error = "nested too deeply (more than 256 levels)";
+        r->error = "nested more than 128 levels deep";
         return 0;
     }
     r->build[r->n_build++] = (Frame){v, NULL};
