@@ -175,13 +175,13 @@ static char *parse_error(const char *text, size_t len)
 {
     yajl_handle h = yajl_alloc(NULL, NULL, NULL);
     yajl_status st = yajl_parse(h, (const unsigned char *)text, len);
-    size_t at = len;
+    size_t at = len; /* the text ended too soon: the end is the place */
     char *why;
 
     if (st == yajl_status_ok)
         st = yajl_complete_parse(h);
-    else
-        at = yajl_get_bytes_consumed(h);
+    else if ((at = yajl_get_bytes_consumed(h)) > 0)
+        at--; /* yajl has consumed the offending byte */
     if (st == yajl_status_ok) {
         yajl_free(h);
         return error_at(text, len, "invalid JSON");
@@ -193,8 +193,7 @@ static char *parse_error(const char *text, size_t len)
         *nl = '\0';
     yajl_free_error(h, msg);
     yajl_free(h);
-    why = error_at(text, at > 0 && at <= len ? at - 1 : at,
-                   startswith(line, "parse error: ") ? line + 13 : line);
+    why = error_at(text, at, startswith(line, "parse error: ") ? line + 13 : line);
     return why;
 }
 

@@ -89,8 +89,15 @@ static void add_servers(ConfigSet *set, const char *path, yajl_val root, const S
         config_set_problem(set, path, NULL, "the top level must be a mapping with \"mcpServers\"");
         return;
     }
-    if (YAJL_IS_ARRAY(servers))
+    if (YAJL_IS_ARRAY(servers)) {
         servers = named = list_by_name(set, path, servers);
+    } else if (servers && !YAJL_IS_OBJECT(servers) && !YAJL_IS_NULL(servers)) {
+        config_set_problem(set, path, NULL,
+                           "\"mcpServers\" must be a list of servers (each with a \"name\"), "
+                           "not %s",
+                           json_type_name(servers));
+        return;
+    }
     config_add_entries(set, servers, "mcpServers", &m, settings, map_continue);
 }
 

@@ -114,11 +114,11 @@ typedef struct AgentShape {
 
 /** Map an entry of an agent's mcpServers-like shape to mcpd's (see AgentShape). */
 int source_map_agent(const AgentShape *shape, yajl_val in, yajl_val *outp, char **whyp);
-/** Each "X" of a JSON-escaped list of strings into a readable "a", "b" (for messages). */
+/** The agent's transport names as "a", "b", "c" (for messages; to free). */
 char *source_type_list(const AgentType *types);
 /**
  * The project file first, then the user's (for agents where the project's entry wins):
- * <root>/<project_rel> and <dir>/<user_rel>, where dir is home or the XDG config home.
+ * <root>/<project_rel> (when there is a root) and user_path; either may be NULL.
  */
 void source_load_project_then_user(const ConfigSource *src, const DiscoverOptions *opt,
                                    const Settings *settings, ConfigSet *set,

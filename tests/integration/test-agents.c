@@ -282,6 +282,87 @@ static void test_every_agent(void)
     h_teardown(&h);
 }
 
+static void write_file(Harness *h, const char *rel, const char *text)
+{
+    _cleanup_free_ char *path = paths_join(h->dir, rel), *dir = paths_dirname(path);
+    FILE *f;
+
+    CHECK(paths_mkdir_p(dir, 0700) == 0);
+    CHECK((f = fopen(path, "w")) != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/*
+ * A bad entry or field in each agent's file: a problem naming the file, the server and the
+ * field; the good entry beside it still loads; a file that does not parse names the line and
+ * column; the daemon keeps serving.
+ */
+static void test_bad_entries(void)
+{
+    Harness h;
+    _cleanup_free_ char *cfg =
+        xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}}}", h_fake());
+    _cleanup_free_ char *root = NULL;
+    const char *ok = "\"good\": {\"command\": \"true\"}";
+
+    h_setup(&h, "agents-bad");
+    h_write_config(&h, cfg);
+    root = paths_join(h.dir, "project");
+    CHECK(paths_mkdir_p(root, 0700) == 0);
+    write_file(&h, "config/goose/config.yaml", "extensions:\n  a: [unclosed\n  b: 1\n");
+    write_file(&h, "config/zed/settings.json", "{\n  // fine\n  \"context_servers\": {\n");
+    _cleanup_free_ char *oc =
+        xasprintf("{\"mcp\": {\"oc-bad\": {\"type\": \"local\", \"command\": \"npx x\"}, \"good\": "
+                  "{\"type\": \"local\", \"command\": [\"true\"]}}}");
+    write_file(&h, "project/opencode.json", oc);
+    _cleanup_free_ char *cl =
+        xasprintf("{\"mcpServers\": {\"cl-bad\": {\"command\": \"x\", \"timeout\": -5}, %s}}", ok);
+    write_file(&h, "home/.cline/data/settings/cline_mcp_settings.json", cl);
+    write_file(&h, "home/.copilot/mcp-config.json",
+               "{\"mcpServers\": {\"cp-bad\": {\"type\": \"local\", \"command\": \"x\", "
+               "\"tools\": \"*\"}, \"cp-good\": {\"type\": \"local\", \"command\": \"x\"}}}");
+    write_file(&h, "home/.gemini/antigravity/mcp_config.json",
+               "{\"mcpServers\": {\"ag-bad\": {\"serverUrl\": 5}}}");
+    write_file(&h, "project/.kiro/settings/mcp.json",
+               "{\"mcpServers\": {\"k-bad\": {\"command\": \"x\", \"disabled\": \"yes\"}}}");
+    write_file(&h, "home/.continue/config.yaml", "name: c\nmcpServers: 5\n");
+    h_start(&h, NULL);
+    mcpc_client *c = h_client(&h, "agents-bad");
+    h_settle(&h, c, "steady", NULL);
+
+    yajl_val d = discover(c, root);
+    expect_problem(&h, d, "config/goose/config.yaml", NULL, "line 3, column ");
+    expect_problem(&h, d, "config/zed/settings.json", NULL, "line 4, column ");
+    expect_problem(&h, d, "project/opencode.json", "oc-bad",
+                   "a \"local\" server needs \"command\": [\"program\", \"arg\", ...]");
+    expect_problem(&h, d, "home/.cline/data/settings/cline_mcp_settings.json", "cl-bad",
+                   "\"timeout\" must be a number of seconds from 0 to 86400");
+    expect_problem(&h, d, "home/.copilot/mcp-config.json", "cp-bad",
+                   "\"tools\" must be an array of tool names");
+    expect_problem(&h, d, "home/.gemini/antigravity/mcp_config.json", "ag-bad",
+                   "\"serverUrl\" must be a string");
+    expect_problem(&h, d, "project/.kiro/settings/mcp.json", "k-bad",
+                   "\"disabled\" must be true or false");
+    expect_problem(&h, d, "home/.continue/config.yaml", NULL,
+                   "\"mcpServers\" must be a list of servers");
+    yajl_val servers = json_get_array(d, "servers");
+    yajl_val good = find_named(servers, "good", NULL);
+    _cleanup_free_ char *oc_path = paths_join(h.dir, "project/opencode.json");
+    CHECK_MSG(good && streq(json_get_string(good, "path"), oc_path), "good: %s",
+              good ? json_get_string(good, "path") : "missing");
+    CHECK(find_named(servers, "cp-good", NULL) && find_named(servers, "steady", NULL));
+    CHECK(!find_named(servers, "cl-bad", NULL) && !find_named(servers, "k-bad", NULL));
+    json_free(d);
+
+    h_check_healthy(&h, "a bad entry or file in each agent's config", CONTROL);
+    mcpc_free(c);
+    CHECK(h_stop(&h) == 0);
+    h_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -290,5 +371,6 @@ int main(int argc, char **argv)
     }
     fixtures = argv[1];
     test_every_agent();
+    test_bad_entries();
     return h_finish("agents");
 }
