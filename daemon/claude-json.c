@@ -191,7 +191,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
     Reader *r = ctx;
-    return r->skip ? 1 : on_value(r, json_string_newn((const char *)s, n), n);
+    return r->skip ? 1 : on_value(r, json_string_new_lossy((const char *)s, n), n);
 }
 
 static int cb_start(void *ctx, bool map)
@@ -217,6 +217,16 @@ static int cb_start_array(void *ctx)
     return cb_start(ctx, false);
 }
 
+/* A key as text, invalid UTF-8 repaired (the parser does not check it: see stream_init). */
+static char *key_text(const unsigned char *s, size_t n)
+{
+    yajl_val v = json_string_new_lossy((const char *)s, n);
+    char *k = xstrdup(v->u.string);
+
+    json_free(v);
+    return k;
+}
+
 static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 {
     Reader *r = ctx;
@@ -226,12 +236,12 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
     if (r->n_build) {
         Frame *top = &r->build[r->n_build - 1];
         free(top->key);
-        top->key = xstrndup((const char *)s, n);
+        top->key = key_text(s, n);
         r->kept += n;
         return 1;
     }
     free(r->key);
-    r->key = xstrndup((const char *)s, n);
+    r->key = key_text(s, n);
     return 1;
 }
 
@@ -320,6 +330,12 @@ static void stream_init(Stream *s)
     s->r.root = json_object_new();
     s->pos = (Position){1, 1};
     s->h = yajl_alloc(&callbacks, NULL, &s->r);
+    /*
+     * Most of the file is chat history that is skipped: checking its UTF-8 costs time and
+     * protects nothing. What is kept is repaired instead (json_string_new_lossy, key_text),
+     * the rule json.h sets for files.
+     */
+    yajl_config(s->h, yajl_dont_validate_strings, 1);
 }
 
 static void stream_deinit(Stream *s)

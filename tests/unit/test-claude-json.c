@@ -111,6 +111,20 @@ static void test_not_regular_refused(void)
     test_rm_rf(tmp);
 }
 
+/* Invalid UTF-8: skipped history is not checked; what is kept comes out repaired. */
+static void test_invalid_utf8(void)
+{
+    const char *text = "{\"history\": [\"\xff\xfe\"], \"mcpServers\": {\"a\xff\": "
+                       "{\"command\": \"x\xc3\"}}}";
+    _cleanup_free_ char *why = NULL, *out = NULL;
+    yajl_val v = NULL;
+
+    CHECK_INTEQ(claude_json_parse(text, strlen(text), &v, &why), 0);
+    out = v ? json_to_string(v) : NULL;
+    CHECK_STREQ(out, "{\"mcpServers\":{\"a\xef\xbf\xbd\":{\"command\":\"x\xef\xbf\xbd\"}}}");
+    json_free(v);
+}
+
 /* A second read of an unchanged file gives the same; a changed file is read again. */
 static void test_unchanged_file_read_once(void)
 {
@@ -139,5 +153,6 @@ int main(void)
     RUN(test_large_file_streams);
     RUN(test_not_regular_refused);
     RUN(test_unchanged_file_read_once);
+    RUN(test_invalid_utf8);
     return test_main_result();
 }
