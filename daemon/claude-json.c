@@ -160,23 +160,22 @@ take:
 
 static int on_value(Reader *r, yajl_val v, size_t weight)
 {
-    if (r->skip) {
-        json_free(v);
-        return 1;
-    }
     if (r->n_build)
         return keep(r, v, weight);
     return begin_walked(r, v, false);
 }
 
+/* Every callback returns at once inside a skipped value: most of the file is skipped. */
 static int cb_null(void *ctx)
 {
-    return on_value(ctx, json_null_new(), 0);
+    Reader *r = ctx;
+    return r->skip ? 1 : on_value(r, json_null_new(), 0);
 }
 
 static int cb_boolean(void *ctx, int b)
 {
-    return on_value(ctx, json_bool_new(b), 0);
+    Reader *r = ctx;
+    return r->skip ? 1 : on_value(r, json_bool_new(b), 0);
 }
 
 static int cb_number(void *ctx, const char *s, size_t n)
