@@ -11,6 +11,7 @@
 
 #include "client/bridge.h"
 #include "client/include/mcpc.h"
+#include "client/trust.h"
 #include "common/paths.h"
 #include "common/json.h"
 #include "common/util.h"
@@ -43,6 +44,9 @@ static void usage(FILE *f)
                "  config [--cwd DIR]      the servers discovery finds for DIR (default: the\n"
                "                          current directory), where each comes from, and every\n"
                "                          entry not used and why; nothing is connected\n"
+               "  trust [--server NAME] [DIR]    approve a project's servers (default: the\n"
+               "                          current directory) until an entry changes\n"
+               "  untrust [--server NAME] [DIR]  withdraw those approvals\n"
                "\n"
                "Exit status: 0 ok, 1 request or tool failed, 2 usage, 3 mcpd not reachable.\n");
 }
@@ -351,6 +355,8 @@ static int run(mcpc_client *c, int argc, char **argv)
     }
     if (streq(cmd, "config"))
         return run_config(c, argc, argv);
+    if (streq(cmd, "trust") || streq(cmd, "untrust"))
+        return trust_run(c, argc, argv, opt_json);
     if (streq(cmd, "reload")) {
         if ((r = mcpc_request(c, "mcpd/reload", NULL, &out)) != 0)
             goto fail;

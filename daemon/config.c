@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/jsonrpc.h"
@@ -16,6 +17,7 @@
 #include "common/util.h"
 #include "daemon/config.h"
 #include "daemon/source.h"
+#include "daemon/trust.h"
 
 /* A config file larger than this is not a config file; refuse rather than slurp it. */
 #define CONFIG_MAX_FILE_BYTES (4u * 1024u * 1024u)
@@ -369,6 +371,9 @@ static int take_auth(ServerConfig *c, yajl_val obj, StrBuf *err)
 /* The seed's validateServerConfig messages (reference/seed-origin.md 2.1). */
 static int validate(ServerConfig *c, StrBuf *err)
 {
+    /* In mcpd's own file {"enabled": false} alone is a mask: it names a server to switch off. */
+    if (!c->enabled && !c->command && !c->url && streq(c->source.provider, "mcpd"))
+        return 0;
     if (c->command && c->url) {
         strbuf_printf(err,
                       "Server \"%s\": both \"command\" and \"url\" are set - server should be "
@@ -436,6 +441,7 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
     c->idle_timeout_ms = settings->idle_timeout_ms;
     c->reconnect = settings->reconnect;
     source_copy(&c->source, src);
+    c->allow_commands = streq(src->provider, "mcpd");
     if (fill_fields(c, obj, &err) < 0) {
         config_set_problem(set, src->path, name, "%s", strbuf_str(&err));
         strbuf_deinit(&err);
@@ -726,6 +732,52 @@ void config_add_invalid(ConfigSet *set, const char *name, const SourceMeta *src,
     config_set_skip(set, name, src, "invalid: %s", why);
 }
 
+/* The command line or URL the server would run, for the person deciding whether it may. */
+static char *shown_command(const ServerConfig *c)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    if (!c->command)
+        return xstrdup(c->url ? c->url : "(nothing: a disabled entry)");
+    for (size_t i = 0; i <= c->n_args; i++) {
+        const char *a = i ? c->args[i - 1] : c->command;
+        bool plain = a[0] && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789-_./=:,@%+") == strlen(a);
+        if (i)
+            strbuf_putc(&sb, ' ');
+        if (plain) {
+            strbuf_puts(&sb, a);
+            continue;
+        }
+        strbuf_putc(&sb, '\'');
+        for (const char *p = a; *p; p++)
+            strbuf_puts(&sb, *p == '\'' ? "'\\''" : (char[]){*p, 0});
+        strbuf_putc(&sb, '\'');
+    }
+    return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * The project trust gate: an entry from a file inside the project runs only once approved
+ * (mcpd's store or the owning agent's own answer), and never from a file another user owns.
+ * Held-back entries mask nothing and are both a skip (mcpctl config) and a problem (status).
+ */
+static bool trust_gate(ConfigSet *set, const char *name, yajl_val written, const ServerConfig *c)
+{
+    _cleanup_free_ char *shown = NULL, *why = NULL;
+    TrustVerdict v;
+
+    if (!set->trust)
+        return true;
+    shown = shown_command(c);
+    v = trust_check(set->trust, &c->source, name, written, shown, &why);
+    if (v == TRUST_APPROVED)
+        return true;
+    config_set_problem(set, c->source.path, name, "%s", why);
+    config_set_skip(set, name, &c->source, "%s", why);
+    return false;
+}
+
 void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const SourceMeta *src,
                       const Settings *settings)
 {
@@ -745,6 +797,10 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
         /* Reported, and it masks nothing: a lower entry of the name may still win (B7). */
         config_set_skip(set, name, src, "invalid: %s",
                         set->n_problems > n_problems ? set->problems[n_problems].message : "?");
+        return;
+    }
+    if (!trust_gate(set, name, written, c)) {
+        server_config_free(c);
         return;
     }
     if (settings->filter_exa && config_is_exa(c, &key)) {
@@ -854,7 +910,7 @@ int config_source_index(const char *id)
 static void collect_disabled(const ConfigSource *s, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *out)
 {
-    ConfigSet tmp = {.quiet = true};
+    ConfigSet tmp = {.quiet = true, .root = out->root, .trust = out->trust};
 
     s->collect(s, opt, settings, &tmp);
     for (size_t i = 0; i < tmp.n_servers; i++)
@@ -874,6 +930,10 @@ static int check_root(ConfigSet *out, const char *root)
     struct stat st;
     int r = stat(root, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 
+    /* A directory mcpd may not list or enter would give a partial set and an error per file. */
+    if (r == 0 && access(root, R_OK | X_OK) < 0)
+        r = -errno;
+
     if (r == 0)
         return 0;
     mcp = paths_join(root, ".mcp.json");
@@ -883,13 +943,14 @@ static int check_root(ConfigSet *out, const char *root)
 }
 
 static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
-                    bool quiet)
+                    bool quiet, Trust *trust)
 {
     int r;
 
     memset(out, 0, sizeof(*out));
     out->quiet = quiet;
     out->root = opt->root;
+    out->trust = trust;
     if (opt->root && !opt->config_file && (r = check_root(out, opt->root)) < 0)
         return r;
     if (opt->config_file) {
@@ -907,14 +968,40 @@ static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *
     return 0;
 }
 
+/* Discovery for a project goes through its trust gate, loaded fresh each time. */
+static int discover_gated(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
+                          bool quiet)
+{
+    _cleanup_free_ char *why = NULL;
+    Trust trust;
+    int r;
+
+    if (!opt->root || opt->config_file)
+        return discover(out, opt, settings, quiet, NULL);
+    trust_init(&trust, opt->root, &why);
+    r = discover(out, opt, settings, quiet, &trust);
+    out->trust = NULL;
+    if (why)
+        config_set_problem(out, NULL, NULL,
+                           "project approvals not read (nothing they approve runs): %s", why);
+    trust_deinit(&trust);
+    return r;
+}
+
 int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings)
 {
-    return discover(out, opt, settings, false);
+    return discover_gated(out, opt, settings, false);
 }
 
 int config_discover_quiet(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings)
 {
-    return discover(out, opt, settings, true);
+    return discover_gated(out, opt, settings, true);
+}
+
+int config_discover_trust(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
+                          Trust *trust)
+{
+    return discover(out, opt, settings, true, trust);
 }
 
 static int settings_ms(ConfigSet *set, const char *path, yajl_val root, const char *key,

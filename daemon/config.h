@@ -48,6 +48,7 @@ typedef struct ServerConfig {
     char *auth_type;     /* auth.type ("oauth", "apikey"), or NULL */
     char *credential_id; /* auth.credentialId: a key of the credential store, or NULL */
     yajl_val raw;        /* the entry as written (before ${VAR} expansion), for display */
+    bool allow_commands; /* "!cmd" values run: only in mcpd's own files (other agents: literal) */
     /* Over the expanded entry with sorted keys: a changed variable is a changed server. */
     char hash[2 * SHA256_DIGEST_SIZE + 1];
     SourceMeta source;
@@ -78,6 +79,7 @@ typedef struct ConfigSet {
     size_t n_exa_api_keys;
     bool quiet;       /* problems are not logged (mcpd/discover previews) */
     const char *root; /* borrowed: the project root during discovery, for ${workspaceFolder} */
+    struct Trust *trust; /* borrowed: the project trust gate during discovery (daemon/trust.h) */
 } ConfigSet;
 
 /* Daemon settings (mcpd.json); every field has a default. */
@@ -122,6 +124,12 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems);
 int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
 /** The same without logging the problems (mcpd/discover: a preview, not a load). */
 int config_discover_quiet(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
+/**
+ * A quiet discovery through a trust gate the caller holds (trust_init for opt->root), so the
+ * caller can read and approve what the gate held back (mcpd/trust).
+ */
+int config_discover_trust(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
+                          struct Trust *trust);
 /** Release a set; safe on a zeroed value. */
 void config_set_deinit(ConfigSet *set);
 /** Record a problem. */

@@ -9,22 +9,11 @@
 #include "common/util.h"
 #include "daemon/source.h"
 
-/*
- * Claude Code keys projects by the directory it was started in, which may be a path through
- * a symlink; root is a realpath. An exact key wins, else one that resolves to root.
- */
-static yajl_val project_entry(yajl_val projects, const char *root)
+char *source_claude_json_path(void)
 {
-    yajl_val exact = json_get(projects, root);
+    const char *dir = getenv("CLAUDE_CONFIG_DIR");
 
-    if (exact || !projects)
-        return exact;
-    for (size_t i = 0; i < projects->u.object.len; i++) {
-        _cleanup_free_ char *real = realpath(projects->u.object.keys[i], NULL);
-        if (real && streq(real, root))
-            return projects->u.object.values[i];
-    }
-    return NULL;
+    return dir && dir[0] ? paths_join(dir, ".claude.json") : source_home_path(".claude.json");
 }
 
 /*
@@ -35,7 +24,7 @@ static yajl_val project_entry(yajl_val projects, const char *root)
 static void load_claude_json(const ConfigSource *src, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *set)
 {
-    _cleanup_free_ char *path = source_home_path(".claude.json");
+    _cleanup_free_ char *path = source_claude_json_path();
     _cleanup_json_ yajl_val root = NULL;
     SourceMeta user = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_USER};
     SourceMeta project = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_PROJECT};
@@ -55,7 +44,7 @@ static void load_claude_json(const ConfigSource *src, const DiscoverOptions *opt
                            json_type_name(projects));
         return;
     }
-    config_add_entries(set, json_get(project_entry(projects, opt->root), "mcpServers"),
+    config_add_entries(set, json_get(source_project_entry(projects, opt->root), "mcpServers"),
                        "projects[root].mcpServers", &project, settings, NULL);
 }
 

@@ -158,14 +158,19 @@ static void load_toml(const ConfigSource *src, const char *path, ConfigLevel lev
                        map_codex);
 }
 
+char *source_codex_config_path(void)
+{
+    const char *codex_home = getenv("CODEX_HOME");
+
+    return codex_home && codex_home[0] ? paths_join(codex_home, "config.toml")
+                                       : source_home_path(".codex/config.toml");
+}
+
 /* User before project, as the seed orders them. */
 void source_codex_collect(const ConfigSource *src, const DiscoverOptions *opt,
                           const Settings *settings, ConfigSet *set)
 {
-    const char *codex_home = getenv("CODEX_HOME");
-    _cleanup_free_ char *user = codex_home && codex_home[0]
-                                    ? paths_join(codex_home, "config.toml")
-                                    : source_home_path(".codex/config.toml");
+    _cleanup_free_ char *user = source_codex_config_path();
 
     load_toml(src, user, CONFIG_LEVEL_USER, settings, set);
     if (opt->root) {

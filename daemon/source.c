@@ -15,6 +15,20 @@ char *source_home_path(const char *rel)
     return paths_join(home, rel);
 }
 
+yajl_val source_project_entry(yajl_val projects, const char *root)
+{
+    yajl_val exact = json_get(projects, root);
+
+    if (exact || !YAJL_IS_OBJECT(projects))
+        return exact;
+    for (size_t i = 0; i < projects->u.object.len; i++) {
+        _cleanup_free_ char *real = realpath(projects->u.object.keys[i], NULL);
+        if (real && streq(real, root))
+            return projects->u.object.values[i];
+    }
+    return NULL;
+}
+
 yajl_val source_copy_without(yajl_val obj, const char *const *drop)
 {
     yajl_val out = json_object_new();

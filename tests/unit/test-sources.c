@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "daemon/config.h"
 #include "daemon/source.h"
+#include "daemon/trust.h"
 #include "tests/unit/test.h"
 
 static const char *fixtures; /* argv[1]: tests/fixtures/config */
@@ -62,8 +63,21 @@ static void fixture_setup(void)
     _cleanup_free_ char *conf = paths_join(home, ".config");
     setenv("XDG_CONFIG_HOME", conf, 1);
     unsetenv("CODEX_HOME");
+    unsetenv("CLAUDE_CONFIG_DIR");
+    _cleanup_free_ char *state = paths_join(home, ".local/state");
+    setenv("XDG_STATE_HOME", state, 1);
     setenv("MCPD_FIXTURE_TOKEN", "tok-123", 1);
     unsetenv("MCPD_FIXTURE_UNSET");
+}
+
+/* The user approves the fixture project once, as mcpctl trust does (the gate is test-trust's). */
+static void trust_fixture_project(void)
+{
+    _cleanup_free_ char *why = NULL;
+    Settings s;
+
+    settings_init(&s);
+    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, &why), 0);
 }
 
 static void fixture_teardown(void)
@@ -404,6 +418,7 @@ static void test_shapes_in_isolation(void)
     /* The settings.json shape of VS Code: {"mcp": {"servers": ...}}. */
     test_write_file(vsc, "{\"mcp\": {\"servers\": {\"nested\": {\"type\": \"sse\", \"url\": "
                          "\"http://h/sse\"}}}}");
+    trust_fixture_project(); /* a changed project file is approved again */
     /* Claude: projects of the wrong type is named; top-level servers still load (below). */
     /* Claude's project key may go through a symlink to the root. */
     _cleanup_free_ char *link = paths_join(tmp, "link-to-project");
@@ -576,6 +591,7 @@ int main(int argc, char **argv)
     fixtures = argv[1];
     log_set_level(LOG_ERR);
     fixture_setup();
+    trust_fixture_project();
     RUN(test_every_provider_winner);
     RUN(test_field_mapping);
     RUN(test_project_filter_before_dedup);
