@@ -156,6 +156,10 @@ static void test_all_providers(void)
     h_setup(&h, "config");
     _cleanup_free_ char *root = install_fixtures(&h);
     h_start(&h, NULL);
+    /* The user approves the fixture project, as mcpctl trust does (the gate: test-trust). */
+    _cleanup_free_ char *trust_args = xasprintf("trust '%s'", root);
+    _cleanup_free_ char *trust_out = mcpctl(&h, &status, trust_args);
+    CHECK_MSG(status == 0, "mcpctl trust: %d %s", status, trust_out);
 
     _cleanup_free_ char *args = xasprintf("config --json --cwd '%s'", root);
     _cleanup_free_ char *out = mcpctl(&h, &status, args);
