@@ -111,18 +111,26 @@ static void bridge_once(Harness *h, const char *root)
     CHECK_MSG(strstr(out, "\"result\""), "bridge: %s", out);
 }
 
+/* The fixture repository copied into the tree, a markers dir, and the user's one server. */
+static void clone_repo(Harness *h, char **rootp, char **mdp)
+{
+    _cleanup_free_ char *cfg =
+        xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}}}", h_fake());
+
+    *rootp = paths_join(h->dir, "repo");
+    *mdp = paths_join(h->dir, "marks");
+    free(run("mkdir -p '%s' && cp -a '%s/repo/.' '%s/'", *mdp, getenv("TRUST_FIXTURES"), *rootp));
+    setenv("MARKS", *mdp, 1);
+    h_write_config(h, cfg);
+}
+
 static void test_cloned_repo(void)
 {
     Harness h;
 
     h_setup(&h, "trust");
-    _cleanup_free_ char *root = paths_join(h.dir, "repo"), *md = paths_join(h.dir, "marks");
-    _cleanup_free_ char *ignored =
-        run("mkdir -p '%s' && cp -a '%s/repo/.' '%s/'", md, getenv("TRUST_FIXTURES"), root);
-    setenv("MARKS", md, 1);
-    _cleanup_free_ char *cfg =
-        xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}}}", h_fake());
-    h_write_config(&h, cfg);
+    _cleanup_free_ char *root = NULL, *md = NULL;
+    clone_repo(&h, &root, &md);
     h_start(&h, NULL);
     mcpc_options o = {.socket_path = h.socket, .client_name = "agent-in-repo", .cwd = root};
     mcpc_client *agent = mcpc_new(&o);
@@ -200,19 +208,14 @@ static void test_agent_approval(void)
     Harness h;
 
     h_setup(&h, "trust-agent");
-    _cleanup_free_ char *root = paths_join(h.dir, "repo"), *md = paths_join(h.dir, "marks");
-    _cleanup_free_ char *ignored =
-        run("mkdir -p '%s' && cp -a '%s/repo/.' '%s/'", md, getenv("TRUST_FIXTURES"), root);
-    setenv("MARKS", md, 1);
+    _cleanup_free_ char *root = NULL, *md = NULL;
+    clone_repo(&h, &root, &md);
     _cleanup_free_ char *cj = xasprintf(
         "{\"projects\": {\"%s\": {\"enableAllProjectMcpServers\": true}}, \"history\": []}", root);
     _cleanup_free_ char *cj_path = paths_join(h.dir, "home/.claude.json");
     FILE *f = fopen(cj_path, "w");
     fputs(cj, f);
     fclose(f);
-    _cleanup_free_ char *cfg =
-        xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}}}", h_fake());
-    h_write_config(&h, cfg);
     h_start(&h, NULL);
     mcpc_options o = {.socket_path = h.socket, .client_name = "claude", .cwd = root};
     mcpc_client *agent = mcpc_new(&o);
