@@ -202,7 +202,10 @@ static void test_cloned_repo(void)
     h_teardown(&h);
 }
 
-/* The owning agent's own approval counts: Claude Code's enableAllProjectMcpServers. */
+/*
+ * The owning agent's own approval counts: Claude Code's enableAllProjectMcpServers. And a value
+ * means what that agent makes of it: Claude Code passes "!x" on as written, it runs nothing.
+ */
 static void test_agent_approval(void)
 {
     Harness h;
@@ -211,7 +214,10 @@ static void test_agent_approval(void)
     _cleanup_free_ char *root = NULL, *md = NULL;
     clone_repo(&h, &root, &md);
     _cleanup_free_ char *cj = xasprintf(
-        "{\"projects\": {\"%s\": {\"enableAllProjectMcpServers\": true}}, \"history\": []}", root);
+        "{\"projects\": {\"%s\": {\"enableAllProjectMcpServers\": true}}, \"history\": [],"
+        " \"mcpServers\": {\"claudeuser\": {\"command\": \"%s\","
+        " \"env\": {\"K\": \"!touch %s/literal\"}}}}",
+        root, h_fake(), md);
     _cleanup_free_ char *cj_path = paths_join(h.dir, "home/.claude.json");
     FILE *f = fopen(cj_path, "w");
     fputs(cj, f);
@@ -226,7 +232,12 @@ static void test_agent_approval(void)
     CHECK(!marked(md, "codex") && !marked(md, "gemini") && !marked(md, "vscode"));
     _cleanup_json_ yajl_val st = h_status(agent);
     CHECK(problem_of(st, "cloned-codex") && !problem_of(st, "cloned-claude"));
-    h_settle(&h, agent, "steady", "cloned-claude", NULL);
+    CHECK(h_wait_state(agent, "claudeuser", "connected", H_WAIT_MS));
+    _cleanup_free_ char *k = h_call_text(agent, "mcp_claudeuser_env", "{\"name\":\"K\"}", NULL);
+    _cleanup_free_ char *want = xasprintf("!touch %s/literal", md);
+    CHECK_MSG(k && streq(k, want), "K = %s", k ? k : "(null)");
+    CHECK(!marked(md, "literal"));
+    h_settle(&h, agent, "steady", "cloned-claude", "claudeuser", NULL);
     mcpc_free(agent);
     h_check_healthy(&h, "agent approval", CONTROL);
     CHECK(h_stop(&h) == 0);
