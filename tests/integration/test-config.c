@@ -95,8 +95,7 @@ static const Winner winners[] = {
     {"claude-top", "claude", "home/.claude.json", "user", "stdio"},
     {"sentry", "claude", "home/.claude.json", "user", "http"},
     {"claude-local", "claude", "home/.claude.json", "project", "stdio"},
-    {"claude-user-file", "claude", "home/.claude/mcp.json", "user", "stdio"},
-    {"claude-proj-file", "claude", "project/.claude/mcp.json", "project", "sse"},
+    {"claude-user-cwd", "claude", "home/.claude.json", "user", "stdio"},
     {"codex-gh", "codex", "home/.codex/config.toml", "user", "stdio"},
     {"codex-remote", "codex", "home/.codex/config.toml", "user", "http"},
     {"codex-off", "codex", "home/.codex/config.toml", "user", "stdio"},
@@ -113,8 +112,8 @@ static const Winner winners[] = {
     {"vscode-stdio", "vscode", "project/.vscode/mcp.json", "project", "stdio"},
     {"vscode-http", "vscode", "project/.vscode/mcp.json", "project", "http"},
     {"plain-a", "mcp-json", "project/mcp.json", "project", "stdio"},
-    {"plain-both", "mcp-json", "project/mcp.json", "project", "stdio"},
-    {"plain-b", "mcp-json", "project/.mcp.json", "project", "stdio"},
+    {"plain-both", "claude", "project/.mcp.json", "project", "stdio"},
+    {"plain-b", "claude", "project/.mcp.json", "project", "stdio"},
 };
 
 static yajl_val find_named(yajl_val arr, const char *name, const char *path)

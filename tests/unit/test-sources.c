@@ -105,10 +105,7 @@ static const Winner all_winners[] = {
     {"claude-top", "claude", "home/.claude.json", CONFIG_LEVEL_USER, TRANSPORT_STDIO, true},
     {"sentry", "claude", "home/.claude.json", CONFIG_LEVEL_USER, TRANSPORT_HTTP, true},
     {"claude-local", "claude", "home/.claude.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
-    {"claude-user-file", "claude", "home/.claude/mcp.json", CONFIG_LEVEL_USER, TRANSPORT_STDIO,
-     true},
-    {"claude-proj-file", "claude", "project/.claude/mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_SSE,
-     true},
+    {"claude-user-cwd", "claude", "home/.claude.json", CONFIG_LEVEL_USER, TRANSPORT_STDIO, true},
     {"codex-gh", "codex", "home/.codex/config.toml", CONFIG_LEVEL_USER, TRANSPORT_STDIO, true},
     {"codex-remote", "codex", "home/.codex/config.toml", CONFIG_LEVEL_USER, TRANSPORT_HTTP, true},
     {"codex-off", "codex", "home/.codex/config.toml", CONFIG_LEVEL_USER, TRANSPORT_STDIO, false},
@@ -134,8 +131,9 @@ static const Winner all_winners[] = {
     {"vscode-http", "vscode", "project/.vscode/mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_HTTP,
      true},
     {"plain-a", "mcp-json", "project/mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
-    {"plain-both", "mcp-json", "project/mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
-    {"plain-b", "mcp-json", "project/.mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
+    /* <root>/.mcp.json is Claude Code's project scope: provider 2, over the plain mcp.json. */
+    {"plain-both", "claude", "project/.mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
+    {"plain-b", "claude", "project/.mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
 };
 
 static bool check_winner(const ConfigSet *set, const Winner *w)
@@ -201,10 +199,13 @@ static void test_every_provider_winner(void)
     expect_skip(&set, "shared", "home/.config/mcpd/mcp.json", "shadowed by ");
     expect_skip(&set, "shared", "home/.claude.json", "(mcpd (project))");
     expect_skip(&set, "shared", "project/.mcp.json", "shadowed by ");
-    expect_skip(&set, "claude-top", "home/.claude/mcp.json", "(Claude Code)");
+    /* Claude Code reads neither ~/.claude/mcp.json nor <root>/.claude/mcp.json: nor does mcpd. */
+    CHECK(config_set_find(&set, "claude-user-file") == NULL);
+    CHECK(config_set_find(&set, "claude-proj-file") == NULL);
+    CHECK(find_skip(&set, "claude-top", "home/.claude/mcp.json") == NULL);
     expect_skip(&set, "claude-top", "home/.cursor/mcp.json", "shadowed by ");
     expect_skip(&set, "gemini-stdio", "home/.gemini/settings.json", "(OpenAI Codex)");
-    expect_skip(&set, "plain-both", "project/.mcp.json", "shadowed by ");
+    expect_skip(&set, "plain-both", "project/mcp.json", "shadowed by ");
     expect_skip(&set, "broken", "home/.config/mcpd/mcp.json",
                 "invalid: Server \"broken\": stdio server requires \"command\" field");
     expect_skip(&set, "disabled-native", "home/.gemini/settings.json",
@@ -276,7 +277,7 @@ static void test_field_mapping(void)
     _cleanup_free_ char *home_dir = paths_join(home, "srv");
     c = config_set_find(&set, "gemini-proj");
     CHECK(c && streq(c->cwd, tools_dir));
-    c = config_set_find(&set, "claude-user-file");
+    c = config_set_find(&set, "claude-user-cwd");
     CHECK(c && streq(c->cwd, home_dir));
 
     /* Windsurf serverUrl; VS Code ${workspaceFolder}; ${input:...} stays as written. */
@@ -295,8 +296,8 @@ static void test_field_mapping(void)
 }
 
 static const char *const project_names[] = {
-    "claude-local", "claude-proj-file", "codex-proj", "gemini-proj", "cursor-proj", "windsurf-proj",
-    "vscode-stdio", "vscode-http",      "plain-a",    "plain-both",  "plain-b",
+    "claude-local", "codex-proj",  "gemini-proj", "cursor-proj", "windsurf-proj",
+    "vscode-stdio", "vscode-http", "plain-a",     "plain-both",  "plain-b",
 };
 
 static void test_project_filter_before_dedup(void)

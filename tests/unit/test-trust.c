@@ -267,6 +267,40 @@ static void test_claude_answers(void)
     config_set_deinit(&set);
 }
 
+/* Claude Code's order: local (projects[root]) > project (.mcp.json) > user (top level). */
+static void test_claude_precedence(void)
+{
+    _cleanup_free_ char *both =
+        xasprintf("{\"mcpServers\": {\"p\": {\"command\": \"user\"}}, \"projects\": {\"%s\": "
+                  "{\"enableAllProjectMcpServers\": true, \"mcpServers\": {\"p\": {\"command\": "
+                  "\"local\"}}}}}",
+                  root);
+    _cleanup_free_ char *no_local =
+        xasprintf("{\"mcpServers\": {\"p\": {\"command\": \"user\"}}, \"projects\": {\"%s\": "
+                  "{\"enableAllProjectMcpServers\": true}}}",
+                  root);
+    ConfigSet set;
+    ServerConfig *c;
+
+    put(root, ".mcp.json", "{\"mcpServers\": {\"p\": {\"command\": \"project\"}}}");
+    put(home, ".claude.json", both);
+    discover(&set);
+    CHECK((c = config_set_find(&set, "p")) && streq(c->command, "local"));
+    config_set_deinit(&set);
+    put(home, ".claude.json", no_local);
+    discover(&set);
+    CHECK((c = config_set_find(&set, "p")) && streq(c->command, "project") &&
+          streq(c->source.provider, "claude"));
+    config_set_deinit(&set);
+    /* Not approved, the project entry masks nothing: the user's own wins. */
+    put(home, ".claude.json", "{\"mcpServers\": {\"p\": {\"command\": \"user\"}}}");
+    discover(&set);
+    CHECK((c = config_set_find(&set, "p")) && streq(c->command, "user"));
+    config_set_deinit(&set);
+    _cleanup_free_ char *mcp = paths_join(root, ".mcp.json");
+    unlink(mcp);
+}
+
 static void test_codex_and_gemini_answers(void)
 {
     _cleanup_free_ char *trusted =
@@ -348,6 +382,7 @@ int main(void)
     RUN(test_broken_store);
     RUN(test_foreign_files);
     RUN(test_claude_answers);
+    RUN(test_claude_precedence);
     RUN(test_codex_and_gemini_answers);
     RUN(test_masks_and_commands);
     RUN(test_unreadable_root);
