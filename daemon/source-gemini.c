@@ -9,9 +9,11 @@
 #include "daemon/source.h"
 
 /*
- * Gemini CLI names the transport by the key: httpUrl is Streamable HTTP, url is the legacy
- * HTTP+SSE endpoint, command is stdio. Its timeout is in ms, like mcpd's; cwd, env, headers,
- * args carry over as they are. trust, includeTools and excludeTools have no mcpd meaning.
+ * Gemini CLI (geminicli.com/docs/tools/mcp-server): "httpUrl" (deprecated spelling) is
+ * Streamable HTTP; "url" with "type" is that transport, and a bare "url" is Streamable HTTP
+ * with an SSE fallback (mcpd's "auto"); "command" is stdio. Its timeout is in ms, like mcpd's;
+ * cwd, env, headers, args carry over as they are. trust, includeTools and excludeTools have no
+ * mcpd meaning yet.
  */
 static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
@@ -29,15 +31,26 @@ static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp
     if (http || sse) {
         json_object_set(out, "url", json_copy(http ? http : sse));
         if (!json_get(in, "type"))
-            json_object_set(out, "type", json_string_new(http ? "http" : "sse"));
+            json_object_set(out, "type", json_string_new(http ? "http" : "auto"));
     }
     *outp = out;
     return 0;
 }
 
+/* Where Gemini CLI reads its system settings on Linux, unless the variable moves them. */
+#define GEMINI_SYSTEM_SETTINGS "/etc/gemini-cli/settings.json"
+
+/* Gemini's own order, strongest first: system, then workspace, then user settings. */
 void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set)
 {
-    source_load_pair(src, opt, settings, set, ".gemini/settings.json", ".gemini/settings.json",
-                     "mcpServers", map_gemini);
+    const char *sys = getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH");
+    SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_USER};
+
+    config_load_json_servers(set, sys && sys[0] ? sys : GEMINI_SYSTEM_SETTINGS, "mcpServers", &meta,
+                             settings, map_gemini);
+    source_load_pair(src, opt, settings, set, NULL, ".gemini/settings.json", "mcpServers",
+                     map_gemini);
+    source_load_pair(src, opt, settings, set, ".gemini/settings.json", NULL, "mcpServers",
+                     map_gemini);
 }

@@ -103,6 +103,7 @@ static const Winner winners[] = {
     {"codex-proj", "codex", "project/.codex/config.toml", "project", "stdio"},
     {"gemini-http", "gemini", "home/.gemini/settings.json", "user", "http"},
     {"gemini-sse", "gemini", "home/.gemini/settings.json", "user", "sse"},
+    {"gemini-auto", "gemini", "home/.gemini/settings.json", "user", "auto"},
     {"gemini-proj", "gemini", "project/.gemini/settings.json", "project", "stdio"},
     {"cursor-remote", "cursor", "home/.cursor/mcp.json", "user", "auto"},
     {"cursor-proj", "cursor", "project/.cursor/mcp.json", "project", "stdio"},

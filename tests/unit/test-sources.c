@@ -64,6 +64,8 @@ static void fixture_setup(void)
     setenv("XDG_CONFIG_HOME", conf, 1);
     unsetenv("CODEX_HOME");
     unsetenv("CLAUDE_CONFIG_DIR");
+    _cleanup_free_ char *no_system = paths_join(tmp, "no-gemini-system.json");
+    setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", no_system, 1); /* not the machine's own */
     _cleanup_free_ char *state = paths_join(home, ".local/state");
     setenv("XDG_STATE_HOME", state, 1);
     setenv("MCPD_FIXTURE_TOKEN", "tok-123", 1);
@@ -115,6 +117,9 @@ static const Winner all_winners[] = {
     {"gemini-http", "gemini", "home/.gemini/settings.json", CONFIG_LEVEL_USER, TRANSPORT_HTTP,
      true},
     {"gemini-sse", "gemini", "home/.gemini/settings.json", CONFIG_LEVEL_USER, TRANSPORT_SSE, true},
+    /* A bare url: Streamable HTTP with an SSE fallback, as Gemini CLI does. */
+    {"gemini-auto", "gemini", "home/.gemini/settings.json", CONFIG_LEVEL_USER, TRANSPORT_AUTO,
+     true},
     {"gemini-proj", "gemini", "project/.gemini/settings.json", CONFIG_LEVEL_PROJECT,
      TRANSPORT_STDIO, true},
     {"cursor-remote", "cursor", "home/.cursor/mcp.json", CONFIG_LEVEL_USER, TRANSPORT_AUTO, true},
@@ -455,6 +460,56 @@ static void test_shapes_in_isolation(void)
     config_set_deinit(&set);
 }
 
+/*
+ * Within one agent, that agent's order: Gemini system > workspace > user; Codex project >
+ * user; Codex's startup_timeout_sec over startup_timeout_ms; env_vars as names or tables.
+ * A fresh home and project, so the fixture tree is untouched.
+ */
+static void test_agent_precedence(void)
+{
+    _cleanup_free_ char *h = paths_join(tmp, "prec-home"), *r = paths_join(tmp, "prec-root");
+    _cleanup_free_ char *sys = paths_join(tmp, "prec-system.json");
+    _cleanup_free_ char *gu = paths_join(h, ".gemini/settings.json");
+    _cleanup_free_ char *gw = paths_join(r, ".gemini/settings.json");
+    _cleanup_free_ char *cu = paths_join(h, ".codex/config.toml");
+    _cleanup_free_ char *cw = paths_join(r, ".codex/config.toml");
+    _cleanup_free_ char *gu_dir = paths_dirname(gu), *gw_dir = paths_dirname(gw);
+    _cleanup_free_ char *cu_dir = paths_dirname(cu), *cw_dir = paths_dirname(cw);
+    _cleanup_free_ char *why = NULL;
+    ConfigSet set;
+    Settings s;
+    ServerConfig *c;
+
+    CHECK(paths_mkdir_p(gu_dir, 0700) == 0 && paths_mkdir_p(gw_dir, 0700) == 0);
+    CHECK(paths_mkdir_p(cu_dir, 0700) == 0 && paths_mkdir_p(cw_dir, 0700) == 0);
+    test_write_file(sys, "{\"mcpServers\": {\"g1\": {\"command\": \"system\"}}}");
+    test_write_file(gw, "{\"mcpServers\": {\"g1\": {\"command\": \"workspace\"},"
+                        " \"g2\": {\"command\": \"workspace\"}}}");
+    test_write_file(gu, "{\"mcpServers\": {\"g1\": {\"command\": \"user\"},"
+                        " \"g2\": {\"command\": \"user\"}, \"g3\": {\"command\": \"user\"}}}");
+    test_write_file(cw, "[mcp_servers.k1]\ncommand = \"project\"\n");
+    test_write_file(
+        cu, "[mcp_servers.k1]\ncommand = \"user\"\n[mcp_servers.k2]\ncommand = "
+            "\"user\"\nstartup_timeout_sec = 7\nstartup_timeout_ms = 900\n"
+            "env_vars = [\"MCPD_FIXTURE_TOKEN\", { name = \"HOME\", source = \"local\" }]\n");
+    setenv("HOME", h, 1);
+    setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", sys, 1);
+    settings_init(&s);
+    CHECK_INTEQ(trust_approve_root(r, &s, NULL, NULL, &why), 0);
+    discover(&set, r, &s);
+    CHECK((c = config_set_find(&set, "g1")) && streq(c->command, "system"));
+    CHECK((c = config_set_find(&set, "g2")) && streq(c->command, "workspace"));
+    CHECK((c = config_set_find(&set, "g3")) && streq(c->command, "user"));
+    CHECK((c = config_set_find(&set, "k1")) && streq(c->command, "project"));
+    c = config_set_find(&set, "k2");
+    CHECK(c && c->timeout_ms == 7000);
+    CHECK(c && streq(json_get_string(c->env, "MCPD_FIXTURE_TOKEN"), "tok-123") &&
+          streq(json_get_string(c->env, "HOME"), h));
+    config_set_deinit(&set);
+    setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "/nonexistent/gemini-system.json", 1);
+    setenv("HOME", home, 1);
+}
+
 /* A root that cannot be read: no servers at all (not a partial set), one named problem. */
 static void test_critical_failure(void)
 {
@@ -601,6 +656,7 @@ int main(int argc, char **argv)
     RUN(test_expand);
     RUN(test_exa_detection);
     RUN(test_auth_field);
+    RUN(test_agent_precedence);
     RUN(test_broken_files_hide_nothing); /* rewrites fixture files: last but one */
     RUN(test_shapes_in_isolation);
     fixture_teardown();
