@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <strings.h>
@@ -186,6 +187,8 @@ ServerConfig *server_config_free(ServerConfig *c)
     free(c->url);
     json_free(c->headers);
     json_free(c->raw);
+    json_free(c->enabled_tools);
+    json_free(c->disabled_tools);
     free(c->auth_type);
     free(c->credential_id);
     source_deinit(&c->source);
@@ -208,6 +211,8 @@ ServerConfig *server_config_copy(const ServerConfig *c)
     n->url = c->url ? xstrdup(c->url) : NULL;
     n->headers = json_copy(c->headers);
     n->raw = json_copy(c->raw);
+    n->enabled_tools = json_copy(c->enabled_tools);
+    n->disabled_tools = json_copy(c->disabled_tools);
     n->auth_type = c->auth_type ? xstrdup(c->auth_type) : NULL;
     n->credential_id = c->credential_id ? xstrdup(c->credential_id) : NULL;
     source_copy(&n->source, &c->source);
@@ -264,6 +269,27 @@ static int take_bool(ServerConfig *c, yajl_val obj, const char *field, bool *out
         strbuf_printf(err, "Server \"%s\": \"%s\" must be true or false", c->name, field);
         return r;
     }
+    return 0;
+}
+
+/* enabledTools / disabledTools: arrays of non-empty glob strings. */
+static int take_globs(ServerConfig *c, yajl_val obj, const char *field, yajl_val *outp, StrBuf *err)
+{
+    yajl_val v = json_get(obj, field);
+
+    if (!v || YAJL_IS_NULL(v))
+        return 0;
+    for (size_t i = 0; YAJL_IS_ARRAY(v) && i < v->u.array.len; i++)
+        if (!YAJL_IS_STRING(v->u.array.values[i]) || !v->u.array.values[i]->u.string[0])
+            v = NULL;
+    if (!YAJL_IS_ARRAY(v)) {
+        strbuf_printf(err,
+                      "Server \"%s\": \"%s\" must be an array of tool names (globs such as "
+                      "\"read_*\")",
+                      c->name, field);
+        return -EINVAL;
+    }
+    *outp = json_copy(v);
     return 0;
 }
 
@@ -406,7 +432,9 @@ static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err)
         (r = take_ms(c, obj, "callTimeout", &c->call_timeout_ms, err)) < 0 ||
         (r = take_ms(c, obj, "idleTimeoutMs", &c->idle_timeout_ms, err)) < 0 ||
         (r = take_ms(c, obj, "pingIntervalMs", &c->ping_interval_ms, err)) < 0 ||
-        (r = take_auth(c, obj, err)) < 0)
+        (r = take_auth(c, obj, err)) < 0 ||
+        (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
+        (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
         return r;
     return validate(c, err);
 }
@@ -679,6 +707,41 @@ yajl_val config_expand(yajl_val v, const char *root)
     _cleanup_free_ char *home = NULL;
 
     return expand_value(v, root, &home);
+}
+
+/* ---- tool filters ---- */
+
+static bool globs_match(yajl_val globs, const char *tool)
+{
+    for (size_t i = 0; i < json_array_len(globs); i++)
+        if (fnmatch(json_array_at(globs, i)->u.string, tool, 0) == 0)
+            return true;
+    return false;
+}
+
+bool config_tool_allowed(const ServerConfig *c, const char *tool)
+{
+    if (c->enabled_tools && !globs_match(c->enabled_tools, tool))
+        return false;
+    return !globs_match(c->disabled_tools, tool);
+}
+
+size_t config_filter_tools(const ServerConfig *c, yajl_val tools)
+{
+    size_t kept = 0, n = json_array_len(tools);
+
+    if (!c->enabled_tools && !c->disabled_tools)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        yajl_val t = tools->u.array.values[i];
+        const char *name = json_get_string(t, "name");
+        if (name && !config_tool_allowed(c, name))
+            json_free(t);
+        else
+            tools->u.array.values[kept++] = t;
+    }
+    tools->u.array.len = kept;
+    return n - kept;
 }
 
 /* ---- Exa (seed 1.6) ---- */

@@ -230,6 +230,7 @@ static void server_load_cache(Server *s)
     if (r != 0)
         return;
     s->tools = tools;
+    s->n_tools_filtered = config_filter_tools(s->cfg, s->tools);
     s->tools_deferred = true;
     s->cache_saved_wall_ms = saved;
     log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache", json_array_len(tools));
@@ -253,6 +254,7 @@ static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
     server_clear_timers(s);
     json_free(s->tools);
     s->tools = json_copy(json_get_array(r->result, "tools"));
+    s->n_tools_filtered = config_filter_tools(s->cfg, s->tools);
     s->tools_deferred = false;
     s->backoff_ms = 0;
     free(s->last_error);
@@ -286,6 +288,7 @@ static void on_relist_done(Upstream *u, void *ctx, const UpstreamReply *r)
     }
     json_free(s->tools);
     s->tools = json_copy(json_get_array(r->result, "tools"));
+    s->n_tools_filtered = config_filter_tools(s->cfg, s->tools);
     server_store_cache(s);
     server_views_changed(s);
 }
@@ -736,6 +739,8 @@ static yajl_val server_status(Server *s)
                                                               : transport_type_name(s->cfg->type)));
     json_object_set(o, "tools", json_int_new((int64_t)json_array_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
+    if (s->n_tools_filtered)
+        json_object_set(o, "toolsFiltered", json_int_new((int64_t)s->n_tools_filtered));
     if (s->idle_stopped)
         json_object_set(o, "idle", json_bool_new(true));
     json_object_set(o, "restarts", json_int_new(s->restarts));

@@ -113,7 +113,7 @@ bad_names:
 /*
  * Codex's fields to mcpd's (seed 1.2, with B13 fixed: cwd, enabled and both timeouts are
  * honoured). A url means Streamable HTTP, which is all Codex speaks. enabled_tools and
- * disabled_tools have no mcpd equivalent yet and are ignored.
+ * disabled_tools become enabledTools and disabledTools.
  */
 static int map_codex(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
@@ -134,6 +134,11 @@ static int map_codex(const char *name, yajl_val in, yajl_val *outp, char **whyp)
         json_object_set(out, "timeout", json_copy(json_get(in, "startup_timeout_ms")));
     if (json_get(in, "url"))
         json_object_set(out, "type", json_string_new("http"));
+    /* Codex's tool filters are mcpd's (disabled_tools applies after enabled_tools). */
+    if (json_get(in, "enabled_tools"))
+        json_object_set(out, "enabledTools", json_copy(json_get(in, "enabled_tools")));
+    if (json_get(in, "disabled_tools"))
+        json_object_set(out, "disabledTools", json_copy(json_get(in, "disabled_tools")));
     if (env->u.object.len) {
         json_object_set(out, "env", env);
         env = NULL;

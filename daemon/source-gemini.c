@@ -12,13 +12,14 @@
  * Gemini CLI (geminicli.com/docs/tools/mcp-server): "httpUrl" (deprecated spelling) is
  * Streamable HTTP; "url" with "type" is that transport, and a bare "url" is Streamable HTTP
  * with an SSE fallback (mcpd's "auto"); "command" is stdio. Its timeout is in ms, like mcpd's;
- * cwd, env, headers, args carry over as they are. trust, includeTools and excludeTools have no
- * mcpd meaning yet.
+ * cwd, env, headers, args carry over as they are; includeTools and excludeTools become
+ * enabledTools and disabledTools. trust has no mcpd meaning.
  */
 static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     static const char *const drop[] = {"httpUrl",      "url",   "trust", "includeTools",
                                        "excludeTools", "oauth", NULL};
+    yajl_val include = json_get(in, "includeTools"), exclude = json_get(in, "excludeTools");
     yajl_val http = json_get(in, "httpUrl"), sse = json_get(in, "url"), out;
 
     (void)name;
@@ -28,6 +29,11 @@ static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp
         return -EINVAL;
     }
     out = source_copy_without(in, drop);
+    /* Gemini's tool filters are mcpd's (excludeTools wins over includeTools). */
+    if (include)
+        json_object_set(out, "enabledTools", json_copy(include));
+    if (exclude)
+        json_object_set(out, "disabledTools", json_copy(exclude));
     if (http || sse) {
         json_object_set(out, "url", json_copy(http ? http : sse));
         if (!json_get(in, "type"))

@@ -244,9 +244,69 @@ static void test_agent_approval(void)
     h_teardown(&h);
 }
 
+static void write_home_file(const Harness *h, const char *rel, const char *text)
+{
+    _cleanup_free_ char *home = paths_join(h->dir, "home"), *path = paths_join(home, rel);
+    _cleanup_free_ char *dir = paths_dirname(path);
+
+    CHECK(paths_mkdir_p(dir, 0700) == 0);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static bool sees(mcpc_client *c, const char *tool)
+{
+    bool found = false;
+
+    h_list_count(c, tool, &found);
+    return found;
+}
+
+/* Tool filters the user already set, in mcpd's and the agents' own words, reach no agent. */
+static void test_tool_filters(void)
+{
+    Harness h;
+    int is_error = 0;
+
+    h_setup(&h, "trust-filters");
+    _cleanup_free_ char *cfg = xasprintf(
+        "{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}, \"own\": {\"command\": \"%s\","
+        " \"enabledTools\": [\"e*\", \"add\"], \"disabledTools\": [\"env\"]}}}",
+        h_fake(), h_fake());
+    h_write_config(&h, cfg);
+    _cleanup_free_ char *codex = xasprintf(
+        "[mcp_servers.cx]\ncommand = \"%s\"\ndisabled_tools = [\"crash\", \"big\"]\n", h_fake());
+    write_home_file(&h, ".codex/config.toml", codex);
+    _cleanup_free_ char *gemini = xasprintf(
+        "{\"mcpServers\": {\"gm\": {\"command\": \"%s\", \"includeTools\": [\"pid\"]}}}", h_fake());
+    write_home_file(&h, ".gemini/settings.json", gemini);
+    h_start(&h, NULL);
+    mcpc_client *c = h_client(&h, "filters");
+    h_settle(&h, c, "steady", "own", "cx", "gm", NULL);
+
+    CHECK(sees(c, "mcp_own_echo") && sees(c, "mcp_own_add"));
+    CHECK(!sees(c, "mcp_own_env") && !sees(c, "mcp_own_pid"));
+    CHECK(sees(c, "mcp_cx_echo") && !sees(c, "mcp_cx_crash") && !sees(c, "mcp_cx_big"));
+    CHECK(sees(c, "mcp_gm_pid") && !sees(c, "mcp_gm_echo"));
+    _cleanup_free_ char *t = h_call_text(c, "mcp_cx_crash", NULL, &is_error);
+    CHECK_MSG(t && strstr(t, "Unknown tool"), "%s", t ? t : "(null)");
+    _cleanup_json_ yajl_val st = h_status(c);
+    int64_t shown = -1, hidden = -1;
+    json_get_int(h_server(st, "gm"), "tools", &shown);
+    json_get_int(h_server(st, "gm"), "toolsFiltered", &hidden);
+    CHECK_MSG(shown == 1 && hidden > 1, "gm: %lld shown, %lld filtered", (long long)shown,
+              (long long)hidden);
+    mcpc_free(c);
+    h_check_healthy(&h, "tool filters", CONTROL);
+    CHECK(h_stop(&h) == 0);
+    h_teardown(&h);
+}
+
 int main(void)
 {
     test_cloned_repo();
     test_agent_approval();
+    test_tool_filters();
     return h_finish("trust");
 }

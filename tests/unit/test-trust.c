@@ -357,6 +357,36 @@ static void test_masks_and_commands(void)
     unlink(user);
 }
 
+/* enabledTools / disabledTools as globs; a bad filter names the field; Claude's per-project off. */
+static void test_filters(void)
+{
+    _cleanup_free_ char *user = paths_join(home, ".config/mcpd/mcp.json");
+    _cleanup_free_ char *off =
+        xasprintf("{\"mcpServers\": {\"co\": {\"command\": \"c\"}}, \"projects\": {\"%s\": "
+                  "{\"disabledMcpServers\": [\"co\"]}}}",
+                  root);
+    _cleanup_json_ yajl_val tools = json_parse(
+        "[{\"name\": \"read_a\"}, {\"name\": \"read_b\"}, {\"name\": \"write\"}, {}]", NULL);
+    ConfigSet set;
+    ServerConfig *c;
+
+    put(home, ".config/mcpd/mcp.json",
+        "{\"mcpServers\": {\"f\": {\"command\": \"f\", \"enabledTools\": [\"read_*\"],"
+        " \"disabledTools\": [\"*_b\"]}, \"bad\": {\"command\": \"b\", \"disabledTools\": "
+        "\"x\"}}}");
+    put(home, ".claude.json", off);
+    discover(&set);
+    c = config_set_find(&set, "f");
+    CHECK(c && config_tool_allowed(c, "read_a") && !config_tool_allowed(c, "read_b") &&
+          !config_tool_allowed(c, "write"));
+    CHECK(c && config_filter_tools(c, tools) == 2);
+    CHECK_INTEQ(json_array_len(tools), 2); /* read_a, and the nameless one (not ours to judge) */
+    expect_held(&set, "bad", "\"disabledTools\" must be an array of tool names");
+    expect_held(&set, "co", "switched off in Claude Code for this project");
+    config_set_deinit(&set);
+    unlink(user);
+}
+
 /* A root mcpd may not read gives no servers and one problem (not one per file). */
 static void test_unreadable_root(void)
 {
@@ -385,6 +415,7 @@ int main(void)
     RUN(test_claude_precedence);
     RUN(test_codex_and_gemini_answers);
     RUN(test_masks_and_commands);
+    RUN(test_filters);
     RUN(test_unreadable_root);
     teardown();
     return test_main_result();
