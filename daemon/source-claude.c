@@ -3,11 +3,15 @@
 // scope), in Claude Code's own order.
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
 #include "daemon/source.h"
+
+/* Claude Code's managed (administrator) servers on Linux. */
+#define CLAUDE_MANAGED_MCP "/etc/claude-code/managed-mcp.json"
 
 char *source_claude_json_path(void)
 {
@@ -54,9 +58,29 @@ static void add_unless_off(ConfigSet *set, yajl_val servers, const char *key, co
  * also carries a lot of state Claude Code keeps for itself; only those members are read.
  * Claude Code reads neither ~/.claude/mcp.json nor <root>/.claude/mcp.json, so mcpd does not.
  */
+/*
+ * An administrator's managed-mcp.json (docs.anthropic.com/en/docs/claude-code/mcp, "managed MCP
+ * configuration"; /etc/claude-code/ on Linux) is exclusive: when it exists, Claude Code uses
+ * its servers and no others. $MCPD_CLAUDE_MANAGED_MCP names another file (tests, unusual
+ * installs). Returns whether the file exists.
+ */
+static bool load_managed(const ConfigSource *src, const Settings *settings, ConfigSet *set)
+{
+    const char *env = getenv("MCPD_CLAUDE_MANAGED_MCP");
+    const char *path = env && env[0] ? env : CLAUDE_MANAGED_MCP;
+    SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)path, CONFIG_LEVEL_USER};
+
+    if (access(path, F_OK) < 0)
+        return false;
+    config_load_json_servers(set, path, "mcpServers", &meta, settings, NULL);
+    return true;
+}
+
 void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set)
 {
+    if (load_managed(src, settings, set))
+        return;
     _cleanup_free_ char *path = source_claude_json_path();
     _cleanup_json_ yajl_val root = NULL;
     SourceMeta user = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_USER};

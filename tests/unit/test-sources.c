@@ -66,6 +66,7 @@ static void fixture_setup(void)
     unsetenv("CLAUDE_CONFIG_DIR");
     _cleanup_free_ char *no_system = paths_join(tmp, "no-gemini-system.json");
     setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", no_system, 1); /* not the machine's own */
+    setenv("MCPD_CLAUDE_MANAGED_MCP", no_system, 1);
     _cleanup_free_ char *state = paths_join(home, ".local/state");
     setenv("XDG_STATE_HOME", state, 1);
     setenv("MCPD_FIXTURE_TOKEN", "tok-123", 1);

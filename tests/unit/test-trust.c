@@ -49,6 +49,8 @@ static void setup(void)
     setenv("XDG_STATE_HOME", state, 1);
     unsetenv("CODEX_HOME");
     unsetenv("CLAUDE_CONFIG_DIR");
+    _cleanup_free_ char *no_managed = paths_join(tmp, "no-managed-mcp.json");
+    setenv("MCPD_CLAUDE_MANAGED_MCP", no_managed, 1); /* not the machine's own */
 }
 
 static void teardown(void)
@@ -301,6 +303,24 @@ static void test_claude_precedence(void)
     unlink(mcp);
 }
 
+/* managed-mcp.json, when present, is all of Claude Code's servers. */
+static void test_claude_managed(void)
+{
+    _cleanup_free_ char *managed = paths_join(tmp, "managed-mcp.json");
+    ConfigSet set;
+
+    put(home, ".claude.json", "{\"mcpServers\": {\"mine\": {\"command\": \"m\"}}}");
+    test_write_file(managed, "{\"mcpServers\": {\"corp\": {\"command\": \"corp\"}}}");
+    setenv("MCPD_CLAUDE_MANAGED_MCP", managed, 1);
+    discover(&set);
+    CHECK(config_set_find(&set, "corp") && !config_set_find(&set, "mine"));
+    config_set_deinit(&set);
+    unlink(managed);
+    discover(&set);
+    CHECK(!config_set_find(&set, "corp") && config_set_find(&set, "mine"));
+    config_set_deinit(&set);
+}
+
 static void test_codex_and_gemini_answers(void)
 {
     _cleanup_free_ char *trusted =
@@ -413,6 +433,7 @@ int main(void)
     RUN(test_foreign_files);
     RUN(test_claude_answers);
     RUN(test_claude_precedence);
+    RUN(test_claude_managed);
     RUN(test_codex_and_gemini_answers);
     RUN(test_masks_and_commands);
     RUN(test_filters);
