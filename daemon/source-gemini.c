@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // source-gemini: Gemini CLI's ~/.gemini/settings.json and <root>/.gemini/settings.json.
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/json.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/source.h"
 
@@ -15,6 +18,36 @@
  * cwd, env, headers, args carry over as they are; includeTools and excludeTools become
  * enabledTools and disabledTools. trust has no mcpd meaning.
  */
+/* Gemini expands $NAME as well as ${NAME} in its settings' strings: spell both as ${NAME}. */
+static yajl_val dollar_braced(yajl_val v)
+{
+    if (YAJL_IS_OBJECT(v))
+        for (size_t i = 0; i < v->u.object.len; i++)
+            v->u.object.values[i] = dollar_braced(v->u.object.values[i]);
+    if (YAJL_IS_ARRAY(v))
+        for (size_t i = 0; i < v->u.array.len; i++)
+            v->u.array.values[i] = dollar_braced(v->u.array.values[i]);
+    if (!YAJL_IS_STRING(v) || !strchr(v->u.string, '$'))
+        return v;
+    StrBuf sb = STRBUF_INIT;
+    for (const char *p = v->u.string; *p;) {
+        size_t n = p[0] == '$' && (p[1] == '_' || isalpha((unsigned char)p[1]))
+                       ? strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                       "0123456789_")
+                       : 0;
+        if (n) {
+            strbuf_printf(&sb, "${%.*s}", (int)n, p + 1);
+            p += n + 1;
+        } else {
+            strbuf_putc(&sb, *p++);
+        }
+    }
+    json_free(v);
+    v = json_string_new(strbuf_str(&sb));
+    strbuf_deinit(&sb);
+    return v;
+}
+
 static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     static const char *const drop[] = {"httpUrl",      "url",   "trust", "includeTools",
@@ -39,7 +72,7 @@ static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp
         if (!json_get(in, "type"))
             json_object_set(out, "type", json_string_new(http ? "http" : "auto"));
     }
-    *outp = out;
+    *outp = dollar_braced(out);
     return 0;
 }
 

@@ -11,10 +11,12 @@
  * can approve (.mcpd, .vscode, .cursor, .windsurf, mcp.json) ever yields a server.
  */
 
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -25,7 +27,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char *home, *root;
+static char *home, *root, *top;
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* The private tree goes when the fuzzer exits. */
+static void cleanup(void)
+{
+    nftw(top, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 /* Files under home (user level) and under the project root that get the input. */
 static const char *const home_files[] = {
@@ -68,6 +82,8 @@ static void setup(void)
 
     if (!tmp)
         abort();
+    top = xstrdup(tmp);
+    atexit(cleanup);
     log_set_level(LOG_EMERG); /* problems are checked, not printed */
     home = paths_join(tmp, "home");
     root = paths_join(tmp, "project");

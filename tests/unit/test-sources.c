@@ -486,8 +486,11 @@ static void test_agent_precedence(void)
     test_write_file(sys, "{\"mcpServers\": {\"g1\": {\"command\": \"system\"}}}");
     test_write_file(gw, "{\"mcpServers\": {\"g1\": {\"command\": \"workspace\"},"
                         " \"g2\": {\"command\": \"workspace\"}}}");
-    test_write_file(gu, "{\"mcpServers\": {\"g1\": {\"command\": \"user\"},"
-                        " \"g2\": {\"command\": \"user\"}, \"g3\": {\"command\": \"user\"}}}");
+    test_write_file(gu,
+                    "{\"mcpServers\": {\"g1\": {\"command\": \"user\"},"
+                    " \"g2\": {\"command\": \"user\"}, \"g3\": {\"command\": \"user\", \"env\": "
+                    "{\"A\": \"$MCPD_FIXTURE_TOKEN-x\", \"B\": \"${MCPD_FIXTURE_TOKEN}\","
+                    " \"C\": \"cost $5\"}}}}");
     test_write_file(cw, "[mcp_servers.k1]\ncommand = \"project\"\n");
     test_write_file(
         cu, "[mcp_servers.k1]\ncommand = \"user\"\n[mcp_servers.k2]\ncommand = "
@@ -501,6 +504,10 @@ static void test_agent_precedence(void)
     CHECK((c = config_set_find(&set, "g1")) && streq(c->command, "system"));
     CHECK((c = config_set_find(&set, "g2")) && streq(c->command, "workspace"));
     CHECK((c = config_set_find(&set, "g3")) && streq(c->command, "user"));
+    /* Gemini expands $NAME as well as ${NAME}; "$5" is not a name. */
+    CHECK(c && streq(json_get_string(c->env, "A"), "tok-123-x") &&
+          streq(json_get_string(c->env, "B"), "tok-123") &&
+          streq(json_get_string(c->env, "C"), "cost $5"));
     CHECK((c = config_set_find(&set, "k1")) && streq(c->command, "project"));
     c = config_set_find(&set, "k2");
     CHECK(c && c->timeout_ms == 7000);
