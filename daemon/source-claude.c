@@ -21,37 +21,6 @@ char *source_claude_json_path(void)
 }
 
 /*
- * Add an object of servers, except those Claude Code has switched off for this project
- * (projects["<root>"].disabledMcpServers): skipped, naming the key, masking nothing.
- */
-static void add_unless_off(ConfigSet *set, yajl_val servers, const char *key, const SourceMeta *src,
-                           const Settings *settings, yajl_val off, const char *claude_json)
-{
-    _cleanup_json_ yajl_val kept = NULL;
-
-    if (!off || !YAJL_IS_OBJECT(servers)) {
-        config_add_entries(set, servers, key, src, settings, NULL);
-        return;
-    }
-    kept = json_object_new();
-    for (size_t i = 0; i < servers->u.object.len; i++) {
-        const char *name = servers->u.object.keys[i];
-        bool is_off = false;
-        for (size_t j = 0; j < json_array_len(off) && !is_off; j++)
-            is_off = YAJL_IS_STRING(json_array_at(off, j)) &&
-                     streq(json_array_at(off, j)->u.string, name);
-        if (is_off)
-            config_set_skip(set, name, src,
-                            "switched off in Claude Code for this project "
-                            "(projects[root].disabledMcpServers in %s)",
-                            claude_json);
-        else
-            json_object_set(kept, name, json_copy(servers->u.object.values[i]));
-    }
-    config_add_entries(set, kept, key, src, settings, NULL);
-}
-
-/*
  * Claude Code's own precedence (docs.anthropic.com/en/docs/claude-code/mcp, "scope
  * hierarchy"): local scope (~/.claude.json projects["<root>"].mcpServers) over project scope
  * (<root>/.mcp.json) over user scope (the top-level mcpServers of ~/.claude.json). The file
@@ -99,18 +68,22 @@ void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
     }
     yajl_val proj = opt->root ? source_project_entry(projects, opt->root) : NULL;
     yajl_val off = json_get_array(proj, "disabledMcpServers");
+    _cleanup_free_ char *why_off = xasprintf(
+        "switched off in Claude Code for this project (projects[root].disabledMcpServers in %s)",
+        path);
     if (opt->root) {
         _cleanup_free_ char *mcp = paths_join(opt->root, ".mcp.json");
         _cleanup_json_ yajl_val mcp_json = NULL;
-        add_unless_off(set, json_get(proj, "mcpServers"), "projects[root].mcpServers", &local,
-                       settings, off, path);
+        source_add_selected(set, json_get(proj, "mcpServers"), "projects[root].mcpServers", &local,
+                            settings, NULL, NULL, off, NULL, why_off);
         project.path = mcp;
         if (config_read_json(set, mcp, &mcp_json) == 0 && !YAJL_IS_OBJECT(mcp_json))
             config_set_problem(set, mcp, NULL,
                                "the top level must be an object with \"mcpServers\"");
         else if (mcp_json)
-            add_unless_off(set, json_get(mcp_json, "mcpServers"), "mcpServers", &project, settings,
-                           off, path);
+            source_add_selected(set, json_get(mcp_json, "mcpServers"), "mcpServers", &project,
+                                settings, NULL, NULL, off, NULL, why_off);
     }
-    add_unless_off(set, json_get(root, "mcpServers"), "mcpServers", &user, settings, off, path);
+    source_add_selected(set, json_get(root, "mcpServers"), "mcpServers", &user, settings, NULL,
+                        NULL, off, NULL, why_off);
 }

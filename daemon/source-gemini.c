@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/source.h"
@@ -79,17 +80,47 @@ static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp
 /* Where Gemini CLI reads its system settings on Linux, unless the variable moves them. */
 #define GEMINI_SYSTEM_SETTINGS "/etc/gemini-cli/settings.json"
 
-/* Gemini's own order, strongest first: system, then workspace, then user settings. */
+/*
+ * Gemini's own order, strongest first: system, then workspace, then user settings. Its
+ * mcp.allowed / mcp.excluded (server names) come from the strongest file that sets them and
+ * select among all of Gemini's servers.
+ */
 void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set)
 {
     const char *sys = getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH");
-    SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_USER};
+    _cleanup_free_ char *user = source_home_path(".gemini/settings.json");
+    _cleanup_free_ char *ws = opt->root ? paths_join(opt->root, ".gemini/settings.json") : NULL;
+    _cleanup_free_ char *why_only = NULL, *why_off = NULL;
+    const char *paths[] = {sys && sys[0] ? sys : GEMINI_SYSTEM_SETTINGS, ws, user};
+    const ConfigLevel levels[] = {CONFIG_LEVEL_USER, CONFIG_LEVEL_PROJECT, CONFIG_LEVEL_USER};
+    yajl_val roots[N_ELEMENTS(paths)] = {NULL}, only = NULL, off = NULL;
 
-    config_load_json_servers(set, sys && sys[0] ? sys : GEMINI_SYSTEM_SETTINGS, "mcpServers", &meta,
-                             settings, map_gemini);
-    source_load_pair(src, opt, settings, set, NULL, ".gemini/settings.json", "mcpServers",
-                     map_gemini);
-    source_load_pair(src, opt, settings, set, ".gemini/settings.json", NULL, "mcpServers",
-                     map_gemini);
+    for (size_t i = 0; i < N_ELEMENTS(paths); i++) {
+        if (!paths[i] || config_read_json(set, paths[i], &roots[i]) < 0)
+            continue;
+        if (!YAJL_IS_OBJECT(roots[i])) {
+            config_set_problem(set, paths[i], NULL,
+                               "the top level must be an object with \"mcpServers\"");
+            roots[i] = json_free(roots[i]);
+            continue;
+        }
+        yajl_val mcp = json_get_object(roots[i], "mcp");
+        if (!only && json_get_array(mcp, "allowed")) {
+            only = json_get_array(mcp, "allowed");
+            why_only = xasprintf("not in Gemini CLI's mcp.allowed (%s)", paths[i]);
+        }
+        if (!off && json_get_array(mcp, "excluded")) {
+            off = json_get_array(mcp, "excluded");
+            why_off = xasprintf("in Gemini CLI's mcp.excluded (%s)", paths[i]);
+        }
+    }
+    for (size_t i = 0; i < N_ELEMENTS(paths); i++) {
+        SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)paths[i], levels[i]};
+        if (roots[i])
+            source_add_selected(set, json_get(roots[i], "mcpServers"), "mcpServers", &meta,
+                                settings, map_gemini, only, off, why_only, why_off);
+    }
+    for (size_t i = 0; i < N_ELEMENTS(paths); i++)
+        json_free(roots[i]);
 }

@@ -45,16 +45,6 @@ static yajl_val read_json(const char *path, StrBuf *problems)
     return v;
 }
 
-static bool names_contain(yajl_val arr, const char *name)
-{
-    for (size_t i = 0; i < json_array_len(arr); i++) {
-        yajl_val e = json_array_at(arr, i);
-        if (YAJL_IS_STRING(e) && streq(e->u.string, name))
-            return true;
-    }
-    return false;
-}
-
 /* Claude Code asks before it runs a project's .mcp.json servers and keeps the answers here. */
 static void load_claude(Trust *t)
 {
@@ -228,9 +218,9 @@ static int agent_answer(const Trust *t, const char *rel, const char *name, const
 {
     if (streq(rel, ".mcp.json")) {
         *whop = "Claude Code";
-        if (names_contain(t->claude_disabled, name))
+        if (source_names_contain(t->claude_disabled, name))
             return -1;
-        return t->claude_all || names_contain(t->claude_enabled, name) ? 1 : 0;
+        return t->claude_all || source_names_contain(t->claude_enabled, name) ? 1 : 0;
     }
     if (streq(rel, ".codex/config.toml"))
         return t->codex_trusted ? 1 : 0;
@@ -344,7 +334,7 @@ static void store_add(Trust *t, const char *name, const char *hash)
         proj = json_get_object(projects, t->root);
     }
     old = json_get_array(proj, name);
-    if (names_contain(old, hash))
+    if (source_names_contain(old, hash))
         return;
     list = json_array_new();
     size_t n = json_array_len(old),

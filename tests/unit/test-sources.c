@@ -490,7 +490,8 @@ static void test_agent_precedence(void)
                     "{\"mcpServers\": {\"g1\": {\"command\": \"user\"},"
                     " \"g2\": {\"command\": \"user\"}, \"g3\": {\"command\": \"user\", \"env\": "
                     "{\"A\": \"$MCPD_FIXTURE_TOKEN-x\", \"B\": \"${MCPD_FIXTURE_TOKEN}\","
-                    " \"C\": \"cost $5\"}}}}");
+                    " \"C\": \"cost $5\"}}, \"g4\": {\"command\": \"user\"}},"
+                    " \"mcp\": {\"excluded\": [\"g4\"]}}");
     test_write_file(cw, "[mcp_servers.k1]\ncommand = \"project\"\n");
     test_write_file(
         cu, "[mcp_servers.k1]\ncommand = \"user\"\n[mcp_servers.k2]\ncommand = "
@@ -503,6 +504,13 @@ static void test_agent_precedence(void)
     discover(&set, r, &s);
     CHECK((c = config_set_find(&set, "g1")) && streq(c->command, "system"));
     CHECK((c = config_set_find(&set, "g2")) && streq(c->command, "workspace"));
+    /* Gemini's mcp.excluded (here from the user file) drops the name everywhere in Gemini. */
+    CHECK(config_set_find(&set, "g4") == NULL);
+    bool excluded = false;
+    for (size_t i = 0; i < set.n_skipped; i++)
+        excluded = excluded || (streq(set.skipped[i].name, "g4") &&
+                                strstr(set.skipped[i].reason, "in Gemini CLI's mcp.excluded"));
+    CHECK(excluded);
     CHECK((c = config_set_find(&set, "g3")) && streq(c->command, "user"));
     /* Gemini expands $NAME as well as ${NAME}; "$5" is not a name. */
     CHECK(c && streq(json_get_string(c->env, "A"), "tok-123-x") &&
