@@ -841,6 +841,76 @@ static bool trust_gate(ConfigSet *set, const char *name, yajl_val written, const
     return false;
 }
 
+/* One KEY=VALUE line of a .env file ("export " and surrounding quotes allowed) into env. */
+static void env_file_line(yajl_val env, const char *line, size_t n)
+{
+    _cleanup_free_ char *l = xstrndup(line, n);
+    char *p = l, *eq, *v;
+    size_t vn;
+
+    p += strspn(p, " \t");
+    if (startswith(p, "export "))
+        p += strlen("export ");
+    if (!*p || *p == '#' || !(eq = strchr(p, '=')) || eq == p)
+        return;
+    *eq = '\0';
+    for (char *e = eq; e > p && (e[-1] == ' ' || e[-1] == '\t');)
+        *--e = '\0';
+    v = eq + 1;
+    v += strspn(v, " \t");
+    vn = strlen(v);
+    while (vn && (v[vn - 1] == '\r' || v[vn - 1] == ' ' || v[vn - 1] == '\t'))
+        v[--vn] = '\0';
+    if (vn >= 2 && (v[0] == '"' || v[0] == '\'') && v[vn - 1] == v[0]) {
+        v[vn - 1] = '\0';
+        v++;
+    }
+    if (!json_get(env, p)) /* the entry's own env wins over its envFile */
+        json_object_set(env, p, json_string_new(v));
+}
+
+/*
+ * envFile (VS Code, Cursor): a .env file whose variables join env. A relative path starts
+ * where the server does (project root or home). A missing or unreadable file is a problem
+ * naming the server; the server still starts without it.
+ */
+static void take_env_file(ConfigSet *set, ServerConfig *c, yajl_val expanded)
+{
+    yajl_val v = json_get(expanded, "envFile");
+    _cleanup_free_ char *home = NULL, *path = NULL, *text = NULL;
+    size_t len = 0;
+
+    if (!v || c->type != TRANSPORT_STDIO)
+        return;
+    if (!YAJL_IS_STRING(v) || !v->u.string[0]) {
+        config_set_problem(set, c->source.path, c->name,
+                           "Server \"%s\": \"envFile\" must be a path; it is ignored", c->name);
+        return;
+    }
+    if (v->u.string[0] == '/')
+        path = xstrdup(v->u.string);
+    else
+        path =
+            paths_join(c->source.level == CONFIG_LEVEL_PROJECT && set->root ? set->root
+                                                                            : (home = paths_home()),
+                       v->u.string);
+    int r = config_read_text(set, path, &text, &len);
+    if (r == -ENOENT)
+        config_set_problem(set, c->source.path, c->name,
+                           "Server \"%s\": envFile %s does not exist; the server starts without it",
+                           c->name, path);
+    if (r < 0)
+        return;
+    if (!c->env)
+        c->env = json_object_new();
+    for (const char *p = text; p < text + len;) {
+        const char *nl = memchr(p, '\n', (size_t)(text + len - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
+        env_file_line(c->env, p, n);
+        p += n + 1;
+    }
+}
+
 void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const SourceMeta *src,
                       const Settings *settings)
 {
@@ -866,6 +936,7 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
         server_config_free(c);
         return;
     }
+    take_env_file(set, c, expanded);
     if (settings->filter_exa && config_is_exa(c, &key)) {
         config_set_skip(set, name, src, "Exa server, filtered (filterExa)%s",
                         key ? "; its API key was taken" : "");

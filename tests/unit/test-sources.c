@@ -292,6 +292,9 @@ static void test_field_mapping(void)
     c = config_set_find(&set, "vscode-stdio");
     _cleanup_free_ char *js = xasprintf("%s/server.js", root);
     CHECK(c && c->n_args == 1 && streq(c->args[0], js));
+    /* Its envFile (${workspaceFolder}/.env) is read, as VS Code does. */
+    CHECK(c && streq(json_get_string(c->env, "FROM_ENV_FILE"), "yes") &&
+          streq(json_get_string(c->env, "QUOTED"), "a b"));
     c = config_set_find(&set, "vscode-http");
     CHECK(c && streq(json_get_string(c->headers, "Authorization"), "Bearer ${input:gh-token}"));
 

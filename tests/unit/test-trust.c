@@ -407,6 +407,25 @@ static void test_filters(void)
     unlink(user);
 }
 
+/* A missing envFile is a problem naming the server, which still starts. */
+static void test_env_file_missing(void)
+{
+    _cleanup_free_ char *user = paths_join(home, ".config/mcpd/mcp.json");
+    ConfigSet set;
+    bool named = false;
+
+    put(home, ".config/mcpd/mcp.json",
+        "{\"mcpServers\": {\"ef\": {\"command\": \"e\", \"envFile\": \"no-such.env\"}}}");
+    discover(&set);
+    CHECK(config_set_find(&set, "ef") != NULL);
+    for (size_t i = 0; i < set.n_problems; i++)
+        named = named || (set.problems[i].server && streq(set.problems[i].server, "ef") &&
+                          strstr(set.problems[i].message, "no-such.env does not exist"));
+    CHECK(named);
+    config_set_deinit(&set);
+    unlink(user);
+}
+
 /* A root mcpd may not read gives no servers and one problem (not one per file). */
 static void test_unreadable_root(void)
 {
@@ -437,6 +456,7 @@ int main(void)
     RUN(test_codex_and_gemini_answers);
     RUN(test_masks_and_commands);
     RUN(test_filters);
+    RUN(test_env_file_missing);
     RUN(test_unreadable_root);
     teardown();
     return test_main_result();
