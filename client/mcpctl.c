@@ -6,49 +6,124 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "client/bridge.h"
+#include "client/discover-local.h"
 #include "client/include/mcpc.h"
 #include "client/trust.h"
-#include "common/paths.h"
 #include "common/json.h"
+#include "common/paths.h"
 #include "common/util.h"
 
-/* Exit codes a script can branch on. */
+/* Exit codes a script can branch on; status follows `systemctl status` (LSB: 3 and 4). */
 enum {
     EXIT_OK = 0,
-    EXIT_FAILED = 1, /* the request failed, or the tool returned isError */
+    EXIT_FAILED = 1, /* the request failed, the tool returned isError, reload refused something */
     EXIT_USAGE = 2,
-    EXIT_NO_DAEMON = 3, /* cannot reach mcpd */
+    EXIT_NOT_RUNNING = 3, /* mcpd not reachable, or (status) a server is not connected */
+    EXIT_NO_SUCH = 4,     /* status: a server name that is not configured */
 };
 
-static bool opt_json;
-static int opt_timeout_ms;
+/*
+ * --timeout bounds: at least 1 ms; at most the daemon's own longest call timeout
+ * (CONFIG_MAX_CALL_TIMEOUT_MS, 10 minutes), since no request can usefully wait longer.
+ */
+#define TIMEOUT_MAX_MS 600000
+/*
+ * mcpd/wait is given this much less than --timeout, so that its answer (with the server's
+ * state and error) arrives before mcpctl's own deadline: one local round trip, with room for
+ * a loaded machine.
+ */
+#define WAIT_REPLY_MARGIN_MS 250
+/* logs -n: the ring holds far fewer lines than this; the bound only rejects nonsense. */
+#define LOGS_MAX_LINES 1000000
 
-static void usage(FILE *f)
+/* Options, accepted before or after the verb, as --opt=value or --opt value. */
+typedef struct Ctl {
+    bool json;
+    bool color;
+    int timeout_ms; /* 0: not given */
+    long lines;     /* logs -n; -1: all */
+    const char *socket;
+    const char *cwd;
+    const char *server; /* trust, untrust: --server NAME */
+    mcpc_client *client;
+} Ctl;
+
+/* What a verb accepts besides the global options. */
+enum {
+    VERB_OFFLINE = 1 << 0, /* runs without connecting first (it connects itself, or never) */
+    VERB_CWD = 1 << 1,     /* --cwd DIR */
+    VERB_LINES = 1 << 2,   /* -n N */
+    VERB_SERVER = 1 << 3,  /* --server NAME */
+};
+
+typedef struct Verb {
+    const char *name;
+    const char *args; /* synopsis of the positional arguments */
+    const char *help;
+    int min_args, max_args; /* positional arguments after the verb; -1: no limit */
+    unsigned flags;
+    int (*run)(Ctl *ctl, char **args, int n_args);
+} Verb;
+
+static const Verb *verb_find(const char *name);
+static void usage(FILE *f);
+
+/* ANSI colour for a state word, only when ctl->color (a tty and no NO_COLOR). */
+static const char *color_of(const Ctl *ctl, const char *state)
 {
-    fprintf(f, "Usage: mcpctl [--json] [--socket PATH] [--timeout MS] COMMAND [ARGS]\n"
-               "\n"
-               "Commands:\n"
-               "  status                  servers, their state, tools and errors; agents\n"
-               "  tools                   the tools agents see\n"
-               "  call NAME [JSON]        call a tool with JSON arguments (default {})\n"
-               "  reload                  re-read configuration and reconnect what changed\n"
-               "  connect SERVER          (re)connect a server, resetting its retry breaker\n"
-               "  disconnect SERVER       stop a server and remove its tools\n"
-               "  wait SERVER             wait until a server is connected or has failed\n"
-               "  logs SERVER             the server's recent stderr\n"
-               "  bridge [--cwd DIR]      be a stdio MCP server relaying to mcpd (for MCP hosts)\n"
-               "  config [--cwd DIR]      the servers discovery finds for DIR (default: the\n"
-               "                          current directory), where each comes from, and every\n"
-               "                          entry not used and why; nothing is connected\n"
-               "  trust [--server NAME] [DIR]    approve a project's servers (default: the\n"
-               "                          current directory) until an entry changes\n"
-               "  untrust [--server NAME] [DIR]  withdraw those approvals\n"
-               "\n"
-               "Exit status: 0 ok, 1 request or tool failed, 2 usage, 3 mcpd not reachable.\n");
+    if (!ctl->color || !state)
+        return "";
+    if (streq(state, "connected"))
+        return "\033[32m";
+    if (streq(state, "failed") || streq(state, "needs-auth"))
+        return "\033[31m";
+    return "\033[33m";
+}
+
+static const char *color_off(const Ctl *ctl, const char *state)
+{
+    return ctl->color && state ? "\033[0m" : "";
+}
+
+/* The daemon could not be reached (3), or the request failed (1); the message says which. */
+static int fail(Ctl *ctl, int r)
+{
+    fprintf(stderr, "mcpctl: %s\n", mcpc_errmsg(ctl->client));
+    return r == -ECONNRESET || r == -ECONNREFUSED || r == -ENOENT ? EXIT_NOT_RUNNING : EXIT_FAILED;
+}
+
+/* Connect on first use; on failure print why and return NULL. */
+static mcpc_client *ctl_client(Ctl *ctl, bool quiet)
+{
+    mcpc_options o = {.client_name = "mcpctl", .socket_path = ctl->socket};
+
+    if (ctl->client)
+        return ctl->client;
+    o.timeout_ms = ctl->timeout_ms;
+    ctl->client = mcpc_new(&o);
+    if (!ctl->client)
+        return NULL;
+    if (mcpc_connect(ctl->client) != 0) {
+        if (!quiet)
+            fprintf(stderr, "mcpctl: %s\n", mcpc_errmsg(ctl->client));
+        mcpc_free(ctl->client);
+        ctl->client = NULL;
+        return NULL;
+    }
+    return ctl->client;
+}
+
+/* One request whose result is printed as JSON or handed to show; 3/1 on failure. */
+static int request(Ctl *ctl, const char *method, const char *params, char **outp)
+{
+    int r = mcpc_request(ctl->client, method, params, outp);
+
+    return r == 0 ? EXIT_OK : fail(ctl, r);
 }
 
 static void fmt_age(char *buf, size_t n, int64_t since_ms)
@@ -87,7 +162,7 @@ static void print_http(yajl_val s)
     printf("\n");
 }
 
-static void print_server(yajl_val s)
+static void print_server(const Ctl *ctl, yajl_val s)
 {
     int64_t since = 0, tools = 0, pid = 0, calls = 0, restarts = 0, next = 0;
     bool deferred = false;
@@ -110,8 +185,9 @@ static void print_server(yajl_val s)
     if (json_get_int(s, "cacheSavedAt", &cached) == 0)
         fmt_age(cache, sizeof(cache), cached);
     bool auth = YAJL_IS_TRUE(json_get(s, "needsAuthorization"));
-    printf("%-20s %-11s %-6s %-9s %6s %6s %7s %5lld %8lld  %s", json_get_string(s, "name"),
-           auth ? "needs-auth" : json_get_string(s, "state"), age, json_get_string(s, "transport"),
+    const char *state = auth ? "needs-auth" : json_get_string(s, "state");
+    printf("%-20s %s%-11s%s %-6s %-9s %6s %6s %7s %5lld %8lld  %s", json_get_string(s, "name"),
+           color_of(ctl, state), state, color_off(ctl, state), age, json_get_string(s, "transport"),
            toolbuf, cache, pidbuf, (long long)calls, (long long)restarts, err ? err : "");
     if (json_get_int(s, "nextAttempt", &next) == 0)
         printf("%s(retry in %llds)", err ? " " : "",
@@ -169,9 +245,8 @@ static void show_agents(yajl_val agents)
     }
 }
 
-static int show_status(const char *text)
+static void show_status(const Ctl *ctl, yajl_val st)
 {
-    _cleanup_json_ yajl_val st = json_parse(text, NULL);
     yajl_val servers = json_get_array(st, "servers"), agents = json_get_array(st, "agents");
     yajl_val problems = json_get_array(st, "problems"), d = json_get_object(st, "daemon");
     int64_t pid = 0, started = 0, tools = 0;
@@ -198,7 +273,7 @@ static int show_status(const char *text)
     printf("%-20s %-11s %-6s %-9s %6s %6s %7s %5s %8s  %s\n", "SERVER", "STATE", "SINCE",
            "TRANSPORT", "TOOLS", "CACHE", "PID", "CALLS", "RESTARTS", "LAST ERROR");
     for (size_t i = 0; i < json_array_len(servers); i++)
-        print_server(json_array_at(servers, i));
+        print_server(ctl, json_array_at(servers, i));
     if (!json_array_len(servers))
         printf("(no servers configured)\n");
     show_agents(agents);
@@ -209,10 +284,9 @@ static int show_status(const char *text)
     }
     printf("\n* deferred: tools shown from the cache or the last known list until the server "
            "connects; CACHE: age of the cached tool list\n");
-    return EXIT_OK;
 }
 
-static int show_tools(const char *text)
+static void show_tools(const char *text)
 {
     _cleanup_json_ yajl_val r = json_parse(text, NULL);
     yajl_val tools = json_get_array(r, "tools");
@@ -225,19 +299,14 @@ static int show_tools(const char *text)
         printf("%-40s %s%s%.*s\n", json_get_string(t, "name"), deferred ? "(deferred) " : "",
                desc ? "" : "", desc ? (int)strcspn(desc, "\n") : 0, desc ? desc : "");
     }
-    return EXIT_OK;
 }
 
 /* Print a tool result: its text content for people, the JSON with --json. */
-static int show_call(const char *text, int is_error)
+static void show_call(const char *text)
 {
     _cleanup_json_ yajl_val r = json_parse(text, NULL);
     yajl_val content = json_get_array(r, "content");
 
-    if (opt_json) {
-        printf("%s\n", text);
-        return is_error ? EXIT_FAILED : EXIT_OK;
-    }
     for (size_t i = 0; i < json_array_len(content); i++) {
         yajl_val item = json_array_at(content, i);
         const char *t = json_get_string(item, "text");
@@ -248,19 +317,18 @@ static int show_call(const char *text, int is_error)
             printf("%s\n", s);
         }
     }
-    return is_error ? EXIT_FAILED : EXIT_OK;
 }
 
 /* mcpctl config: winners, then entries not used and why, then problems. */
-static int show_config(const char *text)
+static void show_config(yajl_val r)
 {
-    _cleanup_json_ yajl_val r = json_parse(text, NULL);
     yajl_val servers = json_get_array(r, "servers"), skipped = json_get_array(r, "skipped");
     yajl_val problems = json_get_array(r, "problems");
     const char *root = json_get_string(r, "root");
 
-    printf("%s%s\n\n", root ? "Servers for project " : "Servers for the user workspace",
-           root ? root : "");
+    printf("%s%s%s\n\n", root ? "Servers for project " : "Servers for the user workspace",
+           root ? root : "",
+           YAJL_IS_FALSE(json_get(r, "daemon")) ? " (mcpd not running: discovered by mcpctl)" : "");
     printf("%-24s %-13s %-7s %-9s %s\n", "SERVER", "PROVIDER", "LEVEL", "TRANSPORT", "FILE");
     for (size_t i = 0; i < json_array_len(servers); i++) {
         yajl_val e = json_array_at(servers, i);
@@ -284,168 +352,477 @@ static int show_config(const char *text)
         printf("%sproblem: %s%s%s\n", i ? "" : "\n", json_get_string(e, "path") ?: "",
                json_get_string(e, "path") ? ": " : "", json_get_string(e, "error"));
     }
+}
+
+/* Print JSON text as one line (for --json), or hand the parsed value to show. */
+static void print_json(yajl_val v)
+{
+    _cleanup_free_ char *s = json_to_string(v);
+
+    printf("%s\n", s);
+}
+
+/* ---- verbs ---- */
+
+static yajl_val find_server(yajl_val servers, const char *name)
+{
+    for (size_t i = 0; i < json_array_len(servers); i++)
+        if (streq(json_get_string(json_array_at(servers, i), "name"), name))
+            return json_array_at(servers, i);
+    return NULL;
+}
+
+/*
+ * status [NAME...]: like `systemctl status`, 0 when every server shown is connected, 3 when
+ * one is not, 4 when a name is not configured (the others are still shown).
+ */
+static int verb_status(Ctl *ctl, char **args, int n)
+{
+    _cleanup_free_ char *out = NULL;
+    _cleanup_json_ yajl_val st = NULL;
+    yajl_val servers, shown;
+    int r = mcpc_status(ctl->client, &out), code = EXIT_OK;
+
+    if (r != 0)
+        return fail(ctl, r);
+    if (!(st = json_parse(out, NULL)) || !(servers = json_get_array(st, "servers"))) {
+        fprintf(stderr, "mcpctl: mcpd sent a status without a servers array\n");
+        return EXIT_FAILED;
+    }
+    shown = json_array_new();
+    for (int i = 0; i < n; i++) {
+        yajl_val s = find_server(servers, args[i]);
+        if (s)
+            json_array_push(shown, json_copy(s));
+        else {
+            fprintf(stderr, "mcpctl: no server named \"%s\" is configured (see `mcpctl config`)\n",
+                    args[i]);
+            code = EXIT_NO_SUCH;
+        }
+    }
+    if (n) {
+        json_free(json_object_take(st, "servers"));
+        json_object_set(st, "servers", shown);
+    } else
+        json_free(shown);
+    servers = json_get_array(st, "servers");
+    for (size_t i = 0; code == EXIT_OK && i < json_array_len(servers); i++) {
+        yajl_val s = json_array_at(servers, i);
+        if (!streq(json_get_string(s, "state"), "connected") &&
+            !streq(json_get_string(s, "state"), "disabled"))
+            code = EXIT_NOT_RUNNING;
+    }
+    if (ctl->json)
+        print_json(st);
+    else
+        show_status(ctl, st);
+    return code;
+}
+
+static int verb_tools(Ctl *ctl, char **args, int n)
+{
+    _cleanup_free_ char *out = NULL;
+    int r = mcpc_list_tools(ctl->client, &out);
+
+    if (r != 0)
+        return fail(ctl, r);
+    if (ctl->json)
+        printf("%s\n", out);
+    else
+        show_tools(out);
     return EXIT_OK;
 }
 
-/* config [--cwd DIR] [--json]: the project defaults to the current directory. */
-static int run_config(mcpc_client *c, int argc, char **argv)
+static int verb_call(Ctl *ctl, char **args, int n)
 {
-    _cleanup_free_ char *cwd = NULL, *params = NULL, *out = NULL;
-    yajl_val p;
-    int r;
+    _cleanup_free_ char *out = NULL;
+    int is_error = 0, r;
 
-    for (int i = 1; i < argc; i++) {
-        if (streq(argv[i], "--json"))
-            opt_json = true;
-        else if (streq(argv[i], "--cwd") && i + 1 < argc)
-            cwd = realpath(argv[++i], NULL) ?: xstrdup(argv[i]);
-        else if (startswith(argv[i], "--cwd="))
-            cwd = realpath(argv[i] + 6, NULL) ?: xstrdup(argv[i] + 6);
-        else
-            return usage(stderr), EXIT_USAGE;
-    }
-    if (!cwd)
-        cwd = getcwd(NULL, 0);
-    p = json_object_new();
-    if (cwd)
-        json_object_set(p, "cwd", json_string_new(cwd));
-    params = json_to_string(p);
-    json_free(p);
-    if ((r = mcpc_request(c, "mcpd/discover", params, &out)) != 0) {
-        fprintf(stderr, "mcpctl: %s\n", mcpc_errmsg(c));
-        return r == -ECONNRESET || r == -ECONNREFUSED ? EXIT_NO_DAEMON : EXIT_FAILED;
-    }
-    return opt_json ? (printf("%s\n", out), EXIT_OK) : show_config(out);
+    r = mcpc_call_tool(ctl->client, args[0], n == 2 ? args[1] : NULL, &out, &is_error);
+    if (r != 0)
+        return fail(ctl, r);
+    if (ctl->json)
+        printf("%s\n", out);
+    else
+        show_call(out);
+    return is_error ? EXIT_FAILED : EXIT_OK;
 }
 
-static int params_server(const char *server, char **outp)
+/* reload: what changed per server, then problems; 1 when anything was refused or wrong. */
+static int verb_reload(Ctl *ctl, char **args, int n)
+{
+    _cleanup_free_ char *out = NULL, *params = NULL;
+    _cleanup_json_ yajl_val res = NULL;
+    yajl_val servers, problems;
+    int code;
+
+    if (ctl->cwd) {
+        _cleanup_free_ char *real = realpath(ctl->cwd, NULL);
+        yajl_val p = json_object_new();
+        json_object_set(p, "cwd", json_string_new(real ? real : ctl->cwd));
+        params = json_to_string(p);
+        json_free(p);
+    }
+    if ((code = request(ctl, "mcpd/reload", params, &out)) != EXIT_OK)
+        return code;
+    res = json_parse(out, NULL);
+    servers = json_get_object(res, "servers");
+    problems = json_get_array(res, "problems");
+    code = json_array_len(problems) ? EXIT_FAILED : EXIT_OK;
+    for (size_t i = 0; servers && i < servers->u.object.len; i++)
+        if (YAJL_IS_STRING(servers->u.object.values[i]) &&
+            streq(servers->u.object.values[i]->u.string, "refused"))
+            code = EXIT_FAILED;
+    if (ctl->json) {
+        printf("%s\n", out);
+        return code;
+    }
+    int64_t n_ws = 0;
+    json_get_int(res, "workspaces", &n_ws);
+    printf("reloaded %lld workspace%s\n", (long long)n_ws, n_ws == 1 ? "" : "s");
+    for (size_t i = 0; servers && i < servers->u.object.len; i++) {
+        yajl_val v = servers->u.object.values[i];
+        _cleanup_free_ char *s = YAJL_IS_STRING(v) ? NULL : json_to_string(v);
+        printf("  %-24s %s\n", servers->u.object.keys[i], s ? s : v->u.string);
+    }
+    if (servers && !servers->u.object.len)
+        printf("  (no server changed)\n");
+    for (size_t i = 0; i < json_array_len(problems); i++) {
+        yajl_val p = json_array_at(problems, i);
+        fprintf(stderr, "problem: %s%s%s\n", json_get_string(p, "path") ?: "",
+                json_get_string(p, "path") ? ": " : "", json_get_string(p, "error"));
+    }
+    return code;
+}
+
+static char *params_server(const Ctl *ctl, const char *server, bool timeout)
 {
     yajl_val p = json_object_new();
+    char *s;
 
     json_object_set(p, "server", json_string_new(server));
-    if (opt_timeout_ms)
-        json_object_set(p, "timeoutMs", json_int_new(opt_timeout_ms));
-    *outp = json_to_string(p);
+    if (timeout && ctl->timeout_ms) {
+        int t = ctl->timeout_ms > 2 * WAIT_REPLY_MARGIN_MS ? ctl->timeout_ms - WAIT_REPLY_MARGIN_MS
+                                                           : ctl->timeout_ms / 2;
+        json_object_set(p, "timeoutMs", json_int_new(t));
+    }
+    s = json_to_string(p);
     json_free(p);
-    return 0;
+    return s;
 }
 
-static int run(mcpc_client *c, int argc, char **argv)
+/* connect, disconnect: the answer is empty on success; say what happened. */
+static int verb_connect(Ctl *ctl, char **args, int n, const char *method, const char *done)
 {
-    const char *cmd = argv[0];
-    _cleanup_free_ char *out = NULL, *params = NULL;
-    int r, is_error = 0;
+    _cleanup_free_ char *out = NULL, *params = params_server(ctl, args[0], false);
+    int code = request(ctl, method, params, &out);
 
-    if (streq(cmd, "status")) {
-        if ((r = mcpc_status(c, &out)) != 0)
-            goto fail;
-        return opt_json ? (printf("%s\n", out), EXIT_OK) : show_status(out);
-    }
-    if (streq(cmd, "tools")) {
-        if ((r = mcpc_list_tools(c, &out)) != 0)
-            goto fail;
-        return opt_json ? (printf("%s\n", out), EXIT_OK) : show_tools(out);
-    }
-    if (streq(cmd, "call")) {
-        if (argc < 2 || argc > 3)
-            return usage(stderr), EXIT_USAGE;
-        if ((r = mcpc_call_tool(c, argv[1], argc == 3 ? argv[2] : NULL, &out, &is_error)) != 0)
-            goto fail;
-        return show_call(out, is_error);
-    }
-    if (streq(cmd, "config"))
-        return run_config(c, argc, argv);
-    if (streq(cmd, "trust") || streq(cmd, "untrust"))
-        return trust_run(c, argc, argv, opt_json);
-    if (streq(cmd, "reload")) {
-        if ((r = mcpc_request(c, "mcpd/reload", NULL, &out)) != 0)
-            goto fail;
+    if (code != EXIT_OK)
+        return code;
+    if (ctl->json)
         printf("%s\n", out);
-        return EXIT_OK;
-    }
-    if (streq(cmd, "connect") || streq(cmd, "disconnect") || streq(cmd, "wait") ||
-        streq(cmd, "logs")) {
-        _cleanup_free_ char *method = xasprintf("mcpd/%s", cmd);
-        _cleanup_json_ yajl_val res = NULL;
-        if (argc != 2)
-            return usage(stderr), EXIT_USAGE;
-        params_server(argv[1], &params);
-        if ((r = mcpc_request(c, method, params, &out)) != 0)
-            goto fail;
-        res = json_parse(out, NULL);
-        if (streq(cmd, "logs") && !opt_json)
-            fputs(json_get_string(res, "text") ?: "", stdout);
-        else
-            printf("%s\n", out);
-        if (streq(cmd, "wait"))
-            return YAJL_IS_TRUE(json_get(res, "connected")) ? EXIT_OK : EXIT_FAILED;
-        return EXIT_OK;
-    }
-    fprintf(stderr, "mcpctl: unknown command \"%s\"\n", cmd);
-    usage(stderr);
-    return EXIT_USAGE;
-fail:
-    fprintf(stderr, "mcpctl: %s\n", mcpc_errmsg(c));
-    return r == -ECONNRESET || r == -ECONNREFUSED ? EXIT_NO_DAEMON : EXIT_FAILED;
+    else
+        printf("%s: %s\n", args[0], done);
+    return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+static int verb_connect_server(Ctl *ctl, char **args, int n)
+{
+    return verb_connect(ctl, args, n, "mcpd/connect", "connecting (see `mcpctl wait`)");
+}
+
+static int verb_disconnect(Ctl *ctl, char **args, int n)
+{
+    return verb_connect(ctl, args, n, "mcpd/disconnect", "stopped, its tools removed");
+}
+
+/* A method on one server: its raw result in *outp and parsed in *resp (both to free). */
+static int server_request(Ctl *ctl, const char *method, const char *server, bool timeout,
+                          char **outp, yajl_val *resp)
+{
+    _cleanup_free_ char *params = params_server(ctl, server, timeout);
+    int code = request(ctl, method, params, outp);
+
+    if (code == EXIT_OK)
+        *resp = json_parse(*outp, NULL);
+    return code;
+}
+
+static int verb_wait(Ctl *ctl, char **args, int n)
+{
+    _cleanup_free_ char *out = NULL;
+    _cleanup_json_ yajl_val res = NULL;
+    int code = server_request(ctl, "mcpd/wait", args[0], true, &out, &res);
+    const char *state, *err;
+
+    if (code != EXIT_OK)
+        return code;
+    code = YAJL_IS_TRUE(json_get(res, "connected")) ? EXIT_OK : EXIT_FAILED;
+    if (ctl->json) {
+        printf("%s\n", out);
+        return code;
+    }
+    state = json_get_string(res, "state") ?: "unknown";
+    err = json_get_string(res, "error");
+    printf("%s: %s%s%s%s%s%s\n", args[0], color_of(ctl, state), state, color_off(ctl, state),
+           YAJL_IS_TRUE(json_get(res, "timedOut")) ? " (timed out waiting)" : "", err ? ": " : "",
+           err ? err : "");
+    return code;
+}
+
+/* The start of the last n lines of text (all of it when n < 0); a final newline ends a line. */
+static const char *tail_lines(const char *text, long n)
+{
+    size_t len = strlen(text), i = len;
+    long seen = 0;
+
+    if (n < 0)
+        return text;
+    if (i > 0 && text[i - 1] == '\n')
+        i--;
+    for (; i > 0; i--)
+        if (text[i - 1] == '\n' && ++seen == n)
+            return text + i;
+    return n == 0 ? text + len : text;
+}
+
+/* logs NAME [-n N]: the server's recent stderr, the last N lines with -n. */
+static int verb_logs(Ctl *ctl, char **args, int n)
+{
+    _cleanup_free_ char *out = NULL;
+    _cleanup_json_ yajl_val res = NULL;
+    int code = server_request(ctl, "mcpd/logs", args[0], false, &out, &res);
+    const char *text, *start;
+
+    if (code != EXIT_OK)
+        return code;
+    text = json_get_string(res, "text") ?: "";
+    start = tail_lines(text, ctl->lines);
+    if (ctl->json) {
+        if (ctl->lines >= 0) {
+            json_object_set(res, "text", json_string_new(start));
+            print_json(res);
+        } else
+            printf("%s\n", out);
+        return EXIT_OK;
+    }
+    fputs(start, stdout);
+    return EXIT_OK;
+}
+
+/* config [--cwd DIR]: from the daemon when it runs (it knows --config), else in-process. */
+static int verb_config(Ctl *ctl, char **args, int n)
+{
+    _cleanup_free_ char *cwd = NULL, *params = NULL, *out = NULL, *why = NULL;
+    _cleanup_json_ yajl_val res = NULL;
+
+    cwd = ctl->cwd ? (realpath(ctl->cwd, NULL) ?: xstrdup(ctl->cwd)) : getcwd(NULL, 0);
+    if (ctl_client(ctl, true)) {
+        yajl_val p = json_object_new();
+        if (cwd)
+            json_object_set(p, "cwd", json_string_new(cwd));
+        params = json_to_string(p);
+        json_free(p);
+        int code = request(ctl, "mcpd/discover", params, &out);
+        if (code != EXIT_OK)
+            return code;
+        res = json_parse(out, NULL);
+    } else if (!(res = discover_local(cwd, &why))) {
+        fprintf(stderr, "mcpctl: %s\n", why);
+        return EXIT_FAILED;
+    }
+    if (ctl->json)
+        print_json(res);
+    else
+        show_config(res);
+    return EXIT_OK;
+}
+
+static int verb_bridge(Ctl *ctl, char **args, int n)
+{
+    _cleanup_free_ char *sock = ctl->socket ? xstrdup(ctl->socket) : paths_socket();
+
+    return bridge_run(sock, ctl->cwd);
+}
+
+/* trust / untrust [DIR] [--server NAME]: client/trust.c. */
+static int verb_trust(Ctl *ctl, char **args, int n)
+{
+    return trust_run(ctl->client, false, n ? args[0] : NULL, ctl->server, ctl->json);
+}
+
+static int verb_untrust(Ctl *ctl, char **args, int n)
+{
+    return trust_run(ctl->client, true, n ? args[0] : NULL, ctl->server, ctl->json);
+}
+
+static int verb_help(Ctl *ctl, char **args, int n)
+{
+    usage(stdout);
+    return EXIT_OK;
+}
+
+/* The verbs, in the order usage lists them; add a row to add a verb. */
+static const Verb verbs[] = {
+    {"status", "[SERVER...]", "servers, their state, tools and errors; agents", 0, -1, 0,
+     verb_status},
+    {"tools", "", "the tools agents see", 0, 0, 0, verb_tools},
+    {"call", "TOOL [JSON]", "call a tool with JSON arguments (default {})", 1, 2, 0, verb_call},
+    {"reload", "[--cwd DIR]", "re-read configuration (all workspaces, or DIR's) and reconnect", 0,
+     0, VERB_CWD, verb_reload},
+    {"connect", "SERVER", "(re)connect a server, resetting its retry breaker", 1, 1, 0,
+     verb_connect_server},
+    {"disconnect", "SERVER", "stop a server and remove its tools", 1, 1, 0, verb_disconnect},
+    {"wait", "SERVER", "wait until a server is connected or has failed", 1, 1, 0, verb_wait},
+    {"logs", "SERVER [-n N]", "the server's recent stderr (the last N lines)", 1, 1, VERB_LINES,
+     verb_logs},
+    {"config", "[--cwd DIR]",
+     "what discovery finds for DIR (default: here) and why; no mcpd needed", 0, 0,
+     VERB_CWD | VERB_OFFLINE, verb_config},
+    {"bridge", "[--cwd DIR]", "be a stdio MCP server relaying to mcpd (for MCP hosts)", 0, 0,
+     VERB_CWD | VERB_OFFLINE, verb_bridge},
+    {"trust", "[DIR] [--server NAME]",
+     "approve DIR's (default: here) project servers, or one, until an entry changes", 0, 1,
+     VERB_SERVER, verb_trust},
+    {"untrust", "[DIR] [--server NAME]", "withdraw those approvals", 0, 1, VERB_SERVER,
+     verb_untrust},
+    {"help", "", "this text", 0, 0, VERB_OFFLINE, verb_help},
+};
+
+static const Verb *verb_find(const char *name)
+{
+    for (size_t i = 0; i < N_ELEMENTS(verbs); i++)
+        if (streq(verbs[i].name, name))
+            return &verbs[i];
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: mcpctl [OPTIONS] COMMAND [ARGS]\n\nCommands:\n");
+    for (size_t i = 0; i < N_ELEMENTS(verbs); i++) {
+        char head[64];
+        snprintf(head, sizeof(head), "%s %s", verbs[i].name, verbs[i].args);
+        fprintf(f, "  %-26s %s\n", head, verbs[i].help);
+    }
+    fprintf(f, "\nOptions (before or after the command; --opt=value or --opt value):\n"
+               "  -j, --json                 machine-readable output (every command)\n"
+               "  -s, --socket PATH          mcpd's socket (default: $MCPD_SOCKET, else\n"
+               "                             $XDG_RUNTIME_DIR/mcpd/mcpd.sock)\n"
+               "  -t, --timeout MS           give up after MS milliseconds\n"
+               "  -V, --version              print the version\n"
+               "  -h, --help                 this text\n"
+               "Colour only on a terminal, never when NO_COLOR is set.\n"
+               "\nExit status: 0 ok; 1 request or tool failed; 2 usage; 3 mcpd not reachable, or\n"
+               "(status) a server is not connected; 4 (status) no such server.\n"
+               "See mcpctl(1).\n");
+}
+
+/* Parse every option wherever it stands; *verbp and the positional arguments remain. */
+static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'},
         {"socket", required_argument, NULL, 's'},
         {"timeout", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"cwd", required_argument, NULL, 'C'},
+        {"lines", required_argument, NULL, 'n'},
+        {"server", required_argument, NULL, 'S'},
         {NULL, 0, NULL, 0},
     };
-    mcpc_options o = {.client_name = "mcpctl"};
-    mcpc_client *c;
-    int ch, r;
+    int64_t v;
+    int ch;
 
-    while ((ch = getopt_long(argc, argv, "+js:t:h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":js:t:hVn:", opts, NULL)) != -1) {
         switch (ch) {
         case 'j':
-            opt_json = true;
+            ctl->json = true;
             break;
         case 's':
-            o.socket_path = optarg;
+            ctl->socket = optarg;
             break;
         case 't':
-            opt_timeout_ms = atoi(optarg);
-            o.timeout_ms = opt_timeout_ms > 0 ? opt_timeout_ms + 5000 : 0;
+            if (parse_int64(optarg, 1, TIMEOUT_MAX_MS, &v) < 0) {
+                fprintf(stderr, "mcpctl: --timeout \"%s\": give milliseconds from 1 to %d\n",
+                        optarg, TIMEOUT_MAX_MS);
+                return EXIT_USAGE;
+            }
+            ctl->timeout_ms = (int)v;
+            break;
+        case 'C':
+            ctl->cwd = optarg;
+            *seenp |= VERB_CWD;
+            break;
+        case 'n':
+            if (parse_int64(optarg, 0, LOGS_MAX_LINES, &v) < 0) {
+                fprintf(stderr, "mcpctl: -n \"%s\": give a number of lines from 0 to %d\n", optarg,
+                        LOGS_MAX_LINES);
+                return EXIT_USAGE;
+            }
+            ctl->lines = (long)v;
+            *seenp |= VERB_LINES;
+            break;
+        case 'S':
+            ctl->server = optarg;
+            *seenp |= VERB_SERVER;
             break;
         case 'h':
             usage(stdout);
-            return EXIT_OK;
+            return -1;
+        case 'V':
+            printf("mcpctl %s\n", MCPD_VERSION);
+            return -1;
+        case ':':
+            fprintf(stderr, "mcpctl: option %s needs a value\n", argv[optind - 1]);
+            return EXIT_USAGE;
         default:
-            usage(stderr);
+            fprintf(stderr, "mcpctl: unknown option \"%s\" (see mcpctl --help)\n",
+                    argv[optind - 1]);
             return EXIT_USAGE;
         }
     }
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    Ctl ctl = {.lines = -1};
+    const char *no_color = getenv("NO_COLOR");
+    const Verb *verb;
+    unsigned seen = 0;
+    int r, n;
+
+    ctl.color = isatty(STDOUT_FILENO) && !(no_color && no_color[0]);
+    r = parse_options(&ctl, argc, argv, &seen);
+    if (r != EXIT_OK)
+        return r < 0 ? EXIT_OK : r;
     if (optind >= argc) {
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (streq(argv[optind], "bridge")) {
-        const char *cwd = NULL;
-        if (argc - optind == 3 && streq(argv[optind + 1], "--cwd"))
-            cwd = argv[optind + 2];
-        else if (argc - optind != 1) {
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-        _cleanup_free_ char *sock = o.socket_path ? xstrdup(o.socket_path) : paths_socket();
-        return bridge_run(sock, cwd);
+    if (!(verb = verb_find(argv[optind]))) {
+        fprintf(stderr, "mcpctl: unknown command \"%s\" (see mcpctl --help)\n", argv[optind]);
+        return EXIT_USAGE;
     }
-    c = mcpc_new(&o);
-    if (!c)
-        return EXIT_FAILED;
-    if (mcpc_connect(c) != 0) {
-        fprintf(stderr, "mcpctl: %s\n", mcpc_errmsg(c));
-        mcpc_free(c);
-        return EXIT_NO_DAEMON;
+    n = argc - optind - 1;
+    if (n < verb->min_args || (verb->max_args >= 0 && n > verb->max_args)) {
+        fprintf(stderr, "mcpctl: usage: mcpctl %s %s\n", verb->name, verb->args);
+        return EXIT_USAGE;
     }
-    r = run(c, argc - optind, argv + optind);
-    mcpc_free(c);
+    if (seen & ~verb->flags) {
+        fprintf(stderr, "mcpctl: %s does not take %s\n", verb->name,
+                seen & ~verb->flags & VERB_CWD      ? "--cwd"
+                : seen & ~verb->flags & VERB_SERVER ? "--server"
+                                                    : "-n");
+        return EXIT_USAGE;
+    }
+    if (!(verb->flags & VERB_OFFLINE) && !ctl_client(&ctl, false))
+        return EXIT_NOT_RUNNING;
+    r = verb->run(&ctl, argv + optind + 1, n);
+    if (ctl.client)
+        mcpc_free(ctl.client);
     return r;
 }

@@ -16,23 +16,16 @@
 enum {
     TRUST_EXIT_OK = 0,
     TRUST_EXIT_FAILED = 1,
-    TRUST_EXIT_USAGE = 2,
     TRUST_EXIT_NO_DAEMON = 3,
 };
 
-static int usage(const char *verb)
-{
-    fprintf(stderr, "Usage: mcpctl %s [--server NAME] [DIR]\n", verb);
-    return TRUST_EXIT_USAGE;
-}
-
-static void show(const char *verb, const char *text)
+static void show(bool untrust, const char *text)
 {
     _cleanup_json_ yajl_val r = json_parse(text, NULL);
     yajl_val list = json_get_array(r, "approved");
     int64_t n = 0;
 
-    if (streq(verb, "untrust")) {
+    if (untrust) {
         json_get_int(r, "revoked", &n);
         printf("removed %lld approval%s for %s; its servers are untrusted again\n", (long long)n,
                n == 1 ? "" : "s", json_get_string(r, "root"));
@@ -50,30 +43,22 @@ static void show(const char *verb, const char *text)
     }
 }
 
-int trust_run(mcpc_client *c, int argc, char **argv, bool json)
+int trust_run(mcpc_client *c, bool untrust, const char *dir, const char *server, bool json)
 {
-    _cleanup_free_ char *dir = NULL, *params = NULL, *out = NULL;
-    const char *verb = argv[0], *server = NULL;
+    _cleanup_free_ char *real = NULL, *params = NULL, *out = NULL;
     yajl_val p;
     int r;
 
-    for (int i = 1; i < argc; i++) {
-        if (streq(argv[i], "--server") && i + 1 < argc)
-            server = argv[++i];
-        else if (argv[i][0] != '-' && !dir)
-            dir = realpath(argv[i], NULL) ?: xstrdup(argv[i]);
-        else
-            return usage(verb);
-    }
-    if (!dir && !(dir = getcwd(NULL, 0))) {
+    real = dir ? (realpath(dir, NULL) ?: xstrdup(dir)) : getcwd(NULL, 0);
+    if (!real) {
         fprintf(stderr, "mcpctl: cannot tell the current directory: %s\n", strerror(errno));
         return TRUST_EXIT_FAILED;
     }
     p = json_object_new();
-    json_object_set(p, "cwd", json_string_new(dir));
+    json_object_set(p, "cwd", json_string_new(real));
     if (server)
         json_object_set(p, "server", json_string_new(server));
-    if (streq(verb, "untrust"))
+    if (untrust)
         json_object_set(p, "revoke", json_bool_new(true));
     params = json_to_string(p);
     json_free(p);
@@ -84,6 +69,6 @@ int trust_run(mcpc_client *c, int argc, char **argv, bool json)
     if (json)
         printf("%s\n", out);
     else
-        show(verb, out);
+        show(untrust, out);
     return TRUST_EXIT_OK;
 }

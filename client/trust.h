@@ -7,7 +7,8 @@
 #include "client/include/mcpc.h"
 
 /**
- * mcpctl trust [--server NAME] [DIR] and mcpctl untrust [--server NAME] [DIR] (argv[0] is the
- * verb; DIR defaults to the current directory). Returns an mcpctl exit status.
+ * mcpctl trust [DIR] [--server NAME] (untrust false) and mcpctl untrust (true): DIR defaults
+ * to the current directory. Prints what changed (the raw result with json). Returns an mcpctl
+ * exit status.
  */
-int trust_run(mcpc_client *c, int argc, char **argv, bool json);
+int trust_run(mcpc_client *c, bool untrust, const char *dir, const char *server, bool json);

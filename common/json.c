@@ -6,22 +6,244 @@
 #include <math.h>
 #include <stdio.h>
 
+#include <yajl/yajl_parse.h>
+
 #include "common/json.h"
+#include "common/utf8.h"
+
+/* One open container while parsing; the stack never holds more than JSON_MAX_DEPTH of them. */
+typedef struct Frame {
+    yajl_val node;
+    size_t cap; /* slots allocated in node's keys/values */
+    char *key;  /* an object's member name waiting for its value */
+} Frame;
+
+typedef struct Builder {
+    Frame stack[JSON_MAX_DEPTH];
+    size_t depth;
+    size_t n_values;
+    yajl_val root;
+    int error; /* JSON_E_DEPTH or JSON_E_VALUES when a callback stopped the parse */
+} Builder;
+
+static yajl_val node_new(yajl_type t);
+
+static void frame_grow(Frame *f, size_t n, bool object)
+{
+    if (n < f->cap)
+        return;
+    f->cap = f->cap ? 2 * f->cap : 4;
+    if (object) {
+        f->node->u.object.keys = xrealloc((void *)f->node->u.object.keys, f->cap * sizeof(char *));
+        f->node->u.object.values = xrealloc(f->node->u.object.values, f->cap * sizeof(yajl_val));
+    } else {
+        f->node->u.array.values = xrealloc(f->node->u.array.values, f->cap * sizeof(yajl_val));
+    }
+}
+
+/* Attach v where the parse is; takes ownership. Returns 0 to stop yajl when a limit is hit. */
+static int builder_add(Builder *b, yajl_val v)
+{
+    Frame *f;
+
+    if (++b->n_values > JSON_MAX_VALUES) {
+        b->error = JSON_E_VALUES;
+        json_free(v);
+        return 0;
+    }
+    if (b->depth == 0) {
+        b->root = v;
+        return 1;
+    }
+    f = &b->stack[b->depth - 1];
+    if (YAJL_IS_OBJECT(f->node)) {
+        size_t n = f->node->u.object.len;
+        frame_grow(f, n, true);
+        f->node->u.object.keys[n] = f->key;
+        f->node->u.object.values[n] = v;
+        f->node->u.object.len = n + 1;
+        f->key = NULL;
+    } else {
+        size_t n = f->node->u.array.len;
+        frame_grow(f, n, false);
+        f->node->u.array.values[n] = v;
+        f->node->u.array.len = n + 1;
+    }
+    return 1;
+}
+
+static int builder_open(Builder *b, yajl_type t)
+{
+    yajl_val v;
+
+    if (b->depth >= JSON_MAX_DEPTH) {
+        b->error = JSON_E_DEPTH;
+        return 0;
+    }
+    v = node_new(t);
+    if (!builder_add(b, v))
+        return 0;
+    b->stack[b->depth++] = (Frame){.node = v};
+    return 1;
+}
+
+static int on_start_map(void *ctx)
+{
+    return builder_open(ctx, yajl_t_object);
+}
+
+static int on_start_array(void *ctx)
+{
+    return builder_open(ctx, yajl_t_array);
+}
+
+static int on_end(void *ctx)
+{
+    Builder *b = ctx;
+
+    b->depth--;
+    return 1;
+}
+
+static int on_map_key(void *ctx, const unsigned char *s, size_t n)
+{
+    Builder *b = ctx;
+    Frame *f = &b->stack[b->depth - 1];
+
+    free(f->key);
+    /* The text was checked as UTF-8 already; only a \u0000 escape can still need repair. */
+    if (memchr(s, '\0', n)) {
+        yajl_val k = json_string_new_lossy((const char *)s, n);
+        f->key = k->u.string;
+        free(k);
+    } else {
+        f->key = xstrndup((const char *)s, n);
+    }
+    return 1;
+}
+
+static int on_string(void *ctx, const unsigned char *s, size_t n)
+{
+    const char *c = (const char *)s;
+
+    return builder_add(ctx,
+                       memchr(s, '\0', n) ? json_string_new_lossy(c, n) : json_string_newn(c, n));
+}
+
+static int on_number(void *ctx, const char *s, size_t n)
+{
+    char buf[64];
+    _cleanup_free_ char *big = NULL;
+
+    if (n < sizeof(buf)) {
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        return builder_add(ctx, json_number_new_raw(buf));
+    }
+    big = xstrndup(s, n);
+    return builder_add(ctx, json_number_new_raw(big));
+}
+
+static int on_null(void *ctx)
+{
+    return builder_add(ctx, json_null_new());
+}
+
+static int on_boolean(void *ctx, int value)
+{
+    return builder_add(ctx, json_bool_new(value));
+}
+
+static const yajl_callbacks builder_callbacks = {
+    .yajl_null = on_null,
+    .yajl_boolean = on_boolean,
+    .yajl_number = on_number,
+    .yajl_string = on_string,
+    .yajl_start_map = on_start_map,
+    .yajl_map_key = on_map_key,
+    .yajl_end_map = on_end,
+    .yajl_start_array = on_start_array,
+    .yajl_end_array = on_end,
+};
+
+static char *values_message(void)
+{
+    return xasprintf("more than %d values in one JSON text (mcpd's limit)", JSON_MAX_VALUES);
+}
+
+/* Run yajl over text (already known to be valid UTF-8) into b; return 0 or a JSON_E_*. */
+static int builder_run(Builder *b, const char *text, size_t n, char **errp)
+{
+    yajl_handle h = yajl_alloc(&builder_callbacks, NULL, b);
+    yajl_status st;
+
+    /* Comments stay allowed as before (editors' mcp.json files carry them). The strings were
+     * validated strictly by utf8_json_check(), which yajl's own check is weaker than. */
+    yajl_config(h, yajl_allow_comments, 1);
+    yajl_config(h, yajl_dont_validate_strings, 1);
+    st = yajl_parse(h, (const unsigned char *)text, n);
+    if (st == yajl_status_ok)
+        st = yajl_complete_parse(h);
+    if (st != yajl_status_ok && !b->error) {
+        unsigned char *e = yajl_get_error(h, 0, (const unsigned char *)text, n);
+        char *nl = strchr((char *)e, '\n');
+        if (nl)
+            *nl = '\0';
+        if (errp)
+            *errp = xstrdup(e[0] ? (char *)e : "invalid JSON");
+        yajl_free_error(h, e);
+        b->error = JSON_E_SYNTAX;
+    } else if (b->error == JSON_E_DEPTH && errp) {
+        *errp = xasprintf("JSON nested deeper than %d levels (mcpd's limit)", JSON_MAX_DEPTH);
+    } else if (b->error == JSON_E_VALUES && errp) {
+        *errp = values_message();
+    }
+    yajl_free(h);
+    for (size_t i = 0; i < b->depth; i++)
+        free(b->stack[i].key);
+    if (b->error)
+        b->root = json_free(b->root);
+    return b->error;
+}
+
+int json_parse_full(yajl_val *outp, const char *text, size_t n, JsonUtf8Mode mode, char **errp)
+{
+    _cleanup_free_ Builder *b = xcalloc(1, sizeof(*b));
+    _cleanup_free_ char *fixed = NULL;
+    Utf8Problem prob;
+    size_t n_commas = 0;
+    int r;
+
+    *outp = NULL;
+    if (utf8_json_check(text, n, &prob, &n_commas)) {
+        /* Values outnumber commas: refuse a text that must be too large before building any of
+         * it, so the refusal costs one pass over the bytes, not a tree of JSON_MAX_VALUES. */
+        if (n_commas >= JSON_MAX_VALUES) {
+            if (errp)
+                *errp = values_message();
+            return JSON_E_VALUES;
+        }
+    } else {
+        if (mode == JSON_UTF8_REFUSE) {
+            if (errp)
+                *errp = xasprintf("invalid UTF-8 at byte %zu (%s); send UTF-8 text", prob.offset,
+                                  prob.why);
+            return JSON_E_UTF8;
+        }
+        fixed = utf8_json_repair(text, n, NULL);
+        text = fixed;
+        n = strlen(fixed);
+    }
+    r = builder_run(b, text, n, errp);
+    *outp = b->root;
+    return r;
+}
 
 yajl_val json_parse(const char *text, char **errp)
 {
-    char err[256];
     yajl_val v;
 
-    err[0] = '\0';
-    v = yajl_tree_parse(text, err, sizeof(err));
-    if (!v && errp) {
-        /* yajl's messages span lines and end in a newline; keep the first line only. */
-        char *nl = strchr(err, '\n');
-        if (nl)
-            *nl = '\0';
-        *errp = xstrdup(err[0] ? err : "invalid JSON");
-    }
+    json_parse_full(&v, text, strlen(text), JSON_UTF8_REPAIR, errp);
     return v;
 }
 
@@ -61,36 +283,6 @@ yajl_val json_string_new(const char *s)
     return json_string_newn(s, strlen(s));
 }
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if it is not valid. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-    size_t len;
-    uint32_t cp;
-
-    if (p[0] >= 0x01 && p[0] < 0x80)
-        return 1;
-    if ((p[0] & 0xe0) == 0xc0)
-        len = 2, cp = p[0] & 0x1f;
-    else if ((p[0] & 0xf0) == 0xe0)
-        len = 3, cp = p[0] & 0x0f;
-    else if ((p[0] & 0xf8) == 0xf0)
-        len = 4, cp = p[0] & 0x07;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (p[i] & 0x3f);
-    }
-    /* Reject overlong forms, surrogates and values past U+10FFFF. */
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-        return 0;
-    return len;
-}
-
 yajl_val json_string_new_lossy(const char *s, size_t n)
 {
     StrBuf sb = STRBUF_INIT;
@@ -99,18 +291,21 @@ yajl_val json_string_new_lossy(const char *s, size_t n)
 
     strbuf_reserve(&sb, n);
     for (size_t i = 0; i < n;) {
-        size_t k = utf8_seq(p + i, n - i);
+        size_t k = utf8_seq_len(p + i, n - i);
         if (k) {
             strbuf_append(&sb, p + i, k);
             i += k;
         } else {
-            strbuf_append(&sb, "\xef\xbf\xbd", 3);
+            strbuf_append(&sb, UTF8_REPLACEMENT, UTF8_REPLACEMENT_LEN);
             i++;
         }
     }
     v->u.string = strbuf_detach(&sb, NULL);
     return v;
 }
+
+/* Integers of at most 53 bits are exactly representable as doubles (IEEE 754 binary64). */
+#define EXACT_DOUBLE_INT (INT64_C(1) << 53)
 
 yajl_val json_number_new_raw(const char *text)
 {
@@ -120,8 +315,15 @@ yajl_val json_number_new_raw(const char *text)
     v->u.number.r = xstrdup(text);
     errno = 0;
     v->u.number.i = strtoll(text, &end, 10);
-    if (errno == 0 && *end == '\0')
+    if (errno == 0 && *end == '\0') {
         v->u.number.flags |= YAJL_NUMBER_INT_VALID;
+        /* Integers up to 2^53 convert exactly, without strtod (the slow half of a parse). */
+        if (v->u.number.i >= -EXACT_DOUBLE_INT && v->u.number.i <= EXACT_DOUBLE_INT) {
+            v->u.number.d = (double)v->u.number.i;
+            v->u.number.flags |= YAJL_NUMBER_DOUBLE_VALID;
+            return v;
+        }
+    }
     errno = 0;
     v->u.number.d = strtod(text, &end);
     if (errno == 0 && *end == '\0')
@@ -327,8 +529,21 @@ void json_write_string(StrBuf *sb, const char *s, size_t n)
     strbuf_putc(sb, '"');
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\')
             continue;
+        if (c >= 0x80) {
+            /* Parsed strings are valid already; this catches text built from raw bytes
+             * (stderr lines, file names), so mcpd never writes invalid UTF-8. */
+            size_t k = utf8_seq_len((const unsigned char *)s + i, n - i);
+            if (k) {
+                i += k - 1;
+                continue;
+            }
+            strbuf_append(sb, s + run, i - run);
+            strbuf_append(sb, UTF8_REPLACEMENT, UTF8_REPLACEMENT_LEN);
+            run = i + 1;
+            continue;
+        }
         strbuf_append(sb, s + run, i - run);
         run = i + 1;
         switch (c) {

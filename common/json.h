@@ -12,9 +12,65 @@
 /*
  * Values are yajl trees. yajl_tree_free() releases nodes with free(), so nodes built here with
  * malloc() mix freely with parsed ones: a parsed request can be edited in place and written out.
+ *
+ * The walks over trees (json_free, json_copy, json_equal, json_write, and expand_value in
+ * daemon/config.c) recurse once per level. That is safe because every tree is shallow:
+ * json_parse_full() refuses texts deeper than JSON_MAX_DEPTH before building anything; code only
+ * wraps parsed values in a fixed number of levels; toml_parse() bounds inline nesting and the
+ * parts of a dotted key to TOML_MAX_DEPTH each, so a TOML tree has at most a few thousand levels
+ * (64 nested inline tables, each under a 64-part key), far from any stack limit. Parsing itself
+ * never recurses (yajl keeps its own stack).
  */
 
-/** Parse one NUL-terminated JSON text; on failure return NULL and, if errp, a message to free. */
+/*
+ * Nesting limit for every JSON text mcpd reads (sockets, stdio, HTTP bodies, SSE events, cache
+ * and config files), enforced while parsing, before a tree exists. Real tool inputSchemas nest
+ * well under 20 levels (object, properties, a property, items, ...); 128 leaves ample room while
+ * bounding every recursive walk of a tree (free, copy, write, compare) to a few KiB of stack.
+ * Trees built by code wrap parsed values in a fixed, small number of levels (a merged tools/list
+ * re-embeds each inputSchema at the same depth the server sent it, under result.tools[i]), so
+ * they stay within JSON_MAX_DEPTH plus a constant. jsonscan uses the same limit.
+ */
+#define JSON_MAX_DEPTH 128
+
+/*
+ * Values (scalars, arrays, objects) in one JSON text. A 16 MiB message can hold 8M of them,
+ * which takes seconds and ~660 MiB to build as a tree while every other agent waits. The
+ * largest legitimate texts seen (a tools/list of 1000 tools with rich schemas, a structured
+ * result of a large table) hold a few hundred thousand. The worst text accepted at 1M (2^20), an
+ * array of a million numbers, parses in 0.17-0.21 s (-O2, busy 2-core box) into a tree of
+ * ~90 MiB. A text with as many commas as the limit is refused after one pass over its bytes
+ * (values outnumber commas); any other text past it stops building there. jsonscan counts values
+ * the same way.
+ */
+#define JSON_MAX_VALUES (1024 * 1024)
+
+/* Outcomes of json_parse_full() beyond 0. */
+enum {
+    JSON_E_SYNTAX = 1, /* not JSON */
+    JSON_E_DEPTH,      /* nested deeper than JSON_MAX_DEPTH */
+    JSON_E_VALUES,     /* more than JSON_MAX_VALUES values */
+    JSON_E_UTF8,       /* invalid UTF-8 or a lone surrogate escape (JSON_UTF8_REFUSE only) */
+};
+
+/*
+ * What to do with invalid UTF-8 (overlong forms, surrogates raw or as lone \uD800 escapes, values
+ * past U+10FFFF, truncated sequences). Either way no invalid text enters a tree, so none is
+ * ever forwarded. mcpd refuses it from agents (they can fix and resend their request) and
+ * repairs it from servers, files and everything else (one bad tool description must not lose a
+ * whole server).
+ */
+typedef enum JsonUtf8Mode {
+    JSON_UTF8_REPAIR, /* each bad byte or lone surrogate escape becomes U+FFFD */
+    JSON_UTF8_REFUSE, /* the text is refused with JSON_E_UTF8 */
+} JsonUtf8Mode;
+
+/**
+ * Parse text[0..n) into *outp. Return 0, or a positive JSON_E_* with *outp NULL and, if errp,
+ * a message (to free) naming the problem or the limit.
+ */
+int json_parse_full(yajl_val *outp, const char *text, size_t n, JsonUtf8Mode mode, char **errp);
+/** Parse one NUL-terminated JSON text, repairing UTF-8; on failure NULL and *errp (to free). */
 yajl_val json_parse(const char *text, char **errp);
 /** Release a value; returns NULL. */
 yajl_val json_free(yajl_val v);
@@ -70,7 +126,7 @@ static inline yajl_val json_array_at(yajl_val a, size_t i)
 void json_write(StrBuf *sb, yajl_val v);
 /** Same, with object keys sorted recursively (stable text for hashing). */
 void json_write_sorted(StrBuf *sb, yajl_val v);
-/** Append s as a quoted, escaped JSON string. */
+/** Append s as a quoted, escaped JSON string; invalid UTF-8 in s is written as U+FFFD. */
 void json_write_string(StrBuf *sb, const char *s, size_t n);
 /** Serialise v into a new string. */
 char *json_to_string(yajl_val v);

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 
 #include "common/jsonrpc.h"
+#include "common/jsonscan.h"
 
 static int invalid(JsonrpcMsg *m, char **errp, const char *why)
 {
@@ -19,9 +20,66 @@ static bool valid_id(yajl_val id)
     return id && (YAJL_IS_STRING(id) || YAJL_IS_INTEGER(id));
 }
 
+/*
+ * Ids are short (mcpd's own are integers, agents' are integers or UUID-like strings); a longer
+ * one in a refused message is not worth parsing just to echo it.
+ */
+#define REFUSED_ID_MAX 256
+
+/* The id of a message the parser refused, recovered without limits, or NULL. */
+static yajl_val refused_id(const char *line, size_t len)
+{
+    JsonSpan span;
+    yajl_val id = NULL;
+
+    if (!jsonscan_skim_member(line, len, "id", &span) || span.n > REFUSED_ID_MAX)
+        return NULL;
+    json_parse_full(&id, span.p, span.n, JSON_UTF8_REPAIR, NULL);
+    return valid_id(id) ? id : json_free(id);
+}
+
+/*
+ * The message is JSON-shaped but beyond a limit (depth, values, UTF-8 when refused). A request
+ * or notification is refused as invalid, with its id when it can be found, so the sender gets
+ * an answer naming the limit. A response is turned into an error response that names it, so
+ * the call waiting for it fails at once with a clear message instead of timing out.
+ */
+static int refused(JsonrpcMsg *m, const char *line, size_t len, char **errp)
+{
+    JsonSpan span;
+    yajl_val error;
+
+    m->root = refused_id(line, len);
+    m->id = m->root;
+    if (jsonscan_skim_member(line, len, "method", &span) ||
+        !(jsonscan_skim_member(line, len, "result", &span) ||
+          jsonscan_skim_member(line, len, "error", &span)) ||
+        !m->id)
+        return JSONRPC_E_INVALID;
+    error = json_object_new();
+    json_object_set(error, "code", json_int_new(JSONRPC_INTERNAL_ERROR));
+    json_object_set(error, "message",
+                    json_string_new_lossy(*errp, strlen(*errp))); /* already says what and why */
+    m->root = json_object_new();
+    json_object_set(m->root, "jsonrpc", json_string_new("2.0"));
+    json_object_set(m->root, "id", m->id);
+    json_object_set(m->root, "error", error);
+    m->error = error;
+    m->kind = JSONRPC_ERROR_RESPONSE;
+    return 0;
+}
+
 int jsonrpc_msg_parse(JsonrpcMsg *m, const char *line, size_t len, char **errp)
 {
+    return jsonrpc_msg_parse_mode(m, line, len, JSON_UTF8_REPAIR, errp);
+}
+
+int jsonrpc_msg_parse_mode(JsonrpcMsg *m, const char *line, size_t len, JsonUtf8Mode mode,
+                           char **errp)
+{
+    _cleanup_free_ char *why = NULL;
     yajl_val version, id, method;
+    int r;
 
     memset(m, 0, sizeof(*m));
     if (memchr(line, '\0', len)) {
@@ -29,9 +87,15 @@ int jsonrpc_msg_parse(JsonrpcMsg *m, const char *line, size_t len, char **errp)
             *errp = xstrdup("NUL byte inside a message");
         return JSONRPC_E_PARSE;
     }
-    m->root = json_parse(line, errp);
-    if (!m->root)
-        return JSONRPC_E_PARSE;
+    r = json_parse_full(&m->root, line, len, mode, &why);
+    if (r != 0) {
+        r = r == JSON_E_SYNTAX ? JSONRPC_E_PARSE : refused(m, line, len, &why);
+        if (r != 0 && errp) {
+            *errp = why;
+            why = NULL;
+        }
+        return r;
+    }
     if (YAJL_IS_ARRAY(m->root)) {
         if (errp)
             *errp = xstrdup("batches are not supported");

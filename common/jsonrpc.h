@@ -62,6 +62,14 @@ enum {
  * JSONRPC_E_* with *errp set to a message (to free) and m->id set when it could be read.
  */
 int jsonrpc_msg_parse(JsonrpcMsg *m, const char *line, size_t len, char **errp);
+/**
+ * The same with a choice of UTF-8 handling (jsonrpc_msg_parse repairs). A message past a
+ * parser limit (JSON_MAX_DEPTH, JSON_MAX_VALUES, or invalid UTF-8 when refused) is
+ * JSONRPC_E_INVALID with its id when it is a request or notification; when it is a response it
+ * comes back (0) as an error response to the same id whose message names the limit.
+ */
+int jsonrpc_msg_parse_mode(JsonrpcMsg *m, const char *line, size_t len, JsonUtf8Mode mode,
+                           char **errp);
 /** Release a message; safe on a zeroed value. */
 void jsonrpc_msg_deinit(JsonrpcMsg *m);
 

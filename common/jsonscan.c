@@ -4,54 +4,13 @@
 #include <string.h>
 
 #include "common/jsonscan.h"
+#include "common/utf8.h"
 
 static const char *skip_ws(const char *s, const char *end)
 {
     while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
         s++;
     return s;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* One UTF-8 sequence starting at s (s[0] >= 0x80): its length, or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, const unsigned char *end)
-{
-    unsigned char c = s[0];
-    size_t n;
-    unsigned lo = 0x80, hi = 0xbf;
-
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0)
-            lo = 0xa0; /* no overlong forms */
-        if (c == 0xed)
-            hi = 0x9f; /* no surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        if (c == 0xf4)
-            hi = 0x8f; /* nothing past U+10FFFF */
-    } else
-        return 0;
-    if ((size_t)(end - s) < n || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    return n;
 }
 
 /* A string starting at the opening quote; returns the byte after the closing one, or NULL. */
@@ -70,12 +29,11 @@ static const char *scan_string(const char *s, const char *end, bool *escapedp)
                 return NULL;
             c = p[1];
             if (c == 'u') {
-                if (e - p < 6)
+                /* Lone surrogates name no character: the tree parser repairs or refuses them. */
+                size_t n = utf8_escape_len((const char *)p, (size_t)(e - p));
+                if (!n)
                     return NULL;
-                for (int i = 2; i < 6; i++)
-                    if (hexval((char)p[i]) < 0)
-                        return NULL;
-                p += 6;
+                p += n;
             } else if (strchr("\"\\/bfnrt", c) && c) {
                 p += 2;
             } else {
@@ -86,7 +44,7 @@ static const char *scan_string(const char *s, const char *end, bool *escapedp)
         } else if (c < 0x80) {
             p++;
         } else {
-            size_t n = utf8_len(p, e);
+            size_t n = utf8_seq_len(p, (size_t)(e - p));
             if (!n)
                 return NULL;
             p += n;
@@ -133,9 +91,10 @@ static const char *scan_literal(const char *s, const char *end, const char *word
     return (size_t)(end - s) >= n && memcmp(s, word, n) == 0 ? s + n : NULL;
 }
 
-static const char *scan_value(const char *s, const char *end, int depth);
+static const char *scan_value(const char *s, const char *end, int depth, size_t *n_valuesp);
 
-static const char *scan_container(const char *s, const char *end, int depth, bool object)
+static const char *scan_container(const char *s, const char *end, int depth, bool object,
+                                  size_t *n_valuesp)
 {
     const char close = object ? '}' : ']';
     const char *p = skip_ws(s + 1, end);
@@ -153,7 +112,7 @@ static const char *scan_container(const char *s, const char *end, int depth, boo
                 return NULL;
             p = skip_ws(p + 1, end);
         }
-        if (!(p = scan_value(p, end, depth + 1)))
+        if (!(p = scan_value(p, end, depth + 1, n_valuesp)))
             return NULL;
         p = skip_ws(p, end);
         if (p < end && *p == ',') {
@@ -164,15 +123,16 @@ static const char *scan_container(const char *s, const char *end, int depth, boo
     }
 }
 
-static const char *scan_value(const char *s, const char *end, int depth)
+/* One value; n_valuesp counts values as json_parse_full() does, so both refuse the same texts. */
+static const char *scan_value(const char *s, const char *end, int depth, size_t *n_valuesp)
 {
-    if (s >= end)
+    if (s >= end || ++*n_valuesp > JSON_MAX_VALUES)
         return NULL;
     switch (*s) {
     case '{':
-        return scan_container(s, end, depth, true);
+        return scan_container(s, end, depth, true, n_valuesp);
     case '[':
-        return scan_container(s, end, depth, false);
+        return scan_container(s, end, depth, false, n_valuesp);
     case '"':
         return scan_string(s, end, NULL);
     case 't':
@@ -188,7 +148,8 @@ static const char *scan_value(const char *s, const char *end, int depth)
 
 bool jsonscan_valid(const char *s, size_t n)
 {
-    const char *end = s + n, *p = scan_value(skip_ws(s, end), end, 0);
+    size_t n_values = 0;
+    const char *end = s + n, *p = scan_value(skip_ws(s, end), end, 0, &n_values);
 
     return p && skip_ws(p, end) == end;
 }
@@ -197,6 +158,7 @@ int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n
                      JsonSpan *out)
 {
     const char *end = s + n, *p = skip_ws(s, end);
+    size_t n_values = 1; /* the object itself */
     int count = 0;
 
     for (size_t i = 0; i < n_names; i++)
@@ -218,7 +180,7 @@ int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n
         if (p >= end || *p != ':')
             return -1;
         v = skip_ws(p + 1, end);
-        if (!(p = scan_value(v, end, 1)))
+        if (!(p = scan_value(v, end, 1, &n_values)))
             return -1;
         count++;
         for (size_t i = 0; i < n_names; i++) {
@@ -274,4 +236,78 @@ bool jsonscan_span_eq(JsonSpan v, const char *text)
     size_t n = strlen(text);
 
     return v.p && v.n == n && memcmp(v.p, text, n) == 0;
+}
+
+/* Past a string at s (the opening quote), leniently: any bytes, escapes skipped. */
+static const char *skim_string(const char *s, const char *end)
+{
+    for (const char *p = s + 1; p < end; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/* Past one value at s without recursion or limits: brackets are counted, not matched. */
+static const char *skim_value(const char *s, const char *end)
+{
+    size_t depth = 0;
+    const char *p = s;
+
+    while (p < end) {
+        char c = *p;
+        if (c == '"') {
+            if (!(p = skim_string(p, end)))
+                return NULL;
+            if (depth == 0)
+                return p;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return p; /* the end of the enclosing container: a scalar ended here */
+            if (--depth == 0)
+                return p + 1;
+        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
+            return p;
+        }
+        p++;
+    }
+    return depth == 0 ? p : NULL;
+}
+
+bool jsonscan_skim_member(const char *s, size_t n, const char *name, JsonSpan *outp)
+{
+    const char *end = s + n, *p = skip_ws(s, end);
+    size_t len = strlen(name);
+
+    *outp = (JsonSpan){NULL, 0};
+    if (p >= end || *p != '{')
+        return false;
+    p = skip_ws(p + 1, end);
+    while (p < end && *p == '"') {
+        const char *key = p, *v;
+        if (!(p = skim_string(p, end)))
+            return false;
+        bool match = (size_t)(p - key) == len + 2 && memcmp(key + 1, name, len) == 0;
+        p = skip_ws(p, end);
+        if (p >= end || *p != ':')
+            return false;
+        v = skip_ws(p + 1, end);
+        if (!(p = skim_value(v, end)) || p == v)
+            return false;
+        if (match) {
+            *outp = (JsonSpan){v, (size_t)(p - v)};
+            return true;
+        }
+        p = skip_ws(p, end);
+        if (p >= end || *p != ',')
+            return false;
+        p = skip_ws(p + 1, end);
+    }
+    return false;
 }

@@ -7,8 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Nesting deeper than this is left to the tree parser (the scan fails, the caller falls back). */
-#define JSONSCAN_MAX_DEPTH 128
+#include "common/json.h"
+
+/*
+ * The scanner refuses whatever json_parse_full() refuses (nesting past JSON_MAX_DEPTH, more than
+ * JSON_MAX_VALUES values, invalid UTF-8, lone surrogate escapes), so bytes it accepts may be
+ * forwarded as they are; the caller then falls back to the tree parser, which names the problem.
+ */
+#define JSONSCAN_MAX_DEPTH JSON_MAX_DEPTH
 
 /* Bytes of one JSON value inside a buffer; p == NULL: absent. */
 typedef struct JsonSpan {
@@ -32,3 +38,10 @@ bool jsonscan_is_plain_string(JsonSpan v);
 bool jsonscan_is_int(JsonSpan v, int64_t *outp);
 /** The span is exactly text. */
 bool jsonscan_span_eq(JsonSpan v, const char *text);
+/**
+ * Find the top-level member name of the object s[0..n) without validating or limiting it:
+ * brackets are counted, not matched, so any depth costs no stack. For recovering the id of a
+ * message the parser refused (too deep, too large, bad UTF-8) so the refusal can answer it;
+ * the span found must still be parsed. Returns whether the member was found.
+ */
+bool jsonscan_skim_member(const char *s, size_t n, const char *name, JsonSpan *outp);

@@ -2,11 +2,13 @@
 // paths: XDG base directories, the socket path, and private-directory checks.
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
 #include "common/paths.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 
 static const char *env_abs(const char *name)
@@ -143,5 +145,123 @@ int paths_ensure_private_dir(const char *dir, uid_t uid, int strict, char **whyp
                           (unsigned)(st.st_mode & 07777), strict ? "accessible" : "writable", dir);
         return -EPERM;
     }
+    return 0;
+}
+
+const char *paths_type_name(mode_t mode)
+{
+    switch (mode & S_IFMT) {
+    case S_IFREG:
+        return "a regular file";
+    case S_IFDIR:
+        return "a directory";
+    case S_IFIFO:
+        return "a FIFO (named pipe)";
+    case S_IFCHR:
+        return "a character device";
+    case S_IFBLK:
+        return "a block device";
+    case S_IFSOCK:
+        return "a socket";
+    case S_IFLNK:
+        return "a symbolic link";
+    default:
+        return "not a regular file";
+    }
+}
+
+static int refuse_type(const char *path, mode_t mode, char **whyp)
+{
+    if (S_ISLNK(mode)) {
+        *whyp = xstrdup("not read: it is a symbolic link, and links are not followed for "
+                        "this file (it could be made to point at any file of yours); replace "
+                        "the link with a copy of its target");
+        return -ELOOP;
+    }
+    struct stat lst;
+    bool linked = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+
+    *whyp = xasprintf("not read: it is %s%s, not a regular file; replace it with a regular "
+                      "file or remove it",
+                      linked ? "a symbolic link to " : "", paths_type_name(mode));
+    return S_ISDIR(mode) ? -EISDIR : -EINVAL;
+}
+
+static int read_bounded(int fd, size_t max, StrBuf *sb, char **whyp)
+{
+    for (;;) {
+        strbuf_reserve(sb, 8192);
+        ssize_t n = read(fd, sb->data + sb->len, sb->cap - sb->len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int r = -errno;
+            *whyp = xasprintf("cannot read: %s", strerror(-r));
+            return r;
+        }
+        if (n == 0)
+            return 0;
+        sb->len += (size_t)n;
+        sb->data[sb->len] = '\0';
+        if (sb->len > max) {
+            /* It grew after the fstat: a file being written, or one that lies about its size. */
+            *whyp = xasprintf("not read: larger than %zu bytes, too large for a config file", max);
+            return -EFBIG;
+        }
+    }
+}
+
+int paths_read_regular(const char *path, bool follow, size_t max, struct stat *stp, char **textp,
+                       size_t *lenp, char **whyp)
+{
+    _cleanup_close_ int fd = -1;
+    StrBuf sb = STRBUF_INIT;
+    struct stat st;
+    int r;
+
+    /*
+     * Look before opening: opening a device can act on it (a tape rewinds, a serial line hangs
+     * up), and opening a FIFO for reading waits for a writer. stat never blocks on either.
+     */
+    if ((follow ? stat(path, &st) : lstat(path, &st)) < 0) {
+        r = -errno;
+        if (r != -ENOENT && r != -ENOTDIR)
+            *whyp = xasprintf("cannot open: %s", strerror(-r));
+        return r;
+    }
+    if (!S_ISREG(st.st_mode))
+        return refuse_type(path, st.st_mode, whyp);
+    /* O_NONBLOCK and the second look (fstat) cover a swap between the stat and the open. */
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
+    if (fd < 0) {
+        r = -errno;
+        if (r == -ELOOP && !follow)
+            return refuse_type(path, S_IFLNK, whyp);
+        if (r != -ENOENT && r != -ENOTDIR)
+            *whyp = xasprintf("cannot open: %s", strerror(-r));
+        return r;
+    }
+    if (fstat(fd, &st) < 0) {
+        r = -errno;
+        *whyp = xasprintf("cannot stat: %s", strerror(-r));
+        return r;
+    }
+    if (!S_ISREG(st.st_mode))
+        return refuse_type(path, st.st_mode, whyp);
+    if ((uint64_t)st.st_size > max) {
+        *whyp = xasprintf("not read: %lld bytes, larger than %zu, too large for a config file",
+                          (long long)st.st_size, max);
+        return -EFBIG;
+    }
+    r = read_bounded(fd, max, &sb, whyp);
+    if (r < 0) {
+        if (sb.data)
+            explicit_bzero(sb.data, sb.cap); /* the credential store holds tokens */
+        strbuf_deinit(&sb);
+        return r;
+    }
+    if (stp)
+        *stp = st;
+    *textp = strbuf_detach(&sb, lenp);
     return 0;
 }

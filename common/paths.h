@@ -2,6 +2,9 @@
 // paths: XDG base directories, the socket path, and private-directory checks.
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /** $HOME, else the passwd entry; never NULL (newly allocated). */
@@ -27,3 +30,16 @@ char *paths_dirname(const char *path);
 int paths_ensure_private_dir(const char *dir, uid_t uid, int strict, char **whyp);
 /** mkdir -p with mode; return 0 or -errno. */
 int paths_mkdir_p(const char *dir, mode_t mode);
+
+/*
+ * Read a whole regular file of at most max bytes into *textp (NUL-terminated, to free; length
+ * in *lenp when given, its fstat in *stp when given). Never blocks on what is not a regular
+ * file: a FIFO, device, socket or directory is refused without reading it (and a device is
+ * never even opened), as is a symbolic link when follow is false. Return 0, or -errno with
+ * *whyp (to free, without the path) saying what it is and what to do, except for -ENOENT and -ENOTDIR (the
+ * file is simply not there), which leave *whyp alone.
+ */
+int paths_read_regular(const char *path, bool follow, size_t max, struct stat *stp, char **textp,
+                       size_t *lenp, char **whyp);
+/** "a FIFO (named pipe)", "a directory", ...: what a file type is called in messages (static). */
+const char *paths_type_name(mode_t mode);

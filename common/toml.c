@@ -337,6 +337,10 @@ static int parse_key(Parser *ps, Key *k)
                            : fail(ps, "unexpected '%c' where a key should be", *ps->p);
             part = xstrndup(start, (size_t)(ps->p - start));
         }
+        if (k->n >= TOML_MAX_DEPTH) {
+            free(part);
+            return fail(ps, "a key of more than %d parts", TOML_MAX_DEPTH); /* each is a level */
+        }
         k->part = xrealloc(k->part, (k->n + 1) * sizeof(char *));
         k->part[k->n++] = part;
         skip_ws(ps);

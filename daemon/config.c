@@ -17,6 +17,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config.h"
+#include "daemon/peer.h"
 #include "daemon/source.h"
 #include "daemon/trust.h"
 
@@ -38,6 +39,7 @@ void settings_init(Settings *s)
         .reconnect = true,
         .filter_exa = true,
         .disabled_providers = 0,
+        .partial_line_timeout_ms = PEER_PARTIAL_LINE_TIMEOUT_MS,
     };
 }
 
@@ -484,51 +486,21 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
     return c;
 }
 
-static int read_file(const char *path, char **textp, size_t *lenp, char **whyp)
-{
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-    StrBuf sb = STRBUF_INIT;
-    struct stat st;
-
-    if (fd < 0)
-        return -errno;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        *whyp = xstrdup("not a regular file");
-        return -EINVAL;
-    }
-    if ((uint64_t)st.st_size > CONFIG_MAX_FILE_BYTES) {
-        *whyp = xasprintf("file is larger than %u bytes", CONFIG_MAX_FILE_BYTES);
-        return -EFBIG;
-    }
-    for (;;) {
-        strbuf_reserve(&sb, 8192);
-        ssize_t n = read(fd, sb.data + sb.len, sb.cap - sb.len - 1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int r = -errno;
-            *whyp = xasprintf("cannot read: %s", strerror(-r));
-            strbuf_deinit(&sb);
-            return r;
-        }
-        if (n == 0)
-            break;
-        sb.len += (size_t)n;
-        sb.data[sb.len] = '\0';
-        if (sb.len > CONFIG_MAX_FILE_BYTES) {
-            *whyp = xasprintf("file is larger than %u bytes", CONFIG_MAX_FILE_BYTES);
-            strbuf_deinit(&sb);
-            return -EFBIG;
-        }
-    }
-    *textp = strbuf_detach(&sb, lenp);
-    return 0;
-}
-
-int config_read_text(ConfigSet *set, const char *path, char **textp, size_t *lenp)
+/*
+ * Project-level files sit inside a repository someone else may have written: a link there
+ * could point at any file of the user's (a key, another agent's config full of tokens) and
+ * have it parsed and quoted back in errors, so it is not followed. User-level files are the
+ * user's own, and dotfile managers (stow, chezmoi, home-manager) commonly make ~/.claude.json
+ * or ~/.codex/config.toml links into a dotfiles repository: those are followed, but the target
+ * must still be a regular file. Either way nothing but a regular file is read, so a FIFO or a
+ * device never blocks the loop.
+ */
+int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char **textp,
+                     size_t *lenp)
 {
     _cleanup_free_ char *why = NULL;
-    int r = read_file(path, textp, lenp, &why);
+    int r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, NULL,
+                               textp, lenp, &why);
 
     if (r == -ENOENT || r == -ENOTDIR)
         return -ENOENT;
@@ -541,10 +513,10 @@ int config_read_text(ConfigSet *set, const char *path, char **textp, size_t *len
  * Read and parse a JSON config file. A missing file returns -ENOENT quietly; every other
  * failure is recorded in set with the path.
  */
-int config_read_json(ConfigSet *set, const char *path, yajl_val *outp)
+int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_val *outp)
 {
     _cleanup_free_ char *text = NULL, *why = NULL;
-    int r = config_read_text(set, path, &text, NULL);
+    int r = config_read_text(set, path, level, &text, NULL);
 
     if (r < 0)
         return r;
@@ -558,11 +530,31 @@ int config_read_json(ConfigSet *set, const char *path, yajl_val *outp)
 
 /* ---- describing a set (mcpd/discover) ---- */
 
-/* The entry as written, with every env and headers value shown as "***". */
+/* Every string in v (keys aside) with URL secrets shown as "***" (url, args, cwd, ...). */
+static void redact_url_secrets(yajl_val v)
+{
+    if (YAJL_IS_STRING(v) && strstr(v->u.string, "://")) {
+        char *shown = url_redact_secrets(v->u.string);
+        free(v->u.string);
+        v->u.string = shown;
+    }
+    for (size_t i = 0; YAJL_IS_ARRAY(v) && i < v->u.array.len; i++)
+        redact_url_secrets(v->u.array.values[i]);
+    for (size_t i = 0; YAJL_IS_OBJECT(v) && i < v->u.object.len; i++)
+        redact_url_secrets(v->u.object.values[i]);
+}
+
+/*
+ * The entry as written, with every env and headers value shown as "***", and so the secrets
+ * of any URL (the password in http://user:pw@host, an ?apiKey= parameter), in url or in a
+ * proxy's args.
+ */
 static yajl_val masked_raw(yajl_val raw)
 {
     static const char *const secret_maps[] = {"env", "headers"};
     yajl_val out = json_copy(raw);
+
+    redact_url_secrets(out);
 
     for (size_t i = 0; i < N_ELEMENTS(secret_maps); i++) {
         yajl_val m = json_get(out, secret_maps[i]);
@@ -894,7 +886,7 @@ static void take_env_file(ConfigSet *set, ServerConfig *c, yajl_val expanded)
             paths_join(c->source.level == CONFIG_LEVEL_PROJECT && set->root ? set->root
                                                                             : (home = paths_home()),
                        v->u.string);
-    int r = config_read_text(set, path, &text, &len);
+    int r = config_read_text(set, path, c->source.level, &text, &len);
     if (r == -ENOENT)
         config_set_problem(set, c->source.path, c->name,
                            "Server \"%s\": envFile %s does not exist; the server starts without it",
@@ -1002,7 +994,7 @@ void config_load_json_servers(ConfigSet *set, const char *path, const char *key,
     SourceMeta meta = *src;
 
     meta.path = (char *)path;
-    if (config_read_json(set, path, &root) < 0)
+    if (config_read_json(set, path, src->level, &root) < 0)
         return;
     if (!YAJL_IS_OBJECT(root)) {
         config_set_problem(set, path, NULL, "the top level must be an object with \"%s\"", key);
@@ -1208,6 +1200,7 @@ static const char *const settings_keys[] = {
     "idleTimeoutMs",
     "reconnect",
     "workspaceLingerMs",
+    "partialLineTimeoutMs",
     NULL,
 };
 
@@ -1227,7 +1220,7 @@ static void settings_unknown_keys(ConfigSet *set, const char *path, yajl_val roo
 int settings_load(Settings *s, const char *path, ConfigSet *problems)
 {
     _cleanup_json_ yajl_val root = NULL;
-    int r = config_read_json(problems, path, &root);
+    int r = config_read_json(problems, path, CONFIG_LEVEL_USER, &root);
 
     if (r == -ENOENT)
         return 0;
@@ -1250,5 +1243,7 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_ms(problems, path, root, "maxCallTimeout", 0, INT32_MAX, &s->max_call_timeout_ms);
     settings_ms(problems, path, root, "idleTimeoutMs", 0, INT32_MAX, &s->idle_timeout_ms);
     settings_ms(problems, path, root, "workspaceLingerMs", 0, INT32_MAX, &s->workspace_linger_ms);
+    settings_ms(problems, path, root, "partialLineTimeoutMs", 100, INT32_MAX,
+                &s->partial_line_timeout_ms);
     return 0;
 }

@@ -98,6 +98,8 @@ typedef struct Settings {
     bool reconnect;
     bool filter_exa;
     unsigned disabled_providers; /* bit i: config_sources[i] is switched off */
+    /* Hidden (tests): an agent's unfinished line older than this closes it (peer.h). */
+    int64_t partial_line_timeout_ms;
 } Settings;
 
 /* What discovery looks at. */

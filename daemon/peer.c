@@ -20,6 +20,26 @@
 #define PEER_READS_PER_WAKE 4
 /* Messages at least this big are written at once rather than batched with others. */
 #define PEER_WRITE_NOW_BYTES 65536
+/*
+ * Bytes of unfinished lines all peers together may make the daemon hold, as a multiple of the
+ * largest message: eight agents sending maximal messages at the same instant is already far
+ * beyond real use, while many peers each parking a large partial line is the cheap way to pin
+ * the daemon's memory (20 peers x 16 MiB = 320 MiB otherwise). Over it, the peer whose
+ * unfinished line is oldest is closed, until the total fits.
+ */
+#define PEER_PARTIAL_TOTAL_FACTOR 8
+/*
+ * An input buffer larger than this that holds nothing is released, so a peer that once sent a
+ * big message does not keep its buffer (up to twice the message) while idle.
+ */
+#define PEER_IDLE_BUFFER_KEEP (4 * FRAMER_READ_CHUNK)
+/*
+ * Upstream servers are deliberately not held to a partial-line time limit: a server that
+ * stalls mid-line is noticed by what waits on it (its calls end at callTimeout; with
+ * pingIntervalMs a missed pong marks it dead and it is restarted), and what it can make mcpd
+ * hold is bounded by the number of configured servers times the line limit, whereas any number
+ * of agents may connect.
+ */
 
 static void on_reap(evutil_socket_t fd, short what, void *arg)
 {
@@ -45,6 +65,8 @@ void peer_registry_init(PeerRegistry *reg, struct event_base *base, size_t max_l
     reg->base = base;
     reg->max_line = max_line;
     reg->max_queue = max_line * PEER_QUEUE_FACTOR;
+    reg->partial_timeout_ms = PEER_PARTIAL_LINE_TIMEOUT_MS;
+    reg->partial_max = (max_line ? max_line : JSONRPC_MAX_LINE_DEFAULT) * PEER_PARTIAL_TOTAL_FACTOR;
     reg->dispatch = dispatch;
     reg->gone = gone;
     reg->userdata = userdata;
@@ -91,7 +113,7 @@ static bool handle_line(Peer *p, char *line, size_t len)
 
     if (p->reg->fast && p->reg->fast(p, line, len, p->reg->userdata))
         return !p->dead;
-    r = jsonrpc_msg_parse(&m, line, len, &err);
+    r = jsonrpc_msg_parse_mode(&m, line, len, JSON_UTF8_REFUSE, &err);
     if (r == JSONRPC_E_PARSE) {
         _cleanup_free_ char *msg = xasprintf("Parse error: %s; closing the connection", err);
         jsonrpc_msg_deinit(&m);
@@ -112,9 +134,81 @@ static bool handle_line(Peer *p, char *line, size_t len)
     return !p->dead;
 }
 
+static void set_partial_bytes(Peer *p, size_t n)
+{
+    p->reg->partial_bytes -= p->partial_bytes;
+    p->partial_bytes = n;
+    p->reg->partial_bytes += n;
+}
+
+static void on_partial_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    Peer *p = arg;
+    _cleanup_free_ char *why =
+        xasprintf("sent %zu bytes of a message and no end of line for %lld ms "
+                  "(partialLineTimeoutMs); a client must send each message as one whole line",
+                  p->partial_bytes, (long long)p->reg->partial_timeout_ms);
+
+    (void)fd, (void)what;
+    reply_error_and_close(p, JSONRPC_INVALID_REQUEST, why);
+}
+
+/* Over the total for unfinished lines: close the peers whose lines are oldest until it fits. */
+static void enforce_partial_total(PeerRegistry *reg)
+{
+    while (reg->partial_bytes > reg->partial_max) {
+        Peer *oldest = NULL;
+        for (Peer *q = reg->first; q; q = q->next)
+            if (q->partial_bytes &&
+                (!oldest || q->partial_since_us < oldest->partial_since_us ||
+                 (q->partial_since_us == oldest->partial_since_us && q->id < oldest->id)))
+                oldest = q;
+        if (!oldest)
+            return;
+        _cleanup_free_ char *why = xasprintf(
+            "unfinished messages of all clients hold over %zu bytes; this client's (%zu bytes, "
+            "oldest) is dropped first",
+            reg->partial_max, oldest->partial_bytes);
+        reply_error_and_close(oldest, JSONRPC_INVALID_REQUEST, why);
+    }
+}
+
+/*
+ * After a read: note the unfinished line the framer holds, if any. A line that completed in
+ * this read means what remains is a new line, started now.
+ */
+static void track_partial(Peer *p, bool line_ended)
+{
+    size_t held = p->in.len - p->in.start;
+
+    if (held == 0) {
+        p->partial_since_us = 0;
+        set_partial_bytes(p, 0);
+        event_del(p->ev_partial);
+        if (p->in.cap > PEER_IDLE_BUFFER_KEEP) {
+            size_t max = p->in.max;
+            framer_deinit(&p->in);
+            framer_init(&p->in, max);
+        }
+        return;
+    }
+    set_partial_bytes(p, held);
+    if (!p->partial_since_us || line_ended) {
+        struct timeval tv = {
+            .tv_sec = (time_t)(p->reg->partial_timeout_ms / 1000),
+            .tv_usec = (suseconds_t)(p->reg->partial_timeout_ms % 1000 * 1000),
+        };
+        p->partial_since_us = now_us();
+        evtimer_add(p->ev_partial, &tv);
+    }
+    if (p->reg->partial_bytes > p->reg->partial_max)
+        enforce_partial_total(p->reg);
+}
+
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     Peer *p = arg;
+    bool line_ended = false;
     char *line;
     size_t len;
 
@@ -122,7 +216,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     for (int i = 0; i < PEER_READS_PER_WAKE && !p->dead; i++) {
         ssize_t n = framer_read_fd(&p->in, fd);
         if (n == -EAGAIN)
-            return;
+            break;
         if (n == 0 || (n < 0 && n != -EINTR)) {
             peer_close(p, n == 0 ? NULL : strerror((int)-n));
             return;
@@ -136,10 +230,13 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
                 reply_error_and_close(p, JSONRPC_INVALID_REQUEST, msg);
                 return;
             }
+            line_ended = true;
             if (!handle_line(p, line, len))
                 return;
         }
     }
+    if (!p->dead)
+        track_partial(p, line_ended);
 }
 
 static void on_writable(evutil_socket_t fd, short what, void *arg)
@@ -176,6 +273,7 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
     p->out = evbuffer_new();
     p->ev_read = event_new(reg->base, fd, EV_READ | EV_PERSIST, on_readable, p);
     p->ev_write = event_new(reg->base, fd, EV_WRITE, on_writable, p);
+    p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
     event_add(p->ev_read, NULL);
     idmap_put(&reg->by_id, p->id, p);
     p->next = reg->first;
@@ -260,6 +358,8 @@ void peer_close(Peer *p, const char *reason)
         (void)evbuffer_write(p->out, p->fd);
     event_free(p->ev_read);
     event_free(p->ev_write);
+    event_free(p->ev_partial);
+    set_partial_bytes(p, 0);
     evbuffer_free(p->out);
     p->out = NULL;
     framer_deinit(&p->in);

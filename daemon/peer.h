@@ -24,6 +24,15 @@ typedef void (*PeerGoneFn)(Peer *p, void *userdata);
 
 #define SESSION_TOKEN_BYTES 16
 
+/*
+ * How long a line may stay unfinished (bytes with no newline yet). An agent writes a message
+ * in one go: even a maximal 16 MiB line crosses a local socket in well under a second, and a
+ * line that has not ended after 30 s is a peer that stopped mid-message (hung, or holding our
+ * memory on purpose), whose buffer would otherwise be kept for as long as it stays connected.
+ * The hidden setting partialLineTimeoutMs overrides it (tests make it short).
+ */
+#define PEER_PARTIAL_LINE_TIMEOUT_MS 30000
+
 /* Client capabilities an agent declared in initialize: which server requests it can answer. */
 enum {
     PEER_CAP_SAMPLING = 1 << 0,
@@ -43,7 +52,10 @@ struct Peer {
     bool initialized, dead;
     char *client_name, *client_version, *protocol_version;
     char *cwd;
-    char *close_reason; /* set by peer_send: closed from the loop, never inside a send */
+    char *close_reason;        /* set by peer_send: closed from the loop, never inside a send */
+    struct event *ev_partial;  /* fires when an unfinished line has waited too long */
+    size_t partial_bytes;      /* bytes of the unfinished line held in in */
+    uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
     uint64_t workspace_id;
     uint64_t session_id;     /* the session it opened or joined */
     uint64_t parent_peer_id; /* for a subagent: the agent whose session it joined */
@@ -62,7 +74,10 @@ struct PeerRegistry {
     size_t n;
     uint64_t next_id;
     size_t max_line;
-    size_t max_queue; /* output bytes beyond which a peer that does not read is dropped */
+    size_t max_queue;           /* output bytes beyond which a peer that does not read is dropped */
+    int64_t partial_timeout_ms; /* an unfinished line older than this closes its peer */
+    size_t partial_max;         /* bytes of unfinished lines held across all peers, at most */
+    size_t partial_bytes;       /* bytes of unfinished lines held now */
     PeerDispatchFn dispatch;
     PeerFastFn fast; /* may be NULL */
     PeerGoneFn gone;

@@ -21,8 +21,6 @@
 
 /* The credential store is a small JSON file; anything larger is not one. */
 #define CREDENTIALS_MAX_BYTES (1u << 20)
-/* How much of a failing command's stderr goes into the error message. */
-#define STDERR_SNIPPET 200
 
 typedef struct Job {
     struct Resolve *r;
@@ -31,7 +29,6 @@ typedef struct Job {
     Child *child;
     struct event *ev_out, *ev_err;
     StrBuf out;
-    StrBuf err;
     bool out_eof, err_eof, done;
 } Job;
 
@@ -77,7 +74,6 @@ static void resolve_free(Resolve *r)
         free(r->jobs[i].key);
         free(r->jobs[i].command);
         wipe(&r->jobs[i].out);
-        strbuf_deinit(&r->jobs[i].err);
     }
     free(r->jobs);
     event_free(r->ev_timeout);
@@ -170,11 +166,16 @@ static void job_complete(Job *j)
     j->done = true;
     r->n_running--;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        /*
+         * Its output is not quoted: a secret tool that fails often prints what it was given or
+         * found (a token, a vault path with the secret) to stderr, and this message goes to
+         * the log and to mcpd/status, which any agent can read.
+         */
         _cleanup_free_ char *how = child_describe_status(st);
-        const char *e = strbuf_str(&j->err);
-        int elen = (int)MIN(strcspn(e, "\n"), (size_t)STDERR_SNIPPET);
-        resolve_fail(r, true, "Server \"%s\": %s.%s: `!%s` %s%s%.*s", r->cfg->name, r->field,
-                     j->key, j->command, how, elen ? ": " : "", elen, e);
+        resolve_fail(r, true,
+                     "Server \"%s\": %s.%s: `!%s` %s; its output is not shown (it may hold "
+                     "secrets): run the command yourself to see why it fails",
+                     r->cfg->name, r->field, j->key, j->command, how);
         return;
     }
     while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
@@ -199,7 +200,7 @@ static void on_child_exit(Child *c, int status, void *userdata)
     job_maybe_done(userdata);
 }
 
-/* Drain one pipe; at EOF stop watching it. */
+/* Drain one pipe (sb NULL: read and discard); at EOF stop watching it. */
 static void job_read(Job *j, int fd, StrBuf *sb, bool *eofp, struct event *ev, size_t cap)
 {
     char buf[4096];
@@ -208,20 +209,22 @@ static void job_read(Job *j, int fd, StrBuf *sb, bool *eofp, struct event *ev, s
         ssize_t n = read(fd, buf, sizeof(buf));
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            explicit_bzero(buf, sizeof(buf));
             return;
+        }
         if (n <= 0) {
             *eofp = true;
             event_del(ev);
             break;
         }
+        if (!sb)
+            continue;
         if (sb->len + (size_t)n > cap) {
-            if (sb == &j->out) {
-                resolve_fail(j->r, false, "Server \"%s\": %s.%s: `!%s` printed more than %zu bytes",
-                             j->r->cfg->name, j->r->field, j->key, j->command, cap);
-                return;
-            }
-            continue; /* stderr: keep the start only */
+            resolve_fail(j->r, false, "Server \"%s\": %s.%s: `!%s` printed more than %zu bytes",
+                         j->r->cfg->name, j->r->field, j->key, j->command, cap);
+            explicit_bzero(buf, sizeof(buf));
+            return;
         }
         strbuf_append(sb, buf, (size_t)n);
     }
@@ -242,7 +245,8 @@ static void on_err(evutil_socket_t fd, short what, void *arg)
     Job *j = arg;
 
     (void)what;
-    job_read(j, fd, &j->err, &j->err_eof, j->ev_err, STDERR_SNIPPET);
+    /* Drained so the command never blocks on a full pipe, and never kept (see job_complete). */
+    job_read(j, fd, NULL, &j->err_eof, j->ev_err, 0);
 }
 
 static void on_timeout(evutil_socket_t fd, short what, void *arg)
@@ -399,54 +403,37 @@ char *resolve_credentials_path(void)
     return paths_join(conf, "mcpd/credentials.json");
 }
 
-/* Read the store, refusing one that others could read or replace. */
+/*
+ * Read the store, refusing one that others could read or replace. It is not read through a
+ * link, and never blocks: a FIFO or device in its place is refused unread.
+ */
 static int read_store(const char *path, yajl_val *outp, char **whyp)
 {
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    StrBuf sb = STRBUF_INIT;
+    _cleanup_free_ char *err = NULL, *why = NULL;
+    char *text = NULL;
+    size_t len = 0;
     struct stat st;
-    _cleanup_free_ char *err = NULL;
-    int r = 0;
+    int r = paths_read_regular(path, false, CREDENTIALS_MAX_BYTES, &st, &text, &len, &why);
 
-    if (fd < 0) {
-        r = -errno;
-        *whyp = r == -ENOENT
-                    ? xasprintf("the credential store %s does not exist", path)
-                    : xasprintf("cannot open the credential store %s: %s", path, strerror(-r));
+    if (r == -ENOENT || r == -ENOTDIR) {
+        *whyp = xasprintf("the credential store %s does not exist", path);
         return r;
     }
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CREDENTIALS_MAX_BYTES) {
-        *whyp = xasprintf("the credential store %s is not a regular file of at most %u bytes", path,
-                          CREDENTIALS_MAX_BYTES);
-        return -EINVAL;
+    if (r < 0) {
+        *whyp = xasprintf("cannot use the credential store %s: %s", path, why);
+        return r;
     }
     if (st.st_uid != geteuid() || (st.st_mode & 077)) {
         *whyp = xasprintf("refusing the credential store %s: it must be owned by you and "
                           "readable by you only (mode %04o); run chmod 600 %s",
                           path, (unsigned)(st.st_mode & 07777), path);
-        return -EPERM;
-    }
-    strbuf_reserve(&sb, (size_t)st.st_size + 1);
-    for (;;) {
-        ssize_t n = read(fd, sb.data + sb.len, sb.cap - sb.len - 1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            r = n < 0 ? -errno : 0;
-            break;
-        }
-        sb.len += (size_t)n;
-        sb.data[sb.len] = '\0';
-        if (sb.len + 1 >= sb.cap)
-            strbuf_reserve(&sb, 4096);
-    }
-    if (r == 0 && !(*outp = json_parse(strbuf_str(&sb), &err))) {
+        r = -EPERM;
+    } else if (!(*outp = json_parse(text, &err))) {
         *whyp = xasprintf("the credential store %s is not valid JSON: %s", path, err);
         r = -EINVAL;
-    } else if (r < 0) {
-        *whyp = xasprintf("cannot read the credential store %s: %s", path, strerror(-r));
     }
-    wipe(&sb);
+    explicit_bzero(text, len);
+    free(text);
     return r;
 }
 

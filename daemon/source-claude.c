@@ -57,7 +57,7 @@ void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
     SourceMeta project = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT};
     yajl_val projects = NULL;
 
-    if (config_read_json(set, path, &root) == 0 && !YAJL_IS_OBJECT(root)) {
+    if (config_read_json(set, path, CONFIG_LEVEL_USER, &root) == 0 && !YAJL_IS_OBJECT(root)) {
         config_set_problem(set, path, NULL, "the top level must be an object");
         root = json_free(root);
     }
@@ -77,7 +77,7 @@ void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
         source_add_selected(set, json_get(proj, "mcpServers"), "projects[root].mcpServers", &local,
                             settings, NULL, NULL, off, NULL, why_off);
         project.path = mcp;
-        if (config_read_json(set, mcp, &mcp_json) == 0 && !YAJL_IS_OBJECT(mcp_json))
+        if (config_read_json(set, mcp, CONFIG_LEVEL_PROJECT, &mcp_json) == 0 && !YAJL_IS_OBJECT(mcp_json))
             config_set_problem(set, mcp, NULL,
                                "the top level must be an object with \"mcpServers\"");
         else if (mcp_json)

@@ -160,7 +160,7 @@ static void load_toml(const ConfigSource *src, const char *path, ConfigLevel lev
     SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)path, level};
     size_t len = 0;
 
-    if (config_read_text(set, path, &text, &len) < 0)
+    if (config_read_text(set, path, level, &text, &len) < 0)
         return;
     root = toml_parse(text, len, &err);
     if (!root) {

@@ -97,7 +97,7 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
     yajl_val roots[N_ELEMENTS(paths)] = {NULL}, only = NULL, off = NULL;
 
     for (size_t i = 0; i < N_ELEMENTS(paths); i++) {
-        if (!paths[i] || config_read_json(set, paths[i], &roots[i]) < 0)
+        if (!paths[i] || config_read_json(set, paths[i], levels[i], &roots[i]) < 0)
             continue;
         if (!YAJL_IS_OBJECT(roots[i])) {
             config_set_problem(set, paths[i], NULL,

@@ -32,7 +32,7 @@ void source_vscode_collect(const ConfigSource *src, const DiscoverOptions *opt,
     SourceMeta meta = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_PROJECT};
     yajl_val servers;
 
-    if (!path || config_read_json(set, path, &root) < 0)
+    if (!path || config_read_json(set, path, CONFIG_LEVEL_PROJECT, &root) < 0)
         return;
     if (!YAJL_IS_OBJECT(root)) {
         config_set_problem(set, path, NULL, "the top level must be an object with \"servers\"");

@@ -19,10 +19,17 @@ struct ConfigSource {
 /** The providers, highest priority first, ending with a zeroed entry. */
 extern const ConfigSource config_sources[];
 
-/** Read and parse a JSON file; -ENOENT quietly when missing, other failures recorded in set. */
-int config_read_json(ConfigSet *set, const char *path, yajl_val *outp);
-/** Read a whole file (bounded); -ENOENT quietly when missing, other failures recorded in set. */
-int config_read_text(ConfigSet *set, const char *path, char **textp, size_t *lenp);
+/**
+ * Read and parse a JSON file; -ENOENT quietly when missing, other failures recorded in set.
+ * level says whose file it is: a project's is not read through a symbolic link.
+ */
+int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_val *outp);
+/**
+ * Read a whole regular file (bounded, never blocking); -ENOENT quietly when missing, other
+ * failures (a FIFO, a device, a project file that is a link, ...) recorded in set.
+ */
+int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char **textp,
+                     size_t *lenp);
 /** The index of a provider id in config_sources[], or -1. */
 int config_source_index(const char *id);
 

@@ -36,7 +36,7 @@ static yajl_val read_json(const char *path, StrBuf *problems)
     ConfigSet tmp = {.quiet = true};
     yajl_val v = NULL;
 
-    if (config_read_json(&tmp, path, &v) < 0)
+    if (config_read_json(&tmp, path, CONFIG_LEVEL_USER, &v) < 0)
         v = NULL;
     for (size_t i = 0; problems && i < tmp.n_problems; i++)
         strbuf_printf(problems, "%s%s: %s", problems->len ? "; " : "", path,
@@ -69,7 +69,7 @@ static void load_codex(Trust *t)
     size_t len = 0;
 
     /* A broken file is reported by the codex provider, which reads it too. */
-    if (config_read_text(&tmp, path, &text, &len) == 0)
+    if (config_read_text(&tmp, path, CONFIG_LEVEL_USER, &text, &len) == 0)
         root = toml_parse(text, len, &err);
     config_set_deinit(&tmp);
     yajl_val p = source_project_entry(json_get_object(root, "projects"), t->root);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# example-agent: the README's libmcpc example is the file that is built (word for word), and it
+# example-agent: the libmcpc example in docs/libmcpc.md is the file that is built (word for word), and it
 # works against a real mcpd: progress and the asynchronous result arrive.
 set -euo pipefail
 readme=$1 example_src=$2 example_bin=$3
@@ -8,7 +8,7 @@ mcpd=${MCPD_BINARY:?} fake=${FAKE_SERVER:?}
 # The README block after the marker line must equal the source file.
 block=$(awk '/<!-- example-agent.c -->/{f=1; next} f && /^```c$/{g=1; next} g && /^```$/{exit} g' "$readme")
 if ! diff <(printf '%s\n' "$block") "$example_src" >/dev/null; then
-    echo "README's libmcpc example differs from $example_src:" >&2
+    echo "docs/libmcpc.md's example differs from $example_src:" >&2
     diff <(printf '%s\n' "$block") "$example_src" >&2 || true
     exit 1
 fi

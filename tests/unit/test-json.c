@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/json.h"
 #include "tests/unit/test.h"
@@ -111,7 +112,7 @@ static void test_parse_invalid(void)
 {
     static const char *const bad[] = {
         "",     "{",       "[1,]",    "{\"a\":}", "{\"a\" 1}", "nul", "\"unterminated",
-        "{} x", "[1] [2]", "{'a':1}", "\"\xff\"",
+        "{} x", "[1] [2]", "{'a':1}",
     };
 
     for (size_t i = 0; i < N_ELEMENTS(bad); i++) {
@@ -548,6 +549,149 @@ static void test_builders_write(void)
     CHECK(json_free(NULL) == NULL);
 }
 
+/* A text of n nested arrays (or objects {"a":...}) around a 0. */
+static char *nested(size_t n, bool objects)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    for (size_t i = 0; i < n; i++)
+        strbuf_puts(&sb, objects ? "{\"a\":" : "[");
+    strbuf_putc(&sb, '0');
+    for (size_t i = 0; i < n; i++)
+        strbuf_putc(&sb, objects ? '}' : ']');
+    return strbuf_detach(&sb, NULL);
+}
+
+static int parse_code(const char *text, JsonUtf8Mode mode, char **errp)
+{
+    yajl_val v = NULL;
+    int r = json_parse_full(&v, text, strlen(text), mode, errp);
+
+    CHECK((r == 0) == (v != NULL));
+    json_free(v);
+    return r;
+}
+
+static void test_depth_limit(void)
+{
+    for (int objects = 0; objects <= 1; objects++) {
+        _cleanup_free_ char *ok = nested(JSON_MAX_DEPTH, objects);
+        _cleanup_free_ char *deep = nested(JSON_MAX_DEPTH + 1, objects);
+        _cleanup_free_ char *huge = nested(1000000, objects);
+        _cleanup_free_ char *err = NULL, *err2 = NULL;
+        CHECK_INTEQ(parse_code(ok, JSON_UTF8_REFUSE, NULL), 0);
+        CHECK_INTEQ(parse_code(deep, JSON_UTF8_REFUSE, &err), JSON_E_DEPTH);
+        CHECK_STREQ(err, "JSON nested deeper than 128 levels (mcpd's limit)");
+        /* A million levels stop at the limit: no stack, no tree of a million nodes. */
+        CHECK_INTEQ(parse_code(huge, JSON_UTF8_REPAIR, &err2), JSON_E_DEPTH);
+    }
+    /* A value at the deepest level still counts within the limit. */
+    CHECK_INTEQ(parse_code("[[{\"a\":[]}]]", JSON_UTF8_REFUSE, NULL), 0);
+}
+
+/* An array holding n - 1 zeros: n values with the array itself. */
+static char *zeros(size_t n_values)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    strbuf_puts(&sb, "[0");
+    for (size_t i = 2; i < n_values; i++)
+        strbuf_append(&sb, ",0", 2);
+    strbuf_putc(&sb, ']');
+    return strbuf_detach(&sb, NULL);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_values_limit(void)
+{
+    _cleanup_free_ char *most = zeros(JSON_MAX_VALUES), *over = zeros(JSON_MAX_VALUES + 1);
+    _cleanup_free_ char *err = NULL;
+    yajl_val v = NULL;
+    double t0 = now_s();
+
+    /* The worst message accepted: the time is printed for the record, never checked. */
+    CHECK_INTEQ(json_parse_full(&v, most, strlen(most), JSON_UTF8_REFUSE, NULL), 0);
+    fprintf(stderr, "parse of %d values (%zu bytes): %.3f s\n", JSON_MAX_VALUES, strlen(most),
+            now_s() - t0);
+    CHECK_INTEQ(json_array_len(v), JSON_MAX_VALUES - 1);
+    json_free(v);
+    CHECK_INTEQ(parse_code(over, JSON_UTF8_REFUSE, &err), JSON_E_VALUES);
+    CHECK_STREQ(err, "more than 1048576 values in one JSON text (mcpd's limit)");
+    /* Fewer commas than values: the limit is met while building, not by the comma count. */
+    StrBuf sb = STRBUF_INIT;
+    _cleanup_free_ char *err2 = NULL;
+    strbuf_puts(&sb, "[[0]");
+    for (size_t i = 1; i <= JSON_MAX_VALUES / 2; i++)
+        strbuf_puts(&sb, ",[0]");
+    strbuf_putc(&sb, ']');
+    CHECK_INTEQ(parse_code(sb.data, JSON_UTF8_REFUSE, &err2), JSON_E_VALUES);
+    CHECK_STREQ(err2, "more than 1048576 values in one JSON text (mcpd's limit)");
+    strbuf_deinit(&sb);
+}
+
+static void test_utf8_repair_or_refuse(void)
+{
+    static const char bad[] = "{\"d\":\"a\xc0\xaf"
+                              "b\\ud800c\\udc00\"}";
+    _cleanup_free_ char *err = NULL;
+    _cleanup_json_ yajl_val v = NULL;
+
+    CHECK_INTEQ(parse_code(bad, JSON_UTF8_REFUSE, &err), JSON_E_UTF8);
+    CHECK_STREQ(err, "invalid UTF-8 at byte 7 (overlong form); send UTF-8 text");
+    CHECK_INTEQ(json_parse_full(&v, bad, strlen(bad), JSON_UTF8_REPAIR, NULL), 0);
+    CHECK_STREQ(json_get_string(v, "d"), "a\xef\xbf\xbd\xef\xbf\xbd"
+                                         "b\xef\xbf\xbd"
+                                         "c\xef\xbf\xbd");
+    /* Valid pairs decode; \u0000 cannot live in a C string and becomes U+FFFD. */
+    _cleanup_json_ yajl_val pair = json_parse("[\"\\ud83d\\ude00\", \"x\\u0000y\"]", NULL);
+    CHECK_STREQ(json_array_at(pair, 0)->u.string, "\xf0\x9f\x98\x80");
+    CHECK_STREQ(json_array_at(pair, 1)->u.string, "x\xef\xbf\xbdy");
+    _cleanup_json_ yajl_val key = json_parse("{\"k\\u0000\":1}", NULL);
+    CHECK(json_get(key, "k\xef\xbf\xbd") != NULL);
+    /* A quote in a comment cannot hide an escape from the check. */
+    static const char hidden[] = "/* \" */ {\"d\":\"\\udc00\"}";
+    _cleanup_json_ yajl_val h = NULL;
+    CHECK_INTEQ(parse_code(hidden, JSON_UTF8_REFUSE, NULL), JSON_E_UTF8);
+    CHECK_INTEQ(json_parse_full(&h, hidden, strlen(hidden), JSON_UTF8_REPAIR, NULL), 0);
+    CHECK_STREQ(json_get_string(h, "d"), "\xef\xbf\xbd");
+    /* Comments stay allowed (editors' config files carry them). */
+    _cleanup_json_ yajl_val c = json_parse("/* c */ {\"a\": 1 // d\n}", NULL);
+    CHECK(json_get(c, "a") != NULL);
+}
+
+/* Strings built from raw bytes are written as valid UTF-8 all the same. */
+static void test_write_repairs_utf8(void)
+{
+    _cleanup_json_ yajl_val v = json_string_new("a\xc0\xaf\xe2\x82\xac\xed\xa0\x80"
+                                                "b\xe2\x82");
+    _cleanup_free_ char *text = write_str(v);
+
+    CHECK_STREQ(text, "\"a\xef\xbf\xbd\xef\xbf\xbd\xe2\x82\xac\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                      "b\xef\xbf\xbd\xef\xbf\xbd\"");
+}
+
+static void test_int64_limits(void)
+{
+    _cleanup_json_ yajl_val v = json_parse("[-9223372036854775808, 9223372036854775807, "
+                                           "9223372036854775808]",
+                                           NULL);
+    _cleanup_free_ char *text = write_str(v);
+
+    CHECK(YAJL_IS_INTEGER(json_array_at(v, 0)));
+    CHECK(json_array_at(v, 0)->u.number.i == INT64_MIN);
+    CHECK(YAJL_IS_INTEGER(json_array_at(v, 1)));
+    CHECK(json_array_at(v, 1)->u.number.i == INT64_MAX);
+    CHECK(!YAJL_IS_INTEGER(json_array_at(v, 2)));
+    CHECK_STREQ(text, "[-9223372036854775808,9223372036854775807,9223372036854775808]");
+}
+
 int main(void)
 {
     RUN(test_parse_valid);
@@ -567,5 +711,10 @@ int main(void)
     RUN(test_get_bool);
     RUN(test_typed_getters);
     RUN(test_builders_write);
+    RUN(test_depth_limit);
+    RUN(test_values_limit);
+    RUN(test_utf8_repair_or_refuse);
+    RUN(test_int64_limits);
+    RUN(test_write_repairs_utf8);
     return test_main_result();
 }

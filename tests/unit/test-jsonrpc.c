@@ -559,6 +559,83 @@ static void test_framer_zeroed(void)
     CHECK(f.buf == NULL);
 }
 
+/* A line whose params (or result) nest n levels deep; the caller frees it. */
+static char *deep_line(const char *head, int n)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    strbuf_puts(&sb, head);
+    for (int i = 0; i < n; i++)
+        strbuf_putc(&sb, '[');
+    for (int i = 0; i < n; i++)
+        strbuf_putc(&sb, ']');
+    strbuf_putc(&sb, '}');
+    return strbuf_detach(&sb, NULL);
+}
+
+static void test_limits(void)
+{
+    JsonrpcMsg m;
+    char *err = NULL;
+
+    /* A request past the depth limit is invalid, its id kept for the answer. */
+    _cleanup_free_ char *req =
+        deep_line("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"m\",\"params\":", 100000);
+    CHECK_INTEQ(parse(&m, req, &err), JSONRPC_E_INVALID);
+    CHECK(m.id && YAJL_IS_INTEGER(m.id) && m.id->u.number.i == 5);
+    CHECK_STREQ(err, "JSON nested deeper than 128 levels (mcpd's limit)");
+    free(err);
+    err = NULL;
+    jsonrpc_msg_deinit(&m);
+
+    /* A response past it becomes an error response to the same id, naming the limit. */
+    _cleanup_free_ char *resp = deep_line("{\"id\":\"s7\",\"jsonrpc\":\"2.0\",\"result\":", 100000);
+    CHECK_INTEQ(parse(&m, resp, &err), 0);
+    CHECK_INTEQ(m.kind, JSONRPC_ERROR_RESPONSE);
+    CHECK_STREQ(m.id && YAJL_IS_STRING(m.id) ? m.id->u.string : NULL, "s7");
+    CHECK_STREQ(json_get_string(m.error, "message"),
+                "JSON nested deeper than 128 levels (mcpd's limit)");
+    CHECK(err == NULL);
+    jsonrpc_msg_deinit(&m);
+
+    /* A notification has no id to answer. */
+    _cleanup_free_ char *note = deep_line("{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":", 200);
+    CHECK_INTEQ(parse(&m, note, &err), JSONRPC_E_INVALID);
+    CHECK(m.id == NULL);
+    free(err);
+    err = NULL;
+    jsonrpc_msg_deinit(&m);
+
+    /* Invalid UTF-8: refused from agents, repaired otherwise. */
+    static const char bad[] = "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"m\\udc00\"}";
+    CHECK_INTEQ(jsonrpc_msg_parse_mode(&m, bad, strlen(bad), JSON_UTF8_REFUSE, &err),
+                JSONRPC_E_INVALID);
+    CHECK(m.id && YAJL_IS_INTEGER(m.id) && m.id->u.number.i == 6);
+    CHECK(err && strstr(err, "lone UTF-16 surrogate escape"));
+    free(err);
+    err = NULL;
+    jsonrpc_msg_deinit(&m);
+    CHECK_INTEQ(parse(&m, bad, &err), 0);
+    CHECK_STREQ(m.method, "m\xef\xbf\xbd");
+    jsonrpc_msg_deinit(&m);
+}
+
+static void test_int64_min_id(void)
+{
+    JsonrpcMsg m;
+    StrBuf sb = STRBUF_INIT;
+
+    CHECK_INTEQ(
+        parse(&m, "{\"jsonrpc\":\"2.0\",\"id\":-9223372036854775808,\"method\":\"ping\"}", NULL),
+        0);
+    CHECK_INTEQ(m.kind, JSONRPC_REQUEST);
+    CHECK(m.id && YAJL_IS_INTEGER(m.id) && m.id->u.number.i == INT64_MIN);
+    jsonrpc_write_result(&sb, m.id, NULL);
+    CHECK(strstr(strbuf_str(&sb), "\"id\":-9223372036854775808,") != NULL);
+    strbuf_deinit(&sb);
+    jsonrpc_msg_deinit(&m);
+}
+
 int main(void)
 {
     RUN(test_parse_request);
@@ -566,6 +643,8 @@ int main(void)
     RUN(test_parse_responses);
     RUN(test_parse_invalid);
     RUN(test_parse_invalid_keeps_id);
+    RUN(test_limits);
+    RUN(test_int64_min_id);
     RUN(test_write_result);
     RUN(test_write_error);
     RUN(test_write_request_notification);

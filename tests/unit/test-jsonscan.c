@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
 // test-jsonscan: the allocation-free scanner agrees with yajl on what is JSON, and finds members.
 
+#include <stdlib.h>
+
 #include <yajl/yajl_tree.h>
 
+#include "common/json.h"
 #include "common/jsonscan.h"
+#include "common/strbuf.h"
+#include "common/util.h"
 #include "tests/unit/test.h"
 
 static bool yajl_accepts(const char *s, size_t n)
@@ -182,6 +187,141 @@ static void test_agrees_with_yajl(void)
     CHECK(accepted > 1000); /* the generator does produce JSON, so the comparison means something */
 }
 
+static void test_surrogate_escapes(void)
+{
+    CHECK(valid("\"\\ud83d\\ude00\""));
+    CHECK(valid("\"\\\\ud800\"")); /* an escaped backslash, then text */
+    CHECK(!valid("\"\\ud800\""));
+    CHECK(!valid("\"\\udc00\""));
+    CHECK(!valid("\"\\ud800\\u0041\""));
+    CHECK(!valid("\"\\ud83d\\ude0\""));
+    CHECK(!valid("\"\xc0\xaf\""));
+    CHECK(!valid("\"\xed\xa0\x80\""));
+    CHECK(!valid("\"\xf4\x90\x80\x80\""));
+    JsonSpan v = {"\"a\\ud800\"", 10};
+    CHECK(!jsonscan_is_plain_string(v));
+}
+
+static void test_values_limit(void)
+{
+    StrBuf sb = STRBUF_INIT;
+    static const char *const names[] = {"a"};
+    JsonSpan out[1];
+
+    /* {"a":[0,...]}: the object, the array and its zeros, exactly JSON_MAX_VALUES. */
+    strbuf_puts(&sb, "{\"a\":[0");
+    for (size_t i = 4; i <= JSON_MAX_VALUES; i++)
+        strbuf_append(&sb, ",0", 2);
+    strbuf_puts(&sb, "]}");
+    CHECK(jsonscan_valid(sb.data, sb.len));
+    CHECK_INTEQ(jsonscan_members(sb.data, sb.len, names, 1, out), 1);
+    strbuf_deinit(&sb);
+    strbuf_puts(&sb, "{\"a\":[0");
+    for (size_t i = 4; i <= JSON_MAX_VALUES + 1; i++)
+        strbuf_append(&sb, ",0", 2);
+    strbuf_puts(&sb, "]}");
+    CHECK(!jsonscan_valid(sb.data, sb.len));
+    CHECK_INTEQ(jsonscan_members(sb.data, sb.len, names, 1, out), -1);
+    strbuf_deinit(&sb);
+}
+
+/* String contents, good and bad, for gen_value(). */
+static const char *const string_pieces[] = {
+    "a",         "\\ud800",          "\\udc00",  "\\ud83d\\ude00", "\xc0\xaf", "\xed\xa0\x80",
+    "\\\\ud800", "\xf4\x90\x80\x80", "\xe2\x82", "\xe2\x82\xac",   "\\n",      "\xc3\xa9",
+};
+
+/* A random value, JSON in shape, with a run of nesting that may pass JSON_MAX_DEPTH. */
+static void gen_value(StrBuf *sb, unsigned *seed, int budget)
+{
+    unsigned pick = rand_r(seed) % 6;
+
+    if (budget <= 0 || pick == 0) {
+        strbuf_putc(sb, '"');
+        for (unsigned i = rand_r(seed) % 3; i > 0; i--)
+            strbuf_puts(sb, string_pieces[rand_r(seed) % N_ELEMENTS(string_pieces)]);
+        strbuf_putc(sb, '"');
+    } else if (pick == 1) {
+        strbuf_puts(sb, "-12");
+    } else if (pick == 2) {
+        int n = JSON_MAX_DEPTH - 8 + (int)(rand_r(seed) % 12);
+        for (int i = 0; i < n; i++)
+            strbuf_putc(sb, '[');
+        gen_value(sb, seed, 0);
+        for (int i = 0; i < n; i++)
+            strbuf_putc(sb, ']');
+    } else {
+        bool object = pick == 3;
+        strbuf_putc(sb, object ? '{' : '[');
+        for (unsigned i = rand_r(seed) % 4; i > 0; i--) {
+            if (object) {
+                gen_value(sb, seed, 0);
+                strbuf_putc(sb, ':');
+            }
+            gen_value(sb, seed, budget - 1);
+            if (i > 1)
+                strbuf_putc(sb, ',');
+        }
+        strbuf_putc(sb, object ? '}' : ']');
+    }
+}
+
+/* Whatever the scanner accepts, the strict tree parser accepts too (limits and UTF-8 included). */
+static void test_agrees_with_parser(void)
+{
+    unsigned seed = 777;
+    int accepted = 0, refused = 0;
+
+    for (int round = 0; round < 20000; round++) {
+        StrBuf sb = STRBUF_INIT;
+        yajl_val v = NULL;
+        gen_value(&sb, &seed, 3);
+        bool scan = jsonscan_valid(sb.data, sb.len);
+        bool parse = json_parse_full(&v, sb.data, sb.len, JSON_UTF8_REFUSE, NULL) == 0;
+        if (scan && !parse) {
+            fprintf(stderr, "scanner accepts what the parser refuses: %.200s\n", sb.data);
+            CHECK(false);
+        }
+        /* Both see the same limits and the same UTF-8 rules: here they agree both ways. */
+        CHECK(scan == parse);
+        accepted += scan;
+        refused += !scan;
+        json_free(v);
+        strbuf_deinit(&sb);
+    }
+    CHECK(accepted > 1000 && refused > 1000);
+    /* At the depth limit both agree too. */
+    char deep[2 * JSON_MAX_DEPTH + 2];
+    yajl_val v = NULL;
+    memset(deep, '[', JSON_MAX_DEPTH);
+    memset(deep + JSON_MAX_DEPTH, ']', JSON_MAX_DEPTH);
+    CHECK(jsonscan_valid(deep, 2 * JSON_MAX_DEPTH));
+    CHECK_INTEQ(json_parse_full(&v, deep, 2 * JSON_MAX_DEPTH, JSON_UTF8_REFUSE, NULL), 0);
+    json_free(v);
+}
+
+static void test_skim_member(void)
+{
+    StrBuf sb = STRBUF_INIT;
+    JsonSpan v;
+
+    /* A million levels before the id: skimmed without recursion or limits. */
+    strbuf_puts(&sb, "{\"params\":{\"a\":\"]}\\\"\",\"b\":");
+    for (int i = 0; i < 1000000; i++)
+        strbuf_putc(&sb, '[');
+    for (int i = 0; i < 1000000; i++)
+        strbuf_putc(&sb, ']');
+    strbuf_puts(&sb, "}, \"id\" : \"x,1\" ,\"n\":-12}");
+    CHECK(jsonscan_skim_member(sb.data, sb.len, "id", &v));
+    CHECK(jsonscan_span_eq(v, "\"x,1\""));
+    CHECK(jsonscan_skim_member(sb.data, sb.len, "n", &v));
+    CHECK(jsonscan_span_eq(v, "-12"));
+    CHECK(!jsonscan_skim_member(sb.data, sb.len, "a", &v)); /* not at the top level */
+    CHECK(!jsonscan_skim_member("[1]", 3, "id", &v));
+    CHECK(!jsonscan_skim_member("{\"id\":", 6, "id", &v));
+    strbuf_deinit(&sb);
+}
+
 int main(void)
 {
     RUN(test_valid);
@@ -189,5 +329,9 @@ int main(void)
     RUN(test_members);
     RUN(test_scalars);
     RUN(test_agrees_with_yajl);
+    RUN(test_surrogate_escapes);
+    RUN(test_values_limit);
+    RUN(test_agrees_with_parser);
+    RUN(test_skim_member);
     return test_main_result();
 }

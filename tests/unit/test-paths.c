@@ -224,6 +224,58 @@ static void test_mkdir_p(void)
     test_rm_rf(tmp);
 }
 
+/* Read path; return the errno-style result, the text in *textp and the reason in *whyp. */
+static int read_regular(const char *path, bool follow, char **textp, char **whyp)
+{
+    *textp = *whyp = NULL;
+    return paths_read_regular(path, follow, 64, NULL, textp, NULL, whyp);
+}
+
+static void test_read_regular(void)
+{
+    _cleanup_free_ char *tmp = test_tmpdir();
+    _cleanup_free_ char *file = paths_join(tmp, "file.json");
+    _cleanup_free_ char *link = paths_join(tmp, "link.json");
+    _cleanup_free_ char *fifo = paths_join(tmp, "fifo.json");
+    _cleanup_free_ char *dev = paths_join(tmp, "dev.json");
+    _cleanup_free_ char *big = paths_join(tmp, "big.json");
+    _cleanup_free_ char *missing = paths_join(tmp, "missing/x.json");
+    char *text, *why;
+
+    test_write_file(file, "{\"a\": 1}");
+    CHECK(symlink(file, link) == 0 && mkfifo(fifo, 0600) == 0 && symlink("/dev/zero", dev) == 0);
+    test_write_file(big, "0123456789012345678901234567890123456789012345678901234567890123456789");
+
+    CHECK_INTEQ(read_regular(file, false, &text, &why), 0);
+    CHECK_STREQ(text, "{\"a\": 1}");
+    free(text);
+    /* A link: followed when asked (a dotfile manager's), refused when not (a project's). */
+    CHECK_INTEQ(read_regular(link, true, &text, &why), 0);
+    CHECK_STREQ(text, "{\"a\": 1}");
+    free(text);
+    CHECK_INTEQ(read_regular(link, false, &text, &why), -ELOOP);
+    CHECK(why && strstr(why, "symbolic link") && !text);
+    free(why);
+    /* A FIFO with no writer: refused at once, never waited on. */
+    CHECK_INTEQ(read_regular(fifo, true, &text, &why), -EINVAL);
+    CHECK(why && strstr(why, "FIFO") && strstr(why, "replace it"));
+    free(why);
+    /* A device behind a followed link, and a directory. */
+    CHECK_INTEQ(read_regular(dev, true, &text, &why), -EINVAL);
+    CHECK(why && strstr(why, "character device"));
+    free(why);
+    CHECK_INTEQ(read_regular(tmp, true, &text, &why), -EISDIR);
+    CHECK(why && strstr(why, "directory"));
+    free(why);
+    CHECK_INTEQ(read_regular(big, true, &text, &why), -EFBIG);
+    CHECK(why && strstr(why, "larger than 64"));
+    free(why);
+    /* Missing: quiet, for the caller to treat as "not configured". */
+    CHECK_INTEQ(read_regular(missing, true, &text, &why), -ENOENT);
+    CHECK(!why);
+    test_rm_rf(tmp);
+}
+
 int main(void)
 {
     RUN(test_home);
@@ -233,5 +285,6 @@ int main(void)
     RUN(test_dirname);
     RUN(test_ensure_private_dir);
     RUN(test_mkdir_p);
+    RUN(test_read_regular);
     return test_main_result();
 }

@@ -128,12 +128,17 @@ static void test_command_succeeds(void)
 
 static void test_command_fails(void)
 {
-    Outcome o;
+    Outcome o, o2;
 
-    run("{\"command\":\"x\",\"env\":{\"TOKEN\":\"!echo vault locked >&2; exit 3\"}}", 0, &o);
+    /* What it prints may be the secret itself: never quoted, the status and what to do are. */
+    run("{\"command\":\"x\",\"env\":{\"TOKEN\":\"!echo tok-4711 >&2; exit 3\"}}", 0, &o);
     CHECK(!o.resolved && o.retryable);
-    CHECK_STREQ(o.error, "Server \"s\": env.TOKEN: `!echo vault locked >&2; exit 3` exited with "
-                         "status 3: vault locked");
+    CHECK_STREQ(o.error, "Server \"s\": env.TOKEN: `!echo tok-4711 >&2; exit 3` exited with "
+                         "status 3; its output is not shown (it may hold secrets): run the "
+                         "command yourself to see why it fails");
+    run("{\"command\":\"x\",\"env\":{\"TOKEN\":\"!cat /proc/self/environ >&2; false\"}}", 0, &o2);
+    CHECK(o2.error && strstr(o2.error, "exited with status 1") && !strstr(o2.error, "PATH="));
+    outcome_deinit(&o2);
     outcome_deinit(&o);
 
     run("{\"command\":\"x\",\"env\":{\"K\":\"!kill -9 $$\"}}", 0, &o);
@@ -315,6 +320,17 @@ static void test_oauth_credentials(void)
     run("{\"command\":\"x\",\"auth\":{\"type\":\"oauth\",\"credentialId\":\"cred-1\"}}", 0, &o);
     CHECK(o.error && strstr(o.error, "does not exist"));
     outcome_deinit(&o);
+    /* A FIFO or a link in its place: refused at once, never waited on or followed. */
+    CHECK(mkfifo(cred_path, 0600) == 0);
+    run("{\"command\":\"x\",\"auth\":{\"type\":\"oauth\",\"credentialId\":\"cred-1\"}}", 0, &o);
+    CHECK(o.error && strstr(o.error, "FIFO") && strstr(o.error, cred_path));
+    outcome_deinit(&o);
+    unlink(cred_path);
+    CHECK(symlink(cfg_path, cred_path) == 0);
+    run("{\"command\":\"x\",\"auth\":{\"type\":\"oauth\",\"credentialId\":\"cred-1\"}}", 0, &o);
+    CHECK(o.error && strstr(o.error, "symbolic link"));
+    outcome_deinit(&o);
+    unlink(cred_path);
 }
 
 int main(void)

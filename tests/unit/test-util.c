@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
@@ -126,6 +127,43 @@ static void test_string_helpers(void)
     CHECK_STREQ(n, "abc");
 }
 
+/* Compare a newly allocated redaction with want, then free it. */
+static void check_redact(const char *in, const char *want)
+{
+    char *got = url_redact_secrets(in);
+    CHECK_STREQ(got, want);
+    free(got);
+}
+
+static void test_url_redact_secrets(void)
+{
+    check_redact("http://user:pw@host/x", "http://user:***@host/x");
+    check_redact("https://a:b@h:8443?q=1#f", "https://a:***@h:8443?q=1#f");
+    /* The password may hold '@' and ':' (badly escaped): all of it goes, up to the last '@'. */
+    check_redact("http://u:p@ss:w@h/", "http://u:***@h/");
+    /* No password, no userinfo, nothing URL-like: unchanged. */
+    check_redact("http://token@host/", "http://token@host/");
+    check_redact("http://u:@host/", "http://u:@host/");
+    check_redact("http://host:8080/a@b", "http://host:8080/a@b");
+    check_redact("no url here", "no url here");
+    check_redact("", "");
+    /* Several URLs in one string (a command line); the text around them kept. */
+    check_redact("--from http://a:1@x --to 'ws://b:22@y/p' end",
+                 "--from http://a:***@x --to 'ws://b:***@y/p' end");
+    /* A password far longer than the mask, and one shorter. */
+    check_redact("http://u:0123456789abcdef0123456789@h", "http://u:***@h");
+    check_redact("s://u:1@h", "s://u:***@h");
+    check_redact("://:x@", "://:***@");
+    /* Query parameters named as secrets; other parameters and plain text kept. */
+    check_redact("https://mcp.exa.ai/mcp?exaApiKey=abc-123&tools=web",
+                 "https://mcp.exa.ai/mcp?exaApiKey=***&tools=web");
+    check_redact("http://h/p?q=1&api_key=s3&access_token=t#frag",
+                 "http://h/p?q=1&api_key=***&access_token=***#frag");
+    check_redact("http://u:p@h/?Signature=x&page=2", "http://u:***@h/?Signature=***&page=2");
+    check_redact("http://h/?token=&keyless", "http://h/?token=&keyless");
+    check_redact("what?token=x, no url", "what?token=x, no url");
+}
+
 int main(void)
 {
     RUN(test_parse_int64_ok);
@@ -134,5 +172,6 @@ int main(void)
     RUN(test_hex_encode);
     RUN(test_mem_equal_consttime);
     RUN(test_string_helpers);
+    RUN(test_url_redact_secrets);
     return test_main_result();
 }

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+// test-mcpctl: mcpctl as a person and a script use it: --version, status exit codes (0/3/4),
+// --json on every verb, options anywhere, --timeout honoured, colour rules, config without mcpd.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "common/json.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "tests/integration/harness.h"
+
+#define CONTROL "mcp_alpha_echo"
+/* The sleep call outlasts --timeout by far, so only mcpctl's own deadline can end it early. */
+#define SLEEP_MS   20000
+#define TIMEOUT_MS 1000
+/*
+ * mcpctl must be back within this of --timeout: process start, connect and exit on a machine
+ * shared with other test runs; far below SLEEP_MS, so a timeout ignored (or padded by seconds,
+ * as it once was) fails.
+ */
+#define TIMEOUT_SLACK_MS 3500
+
+/* Run a shell command line; its stdout (to free), exit status and duration. */
+static char *run(int *statusp, uint64_t *msp, const char *fmt, ...) _printf_(3, 4);
+static char *run(int *statusp, uint64_t *msp, const char *fmt, ...)
+{
+    _cleanup_free_ char *cmd = NULL;
+    StrBuf sb = STRBUF_INIT;
+    uint64_t start = now_ms();
+    char buf[4096];
+    va_list ap;
+    size_t n;
+    FILE *f;
+    int st;
+
+    va_start(ap, fmt);
+    if (vasprintf(&cmd, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    if (!(f = popen(cmd, "r")))
+        abort();
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        strbuf_append(&sb, buf, n);
+    st = pclose(f);
+    *statusp = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (msp)
+        *msp = now_ms() - start;
+    return strbuf_detach(&sb, NULL);
+}
+
+/* mcpctl against h's daemon: "CTL ARGS" with the socket given as an option. */
+#define CTL(h, st, args, ...)                                                                      \
+    run(st, NULL, "'%s' --socket '%s' " args, getenv("MCPCTL_BINARY"), (h)->socket, ##__VA_ARGS__)
+
+static bool is_json_object(const char *s)
+{
+    _cleanup_json_ yajl_val v = json_parse(s, NULL);
+    return v && YAJL_IS_OBJECT(v);
+}
+
+static void write_servers(Harness *h)
+{
+    _cleanup_free_ char *cfg = xasprintf(
+        "{\"mcpServers\": {"
+        "\"alpha\": {\"command\": \"%s\", \"args\": [\"--name\", \"alpha\", \"--tools\", \"2\"]},"
+        "\"broken\": {\"command\": \"%s/no-such-program\"}"
+        "}}",
+        h_fake(), h->dir);
+    h_write_config(h, cfg);
+}
+
+/* config's answer without mcpd, with the "daemon": false marker taken out, for comparing. */
+static char *offline_config;
+
+/* Before mcpd runs: config discovers in-process; other verbs say mcpd is not reachable (3). */
+static void test_without_daemon(Harness *h)
+{
+    int st;
+    _cleanup_free_ char *j = CTL(h, &st, "config --json");
+    _cleanup_json_ yajl_val v = json_parse(j, NULL);
+    yajl_val servers = json_get_array(v, "servers");
+
+    CHECK_MSG(st == 0 && json_array_len(servers) == 2, "config --json without mcpd: %d %s", st, j);
+    CHECK(YAJL_IS_FALSE(json_get(v, "daemon")));
+    json_free(json_object_take(v, "daemon"));
+    offline_config = json_to_string(v);
+    _cleanup_free_ char *t = CTL(h, &st, "config --cwd=%s", h->dir);
+    CHECK_MSG(st == 0 && strstr(t, "alpha ") && strstr(t, "broken ") && strstr(t, "not running"),
+              "config table without mcpd: %d %s", st, t);
+    _cleanup_free_ char *s = CTL(h, &st, "status 2>&1");
+    CHECK_MSG(st == 3 && strstr(s, "cannot connect"), "status without mcpd: %d %s", st, s);
+}
+
+static void test_version_and_usage(Harness *h)
+{
+    int st;
+    _cleanup_free_ char *v = CTL(h, &st, "--version");
+    _cleanup_free_ char *want = xasprintf("mcpctl %s\n", MCPD_VERSION);
+    CHECK_MSG(st == 0 && streq(v, want), "--version: %d %s", st, v);
+    _cleanup_free_ char *d = run(&st, NULL, "'%s' --version", getenv("MCPD_BINARY"));
+    CHECK_MSG(st == 0 && strstr(d, MCPD_VERSION), "mcpd --version: %d %s", st, d);
+    free(CTL(h, &st, "frobnicate 2>/dev/null"));
+    CHECK(st == 2);
+    free(CTL(h, &st, "status --bogus 2>/dev/null"));
+    CHECK(st == 2);
+    free(CTL(h, &st, "tools --cwd / 2>/dev/null"));
+    CHECK(st == 2);
+    free(CTL(h, &st, "--timeout=soon tools 2>/dev/null"));
+    CHECK(st == 2);
+    _cleanup_free_ char *help = CTL(h, &st, "help");
+    CHECK(st == 0 && strstr(help, "status [SERVER...]"));
+}
+
+/* The daemon's discovery and mcpctl's own give the same answer. */
+static void test_config_same(Harness *h)
+{
+    int st;
+    _cleanup_free_ char *j = CTL(h, &st, "config --json");
+    _cleanup_json_ yajl_val v = json_parse(j, NULL);
+    _cleanup_free_ char *online = json_to_string(v);
+
+    CHECK_MSG(st == 0 && streq(online, offline_config),
+              "config differs with and without mcpd:\n%s\n%s", online, offline_config);
+    free(offline_config);
+}
+
+/* The exit codes of `systemctl status`: 0 all connected, 3 one is not, 4 no such server. */
+static void test_status_codes(Harness *h)
+{
+    int st;
+    _cleanup_free_ char *a = CTL(h, &st, "status alpha");
+    CHECK_MSG(st == 0 && strstr(a, "alpha ") && !strstr(a, "broken "), "status alpha: %d %s", st,
+              a);
+    _cleanup_free_ char *b = CTL(h, &st, "status broken");
+    CHECK_MSG(st == 3 && strstr(b, "broken "), "status broken: %d %s", st, b);
+    free(CTL(h, &st, "status"));
+    CHECK_MSG(st == 3, "status with a broken server: %d", st);
+    _cleanup_free_ char *n = CTL(h, &st, "status alpha nosuch 2>&1");
+    CHECK_MSG(st == 4 && strstr(n, "\"nosuch\"") && strstr(n, "alpha "), "status nosuch: %d %s", st,
+              n);
+    /* --json filters to the names too. */
+    _cleanup_free_ char *j = CTL(h, &st, "status alpha --json");
+    _cleanup_json_ yajl_val v = json_parse(j, NULL);
+    CHECK_MSG(st == 0 && json_array_len(json_get_array(v, "servers")) == 1, "%d %s", st, j);
+}
+
+/* Every verb answers --json with one JSON object, wherever the option stands. */
+static void test_json_everywhere(Harness *h)
+{
+    static const char *const verbs[] = {
+        "--json status alpha",
+        "status --json alpha",
+        "tools --json",
+        "call --json mcp_alpha_echo '{\"text\":\"hi\"}'",
+        "-j reload",
+        "logs alpha --json",
+        "logs alpha -n 1 --json",
+        "--json=x status 2>/dev/null", /* not valid: --json takes no value (checked below) */
+        "disconnect alpha --json",
+        "connect --json alpha",
+        "wait alpha --json --timeout=30000",
+        "config --json --cwd /",
+    };
+    int st;
+
+    for (size_t i = 0; i < N_ELEMENTS(verbs); i++) {
+        _cleanup_free_ char *out = CTL(h, &st, "%s", verbs[i]);
+        if (strstr(verbs[i], "--json="))
+            CHECK_MSG(st == 2, "%s: %d", verbs[i], st);
+        else
+            CHECK_MSG(st == 0 && is_json_object(out), "mcpctl %s: %d %s", verbs[i], st, out);
+    }
+    /* People get sentences, not JSON. */
+    static const char *const human[] = {"reload", "disconnect alpha", "connect alpha",
+                                        "--timeout 30000 wait alpha",
+                                        "call " CONTROL " '{\"text\":\"plain\"}'"};
+    for (size_t i = 0; i < N_ELEMENTS(human); i++) {
+        _cleanup_free_ char *out = CTL(h, &st, "%s", human[i]);
+        CHECK_MSG(st == 0 && out[0] && out[0] != '{', "mcpctl %s: %d %s", human[i], st, out);
+    }
+    _cleanup_free_ char *w = CTL(h, &st, "wait alpha");
+    CHECK_MSG(st == 0 && streq(w, "alpha: connected\n"), "wait: %d %s", st, w);
+    _cleanup_free_ char *c = CTL(h, &st, "call " CONTROL " '{\"text\":\"plain\"}'");
+    CHECK_MSG(streq(c, "plain\n"), "call: %s", c);
+}
+
+/* --opt=value and --opt value, before and after the verb, for every option that takes one. */
+static void test_option_forms(Harness *h)
+{
+    const char *ctl = getenv("MCPCTL_BINARY");
+    int st;
+
+    free(run(&st, NULL, "'%s' status alpha --socket='%s'", ctl, h->socket));
+    CHECK(st == 0);
+    free(run(&st, NULL, "'%s' --socket '%s' status alpha", ctl, h->socket));
+    CHECK(st == 0);
+    _cleanup_free_ char *a = CTL(h, &st, "config --cwd=/ --json");
+    _cleanup_free_ char *b = CTL(h, &st, "--cwd / config --json");
+    CHECK_MSG(st == 0 && is_json_object(a) && streq(a, b), "config --cwd forms differ:\n%s\n%s", a,
+              b);
+    /* bridge takes --cwd=DIR like config does; it ends when its host closes stdin. */
+    free(CTL(h, &st, "bridge --cwd=%s </dev/null", h->dir));
+    CHECK_MSG(st == 0, "bridge --cwd=DIR: %d", st);
+    free(CTL(h, &st, "--cwd %s bridge </dev/null", h->dir));
+    CHECK_MSG(st == 0, "--cwd DIR bridge: %d", st);
+}
+
+/* --timeout is the whole wait: a 20 s tool call is given up after about a second. */
+static void test_timeout(Harness *h)
+{
+    uint64_t ms = 0;
+    int st;
+    _cleanup_free_ char *out =
+        run(&st, &ms, "'%s' --socket '%s' call mcp_alpha_sleep '{\"ms\":%d}' --timeout=%d 2>&1",
+            getenv("MCPCTL_BINARY"), h->socket, SLEEP_MS, TIMEOUT_MS);
+
+    CHECK_MSG(st == 1 && ms >= TIMEOUT_MS && ms < TIMEOUT_MS + TIMEOUT_SLACK_MS,
+              "call with --timeout %d: exit %d after %llu ms: %s", TIMEOUT_MS, st,
+              (unsigned long long)ms, out);
+    CHECK_MSG(strstr(out, "ms"), "the timeout is named: %s", out);
+}
+
+/* Colour on a terminal only, and never with NO_COLOR (script(1) gives mcpctl a pty). */
+static void test_colour(Harness *h)
+{
+    const char *ctl = getenv("MCPCTL_BINARY");
+    int st;
+
+    _cleanup_free_ char *pipe = CTL(h, &st, "status alpha");
+    CHECK(!strchr(pipe, '\033'));
+    if (system("command -v script >/dev/null") != 0) {
+        fprintf(stderr, "script(1) missing: the terminal half of the colour check is skipped\n");
+        return;
+    }
+    _cleanup_free_ char *tty =
+        run(&st, NULL, "script -qec \"'%s' --socket '%s' status alpha\" /dev/null", ctl, h->socket);
+    CHECK_MSG(strstr(tty, "\033[32m"), "no colour on a terminal: %s", tty);
+    _cleanup_free_ char *nc =
+        run(&st, NULL, "NO_COLOR=1 script -qec \"'%s' --socket '%s' status alpha\" /dev/null", ctl,
+            h->socket);
+    CHECK_MSG(strstr(nc, "alpha") && !strchr(nc, '\033'), "colour despite NO_COLOR: %s", nc);
+}
+
+int main(void)
+{
+    Harness h;
+
+    h_setup(&h, "mcpctl");
+    write_servers(&h);
+    test_without_daemon(&h);
+    h_start(&h, NULL);
+    mcpc_client *c = h_client(&h, "control");
+    h_settle(&h, c, "alpha", NULL);
+    test_version_and_usage(&h);
+    test_config_same(&h);
+    test_status_codes(&h);
+    test_json_everywhere(&h);
+    CHECK(h_wait_state(c, "alpha", "connected", H_WAIT_MS));
+    test_option_forms(&h);
+    test_timeout(&h);
+    test_colour(&h);
+    CHECK(h_wait_state(c, "alpha", "connected", H_WAIT_MS));
+    h_check_healthy(&h, "mcpctl verbs, timeouts and bridges", CONTROL);
+    mcpc_free(c);
+    CHECK(h_stop(&h) == 0);
+    h_teardown(&h);
+    return h_finish("mcpctl");
+}
