@@ -77,7 +77,8 @@ void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
         source_add_selected(set, json_get(proj, "mcpServers"), "projects[root].mcpServers", &local,
                             settings, NULL, NULL, off, NULL, why_off);
         project.path = mcp;
-        if (config_read_json(set, mcp, CONFIG_LEVEL_PROJECT, &mcp_json) == 0 && !YAJL_IS_OBJECT(mcp_json))
+        if (config_read_json(set, mcp, CONFIG_LEVEL_PROJECT, &mcp_json) == 0 &&
+            !YAJL_IS_OBJECT(mcp_json))
             config_set_problem(set, mcp, NULL,
                                "the top level must be an object with \"mcpServers\"");
         else if (mcp_json)
