@@ -4,16 +4,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include "client/bridge.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
+#include "common/jsonscan.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 
@@ -21,12 +25,24 @@
 #define BRIDGE_CHUNK 65536
 /* Output queued for one side before the other side is no longer read (back-pressure). */
 #define BRIDGE_QUEUE_MAX (4u << 20)
+/*
+ * After the host closes stdin, how long replies to requests it sent are still awaited. mcpd
+ * answers every request within its call timeout (callTimeout, 60 s by default) or reports it
+ * failed; a few seconds more cover a loaded machine. Past that mcpd is not going to answer.
+ */
+#define BRIDGE_DRAIN_MS 65000
 
-/* One direction: bytes waiting to be written to fd. */
+/*
+ * One direction: bytes waiting to be written to fd. Written bytes are dropped from the front
+ * once they make up half the buffer, so a side that never fully drains (a host streaming
+ * requests to a busy mcpd) does not grow the buffer without end. keep marks bytes still
+ * needed after they are written (the start of a reply line not yet complete).
+ */
 typedef struct Pipe {
     int fd;
     StrBuf q;
     size_t off;
+    size_t keep;
 } Pipe;
 
 static size_t pipe_queued(const Pipe *p)
@@ -34,28 +50,139 @@ static size_t pipe_queued(const Pipe *p)
     return p->q.len - p->off;
 }
 
+static void pipe_compact(Pipe *p)
+{
+    size_t drop = MIN(p->off, p->keep);
+
+    if (drop == p->q.len) {
+        strbuf_reset(&p->q);
+    } else if (drop >= BRIDGE_CHUNK && drop >= p->q.len / 2) {
+        memmove(p->q.data, p->q.data + drop, p->q.len - drop + 1);
+        p->q.len -= drop;
+    } else {
+        return;
+    }
+    p->off -= drop;
+    p->keep -= drop;
+}
+
 static int pipe_flush(Pipe *p)
 {
+    int r = 0;
+
     while (pipe_queued(p)) {
         ssize_t w = write(p->fd, p->q.data + p->off, pipe_queued(p));
         if (w < 0 && errno == EINTR)
             continue;
-        if (w < 0 && errno == EAGAIN)
-            return 0;
+        if (w < 0 && errno != EAGAIN)
+            r = -errno;
         if (w < 0)
-            return -errno;
+            break;
         p->off += (size_t)w;
     }
-    strbuf_reset(&p->q);
-    p->off = 0;
-    return 0;
+    pipe_compact(p);
+    return r;
+}
+
+/*
+ * Ids of the host's requests that mcpd has not answered yet, each in one canonical JSON text
+ * (so the host's 1 matches mcpd's 1 and "a" matches "a"). Replies mostly come in order, so the
+ * search from the front is short.
+ */
+typedef struct Pending {
+    char **ids;
+    size_t n_ids, cap;
+} Pending;
+
+static void pending_add(Pending *pd, char *id)
+{
+    if (pd->n_ids == pd->cap) {
+        pd->cap = pd->cap ? 2 * pd->cap : 16;
+        pd->ids = xrealloc(pd->ids, pd->cap * sizeof(*pd->ids));
+    }
+    pd->ids[pd->n_ids++] = id;
+}
+
+static void pending_remove(Pending *pd, const char *id)
+{
+    for (size_t i = 0; i < pd->n_ids; i++)
+        if (streq(pd->ids[i], id)) {
+            free(pd->ids[i]);
+            memmove(pd->ids + i, pd->ids + i + 1, (pd->n_ids - i - 1) * sizeof(*pd->ids));
+            pd->n_ids--;
+            return;
+        }
+}
+
+static void pending_deinit(Pending *pd)
+{
+    for (size_t i = 0; i < pd->n_ids; i++)
+        free(pd->ids[i]);
+    free(pd->ids);
+    *pd = (Pending){0};
+}
+
+/* An id (string or integer) as one canonical text, to free; NULL if it is neither. */
+static char *id_text(const char *p, size_t n)
+{
+    _cleanup_free_ char *copy = NULL;
+    _cleanup_json_ yajl_val v = NULL;
+    StrBuf sb = STRBUF_INIT;
+    int64_t i;
+
+    if (jsonscan_is_int((JsonSpan){p, n}, &i))
+        return xasprintf("%" PRId64, i);
+    if (jsonscan_is_plain_string((JsonSpan){p, n}))
+        return xstrndup(p, n);
+    copy = xstrndup(p, n);
+    v = json_parse(copy, NULL);
+    if (!v || !YAJL_IS_STRING(v))
+        return NULL;
+    json_write(&sb, v);
+    return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * What a line is, as far as the bridge cares: its id (canonical, to free, NULL if none) and
+ * whether it carries a method. The scanner handles nearly every line without allocating; a
+ * line it declines (escaped member names, deep nesting) is parsed in full.
+ */
+static void line_classify(const char *line, size_t len, char **idp, bool *has_methodp,
+                          bool *initializep)
+{
+    static const char *const names[] = {"id", "method"};
+    JsonSpan v[N_ELEMENTS(names)];
+    _cleanup_free_ char *err = NULL;
+    StrBuf sb = STRBUF_INIT;
+    JsonrpcMsg m;
+
+    *idp = NULL;
+    *has_methodp = *initializep = false;
+    if (jsonscan_members(line, len, names, N_ELEMENTS(names), v) >= 0) {
+        *idp = v[0].p ? id_text(v[0].p, v[0].n) : NULL;
+        *has_methodp = v[1].p != NULL;
+        *initializep = jsonscan_span_eq(v[1], "\"initialize\"");
+        return;
+    }
+    if (jsonrpc_msg_parse(&m, line, len, &err) == 0) {
+        if (m.id) {
+            json_write(&sb, m.id);
+            *idp = strbuf_detach(&sb, NULL);
+        }
+        *has_methodp = m.method != NULL;
+        *initializep = m.kind == JSONRPC_REQUEST && streq(m.method, "initialize");
+    }
+    jsonrpc_msg_deinit(&m);
 }
 
 /*
  * The host's initialize gains the agent's project and session: _meta["mcpd/cwd"] from the
  * bridge's directory (or --cwd), _meta["mcpd/session"] from $MCPD_SESSION, unless it set them.
+ * This holds for an initialize that is not the host's first message (a host that probes with
+ * ping or server/discover first): mcpd binds a connection to its workspace at initialize.
+ * Returns false, appending nothing, when the line is not an initialize request to rewrite.
  */
-static void add_identity(StrBuf *out, const char *line, size_t len, const char *cwd)
+static bool add_identity(StrBuf *out, const char *line, size_t len, const char *cwd)
 {
     _cleanup_free_ char *err = NULL;
     JsonrpcMsg m;
@@ -64,9 +191,7 @@ static void add_identity(StrBuf *out, const char *line, size_t len, const char *
     if (jsonrpc_msg_parse(&m, line, len, &err) != 0 || m.kind != JSONRPC_REQUEST ||
         !streq(m.method, "initialize") || (m.params && !YAJL_IS_OBJECT(m.params))) {
         jsonrpc_msg_deinit(&m);
-        strbuf_append(out, line, len);
-        strbuf_putc(out, '\n');
-        return;
+        return false;
     }
     yajl_val params = m.params ? json_copy(m.params) : json_object_new();
     yajl_val meta = json_get_object(params, "_meta");
@@ -86,6 +211,52 @@ static void add_identity(StrBuf *out, const char *line, size_t len, const char *
     strbuf_puts(out, "}\n");
     json_free(params);
     jsonrpc_msg_deinit(&m);
+    return true;
+}
+
+/* One line from the host: to mcpd (initialize with identity), its id awaited if a request. */
+static void host_line(Pipe *to_sock, Pending *pd, const char *line, size_t len, const char *cwd)
+{
+    char *id;
+    bool has_method, initialize;
+
+    line_classify(line, len, &id, &has_method, &initialize);
+    if (!initialize || !add_identity(&to_sock->q, line, len, cwd)) {
+        strbuf_append(&to_sock->q, line, len);
+        strbuf_putc(&to_sock->q, '\n');
+    }
+    to_sock->keep = to_sock->q.len; /* only whole lines go to mcpd */
+    if (id && has_method)
+        pending_add(pd, id);
+    else
+        free(id);
+}
+
+/*
+ * Bytes from mcpd after scan are new; to_out->keep is where the first incomplete line starts.
+ * Each complete line that answers a host request settles its id.
+ */
+static void sock_lines(Pipe *to_out, Pending *pd, size_t scan)
+{
+    char *nl;
+
+    while ((nl = memchr(to_out->q.data + scan, '\n', to_out->q.len - scan))) {
+        const char *line = to_out->q.data + to_out->keep;
+        size_t len = (size_t)(nl - line);
+        char *id;
+        bool has_method, initialize;
+
+        if (pd->n_ids) {
+            *nl = '\0'; /* the full parser wants a terminated line */
+            line_classify(line, len, &id, &has_method, &initialize);
+            *nl = '\n';
+            if (id && !has_method)
+                pending_remove(pd, id);
+            free(id);
+        }
+        scan = (size_t)(nl - to_out->q.data) + 1;
+        to_out->keep = scan;
+    }
 }
 
 static int connect_socket(const char *path)
@@ -113,13 +284,25 @@ static int connect_socket(const char *path)
     return fd;
 }
 
+/* Poll timeout: none while stdin is open, the drain time left once the host closed it. */
+static int drain_poll_ms(bool in_eof, uint64_t drain_deadline)
+{
+    uint64_t now = now_ms();
+
+    if (!in_eof)
+        return -1;
+    return now >= drain_deadline ? 0 : (int)MIN(drain_deadline - now, (uint64_t)INT_MAX);
+}
+
 int bridge_run(const char *socket_path, const char *cwd_opt)
 {
     char cwd_buf[PATH_MAX];
     const char *cwd = cwd_opt ? cwd_opt : getcwd(cwd_buf, sizeof(cwd_buf));
     Pipe to_sock = {.fd = -1}, to_out = {.fd = STDOUT_FILENO};
+    Pending pd = {0};
     Framer in;
-    bool initialized = false, in_eof = false, sock_eof = false;
+    bool in_eof = false, sock_eof = false;
+    uint64_t drain_deadline = 0;
     int sock, ret = 0;
 
     signal(SIGPIPE, SIG_IGN);
@@ -141,20 +324,33 @@ int bridge_run(const char *socket_path, const char *cwd_opt)
                     (pipe_queued(&to_sock) ? POLLOUT : 0));
         if (pipe_queued(&to_out))
             pfd[2] = (struct pollfd){STDOUT_FILENO, POLLOUT, 0};
-        if (in_eof && !pipe_queued(&to_sock))
-            break; /* the host closed stdin: MCP's stdio shutdown */
+        /* The host closed stdin (MCP's stdio shutdown): first every reply it is owed. */
+        if (in_eof && !pipe_queued(&to_sock) && !pd.n_ids && !pipe_queued(&to_out))
+            break;
         if (sock_eof && !pipe_queued(&to_out))
             break;
-        if (poll(pfd, 3, -1) < 0) {
-            if (errno == EINTR)
-                continue;
+        int timeout = drain_poll_ms(in_eof, drain_deadline);
+        if (in_eof && !timeout) {
+            fprintf(stderr,
+                    "mcpctl bridge: mcpd did not answer %zu request(s) within %d ms of the host "
+                    "closing stdin; exiting without them\n",
+                    pd.n_ids, BRIDGE_DRAIN_MS);
+            ret = 1;
+            break;
+        }
+        int n_ready = poll(pfd, 3, timeout);
+        if (n_ready < 0 && errno == EINTR)
+            continue;
+        if (n_ready < 0) {
             ret = 1;
             break;
         }
         if (pfd[0].revents) {
             ssize_t n = framer_read_fd(&in, STDIN_FILENO);
-            if (n == 0 || (n < 0 && n != -EAGAIN && n != -EINTR))
+            if (n == 0 || (n < 0 && n != -EAGAIN && n != -EINTR)) {
                 in_eof = true;
+                drain_deadline = now_ms() + BRIDGE_DRAIN_MS;
+            }
             char *line;
             size_t len;
             int r;
@@ -166,21 +362,17 @@ int bridge_run(const char *socket_path, const char *cwd_opt)
                             in.max);
                     continue;
                 }
-                if (!initialized) {
-                    add_identity(&to_sock.q, line, len, cwd);
-                    initialized = true;
-                } else {
-                    strbuf_append(&to_sock.q, line, len);
-                    strbuf_putc(&to_sock.q, '\n');
-                }
+                host_line(&to_sock, &pd, line, len, cwd);
             }
         }
         if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+            size_t scan = to_out.q.len;
             strbuf_reserve(&to_out.q, BRIDGE_CHUNK);
             ssize_t n = read(sock, to_out.q.data + to_out.q.len, BRIDGE_CHUNK);
             if (n > 0) {
                 to_out.q.len += (size_t)n;
                 to_out.q.data[to_out.q.len] = '\0';
+                sock_lines(&to_out, &pd, scan);
             } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
                 sock_eof = true;
             }
@@ -188,7 +380,7 @@ int bridge_run(const char *socket_path, const char *cwd_opt)
         if (pipe_flush(&to_sock) < 0) {
             sock_eof = true;
             strbuf_reset(&to_sock.q);
-            to_sock.off = 0;
+            to_sock.off = to_sock.keep = 0;
         }
         if (pipe_flush(&to_out) < 0) {
             ret = 1; /* the host is gone */
@@ -200,6 +392,7 @@ int bridge_run(const char *socket_path, const char *cwd_opt)
         ret = 1;
     }
     framer_deinit(&in);
+    pending_deinit(&pd);
     strbuf_deinit(&to_sock.q);
     strbuf_deinit(&to_out.q);
     close(sock);

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/paths.h"
@@ -13,7 +14,10 @@
 #include "common/util.h"
 #include "daemon/cache.h"
 
-/* A cache file larger than this is not ours: 1000 tools with big schemas stay far below. */
+/*
+ * A cache file larger than this is not ours: a list is bounded by maxListBytes (16 MiB by
+ * default, see config.h), and the stored list is that list re-serialized, never larger.
+ */
 #define CACHE_MAX_FILE_BYTES (32u * 1024u * 1024u)
 
 char *cache_dir(void)
@@ -28,26 +32,79 @@ char *cache_path(const char *dir, const ServerConfig *cfg)
     return xasprintf("%s/%s-%s.json", dir, cfg->name, cfg->hash);
 }
 
-static int slurp(const char *path, StrBuf *sb)
+/* A file mcpd would use must be the user's own and writable by nobody else. */
+static int check_private_file(const struct stat *st, const char *path, char **whyp)
 {
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (st->st_uid != getuid()) {
+        *whyp = xasprintf("%s is owned by uid %u, not by uid %u: not used; remove it", path,
+                          (unsigned)st->st_uid, (unsigned)getuid());
+        return CACHE_E_UNSAFE;
+    }
+    if (st->st_mode & 0022) {
+        *whyp = xasprintf("%s has mode %04o: not used; remove it (mcpd writes its files 0600)",
+                          path, (unsigned)(st->st_mode & 07777));
+        return CACHE_E_UNSAFE;
+    }
+    return 0;
+}
 
-    if (fd < 0)
-        return -errno;
+/*
+ * Read a cache file without ever blocking or following a link: a FIFO or a device planted
+ * under the name would hang a blocking open() or read() (and start-up with it).
+ */
+static int slurp(const char *path, StrBuf *sb, char **whyp)
+{
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    int r;
+
+    if (fd < 0 && errno == ENOENT)
+        return CACHE_E_MISS;
+    if (fd < 0) {
+        r = errno;
+        *whyp = xasprintf("%s: cannot open: %s", path,
+                          r == ELOOP ? "it is a symbolic link" : strerror(r));
+        return CACHE_E_STALE;
+    }
+    if (fstat(fd, &st) < 0) {
+        *whyp = xasprintf("%s: cannot stat: %s", path, strerror(errno));
+        return CACHE_E_STALE;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        *whyp = xasprintf("%s: not a regular file: not used; remove it", path);
+        return CACHE_E_STALE;
+    }
+    if ((r = check_private_file(&st, path, whyp)) != 0)
+        return r;
+    if (st.st_size > (off_t)CACHE_MAX_FILE_BYTES) {
+        *whyp = xasprintf("%s: larger than %u bytes: not used", path, CACHE_MAX_FILE_BYTES);
+        return CACHE_E_STALE;
+    }
     for (;;) {
         strbuf_reserve(sb, 65536);
         ssize_t n = read(fd, sb->data + sb->len, sb->cap - sb->len - 1);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0)
-            return -errno;
+        if (n < 0) {
+            *whyp = xasprintf("%s: cannot read: %s", path, strerror(errno));
+            return CACHE_E_STALE;
+        }
         if (n == 0)
             return 0;
         sb->len += (size_t)n;
         sb->data[sb->len] = '\0';
-        if (sb->len > CACHE_MAX_FILE_BYTES)
-            return -EFBIG;
+        if (sb->len > CACHE_MAX_FILE_BYTES) {
+            /* It grew after fstat: somebody is writing it, and it is not mcpd. */
+            *whyp = xasprintf("%s: larger than %u bytes: not used", path, CACHE_MAX_FILE_BYTES);
+            return CACHE_E_STALE;
+        }
     }
+}
+
+int cache_check_dir(const char *dir, char **whyp)
+{
+    /* Creates it 0700 when missing; group- or other-writable or foreign dirs are refused. */
+    return paths_ensure_private_dir(dir, getuid(), 0, whyp) < 0 ? CACHE_E_UNSAFE : 0;
 }
 
 int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, yajl_val *toolsp,
@@ -60,15 +117,12 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
     yajl_val tools;
     int r;
 
-    r = slurp(path, &sb);
-    if (r == -ENOENT) {
+    if ((r = cache_check_dir(dir, whyp)) != 0)
+        return r;
+    r = slurp(path, &sb, whyp);
+    if (r != 0) {
         strbuf_deinit(&sb);
-        return CACHE_E_MISS;
-    }
-    if (r < 0) {
-        strbuf_deinit(&sb);
-        *whyp = xasprintf("%s: cannot read: %s", path, strerror(-r));
-        return CACHE_E_STALE;
+        return r;
     }
     root = json_parse(strbuf_str(&sb), &err);
     strbuf_deinit(&sb);
@@ -148,10 +202,8 @@ int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, 
     StrBuf sb = STRBUF_INIT;
     int r;
 
-    if ((r = paths_mkdir_p(dir, 0700)) < 0) {
-        *whyp = xasprintf("cannot create %s: %s", dir, strerror(-r));
-        return r;
-    }
+    if (cache_check_dir(dir, whyp) != 0)
+        return -EPERM;
     path = cache_path(dir, cfg);
     strbuf_printf(&sb, "{\"version\":%d,\"server\":", CACHE_VERSION);
     json_write_string(&sb, cfg->name, strlen(cfg->name));
@@ -163,6 +215,13 @@ int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, 
     strbuf_puts(&sb, ",\"tools\":");
     json_write(&sb, tools);
     strbuf_puts(&sb, "}\n");
+    if (sb.len > CACHE_MAX_FILE_BYTES) {
+        /* It could never be read back: better no file than one that is refused each start. */
+        *whyp = xasprintf("%s: %zu bytes is more than the %u a cache file may hold", path, sb.len,
+                          CACHE_MAX_FILE_BYTES);
+        strbuf_deinit(&sb);
+        return -EFBIG;
+    }
     r = write_durably(dir, path, &sb, whyp);
     strbuf_deinit(&sb);
     return r;

@@ -14,21 +14,29 @@
 enum {
     CACHE_E_MISS = 1, /* no entry: nothing to say */
     CACHE_E_STALE,    /* an entry that may not be used (corrupt, expired, mismatched): *whyp */
+    CACHE_E_UNSAFE,   /* the dir or file is not private (owner, mode): *whyp names it and the fix */
 };
 
 /** $XDG_CACHE_HOME/mcpd/tools (newly allocated). */
 char *cache_dir(void);
+/**
+ * Create dir 0700 if missing and check it is the user's own and not writable by group or
+ * others: 0, or CACHE_E_UNSAFE with *whyp naming the path and the fix.
+ */
+int cache_check_dir(const char *dir, char **whyp);
 /** The file for a server: <dir>/<name>-<confighash>.json (newly allocated). */
 char *cache_path(const char *dir, const ServerConfig *cfg);
 /**
  * Read the entry for cfg. On a hit return 0 with *toolsp (owned by the caller) and *saved_atp
- * (wall ms). A corrupt, expired or mismatched entry is CACHE_E_STALE with *whyp set.
+ * (wall ms). A corrupt, expired or mismatched entry, or a file that is not a regular file of
+ * bounded size, is CACHE_E_STALE; a dir or file that is not private is CACHE_E_UNSAFE (*whyp set).
  */
 int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, yajl_val *toolsp,
                int64_t *saved_atp, char **whyp);
 /**
  * Write the entry durably (temp file, fsync, rename, fsync of the directory), mode 0600.
- * Only tool definitions and serverInfo are stored: never resolved secrets.
+ * Only tool definitions and serverInfo are stored: never resolved secrets. A dir that is not
+ * private is -EPERM with *whyp naming it and the fix.
  */
 int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
                 int64_t now_wall_ms, int64_t ttl_ms, char **whyp);

@@ -36,6 +36,9 @@ void settings_init(Settings *s)
         .max_call_timeout_ms = CONFIG_MAX_CALL_TIMEOUT_MS,
         .idle_timeout_ms = 0,
         .workspace_linger_ms = CONFIG_DEFAULT_LINGER_MS,
+        .max_tools_per_server = CONFIG_DEFAULT_MAX_TOOLS,
+        .max_list_pages = CONFIG_DEFAULT_MAX_PAGES,
+        .max_list_bytes = CONFIG_DEFAULT_LIST_BYTES,
         .reconnect = true,
         .filter_exa = true,
         .disabled_providers = 0,
@@ -1201,6 +1204,9 @@ static const char *const settings_keys[] = {
     "reconnect",
     "workspaceLingerMs",
     "partialLineTimeoutMs",
+    "maxToolsPerServer", /* the bounds on one server's tool list: config.h */
+    "maxListPages",
+    "maxListBytes",
     NULL,
 };
 
@@ -1245,5 +1251,9 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_ms(problems, path, root, "workspaceLingerMs", 0, INT32_MAX, &s->workspace_linger_ms);
     settings_ms(problems, path, root, "partialLineTimeoutMs", 100, INT32_MAX,
                 &s->partial_line_timeout_ms);
+    /* Raising these is for a user who trusts a server with a very large tool list. */
+    settings_ms(problems, path, root, "maxToolsPerServer", 1, 1000000, &s->max_tools_per_server);
+    settings_ms(problems, path, root, "maxListPages", 1, 100000, &s->max_list_pages);
+    settings_ms(problems, path, root, "maxListBytes", 4096, INT32_MAX, &s->max_list_bytes);
     return 0;
 }

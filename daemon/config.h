@@ -95,6 +95,9 @@ typedef struct Settings {
     int64_t max_call_timeout_ms;
     int64_t idle_timeout_ms;
     int64_t workspace_linger_ms;
+    int64_t max_tools_per_server; /* tools kept from one server's list */
+    int64_t max_list_pages;       /* pages fetched for one tools/list */
+    int64_t max_list_bytes;       /* bytes of pages read for one tools/list */
     bool reconnect;
     bool filter_exa;
     unsigned disabled_providers; /* bit i: config_sources[i] is switched off */
@@ -115,6 +118,15 @@ typedef struct DiscoverOptions {
 #define CONFIG_DEFAULT_STARTUP_MS      250
 #define CONFIG_MAX_SERVER_NAME         100
 #define CONFIG_DEFAULT_LINGER_MS       300000
+/*
+ * Work one server may cause with its tool list (mcpd.json maxToolsPerServer, maxListPages,
+ * maxListBytes). 10 000 tools is ten times the largest real server seen (a few hundred tools),
+ * while 10 000 modest tools still fit an agent's tools/list answer. 100 pages lets a server page
+ * 100 tools at a time up to that. 16 MiB matches the default message bound: one page's worth.
+ */
+#define CONFIG_DEFAULT_MAX_TOOLS  10000
+#define CONFIG_DEFAULT_MAX_PAGES  100
+#define CONFIG_DEFAULT_LIST_BYTES (16 * 1024 * 1024)
 
 /** Fill settings with defaults. */
 void settings_init(Settings *s);

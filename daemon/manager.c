@@ -135,14 +135,21 @@ static void server_arm_health(Server *s)
 }
 
 /* Close the session, if any; the transport finishes shutting down in the background. */
+static void server_store_cache(Server *s);
+
 static void server_close_upstream(Server *s)
 {
     Upstream *u = s->up;
+
+    /* A re-list's write still waiting is done now, while the session's serverInfo is known. */
+    if (u && evtimer_pending(s->ev_cache, NULL))
+        server_store_cache(s);
 
     resolve_cancel(s->resolving); /* a resolution in flight: its commands are killed */
     s->resolving = NULL;
     s->up = NULL;
     s->log_level = -1;
+    s->listing = s->relist_pending = false; /* its list, if any, dies with it */
     if (u)
         calls_upstream_closed(s, u->id);
     upstream_close(u);
@@ -205,17 +212,51 @@ static void server_fail(Server *s, const char *why, bool retryable)
     server_settled(s);
 }
 
+/* Why this server's cache is not used (not private), for status; NULL once it works again. */
+static void server_cache_problem(Server *s, const char *why)
+{
+    if (why && (!s->cache_problem || !streq(s->cache_problem, why)))
+        log_full(LOG_WARNING, s->cfg->name, "cache", "tool cache not used: %s", why);
+    free(s->cache_problem);
+    s->cache_problem = why ? xstrdup(why) : NULL;
+}
+
 /* Best effort, like the seed's MCPToolCache.set: a failure is logged, never fatal. */
 static void server_store_cache(Server *s)
 {
     _cleanup_free_ char *why = NULL;
     int64_t now = wall_ms();
 
+    event_del(s->ev_cache);
+    if (cache_check_dir(s->m->cache_dir, &why) != 0) {
+        server_cache_problem(s, why);
+        return;
+    }
     if (cache_store(s->m->cache_dir, s->cfg, s->up ? s->up->server_info : NULL, s->tools, now,
-                    s->m->settings.cache_ttl_days * 86400000LL, &why) < 0)
+                    s->m->settings.cache_ttl_days * 86400000LL, &why) < 0) {
         log_full(LOG_WARNING, s->cfg->name, "cache", "tool cache not written: %s", why);
-    else
-        s->cache_saved_wall_ms = now;
+        return;
+    }
+    s->cache_saved_wall_ms = now;
+    s->cache_writes++;
+    server_cache_problem(s, NULL);
+}
+
+static void on_cache_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    server_store_cache(arg);
+}
+
+/* Re-lists write the cache at most once per CACHE_WRITE_DEBOUNCE_MS: a burst makes one write. */
+static void server_schedule_cache(Server *s)
+{
+    struct timeval tv;
+
+    if (evtimer_pending(s->ev_cache, NULL))
+        return;
+    tv_ms(&tv, CACHE_WRITE_DEBOUNCE_MS);
+    evtimer_add(s->ev_cache, &tv);
 }
 
 static void server_load_cache(Server *s)
@@ -225,6 +266,8 @@ static void server_load_cache(Server *s)
     int64_t saved = 0;
     int r = cache_load(s->m->cache_dir, s->cfg, wall_ms(), &tools, &saved, &why);
 
+    if (r == CACHE_E_UNSAFE)
+        server_cache_problem(s, why);
     if (r == CACHE_E_STALE)
         log_full(LOG_NOTICE, s->cfg->name, "cache", "cache miss: %s", why);
     if (r != 0)
@@ -236,6 +279,69 @@ static void server_load_cache(Server *s)
     log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache", json_array_len(tools));
 }
 
+/* Fingerprint of a tool list, to skip the work a re-list that changed nothing would cause. */
+static void tools_fingerprint(char out[2 * SHA256_DIGEST_SIZE + 1], yajl_val tools)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    json_write(&sb, tools);
+    sha256_hex(out, sb.data ? sb.data : "", sb.len);
+    strbuf_deinit(&sb);
+}
+
+/* Take a successful list's tools; false when they are the ones already held. */
+static bool server_take_tools(Server *s, const UpstreamReply *r)
+{
+    char fp[2 * SHA256_DIGEST_SIZE + 1];
+    /* Taken, not copied (upstream_list_tools allows it): lists may hold 10 000 tools. */
+    yajl_val tools = json_object_take(r->result, "tools");
+
+    free(s->list_note);
+    s->list_note = r->message ? xstrdup(r->message) : NULL;
+    if (s->list_note)
+        log_full(LOG_WARNING, s->cfg->name, "tools", "%s", s->list_note);
+    if (!YAJL_IS_ARRAY(tools)) {
+        json_free(tools);
+        tools = json_array_new();
+    }
+    /* The user's filters (enabledTools, disabledTools): hidden tools never reach agents. */
+    s->n_tools_filtered = config_filter_tools(s->cfg, tools);
+    tools_fingerprint(fp, tools);
+    if (s->tools && streq(fp, s->tools_fp)) {
+        json_free(tools);
+        return false;
+    }
+    memcpy(s->tools_fp, fp, sizeof(fp));
+    json_free(s->tools);
+    s->tools = tools;
+    return true;
+}
+
+static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r);
+static void on_relist_done(Upstream *u, void *ctx, const UpstreamReply *r);
+
+/* The one tools/list in flight for this server's session. */
+static void server_list_tools(Server *s, UpstreamReplyFn fn)
+{
+    UpstreamListLimits lim = {
+        .max_tools = s->m->settings.max_tools_per_server,
+        .max_pages = s->m->settings.max_list_pages,
+        .max_bytes = s->m->settings.max_list_bytes,
+    };
+
+    s->listing = true;
+    s->relist_pending = false;
+    s->lists_total++;
+    upstream_list_tools(s->up, s->cfg->timeout_ms, &lim, fn, s);
+}
+
+/* A list finished: a list_changed that came meanwhile gets its one re-list now. */
+static void server_list_finished(Server *s)
+{
+    if (s->relist_pending && s->state == SERVER_CONNECTED && s->up)
+        server_list_tools(s, on_relist_done);
+}
+
 static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     Server *s = ctx;
@@ -243,6 +349,7 @@ static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
 
     if (r->outcome == UPSTREAM_CANCELLED || s->up != u)
         return;
+    s->listing = false;
     if (r->outcome != UPSTREAM_OK) {
         /* A failed first tools/list is a failed server, not a connected one (B5). */
         msg = r->outcome == UPSTREAM_ERROR
@@ -252,13 +359,13 @@ static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
         return;
     }
     server_clear_timers(s);
-    json_free(s->tools);
-    s->tools = json_copy(json_get_array(r->result, "tools"));
-    s->n_tools_filtered = config_filter_tools(s->cfg, s->tools);
+    /* Forget the cached list's fingerprint: a connect always refreshes the cache file. */
+    s->tools_fp[0] = '\0';
+    server_take_tools(s, r);
     s->tools_deferred = false;
     s->backoff_ms = 0;
     free(s->last_error);
-    s->last_error = NULL;
+    s->last_error = s->list_note ? xstrdup(s->list_note) : NULL;
     server_set_state(s, SERVER_CONNECTED, NULL);
     s->last_used_ms = now_ms();
     s->idle_stopped = false;
@@ -267,30 +374,40 @@ static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
     log_full(LOG_INFO, s->cfg->name, "connected", "connected in %" PRIu64 " ms with %zu tools",
              now_ms() - s->connect_started_ms, json_array_len(s->tools));
     server_settled(s);
+    server_list_finished(s);
 }
 
 static void on_upstream_ready(void *userdata)
 {
     Server *s = userdata;
 
-    upstream_list_tools(s->up, s->cfg->timeout_ms, on_list_done, s);
+    server_list_tools(s, on_list_done);
 }
 
 static void on_relist_done(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     Server *s = ctx;
 
-    if (r->outcome == UPSTREAM_CANCELLED || s->up != u || s->state != SERVER_CONNECTED)
+    if (r->outcome == UPSTREAM_CANCELLED || s->up != u)
+        return;
+    s->listing = false;
+    if (s->state != SERVER_CONNECTED)
         return;
     if (r->outcome != UPSTREAM_OK) {
         log_full(LOG_WARNING, s->cfg->name, "tools", "re-listing tools failed: %s", r->message);
-        return;
+        free(s->last_error);
+        s->last_error = xasprintf("re-listing tools failed: %s", r->message);
+    } else {
+        free(s->last_error);
+        s->last_error = NULL;
+        if (server_take_tools(s, r)) {
+            server_schedule_cache(s);
+            server_views_changed(s);
+        }
+        if (s->list_note)
+            s->last_error = xstrdup(s->list_note);
     }
-    json_free(s->tools);
-    s->tools = json_copy(json_get_array(r->result, "tools"));
-    s->n_tools_filtered = config_filter_tools(s->cfg, s->tools);
-    server_store_cache(s);
-    server_views_changed(s);
+    server_list_finished(s);
 }
 
 static void on_upstream_notification(void *userdata, const char *method, yajl_val params)
@@ -298,8 +415,11 @@ static void on_upstream_notification(void *userdata, const char *method, yajl_va
     Server *s = userdata;
 
     if (streq(method, "notifications/tools/list_changed")) {
-        if (s->state == SERVER_CONNECTED)
-            upstream_list_tools(s->up, s->cfg->timeout_ms, on_relist_done, s);
+        /* One list in flight at most: changes meanwhile make one re-list after it. */
+        if (s->listing)
+            s->relist_pending = true;
+        else if (s->state == SERVER_CONNECTED)
+            server_list_tools(s, on_relist_done);
         return;
     }
     route_notification(s, method, params);
@@ -484,6 +604,7 @@ Server *server_acquire(Manager *m, const ServerConfig *cfg, const char *start_di
     s->ev_connect_timeout = evtimer_new(m->base, on_connect_timeout, s);
     s->ev_retry = evtimer_new(m->base, on_retry, s);
     s->ev_health = evtimer_new(m->base, on_health, s);
+    s->ev_cache = evtimer_new(m->base, on_cache_timer, s);
     if (cfg->enabled)
         server_load_cache(s);
     idmap_put(&m->servers, s->id, s);
@@ -512,6 +633,9 @@ static void server_remove(Server *s)
     event_free(s->ev_connect_timeout);
     event_free(s->ev_retry);
     event_free(s->ev_health);
+    event_free(s->ev_cache);
+    free(s->list_note);
+    free(s->cache_problem);
     idmap_deinit(&s->live_calls);
     json_free(s->tools);
     free(s->last_error);
@@ -756,6 +880,12 @@ static yajl_val server_status(Server *s)
         json_object_set(o, "nextAttempt", json_int_new(s->next_attempt_wall_ms));
     if (s->cache_saved_wall_ms)
         json_object_set(o, "cacheSavedAt", json_int_new(s->cache_saved_wall_ms));
+    json_object_set(o, "cacheWrites", json_int_new((int64_t)s->cache_writes));
+    json_object_set(o, "toolLists", json_int_new((int64_t)s->lists_total));
+    if (s->list_note)
+        json_object_set(o, "toolsLimit", json_string_new(s->list_note));
+    if (s->cache_problem)
+        json_object_set(o, "cacheProblem", json_string_new(s->cache_problem));
     if (s->up && s->up->transport)
         s->up->transport->ops->status(s->up->transport, o);
     if (s->up && s->up->server_info)
@@ -850,6 +980,14 @@ yajl_val manager_status(Manager *m)
         json_object_set(o, "tools", json_int_new((int64_t)m->user_ws->n_view));
         json_object_set(o, "nameCollisions", json_int_new(m->user_ws->n_collisions));
     }
+    for (size_t i = 0; i < m->n_order; i++)
+        if (m->order[i]->cache_problem) {
+            yajl_val cp = json_object_new();
+            json_object_set(cp, "server", json_string_new(m->order[i]->cfg->name));
+            json_object_set(cp, "path", json_string_new(m->cache_dir));
+            json_object_set(cp, "error", json_string_new(m->order[i]->cache_problem));
+            json_array_push(probs, cp);
+        }
     json_object_set(o, "problems", probs);
     return o;
 }

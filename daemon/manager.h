@@ -30,6 +30,11 @@ typedef enum ServerState {
 #define BACKOFF_MAX_MS    60000
 #define BREAKER_FAILURES  5
 #define BREAKER_WINDOW_MS 60000
+/*
+ * A re-list's cache write waits this long, so a burst of list_changed makes one fsynced write;
+ * a crash in the window costs only a stale cache, which the next connect rewrites.
+ */
+#define CACHE_WRITE_DEBOUNCE_MS 2000
 /* Agents hear of tool changes at most this often; a burst of changes makes one notification. */
 #define LIST_CHANGED_COALESCE_MS 50
 
@@ -60,6 +65,14 @@ typedef struct Server {
     unsigned n_failures;
     unsigned restarts;
     int64_t cache_saved_wall_ms; /* when the cached tool list was written; 0: none */
+    struct event *ev_cache;      /* a re-list's debounced cache write */
+    uint64_t cache_writes;       /* cache files written, for status */
+    char *cache_problem;         /* why its cache is not used (not private), or NULL */
+    bool listing;                /* a tools/list is in flight (one at most) */
+    bool relist_pending;         /* list_changed came during it: re-list once it ends */
+    uint64_t lists_total;        /* tools/list runs started, for status */
+    char *list_note;             /* the bound that cut the last list short, or NULL */
+    char tools_fp[2 * SHA256_DIGEST_SIZE + 1]; /* fingerprint of tools as last listed */
     unsigned calls_in_flight;
     uint64_t calls_total;
     unsigned n_refs;      /* workspaces that use it */

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include <curl/curl.h>
@@ -339,12 +341,22 @@ static size_t on_header(char *data, size_t size, size_t nitems, void *userdata)
     return n;
 }
 
+static void headers_apply(Xfer *x, const char *ct);
+
 static void on_headers_done(Xfer *x)
 {
-    HttpTransport *t = x->t;
     char *ct = NULL;
 
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+    curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+    headers_apply(x, ct);
+}
+
+/* The status and content type of a response are known (ct may be NULL): decide how to read it. */
+static void headers_apply(Xfer *x, const char *ct)
+{
+    HttpTransport *t = x->t;
+
     if (x->status < 200) {
         /* 100 Continue and friends: the real response follows. */
         strbuf_reset(&x->www_auth);
@@ -352,7 +364,6 @@ static void on_headers_done(Xfer *x)
     }
     x->headers_done = true;
     note_status(x);
-    curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
     x->sse = x->status / 100 == 2 && ct && strncasecmp(ct, "text/event-stream", 17) == 0;
     if (x->status / 100 == 2 && x->hdr_session && x->kind == XFER_POST &&
         !streq(x->hdr_session, t->session_id)) {
@@ -1180,4 +1191,61 @@ int transport_http_new(Transport **tp, struct event_base *base, const ServerConf
     log_full(LOG_INFO, cfg->name, "connect", "connecting to %s (%s)", shown, t->base.ops->kind);
     *tp = &t->base;
     return 0;
+}
+
+/*
+ * Fuzzing entry (tests/fuzz/fuzz-http.c). data (n bytes, then a NUL) is one response as curl
+ * hands it over: a status line and header lines up to an empty line (interim 1xx blocks may come
+ * first), then the body, given to the write callback chunk bytes at a time. kind % 4 picks the
+ * transfer (POST, GET, resume, legacy GET); a POST then ends as a finished request would. It runs
+ * the same header, content-type, body, SSE and message handling as a live transfer, with no
+ * network: nothing is started, upcalls are dropped, and the transport is freed before returning.
+ */
+void transport_http_fuzz_response(struct event_base *base, unsigned kind, const char *data,
+                                  size_t n, size_t chunk);
+void transport_http_fuzz_response(struct event_base *base, unsigned kind, const char *data,
+                                  size_t n, size_t chunk)
+{
+    static const XferKind kinds[] = {XFER_POST, XFER_GET, XFER_RESUME, XFER_LEGACY_GET};
+    char name[] = "fuzz", url[] = "http://127.0.0.1:9/mcp";
+    ServerConfig cfg = {.name = name, .type = TRANSPORT_HTTP, .url = url, .timeout_ms = 1000};
+    TransportCallbacks cb = {0};
+    _cleanup_free_ char *why = NULL, *ct = NULL;
+    Transport *tr;
+    size_t off = 0;
+
+    if (transport_http_new(&tr, base, &cfg, 1000, &cb, NULL, &why) < 0)
+        abort();
+    HttpTransport *t = (HttpTransport *)tr;
+    Xfer *x = xfer_new(t, kinds[kind % N_ELEMENTS(kinds)], t->url, t->timeout_ms);
+    x->timer = evtimer_new(base, on_xfer_timeout, x);
+    x->is_request = true;
+    x->req_id = 1;
+    idmap_put(&t->outstanding, 1, t);
+    while (!x->headers_done && off < n) {
+        const char *line = data + off, *nl = memchr(line, '\n', n - off);
+        size_t len = nl ? (size_t)(nl - line) + 1 : n - off;
+        off += len;
+        if (len > 5 && strncmp(line, "HTTP/", 5) == 0) {
+            const char *sp = memchr(line, ' ', len);
+            x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+            free(ct), ct = NULL;
+        } else if (line[0] == '\r' || line[0] == '\n') {
+            headers_apply(x, ct);
+        } else {
+            if (header_name_is(line, len, "content-type"))
+                free(ct), ct = header_value(line, len, strlen("content-type"));
+            on_header((char *)line, 1, len, x);
+        }
+    }
+    while (x->headers_done && off < n) {
+        size_t k = MIN(chunk, n - off);
+        if (on_write((char *)data + off, 1, k, x) != k)
+            break;
+        off += k;
+    }
+    if (x->headers_done && x->kind == XFER_POST)
+        post_done(x, CURLE_OK);
+    on_deliver(-1, 0, t);
+    http_free(t);
 }

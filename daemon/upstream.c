@@ -8,13 +8,11 @@
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/jsonscan.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream.h"
-
-/* A server that hands out cursors forever must not keep us paging forever. */
-#define LIST_MAX_PAGES 1000
 
 static const char *const accepted_versions[] = {
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
@@ -299,6 +297,7 @@ static void on_message(void *userdata, char *line, size_t len)
     JsonrpcMsg m;
     int r;
 
+    u->message_len = len;
     if (fast_response(u, line, len))
         return;
     r = jsonrpc_msg_parse(&m, line, len, &err);
@@ -454,7 +453,10 @@ typedef struct ListCtx {
     yajl_val tools;
     char *cursor;
     int64_t timeout_ms;
-    unsigned pages;
+    UpstreamListLimits lim;
+    int64_t pages, bytes;
+    IdMap seen; /* hashes of the cursors already asked for: a repeat is a loop */
+    char *note; /* the bound that cut the list short, or NULL */
 } ListCtx;
 
 static void list_finish(Upstream *u, ListCtx *lc, const UpstreamReply *r)
@@ -462,10 +464,60 @@ static void list_finish(Upstream *u, ListCtx *lc, const UpstreamReply *r)
     lc->fn(u, lc->ctx, r);
     json_free(lc->tools);
     free(lc->cursor);
+    free(lc->note);
+    idmap_deinit(&lc->seen);
     free(lc);
 }
 
+static void list_fail(Upstream *u, ListCtx *lc, const char *message)
+{
+    UpstreamReply bad = {
+        .outcome = UPSTREAM_ERROR, .code = JSONRPC_INVALID_REQUEST, .message = message};
+    list_finish(u, lc, &bad);
+}
+
 static void list_page(Upstream *u, ListCtx *lc);
+
+static void list_note_tools(ListCtx *lc)
+{
+    lc->note = xasprintf("the server lists more than %" PRId64 " tools; only the first %" PRId64
+                         " are served (raise maxToolsPerServer in mcpd.json to see more)",
+                         lc->lim.max_tools, lc->lim.max_tools);
+}
+
+/* Take the named tools of one page, up to the bound; false once the bound cut it short. */
+static bool list_take(ListCtx *lc, yajl_val tools)
+{
+    for (size_t i = 0; i < tools->u.array.len; i++) {
+        yajl_val t = tools->u.array.values[i];
+        if (!YAJL_IS_OBJECT(t) || !json_get_string(t, "name"))
+            continue;
+        if ((int64_t)json_array_len(lc->tools) >= lc->lim.max_tools) {
+            list_note_tools(lc);
+            return false;
+        }
+        /* Moved, not copied: the page is the message's own tree, freed after this callback. */
+        json_array_push(lc->tools, t);
+        tools->u.array.values[i] = NULL;
+    }
+    return true;
+}
+
+/* Whether to fetch another page: false when a bound stops the list (with lc->note). */
+static bool list_want_more(ListCtx *lc)
+{
+    if ((int64_t)json_array_len(lc->tools) >= lc->lim.max_tools)
+        list_note_tools(lc);
+    else if (lc->pages >= lc->lim.max_pages)
+        lc->note = xasprintf("tools/list stopped after %" PRId64
+                             " pages; the rest is not served (raise maxListPages in mcpd.json)",
+                             lc->pages);
+    else if (lc->bytes >= lc->lim.max_bytes)
+        lc->note = xasprintf("tools/list stopped after %" PRId64
+                             " bytes; the rest is not served (raise maxListBytes in mcpd.json)",
+                             lc->bytes);
+    return !lc->note;
+}
 
 static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
 {
@@ -475,19 +527,23 @@ static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
 
     if (r->outcome != UPSTREAM_OK)
         return list_finish(u, lc, r);
+    lc->pages++;
+    lc->bytes += (int64_t)u->message_len;
     tools = json_get_array(r->result, "tools");
-    if (!tools) {
-        UpstreamReply bad = {.outcome = UPSTREAM_ERROR,
-                             .code = JSONRPC_INVALID_REQUEST,
-                             .message = "tools/list result has no \"tools\" array"};
-        return list_finish(u, lc, &bad);
-    }
-    for (size_t i = 0; i < tools->u.array.len; i++)
-        if (YAJL_IS_OBJECT(tools->u.array.values[i]) &&
-            json_get_string(tools->u.array.values[i], "name"))
-            json_array_push(lc->tools, json_copy(tools->u.array.values[i]));
+    if (!tools)
+        return list_fail(u, lc, "tools/list result has no \"tools\" array");
     next = json_get_string(r->result, "nextCursor");
-    if (next && *next && !streq(next, lc->cursor) && ++lc->pages < LIST_MAX_PAGES) {
+    if (list_take(lc, tools) && next && *next && list_want_more(lc)) {
+        /* Never 0, the key idmap may not hold. */
+        uint64_t key = hash_fnv1a(next, strlen(next)) | 1;
+        if (idmap_get(&lc->seen, key)) {
+            _cleanup_free_ char *msg = xasprintf(
+                "tools/list paging loops: the server gave cursor \"%.100s\" twice (page %" PRId64
+                "); this is a bug in the server",
+                next, lc->pages);
+            return list_fail(u, lc, msg);
+        }
+        idmap_put(&lc->seen, key, lc);
         free(lc->cursor);
         lc->cursor = xstrdup(next);
         return list_page(u, lc);
@@ -495,7 +551,7 @@ static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
     result = json_object_new();
     json_object_set(result, "tools", lc->tools);
     lc->tools = NULL;
-    UpstreamReply ok = {.outcome = UPSTREAM_OK, .result = result};
+    UpstreamReply ok = {.outcome = UPSTREAM_OK, .result = result, .message = lc->note};
     list_finish(u, lc, &ok);
     json_free(result);
 }
@@ -516,7 +572,8 @@ static void list_page(Upstream *u, ListCtx *lc)
     }
 }
 
-void upstream_list_tools(Upstream *u, int64_t timeout_ms, UpstreamReplyFn fn, void *ctx)
+void upstream_list_tools(Upstream *u, int64_t timeout_ms, const UpstreamListLimits *lim,
+                         UpstreamReplyFn fn, void *ctx)
 {
     ListCtx *lc = xcalloc(1, sizeof(*lc));
 
@@ -524,6 +581,7 @@ void upstream_list_tools(Upstream *u, int64_t timeout_ms, UpstreamReplyFn fn, vo
     lc->ctx = ctx;
     lc->tools = json_array_new();
     lc->timeout_ms = timeout_ms;
+    lc->lim = *lim;
     if (!json_get(u->capabilities, "tools")) {
         /* No tools capability: the seed's listTools returns [] without asking. */
         yajl_val result = json_object_new();

@@ -31,9 +31,16 @@ typedef struct UpstreamReply {
     const char *raw; /* UPSTREAM_RAW: the result's JSON text, valid during the call */
     size_t raw_len;
     int64_t code;
-    const char *message;
-    yajl_val data; /* borrowed, may be NULL */
+    const char *message; /* errors; for a tools/list that a bound cut short, the note saying so */
+    yajl_val data;       /* borrowed, may be NULL */
 } UpstreamReply;
+
+/* Bounds on one tools/list (Settings max_tools_per_server, max_list_pages, max_list_bytes). */
+typedef struct UpstreamListLimits {
+    int64_t max_tools; /* tools kept; the rest is dropped and not fetched */
+    int64_t max_pages; /* pages fetched */
+    int64_t max_bytes; /* bytes of pages read; the page that crosses it is kept */
+} UpstreamListLimits;
 
 /* Called exactly once per request; it owns ctx from then on. */
 typedef void (*UpstreamReplyFn)(Upstream *u, void *ctx, const UpstreamReply *reply);
@@ -66,7 +73,8 @@ struct Upstream {
     void *userdata;
     struct event *ev_free;
     int64_t max_call_timeout_ms;
-    StrBuf scratch; /* reused for outgoing lines */
+    StrBuf scratch;     /* reused for outgoing lines */
+    size_t message_len; /* length of the message being handled (tools/list counts bytes) */
 };
 
 /**
@@ -102,8 +110,14 @@ void upstream_cancel(Upstream *u, uint64_t id, const char *reason);
 /** Answer a server-to-client request (id as the server sent it). */
 void upstream_respond(Upstream *u, yajl_val id, yajl_val result);
 void upstream_respond_error(Upstream *u, yajl_val id, int code, const char *message);
-/** Fetch every page of tools/list; fn gets result {tools:[...]} with all of them. */
-void upstream_list_tools(Upstream *u, int64_t timeout_ms, UpstreamReplyFn fn, void *ctx);
+/**
+ * Fetch the pages of tools/list; fn gets result {tools:[...]} with all of them, or with those
+ * within lim and reply->message saying which bound cut the list short. A cursor given twice
+ * ends paging with UPSTREAM_ERROR. The result is the list's own: fn may take its "tools"
+ * (json_object_take) rather than copy a large list.
+ */
+void upstream_list_tools(Upstream *u, int64_t timeout_ms, const UpstreamListLimits *lim,
+                         UpstreamReplyFn fn, void *ctx);
 /**
  * End the session: pending requests fail with CLOSED, the transport shuts down in the
  * background, and u is freed from the loop. Safe inside any callback.

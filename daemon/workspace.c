@@ -200,13 +200,39 @@ void server_views_changed(Server *s)
 /* ---- the start-up gate ---- */
 
 /*
+ * The gate is judged on one clock only: now_ms() (CLOCK_MONOTONIC, read fresh). libevent
+ * measures its timers on its own, possibly coarse and cached, clock, so ev_gate may fire a
+ * little before the deadline as now_ms() sees it; the timer is then only a wake-up, and a gate
+ * still short of its deadline re-arms for the time left.
+ */
+static uint64_t ws_gate_left_ms(const Workspace *ws)
+{
+    uint64_t deadline = ws->connect_started_ms + (uint64_t)ws->m->settings.startup_timeout_ms;
+    uint64_t now = now_ms();
+
+    return now >= deadline ? 0 : deadline - now;
+}
+
+/* Wake the gate when the start-up timeout passes (not needed once it has). */
+static void ws_gate_arm(Workspace *ws)
+{
+    uint64_t left = ws_gate_left_ms(ws);
+    struct timeval tv;
+
+    if (!left)
+        return;
+    tv_ms(&tv, (int64_t)left);
+    evtimer_add(ws->ev_gate, &tv);
+}
+
+/*
  * A tools/list may be answered when no server is connecting, or once startupTimeoutMs has
  * passed and every server still connecting has stand-in tools to show (deferred). Servers
  * with nothing to show are waited for, each bounded by its own timeout.
  */
 static bool ws_gate_open(Workspace *ws)
 {
-    bool past = now_ms() >= ws->connect_started_ms + (uint64_t)ws->m->settings.startup_timeout_ms;
+    bool past = ws_gate_left_ms(ws) == 0;
 
     for (size_t i = 0; i < ws->n_servers; i++) {
         Server *s = ws->servers[i];
@@ -232,8 +258,12 @@ static void ws_check_gate(Workspace *ws)
 {
     ListWaiter *w;
 
-    if (!ws->waiters || !ws_gate_open(ws))
+    if (!ws->waiters)
         return;
+    if (!ws_gate_open(ws)) {
+        ws_gate_arm(ws);
+        return;
+    }
     while ((w = ws->waiters)) {
         Peer *p = peer_get(ws->m->peers, w->peer_id);
         ws->waiters = w->next;
@@ -265,6 +295,7 @@ void manager_list_tools(Manager *m, Peer *p, yajl_val id)
     for (tail = &ws->waiters; *tail; tail = &(*tail)->next)
         ;
     *tail = w;
+    ws_gate_arm(ws);
 }
 
 /* ---- workspaces ---- */
@@ -307,7 +338,6 @@ void ws_load(Workspace *ws, yajl_val results)
     Server **old = ws->servers;
     size_t n_old = ws->n_servers;
     ConfigSet set;
-    struct timeval tv;
 
     config_discover(&set, &opt, &m->settings);
     ws->servers = xcalloc(set.n_servers ? set.n_servers : 1, sizeof(*ws->servers));
@@ -354,8 +384,7 @@ void ws_load(Workspace *ws, yajl_val results)
     set.problems = NULL;
     set.n_problems = 0;
     config_set_deinit(&set);
-    tv_ms(&tv, m->settings.startup_timeout_ms);
-    evtimer_add(ws->ev_gate, &tv);
+    ws_gate_arm(ws);
     ws_changed(ws);
     ws_check_gate(ws);
 }

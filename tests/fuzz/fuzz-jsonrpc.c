@@ -3,21 +3,24 @@
 
 /*
  * The input is cut into reads the way a socket would deliver it: the first byte picks the read
- * size, so lines arrive whole, split and merged. The line limit is small, so the too-long path
- * (report once, skip to the newline) runs often. Every parsed message is written back out the
- * way the daemon answers, which runs the writers on hostile ids and values.
+ * size, so lines arrive whole, split and merged. Its low bit picks the line limit: a small one,
+ * so the too-long path (report once, skip to the newline) runs often, or the daemon's own, so
+ * that inputs up to -max_len (fuzz-jsonrpc.options: over 1 MiB) reach the parser whole: deep
+ * nesting and huge values only show there. Every parsed message is written back out the way the
+ * daemon answers, which runs the writers on hostile ids and values.
  */
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/strbuf.h"
 
 /* Small enough that a few kilobytes of input cross it. */
-#define FUZZ_MAX_LINE 4096
+#define FUZZ_SMALL_LINE 4096
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,10 +50,45 @@ static void handle_line(const char *line, size_t len)
     strbuf_deinit(&sb);
 }
 
+/*
+ * Inputs whose first byte has bit 1 set are expanded first: bytes 1-2 give a count n, byte 3
+ * two unit lengths (1 to 16 each), then come the two units, then a head and a tail split at the
+ * first newline. The input becomes head, unit1 x n, unit2 x n, tail and a newline. A few bytes
+ * ("[", "]" inside a request) then stand for nesting tens of thousands deep, which plain
+ * mutation grows towards far too slowly to ever reach (nesting gives no new coverage to steer
+ * by). At most 2 x 65535 x 16 bytes (2 MiB) are added, the order of -max_len.
+ */
+static const uint8_t *expand(const uint8_t *data, size_t size, StrBuf *sb, size_t *sizep)
+{
+    size_t n, u1, u2;
+
+    *sizep = size;
+    if (!(data[0] & 2) || size < 4)
+        return data;
+    n = (size_t)data[1] | (size_t)data[2] << 8;
+    u1 = (size_t)(data[3] & 15) + 1;
+    u2 = (size_t)(data[3] >> 4) + 1;
+    if (size < 4 + u1 + u2)
+        return data;
+    const uint8_t *unit1 = data + 4, *unit2 = unit1 + u1, *head = unit2 + u2, *end = data + size;
+    const uint8_t *nl = memchr(head, '\n', (size_t)(end - head)), *tail = nl ? nl + 1 : end;
+    strbuf_putc(sb, (char)data[0]);
+    strbuf_append(sb, head, (size_t)((nl ? nl : end) - head));
+    for (size_t i = 0; i < n; i++)
+        strbuf_append(sb, unit1, u1);
+    for (size_t i = 0; i < n; i++)
+        strbuf_append(sb, unit2, u2);
+    strbuf_append(sb, tail, (size_t)(end - tail));
+    strbuf_putc(sb, '\n');
+    *sizep = sb->len;
+    return (const uint8_t *)sb->data;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    StrBuf expanded = STRBUF_INIT;
     Framer f;
-    size_t chunk, off = 1;
+    size_t chunk, off = 1, max;
     char *line;
     size_t len;
     int r;
@@ -58,7 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     chunk = (size_t)data[0] + 1;
-    framer_init(&f, FUZZ_MAX_LINE);
+    max = data[0] & 1 ? FUZZ_SMALL_LINE : JSONRPC_MAX_LINE_DEFAULT;
+    data = expand(data, size, &expanded, &size);
+    framer_init(&f, max);
     while (off < size) {
         size_t n = size - off < chunk ? size - off : chunk;
         framer_feed(&f, data + off, n);
@@ -66,13 +106,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         while ((r = framer_next(&f, &line, &len)) != FRAMER_E_AGAIN) {
             if (r == FRAMER_E_TOOBIG)
                 continue;
-            if (len > FUZZ_MAX_LINE || line[len] != '\0')
+            if (len > max || line[len] != '\0')
                 abort();
             handle_line(line, len);
         }
-        if (framer_pending(&f) > FUZZ_MAX_LINE + chunk)
+        if (framer_pending(&f) > max + chunk)
             abort(); /* a skipped line must not be buffered */
     }
     framer_deinit(&f);
+    strbuf_deinit(&expanded);
     return 0;
 }

@@ -4,7 +4,7 @@
 #   tests/fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     (default 60 s, every target)
 #
 # Each target starts from its seed corpus in tests/fuzz/corpus/<name>/ (read only: new inputs go
-# to a scratch corpus in the build dir). Any crash, leak or sanitizer report fails the run and
+# to a scratch corpus in the build dir), with the flags in tests/fuzz/fuzz-<name>.options if any. Any crash, leak or sanitizer report fails the run and
 # leaves the input in build-fuzz/artifacts/. The last lines give executions and coverage
 # (libFuzzer's cov: edges and ft: features) per target.
 set -uo pipefail
@@ -46,11 +46,13 @@ for t in "${targets[@]}"; do
     seeds=$top/tests/fuzz/corpus/$t
     work=$build/corpus/$t
     log=$build/fuzz-$t.log
+    opts=()
+    [ -f "$top/tests/fuzz/fuzz-$t.options" ] && read -ra opts <"$top/tests/fuzz/fuzz-$t.options"
     mkdir -p "$work"
-    echo "fuzz: $t for ${secs}s"
+    echo "fuzz: $t for ${secs}s ${opts[*]}"
     # -rss_limit_mb bounds a runaway allocation; -timeout flags an input that hangs.
     "$exe" -max_total_time="$secs" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-        -artifact_prefix="$build/artifacts/$t-" "$work" "$seeds" >"$log" 2>&1
+        -artifact_prefix="$build/artifacts/$t-" "${opts[@]}" "$work" "$seeds" >"$log" 2>&1
     rc=$?
     done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -58,6 +58,12 @@ static struct {
     yajl_val current; /* message being handled, freed at exit if a tool exits */
 } st;
 
+/* Options for the bounds tests (work a server may cause mcpd). */
+static struct {
+    long list_changed_burst; /* list_changed notifications sent when the timer fires */
+    bool repeat_cursor;      /* pages after the first point back to the start: a cursor loop */
+} bounds = {.list_changed_burst = 1};
+
 /* ---------------------------------------------------------------- ids and tokens */
 
 /* A JSON-RPC id or progress token, kept as its raw token so it is echoed with its own type. */
@@ -777,6 +783,8 @@ static void on_tools_list(const Tok *id, yajl_val params)
         if (end < total) {
             char cursor[32];
             snprintf(cursor, sizeof(cursor), "%zu", end);
+            if (bounds.repeat_cursor && off > 0)
+                snprintf(cursor, sizeof(cursor), "0");
             gkv(g, "nextCursor", cursor);
         }
         yajl_gen_map_close(g);
@@ -1150,6 +1158,8 @@ static void fire_timer(Timer *t, uint64_t now)
     case TM_LIST_CHANGED:
         st.late_tool = true;
         send_notification("notifications/tools/list_changed");
+        for (long i = 1; i < bounds.list_changed_burst; i++)
+            send_notification("notifications/tools/list_changed");
         break;
     }
     timer_free(t);
@@ -1370,6 +1380,8 @@ static void usage(FILE *f)
           "  --huge-line N              write an N-byte non-JSON line before each call's answer\n"
           "  --stderr-flood N           write N bytes of stderr lines at start\n"
           "  --no-progress              sleep calls send no progress (a hung call)\n"
+          "  --list-changed-burst N     send N list_changed when the list changes\n"
+          "  --repeat-cursor            later pages give cursor 0: a paging loop\n"
           "  --log FILE                 append every received line to FILE\n"
           "  --pid-file FILE            write our pid to FILE\n"
           "  --ask                      list the tool ask {method, params}: a request to the "
@@ -1413,6 +1425,8 @@ enum {
     O_HUGE_LINE,
     O_STDERR_FLOOD,
     O_NO_PROGRESS,
+    O_LIST_CHANGED_BURST,
+    O_REPEAT_CURSOR,
 };
 
 static const struct option long_opts[] = {
@@ -1439,6 +1453,8 @@ static const struct option long_opts[] = {
     {"huge-line", required_argument, NULL, O_HUGE_LINE},
     {"stderr-flood", required_argument, NULL, O_STDERR_FLOOD},
     {"no-progress", no_argument, NULL, O_NO_PROGRESS},
+    {"list-changed-burst", required_argument, NULL, O_LIST_CHANGED_BURST},
+    {"repeat-cursor", no_argument, NULL, O_REPEAT_CURSOR},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -1514,6 +1530,12 @@ static void set_option(int c, const char *arg, const char *name)
         break;
     case O_NO_PROGRESS:
         opt.no_progress = true;
+        break;
+    case O_LIST_CHANGED_BURST:
+        bounds.list_changed_burst = parse_count(arg, name);
+        break;
+    case O_REPEAT_CURSOR:
+        bounds.repeat_cursor = true;
         break;
     case 'h':
         usage(stdout);
