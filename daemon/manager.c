@@ -174,18 +174,23 @@ static bool breaker_tripped(Server *s)
     return now - s->failures[s->n_failures % BREAKER_FAILURES] <= BREAKER_WINDOW_MS;
 }
 
+/* server_fail's retryable may also be this: the system was short of fds or processes. */
+#define FAIL_TRANSIENT 2
+
 /*
  * A connect attempt failed or a live session died. Retry with backoff unless reconnect is
- * off, the failure is one a retry cannot fix, or the server keeps failing (breaker).
+ * off, the failure is one a retry cannot fix, or the server keeps failing (breaker). A
+ * FAIL_TRANSIENT failure is no fault of the server's: always retried, never counted.
  */
-static void server_fail(Server *s, const char *why, bool retryable)
+static void server_fail(Server *s, const char *why, int retryable)
 {
     struct timeval tv;
+    bool transient = retryable == FAIL_TRANSIENT;
 
     server_clear_timers(s);
     server_close_upstream(s);
-    if (retryable && s->cfg->reconnect && !s->m->shutting_down) {
-        if (breaker_tripped(s)) {
+    if (retryable && (s->cfg->reconnect || transient) && !s->m->shutting_down) {
+        if (!transient && breaker_tripped(s)) {
             _cleanup_free_ char *msg = xasprintf(
                 "%s (failed %d times within %d s; not retrying: run `mcpctl connect %s` or "
                 "reload once it is fixed)",
@@ -548,8 +553,8 @@ static void on_resolved(void *userdata, ServerConfig *resolved, const char *erro
                        &why);
     server_config_free(resolved);
     if (r < 0) {
-        /* No such command, bad cwd: the config must change first; do not retry. */
-        server_fail(s, why, false);
+        /* No such command, bad cwd: the config must change first; out of fds: wait. */
+        server_fail(s, why, transport_error_is_transient(r) ? FAIL_TRANSIENT : false);
         return;
     }
     if (s->cfg->timeout_ms > 0) {
