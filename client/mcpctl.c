@@ -12,6 +12,7 @@
 
 #include "client/bridge.h"
 #include "client/discover-local.h"
+#include "client/setup.h"
 #include "client/include/mcpc.h"
 #include "client/trust.h"
 #include "common/json.h"
@@ -656,6 +657,12 @@ static int verb_untrust(Ctl *ctl, char **args, int n)
     return trust_run(ctl->client, true, n ? args[0] : NULL, ctl->server, ctl->json);
 }
 
+/* Reached only without setup's own options (main hands "setup ..." over before parsing). */
+static int verb_setup(Ctl *ctl, char **args, int n)
+{
+    return setup_main(n + 1, args - 1);
+}
+
 static int verb_help(Ctl *ctl, char **args, int n)
 {
     usage(stdout);
@@ -681,6 +688,8 @@ static const Verb verbs[] = {
      VERB_CWD | VERB_OFFLINE, verb_config},
     {"bridge", "[--cwd DIR]", "be a stdio MCP server relaying to mcpd (for MCP hosts)", 0, 0,
      VERB_CWD | VERB_OFFLINE, verb_bridge},
+    {"setup", "AGENT|--all [--dry-run] [--undo]",
+     "make an agent start only mcpd's bridge (docs/agents.md)", 1, 3, VERB_OFFLINE, verb_setup},
     {"trust", "[DIR] [--server NAME]",
      "approve DIR's (default: here) project servers, or one, until an entry changes", 0, 1,
      VERB_SERVER, verb_trust},
@@ -796,6 +805,10 @@ int main(int argc, char **argv)
     int r, n;
 
     ctl.color = isatty(STDOUT_FILENO) && !(no_color && no_color[0]);
+    /* setup has options of its own (--all, --undo, --dry-run): it parses its arguments itself. */
+    for (int i = 1; i < argc && argv[i][0] != '-'; i++)
+        if (streq(argv[i], "setup"))
+            return setup_main(argc - i, argv + i);
     r = parse_options(&ctl, argc, argv, &seen);
     if (r != EXIT_OK)
         return r < 0 ? EXIT_OK : r;

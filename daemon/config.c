@@ -18,6 +18,7 @@
 #include "common/util.h"
 #include "daemon/config.h"
 #include "daemon/peer.h"
+#include "daemon/selfref.h"
 #include "daemon/source.h"
 #include "daemon/trust.h"
 
@@ -927,6 +928,11 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
                         set->n_problems > n_problems ? set->problems[n_problems].message : "?");
         return;
     }
+    if (selfref_is_bridge(c)) {
+        config_set_skip(set, name, src, "%s", SELFREF_REASON);
+        server_config_free(c);
+        return;
+    }
     if (!trust_gate(set, name, written, c)) {
         server_config_free(c);
         return;
@@ -1017,6 +1023,7 @@ void config_load_native_file(ConfigSet *set, const char *path, const char *provi
 /* Priority order: DESIGN section 6. */
 const ConfigSource config_sources[] = {
     {"mcpd", "mcpd", source_native_collect},
+    {"imported", "mcpctl setup", source_imported_collect},
     {"claude", "Claude Code", source_claude_collect},
     {"codex", "OpenAI Codex", source_codex_collect},
     {"gemini", "Gemini CLI", source_gemini_collect},

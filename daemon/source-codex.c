@@ -197,3 +197,9 @@ void source_codex_collect(const ConfigSource *src, const DiscoverOptions *opt,
     load_toml(src, user, CONFIG_LEVEL_USER, settings, set);
     load_toml(src, CODEX_SYSTEM_CONFIG, CONFIG_LEVEL_USER, settings, set);
 }
+
+/* The same mapping for the servers mcpctl setup moved out of this agent's file. */
+int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    return map_codex(name, in, outp, whyp);
+}

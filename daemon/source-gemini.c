@@ -124,3 +124,9 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
     for (size_t i = 0; i < N_ELEMENTS(paths); i++)
         json_free(roots[i]);
 }
+
+/* The same mapping for the servers mcpctl setup moved out of this agent's file. */
+int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    return map_gemini(name, in, outp, whyp);
+}

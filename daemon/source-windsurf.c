@@ -42,3 +42,9 @@ void source_windsurf_collect(const ConfigSource *src, const DiscoverOptions *opt
     source_load_pair(src, opt, settings, set, ".codeium/windsurf/mcp_config.json",
                      ".windsurf/mcp_config.json", "mcpServers", map_windsurf);
 }
+
+/* The same mapping for the servers mcpctl setup moved out of this agent's file. */
+int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    return map_windsurf(name, in, outp, whyp);
+}

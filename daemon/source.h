@@ -99,3 +99,11 @@ void source_vscode_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set);
 void source_plain_collect(const ConfigSource *src, const DiscoverOptions *opt,
                           const Settings *settings, ConfigSet *set);
+
+/* Entry mappings of the providers whose shape differs from mcpd's (also used for imported files). */
+int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+/* The servers mcpctl setup moved out of agents' files ($XDG_CONFIG_HOME/mcpd/imported/). */
+void source_imported_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set);

@@ -15,6 +15,7 @@
 #include "common/toml.h"
 #include "common/util.h"
 #include "daemon/config.h"
+#include "daemon/source-imported.h"
 #include "daemon/source.h"
 #include "daemon/trust.h"
 
@@ -218,8 +219,11 @@ static int agent_answer(const Trust *t, const char *rel, const char *name, const
 {
     if (streq(rel, ".mcp.json")) {
         *whop = "Claude Code";
-        if (source_names_contain(t->claude_disabled, name))
-            return -1;
+        if (source_names_contain(t->claude_disabled, name)) {
+            /* mcpctl setup may have switched it off so that only mcpd starts it. */
+            ImportedSwitch was = source_imported_claude_switch(t->root, name);
+            return was == IMPORTED_SWITCH_APPROVED ? 1 : was == IMPORTED_SWITCH_PENDING ? 0 : -1;
+        }
         return t->claude_all || source_names_contain(t->claude_enabled, name) ? 1 : 0;
     }
     if (streq(rel, ".codex/config.toml"))

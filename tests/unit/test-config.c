@@ -688,8 +688,8 @@ static void test_settings_load(void)
     if (problems.n_problems == 2) {
         CHECK_STREQ(problems.problems[0].message,
                     "\"disabledProviders[1]\": unknown provider \"claude-code\" (known: \"mcpd\", "
-                    "\"claude\", \"codex\", \"gemini\", \"cursor\", \"windsurf\", \"vscode\", "
-                    "\"mcp-json\")");
+                    "\"imported\", \"claude\", \"codex\", \"gemini\", \"cursor\", \"windsurf\", "
+                    "\"vscode\", \"mcp-json\")");
         CHECK(strstr(problems.problems[1].message, "\"disabledProviders[2]\": unknown provider 3"));
     }
     CHECK_INTEQ(s.disabled_providers, 1u << config_source_index("claude"));
