@@ -132,6 +132,7 @@ static const Winner winners[] = {
      "stdio", true},
     {"continue-user", "continue", "home/.continue/config.yaml", "user", "stdio", true},
     {"codex-ml", "codex", "home/.codex/config.toml", "user", "stdio", true},
+    {"gemini-jsonc", "gemini", "home/.gemini/settings.json", "user", "stdio", true},
     {"steady", "mcpd", "config/mcpd/mcp.json", "user", "stdio", true},
 };
 
@@ -201,6 +202,32 @@ static void expect_skip(Harness *h, yajl_val r, const char *name, const char *fi
               reason ? reason : "(not skipped)");
 }
 
+/* The user approves the project, as mcpctl trust does (the gate itself: test-trust). */
+static void trust_project(Harness *h, const char *root)
+{
+    sh("'%s' --socket '%s' trust '%s' >/dev/null", getenv("MCPCTL_BINARY"), h->socket, root);
+}
+
+/* Before approval, every agent's project entry is held back and masks nothing. */
+static void check_gate(Harness *h, mcpc_client *c, const char *root)
+{
+    static const char *const held[][2] = {
+        {"oc-proj", "project/opencode.json"},
+        {"zed-custom", "project/.zed/settings.json"},
+        {"roo-remote", "project/.roo/mcp.json"},
+        {"kiro-shared", "project/.kiro/settings/mcp.json"},
+        {"continue-pw", "project/.continue/mcpServers/playwright-mcp.yaml"},
+    };
+    yajl_val d = discover(c, root);
+
+    for (size_t i = 0; i < N_ELEMENTS(held); i++)
+        expect_skip(h, d, held[i][0], held[i][1], "untrusted: this project's entry would run");
+    yajl_val kiro = find_named(json_get_array(d, "servers"), "kiro-shared", NULL);
+    _cleanup_free_ char *user_kiro = paths_join(h->dir, "home/.kiro/settings/mcp.json");
+    CHECK(kiro && streq(json_get_string(kiro, "path"), user_kiro));
+    json_free(d);
+}
+
 static void check_precedence_and_problems(Harness *h, yajl_val d)
 {
     /* Within an agent, the agent's own rule: the project's entry wins for these. */
@@ -245,6 +272,8 @@ static void test_every_agent(void)
     h_start(&h, NULL);
     mcpc_client *c = h_client(&h, "agents");
     h_settle(&h, c, "steady", "goosefx", "ocglobal", "zedold", NULL);
+    check_gate(&h, c, root);
+    trust_project(&h, root);
 
     yajl_val d = discover(c, root);
     yajl_val servers = json_get_array(d, "servers");
@@ -332,6 +361,7 @@ static void test_bad_entries(void)
     h_start(&h, NULL);
     mcpc_client *c = h_client(&h, "agents-bad");
     h_settle(&h, c, "steady", NULL);
+    trust_project(&h, root);
 
     yajl_val d = discover(c, root);
     expect_problem(&h, d, "config/goose/config.yaml", NULL, "line 3, column ");
