@@ -94,7 +94,8 @@ static void check_set(const ConfigSet *set)
         const ServerConfig *c = set->servers[i];
         if (!c->name || !c->hash[0] || !c->source.path || config_check_name(c->name))
             abort();
-        if (c->type == TRANSPORT_STDIO ? !c->command : !c->url)
+        /* A disabled entry may be a bare mask ({"enabled": false}) with neither. */
+        if (c->enabled && (c->type == TRANSPORT_STDIO ? !c->command : !c->url))
             abort();
     }
 }
