@@ -12,6 +12,7 @@
 
 #include "client/bridge.h"
 #include "client/discover-local.h"
+#include "client/login.h"
 #include "client/include/mcpc.h"
 #include "common/json.h"
 #include "common/paths.h"
@@ -48,6 +49,7 @@ typedef struct Ctl {
     long lines;     /* logs -n; -1: all */
     const char *socket;
     const char *cwd;
+    LoginMode login_mode;
     mcpc_client *client;
 } Ctl;
 
@@ -56,6 +58,7 @@ enum {
     VERB_OFFLINE = 1 << 0, /* runs without connecting first (it connects itself, or never) */
     VERB_CWD = 1 << 1,     /* --cwd DIR */
     VERB_LINES = 1 << 2,   /* -n N */
+    VERB_LOGIN = 1 << 3,   /* --no-browser, --headless */
 };
 
 typedef struct Verb {
@@ -649,6 +652,20 @@ static int verb_help(Ctl *ctl, char **args, int n)
 }
 
 /* The verbs, in the order usage lists them; add a row to add a verb. */
+static int verb_login(Ctl *ctl, char **args, int n)
+{
+    if (!ctl->timeout_ms)
+        ctl->timeout_ms = LOGIN_TIMEOUT_MS;
+    if (!ctl_client(ctl, false))
+        return EXIT_NOT_RUNNING;
+    return login_run(ctl->client, args[0], ctl->login_mode, ctl->json);
+}
+
+static int verb_logout(Ctl *ctl, char **args, int n)
+{
+    return logout_run(ctl->client, args[0], ctl->json);
+}
+
 static const Verb verbs[] = {
     {"status", "[SERVER...]", "servers, their state, tools and errors; agents", 0, -1, 0,
      verb_status},
@@ -660,6 +677,9 @@ static const Verb verbs[] = {
      verb_connect_server},
     {"disconnect", "SERVER", "stop a server and remove its tools", 1, 1, 0, verb_disconnect},
     {"wait", "SERVER", "wait until a server is connected or has failed", 1, 1, 0, verb_wait},
+    {"login", "SERVER [--no-browser|--headless]", "sign in to a remote server (OAuth)", 1, 1,
+     VERB_LOGIN | VERB_OFFLINE, verb_login},
+    {"logout", "SERVER", "forget the sign-in to a remote server", 1, 1, 0, verb_logout},
     {"logs", "SERVER [-n N]", "the server's recent stderr (the last N lines)", 1, 1, VERB_LINES,
      verb_logs},
     {"config", "[--cwd DIR]",
@@ -706,7 +726,8 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
         {"json", no_argument, NULL, 'j'},          {"socket", required_argument, NULL, 's'},
         {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},       {"cwd", required_argument, NULL, 'C'},
-        {"lines", required_argument, NULL, 'n'},   {NULL, 0, NULL, 0},
+        {"lines", required_argument, NULL, 'n'},   {"no-browser", no_argument, NULL, 'B'},
+        {"headless", no_argument, NULL, 'H'},      {NULL, 0, NULL, 0},
     };
     int64_t v;
     int ch;
@@ -740,6 +761,11 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
             }
             ctl->lines = (long)v;
             *seenp |= VERB_LINES;
+            break;
+        case 'B':
+        case 'H':
+            ctl->login_mode = ch == 'B' ? LOGIN_NO_BROWSER : LOGIN_HEADLESS;
+            *seenp |= VERB_LOGIN;
             break;
         case 'h':
             usage(stdout);
@@ -786,7 +812,9 @@ int main(int argc, char **argv)
     }
     if (seen & ~verb->flags) {
         fprintf(stderr, "mcpctl: %s does not take %s\n", verb->name,
-                seen & VERB_CWD ? "--cwd" : "-n");
+                seen & VERB_CWD     ? "--cwd"
+                : seen & VERB_LINES ? "-n"
+                                    : "--no-browser/--headless");
         return EXIT_USAGE;
     }
     if (!(verb->flags & VERB_OFFLINE) && !ctl_client(&ctl, false))

@@ -186,6 +186,7 @@ ServerConfig *server_config_free(ServerConfig *c)
     json_free(c->raw);
     free(c->auth_type);
     free(c->credential_id);
+    json_free(c->oauth);
     source_deinit(&c->source);
     free(c);
     return NULL;
@@ -208,6 +209,7 @@ ServerConfig *server_config_copy(const ServerConfig *c)
     n->raw = json_copy(c->raw);
     n->auth_type = c->auth_type ? xstrdup(c->auth_type) : NULL;
     n->credential_id = c->credential_id ? xstrdup(c->credential_id) : NULL;
+    n->oauth = json_copy(c->oauth);
     source_copy(&n->source, &c->source);
     return n;
 }
@@ -345,6 +347,7 @@ static int take_auth(ServerConfig *c, yajl_val obj, StrBuf *err)
 {
     yajl_val a = json_get(obj, "auth"), t, id;
 
+    c->oauth = YAJL_IS_OBJECT(json_get(obj, "oauth")) ? json_copy(json_get(obj, "oauth")) : NULL;
     if (!a || YAJL_IS_NULL(a))
         return 0;
     t = json_get(a, "type");
@@ -524,10 +527,10 @@ int config_read_json(ConfigSet *set, const char *path, yajl_val *outp)
 
 /* ---- describing a set (mcpd/discover) ---- */
 
-/* The entry as written, with every env and headers value shown as "***". */
+/* The entry as written, with every env, headers and oauth value shown as "***". */
 static yajl_val masked_raw(yajl_val raw)
 {
-    static const char *const secret_maps[] = {"env", "headers"};
+    static const char *const secret_maps[] = {"env", "headers", "oauth"};
     yajl_val out = json_copy(raw);
 
     for (size_t i = 0; i < N_ELEMENTS(secret_maps); i++) {

@@ -47,6 +47,7 @@ typedef struct ServerConfig {
     bool reconnect;
     char *auth_type;     /* auth.type ("oauth", "apikey"), or NULL */
     char *credential_id; /* auth.credentialId: a key of the credential store, or NULL */
+    yajl_val oauth;      /* the "oauth" sign-in options (daemon/oauth.c checks them), or NULL */
     yajl_val raw;        /* the entry as written (before ${VAR} expansion), for display */
     /* Over the expanded entry with sorted keys: a changed variable is a changed server. */
     char hash[2 * SHA256_DIGEST_SIZE + 1];

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+// oauth-login: mcpd/login, mcpd/loginWait and mcpd/logout, and what a 401 does to a server.
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "daemon/daemon.h"
+#include "daemon/manager-private.h" /* the servers by URL, server_connect (reconnect after sign-in) */
+#include "daemon/methods.h"
+#include "daemon/oauth-login.h"
+#include "daemon/oauth-store.h"
+#include "daemon/oauth.h"
+
+/*
+ * A 401 right after a refresh means the new token is refused too: refreshing again would
+ * loop. A token younger than this is not refreshed on a 401; a person signs in instead.
+ */
+#define REFRESH_REPEAT_MIN_MS 10000
+/* mcpd/loginWait never holds a request longer than a whole sign-in may take. */
+#define LOGIN_WAIT_MAX_MS OAUTH_FLOW_TIMEOUT_MS
+
+/* A peer request waiting for a sign-in's end. */
+typedef struct LoginWaiter {
+    uint64_t peer_id;
+    yajl_val id;
+    struct LoginWaiter *next;
+} LoginWaiter;
+
+/* One sign-in per server name; kept after it ends so a late mcpd/loginWait gets the outcome. */
+typedef struct Login {
+    Manager *m;
+    char *server, *resource;
+    OAuthFlow *flow;
+    LoginWaiter *waiters;
+    bool done;
+    int r;
+    char *why;
+    unsigned step_ups; /* consecutive sign-ins asked for by 403 insufficient_scope */
+    struct event *ev_free_flow;
+    struct Login *next;
+} Login;
+
+static Login *logins;
+
+/* A refresh started by a 401, waiting to reconnect its server (by id: it may be gone). */
+typedef struct RefreshCtx {
+    Manager *m;
+    uint64_t server_id;
+} RefreshCtx;
+
+static Login *login_find(const char *server)
+{
+    for (Login *l = logins; l; l = l->next)
+        if (streq(l->server, server))
+            return l;
+    return NULL;
+}
+
+static void waiters_answer(Login *l)
+{
+    LoginWaiter *w;
+
+    while ((w = l->waiters)) {
+        l->waiters = w->next;
+        if (l->r < 0) {
+            manager_reply_error(l->m, w->peer_id, w->id, JSONRPC_INTERNAL_ERROR, l->why);
+        } else {
+            yajl_val res = json_object_new();
+            json_object_set(res, "signedIn", json_bool_new(true));
+            json_object_set(res, "server", json_string_new(l->server));
+            manager_reply_result(l->m, w->peer_id, w->id, res);
+            json_free(res);
+        }
+        json_free(w->id);
+        free(w);
+    }
+}
+
+static void login_free(Login *l)
+{
+    for (Login **pp = &logins; *pp; pp = &(*pp)->next)
+        if (*pp == l) {
+            *pp = l->next;
+            break;
+        }
+    oauth_flow_free(l->flow);
+    while (l->waiters) {
+        LoginWaiter *w = l->waiters;
+        l->waiters = w->next;
+        json_free(w->id);
+        free(w);
+    }
+    event_free(l->ev_free_flow);
+    free(l->server);
+    free(l->resource);
+    free(l->why);
+    free(l);
+}
+
+/* Every server at this URL (any workspace) comes back with the new token. */
+static void reconnect_resource(Manager *m, const char *resource)
+{
+    for (size_t i = 0; i < m->n_order; i++) {
+        Server *s = m->order[i];
+        if (!streq(s->cfg->url, resource) || !s->cfg->enabled)
+            continue;
+        if (s->state == SERVER_CONNECTED) {
+            s->needs_auth = false; /* a step-up: the transport sends the new token from now on */
+            continue;
+        }
+        s->n_failures = 0;
+        s->backoff_ms = 0;
+        if (!s->up && !s->resolving)
+            server_connect(s);
+    }
+}
+
+static void on_free_flow(evutil_socket_t fd, short what, void *arg)
+{
+    Login *l = arg;
+
+    (void)fd, (void)what;
+    l->flow = oauth_flow_free(l->flow);
+}
+
+static void on_login_done(void *userdata, int r, const char *why)
+{
+    Login *l = userdata;
+
+    l->done = true;
+    l->r = r;
+    free(l->why);
+    l->why = why ? xstrdup(why) : NULL;
+    /* The flow is on the stack below us: it goes from the loop. */
+    event_active(l->ev_free_flow, EV_TIMEOUT, 0);
+    if (r == 0)
+        reconnect_resource(l->m, l->resource);
+    waiters_answer(l);
+}
+
+static void on_login_url(void *userdata, const char *url)
+{
+    Login *l = userdata;
+    LoginWaiter *w = l->waiters;
+    yajl_val res;
+
+    if (!w)
+        return;
+    /* The mcpd/login request is answered with the URL; mcpd/loginWait then waits. */
+    l->waiters = w->next;
+    res = json_object_new();
+    json_object_set(res, "authorizationUrl", json_string_new(url));
+    json_object_set(res, "server", json_string_new(l->server));
+    manager_reply_result(l->m, w->peer_id, w->id, res);
+    json_free(res);
+    json_free(w->id);
+    free(w);
+}
+
+static void add_waiter(Login *l, Peer *p, yajl_val id)
+{
+    LoginWaiter *w = xcalloc(1, sizeof(*w)), **pp = &l->waiters;
+
+    w->peer_id = p->id;
+    w->id = json_copy(id);
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = w;
+}
+
+static Server *http_server_or_error(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    const char *name = json_get_string(m->params, "server");
+    Server *s = manager_find_server(&d->manager, p, name);
+    _cleanup_free_ char *msg = NULL;
+
+    if (!s)
+        msg = xasprintf("Unknown server: %s", name);
+    else if (!s->cfg->url)
+        msg = xasprintf("Server %s is a stdio server: sign-in is for remote (http) servers", name);
+    if (msg)
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+    return msg ? NULL : s;
+}
+
+void oauth_m_login(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    Server *s = http_server_or_error(d, p, m);
+    Login *l, *old;
+    OAuthRequest req = {0};
+    _cleanup_free_ char *why = NULL, *err = NULL;
+    bool headless = false, step_up;
+    unsigned step_ups = 0;
+    int r;
+
+    if (!s)
+        return;
+    if (json_get_bool(m->params, "headless", &headless) == -EINVAL) {
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "headless must be a boolean");
+        return;
+    }
+    err = s->auth_challenge ? oauth_challenge_param(s->auth_challenge, "error") : NULL;
+    step_up = streq(err, "insufficient_scope");
+    if ((old = login_find(s->cfg->name))) {
+        step_ups = old->step_ups;
+        if (!old->done) {
+            old->r = -ECANCELED;
+            old->why = xasprintf("sign-in to server %s was replaced by a newer one", old->server);
+            waiters_answer(old);
+        }
+        login_free(old);
+    }
+    step_ups = step_up ? step_ups + 1 : 0;
+    if (step_ups > OAUTH_STEP_UP_MAX) {
+        _cleanup_free_ char *msg =
+            xasprintf("server %s asked for more scope %d times in a row (403 insufficient_scope); "
+                      "not signing in again: check the scopes its authorization server grants",
+                      s->cfg->name, OAUTH_STEP_UP_MAX);
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+        return;
+    }
+    l = xcalloc(1, sizeof(*l));
+    l->m = &d->manager;
+    l->server = xstrdup(s->cfg->name);
+    l->resource = xstrdup(s->cfg->url);
+    l->step_ups = step_ups;
+    l->ev_free_flow = event_new(d->manager.base, -1, 0, on_free_flow, l);
+    l->next = logins;
+    logins = l;
+    add_waiter(l, p, m->id);
+    req.server = s->cfg->name;
+    req.resource = s->cfg->url;
+    req.options = s->cfg->oauth;
+    req.challenge = s->auth_challenge;
+    req.headless = headless;
+    r = oauth_flow_start(&l->flow, d->manager.base, &req, on_login_url, on_login_done, l, &why);
+    if (r < 0) {
+        l->done = true;
+        l->r = r;
+        l->why = xstrdup(why);
+        waiters_answer(l);
+    }
+}
+
+void oauth_m_login_wait(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    const char *name = json_get_string(m->params, "server");
+    Login *l = login_find(name);
+    _cleanup_free_ char *msg = NULL;
+
+    (void)d;
+    if (!l) {
+        msg = xasprintf("No sign-in to server %s was started: run mcpctl login %s", name, name);
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+        return;
+    }
+    add_waiter(l, p, m->id);
+    if (l->done)
+        waiters_answer(l);
+}
+
+void oauth_m_logout(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    Server *s = http_server_or_error(d, p, m);
+    Login *l;
+    _cleanup_free_ char *why = NULL;
+    yajl_val res;
+    int r;
+
+    if (!s)
+        return;
+    if ((l = login_find(s->cfg->name)) && !l->done) {
+        l->r = -ECANCELED;
+        l->why = xasprintf("sign-in to server %s was cancelled by mcpctl logout", l->server);
+        waiters_answer(l);
+    }
+    if (l)
+        login_free(l);
+    r = oauth_store_remove(s->cfg->url, &why);
+    if (r < 0) {
+        methods_error(p, m->id, JSONRPC_INTERNAL_ERROR, why);
+        return;
+    }
+    log_full(LOG_INFO, s->cfg->name, "oauth", "%s", r == 0 ? "signed out" : "was not signed in");
+    res = json_object_new();
+    json_object_set(res, "removed", json_bool_new(r == 0));
+    methods_reply(p, m->id, res);
+    json_free(res);
+}
+
+static void on_refreshed(void *userdata, int r, const char *why)
+{
+    RefreshCtx *c = userdata;
+    Server *s = r == 0 ? idmap_get(&c->m->servers, c->server_id) : NULL;
+
+    (void)why; /* logged by the refresh; the server keeps its "run: mcpctl login" error */
+    if (s)
+        reconnect_resource(c->m, s->cfg->url);
+    free(c);
+}
+
+bool oauth_login_refresh(Server *s)
+{
+    const OAuthToken *t = s->cfg->url ? oauth_store_find(s->cfg->url) : NULL;
+    RefreshCtx *c;
+
+    if (!t || !t->refresh_token || wall_ms() - t->obtained_ms < REFRESH_REPEAT_MIN_MS)
+        return false;
+    c = xcalloc(1, sizeof(*c));
+    c->m = s->m;
+    c->server_id = s->id;
+    if (oauth_refresh_start(s->m->base, s->cfg->name, s->cfg->url, on_refreshed, c) != 0) {
+        free(c);
+        return false;
+    }
+    log_full(LOG_INFO, s->cfg->name, "oauth", "HTTP 401: refreshing the access token");
+    return true;
+}
+
+void oauth_login_shutdown(void)
+{
+    while (logins)
+        login_free(logins);
+    oauth_shutdown();
+}
