@@ -724,6 +724,7 @@ static void legacy_defaults(OAuthFlow *f)
     f->authz_ep = xasprintf("%s/authorize", o);
     f->token_ep = xasprintf("%s/token", o);
     f->reg_ep = xasprintf("%s/register", o);
+    free(f->issuer);
     f->issuer = xstrdup(o);
     endpoints_known(f);
 }
