@@ -112,6 +112,8 @@ Fetch *fetch_start(struct event_base *base, const char *url, const char *body, c
         x->hdrs = curl_slist_append(x->hdrs, extra_header);
     curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->hdrs);
     curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)OAUTH_FETCH_TIMEOUT_MS);
+    /* Sign-ins are rare: their connections close at once instead of idling in curl's cache. */
+    curl_easy_setopt(x->easy, CURLOPT_FORBID_REUSE, 1L);
     curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_write);

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+// test-oauth: sign-in to a remote server against tests/helpers/oauth-server (resource server and
+// authorization server in one): needs-auth, login, call, expiry, refresh with a rotated refresh
+// token kept on disk, revocation back to needs-auth, logout; the token never shows anywhere.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "common/util.h"
+#include "tests/integration/bg.h"
+#include "tests/integration/harness.h"
+
+#define CONTROL "mcp_steady_echo"
+/* Access tokens live this long: past the daemon's 10 s "no refresh for a fresh token" rule. */
+#define TOKEN_LIFETIME_S  "12"
+#define TOKEN_LIFETIME_MS 12000
+
+/* One GET to the helper's control paths; returns the status line's code or -1. */
+static int http_get(int port, const char *path)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    char buf[256];
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), code = -1;
+    ssize_t n;
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    n = snprintf(buf, sizeof(buf), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+    if (write(fd, buf, (size_t)n) == n && (n = read(fd, buf, sizeof(buf) - 1)) > 12) {
+        buf[n] = '\0';
+        code = atoi(buf + 9);
+    }
+    close(fd);
+    return code;
+}
+
+static char *store_text(const Harness *h)
+{
+    _cleanup_free_ char *p = xasprintf("%s/home/.local/state/mcpd/oauth-tokens.json", h->dir);
+    char *t = h_read_file(p);
+    return t ? t : xstrdup("");
+}
+
+static bool needs_auth(mcpc_client *c, const char *server, int timeout_ms)
+{
+    for (int waited = 0; waited <= timeout_ms; waited += 100) {
+        _cleanup_json_ yajl_val st = h_status(c);
+        yajl_val s = h_server(st, server);
+        if (YAJL_IS_TRUE(json_get(s, "needsAuthorization")) &&
+            streq(json_get_string(s, "state"), "failed"))
+            return true;
+        h_sleep_ms(100);
+    }
+    return false;
+}
+
+/* The current access token (from the store) is in none of: status, discover, log, tool cache. */
+static void check_no_leak(Harness *h, mcpc_client *c)
+{
+    _cleanup_free_ char *store = store_text(h), *st_text = NULL, *disc = NULL, *log = NULL;
+    _cleanup_free_ char *cache_cmd = NULL;
+    _cleanup_json_ yajl_val st = h_status(c), sj = json_parse(store, NULL);
+    yajl_val toks = json_get_array(sj, "tokens");
+    const char *at = json_get_string(json_array_at(toks, 0), "accessToken");
+    const char *rt = json_get_string(json_array_at(toks, 0), "refreshToken");
+
+    CHECK_MSG(at && rt, "no token in the store: %s", store);
+    if (!at || !rt)
+        return;
+    st_text = json_to_string(st);
+    CHECK_MSG(!strstr(st_text, at) && !strstr(st_text, rt), "a token shows in mcpd/status");
+    CHECK(mcpc_request(c, "mcpd/discover", NULL, &disc) == 0);
+    CHECK_MSG(disc && !strstr(disc, at), "a token shows in mcpd/discover");
+    log = h_read_file(h->log);
+    CHECK_MSG(log && !strstr(log, at) && !strstr(log, rt), "a token shows in the log");
+    cache_cmd = xasprintf("! grep -rqs -e '%s' -e '%s' '%s/cache'", at, rt, h->dir);
+    CHECK_MSG(system(cache_cmd) == 0, "a token shows in the tool cache");
+}
+
+int main(void)
+{
+    Harness h;
+    const char *bin = getenv("OAUTH_SERVER");
+    char port_file[400], srv_log[400], out_file[400];
+    _cleanup_free_ char *cfg = NULL, *out = NULL, *t = NULL, *before = NULL, *after = NULL;
+    char *argv[8];
+    struct stat sb;
+    int port, is_error = -1;
+    pid_t pid;
+    mcpc_client *c;
+
+    h_setup(&h, "oauth");
+    snprintf(port_file, sizeof(port_file), "%s/oauth.port", h.dir);
+    snprintf(srv_log, sizeof(srv_log), "%s/oauth.log", h.dir);
+    snprintf(out_file, sizeof(out_file), "%s/oauth.out", h.dir);
+    argv[0] = (char *)bin;
+    argv[1] = "--port-file";
+    argv[2] = port_file;
+    argv[3] = "--log";
+    argv[4] = srv_log;
+    argv[5] = "--expires-in";
+    argv[6] = TOKEN_LIFETIME_S;
+    argv[7] = NULL;
+    {
+        /* Untagged: the helper is the remote side, not a process of mcpd's. */
+        _cleanup_free_ char *tag = xstrdup(getenv("MCPD_TEST_TAG"));
+        unsetenv("MCPD_TEST_TAG");
+        pid = bg_spawn(argv, NULL, out_file);
+        setenv("MCPD_TEST_TAG", tag, 1);
+    }
+    port = bg_wait_port_file(port_file, H_WAIT_MS);
+    if (port < 0) {
+        fprintf(stderr, "oauth-server did not start\n");
+        return 99;
+    }
+    cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}, \"o\": {\"url\": "
+                    "\"http://127.0.0.1:%d/mcp\", \"timeout\": 20000}}}",
+                    h_fake(), port);
+    h_write_config(&h, cfg);
+    h_start(&h, NULL);
+    c = h_client(&h, "agent");
+
+    /* 1. No sign-in: needs-auth, and the way out is in the error. */
+    CHECK(needs_auth(c, "o", H_WAIT_MS));
+    {
+        _cleanup_json_ yajl_val st = h_status(c);
+        const char *e = json_get_string(h_server(st, "o"), "lastError");
+        CHECK_MSG(e && strstr(e, "run: mcpctl login o"), "lastError: %s", e ? e : "(none)");
+    }
+    /* Bad requests: unknown server, a stdio server. */
+    CHECK(mcpc_request(c, "mcpd/login", "{\"server\":\"nope\"}", &out) != 0);
+    CHECK(mcpc_request(c, "mcpd/login", "{\"server\":\"steady\"}", &out) != 0);
+    CHECK(mcpc_request(c, "mcpd/loginWait", "{\"server\":\"o\"}", &out) != 0);
+
+    /* 2. Headless login: discovery, registration, PKCE, redirect to the loopback listener. */
+    CHECK(mcpc_request(c, "mcpd/login", "{\"server\":\"o\",\"headless\":true}", &out) == 0);
+    CHECK_MSG(out && strstr(out, "\"signedIn\":true"), "login gave %s", out ? out : "(null)");
+    CHECK(h_wait_state(c, "o", "connected", H_WAIT_MS));
+    /* The baseline holds the connection to the remote server that curl keeps. */
+    h_settle(&h, c, "steady", NULL);
+    t = h_call_text(c, "mcp_o_whoami", NULL, &is_error);
+    CHECK_MSG(is_error == 0 && t && strstr(t, "signed-in call"), "call gave %s", t ? t : "");
+    free(t);
+    t = NULL;
+    {
+        _cleanup_free_ char *p = xasprintf("%s/home/.local/state/mcpd/oauth-tokens.json", h.dir);
+        CHECK(stat(p, &sb) == 0 && (sb.st_mode & 0777) == 0600);
+    }
+    check_no_leak(&h, c);
+
+    /* 3. Expiry: the 401 is answered by one refresh; the rotated refresh token is on disk. */
+    before = store_text(&h);
+    h_sleep_ms(TOKEN_LIFETIME_MS + 1000);
+    t = h_call_text(c, "mcp_o_whoami", NULL, &is_error); /* may fail: it met the 401 */
+    free(t);
+    t = NULL;
+    CHECK(h_wait_state(c, "o", "connected", H_WAIT_MS));
+    for (int waited = 0; waited < H_WAIT_MS; waited += 100) {
+        t = h_call_text(c, "mcp_o_whoami", NULL, &is_error);
+        if (is_error == 0)
+            break;
+        free(t);
+        t = NULL;
+        h_sleep_ms(100);
+    }
+    CHECK_MSG(is_error == 0, "no call worked after the refresh: %s", t ? t : "");
+    after = store_text(&h);
+    {
+        _cleanup_json_ yajl_val a = json_parse(before, NULL), b = json_parse(after, NULL);
+        const char *rt0 =
+            json_get_string(json_array_at(json_get_array(a, "tokens"), 0), "refreshToken");
+        const char *rt1 =
+            json_get_string(json_array_at(json_get_array(b, "tokens"), 0), "refreshToken");
+        CHECK_MSG(rt0 && rt1 && !streq(rt0, rt1), "refresh token not rotated on disk: %s -> %s",
+                  rt0 ? rt0 : "-", rt1 ? rt1 : "-");
+    }
+    check_no_leak(&h, c);
+
+    /* 4. Revocation: the next request meets 401, nothing can refresh: back to needs-auth. */
+    CHECK(http_get(port, "/revoke-all") == 200);
+    free(t);
+    t = h_call_text(c, "mcp_o_whoami", NULL, &is_error);
+    CHECK_MSG(is_error == 1, "a call with a revoked token gave %s", t ? t : "");
+    CHECK(needs_auth(c, "o", H_WAIT_MS));
+
+    /* 5. Logout forgets the sign-in, a second one says so. */
+    free(out);
+    out = NULL;
+    CHECK(mcpc_request(c, "mcpd/logout", "{\"server\":\"o\"}", &out) == 0);
+    CHECK_MSG(out && strstr(out, "\"removed\":true"), "logout gave %s", out ? out : "");
+    free(out);
+    out = NULL;
+    CHECK(mcpc_request(c, "mcpd/logout", "{\"server\":\"o\"}", &out) == 0);
+    CHECK_MSG(out && strstr(out, "\"removed\":false"), "second logout gave %s", out ? out : "");
+    {
+        _cleanup_free_ char *s = store_text(&h);
+        CHECK_MSG(!strstr(s, "127.0.0.1"), "the store still names the server: %s", s);
+    }
+
+    h_check_healthy(&h, "oauth sign-in, refresh, revocation, logout", CONTROL);
+    mcpc_free(c);
+    CHECK(h_stop(&h) == 0);
+    bg_stop(pid);
+    h_teardown(&h);
+    return h_finish("test-oauth");
+}
