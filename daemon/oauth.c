@@ -597,8 +597,6 @@ static const char *pick_auth_method(OAuthFlow *f, const char *secret)
 
 static void registered(OAuthFlow *f)
 {
-    _cleanup_free_ char *why = NULL;
-
     if (!f->auth_method)
         f->auth_method = xstrdup(pick_auth_method(f, f->client_secret));
     if (f->client_credentials)
