@@ -41,6 +41,8 @@ static struct {
     Tok toks[MAX_TOKENS];
     int n_toks, serial, refreshes, codes;
     char challenge[128];
+    char fault[32]; /* set by GET /fault/NAME: bad-state, no-access-token, garbage-meta, no-pkce,
+                       other-resource; GET /fault/none clears it */
     FILE *log;
 } st = {.expires_in = 3600};
 
@@ -49,6 +51,11 @@ static const char *base_url(void)
     static char b[64];
     snprintf(b, sizeof(b), "http://127.0.0.1:%d", st.port);
     return b;
+}
+
+static bool fault(const char *name)
+{
+    return strcmp(st.fault, name) == 0;
 }
 
 static Tok *issue(bool refresh, long ttl)
@@ -111,6 +118,11 @@ static void b64url(char *out, const unsigned char *d, size_t n)
 static void token_json(struct evhttp_request *req, Tok *at, Tok *rt)
 {
     char b[512];
+
+    if (fault("no-access-token")) {
+        reply(req, 200, "application/json", "{\"token_type\":\"Bearer\",\"expires_in\":60}");
+        return;
+    }
     snprintf(b, sizeof(b),
              "{\"access_token\":\"%s\",\"token_type\":\"Bearer\",\"expires_in\":%ld,"
              "\"refresh_token\":\"%s\",\"scope\":\"mcp\"}",
@@ -174,7 +186,8 @@ static void on_authorize(struct evhttp_request *req)
         reply(req, 400, "text/plain", "bad authorization request\n");
     } else {
         strcpy(st.challenge, cc);
-        snprintf(loc, sizeof(loc), "%s?code=code-%d&state=%s", ru, ++st.codes, state);
+        snprintf(loc, sizeof(loc), "%s?code=code-%d&state=%s%s", ru, ++st.codes, state,
+                 fault("bad-state") ? "x" : "");
         evhttp_add_header(evhttp_request_get_output_headers(req), "Location", loc);
         reply(req, 302, NULL, NULL);
     }
@@ -256,16 +269,19 @@ static void on_request(struct evhttp_request *req, void *arg)
     if (strcmp(p, "/mcp") == 0) {
         on_mcp(req);
     } else if (strcmp(p, "/.well-known/oauth-protected-resource/mcp") == 0) {
-        snprintf(b, sizeof(b), "{\"resource\":\"%s/mcp\",\"authorization_servers\":[\"%s\"]}",
-                 base_url(), base_url());
+        snprintf(b, sizeof(b), "{\"resource\":\"%s/%s\",\"authorization_servers\":[\"%s\"]}",
+                 base_url(), fault("other-resource") ? "other" : "mcp", base_url());
         reply(req, 200, "application/json", b);
+    } else if (strcmp(p, "/.well-known/oauth-authorization-server") == 0 && fault("garbage-meta")) {
+        reply(req, 200, "application/json", "<html>surely not JSON");
     } else if (strcmp(p, "/.well-known/oauth-authorization-server") == 0) {
         snprintf(b, sizeof(b),
                  "{\"issuer\":\"%s\",\"authorization_endpoint\":\"%s/authorize\","
                  "\"token_endpoint\":\"%s/token\",\"registration_endpoint\":\"%s/register\","
-                 "\"code_challenge_methods_supported\":[\"S256\"],"
+                 "\"code_challenge_methods_supported\":[\"%s\"],"
                  "\"token_endpoint_auth_methods_supported\":[\"none\"]}",
-                 base_url(), base_url(), base_url(), base_url());
+                 base_url(), base_url(), base_url(), base_url(),
+                 fault("no-pkce") ? "plain" : "S256");
         reply(req, 200, "application/json", b);
     } else if (strcmp(p, "/register") == 0) {
         free(body_of(req));
@@ -278,6 +294,9 @@ static void on_request(struct evhttp_request *req, void *arg)
         for (int i = 0; i < MAX_TOKENS; i++)
             st.toks[i].revoked = true;
         reply(req, 200, "text/plain", "revoked\n");
+    } else if (strncmp(p, "/fault/", 7) == 0) {
+        snprintf(st.fault, sizeof(st.fault), "%s", p + 7);
+        reply(req, 200, "text/plain", "ok\n");
     } else if (strcmp(p, "/stats") == 0) {
         snprintf(b, sizeof(b), "{\"refreshes\":%d,\"issued\":%d}", st.refreshes, st.serial);
         reply(req, 200, "application/json", b);

@@ -87,6 +87,23 @@ static void check_no_leak(Harness *h, mcpc_client *c)
     CHECK_MSG(system(cache_cmd) == 0, "a token shows in the tool cache");
 }
 
+/* A sign-in against a faulty authorization server fails with a clear error; nothing is stored. */
+static void check_fault(Harness *h, mcpc_client *c, int port, const char *fault, const char *want)
+{
+    _cleanup_free_ char *path = xasprintf("/fault/%s", fault), *out = NULL, *store = NULL;
+    const char *msg;
+    int r;
+
+    CHECK(http_get(port, path) == 200);
+    r = mcpc_request(c, "mcpd/login", "{\"server\":\"o\",\"headless\":true}", &out);
+    msg = mcpc_errmsg(c);
+    CHECK_MSG(r != 0 && strstr(msg, "sign-in to server o failed at") && strstr(msg, want),
+              "%s: login gave %d: %s", fault, r, r ? msg : out);
+    store = store_text(h);
+    CHECK_MSG(!strstr(store, "accessToken"), "%s: something was stored: %s", fault, store);
+    CHECK(needs_auth(c, "o", H_WAIT_MS));
+}
+
 int main(void)
 {
     Harness h;
@@ -141,6 +158,14 @@ int main(void)
     CHECK(mcpc_request(c, "mcpd/login", "{\"server\":\"nope\"}", &out) != 0);
     CHECK(mcpc_request(c, "mcpd/login", "{\"server\":\"steady\"}", &out) != 0);
     CHECK(mcpc_request(c, "mcpd/loginWait", "{\"server\":\"o\"}", &out) != 0);
+
+    /* Bad answers end the attempt with the server and the step named, and keep nothing. */
+    check_fault(&h, c, port, "garbage-meta", "authorization server metadata");
+    check_fault(&h, c, port, "no-pkce", "does not advertise PKCE S256");
+    check_fault(&h, c, port, "other-resource", "refusing it");
+    check_fault(&h, c, port, "bad-state", "state does not match");
+    check_fault(&h, c, port, "no-access-token", "no usable \"access_token\"");
+    CHECK(http_get(port, "/fault/none") == 200);
 
     /* 2. Headless login: discovery, registration, PKCE, redirect to the loopback listener. */
     CHECK(mcpc_request(c, "mcpd/login", "{\"server\":\"o\",\"headless\":true}", &out) == 0);
