@@ -18,10 +18,15 @@
 #include "daemon/oauth.h"
 
 /*
- * A 401 right after a refresh means the new token is refused too: refreshing again would
- * loop. A token younger than this is not refreshed on a 401; a person signs in instead.
+ * A 401 soon after a refresh made for a 401 means the new token is refused too: refreshing
+ * again would loop. Within this time of the last one, a 401 waits for a person to sign in.
  */
 #define REFRESH_REPEAT_MIN_MS 10000
+/*
+ * Tokens are refreshed this long before they end, so no request meets an expired one; a
+ * short-lived token is refreshed after four fifths of its life instead.
+ */
+#define REFRESH_AHEAD_MS 60000
 /* mcpd/loginWait never holds a request longer than a whole sign-in may take. */
 #define LOGIN_WAIT_MAX_MS OAUTH_FLOW_TIMEOUT_MS
 
@@ -47,6 +52,28 @@ typedef struct Login {
 } Login;
 
 static Login *logins;
+
+/* A stored token's refresh before it ends (one per resource). */
+typedef struct Renewal {
+    Manager *m;
+    char *server, *resource;
+    struct event *timer;
+    bool refreshing;
+    struct Renewal *next;
+} Renewal;
+
+static Renewal *renewals;
+
+/* When a 401 last led to a refresh, per resource (monotonic ms). */
+typedef struct Recent401 {
+    char *resource;
+    uint64_t at_ms;
+    struct Recent401 *next;
+} Recent401;
+
+static Recent401 *recent_401s;
+
+static void renewal_arm(Manager *m, const char *server, const char *resource);
 
 /* A refresh started by a 401, waiting to reconnect its server (by id: it may be gone). */
 typedef struct RefreshCtx {
@@ -139,8 +166,10 @@ static void on_login_done(void *userdata, int r, const char *why)
     l->why = why ? xstrdup(why) : NULL;
     /* The flow is on the stack below us: it goes from the loop. */
     event_active(l->ev_free_flow, EV_TIMEOUT, 0);
-    if (r == 0)
+    if (r == 0) {
+        renewal_arm(l->m, l->server, l->resource);
         reconnect_resource(l->m, l->resource);
+    }
     waiters_answer(l);
 }
 
@@ -283,6 +312,7 @@ void oauth_m_logout(Daemon *d, Peer *p, JsonrpcMsg *m)
     if (l)
         login_free(l);
     r = oauth_store_remove(s->cfg->url, &why);
+    renewal_arm(&d->manager, s->cfg->name, s->cfg->url); /* nothing stored: it goes */
     if (r < 0) {
         methods_error(p, m->id, JSONRPC_INTERNAL_ERROR, why);
         return;
@@ -300,8 +330,10 @@ static void on_refreshed(void *userdata, int r, const char *why)
     Server *s = r == 0 ? idmap_get(&c->m->servers, c->server_id) : NULL;
 
     (void)why; /* logged by the refresh; the server keeps its "run: mcpctl login" error */
-    if (s)
+    if (s) {
+        renewal_arm(c->m, s->cfg->name, s->cfg->url);
         reconnect_resource(c->m, s->cfg->url);
+    }
     free(c);
 }
 
@@ -309,8 +341,13 @@ bool oauth_login_refresh(Server *s)
 {
     const OAuthToken *t = s->cfg->url ? oauth_store_find(s->cfg->url) : NULL;
     RefreshCtx *c;
+    Recent401 *rc;
 
-    if (!t || !t->refresh_token || wall_ms() - t->obtained_ms < REFRESH_REPEAT_MIN_MS)
+    if (!t || !t->refresh_token)
+        return false;
+    for (rc = recent_401s; rc && !streq(rc->resource, s->cfg->url); rc = rc->next)
+        ;
+    if (rc && now_ms() - rc->at_ms < REFRESH_REPEAT_MIN_MS)
         return false;
     c = xcalloc(1, sizeof(*c));
     c->m = s->m;
@@ -319,13 +356,102 @@ bool oauth_login_refresh(Server *s)
         free(c);
         return false;
     }
+    if (!rc) {
+        rc = xcalloc(1, sizeof(*rc));
+        rc->resource = xstrdup(s->cfg->url);
+        rc->next = recent_401s;
+        recent_401s = rc;
+    }
+    rc->at_ms = now_ms();
     log_full(LOG_INFO, s->cfg->name, "oauth", "HTTP 401: refreshing the access token");
     return true;
+}
+
+/* ---- refresh before expiry ---- */
+
+static void renewal_free(Renewal *rn)
+{
+    for (Renewal **pp = &renewals; *pp; pp = &(*pp)->next)
+        if (*pp == rn) {
+            *pp = rn->next;
+            break;
+        }
+    event_free(rn->timer);
+    free(rn->server);
+    free(rn->resource);
+    free(rn);
+}
+
+static void on_renewed(void *userdata, int r, const char *why)
+{
+    Renewal *rn = userdata;
+
+    (void)why; /* logged by the refresh */
+    rn->refreshing = false;
+    if (r == -ECANCELED)
+        return; /* daemon exit: oauth_login_shutdown frees it */
+    if (r == 0) {
+        renewal_arm(rn->m, rn->server, rn->resource);
+        /* A server that met a 401 while this ran comes back with the new token. */
+        reconnect_resource(rn->m, rn->resource);
+    } else {
+        renewal_free(rn); /* a refused refresh removed the sign-in: the next 401 says so */
+    }
+}
+
+static void on_renewal_due(evutil_socket_t fd, short what, void *arg)
+{
+    Renewal *rn = arg;
+
+    (void)fd, (void)what;
+    if (oauth_refresh_start(rn->m->base, rn->server, rn->resource, on_renewed, rn) == 0)
+        rn->refreshing = true;
+    else
+        renewal_free(rn);
+}
+
+/* (Re)arm the refresh of resource's token ahead of its end, when it has an end and a way on. */
+static void renewal_arm(Manager *m, const char *server, const char *resource)
+{
+    const OAuthToken *t = oauth_store_find(resource);
+    Renewal *rn;
+    int64_t life, ahead, due;
+    struct timeval tv;
+
+    for (rn = renewals; rn && !streq(rn->resource, resource); rn = rn->next)
+        ;
+    if (!t || !t->refresh_token || !t->expires_at_ms) {
+        if (rn && !rn->refreshing)
+            renewal_free(rn);
+        return;
+    }
+    if (!rn) {
+        rn = xcalloc(1, sizeof(*rn));
+        rn->m = m;
+        rn->server = xstrdup(server);
+        rn->resource = xstrdup(resource);
+        rn->timer = evtimer_new(m->base, on_renewal_due, rn);
+        rn->next = renewals;
+        renewals = rn;
+    }
+    life = t->expires_at_ms - t->obtained_ms;
+    ahead = MIN(REFRESH_AHEAD_MS, life / 5);
+    due = MAX(t->expires_at_ms - ahead - wall_ms(), 0);
+    tv_ms(&tv, due);
+    evtimer_add(rn->timer, &tv);
 }
 
 void oauth_login_shutdown(void)
 {
     while (logins)
         login_free(logins);
-    oauth_shutdown();
+    oauth_shutdown(); /* refreshes end first: their callbacks still see the renewals */
+    while (renewals)
+        renewal_free(renewals);
+    while (recent_401s) {
+        Recent401 *rc = recent_401s;
+        recent_401s = rc->next;
+        free(rc->resource);
+        free(rc);
+    }
 }

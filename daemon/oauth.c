@@ -1023,6 +1023,10 @@ int oauth_refresh_start(struct event_base *base, const char *server, const char 
 
     if (!t || !t->refresh_token || !t->token_endpoint || !t->client_id)
         return OAUTH_E_NO_REFRESH;
+    /* Two refreshes with one refresh token: the second would spend a rotated token. */
+    for (rf = refreshes; rf; rf = rf->next)
+        if (streq(rf->resource, resource))
+            return OAUTH_E_BUSY;
     rf = xcalloc(1, sizeof(*rf));
     rf->server = xstrdup(server);
     rf->resource = xstrdup(resource);

@@ -44,8 +44,8 @@ int oauth_flow_start(OAuthFlow **fp, struct event_base *base, const OAuthRequest
 OAuthFlow *oauth_flow_free(OAuthFlow *f);
 
 /**
- * Refresh the stored token for resource. Return 0 (done_fn will run), or OAUTH_E_NO_REFRESH
- * when there is no refresh token (a person must sign in again). A refresh that the
+ * Refresh the stored token for resource. Return 0 (done_fn will run), OAUTH_E_NO_REFRESH
+ * when there is no refresh token (a person must sign in again), or OAUTH_E_BUSY. A refresh that the
  * authorization server refuses removes the stored sign-in.
  */
 int oauth_refresh_start(struct event_base *base, const char *server, const char *resource,
@@ -61,3 +61,4 @@ char *oauth_pkce_challenge(const char *verifier);
 bool oauth_resource_matches(const char *prm_resource, const char *url);
 
 #define OAUTH_E_NO_REFRESH 1
+#define OAUTH_E_BUSY       2 /* a refresh for that resource is already running */

@@ -294,6 +294,11 @@ static void on_request(struct evhttp_request *req, void *arg)
         for (int i = 0; i < MAX_TOKENS; i++)
             st.toks[i].revoked = true;
         reply(req, 200, "text/plain", "revoked\n");
+    } else if (strcmp(p, "/expire-access") == 0) {
+        for (int i = 0; i < MAX_TOKENS; i++)
+            if (!st.toks[i].refresh)
+                st.toks[i].expires = 1;
+        reply(req, 200, "text/plain", "expired\n");
     } else if (strncmp(p, "/fault/", 7) == 0) {
         snprintf(st.fault, sizeof(st.fault), "%s", p + 7);
         reply(req, 200, "text/plain", "ok\n");
