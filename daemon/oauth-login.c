@@ -218,24 +218,19 @@ static Server *http_server_or_error(Daemon *d, Peer *p, JsonrpcMsg *m)
     return msg ? NULL : s;
 }
 
-void oauth_m_login(Daemon *d, Peer *p, JsonrpcMsg *m)
+/*
+ * Start a sign-in for s, replacing one under way; p and id (or NULL) wait for its end. NULL
+ * with *whyp when the step-up limit is reached.
+ */
+static Login *login_start(Manager *m, Server *s, bool headless, Peer *p, yajl_val id, char **whyp)
 {
-    Server *s = http_server_or_error(d, p, m);
-    Login *l, *old;
+    _cleanup_free_ char *err = NULL;
     OAuthRequest req = {0};
-    _cleanup_free_ char *why = NULL, *err = NULL;
-    bool headless = false, step_up;
     unsigned step_ups = 0;
+    Login *l, *old;
     int r;
 
-    if (!s)
-        return;
-    if (json_get_bool(m->params, "headless", &headless) == -EINVAL) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "headless must be a boolean");
-        return;
-    }
     err = s->auth_challenge ? oauth_challenge_param(s->auth_challenge, "error") : NULL;
-    step_up = streq(err, "insufficient_scope");
     if ((old = login_find(s->cfg->name))) {
         step_ups = old->step_ups;
         if (!old->done) {
@@ -245,36 +240,53 @@ void oauth_m_login(Daemon *d, Peer *p, JsonrpcMsg *m)
         }
         login_free(old);
     }
-    step_ups = step_up ? step_ups + 1 : 0;
+    step_ups = streq(err, "insufficient_scope") ? step_ups + 1 : 0;
     if (step_ups > OAUTH_STEP_UP_MAX) {
-        _cleanup_free_ char *msg =
-            xasprintf("server %s asked for more scope %d times in a row (403 insufficient_scope); "
-                      "not signing in again: check the scopes its authorization server grants",
-                      s->cfg->name, OAUTH_STEP_UP_MAX);
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
-        return;
+        *whyp = xasprintf("server %s asked for more scope %d times in a row (403 "
+                          "insufficient_scope); not signing in again: check the scopes its "
+                          "authorization server grants",
+                          s->cfg->name, OAUTH_STEP_UP_MAX);
+        return NULL;
     }
     l = xcalloc(1, sizeof(*l));
-    l->m = &d->manager;
+    l->m = m;
     l->server = xstrdup(s->cfg->name);
     l->resource = xstrdup(s->cfg->url);
     l->step_ups = step_ups;
-    l->ev_free_flow = event_new(d->manager.base, -1, 0, on_free_flow, l);
+    l->ev_free_flow = event_new(m->base, -1, 0, on_free_flow, l);
     l->next = logins;
     logins = l;
-    add_waiter(l, p, m->id);
+    if (p)
+        add_waiter(l, p, id);
     req.server = s->cfg->name;
     req.resource = s->cfg->url;
     req.options = s->cfg->oauth;
     req.challenge = s->auth_challenge;
     req.headless = headless;
-    r = oauth_flow_start(&l->flow, d->manager.base, &req, on_login_url, on_login_done, l, &why);
+    r = oauth_flow_start(&l->flow, m->base, &req, on_login_url, on_login_done, l, whyp);
     if (r < 0) {
         l->done = true;
         l->r = r;
-        l->why = xstrdup(why);
+        l->why = xstrdup(*whyp);
         waiters_answer(l);
     }
+    return l;
+}
+
+void oauth_m_login(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    Server *s = http_server_or_error(d, p, m);
+    _cleanup_free_ char *why = NULL;
+    bool headless = false;
+
+    if (!s)
+        return;
+    if (json_get_bool(m->params, "headless", &headless) == -EINVAL) {
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "headless must be a boolean");
+        return;
+    }
+    if (!login_start(&d->manager, s, headless, p, m->id, &why))
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, why);
 }
 
 void oauth_m_login_wait(Daemon *d, Peer *p, JsonrpcMsg *m)
@@ -337,23 +349,45 @@ static void on_refreshed(void *userdata, int r, const char *why)
     free(c);
 }
 
+static bool client_credentials(yajl_val oauth)
+{
+    const char *g = json_get_string(oauth, "grantType");
+
+    if (!g)
+        g = json_get_string(oauth, "grant_type");
+    return streq(g, "client_credentials");
+}
+
 bool oauth_login_refresh(Server *s)
 {
     const OAuthToken *t = s->cfg->url ? oauth_store_find(s->cfg->url) : NULL;
-    RefreshCtx *c;
+    _cleanup_free_ char *why = NULL;
+    RefreshCtx *c = NULL;
     Recent401 *rc;
 
-    if (!t || !t->refresh_token)
+    if (!s->cfg->url)
         return false;
     for (rc = recent_401s; rc && !streq(rc->resource, s->cfg->url); rc = rc->next)
         ;
     if (rc && now_ms() - rc->at_ms < REFRESH_REPEAT_MIN_MS)
         return false;
-    c = xcalloc(1, sizeof(*c));
-    c->m = s->m;
-    c->server_id = s->id;
-    if (oauth_refresh_start(s->m->base, s->cfg->name, s->cfg->url, on_refreshed, c) != 0) {
-        free(c);
+    if (t && t->refresh_token) {
+        c = xcalloc(1, sizeof(*c));
+        c->m = s->m;
+        c->server_id = s->id;
+        if (oauth_refresh_start(s->m->base, s->cfg->name, s->cfg->url, on_refreshed, c) != 0) {
+            free(c);
+            c = NULL;
+        }
+    }
+    if (!c && client_credentials(s->cfg->oauth)) {
+        /* A headless client gets its own token: no person is asked. */
+        if (!login_start(s->m, s, true, NULL, NULL, &why) || login_find(s->cfg->name)->done) {
+            log_full(LOG_WARNING, s->cfg->name, "oauth", "no client credentials token: %s",
+                     why ? why : "the sign-in did not start");
+            return false;
+        }
+    } else if (!c) {
         return false;
     }
     if (!rc) {
@@ -363,7 +397,8 @@ bool oauth_login_refresh(Server *s)
         recent_401s = rc;
     }
     rc->at_ms = now_ms();
-    log_full(LOG_INFO, s->cfg->name, "oauth", "HTTP 401: refreshing the access token");
+    log_full(LOG_INFO, s->cfg->name, "oauth", "HTTP 401: %s",
+             c ? "refreshing the access token" : "asking for a client credentials token");
     return true;
 }
 
