@@ -25,6 +25,7 @@
 #include "common/util.h"
 #include "daemon/http.h"
 #include "daemon/oauth-fetch.h"
+#include "daemon/oauth-jwt.h"
 #include "daemon/oauth-store.h"
 #include "daemon/oauth.h"
 
@@ -67,6 +68,7 @@ struct OAuthFlow {
     char *authz_ep, *token_ep, *reg_ep;
     /* options */
     char *opt_client_id, *opt_client_secret, *opt_scopes, *opt_cimd;
+    char *opt_key, *opt_alg; /* private_key_jwt: PEM private key and its algorithm */
     int64_t opt_port;
     bool client_credentials, headless;
     /* registration and request */
@@ -237,6 +239,10 @@ OAuthFlow *oauth_flow_free(OAuthFlow *f)
     free(f->opt_client_secret);
     free(f->opt_scopes);
     free(f->opt_cimd);
+    if (f->opt_key)
+        explicit_bzero(f->opt_key, strlen(f->opt_key));
+    free(f->opt_key);
+    free(f->opt_alg);
     free(f->client_id);
     if (f->client_secret)
         explicit_bzero(f->client_secret, strlen(f->client_secret));
@@ -412,7 +418,20 @@ static void token_request(OAuthFlow *f)
     }
     /* RFC 8707: the token is asked for this resource only. */
     form_add(&form, "resource", f->prm_resource);
-    auth = client_auth(&form, f->auth_method, f->client_id, f->client_secret);
+    if (f->opt_key) {
+        _cleanup_free_ char *why = NULL, *jwt = oauth_jwt_assertion(f->client_id, f->issuer,
+                                                                    f->opt_key, f->opt_alg, &why);
+        if (!jwt) {
+            strbuf_deinit(&form);
+            return flow_end(f, -EINVAL, "private_key_jwt: %s", why);
+        }
+        form_add(&form, "client_id", f->client_id);
+        form_add(&form, "client_assertion_type",
+                 "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+        form_add(&form, "client_assertion", jwt);
+    } else {
+        auth = client_auth(&form, f->auth_method, f->client_id, f->client_secret);
+    }
     flow_fetch(f, f->token_ep, strbuf_str(&form), "application/x-www-form-urlencoded", auth,
                on_token);
     explicit_bzero(form.data, form.cap);
@@ -898,6 +917,8 @@ static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
     f->opt_client_id = opt_string(o, "clientId", "client_id");
     f->opt_client_secret = opt_string(o, "clientSecret", "client_secret");
     f->opt_cimd = opt_string(o, "clientMetadataUrl", "client_metadata_url");
+    f->opt_key = opt_string(o, "privateKey", "private_key");
+    f->opt_alg = opt_string(o, "signingAlgorithm", "signing_algorithm");
     grant = opt_string(o, "grantType", "grant_type");
     scopes = json_get(o, "scopes");
     if (!scopes)
@@ -919,9 +940,9 @@ static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
         return -EINVAL;
     }
     f->client_credentials = streq(grant, "client_credentials");
-    if (f->client_credentials && (!f->opt_client_id || !f->opt_client_secret)) {
+    if (f->client_credentials && (!f->opt_client_id || (!f->opt_client_secret && !f->opt_key))) {
         *whyp = xasprintf("server %s: the client_credentials grant needs \"oauth.clientId\" and "
-                          "\"oauth.clientSecret\"",
+                          "\"oauth.clientSecret\" or \"oauth.privateKey\"",
                           f->server);
         return -EINVAL;
     }

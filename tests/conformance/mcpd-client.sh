@@ -35,6 +35,10 @@ auth/pre-registration)
 auth/client-credentials-basic)
     oauth=$(printf '{"grantType": "client_credentials", "clientId": "%s", "clientSecret": "%s"}' \
         "$(ctx_get client_id)" "$(ctx_get client_secret)") ;;
+auth/client-credentials-jwt)
+    oauth=$(printf '%s' "$ctx" | python3 -c 'import json,sys; c=json.load(sys.stdin)
+print(json.dumps({"grantType": "client_credentials", "clientId": c["client_id"],
+                  "privateKey": c["private_key_pem"], "signingAlgorithm": c["signing_algorithm"]}))') ;;
 esac
 printf '{"mcpServers": {"conf": {"url": "%s", "timeout": 20000, "oauth": %s}}}\n' "$url" "$oauth" >"$tmp/mcp.json"
 export XDG_RUNTIME_DIR=$tmp/run XDG_CONFIG_HOME=$tmp/config XDG_CACHE_HOME=$tmp/cache HOME=$tmp
