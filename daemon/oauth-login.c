@@ -355,7 +355,7 @@ static bool client_credentials(yajl_val oauth)
 
     if (!g)
         g = json_get_string(oauth, "grant_type");
-    return streq(g, "client_credentials");
+    return streq(g, "client_credentials") || streq(g, "jwt-bearer");
 }
 
 bool oauth_login_refresh(Server *s)

@@ -68,9 +68,15 @@ struct OAuthFlow {
     char *authz_ep, *token_ep, *reg_ep;
     /* options */
     char *opt_client_id, *opt_client_secret, *opt_scopes, *opt_cimd;
-    char *opt_key, *opt_alg; /* private_key_jwt: PEM private key and its algorithm */
+    char *opt_key, *opt_alg;     /* private_key_jwt: PEM private key and its algorithm */
+    char *opt_authz, *opt_token; /* endpoints given in the config (Gemini CLI): no discovery */
+    char *opt_redirect;          /* a fixed redirect URI on loopback, or NULL */
+    char *redirect_path;         /* what the listener answers: "/callback" or opt_redirect's */
     int64_t opt_port;
-    bool client_credentials, headless;
+    bool client_credentials, headless; /* client_credentials: no person, no browser */
+    bool jwt_bearer;                   /* SEP-990: IdP token exchange, then the jwt-bearer grant */
+    char *opt_id_token, *opt_idp_token_ep, *opt_idp_client_id;
+    char *assertion; /* the ID-JAG from the IdP */
     /* registration and request */
     char *client_id, *client_secret, *auth_method, *scope;
     char *verifier, *state, *redirect_uri;
@@ -243,6 +249,18 @@ OAuthFlow *oauth_flow_free(OAuthFlow *f)
         explicit_bzero(f->opt_key, strlen(f->opt_key));
     free(f->opt_key);
     free(f->opt_alg);
+    free(f->opt_authz);
+    free(f->opt_token);
+    free(f->opt_redirect);
+    free(f->redirect_path);
+    if (f->opt_id_token)
+        explicit_bzero(f->opt_id_token, strlen(f->opt_id_token));
+    free(f->opt_id_token);
+    free(f->opt_idp_token_ep);
+    free(f->opt_idp_client_id);
+    if (f->assertion)
+        explicit_bzero(f->assertion, strlen(f->assertion));
+    free(f->assertion);
     free(f->client_id);
     if (f->client_secret)
         explicit_bzero(f->client_secret, strlen(f->client_secret));
@@ -400,13 +418,61 @@ static void on_token(void *owner, Fetch *x)
     flow_end(f, 0, NULL);
 }
 
+static void token_request(OAuthFlow *f);
+
+static void on_exchange(void *owner, Fetch *x)
+{
+    OAuthFlow *f = owner;
+    _cleanup_free_ char *why = NULL;
+    _cleanup_json_ yajl_val v = fetch_json(x, &why);
+    const char *jag = json_get_string(v, "access_token");
+
+    if (!v)
+        return flow_end(f, -EPROTO, "identity provider token exchange: %s", why);
+    if (!jag || !*jag)
+        return flow_end(f, -EPROTO,
+                        "the identity provider's answer from %s has no "
+                        "\"access_token\" (the ID-JAG)",
+                        x->url);
+    f->assertion = xstrdup(jag);
+    token_request(f);
+}
+
+/* SEP-990: the enterprise ID token becomes an ID-JAG for this authorization server (RFC 8693). */
+static void token_exchange(OAuthFlow *f)
+{
+    StrBuf form = STRBUF_INIT;
+
+    form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange");
+    form_add(&form, "subject_token", f->opt_id_token);
+    form_add(&form, "subject_token_type", "urn:ietf:params:oauth:token-type:id_token");
+    form_add(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:id-jag");
+    form_add(&form, "audience", f->issuer);
+    form_add(&form, "resource", f->prm_resource);
+    if (f->opt_idp_client_id)
+        form_add(&form, "client_id", f->opt_idp_client_id);
+    if (f->scope)
+        form_add(&form, "scope", f->scope);
+    flow_fetch(f, f->opt_idp_token_ep, strbuf_str(&form), "application/x-www-form-urlencoded", NULL,
+               on_exchange);
+    explicit_bzero(form.data, form.cap);
+    strbuf_deinit(&form);
+}
+
 static void token_request(OAuthFlow *f)
 {
     StrBuf form = STRBUF_INIT;
     _cleanup_free_ char *auth = NULL;
 
     f->step = STEP_TOKEN;
-    if (f->client_credentials) {
+    if (f->jwt_bearer && !f->assertion)
+        return token_exchange(f);
+    if (f->jwt_bearer) {
+        form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
+        form_add(&form, "assertion", f->assertion);
+        if (f->scope)
+            form_add(&form, "scope", f->scope);
+    } else if (f->client_credentials) {
         form_add(&form, "grant_type", "client_credentials");
         if (f->scope)
             form_add(&form, "scope", f->scope);
@@ -487,7 +553,7 @@ static void on_redirect(struct evhttp_request *req, void *arg)
     const char *state, *code, *err;
     struct evkeyvalq kv;
 
-    if (f->code || f->error || !streq(path, "/callback")) {
+    if (f->code || f->error || !streq(path, f->redirect_path)) {
         evhttp_send_error(req, 404, NULL);
         return;
     }
@@ -533,7 +599,12 @@ static int listener_open(OAuthFlow *f, char **whyp)
     evhttp_set_allowed_methods(f->listener, EVHTTP_REQ_GET);
     evhttp_set_max_body_size(f->listener, 0);
     evhttp_set_max_headers_size(f->listener, 16 * 1024);
-    f->redirect_uri = xasprintf("http://127.0.0.1:%u/callback", ntohs(sa.sin_port));
+    if (f->opt_redirect) {
+        f->redirect_uri = xstrdup(f->opt_redirect);
+    } else {
+        f->redirect_path = xstrdup("/callback");
+        f->redirect_uri = xasprintf("http://127.0.0.1:%u/callback", ntohs(sa.sin_port));
+    }
     return 0;
 }
 
@@ -889,6 +960,13 @@ static void flow_begin(OAuthFlow *f)
         "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
         "\"clientInfo\":{\"name\":\"mcpd\",\"version\":\"" MCPD_VERSION "\"}}}";
 
+    if (f->opt_token && (f->opt_authz || f->client_credentials)) {
+        /* Endpoints from the config: the server's own metadata is not consulted. */
+        f->token_ep = xstrdup(f->opt_token);
+        f->authz_ep = f->opt_authz ? xstrdup(f->opt_authz) : NULL;
+        f->issuer = url_origin(f->opt_token);
+        return endpoints_known(f);
+    }
     if (f->challenge)
         return prm_discover(f);
     /* Learn the challenge (resource_metadata, scope) from an unauthenticated request. */
@@ -905,10 +983,40 @@ static char *opt_string(yajl_val o, const char *a, const char *b)
     return s && *s ? xstrdup(s) : NULL;
 }
 
+/* A fixed redirect URI must be plain http on loopback with a port: the listener is there. */
+static int take_redirect(OAuthFlow *f, char **whyp)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
+    int r = -EINVAL;
+
+    if (curl_url_set(u, CURLUPART_URL, f->opt_redirect, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK && streq(scheme, "http") &&
+        (streq(host, "127.0.0.1") || streq(host, "localhost")) && atoi(port) > 0) {
+        f->opt_port = atoi(port);
+        f->redirect_path = xstrdup(path);
+        r = 0;
+    } else {
+        *whyp = xasprintf("server %s: \"oauth.redirectUri\" must be http://localhost:PORT/PATH "
+                          "or http://127.0.0.1:PORT/PATH (the redirect comes to mcpd)",
+                          f->server);
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(path);
+    curl_url_cleanup(u);
+    return r;
+}
+
 static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
 {
     _cleanup_free_ char *grant = NULL;
     yajl_val scopes;
+    int r;
 
     if (o && !YAJL_IS_OBJECT(o)) {
         *whyp = xasprintf("server %s: \"oauth\" must be an object", f->server);
@@ -918,6 +1026,11 @@ static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
     f->opt_client_secret = opt_string(o, "clientSecret", "client_secret");
     f->opt_cimd = opt_string(o, "clientMetadataUrl", "client_metadata_url");
     f->opt_key = opt_string(o, "privateKey", "private_key");
+    f->opt_authz = opt_string(o, "authorizationUrl", "authorization_url");
+    f->opt_token = opt_string(o, "tokenUrl", "token_url");
+    f->opt_redirect = opt_string(o, "redirectUri", "redirect_uri");
+    if (f->opt_redirect && (r = take_redirect(f, whyp)) < 0)
+        return r;
     f->opt_alg = opt_string(o, "signingAlgorithm", "signing_algorithm");
     grant = opt_string(o, "grantType", "grant_type");
     scopes = json_get(o, "scopes");
@@ -933,13 +1046,24 @@ static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
             return -EINVAL;
         }
     }
-    if (grant && !streq(grant, "authorization_code") && !streq(grant, "client_credentials")) {
-        *whyp = xasprintf("server %s: \"oauth.grantType\" must be \"authorization_code\" or "
-                          "\"client_credentials\", not \"%s\"",
+    if (grant && !streq(grant, "authorization_code") && !streq(grant, "client_credentials") &&
+        !streq(grant, "jwt-bearer")) {
+        *whyp = xasprintf("server %s: \"oauth.grantType\" must be \"authorization_code\", "
+                          "\"client_credentials\" or \"jwt-bearer\", not \"%s\"",
                           f->server, grant);
         return -EINVAL;
     }
-    f->client_credentials = streq(grant, "client_credentials");
+    f->jwt_bearer = streq(grant, "jwt-bearer");
+    f->client_credentials = streq(grant, "client_credentials") || f->jwt_bearer;
+    f->opt_id_token = opt_string(o, "idToken", "id_token");
+    f->opt_idp_token_ep = opt_string(o, "idpTokenEndpoint", "idp_token_endpoint");
+    f->opt_idp_client_id = opt_string(o, "idpClientId", "idp_client_id");
+    if (f->jwt_bearer && (!f->opt_id_token || !f->opt_idp_token_ep)) {
+        *whyp = xasprintf("server %s: the jwt-bearer grant needs \"oauth.idToken\" and "
+                          "\"oauth.idpTokenEndpoint\" (the enterprise identity provider)",
+                          f->server);
+        return -EINVAL;
+    }
     if (f->client_credentials && (!f->opt_client_id || (!f->opt_client_secret && !f->opt_key))) {
         *whyp = xasprintf("server %s: the client_credentials grant needs \"oauth.clientId\" and "
                           "\"oauth.clientSecret\" or \"oauth.privateKey\"",

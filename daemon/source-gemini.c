@@ -11,12 +11,14 @@
 /*
  * Gemini CLI names the transport by the key: httpUrl is Streamable HTTP, url is the legacy
  * HTTP+SSE endpoint, command is stdio. Its timeout is in ms, like mcpd's; cwd, env, headers,
- * args carry over as they are. trust, includeTools and excludeTools have no mcpd meaning.
+ * args carry over as they are, and so does oauth (clientId, clientSecret, scopes,
+ * authorizationUrl, tokenUrl, redirectUri: daemon/oauth.c reads them). trust, includeTools and
+ * excludeTools have no mcpd meaning.
  */
 static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
-    static const char *const drop[] = {"httpUrl",      "url",   "trust", "includeTools",
-                                       "excludeTools", "oauth", NULL};
+    static const char *const drop[] = {"httpUrl",      "url",          "trust",
+                                       "includeTools", "excludeTools", NULL};
     yajl_val http = json_get(in, "httpUrl"), sse = json_get(in, "url"), out;
 
     (void)name;

@@ -39,6 +39,11 @@ auth/client-credentials-jwt)
     oauth=$(printf '%s' "$ctx" | python3 -c 'import json,sys; c=json.load(sys.stdin)
 print(json.dumps({"grantType": "client_credentials", "clientId": c["client_id"],
                   "privateKey": c["private_key_pem"], "signingAlgorithm": c["signing_algorithm"]}))') ;;
+auth/cross-app-access-complete-flow)
+    oauth=$(printf '%s' "$ctx" | python3 -c 'import json,sys; c=json.load(sys.stdin)
+print(json.dumps({"grantType": "jwt-bearer", "clientId": c["client_id"],
+                  "clientSecret": c["client_secret"], "idToken": c["idp_id_token"],
+                  "idpTokenEndpoint": c["idp_token_endpoint"], "idpClientId": c["idp_client_id"]}))') ;;
 esac
 printf '{"mcpServers": {"conf": {"url": "%s", "timeout": 20000, "oauth": %s}}}\n' "$url" "$oauth" >"$tmp/mcp.json"
 export XDG_RUNTIME_DIR=$tmp/run XDG_CONFIG_HOME=$tmp/config XDG_CACHE_HOME=$tmp/cache HOME=$tmp
@@ -54,7 +59,7 @@ for _ in $(seq 200); do
 done
 [ -S "$sock" ] || fail "mcpd did not create its socket"
 case "${MCP_CONFORMANCE_SCENARIO:-}" in
-auth/client-credentials-*)
+auth/client-credentials-* | auth/cross-app-access-*)
     # mcpd gets its own token on the 401 (nobody logs in); the server shows failed meanwhile.
     for _ in $(seq 50); do
         ctl wait conf >/dev/null && break
