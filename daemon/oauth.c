@@ -33,6 +33,8 @@
 #define PKCE_VERIFIER_BYTES 32
 /* The state value only has to be unguessable for the few minutes of a sign-in. */
 #define STATE_BYTES 16
+/* The listener stays this long after its one redirect, so the browser's page gets out. */
+#define LISTENER_LINGER_MS 2000
 /* Well-known locations tried per document (RFC 9728 and RFC 8414/OIDC orders give at most 3). */
 #define MAX_CANDIDATES 4
 
@@ -510,6 +512,53 @@ static void token_request(OAuthFlow *f)
 
 static void flow_begin(OAuthFlow *f);
 
+/* A listener that answered: kept a moment to flush its page, then freed (or at exit). */
+typedef struct Linger {
+    struct evhttp *http;
+    struct event *timer;
+    struct Linger *next;
+} Linger;
+
+static Linger *lingering;
+
+static void linger_free(Linger *lg)
+{
+    for (Linger **pp = &lingering; *pp; pp = &(*pp)->next)
+        if (*pp == lg) {
+            *pp = lg->next;
+            break;
+        }
+    evhttp_free(lg->http);
+    event_free(lg->timer);
+    free(lg);
+}
+
+static void on_linger_end(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    linger_free(arg);
+}
+
+static void on_gone(struct evhttp_request *req, void *arg)
+{
+    (void)arg;
+    evhttp_send_error(req, 404, NULL);
+}
+
+static void listener_retire(OAuthFlow *f)
+{
+    Linger *lg = xcalloc(1, sizeof(*lg));
+    struct timeval tv = {LISTENER_LINGER_MS / 1000, (LISTENER_LINGER_MS % 1000) * 1000};
+
+    evhttp_set_gencb(f->listener, on_gone, NULL); /* nothing of f is used from now on */
+    lg->http = f->listener;
+    lg->timer = evtimer_new(f->base, on_linger_end, lg);
+    lg->next = lingering;
+    lingering = lg;
+    evtimer_add(lg->timer, &tv);
+    f->listener = NULL;
+}
+
 static void on_next(evutil_socket_t fd, short what, void *arg)
 {
     OAuthFlow *f = arg;
@@ -520,10 +569,8 @@ static void on_next(evutil_socket_t fd, short what, void *arg)
         return flow_begin(f);
     }
     /* The listener has answered its one request: it goes, from the loop, not from its callback. */
-    if (f->listener) {
-        evhttp_free(f->listener);
-        f->listener = NULL;
-    }
+    if (f->listener)
+        listener_retire(f);
     f->hx = fetch_free(f->hx);
     if (f->error)
         return flow_end(f, -EACCES, "%s", f->error);
@@ -1199,6 +1246,8 @@ int oauth_refresh_start(struct event_base *base, const char *server, const char 
 
 void oauth_shutdown(void)
 {
+    while (lingering)
+        linger_free(lingering);
     while (refreshes) {
         Refresh *rf = refreshes;
         OAuthDoneFn fn = rf->fn;

@@ -21,12 +21,13 @@
 #define TOKEN_LIFETIME_S  "12"
 #define TOKEN_LIFETIME_MS 12000
 
-/* One GET to the helper's control paths; returns the status line's code or -1. */
-static int http_get(int port, const char *path)
+/* One GET to 127.0.0.1:port; returns the status code or -1, and the Location if asked. */
+static int http_get_loc(int port, const char *path, char **locationp)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    char buf[256];
+    char buf[8192], *loc;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), code = -1;
+    size_t got = 0;
     ssize_t n;
 
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -36,12 +37,36 @@ static int http_get(int port, const char *path)
         return -1;
     }
     n = snprintf(buf, sizeof(buf), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
-    if (write(fd, buf, (size_t)n) == n && (n = read(fd, buf, sizeof(buf) - 1)) > 12) {
-        buf[n] = '\0';
-        code = atoi(buf + 9);
+    if (write(fd, buf, (size_t)n) == n) {
+        while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+            got += (size_t)n;
+        buf[got] = '\0';
+        if (got > 12)
+            code = atoi(buf + 9);
     }
     close(fd);
+    if (locationp && (loc = strcasestr(buf, "\r\nLocation: ")))
+        *locationp = strndup(loc + 12, strcspn(loc + 12, "\r\n"));
     return code;
+}
+
+static int http_get(int port, const char *path)
+{
+    return http_get_loc(port, path, NULL);
+}
+
+/* A person's browser: open the authorization URL, follow its redirect to mcpd's listener. */
+static bool browse(const char *url)
+{
+    _cleanup_free_ char *loc = NULL;
+    int port = 0, off = 0, code;
+
+    if (sscanf(url, "http://127.0.0.1:%d%n", &port, &off) != 1 || !off)
+        return false;
+    code = http_get_loc(port, url + off, &loc);
+    if (code != 302 || !loc || sscanf(loc, "http://127.0.0.1:%d%n", &port, &off) != 1)
+        return false;
+    return http_get(port, loc + off) == 200;
 }
 
 static char *store_text(const Harness *h)
@@ -177,9 +202,20 @@ int main(void)
     check_fault(&h, c, port, "no-access-token", "no usable \"access_token\"");
     CHECK(http_get(port, "/fault/none") == 200);
 
-    /* 2. Headless login: discovery, registration, PKCE, redirect to the loopback listener. */
-    CHECK(mcpc_request(c, "mcpd/login", "{\"server\":\"o\",\"headless\":true}", &out) == 0);
-    CHECK_MSG(out && strstr(out, "\"signedIn\":true"), "login gave %s", out ? out : "(null)");
+    /* 2. Login as a person does it: the URL, a browser, the redirect to mcpd's listener. */
+    CHECK(mcpc_request(c, "mcpd/login", "{\"server\":\"o\"}", &out) == 0);
+    {
+        _cleanup_json_ yajl_val r = json_parse(out ? out : "", NULL);
+        const char *url = json_get_string(r, "authorizationUrl");
+        CHECK_MSG(url && strstr(url, "code_challenge_method=S256") && strstr(url, "state=") &&
+                      strstr(url, "resource="),
+                  "login gave %s", out ? out : "(null)");
+        CHECK_MSG(url && browse(url), "the browser's round trip failed");
+    }
+    free(out);
+    out = NULL;
+    CHECK(mcpc_request(c, "mcpd/loginWait", "{\"server\":\"o\"}", &out) == 0);
+    CHECK_MSG(out && strstr(out, "\"signedIn\":true"), "loginWait gave %s", out ? out : "(null)");
     CHECK(h_wait_state(c, "o", "connected", H_WAIT_MS));
     t = h_call_text(c, "mcp_o_whoami", NULL, &is_error);
     CHECK_MSG(is_error == 0 && t && strstr(t, "signed-in call"), "call gave %s", t ? t : "");
@@ -222,11 +258,6 @@ int main(void)
     after = store_text(&h);
     CHECK_MSG(rotated(before, after), "no refresh after the 401 (rotated token on disk)");
     check_no_leak(&h, c);
-    /*
-     * The baseline holds the connections to the remote server that curl's cache keeps; after a
-     * reconnect and calls it has as many as it will have.
-     */
-    h_settle(&h, c, "steady", NULL);
 
     /* 4. Revocation: the next request meets 401, nothing can refresh: back to needs-auth. */
     CHECK(http_get(port, "/revoke-all") == 200);
@@ -234,6 +265,18 @@ int main(void)
     t = h_call_text(c, "mcp_o_whoami", NULL, &is_error);
     CHECK_MSG(is_error == 1, "a call with a revoked token gave %s", t ? t : "");
     CHECK(needs_auth(c, "o", H_WAIT_MS));
+
+    /* 4b. Signing in again (headless: mcpd follows the redirect itself) brings it back. */
+    free(out);
+    out = NULL;
+    CHECK(mcpc_request(c, "mcpd/login", "{\"server\":\"o\",\"headless\":true}", &out) == 0);
+    CHECK_MSG(out && strstr(out, "\"signedIn\":true"), "login gave %s", out ? out : "(null)");
+    CHECK(h_wait_state(c, "o", "connected", H_WAIT_MS));
+    /*
+     * The baseline holds the connections to the remote server that curl's cache keeps; after
+     * reconnects and calls it has as many as it will have.
+     */
+    h_settle(&h, c, "steady", NULL);
 
     /* 5. Logout forgets the sign-in, a second one says so. */
     free(out);
