@@ -301,3 +301,22 @@ struct curl_slist *oauth_store_add_bearer(struct curl_slist *l, const char *url,
     explicit_bzero(h, strlen(h));
     return l;
 }
+
+yajl_val oauth_store_describe(const char *url)
+{
+    const OAuthToken *t = oauth_store_find(url);
+    yajl_val o;
+
+    if (!t)
+        return NULL;
+    /* Never a token: only what tells a person whether and how long the sign-in holds. */
+    o = json_object_new();
+    if (t->issuer)
+        json_object_set(o, "issuer", json_string_new(t->issuer));
+    if (t->scope)
+        json_object_set(o, "scope", json_string_new(t->scope));
+    if (t->expires_at_ms)
+        json_object_set(o, "expiresAt", json_int_new(t->expires_at_ms));
+    json_object_set(o, "refreshable", json_bool_new(t->refresh_token != NULL));
+    return o;
+}

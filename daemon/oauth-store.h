@@ -47,4 +47,7 @@ void oauth_token_copy(OAuthToken *dst, const OAuthToken *src);
  */
 struct curl_slist *oauth_store_add_bearer(struct curl_slist *l, const char *url, yajl_val headers);
 
+/** For status: {"issuer", "scope", "expiresAt", "refreshable"} of url's sign-in, or NULL. */
+yajl_val oauth_store_describe(const char *url);
+
 #define OAUTH_STORE_E_NONE 1 /* nothing stored for that resource */

@@ -1118,6 +1118,7 @@ static void http_status(Transport *tr, yajl_val obj)
 {
     HttpTransport *t = (HttpTransport *)tr;
     static const char *const modes[] = {"probing", "streamable-http", "sse"};
+    yajl_val signed_in = oauth_store_describe(t->url);
 
     json_object_set(obj, "url", json_string_new(t->shown_url));
     json_object_set(obj, "httpTransport", json_string_new(modes[t->mode]));
@@ -1126,6 +1127,8 @@ static void http_status(Transport *tr, yajl_val obj)
         json_object_set(obj, "lastHttpStatus", json_int_new(t->last_status));
     if (t->mode == MODE_STREAMABLE)
         json_object_set(obj, "getStream", json_bool_new(t->get_wanted && !t->get_unsupported));
+    if (signed_in)
+        json_object_set(obj, "signIn", signed_in);
 }
 
 static const TransportOps http_ops_auto = {

@@ -226,6 +226,12 @@ int main(void)
         CHECK(stat(p, &sb) == 0 && (sb.st_mode & 0777) == 0600);
     }
     check_no_leak(&h, c);
+    {
+        _cleanup_json_ yajl_val st = h_status(c);
+        yajl_val si = json_get_object(h_server(st, "o"), "signIn");
+        CHECK_MSG(si && YAJL_IS_TRUE(json_get(si, "refreshable")) && json_get(si, "expiresAt"),
+                  "status has no signIn summary");
+    }
 
     /* 3a. Before expiry the token is refreshed: the first call after its end just works. */
     before = store_text(&h);
