@@ -27,8 +27,6 @@
  * short-lived token is refreshed after four fifths of its life instead.
  */
 #define REFRESH_AHEAD_MS 60000
-/* mcpd/loginWait never holds a request longer than a whole sign-in may take. */
-#define LOGIN_WAIT_MAX_MS OAUTH_FLOW_TIMEOUT_MS
 
 /* A peer request waiting for a sign-in's end. */
 typedef struct LoginWaiter {

@@ -12,7 +12,7 @@ typedef struct Daemon Daemon;
 
 /** mcpd/login {server, headless?}: start a sign-in; the reply carries the URL to open. */
 void oauth_m_login(Daemon *d, Peer *p, JsonrpcMsg *m);
-/** mcpd/loginWait {server}: answers when that server's sign-in ends. */
+/** mcpd/loginWait {server}: answers when that server's sign-in ends (bounded by the flow). */
 void oauth_m_login_wait(Daemon *d, Peer *p, JsonrpcMsg *m);
 /** mcpd/logout {server}: forget the stored sign-in. */
 void oauth_m_logout(Daemon *d, Peer *p, JsonrpcMsg *m);

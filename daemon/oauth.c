@@ -992,6 +992,36 @@ static int take_redirect(OAuthFlow *f, char **whyp)
     return r;
 }
 
+/* The grant and what it needs: client credentials, or the enterprise IdP's ID token. */
+static int take_grant(OAuthFlow *f, yajl_val o, const char *grant, char **whyp)
+{
+    if (grant && !streq(grant, "authorization_code") && !streq(grant, "client_credentials") &&
+        !streq(grant, "jwt-bearer")) {
+        *whyp = xasprintf("server %s: \"oauth.grantType\" must be \"authorization_code\", "
+                          "\"client_credentials\" or \"jwt-bearer\", not \"%s\"",
+                          f->server, grant);
+        return -EINVAL;
+    }
+    f->jwt_bearer = streq(grant, "jwt-bearer");
+    f->client_credentials = streq(grant, "client_credentials") || f->jwt_bearer;
+    f->opt_id_token = opt_string(o, "idToken", "id_token");
+    f->opt_idp_token_ep = opt_string(o, "idpTokenEndpoint", "idp_token_endpoint");
+    f->opt_idp_client_id = opt_string(o, "idpClientId", "idp_client_id");
+    if (f->jwt_bearer && (!f->opt_id_token || !f->opt_idp_token_ep)) {
+        *whyp = xasprintf("server %s: the jwt-bearer grant needs \"oauth.idToken\" and "
+                          "\"oauth.idpTokenEndpoint\" (the enterprise identity provider)",
+                          f->server);
+        return -EINVAL;
+    }
+    if (f->client_credentials && (!f->opt_client_id || (!f->opt_client_secret && !f->opt_key))) {
+        *whyp = xasprintf("server %s: the client_credentials grant needs \"oauth.clientId\" and "
+                          "\"oauth.clientSecret\" or \"oauth.privateKey\"",
+                          f->server);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
 {
     _cleanup_free_ char *grant = NULL;
@@ -1026,30 +1056,8 @@ static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
             return -EINVAL;
         }
     }
-    if (grant && !streq(grant, "authorization_code") && !streq(grant, "client_credentials") &&
-        !streq(grant, "jwt-bearer")) {
-        *whyp = xasprintf("server %s: \"oauth.grantType\" must be \"authorization_code\", "
-                          "\"client_credentials\" or \"jwt-bearer\", not \"%s\"",
-                          f->server, grant);
-        return -EINVAL;
-    }
-    f->jwt_bearer = streq(grant, "jwt-bearer");
-    f->client_credentials = streq(grant, "client_credentials") || f->jwt_bearer;
-    f->opt_id_token = opt_string(o, "idToken", "id_token");
-    f->opt_idp_token_ep = opt_string(o, "idpTokenEndpoint", "idp_token_endpoint");
-    f->opt_idp_client_id = opt_string(o, "idpClientId", "idp_client_id");
-    if (f->jwt_bearer && (!f->opt_id_token || !f->opt_idp_token_ep)) {
-        *whyp = xasprintf("server %s: the jwt-bearer grant needs \"oauth.idToken\" and "
-                          "\"oauth.idpTokenEndpoint\" (the enterprise identity provider)",
-                          f->server);
-        return -EINVAL;
-    }
-    if (f->client_credentials && (!f->opt_client_id || (!f->opt_client_secret && !f->opt_key))) {
-        *whyp = xasprintf("server %s: the client_credentials grant needs \"oauth.clientId\" and "
-                          "\"oauth.clientSecret\" or \"oauth.privateKey\"",
-                          f->server);
-        return -EINVAL;
-    }
+    if ((r = take_grant(f, o, grant, whyp)) < 0)
+        return r;
     if (f->opt_cimd && !startswith(f->opt_cimd, "https://")) {
         *whyp =
             xasprintf("server %s: \"oauth.clientMetadataUrl\" must be an https:// URL", f->server);
