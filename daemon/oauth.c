@@ -34,6 +34,10 @@
 #define PKCE_VERIFIER_BYTES 32
 /* The state value only has to be unguessable for the few minutes of a sign-in. */
 #define STATE_BYTES 16
+/* The redirect is one GET with a short query; a browser's headers fit easily in this. */
+#define LISTENER_MAX_HEADERS (16u * 1024u)
+/* A connection to the listener that says nothing this long is dropped. */
+#define LISTENER_IO_TIMEOUT_S 30
 /* The listener stays this long after its one redirect, so the browser's page gets out. */
 #define LISTENER_LINGER_MS 2000
 /* Well-known locations tried per document (RFC 9728 and RFC 8414/OIDC orders give at most 3). */
@@ -578,7 +582,8 @@ static int listener_open(OAuthFlow *f, char **whyp)
     evhttp_set_gencb(f->listener, on_redirect, f);
     evhttp_set_allowed_methods(f->listener, EVHTTP_REQ_GET);
     evhttp_set_max_body_size(f->listener, 0);
-    evhttp_set_max_headers_size(f->listener, 16 * 1024);
+    evhttp_set_max_headers_size(f->listener, LISTENER_MAX_HEADERS);
+    evhttp_set_timeout(f->listener, LISTENER_IO_TIMEOUT_S);
     if (f->opt_redirect) {
         f->redirect_uri = xstrdup(f->opt_redirect);
     } else {
