@@ -322,7 +322,9 @@ static void on_upstream_closed(void *userdata, const char *reason)
     Server *s = userdata;
     _cleanup_free_ char *msg = NULL;
 
-    if (s->needs_auth) {
+    /* A 403 step-up left the connection up: a later close is not about credentials. */
+    if (s->needs_auth &&
+        !strstr(s->auth_challenge ? s->auth_challenge : "", "insufficient_scope")) {
         /* Retrying cannot fix missing credentials: a refresh token may, else a person must. */
         msg = xasprintf("%s; run: mcpctl login %s", reason, s->cfg->name);
         server_fail(s, msg, false);
