@@ -13,6 +13,7 @@
 #include "client/bridge.h"
 #include "client/discover-local.h"
 #include "client/setup.h"
+#include "client/login.h"
 #include "client/include/mcpc.h"
 #include "client/trust.h"
 #include "common/json.h"
@@ -51,6 +52,7 @@ typedef struct Ctl {
     const char *socket;
     const char *cwd;
     const char *server; /* trust, untrust: --server NAME */
+    LoginMode login_mode;
     mcpc_client *client;
 } Ctl;
 
@@ -60,6 +62,7 @@ enum {
     VERB_CWD = 1 << 1,     /* --cwd DIR */
     VERB_LINES = 1 << 2,   /* -n N */
     VERB_SERVER = 1 << 3,  /* --server NAME */
+    VERB_LOGIN = 1 << 4,   /* --no-browser, --headless */
 };
 
 typedef struct Verb {
@@ -670,6 +673,20 @@ static int verb_help(Ctl *ctl, char **args, int n)
 }
 
 /* The verbs, in the order usage lists them; add a row to add a verb. */
+static int verb_login(Ctl *ctl, char **args, int n)
+{
+    if (!ctl->timeout_ms)
+        ctl->timeout_ms = LOGIN_TIMEOUT_MS;
+    if (!ctl_client(ctl, false))
+        return EXIT_NOT_RUNNING;
+    return login_run(ctl->client, args[0], ctl->login_mode, ctl->json);
+}
+
+static int verb_logout(Ctl *ctl, char **args, int n)
+{
+    return logout_run(ctl->client, args[0], ctl->json);
+}
+
 static const Verb verbs[] = {
     {"status", "[SERVER...]", "servers, their state, tools and errors; agents", 0, -1, 0,
      verb_status},
@@ -681,6 +698,9 @@ static const Verb verbs[] = {
      verb_connect_server},
     {"disconnect", "SERVER", "stop a server and remove its tools", 1, 1, 0, verb_disconnect},
     {"wait", "SERVER", "wait until a server is connected or has failed", 1, 1, 0, verb_wait},
+    {"login", "SERVER [--no-browser|--headless]", "sign in to a remote server (OAuth)", 1, 1,
+     VERB_LOGIN | VERB_OFFLINE, verb_login},
+    {"logout", "SERVER", "forget the sign-in to a remote server", 1, 1, 0, verb_logout},
     {"logs", "SERVER [-n N]", "the server's recent stderr (the last N lines)", 1, 1, VERB_LINES,
      verb_logs},
     {"config", "[--cwd DIR]",
@@ -739,6 +759,8 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
         {"cwd", required_argument, NULL, 'C'},
         {"lines", required_argument, NULL, 'n'},
         {"server", required_argument, NULL, 'S'},
+        {"no-browser", no_argument, NULL, 'B'},
+        {"headless", no_argument, NULL, 'H'},
         {NULL, 0, NULL, 0},
     };
     int64_t v;
@@ -777,6 +799,11 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
         case 'S':
             ctl->server = optarg;
             *seenp |= VERB_SERVER;
+            break;
+        case 'B':
+        case 'H':
+            ctl->login_mode = ch == 'B' ? LOGIN_NO_BROWSER : LOGIN_HEADLESS;
+            *seenp |= VERB_LOGIN;
             break;
         case 'h':
             usage(stdout);
@@ -829,7 +856,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "mcpctl: %s does not take %s\n", verb->name,
                 seen & ~verb->flags & VERB_CWD      ? "--cwd"
                 : seen & ~verb->flags & VERB_SERVER ? "--server"
-                                                    : "-n");
+                : seen & ~verb->flags & VERB_LINES  ? "-n"
+                                                    : "--no-browser/--headless");
         return EXIT_USAGE;
     }
     if (!(verb->flags & VERB_OFFLINE) && !ctl_client(&ctl, false))

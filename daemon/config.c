@@ -198,6 +198,7 @@ ServerConfig *server_config_free(ServerConfig *c)
     json_free(c->disabled_tools);
     free(c->auth_type);
     free(c->credential_id);
+    json_free(c->oauth);
     source_deinit(&c->source);
     free(c);
     return NULL;
@@ -222,6 +223,7 @@ ServerConfig *server_config_copy(const ServerConfig *c)
     n->disabled_tools = json_copy(c->disabled_tools);
     n->auth_type = c->auth_type ? xstrdup(c->auth_type) : NULL;
     n->credential_id = c->credential_id ? xstrdup(c->credential_id) : NULL;
+    n->oauth = json_copy(c->oauth);
     source_copy(&n->source, &c->source);
     return n;
 }
@@ -380,6 +382,7 @@ static int take_auth(ServerConfig *c, yajl_val obj, StrBuf *err)
 {
     yajl_val a = json_get(obj, "auth"), t, id;
 
+    c->oauth = YAJL_IS_OBJECT(json_get(obj, "oauth")) ? json_copy(json_get(obj, "oauth")) : NULL;
     if (!a || YAJL_IS_NULL(a))
         return 0;
     t = json_get(a, "type");
@@ -552,13 +555,13 @@ static void redact_url_secrets(yajl_val v)
 }
 
 /*
- * The entry as written, with every env and headers value shown as "***", and so the secrets
+ * The entry as written, with every env, headers and oauth value shown as "***", and so the secrets
  * of any URL (the password in http://user:pw@host, an ?apiKey= parameter), in url or in a
  * proxy's args.
  */
 static yajl_val masked_raw(yajl_val raw)
 {
-    static const char *const secret_maps[] = {"env", "headers"};
+    static const char *const secret_maps[] = {"env", "headers", "oauth"};
     yajl_val out = json_copy(raw);
 
     redact_url_secrets(out);

@@ -47,6 +47,7 @@ typedef struct ServerConfig {
     bool reconnect;
     char *auth_type;     /* auth.type ("oauth", "apikey"), or NULL */
     char *credential_id; /* auth.credentialId: a key of the credential store, or NULL */
+    yajl_val oauth;      /* the "oauth" sign-in options (daemon/oauth.c checks them), or NULL */
     yajl_val raw;        /* the entry as written (before ${VAR} expansion), for display */
     bool allow_commands; /* "!cmd" values run: only in mcpd's own files (other agents: literal) */
     yajl_val enabled_tools;  /* enabledTools: array of globs; only matching tools, or NULL: all */

@@ -13,6 +13,7 @@
 #include "common/util.h"
 #include "daemon/cache.h"
 #include "daemon/manager-private.h"
+#include "daemon/oauth-login.h"
 #include "daemon/resolve.h"
 
 /* An mcpd/wait request. */
@@ -449,9 +450,13 @@ static void on_upstream_closed(void *userdata, const char *reason)
     Server *s = userdata;
     _cleanup_free_ char *msg = NULL;
 
-    if (s->needs_auth) {
-        /* Retrying cannot fix missing credentials: wait for a reload or mcpd/connect. */
-        server_fail(s, reason, false);
+    /* A 403 step-up left the connection up: a later close is not about credentials. */
+    if (s->needs_auth &&
+        !strstr(s->auth_challenge ? s->auth_challenge : "", "insufficient_scope")) {
+        /* Retrying cannot fix missing credentials: a refresh token may, else a person must. */
+        msg = xasprintf("%s; run: mcpctl login %s", reason, s->cfg->name);
+        server_fail(s, msg, false);
+        oauth_login_refresh(s);
         return;
     }
     if (s->state == SERVER_CONNECTED) {

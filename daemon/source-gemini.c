@@ -16,8 +16,9 @@
  * Gemini CLI (geminicli.com/docs/tools/mcp-server): "httpUrl" (deprecated spelling) is
  * Streamable HTTP; "url" with "type" is that transport, and a bare "url" is Streamable HTTP
  * with an SSE fallback (mcpd's "auto"); "command" is stdio. Its timeout is in ms, like mcpd's;
- * cwd, env, headers, args carry over as they are; includeTools and excludeTools become
- * enabledTools and disabledTools. trust has no mcpd meaning.
+ * cwd, env, headers, args carry over as they are, and so does oauth (clientId, clientSecret,
+ * scopes, authorizationUrl, tokenUrl, redirectUri: daemon/oauth.c reads them); includeTools
+ * and excludeTools become enabledTools and disabledTools. trust has no mcpd meaning.
  */
 /* Gemini expands $NAME as well as ${NAME} in its settings' strings: spell both as ${NAME}. */
 static yajl_val dollar_braced(yajl_val v)
@@ -51,8 +52,8 @@ static yajl_val dollar_braced(yajl_val v)
 
 static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
-    static const char *const drop[] = {"httpUrl",      "url",   "trust", "includeTools",
-                                       "excludeTools", "oauth", NULL};
+    static const char *const drop[] = {"httpUrl",      "url",          "trust",
+                                       "includeTools", "excludeTools", NULL};
     yajl_val include = json_get(in, "includeTools"), exclude = json_get(in, "excludeTools");
     yajl_val http = json_get(in, "httpUrl"), sse = json_get(in, "url"), out;
 
