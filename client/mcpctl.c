@@ -12,7 +12,9 @@
 
 #include "client/bridge.h"
 #include "client/discover-local.h"
+#include "client/setup.h"
 #include "client/include/mcpc.h"
+#include "client/trust.h"
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
@@ -48,6 +50,7 @@ typedef struct Ctl {
     long lines;     /* logs -n; -1: all */
     const char *socket;
     const char *cwd;
+    const char *server; /* trust, untrust: --server NAME */
     mcpc_client *client;
 } Ctl;
 
@@ -56,6 +59,7 @@ enum {
     VERB_OFFLINE = 1 << 0, /* runs without connecting first (it connects itself, or never) */
     VERB_CWD = 1 << 1,     /* --cwd DIR */
     VERB_LINES = 1 << 2,   /* -n N */
+    VERB_SERVER = 1 << 3,  /* --server NAME */
 };
 
 typedef struct Verb {
@@ -642,6 +646,23 @@ static int verb_bridge(Ctl *ctl, char **args, int n)
     return bridge_run(sock, ctl->cwd);
 }
 
+/* trust / untrust [DIR] [--server NAME]: client/trust.c. */
+static int verb_trust(Ctl *ctl, char **args, int n)
+{
+    return trust_run(ctl->client, false, n ? args[0] : NULL, ctl->server, ctl->json);
+}
+
+static int verb_untrust(Ctl *ctl, char **args, int n)
+{
+    return trust_run(ctl->client, true, n ? args[0] : NULL, ctl->server, ctl->json);
+}
+
+/* Reached only without setup's own options (main hands "setup ..." over before parsing). */
+static int verb_setup(Ctl *ctl, char **args, int n)
+{
+    return setup_main(n + 1, args - 1);
+}
+
 static int verb_help(Ctl *ctl, char **args, int n)
 {
     usage(stdout);
@@ -667,6 +688,13 @@ static const Verb verbs[] = {
      VERB_CWD | VERB_OFFLINE, verb_config},
     {"bridge", "[--cwd DIR]", "be a stdio MCP server relaying to mcpd (for MCP hosts)", 0, 0,
      VERB_CWD | VERB_OFFLINE, verb_bridge},
+    {"setup", "AGENT|--all [--dry-run] [--undo]",
+     "make an agent start only mcpd's bridge (docs/agents.md)", 1, 3, VERB_OFFLINE, verb_setup},
+    {"trust", "[DIR] [--server NAME]",
+     "approve DIR's (default: here) project servers, or one, until an entry changes", 0, 1,
+     VERB_SERVER, verb_trust},
+    {"untrust", "[DIR] [--server NAME]", "withdraw those approvals", 0, 1, VERB_SERVER,
+     verb_untrust},
     {"help", "", "this text", 0, 0, VERB_OFFLINE, verb_help},
 };
 
@@ -703,10 +731,15 @@ static void usage(FILE *f)
 static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
 {
     static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},          {"socket", required_argument, NULL, 's'},
-        {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},       {"cwd", required_argument, NULL, 'C'},
-        {"lines", required_argument, NULL, 'n'},   {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, 'j'},
+        {"socket", required_argument, NULL, 's'},
+        {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"cwd", required_argument, NULL, 'C'},
+        {"lines", required_argument, NULL, 'n'},
+        {"server", required_argument, NULL, 'S'},
+        {NULL, 0, NULL, 0},
     };
     int64_t v;
     int ch;
@@ -741,6 +774,10 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
             ctl->lines = (long)v;
             *seenp |= VERB_LINES;
             break;
+        case 'S':
+            ctl->server = optarg;
+            *seenp |= VERB_SERVER;
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -768,6 +805,10 @@ int main(int argc, char **argv)
     int r, n;
 
     ctl.color = isatty(STDOUT_FILENO) && !(no_color && no_color[0]);
+    /* setup has options of its own (--all, --undo, --dry-run): it parses its arguments itself. */
+    for (int i = 1; i < argc && argv[i][0] != '-'; i++)
+        if (streq(argv[i], "setup"))
+            return setup_main(argc - i, argv + i);
     r = parse_options(&ctl, argc, argv, &seen);
     if (r != EXIT_OK)
         return r < 0 ? EXIT_OK : r;
@@ -786,7 +827,9 @@ int main(int argc, char **argv)
     }
     if (seen & ~verb->flags) {
         fprintf(stderr, "mcpctl: %s does not take %s\n", verb->name,
-                seen & VERB_CWD ? "--cwd" : "-n");
+                seen & ~verb->flags & VERB_CWD      ? "--cwd"
+                : seen & ~verb->flags & VERB_SERVER ? "--server"
+                                                    : "-n");
         return EXIT_USAGE;
     }
     if (!(verb->flags & VERB_OFFLINE) && !ctl_client(&ctl, false))

@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "daemon/daemon.h"
 #include "daemon/methods.h"
+#include "daemon/methods-trust.h"
 #include "daemon/systemd.h"
 
 /* mcpd/wait never holds a request longer than this. */
@@ -163,5 +164,6 @@ const Method methods_mcpd[] = {
     {"mcpd/wait", m_wait, METHOD_NEEDS_INIT, "server"},
     {"mcpd/logs", m_logs, METHOD_NEEDS_INIT, "server"},
     {"mcpd/discover", m_discover, METHOD_NEEDS_INIT, NULL},
+    {"mcpd/trust", methods_trust, METHOD_NEEDS_INIT, "cwd"},
     {NULL, NULL, 0, NULL},
 };
