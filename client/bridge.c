@@ -214,6 +214,39 @@ static bool add_identity(StrBuf *out, const char *line, size_t len, const char *
     return true;
 }
 
+/*
+ * The request a notifications/cancelled line from the host gives up (its id, canonical as in
+ * line_classify, to free), or NULL. mcpd sends no reply to a cancelled request (MCP says the
+ * receiver should not), so the bridge must stop awaiting it too.
+ */
+static char *cancelled_id(const char *line, size_t len)
+{
+    static const char *const names[] = {"method", "params"}, *const inner[] = {"requestId"};
+    JsonSpan v[N_ELEMENTS(names)], req;
+    _cleanup_free_ char *err = NULL;
+    StrBuf sb = STRBUF_INIT;
+    JsonrpcMsg m;
+
+    if (jsonscan_members(line, len, names, N_ELEMENTS(names), v) >= 0) {
+        if (!jsonscan_span_eq(v[0], "\"notifications/cancelled\"") || !v[1].p)
+            return NULL;
+        if (jsonscan_members(v[1].p, v[1].n, inner, N_ELEMENTS(inner), &req) >= 0)
+            return req.p ? id_text(req.p, req.n) : NULL;
+    }
+    /* Escaped member names and the like: the full parser decides. */
+    if (jsonrpc_msg_parse(&m, line, len, &err) == 0 && m.kind == JSONRPC_NOTIFICATION &&
+        streq(m.method, "notifications/cancelled")) {
+        yajl_val req_id = json_get(m.params, "requestId");
+        if (YAJL_IS_STRING(req_id) || YAJL_IS_INTEGER(req_id)) {
+            json_write(&sb, req_id);
+            jsonrpc_msg_deinit(&m);
+            return strbuf_detach(&sb, NULL);
+        }
+    }
+    jsonrpc_msg_deinit(&m);
+    return NULL;
+}
+
 /* One line from the host: to mcpd (initialize with identity), its id awaited if a request. */
 static void host_line(Pipe *to_sock, Pending *pd, const char *line, size_t len, const char *cwd)
 {
@@ -226,10 +259,15 @@ static void host_line(Pipe *to_sock, Pending *pd, const char *line, size_t len, 
         strbuf_putc(&to_sock->q, '\n');
     }
     to_sock->keep = to_sock->q.len; /* only whole lines go to mcpd */
-    if (id && has_method)
+    if (id && has_method) {
         pending_add(pd, id);
-    else
+    } else if (!id && has_method) {
+        _cleanup_free_ char *gone = cancelled_id(line, len);
+        if (gone)
+            pending_remove(pd, gone);
+    } else {
         free(id);
+    }
 }
 
 /*

@@ -215,15 +215,7 @@ int json_parse_full(yajl_val *outp, const char *text, size_t n, JsonUtf8Mode mod
     int r;
 
     *outp = NULL;
-    if (utf8_json_check(text, n, &prob, &n_commas)) {
-        /* Values outnumber commas: refuse a text that must be too large before building any of
-         * it, so the refusal costs one pass over the bytes, not a tree of JSON_MAX_VALUES. */
-        if (n_commas >= JSON_MAX_VALUES) {
-            if (errp)
-                *errp = values_message();
-            return JSON_E_VALUES;
-        }
-    } else {
+    if (!utf8_json_check(text, n, &prob, &n_commas)) {
         if (mode == JSON_UTF8_REFUSE) {
             if (errp)
                 *errp = xasprintf("invalid UTF-8 at byte %zu (%s); send UTF-8 text", prob.offset,
@@ -233,6 +225,15 @@ int json_parse_full(yajl_val *outp, const char *text, size_t n, JsonUtf8Mode mod
         fixed = utf8_json_repair(text, n, NULL);
         text = fixed;
         n = strlen(fixed);
+        /* The check stopped at the first problem: count the repaired text's commas in full. */
+        utf8_json_check(text, n, NULL, &n_commas);
+    }
+    /* Values outnumber commas: refuse a text that must be too large before building any of it,
+     * so the refusal costs one pass over the bytes, not a tree of JSON_MAX_VALUES. */
+    if (n_commas >= JSON_MAX_VALUES) {
+        if (errp)
+            *errp = values_message();
+        return JSON_E_VALUES;
     }
     r = builder_run(b, text, n, errp);
     *outp = b->root;

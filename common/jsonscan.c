@@ -242,10 +242,11 @@ bool jsonscan_span_eq(JsonSpan v, const char *text)
 static const char *skim_string(const char *s, const char *end)
 {
     for (const char *p = s + 1; p < end; p++) {
-        if (*p == '\\')
-            p++;
-        else if (*p == '"')
+        if (*p == '"')
             return p + 1;
+        /* Skip the escaped byte; a backslash that ends the text ends the scan (p stays <= end). */
+        if (*p == '\\' && ++p == end)
+            return NULL;
     }
     return NULL;
 }

@@ -25,6 +25,8 @@
 #define BULK_TEXT_BYTES 16384
 /* The call still running when the host closes stdin: the bridge must wait for it. */
 #define LATE_CALL_MS 1500
+/* Calls the host cancels: far longer than run_bridge waits, so only the cancel can end them. */
+#define CANCELLED_CALL_MS (3 * H_WAIT_MS)
 
 #define INIT_LINE(id)                                                                              \
     "{\"jsonrpc\":\"2.0\",\"id\":" id                                                              \
@@ -180,6 +182,36 @@ static void test_probe_first(Harness *h, const char *root)
     mcpc_free(parent);
 }
 
+/*
+ * A host that cancels its calls and closes stdin: mcpd sends no reply to a cancelled request,
+ * so the bridge must not await one (it used to wait out its drain time, then exit 1). Ids are
+ * matched as JSON values: "c\u0041" is cancelled by "cA".
+ */
+static void test_cancelled(Harness *h)
+{
+    _cleanup_free_ char *out = NULL;
+    _cleanup_free_ char *input = xasprintf(
+        INIT_LINE("1") "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+                       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                       "{\"name\":\"mcp_user1_sleep\",\"arguments\":{\"ms\":%d}}}\n"
+                       "{\"jsonrpc\":\"2.0\",\"id\":\"c\\u0041\",\"method\":\"tools/call\","
+                       "\"params\":{\"name\":\"mcp_user1_sleep\",\"arguments\":{\"ms\":%d}}}\n"
+                       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+                       "{\"requestId\":2,\"reason\":\"host gave up\"}}\n"
+                       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+                       "{\"requestId\":\"cA\"}}\n",
+        CANCELLED_CALL_MS, CANCELLED_CALL_MS);
+    yajl_val r;
+    int st = run_bridge(h, NULL, NULL, input, &out);
+
+    CHECK_MSG(st == 0, "bridge with cancelled calls: status %d (-1: still running after %d ms)", st,
+              H_WAIT_MS);
+    CHECK_MSG((r = find_reply(out, "1")) && json_get(r, "result"), "initialize: %s", out);
+    json_free(r);
+    CHECK_MSG(!(r = find_reply(out, "2")), "a cancelled call was answered: %s", out);
+    json_free(r);
+}
+
 /* printf 'init\nlist\n' | mcpctl bridge: both replies, every time. */
 static void test_short_runs(Harness *h)
 {
@@ -267,6 +299,7 @@ int main(void)
     test_probe_first(&h, root);
     test_short_runs(&h);
     test_bulk(&h);
+    test_cancelled(&h);
 
     h_check_healthy(&h, "bridge", "mcp_user1_echo");
     CHECK(h_stop(&h) == 0);

@@ -429,6 +429,14 @@ int main(void)
 {
     test_stop_server();
     test_kill9();
-    test_emfile();
+    /*
+     * Under valgrind (MCPD_WRAPPER) the tool keeps fds of its own just under the hard limit, so
+     * mcpd's highest fd leaves no soft limit to lower it to, and the tool enforces its own copy
+     * of the limit besides: the fd-limit case runs in the sanitizer builds only.
+     */
+    if (getenv("MCPD_WRAPPER"))
+        printf("test-orphans: the fd-limit case is skipped under %s\n", getenv("MCPD_WRAPPER"));
+    else
+        test_emfile();
     return h_finish("test-orphans");
 }

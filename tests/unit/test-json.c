@@ -636,6 +636,26 @@ static void test_values_limit(void)
     strbuf_deinit(&sb);
 }
 
+/*
+ * A text that needed UTF-8 repair is refused on its comma count too, before any of it is built:
+ * the same answer as its clean twin. (Commas only, so the tree builder, which would stop at the
+ * second comma with a syntax error, cannot be what gives it.)
+ */
+static void test_values_limit_repaired(void)
+{
+    for (int bad = 0; bad <= 1; bad++) {
+        StrBuf sb = STRBUF_INIT;
+        _cleanup_free_ char *err = NULL;
+        strbuf_puts(&sb, bad ? "[\"\xff\"" : "[\"x\"");
+        for (size_t i = 0; i < JSON_MAX_VALUES; i++)
+            strbuf_putc(&sb, ',');
+        strbuf_putc(&sb, ']');
+        CHECK_INTEQ(parse_code(sb.data, JSON_UTF8_REPAIR, &err), JSON_E_VALUES);
+        CHECK_STREQ(err, "more than 1048576 values in one JSON text (mcpd's limit)");
+        strbuf_deinit(&sb);
+    }
+}
+
 static void test_utf8_repair_or_refuse(void)
 {
     static const char bad[] = "{\"d\":\"a\xc0\xaf"
@@ -713,6 +733,7 @@ int main(void)
     RUN(test_builders_write);
     RUN(test_depth_limit);
     RUN(test_values_limit);
+    RUN(test_values_limit_repaired);
     RUN(test_utf8_repair_or_refuse);
     RUN(test_int64_limits);
     RUN(test_write_repairs_utf8);

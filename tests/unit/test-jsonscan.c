@@ -319,6 +319,10 @@ static void test_skim_member(void)
     CHECK(!jsonscan_skim_member(sb.data, sb.len, "a", &v)); /* not at the top level */
     CHECK(!jsonscan_skim_member("[1]", 3, "id", &v));
     CHECK(!jsonscan_skim_member("{\"id\":", 6, "id", &v));
+    /* An escaped backslash before the closing quote; a text cut right after a backslash. */
+    CHECK(jsonscan_skim_member("{\"a\":\"\\\\\",\"id\":7}", 17, "id", &v));
+    CHECK(jsonscan_span_eq(v, "7"));
+    CHECK(!jsonscan_skim_member("{\"a\":\"x\\\"}", 8, "id", &v));
     strbuf_deinit(&sb);
 }
 
