@@ -153,23 +153,29 @@ static void on_partial_timeout(evutil_socket_t fd, short what, void *arg)
     reply_error_and_close(p, JSONRPC_INVALID_REQUEST, why);
 }
 
-/* Over the total for unfinished lines: close the peers whose lines are oldest until it fits. */
+/*
+ * Over the total for unfinished lines: close the peers holding the most until it fits (the
+ * oldest first among equals). Closing the largest holder, not the oldest line, keeps a flooder
+ * from getting an honest client with a small, slow line dropped in its place.
+ */
 static void enforce_partial_total(PeerRegistry *reg)
 {
     while (reg->partial_bytes > reg->partial_max) {
-        Peer *oldest = NULL;
+        Peer *worst = NULL;
         for (Peer *q = reg->first; q; q = q->next)
             if (q->partial_bytes &&
-                (!oldest || q->partial_since_us < oldest->partial_since_us ||
-                 (q->partial_since_us == oldest->partial_since_us && q->id < oldest->id)))
-                oldest = q;
-        if (!oldest)
+                (!worst || q->partial_bytes > worst->partial_bytes ||
+                 (q->partial_bytes == worst->partial_bytes &&
+                  (q->partial_since_us < worst->partial_since_us ||
+                   (q->partial_since_us == worst->partial_since_us && q->id < worst->id)))))
+                worst = q;
+        if (!worst)
             return;
         _cleanup_free_ char *why = xasprintf(
             "unfinished messages of all clients hold over %zu bytes; this client's (%zu bytes, "
-            "oldest) is dropped first",
-            reg->partial_max, oldest->partial_bytes);
-        reply_error_and_close(oldest, JSONRPC_INVALID_REQUEST, why);
+            "the most held) is dropped first",
+            reg->partial_max, worst->partial_bytes);
+        reply_error_and_close(worst, JSONRPC_INVALID_REQUEST, why);
     }
 }
 

@@ -277,8 +277,9 @@ static void test_partial_lines(void)
 }
 
 /*
- * Over the total for unfinished lines (8 x maxMessageBytes), the oldest are closed first and
- * the newest still work: finishing its line gets an answer.
+ * Over the total for unfinished lines (8 x maxMessageBytes), the biggest holders are closed
+ * first (the oldest among equals) and the newest still work: finishing its line gets an answer.
+ * An honest client whose small line is older than all of them is never the one dropped.
  */
 static void test_partial_total(void)
 {
@@ -294,6 +295,9 @@ static void test_partial_total(void)
     mcpc_client *c = h_client(&h, "total");
     h_settle(&h, c, "steady", NULL);
 
+    int honest = h_raw_connect(&h);
+    CHECK(honest >= 0);
+    send_partial(honest, 100);
     for (int i = 0; i < N_TOTAL_PEERS; i++) {
         fds[i] = h_raw_connect(&h);
         CHECK(fds[i] >= 0);
@@ -306,6 +310,12 @@ static void test_partial_total(void)
     shutdown(fds[last], SHUT_WR);
     _cleanup_free_ char *answer = h_raw_read(fds[last], H_WAIT_MS);
     CHECK_MSG(strstr(answer, "\"id\":1,\"result\":{}"), "newest got \"%.300s\"", answer);
+    CHECK(h_raw_write(honest, "\"}}\n", 4));
+    shutdown(honest, SHUT_WR);
+    _cleanup_free_ char *honest_answer = h_raw_read(honest, H_WAIT_MS);
+    CHECK_MSG(strstr(honest_answer, "\"id\":1,\"result\":{}"), "the small old line got \"%.300s\"",
+              honest_answer);
+    close(honest);
     for (int i = 0; i < N_TOTAL_PEERS; i++)
         close(fds[i]);
     h_check_healthy(&h, "unfinished lines over the total", CONTROL);
