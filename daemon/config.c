@@ -1277,6 +1277,7 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     /* Raising these is for a user who trusts a server with a very large tool list. */
     settings_ms(problems, path, root, "maxToolsPerServer", 1, 1000000, &s->max_tools_per_server);
     settings_ms(problems, path, root, "maxListPages", 1, 100000, &s->max_list_pages);
-    settings_ms(problems, path, root, "maxListBytes", 4096, INT32_MAX, &s->max_list_bytes);
+    settings_ms(problems, path, root, "maxListBytes", 4096, CONFIG_MAX_LIST_BYTES,
+                &s->max_list_bytes);
     return 0;
 }

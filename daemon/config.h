@@ -128,6 +128,11 @@ typedef struct DiscoverOptions {
 #define CONFIG_DEFAULT_MAX_TOOLS  10000
 #define CONFIG_DEFAULT_MAX_PAGES  100
 #define CONFIG_DEFAULT_LIST_BYTES (16 * 1024 * 1024)
+/*
+ * The most maxListBytes may be raised to: a list must still fit in its cache file
+ * (CACHE_MAX_FILE_BYTES in cache.c, 32 MiB), or a warm start could never serve it.
+ */
+#define CONFIG_MAX_LIST_BYTES (32 * 1024 * 1024)
 
 /** Fill settings with defaults. */
 void settings_init(Settings *s);
