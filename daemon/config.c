@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 // config: server configurations, daemon settings and the discovery driver over config sources.
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <strings.h>
 #include <sys/stat.h>
+
+#include <yajl/yajl_parse.h>
 
 #include "common/json.h"
 #include "common/jsonrpc.h"
@@ -21,6 +25,27 @@
 
 /* A config file larger than this is not a config file; refuse rather than slurp it. */
 #define CONFIG_MAX_FILE_BYTES (4u * 1024u * 1024u)
+/*
+ * Config files whose last good parse is kept for safe reload: every provider's user and
+ * project files for a few dozen live projects. Each is at most CONFIG_MAX_FILE_BYTES of text.
+ */
+#define CONFIG_GOOD_MAX 64
+
+typedef struct GoodFile {
+    char *path;
+    yajl_val json;
+} GoodFile;
+
+static GoodFile good[CONFIG_GOOD_MAX];
+static size_t n_good;
+static ConfigReadHook read_hook;
+static void *read_hook_ud;
+
+void config_set_read_hook(ConfigReadHook fn, void *userdata)
+{
+    read_hook = fn;
+    read_hook_ud = userdata;
+}
 
 void settings_init(Settings *s)
 {
@@ -52,20 +77,38 @@ static char *format_va(const char *fmt, va_list ap)
     return strbuf_detach(&sb, NULL);
 }
 
-void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+static void problem_add(ConfigSet *set, const char *path, const char *server, bool warning,
+                        char *message)
 {
     ConfigProblem *p;
-    va_list ap;
 
     set->problems = xrealloc(set->problems, (set->n_problems + 1) * sizeof(*set->problems));
     p = &set->problems[set->n_problems++];
     p->path = path ? xstrdup(path) : NULL;
     p->server = server ? xstrdup(server) : NULL;
-    va_start(ap, fmt);
-    p->message = format_va(fmt, ap);
-    va_end(ap);
+    p->message = message;
+    p->warning = warning;
     if (!set->quiet)
-        log_full(LOG_WARNING, server, "config", "%s: %s", path ? path : "config", p->message);
+        log_full(LOG_WARNING, server, "config", "%s: %s%s", path ? path : "config",
+                 warning ? "warning: " : "", p->message);
+}
+
+void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    problem_add(set, path, server, false, format_va(fmt, ap));
+    va_end(ap);
+}
+
+void config_set_warning(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    problem_add(set, path, server, true, format_va(fmt, ap));
+    va_end(ap);
 }
 
 static void source_copy(SourceMeta *dst, const SourceMeta *src);
@@ -245,19 +288,24 @@ static int take_string_map(ServerConfig *c, yajl_val obj, const char *field, yaj
     return 0;
 }
 
-static int take_ms(ServerConfig *c, yajl_val obj, const char *field, int64_t *outp, StrBuf *err)
+/*
+ * An optional number of milliseconds. A wrong value is a warning naming the field, and the
+ * default stays: a tuning knob written wrong must not take the server away.
+ */
+static void take_ms(ServerConfig *c, yajl_val obj, const char *field, int64_t *outp, StrBuf *warn)
 {
     yajl_val v = json_get(obj, field);
 
     if (!v || YAJL_IS_NULL(v))
-        return 0;
+        return;
     if (!YAJL_IS_INTEGER(v) || v->u.number.i < 0 || v->u.number.i > INT32_MAX) {
-        strbuf_printf(err, "Server \"%s\": \"%s\" must be a non-negative number of milliseconds",
-                      c->name, field);
-        return -EINVAL;
+        strbuf_printf(warn,
+                      "Server \"%s\": \"%s\" must be a non-negative number of milliseconds, not "
+                      "%s; using the default %" PRId64 "\n",
+                      c->name, field, json_type_name(v), *outp);
+        return;
     }
     *outp = v->u.number.i;
-    return 0;
 }
 
 static int take_bool(ServerConfig *c, yajl_val obj, const char *field, bool *outp, StrBuf *err)
@@ -394,22 +442,108 @@ static int validate(ServerConfig *c, StrBuf *err)
     return 0;
 }
 
-static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err)
+/* Fields mcpd reads from a server entry. */
+static const char *const known_fields[] = {
+    "type",        "command",       "args",           "env",       "cwd",
+    "url",         "headers",       "enabled",        "reconnect", "timeout",
+    "callTimeout", "idleTimeoutMs", "pingIntervalMs", "auth",
+};
+
+/*
+ * Fields other agents keep in the same entries for themselves: not mcpd's, not typos, so not
+ * worth a warning (Cline/Roo, Windsurf, Gemini CLI, VS Code, Claude Desktop extensions).
+ */
+static const char *const foreign_fields[] = {
+    "disabled",     "autoApprove",   "alwaysAllow", "description", "trust",    "includeTools",
+    "excludeTools", "envFile",       "httpUrl",     "serverUrl",   "oauth",    "name",
+    "transport",    "disabledTools", "timeoutMs",   "gallery",     "version",  "id",
+    "dev",          "note",          "comment",     "$comment",    "metadata", "tools",
+};
+
+static bool in_list(const char *const *list, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (streq(list[i], s))
+            return true;
+    return false;
+}
+
+/* Edit distance, capped: only near misses matter for "did you mean". */
+static unsigned edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned row[32], prev_diag, tmp;
+
+    if (lb >= N_ELEMENTS(row) || la >= 64)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        prev_diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            tmp = row[j];
+            unsigned sub =
+                prev_diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), sub);
+            prev_diag = tmp;
+        }
+    }
+    return row[lb];
+}
+
+/* Unknown fields are ignored, with a warning that names them (and the near miss, if any). */
+static void check_unknown_fields(ServerConfig *c, yajl_val obj, StrBuf *warn)
+{
+    for (size_t i = 0; i < obj->u.object.len; i++) {
+        const char *k = obj->u.object.keys[i], *best = NULL;
+        unsigned best_d = 3; /* a typo is one or two edits away */
+
+        if (in_list(known_fields, N_ELEMENTS(known_fields), k) ||
+            in_list(foreign_fields, N_ELEMENTS(foreign_fields), k))
+            continue;
+        for (size_t j = 0; j < N_ELEMENTS(known_fields); j++) {
+            unsigned d = edit_distance(k, known_fields[j]);
+            if (d < best_d) {
+                best_d = d;
+                best = known_fields[j];
+            }
+        }
+        strbuf_printf(warn, "Server \"%s\": unknown field \"%s\" ignored%s%s%s\n", c->name, k,
+                      best ? " (did you mean \"" : "", best ? best : "", best ? "\"?)" : "");
+    }
+}
+
+/* Errors refuse the entry (err); warnings (warn, one per line) leave it usable. */
+static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
 {
     int r;
 
+    check_unknown_fields(c, obj, warn);
+    take_ms(c, obj, "timeout", &c->timeout_ms, warn);
+    take_ms(c, obj, "callTimeout", &c->call_timeout_ms, warn);
+    take_ms(c, obj, "idleTimeoutMs", &c->idle_timeout_ms, warn);
+    take_ms(c, obj, "pingIntervalMs", &c->ping_interval_ms, warn);
     if ((r = take_strings(c, obj, err)) < 0 || (r = take_type(c, obj, err)) < 0 ||
         (r = take_string_map(c, obj, "env", &c->env, err)) < 0 ||
         (r = take_string_map(c, obj, "headers", &c->headers, err)) < 0 ||
         (r = take_bool(c, obj, "enabled", &c->enabled, err)) < 0 ||
         (r = take_bool(c, obj, "reconnect", &c->reconnect, err)) < 0 ||
-        (r = take_ms(c, obj, "timeout", &c->timeout_ms, err)) < 0 ||
-        (r = take_ms(c, obj, "callTimeout", &c->call_timeout_ms, err)) < 0 ||
-        (r = take_ms(c, obj, "idleTimeoutMs", &c->idle_timeout_ms, err)) < 0 ||
-        (r = take_ms(c, obj, "pingIntervalMs", &c->ping_interval_ms, err)) < 0 ||
         (r = take_auth(c, obj, err)) < 0)
         return r;
     return validate(c, err);
+}
+
+/* Each line of warn as a warning about the entry. */
+static void add_warnings(ConfigSet *set, const SourceMeta *src, const char *name, StrBuf *warn)
+{
+    char *line = warn->data, *nl;
+
+    while (line && (nl = strchr(line, '\n'))) {
+        *nl = '\0';
+        config_set_warning(set, src->path, name, "%s", line);
+        line = nl + 1;
+    }
 }
 
 ServerConfig *server_config_from_json(const char *name, yajl_val obj, const SourceMeta *src,
@@ -422,7 +556,7 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
                                   const SourceMeta *src, const Settings *settings, ConfigSet *set)
 {
     ServerConfig *c;
-    StrBuf err = STRBUF_INIT, text = STRBUF_INIT;
+    StrBuf err = STRBUF_INIT, text = STRBUF_INIT, warn = STRBUF_INIT;
     const char *bad_name = config_check_name(name);
 
     if (bad_name) {
@@ -442,11 +576,14 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
     c->idle_timeout_ms = settings->idle_timeout_ms;
     c->reconnect = settings->reconnect;
     source_copy(&c->source, src);
-    if (fill_fields(c, obj, &err) < 0) {
+    if (fill_fields(c, obj, &err, &warn) < 0) {
         config_set_problem(set, src->path, name, "%s", strbuf_str(&err));
         strbuf_deinit(&err);
+        strbuf_deinit(&warn);
         return server_config_free(c);
     }
+    add_warnings(set, src, name, &warn);
+    strbuf_deinit(&warn);
     if (c->call_timeout_ms > settings->max_call_timeout_ms)
         c->call_timeout_ms = settings->max_call_timeout_ms;
     c->raw = json_copy(written);
@@ -469,9 +606,13 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
                      size_t *lenp)
 {
     _cleanup_free_ char *why = NULL;
-    int r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, NULL,
-                               textp, lenp, &why);
+    int r;
 
+    /* Hot reload watches what discovery looked at, found or not. */
+    if (read_hook && !set->quiet)
+        read_hook(path, set->root, read_hook_ud);
+    r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, NULL, textp,
+                           lenp, &why);
     if (r == -ENOENT || r == -ENOTDIR)
         return -ENOENT;
     if (r < 0)
@@ -479,28 +620,115 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
     return r;
 }
 
+/*
+ * Where a JSON syntax error is, as "LINE:COLUMN" (1-based, columns in characters), or NULL when
+ * the syntax is fine (the text failed a limit instead). yajl reports the byte it stopped at.
+ */
+static char *json_error_where(const char *text)
+{
+    yajl_handle h = yajl_alloc(NULL, NULL, NULL);
+    size_t len = strlen(text), off, line = 1, col = 1;
+    yajl_status st;
+
+    yajl_config(h, yajl_allow_comments, 1);
+    yajl_config(h, yajl_dont_validate_strings, 1);
+    st = yajl_parse(h, (const unsigned char *)text, len);
+    off = st == yajl_status_ok ? len : yajl_get_bytes_consumed(h);
+    if (st == yajl_status_ok)
+        st = yajl_complete_parse(h);
+    yajl_free(h);
+    if (st == yajl_status_ok)
+        return NULL;
+    /* yajl counts the offending byte as consumed: point at it, not past it. */
+    if (off > 0 && off <= len && off != len)
+        off--;
+    for (size_t i = 0; i < off && i < len; i++) {
+        if (text[i] == '\n') {
+            line++;
+            col = 1;
+        } else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+            col++;
+        }
+    }
+    return xasprintf("%zu:%zu", line, col);
+}
+
+/* The last version of a JSON file that parsed, kept by path. */
+static const GoodFile *good_find(const char *path)
+{
+    for (size_t i = 0; i < n_good; i++)
+        if (streq(good[i].path, path))
+            return &good[i];
+    return NULL;
+}
+
+static void good_forget(const char *path)
+{
+    for (size_t i = 0; i < n_good; i++)
+        if (streq(good[i].path, path)) {
+            free(good[i].path);
+            json_free(good[i].json);
+            good[i] = good[--n_good];
+            return;
+        }
+}
+
+static void good_keep(const char *path, yajl_val v)
+{
+    good_forget(path);
+    if (n_good >= CONFIG_GOOD_MAX) {
+        /* The oldest kept goes: it is the least likely to be mid-edit. */
+        free(good[0].path);
+        json_free(good[0].json);
+        memmove(good, good + 1, (n_good - 1) * sizeof(*good));
+        n_good--;
+    }
+    good[n_good].path = xstrdup(path);
+    good[n_good++].json = json_copy(v);
+}
+
+void config_forget_good(void)
+{
+    while (n_good)
+        good_forget(good[0].path);
+}
+
 /**
  * Read and parse a JSON config file. A missing file returns -ENOENT quietly; every other
- * failure is recorded in set with the path.
+ * failure is recorded in set with the path. A file that parsed before and does not now (a
+ * typo, an editor's half-written save) gives its last good version instead, and says so with
+ * file:line:column: one typo never takes away every server of a file.
  */
 int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_val *outp)
 {
-    _cleanup_free_ char *text = NULL, *why = NULL;
+    _cleanup_free_ char *text = NULL, *why = NULL, *where = NULL;
+    const GoodFile *g;
     int r = config_read_text(set, path, level, &text, NULL);
 
+    if (r == -ENOENT)
+        good_forget(path);
     if (r < 0)
         return r;
     *outp = json_parse(text, &why);
-    if (!*outp) {
-        config_set_problem(set, path, NULL, "invalid JSON: %s; fix the file or move it away", why);
-        return -EINVAL;
+    if (*outp) {
+        good_keep(path, *outp);
+        return 0;
     }
-    return 0;
+    where = json_error_where(text);
+    g = good_find(path);
+    if (g) {
+        config_set_problem(set, path, NULL,
+                           "%s%s%s: invalid JSON: %s; kept its servers as they were before this "
+                           "change (fix the file and reload)",
+                           path, where ? ":" : "", where ? where : "", why);
+        *outp = json_copy(g->json);
+        return 0;
+    }
+    config_set_problem(set, path, NULL, "%s%s%s: invalid JSON: %s; fix the file or move it away",
+                       path, where ? ":" : "", where ? where : "", why);
+    return -EINVAL;
 }
 
-/* ---- describing a set (mcpd/discover) ---- */
-
-/* Every string in v (keys aside) with URL secrets shown as "***" (url, args, cwd, ...). */
 static void redact_url_secrets(yajl_val v)
 {
     if (YAJL_IS_STRING(v) && strstr(v->u.string, "://")) {
@@ -557,6 +785,8 @@ yajl_val config_problems_json(const ConfigSet *set)
         if (p->server)
             json_object_set(o, "server", json_string_new(p->server));
         json_object_set(o, "error", json_string_new(p->message));
+        if (p->warning)
+            json_object_set(o, "severity", json_string_new("warning"));
         json_array_push(arr, o);
     }
     return arr;

@@ -58,6 +58,7 @@ typedef struct ConfigProblem {
     char *path;
     char *server;
     char *message;
+    bool warning; /* noted, nothing refused (an unknown field, a bad optional value ignored) */
 } ConfigProblem;
 
 /* An entry discovery saw and did not use, and why (shadowed, filtered, invalid, ...). */
@@ -138,10 +139,22 @@ int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *
 int config_discover_quiet(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
 /** Release a set; safe on a zeroed value. */
 void config_set_deinit(ConfigSet *set);
+/*
+ * Called for every config file discovery reads or looks for (found or not), with the project
+ * root of that discovery (NULL: user-level only); quiet previews are not reported.
+ */
+typedef void (*ConfigReadHook)(const char *path, const char *root, void *userdata);
+/** Install the one read hook (NULL to remove). */
+void config_set_read_hook(ConfigReadHook fn, void *userdata);
+/** Forget the last good versions of config files kept for safe reload (daemon exit). */
+void config_forget_good(void);
 /** Record a problem. */
 void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/** Problems as a JSON array of {path?, server?, error}. */
+/** Record a warning: something noted and ignored, nothing refused. */
+void config_set_warning(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/** Problems as a JSON array of {path?, server?, error, severity?: "warning"}. */
 yajl_val config_problems_json(const ConfigSet *set);
 /**
  * A set as JSON for mcpd/discover: {servers: [{name, provider, providerName, path, level,

@@ -14,6 +14,7 @@
 #include "daemon/daemon.h"
 #include "daemon/methods.h"
 #include "daemon/procs.h"
+#include "daemon/runlog.h"
 #include "daemon/systemd.h"
 #include "daemon/transport.h"
 
@@ -253,6 +254,7 @@ void daemon_deinit(Daemon *d)
         /* Run the loop once more so deferred frees (upstreams, transports) complete. */
         event_base_loop(d->base, EVLOOP_NONBLOCK);
         transport_http_shutdown();
+        runlog_clear();
     }
     listener_deinit(&d->listener);
     if (d->ev_term) {

@@ -14,10 +14,9 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/child.h"
+#include "daemon/runlog.h"
 #include "daemon/transport.h"
 
-/* stderr kept per server for mcpd/logs and error reports: enough for a stack trace or two. */
-#define STDERR_RING_BYTES (64u * 1024u)
 /* A server that stops reading its stdin may not make the daemon queue without end. */
 #define STDIN_QUEUE_MAX (64u * 1024u * 1024u)
 /* The MCP spec's shutdown recipe with the SDK's timings: close stdin, 2 s, SIGTERM, 2 s, SIGKILL.
@@ -37,9 +36,8 @@ typedef struct StdioTransport {
     struct evbuffer *out;
     struct event *ev_out, *ev_in, *ev_err, *ev_stop, *ev_free, *ev_eof;
     struct StdioTransport *next, *prev; /* every live stdio transport, for kill_all */
-    char ring[STDERR_RING_BYTES];
-    size_t ring_pos; /* next write position */
-    bool ring_full;
+    RunLog *runlog; /* this run's stderr and exit go there, for mcpd/logs after it is gone */
+    uint64_t run;
     StrBuf err_line; /* partial stderr line */
     double log_tokens;
     uint64_t log_refill_ms;
@@ -88,6 +86,7 @@ static void stdio_free(StdioTransport *s)
     framer_deinit(&s->in);
     strbuf_deinit(&s->err_line);
     child_free(s->child);
+    runlog_unref(s->runlog);
     free(s->base.server);
     free(s);
     n_live--;
@@ -113,20 +112,6 @@ void transport_stdio_kill_all(void)
 {
     for (StdioTransport *s = all_stdio; s; s = s->next)
         child_kill_group(s->child, SIGKILL);
-}
-
-static void ring_add(StdioTransport *s, const char *data, size_t n)
-{
-    if (n >= STDERR_RING_BYTES) {
-        data += n - STDERR_RING_BYTES;
-        n = STDERR_RING_BYTES;
-    }
-    size_t first = MIN(n, STDERR_RING_BYTES - s->ring_pos);
-    memcpy(s->ring + s->ring_pos, data, first);
-    memcpy(s->ring, data + first, n - first);
-    if (s->ring_pos + n >= STDERR_RING_BYTES)
-        s->ring_full = true;
-    s->ring_pos = (s->ring_pos + n) % STDERR_RING_BYTES;
 }
 
 static void log_stderr_line(StdioTransport *s, const char *line, size_t n)
@@ -164,7 +149,7 @@ static void on_stderr(evutil_socket_t fd, short what, void *arg)
         event_del(s->ev_err);
         return;
     }
-    ring_add(s, buf, (size_t)n);
+    runlog_append(s->runlog, s->run, buf, (size_t)n);
     for (ssize_t i = 0, start = 0; i < n; i++) {
         if (buf[i] != '\n') {
             if (i == n - 1)
@@ -245,6 +230,7 @@ static void on_exit_cb(Child *c, int status, void *userdata)
 
     (void)c;
     event_del(s->ev_eof);
+    runlog_end(s->runlog, s->run, status);
     log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
              (int)c->pid, why);
     stdio_report(s, why);
@@ -329,9 +315,7 @@ static void stdio_logs(Transport *t, StrBuf *sb)
 {
     StdioTransport *s = (StdioTransport *)t;
 
-    if (s->ring_full)
-        strbuf_append(sb, s->ring + s->ring_pos, STDERR_RING_BYTES - s->ring_pos);
-    strbuf_append(sb, s->ring, s->ring_pos);
+    runlog_tail(s->runlog, s->run, sb);
 }
 
 static const TransportOps stdio_ops = {
@@ -354,12 +338,16 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
     argv[0] = cfg->command;
     for (size_t i = 0; i < cfg->n_args; i++)
         argv[i + 1] = cfg->args[i];
+    s->runlog = runlog_get(cfg->name, default_cwd);
     r = child_spawn(&s->child, &spec, on_exit_cb, s, whyp);
     free(argv);
     if (r < 0) {
+        runlog_spawn_failed(s->runlog, *whyp);
+        runlog_unref(s->runlog);
         free(s);
         return r;
     }
+    s->run = runlog_begin(s->runlog, s->child->pid);
     n_live++;
     s->base.ops = &stdio_ops;
     s->base.cb = *cb;
