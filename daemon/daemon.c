@@ -102,6 +102,57 @@ yajl_val daemon_reload(Daemon *d, const char *root)
     return r;
 }
 
+/* The outcome of a hot reload, for the log: what changed and what was refused. */
+static void log_reload_outcome(const char *why, yajl_val r)
+{
+    yajl_val servers = json_get_object(r, "servers"), problems = json_get_array(r, "problems");
+    StrBuf sb = STRBUF_INIT;
+
+    for (size_t i = 0; servers && i < servers->u.object.len; i++) {
+        const char *what = YAJL_IS_STRING(servers->u.object.values[i])
+                               ? servers->u.object.values[i]->u.string
+                               : "?";
+        if (!streq(what, "kept"))
+            strbuf_printf(&sb, "%s%s %s", sb.len ? ", " : "", servers->u.object.keys[i], what);
+    }
+    log_notice("hot reload after %s changed: %s; %zu problem%s", why,
+               sb.len ? strbuf_str(&sb) : "no server changed", json_array_len(problems),
+               json_array_len(problems) == 1 ? "" : "s");
+    strbuf_deinit(&sb);
+}
+
+/* A watched config file changed: reload the workspace it feeds (all for a user file). */
+static void on_watch_apply(const char *root, const char *why, void *userdata)
+{
+    Daemon *d = userdata;
+    yajl_val r;
+
+    if (d->stopping)
+        return;
+    r = daemon_reload(d, root);
+    log_reload_outcome(why, r);
+    json_free(r);
+}
+
+static bool on_watch_root_live(const char *root, void *userdata)
+{
+    Daemon *d = userdata;
+    size_t pos = 0;
+    void *v;
+
+    while (idmap_next(&d->manager.workspaces, &pos, NULL, &v))
+        if (((Workspace *)v)->root && streq(((Workspace *)v)->root, root))
+            return true;
+    return false;
+}
+
+static void on_config_read(const char *path, const char *root, void *userdata)
+{
+    Daemon *d = userdata;
+
+    watch_note(&d->watch, path, root);
+}
+
 /* From the loop itself, so a stuck loop stops the pings and systemd restarts us. */
 static void on_watchdog(evutil_socket_t fd, short what, void *arg)
 {
@@ -222,6 +273,11 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->peers.fast = methods_fast;
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
+    if ((ret = watch_init(&d->watch, d->base, on_watch_apply, on_watch_root_live, d)) < 0)
+        return ret;
+    /* From now on, every file discovery reads or looks for is watched. */
+    config_set_read_hook(on_config_read, d);
+    watch_note(&d->watch, d->settings_path, NULL); /* read before the hook was in place */
     d->manager.on_change = on_manager_change;
     d->manager.on_change_ud = d;
     listener_start(&d->listener, d->base, on_accept, d);
@@ -256,6 +312,9 @@ void daemon_deinit(Daemon *d)
         transport_http_shutdown();
         runlog_clear();
     }
+    config_set_read_hook(NULL, NULL);
+    watch_deinit(&d->watch);
+    config_forget_good();
     listener_deinit(&d->listener);
     if (d->ev_term) {
         event_free(d->ev_term);

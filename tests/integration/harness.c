@@ -680,3 +680,26 @@ char *h_raw_read(int fd, int timeout_ms)
     sb.len--;
     return strbuf_detach(&sb, NULL);
 }
+
+char *h_shell(int *statusp, const char *fmt, ...)
+{
+    _cleanup_free_ char *cmd = NULL;
+    StrBuf sb = STRBUF_INIT;
+    char buf[4096];
+    va_list ap;
+    size_t n;
+    FILE *f;
+    int st;
+
+    va_start(ap, fmt);
+    if (vasprintf(&cmd, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    if (!(f = popen(cmd, "r")))
+        die("popen %s: %s", cmd, strerror(errno));
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        strbuf_append(&sb, buf, n);
+    st = pclose(f);
+    *statusp = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return strbuf_detach(&sb, NULL);
+}
