@@ -524,8 +524,8 @@ static int verb_reload(Ctl *ctl, char **args, int n)
         yajl_val p = json_array_at(problems, i);
         const char *path = json_get_string(p, "path"), *err = json_get_string(p, "error") ?: "";
         bool warning = streq(json_get_string(p, "severity") ?: "", "warning");
-        /* Messages that start with their file:line:column say where already. */
-        bool placed = path && startswith(err, path);
+        /* Messages that give their file:line:column say where already. */
+        bool placed = path && strstr(err, path);
         fprintf(stderr, "%s: %s%s%s\n", warning ? "warning" : "problem",
                 path && !placed ? path : "", path && !placed ? ": " : "", err);
     }

@@ -718,13 +718,13 @@ int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_v
     g = good_find(path);
     if (g) {
         config_set_problem(set, path, NULL,
-                           "%s%s%s: invalid JSON: %s; kept its servers as they were before this "
-                           "change (fix the file and reload)",
+                           "invalid JSON at %s%s%s: %s; kept its servers as they were before "
+                           "this change (fix the file and reload)",
                            path, where ? ":" : "", where ? where : "", why);
         *outp = json_copy(g->json);
         return 0;
     }
-    config_set_problem(set, path, NULL, "%s%s%s: invalid JSON: %s; fix the file or move it away",
+    config_set_problem(set, path, NULL, "invalid JSON at %s%s%s: %s; fix the file or move it away",
                        path, where ? ":" : "", where ? where : "", why);
     return -EINVAL;
 }
