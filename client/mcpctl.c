@@ -308,8 +308,11 @@ static void show_status(const Ctl *ctl, yajl_val st)
     show_agents(agents);
     for (size_t i = 0; i < json_array_len(problems); i++) {
         yajl_val p = json_array_at(problems, i);
-        printf("%sconfig problem: %s%s%s\n", i ? "" : "\n", json_get_string(p, "path") ?: "",
-               json_get_string(p, "path") ? ": " : "", json_get_string(p, "error"));
+        const char *path = json_get_string(p, "path"), *err = json_get_string(p, "error") ?: "";
+        bool placed = path && strstr(err, path);
+        printf("%sconfig %s: %s%s%s\n", i ? "" : "\n",
+               streq(json_get_string(p, "severity") ?: "", "warning") ? "warning" : "problem",
+               path && !placed ? path : "", path && !placed ? ": " : "", err);
     }
     printf("\n* deferred: tools shown from the cache or the last known list until the server "
            "connects; CACHE: age of the cached tool list\n");
@@ -679,8 +682,12 @@ static void log_run_render(StrBuf *sb, yajl_val r, LogCursor *cur)
         cur->bytes = (uint64_t)total;
     }
     if (!YAJL_IS_TRUE(json_get(r, "running"))) {
-        strbuf_printf(sb, "-- run %lld %s after %.1f s --\n", (long long)k,
-                      json_get_string(r, "exit") ?: "ended", (double)dur / 1000.0);
+        if (dur < 1000)
+            strbuf_printf(sb, "-- run %lld %s after %lld ms --\n", (long long)k,
+                          json_get_string(r, "exit") ?: "ended", (long long)dur);
+        else
+            strbuf_printf(sb, "-- run %lld %s after %.1f s --\n", (long long)k,
+                          json_get_string(r, "exit") ?: "ended", (double)dur / 1000.0);
         cur->ended = true;
     }
 }

@@ -23,6 +23,8 @@
  */
 #define STOP_TERM_AFTER_MS 2000
 #define STOP_KILL_AFTER_MS 2000
+/* The last stderr line that goes into a server's error: one line of a message, not a dump. */
+#define STDERR_LAST_WORDS 300
 /* After stdout EOF, how long to wait for the exit status that explains it. */
 #define EOF_EXIT_GRACE_MS 250
 /* stderr lines into the log: a burst of this many, then this many per second. */
@@ -42,6 +44,7 @@ typedef struct StdioTransport {
     double log_tokens;
     uint64_t log_refill_ms;
     unsigned log_dropped;
+    const char *grace_reason; /* what to report if no exit status comes within the grace */
     bool stdout_eof, closing, reported;
     int stop_stage;
 } StdioTransport;
@@ -168,6 +171,20 @@ static void on_stderr(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/*
+ * The pipes say the process is going (stdout EOF, stdin broken): usually the exit follows at
+ * once, and its status and last words say more than the pipe did. Report why only if it does not.
+ */
+static void await_exit(StdioTransport *s, const char *why)
+{
+    struct timeval tv = {0, EOF_EXIT_GRACE_MS * 1000};
+
+    if (evtimer_pending(s->ev_eof, NULL))
+        return;
+    s->grace_reason = why;
+    evtimer_add(s->ev_eof, &tv);
+}
+
 static void on_stdout(evutil_socket_t fd, short what, void *arg)
 {
     StdioTransport *s = arg;
@@ -183,11 +200,8 @@ static void on_stdout(evutil_socket_t fd, short what, void *arg)
     if (n <= 0) {
         event_del(s->ev_in);
         s->stdout_eof = true;
-        if (!s->child->exited && !s->closing) {
-            /* Usually the exit follows at once; its status says more than "EOF". */
-            struct timeval tv = {0, EOF_EXIT_GRACE_MS * 1000};
-            evtimer_add(s->ev_eof, &tv);
-        }
+        if (!s->child->exited && !s->closing)
+            await_exit(s, "closed its stdout but is still running");
         stdio_maybe_done(s);
         return;
     }
@@ -205,8 +219,10 @@ static void on_stdout(evutil_socket_t fd, short what, void *arg)
 
 static void on_eof_grace(evutil_socket_t fd, short what, void *arg)
 {
+    StdioTransport *s = arg;
+
     (void)fd, (void)what;
-    stdio_report(arg, "closed its stdout but is still running");
+    stdio_report(s, s->grace_reason);
 }
 
 static void on_stdin_writable(evutil_socket_t fd, short what, void *arg)
@@ -216,24 +232,50 @@ static void on_stdin_writable(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (evbuffer_write(s->out, fd) < 0 && errno != EAGAIN && errno != EINTR) {
         evbuffer_drain(s->out, evbuffer_get_length(s->out));
-        stdio_report(s, "stdin is closed (broken pipe)");
+        if (s->child->exited)
+            stdio_report(s, "stdin is closed (broken pipe)");
+        else
+            await_exit(s, "stdin is closed (broken pipe)");
         return;
     }
     if (evbuffer_get_length(s->out) > 0)
         event_add(s->ev_out, NULL);
 }
 
+/* The last non-empty line of the run's stderr, cut to STDERR_LAST_WORDS bytes; NULL if none. */
+static char *last_words(StdioTransport *s)
+{
+    StrBuf sb = STRBUF_INIT;
+    char *end, *start, *r = NULL;
+
+    runlog_tail(s->runlog, s->run, &sb);
+    end = sb.data ? sb.data + sb.len : NULL;
+    while (end && end > sb.data && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+        end--;
+    if (end && end > sb.data) {
+        start = end;
+        while (start > sb.data && start[-1] != '\n')
+            start--;
+        r = xstrndup(start, MIN((size_t)(end - start), STDERR_LAST_WORDS));
+    }
+    strbuf_deinit(&sb);
+    return r;
+}
+
 static void on_exit_cb(Child *c, int status, void *userdata)
 {
     StdioTransport *s = userdata;
-    _cleanup_free_ char *why = child_describe_status(status);
+    _cleanup_free_ char *why = child_describe_status(status), *words = NULL, *full = NULL;
 
     (void)c;
     event_del(s->ev_eof);
     runlog_end(s->runlog, s->run, status);
     log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
              (int)c->pid, why);
-    stdio_report(s, why);
+    /* What it said last is usually why: "exited with status 3: fatal: cannot open ...". */
+    words = s->closing || s->reported ? NULL : last_words(s);
+    full = words ? xasprintf("%s: %s", why, words) : NULL;
+    stdio_report(s, full ? full : why);
     stdio_maybe_done(s);
 }
 

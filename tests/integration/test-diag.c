@@ -67,6 +67,9 @@ static void test_crash_loop_status(mcpc_client *c)
     CHECK_MSG(restarts >= MIN_RESTARTS && spawns == restarts + 1, "spawns %lld restarts %lld",
               (long long)spawns, (long long)restarts);
     CHECK(strstr(json_get_string(s, "lastExit") ?: "", "exited with status 3"));
+    /* The error says how it ended and what it said last, not only that a pipe broke. */
+    CHECK_MSG(strstr(json_get_string(s, "lastError") ?: "", "exited with status 3: " FATAL),
+              "lastError: %s", json_get_string(s, "lastError"));
     CHECK(json_get_int(s, "lastExitAt", &at) == 0 && at > 0);
     CHECK(json_get_int(s, "lastErrorAt", &at) == 0 && at > 0);
     cmd = json_get_string(s, "commandLine") ?: "";
