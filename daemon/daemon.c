@@ -44,6 +44,21 @@ static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
     peer_new(&d->peers, fd, uid, pid);
 }
 
+/*
+ * Run records outlive mcpd in $XDG_STATE_HOME/mcpd/runs (~/.local/state by default); without
+ * that directory they are kept in memory only.
+ */
+static void set_runlog_dir(void)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    _cleanup_free_ char *home = paths_home(), *dir = NULL, *why = NULL;
+
+    dir = state && state[0] == '/' ? paths_join(state, "mcpd/runs")
+                                   : paths_join(home, ".local/state/mcpd/runs");
+    if (runlog_set_dir(dir, &why) < 0)
+        log_warning("server run records kept in memory only: %s", why ? why : dir);
+}
+
 /* Problems are logged by settings_load and kept for mcpd/status and mcpd/discover. */
 static void load_settings(Daemon *d)
 {
@@ -240,6 +255,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->settings_path = paths_join(conf, "mcpd/mcpd.json");
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
+    set_runlog_dir();
     /* Before anything is spawned: end what a crashed mcpd left, then record what we start. */
     procs_init();
     load_settings(d);

@@ -1,12 +1,22 @@
 // SPDX-License-Identifier: MIT
 // runlog: per server, a bounded record of its last process runs that outlives each process.
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "common/hash.h"
 #include "common/json.h"
+#include "common/log.h"
+#include "common/paths.h"
 #include "common/util.h"
+#include "daemon/cache.h"
 #include "daemon/child.h"
 #include "daemon/runlog.h"
 
@@ -23,6 +33,13 @@
  * of them spew, and far less in practice.
  */
 #define RUNLOG_MAX_LOGS 256
+/*
+ * A record file: 20 tails of 8 KiB, each at most 6 bytes of JSON per byte (\u00XX escapes),
+ * plus the fields. Anything larger was not written by us and is ignored.
+ */
+#define RUNLOG_MAX_FILE_BYTES (RUNLOG_MAX_RUNS * RUN_TAIL_ENDED_BYTES * 6u + 64u * 1024u)
+/* Records of servers not seen for a month belong to configs long gone. */
+#define RUNLOG_KEEP_DAYS 30
 
 struct RunLog {
     char *name, *start_dir;
@@ -35,6 +52,9 @@ struct RunLog {
 static RunLog **logs;
 static size_t n_logs;
 static uint64_t tick;
+static char *state_dir; /* NULL: records live in memory only */
+
+static void runlog_load(RunLog *rl);
 
 static void run_clear(Run *r)
 {
@@ -86,6 +106,7 @@ RunLog *runlog_get(const char *name, const char *start_dir)
         rl->start_dir = xstrdup(start_dir ? start_dir : "");
         logs = xrealloc(logs, (n_logs + 1) * sizeof(*logs));
         logs[n_logs++] = rl;
+        runlog_load(rl);
     }
     rl->n_refs++;
     rl->used = ++tick;
@@ -97,6 +118,154 @@ RunLog *runlog_unref(RunLog *rl)
     if (rl)
         rl->n_refs--;
     return NULL;
+}
+
+/* <dir>/<name>-<16 hex digits of the start dir's hash>.json */
+static char *record_path(const RunLog *rl)
+{
+    char hex[2 * SHA256_DIGEST_SIZE + 1];
+    _cleanup_free_ char *base = NULL;
+
+    sha256_hex(hex, rl->start_dir, strlen(rl->start_dir));
+    hex[16] = '\0';
+    base = xasprintf("%s-%s.json", rl->name, hex);
+    return paths_join(state_dir, base);
+}
+
+static yajl_val run_json(const Run *r);
+
+/* Write the record (ended runs and the running one as it is now); a failure is logged once. */
+static void runlog_save(RunLog *rl)
+{
+    static bool warned;
+    _cleanup_free_ char *path = NULL, *why = NULL;
+    yajl_val o, runs;
+    StrBuf sb = STRBUF_INIT;
+
+    if (!state_dir)
+        return;
+    path = record_path(rl);
+    o = json_object_new();
+    runs = json_array_new();
+    json_object_set(o, "name", json_string_new(rl->name));
+    json_object_set(o, "startDir", json_string_new(rl->start_dir));
+    json_object_set(o, "spawns", json_int_new((int64_t)rl->n_spawns));
+    for (uint64_t s = rl->n_spawns > RUNLOG_MAX_RUNS ? rl->n_spawns - RUNLOG_MAX_RUNS + 1 : 1;
+         s <= rl->n_spawns; s++) {
+        const Run *r = &rl->runs[(s - 1) % RUNLOG_MAX_RUNS];
+        if (r->serial != s)
+            continue;
+        yajl_val j = run_json(r);
+        json_object_set(j, "status", json_int_new(r->status));
+        json_array_push(runs, j);
+    }
+    json_object_set(o, "runs", runs);
+    json_write(&sb, o);
+    json_free(o);
+    if (cache_write_durably(state_dir, path, &sb, &why) < 0 && !warned) {
+        warned = true;
+        log_full(LOG_WARNING, rl->name, "runlog", "cannot keep the run record: %s", why);
+    }
+    strbuf_deinit(&sb);
+}
+
+/* One run read back; false if it is not one of ours. */
+static bool run_from_json(Run *r, yajl_val j)
+{
+    int64_t serial = 0, pid = 0, started = 0, ended = 0, status = 0, bytes = 0;
+    const char *tail = json_get_string(j, "stderr"), *err = json_get_string(j, "spawnError");
+
+    if (json_get_int(j, "run", &serial) < 0 || serial < 1 || !tail ||
+        json_get_int(j, "startedAt", &started) < 0)
+        return false;
+    json_get_int(j, "pid", &pid);
+    json_get_int(j, "endedAt", &ended);
+    json_get_int(j, "status", &status);
+    json_get_int(j, "stderrBytes", &bytes);
+    r->serial = (uint64_t)serial;
+    r->pid = (pid_t)pid;
+    r->started_wall_ms = started;
+    r->status = (int)status;
+    r->stderr_bytes = (uint64_t)MAX(bytes, 0);
+    r->spawn_error = err ? xstrdup(err) : NULL;
+    /* Still running when written, and mcpd is new: that process is gone, its end unseen. */
+    r->unknown_end = !ended;
+    r->ended_wall_ms = ended ? ended : started;
+    r->tail_len = MIN(strlen(tail), (size_t)RUN_TAIL_ENDED_BYTES);
+    r->tail_cap = MAX(r->tail_len, 1);
+    r->tail = xmalloc(r->tail_cap);
+    memcpy(r->tail, tail + strlen(tail) - r->tail_len, r->tail_len);
+    return true;
+}
+
+/* Read back the record a previous mcpd left for this server, if any. */
+static void runlog_load(RunLog *rl)
+{
+    _cleanup_free_ char *path = NULL, *text = NULL, *why = NULL;
+    _cleanup_json_ yajl_val o = NULL;
+    yajl_val runs;
+    int64_t spawns = 0;
+
+    if (!state_dir)
+        return;
+    path = record_path(rl);
+    if (paths_read_regular(path, false, RUNLOG_MAX_FILE_BYTES, NULL, &text, NULL, &why) < 0)
+        return;
+    o = json_parse(text, NULL);
+    runs = json_get_array(o, "runs");
+    if (!streq(json_get_string(o, "name") ?: "", rl->name) ||
+        !streq(json_get_string(o, "startDir") ?: "", rl->start_dir) ||
+        json_get_int(o, "spawns", &spawns) < 0 || spawns < 0 || !runs)
+        return;
+    rl->n_spawns = (uint64_t)spawns;
+    for (size_t i = 0; i < json_array_len(runs); i++) {
+        Run tmp = {0};
+        if (!run_from_json(&tmp, json_array_at(runs, i)) || tmp.serial > rl->n_spawns ||
+            tmp.serial + RUNLOG_MAX_RUNS <= rl->n_spawns) {
+            run_clear(&tmp);
+            continue;
+        }
+        Run *r = &rl->runs[(tmp.serial - 1) % RUNLOG_MAX_RUNS];
+        run_clear(r);
+        *r = tmp;
+    }
+}
+
+/* Records not written for RUNLOG_KEEP_DAYS go. */
+static void remove_old_records(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    struct stat st;
+    time_t limit = time(NULL) - (time_t)RUNLOG_KEEP_DAYS * 86400;
+
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (e->d_name[0] == '.' || n < 5 || !streq(e->d_name + n - 5, ".json"))
+            continue;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            st.st_mtime < limit)
+            unlinkat(dirfd(d), e->d_name, 0);
+    }
+    if (d)
+        closedir(d);
+}
+
+int runlog_set_dir(const char *dir, char **whyp)
+{
+    int r;
+
+    free(state_dir);
+    state_dir = NULL;
+    if ((r = paths_mkdir_p(dir, 0700)) < 0 && r != -EEXIST) {
+        *whyp = xasprintf("cannot create %s: %s", dir, strerror(-r));
+        return r;
+    }
+    if ((r = paths_ensure_private_dir(dir, geteuid(), 1, whyp)) < 0)
+        return r;
+    remove_old_records(dir);
+    state_dir = xstrdup(dir);
+    return 0;
 }
 
 static Run *run_of(RunLog *rl, uint64_t serial)
@@ -136,6 +305,7 @@ void runlog_spawn_failed(RunLog *rl, const char *why)
 
     r->ended_wall_ms = r->started_wall_ms;
     r->spawn_error = xstrdup(why ? why : "could not start");
+    runlog_save(rl);
 }
 
 /* Keep the last cap bytes of what came so far plus data. */
@@ -179,6 +349,7 @@ void runlog_end(RunLog *rl, uint64_t serial, int status)
     }
     r->tail_cap = MAX(r->tail_len, 1);
     r->tail = xrealloc(r->tail, r->tail_cap);
+    runlog_save(rl);
 }
 
 void runlog_tail(RunLog *rl, uint64_t serial, StrBuf *sb)
@@ -208,6 +379,8 @@ const Run *runlog_last_ended(const RunLog *rl)
 
 char *runlog_describe(const Run *r)
 {
+    if (r->unknown_end)
+        return xstrdup("outcome unknown: mcpd stopped before it ended");
     if (r->spawn_error)
         return xasprintf("did not start: %s", r->spawn_error);
     if (!r->ended_wall_ms)
@@ -230,9 +403,10 @@ static yajl_val run_json(const Run *r)
     json_object_set(o, "durationMs", json_int_new(MAX(end - r->started_wall_ms, 0)));
     json_object_set(o, "running", json_bool_new(!r->ended_wall_ms));
     json_object_set(o, "exit", json_string_new(how));
-    if (r->ended_wall_ms && !r->spawn_error && WIFEXITED(r->status))
+    bool known = r->ended_wall_ms && !r->spawn_error && !r->unknown_end;
+    if (known && WIFEXITED(r->status))
         json_object_set(o, "exitCode", json_int_new(WEXITSTATUS(r->status)));
-    if (r->ended_wall_ms && !r->spawn_error && WIFSIGNALED(r->status))
+    if (known && WIFSIGNALED(r->status))
         json_object_set(o, "signal", json_int_new(WTERMSIG(r->status)));
     if (r->spawn_error)
         json_object_set(o, "spawnError", json_string_new(r->spawn_error));
@@ -257,6 +431,8 @@ yajl_val runlog_json(const RunLog *rl, uint64_t since)
 
 void runlog_clear(void)
 {
+    free(state_dir);
+    state_dir = NULL;
     for (size_t i = 0; i < n_logs; i++)
         runlog_free(logs[i]);
     free(logs);

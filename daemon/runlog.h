@@ -21,7 +21,8 @@ typedef struct Run {
     int64_t ended_wall_ms; /* 0: still running */
     int status;            /* waitpid() status, once ended */
     char *spawn_error;
-    char *tail; /* the last bytes of stderr (a linear buffer of tail_cap bytes) */
+    bool unknown_end; /* read back from disk still running: mcpd stopped before reaping it */
+    char *tail;       /* the last bytes of stderr (a linear buffer of tail_cap bytes) */
     size_t tail_len, tail_cap;
     uint64_t stderr_bytes; /* everything it wrote, kept or not */
 } Run;
@@ -60,5 +61,11 @@ const Run *runlog_last_ended(const RunLog *rl);
 yajl_val runlog_json(const RunLog *rl, uint64_t since);
 /** Describe how a run ended ("exited with status 3", "running"); to free. */
 char *runlog_describe(const Run *r);
+/**
+ * Keep records in dir too ($XDG_STATE_HOME/mcpd/runs), so they outlive mcpd: each record is
+ * read back when its server is first seen and written after each run ends. Records not written
+ * for RUNLOG_KEEP_DAYS are removed. Without a usable dir records stay in memory; *whyp says why.
+ */
+int runlog_set_dir(const char *dir, char **whyp);
 /** Forget every record (daemon exit). */
 void runlog_clear(void);

@@ -74,6 +74,9 @@ void h_setup(Harness *h, const char *name)
     snprintf(buf, sizeof(buf), "%s/cache", h->dir);
     mkdir_or_die(buf, 0700);
     setenv("XDG_CACHE_HOME", buf, 1);
+    /* mcpd keeps server run records there: never in the real user's state dir. */
+    snprintf(buf, sizeof(buf), "%s/state", h->dir);
+    setenv("XDG_STATE_HOME", buf, 1);
     snprintf(buf, sizeof(buf), "%s/home", h->dir);
     mkdir_or_die(buf, 0700);
     setenv("HOME", buf, 1);

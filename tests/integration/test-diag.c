@@ -124,6 +124,24 @@ static void test_follow(Harness *h, mcpc_client *c)
     (void)c;
 }
 
+/* The record outlives mcpd: after a restart the old runs are still there, and counting goes on. */
+static void test_survives_restart(Harness *h)
+{
+    int st;
+
+    CHECK(h_stop(h) == 0);
+    h_start(h, NULL);
+    mcpc_client *c = h_client(h, "after-restart");
+    _cleanup_json_ yajl_val stat = wait_broken(c);
+    yajl_val s = h_server(stat, "broken");
+    int64_t spawns = 0;
+    CHECK(json_get_int(s, "spawns", &spawns) == 0 && spawns >= 2 * (MIN_RESTARTS + 1));
+    _cleanup_free_ char *all = CTL(h, &st, "logs broken");
+    CHECK_MSG(strstr(all, "-- run 1,") && strstr(all, "-- run 8,"), "logs after restart:\n%s", all);
+    h_settle(h, c, "alpha", NULL);
+    mcpc_free(c);
+}
+
 int main(void)
 {
     Harness h;
@@ -148,6 +166,8 @@ int main(void)
     test_follow(&h, c);
     h_check_healthy(&h, "crash loop diagnosed", CONTROL);
     mcpc_free(c);
+    test_survives_restart(&h);
+    h_check_healthy(&h, "run record read back after a restart", CONTROL);
     h_teardown(&h);
     return h_finish("test-diag");
 }

@@ -114,10 +114,46 @@ static void test_tail_bounds(void)
     runlog_clear();
 }
 
+/* With a state dir, records outlive the daemon: a new one reads them back and counts on. */
+static void test_persisted(void)
+{
+    _cleanup_free_ char *dir = test_tmpdir(), *runs = xasprintf("%s/state/runs", dir);
+    _cleanup_free_ char *why = NULL;
+    RunLog *rl;
+    uint64_t k;
+
+    CHECK_INTEQ(runlog_set_dir(runs, &why), 0);
+    rl = runlog_get("kept", "/home/u");
+    k = runlog_begin(rl, 400);
+    runlog_append(rl, k, "fatal: gone\n", 12);
+    runlog_end(rl, k, EXITED(2));
+    runlog_unref(rl);
+    runlog_clear(); /* mcpd exits */
+
+    CHECK_INTEQ(runlog_set_dir(runs, &why), 0);
+    rl = runlog_get("kept", "/home/u");
+    CHECK_INTEQ(runlog_spawns(rl), 1);
+    _cleanup_free_ char *how = runlog_describe(runlog_last_ended(rl));
+    CHECK_STREQ(how, "exited with status 2");
+    StrBuf sb = STRBUF_INIT;
+    runlog_tail(rl, 1, &sb);
+    CHECK_STREQ(strbuf_str(&sb), "fatal: gone\n");
+    strbuf_deinit(&sb);
+    CHECK_INTEQ(runlog_begin(rl, 401), 2);
+    runlog_unref(rl);
+    /* Another start dir is another server. */
+    rl = runlog_get("kept", "/elsewhere");
+    CHECK_INTEQ(runlog_spawns(rl), 0);
+    runlog_unref(rl);
+    runlog_clear();
+    test_rm_rf(dir);
+}
+
 int main(void)
 {
     RUN(test_runs_and_exits);
     RUN(test_ring_of_runs);
     RUN(test_tail_bounds);
+    RUN(test_persisted);
     return test_main_result();
 }
