@@ -784,6 +784,11 @@ static int verb_logs(Ctl *ctl, char **args, int n)
         return EXIT_FAILED;
     }
     logs_render(ctl, res, &sb, &cur);
+    if (!sb.len && !ctl->follow)
+        fprintf(stderr,
+                "mcpctl: nothing recorded for %s yet (no process run; an HTTP server has "
+                "none: see `mcpctl status %s`)\n",
+                args[0], args[0]);
     fputs(tail_lines(strbuf_str(&sb), ctl->lines), stdout);
     fflush(stdout);
     while (ctl->follow && !(ctl->run && cur.ended)) {
