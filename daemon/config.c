@@ -26,18 +26,21 @@
 /* A config file larger than this is not a config file; refuse rather than slurp it. */
 #define CONFIG_MAX_FILE_BYTES (4u * 1024u * 1024u)
 /*
- * Config files whose last good parse is kept for safe reload: every provider's user and
- * project files for a few dozen live projects. Each is at most CONFIG_MAX_FILE_BYTES of text.
+ * Config files whose last good text is kept for safe reload: every provider's user and project
+ * files for a few dozen live projects; and at most this many bytes of them in all (the largest
+ * usual file, ~/.claude.json with its history, is a few MiB).
  */
-#define CONFIG_GOOD_MAX 64
+#define CONFIG_GOOD_MAX       64
+#define CONFIG_GOOD_MAX_BYTES (32u * 1024u * 1024u)
 
+/* Kept as text, not as a parsed tree: a tree of a large ~/.claude.json is several times larger. */
 typedef struct GoodFile {
     char *path;
-    yajl_val json;
+    char *text;
 } GoodFile;
 
 static GoodFile good[CONFIG_GOOD_MAX];
-static size_t n_good;
+static size_t n_good, good_bytes;
 static ConfigReadHook read_hook;
 static void *read_hook_ud;
 
@@ -666,25 +669,33 @@ static void good_forget(const char *path)
 {
     for (size_t i = 0; i < n_good; i++)
         if (streq(good[i].path, path)) {
+            good_bytes -= strlen(good[i].text);
             free(good[i].path);
-            json_free(good[i].json);
+            free(good[i].text);
             good[i] = good[--n_good];
             return;
         }
 }
 
-static void good_keep(const char *path, yajl_val v)
+static void good_keep(const char *path, const char *text)
 {
+    const GoodFile *g = good_find(path);
+
+    if (g && streq(g->text, text))
+        return;
     good_forget(path);
-    if (n_good >= CONFIG_GOOD_MAX) {
-        /* The oldest kept goes: it is the least likely to be mid-edit. */
+    /* The oldest kept go first: they are the least likely to be mid-edit. */
+    while (n_good &&
+           (n_good >= CONFIG_GOOD_MAX || good_bytes + strlen(text) > CONFIG_GOOD_MAX_BYTES)) {
+        good_bytes -= strlen(good[0].text);
         free(good[0].path);
-        json_free(good[0].json);
+        free(good[0].text);
         memmove(good, good + 1, (n_good - 1) * sizeof(*good));
         n_good--;
     }
     good[n_good].path = xstrdup(path);
-    good[n_good++].json = json_copy(v);
+    good[n_good++].text = xstrdup(text);
+    good_bytes += strlen(text);
 }
 
 void config_forget_good(void)
@@ -711,7 +722,7 @@ int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_v
         return r;
     *outp = json_parse(text, &why);
     if (*outp) {
-        good_keep(path, *outp);
+        good_keep(path, text);
         return 0;
     }
     where = json_error_where(text);
@@ -721,8 +732,8 @@ int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_v
                            "invalid JSON at %s%s%s: %s; kept its servers as they were before "
                            "this change (fix the file and reload)",
                            path, where ? ":" : "", where ? where : "", why);
-        *outp = json_copy(g->json);
-        return 0;
+        *outp = json_parse(g->text, NULL);
+        return *outp ? 0 : -EINVAL;
     }
     config_set_problem(set, path, NULL, "invalid JSON at %s%s%s: %s; fix the file or move it away",
                        path, where ? ":" : "", where ? where : "", why);
