@@ -820,7 +820,7 @@ int manager_logs(Manager *m, Peer *p, const char *name, uint64_t since, yajl_val
                  char **whyp)
 {
     Server *s = manager_find_server(m, p, name);
-    RunLog *rl = s ? runlog_find(s->cfg->name, s->start_dir) : NULL;
+    RunLog *rl = NULL;
     yajl_val res;
     StrBuf sb = STRBUF_INIT;
 
@@ -828,6 +828,9 @@ int manager_logs(Manager *m, Peer *p, const char *name, uint64_t since, yajl_val
         *whyp = xasprintf("Unknown server: %s", name);
         return -ENOENT;
     }
+    /* A stdio server not started yet by this mcpd may have runs a previous one recorded. */
+    if (s->cfg->type == TRANSPORT_STDIO)
+        rl = runlog_get(s->cfg->name, s->start_dir);
     res = json_object_new();
     json_object_set(res, "server", json_string_new(s->cfg->name));
     if (rl) {
@@ -840,6 +843,7 @@ int manager_logs(Manager *m, Peer *p, const char *name, uint64_t since, yajl_val
     /* stderr is arbitrary bytes: keep what is valid UTF-8, mark the rest. */
     json_object_set(res, "text", json_string_new_lossy(strbuf_str(&sb), sb.len));
     strbuf_deinit(&sb);
+    runlog_unref(rl);
     *resultp = res;
     return 0;
 }
