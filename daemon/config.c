@@ -67,6 +67,7 @@ void settings_init(Settings *s)
         .max_list_bytes = CONFIG_DEFAULT_LIST_BYTES,
         .reconnect = true,
         .filter_exa = true,
+        .hot_reload = true,
         .disabled_providers = 0,
         .partial_line_timeout_ms = PEER_PARTIAL_LINE_TIMEOUT_MS,
     };
@@ -1218,23 +1219,12 @@ static void settings_providers(ConfigSet *set, const char *path, yajl_val root, 
 }
 
 static const char *const settings_keys[] = {
-    "enableProjectConfig",
-    "filterExa",
-    "disabledProviders",
-    "startupTimeoutMs",
-    "maxMessageBytes",
-    "cacheTtlDays",
-    "timeout",
-    "callTimeout",
-    "maxCallTimeout",
-    "idleTimeoutMs",
-    "reconnect",
-    "workspaceLingerMs",
-    "partialLineTimeoutMs",
-    "maxToolsPerServer", /* the bounds on one server's tool list: config.h */
-    "maxListPages",
-    "maxListBytes",
-    NULL,
+    "enableProjectConfig",  "filterExa",         "disabledProviders", "startupTimeoutMs",
+    "maxMessageBytes",      "cacheTtlDays",      "timeout",           "callTimeout",
+    "maxCallTimeout",       "idleTimeoutMs",     "reconnect",         "workspaceLingerMs",
+    "partialLineTimeoutMs", "maxToolsPerServer", /* the bounds on one server's tool list: config.h
+                                                  */
+    "maxListPages",         "maxListBytes",      "hotReload",         NULL,
 };
 
 /* A typo in a key would silently do nothing: say so. */
@@ -1267,6 +1257,7 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_bool(problems, path, root, "enableProjectConfig", &s->enable_project_config);
     settings_bool(problems, path, root, "filterExa", &s->filter_exa);
     settings_bool(problems, path, root, "reconnect", &s->reconnect);
+    settings_bool(problems, path, root, "hotReload", &s->hot_reload);
     settings_providers(problems, path, root, &s->disabled_providers);
     settings_ms(problems, path, root, "startupTimeoutMs", 0, 600000, &s->startup_timeout_ms);
     settings_ms(problems, path, root, "maxMessageBytes", 4096, INT32_MAX, &s->max_message_bytes);

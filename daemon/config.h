@@ -97,6 +97,7 @@ typedef struct Settings {
     int64_t max_list_bytes;       /* bytes of pages read for one tools/list */
     bool reconnect;
     bool filter_exa;
+    bool hot_reload;             /* reload when a watched config file changes (watch.h) */
     unsigned disabled_providers; /* bit i: config_sources[i] is switched off */
     /* Hidden (tests): an agent's unfinished line older than this closes it (peer.h). */
     int64_t partial_line_timeout_ms;

@@ -144,6 +144,11 @@ static void on_watch_apply(const char *root, const char *why, void *userdata)
 
     if (d->stopping)
         return;
+    /* Off: only a change of mcpd.json itself (which may turn it back on) is applied. */
+    if (!d->settings.hot_reload && !streq(why, d->settings_path)) {
+        log_full(LOG_DEBUG, NULL, "watch", "%s changed; hotReload is off", why);
+        return;
+    }
     r = daemon_reload(d, root);
     log_reload_outcome(why, r);
     json_free(r);

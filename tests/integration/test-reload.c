@@ -173,6 +173,40 @@ static void test_hot_removal(Harness *h, mcpc_client *c)
     CHECK_MSG(wait_shown(c, "local", false), "local still there after %s was deleted", proj);
 }
 
+/* hotReload off: edits wait for `mcpctl reload`; mcpd.json itself is still applied at once. */
+static void test_hot_reload_off(Harness *h, mcpc_client *c)
+{
+    _cleanup_free_ char *extra = xasprintf(
+        ",\n    \"epsilon\": {\"command\": \"%s\", \"args\": [\"--name\", \"epsilon\"]}", h_fake());
+    _cleanup_free_ char *with = user_config(extra), *without = user_config("");
+    _cleanup_free_ char *log = NULL;
+    int st;
+
+    write_text(h->settings, "{\"hotReload\": false}");
+    /* The settings change is applied: wait for its reload in the log before editing. */
+    for (int waited = 0; waited < H_WAIT_MS; waited += 100) {
+        free(log);
+        log = h_read_file(h->log);
+        if (log && strstr(log, "mcpd.json changed"))
+            break;
+        h_sleep_ms(100);
+    }
+    CHECK_MSG(log && strstr(log, "mcpd.json changed"), "the settings change was not applied");
+    write_text(h->config, with);
+    /* Four debounce periods: ample for a reload that must not come. */
+    h_sleep_ms(2000);
+    CHECK_MSG(!server_shown(c, "epsilon", NULL), "hotReload false, yet epsilon was added");
+    _cleanup_free_ char *out = CTL(h, &st, "reload");
+    CHECK_MSG(st == 0 && strstr(out, "epsilon") && strstr(out, "added"), "reload: %s", out);
+    CHECK(h_wait_state(c, "epsilon", "connected", H_WAIT_MS));
+    write_text(h->config, without);
+    write_text(h->settings, "{}");
+    /* Whichever comes first, the automatic reload (mcpd.json) or this one: epsilon goes. */
+    _cleanup_free_ char *back = CTL(h, &st, "reload");
+    CHECK_MSG(st == 0, "reload: %s", back);
+    CHECK_MSG(wait_shown(c, "epsilon", false), "epsilon still there");
+}
+
 int main(void)
 {
     Harness h;
@@ -189,6 +223,7 @@ int main(void)
     test_hot_project_file(&h);
     test_hot_new_agent_file(&h, c);
     test_hot_removal(&h, c);
+    test_hot_reload_off(&h, c);
     h_check_healthy(&h, "typo, warnings and hot reloads", CONTROL);
     mcpc_free(c);
     h_teardown(&h);
