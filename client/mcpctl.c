@@ -13,7 +13,9 @@
 #include "client/bridge.h"
 #include "client/discover-local.h"
 #include "client/setup.h"
+#include "client/login.h"
 #include "client/include/mcpc.h"
+#include "client/trust.h"
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
@@ -56,6 +58,8 @@ typedef struct Ctl {
     long run;       /* logs --run K; 0: every run kept */
     const char *socket;
     const char *cwd;
+    const char *server; /* trust, untrust: --server NAME */
+    LoginMode login_mode;
     mcpc_client *client;
 } Ctl;
 
@@ -64,7 +68,9 @@ enum {
     VERB_OFFLINE = 1 << 0, /* runs without connecting first (it connects itself, or never) */
     VERB_CWD = 1 << 1,     /* --cwd DIR */
     VERB_LINES = 1 << 2,   /* -n N */
-    VERB_FOLLOW = 1 << 3,  /* -f, --run K */
+    VERB_SERVER = 1 << 3,  /* --server NAME */
+    VERB_LOGIN = 1 << 4,   /* --no-browser, --headless */
+    VERB_FOLLOW = 1 << 5,  /* -f, --run K */
 };
 
 typedef struct Verb {
@@ -841,6 +847,17 @@ static int verb_bridge(Ctl *ctl, char **args, int n)
     return bridge_run(sock, ctl->cwd);
 }
 
+/* trust / untrust [DIR] [--server NAME]: client/trust.c. */
+static int verb_trust(Ctl *ctl, char **args, int n)
+{
+    return trust_run(ctl->client, false, n ? args[0] : NULL, ctl->server, ctl->json);
+}
+
+static int verb_untrust(Ctl *ctl, char **args, int n)
+{
+    return trust_run(ctl->client, true, n ? args[0] : NULL, ctl->server, ctl->json);
+}
+
 /* Reached only without setup's own options (main hands "setup ..." over before parsing). */
 static int verb_setup(Ctl *ctl, char **args, int n)
 {
@@ -854,6 +871,20 @@ static int verb_help(Ctl *ctl, char **args, int n)
 }
 
 /* The verbs, in the order usage lists them; add a row to add a verb. */
+static int verb_login(Ctl *ctl, char **args, int n)
+{
+    if (!ctl->timeout_ms)
+        ctl->timeout_ms = LOGIN_TIMEOUT_MS;
+    if (!ctl_client(ctl, false))
+        return EXIT_NOT_RUNNING;
+    return login_run(ctl->client, args[0], ctl->login_mode, ctl->json);
+}
+
+static int verb_logout(Ctl *ctl, char **args, int n)
+{
+    return logout_run(ctl->client, args[0], ctl->json);
+}
+
 static const Verb verbs[] = {
     {"status", "[SERVER...]", "servers, their state, tools and errors; agents", 0, -1, 0,
      verb_status},
@@ -865,6 +896,9 @@ static const Verb verbs[] = {
      verb_connect_server},
     {"disconnect", "SERVER", "stop a server and remove its tools", 1, 1, 0, verb_disconnect},
     {"wait", "SERVER", "wait until a server is connected or has failed", 1, 1, 0, verb_wait},
+    {"login", "SERVER [--no-browser|--headless]", "sign in to a remote server (OAuth)", 1, 1,
+     VERB_LOGIN | VERB_OFFLINE, verb_login},
+    {"logout", "SERVER", "forget the sign-in to a remote server", 1, 1, 0, verb_logout},
     {"logs", "SERVER [-n N] [--run K] [-f]",
      "the server's last runs: start, stderr, exit (-f: follow)", 1, 1, VERB_LINES | VERB_FOLLOW,
      verb_logs},
@@ -875,6 +909,11 @@ static const Verb verbs[] = {
      VERB_CWD | VERB_OFFLINE, verb_bridge},
     {"setup", "AGENT|--all [--dry-run] [--undo]",
      "make an agent start only mcpd's bridge (docs/agents.md)", 1, 3, VERB_OFFLINE, verb_setup},
+    {"trust", "[DIR] [--server NAME]",
+     "approve DIR's (default: here) project servers, or one, until an entry changes", 0, 1,
+     VERB_SERVER, verb_trust},
+    {"untrust", "[DIR] [--server NAME]", "withdraw those approvals", 0, 1, VERB_SERVER,
+     verb_untrust},
     {"help", "", "this text", 0, 0, VERB_OFFLINE, verb_help},
 };
 
@@ -911,11 +950,19 @@ static void usage(FILE *f)
 static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
 {
     static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},          {"socket", required_argument, NULL, 's'},
-        {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},       {"cwd", required_argument, NULL, 'C'},
-        {"lines", required_argument, NULL, 'n'},   {"follow", no_argument, NULL, 'f'},
-        {"run", required_argument, NULL, 'R'},     {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, 'j'},
+        {"socket", required_argument, NULL, 's'},
+        {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"cwd", required_argument, NULL, 'C'},
+        {"lines", required_argument, NULL, 'n'},
+        {"server", required_argument, NULL, 'S'},
+        {"no-browser", no_argument, NULL, 'B'},
+        {"headless", no_argument, NULL, 'H'},
+        {"follow", no_argument, NULL, 'f'},
+        {"run", required_argument, NULL, 'R'},
+        {NULL, 0, NULL, 0},
     };
     int64_t v;
     int ch;
@@ -949,6 +996,15 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
             }
             ctl->lines = (long)v;
             *seenp |= VERB_LINES;
+            break;
+        case 'S':
+            ctl->server = optarg;
+            *seenp |= VERB_SERVER;
+            break;
+        case 'B':
+        case 'H':
+            ctl->login_mode = ch == 'B' ? LOGIN_NO_BROWSER : LOGIN_HEADLESS;
+            *seenp |= VERB_LOGIN;
             break;
         case 'f':
             ctl->follow = true;
@@ -1012,9 +1068,11 @@ int main(int argc, char **argv)
     if (seen & ~verb->flags) {
         unsigned bad = seen & ~verb->flags;
         fprintf(stderr, "mcpctl: %s does not take %s\n", verb->name,
-                bad & VERB_CWD     ? "--cwd"
-                : bad & VERB_LINES ? "-n"
-                                   : "-f or --run");
+                bad & VERB_CWD      ? "--cwd"
+                : bad & VERB_SERVER ? "--server"
+                : bad & VERB_LINES  ? "-n"
+                : bad & VERB_LOGIN  ? "--no-browser/--headless"
+                                    : "-f or --run");
         return EXIT_USAGE;
     }
     if (!(verb->flags & VERB_OFFLINE) && !ctl_client(&ctl, false))

@@ -45,3 +45,5 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
  */
 int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
                 int64_t now_wall_ms, int64_t ttl_ms, char **whyp);
+/** Replace path with sb's bytes durably (temp file 0600, fsync, rename, fsync of dir). */
+int cache_write_durably(const char *dir, const char *path, const StrBuf *sb, char **whyp);

@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "daemon/cache.h"
 #include "daemon/manager-private.h"
+#include "daemon/oauth-login.h"
 #include "daemon/resolve.h"
 #include "daemon/runlog.h"
 
@@ -281,6 +282,7 @@ static void server_load_cache(Server *s)
     if (r != 0)
         return;
     s->tools = tools;
+    s->n_tools_filtered = config_filter_tools(s->cfg, s->tools);
     s->tools_deferred = true;
     s->cache_saved_wall_ms = saved;
     log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache", json_array_len(tools));
@@ -311,6 +313,8 @@ static bool server_take_tools(Server *s, const UpstreamReply *r)
         json_free(tools);
         tools = json_array_new();
     }
+    /* The user's filters (enabledTools, disabledTools): hidden tools never reach agents. */
+    s->n_tools_filtered = config_filter_tools(s->cfg, tools);
     tools_fingerprint(fp, tools);
     if (s->tools && streq(fp, s->tools_fp)) {
         json_free(tools);
@@ -449,9 +453,13 @@ static void on_upstream_closed(void *userdata, const char *reason)
     Server *s = userdata;
     _cleanup_free_ char *msg = NULL;
 
-    if (s->needs_auth) {
-        /* Retrying cannot fix missing credentials: wait for a reload or mcpd/connect. */
-        server_fail(s, reason, false);
+    /* A 403 step-up left the connection up: a later close is not about credentials. */
+    if (s->needs_auth &&
+        !strstr(s->auth_challenge ? s->auth_challenge : "", "insufficient_scope")) {
+        /* Retrying cannot fix missing credentials: a refresh token may, else a person must. */
+        msg = xasprintf("%s; run: mcpctl login %s", reason, s->cfg->name);
+        server_fail(s, msg, false);
+        oauth_login_refresh(s);
         return;
     }
     if (s->state == SERVER_CONNECTED) {
@@ -953,6 +961,8 @@ static yajl_val server_status(Server *s)
                                                               : transport_type_name(s->cfg->type)));
     json_object_set(o, "tools", json_int_new((int64_t)json_array_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
+    if (s->n_tools_filtered)
+        json_object_set(o, "toolsFiltered", json_int_new((int64_t)s->n_tools_filtered));
     if (s->idle_stopped)
         json_object_set(o, "idle", json_bool_new(true));
     json_object_set(o, "restarts", json_int_new(s->restarts));

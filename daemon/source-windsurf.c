@@ -9,10 +9,13 @@
 #include "common/util.h"
 #include "daemon/source.h"
 
-/* Windsurf writes remote servers as serverUrl; url works too. disabled: true means off. */
+/*
+ * Windsurf writes remote servers as serverUrl; url works too. disabled: true means off.
+ * disabledTools is mcpd's own key and passes through.
+ */
 static int map_windsurf(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
-    static const char *const drop[] = {"serverUrl", "disabled", "disabledTools", NULL};
+    static const char *const drop[] = {"serverUrl", "disabled", NULL};
     yajl_val url = json_get(in, "serverUrl"), disabled = json_get(in, "disabled"), out;
 
     (void)name;

@@ -74,12 +74,11 @@ void h_setup(Harness *h, const char *name)
     snprintf(buf, sizeof(buf), "%s/cache", h->dir);
     mkdir_or_die(buf, 0700);
     setenv("XDG_CACHE_HOME", buf, 1);
-    /* mcpd keeps server run records there: never in the real user's state dir. */
-    snprintf(buf, sizeof(buf), "%s/state", h->dir);
-    setenv("XDG_STATE_HOME", buf, 1);
     snprintf(buf, sizeof(buf), "%s/home", h->dir);
     mkdir_or_die(buf, 0700);
     setenv("HOME", buf, 1);
+    snprintf(buf, sizeof(buf), "%s/state", h->dir);
+    setenv("XDG_STATE_HOME", buf, 1); /* approvals (trust.json), run records stay in the tree */
     snprintf(h->socket, sizeof(h->socket), "%s/run/mcpd/mcpd.sock", h->dir);
     unsetenv("MCPD_SOCKET");
     unsetenv("MCPD_SESSION");

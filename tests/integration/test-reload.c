@@ -114,7 +114,7 @@ static void test_hot_user_file(Harness *h, mcpc_client *c)
     CHECK(log && strstr(log, "hot reload after"));
 }
 
-/* A project's own file, written while an agent works there. */
+/* A project's own file, written while an agent works there (Claude Code's .mcp.json). */
 static void test_hot_project_file(Harness *h)
 {
     _cleanup_free_ char *proj = xasprintf("%s/home/proj", h->dir);
@@ -128,6 +128,14 @@ static void test_hot_project_file(Harness *h)
     _cleanup_free_ char *tools = NULL;
 
     mkdir(proj, 0700);
+    /*
+     * The user told Claude Code to run every server of this project's .mcp.json (its own
+     * approval, which mcpd follows): a server added there later needs no new approval.
+     */
+    _cleanup_free_ char *claude = xasprintf("%s/home/.claude.json", h->dir);
+    _cleanup_free_ char *approval =
+        xasprintf("{\"projects\": {\"%s\": {\"enableAllProjectMcpServers\": true}}}", proj);
+    write_text(claude, approval);
     pc = mcpc_new(&o);
     CHECK(mcpc_connect(pc) == 0);
     write_text(file, cfg);

@@ -14,6 +14,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config.h"
+#include "daemon/trust.h"
 #include "daemon/source.h"
 #include "tests/unit/test.h"
 
@@ -527,10 +528,12 @@ static void test_native_missing_and_broken_files(void)
 
     /* Safe reload: a file that parsed once keeps its last good version through a typo. */
     test_write_file(fx.first, "{\"mcpServers\": {\"a\": {\"command\": \"good\"}}}\n");
+    set.keep_last_good = true; /* as discovery sets it */
     load_both(&fx, &set);
     CHECK(set.n_servers == 1 && streq(set.servers[0]->command, "good"));
     config_set_deinit(&set);
     test_write_file(fx.first, "{\"mcpServers\": {\n  \"a\": {\"command\": \"new\"},\n}}\n");
+    set.keep_last_good = true;
     load_both(&fx, &set);
     CHECK(set.n_servers == 1 && streq(set.servers[0]->command, "good"));
     CHECK_INTEQ(set.n_problems, 1);
@@ -600,8 +603,13 @@ static void test_discover(void)
                           "\"both\":{\"command\":\"user\"}}}");
     test_write_file(proj, "{\"mcpServers\":{\"both\":{\"command\":\"project\"}}}");
     test_write_file(explicit, "{\"mcpServers\":{\"e\":{\"command\":\"explicit\"}}}");
+    _cleanup_free_ char *state = paths_join(tmp, "state");
+    _cleanup_free_ char *why = NULL;
     setenv("XDG_CONFIG_HOME", conf, 1);
+    setenv("XDG_STATE_HOME", state, 1);
     settings_init(&s);
+    /* The user approves the project (mcpctl trust); the gate itself is tested in test-trust. */
+    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, &why), 0);
 
     /* The project file comes first and wins. */
     DiscoverOptions opt = {NULL, root};
@@ -634,6 +642,7 @@ static void test_discover(void)
     config_set_deinit(&set);
 
     unsetenv("XDG_CONFIG_HOME");
+    unsetenv("XDG_STATE_HOME");
     test_rm_rf(tmp);
 }
 
