@@ -42,6 +42,11 @@ enum {
 #define WAIT_REPLY_MARGIN_MS 250
 /* logs -n: the ring holds far fewer lines than this; the bound only rejects nonsense. */
 #define LOGS_MAX_LINES 1000000
+/*
+ * logs -f asks for news this often: a person watching sees a line within a blink, and one
+ * small local request four times a second costs the daemon nothing.
+ */
+#define LOGS_FOLLOW_POLL_MS 250
 
 /* Options, accepted before or after the verb, as --opt=value or --opt value. */
 typedef struct Ctl {
@@ -49,6 +54,8 @@ typedef struct Ctl {
     bool color;
     int timeout_ms; /* 0: not given */
     long lines;     /* logs -n; -1: all */
+    bool follow;    /* logs -f */
+    long run;       /* logs --run K; 0: every run kept */
     const char *socket;
     const char *cwd;
     const char *server; /* trust, untrust: --server NAME */
@@ -63,6 +70,7 @@ enum {
     VERB_LINES = 1 << 2,   /* -n N */
     VERB_SERVER = 1 << 3,  /* --server NAME */
     VERB_LOGIN = 1 << 4,   /* --no-browser, --headless */
+    VERB_FOLLOW = 1 << 5,  /* -f, --run K */
 };
 
 typedef struct Verb {
@@ -166,6 +174,28 @@ static void print_http(yajl_val s)
     printf("\n");
 }
 
+/* stdio servers get a second line: the command, how often it ran, how it last ended and when. */
+static void print_process(yajl_val s)
+{
+    const char *cmd = json_get_string(s, "commandLine"), *exit_how = json_get_string(s, "lastExit");
+    int64_t spawns = 0, exit_at = 0, err_at = 0;
+    char age[32];
+
+    if (!cmd)
+        return;
+    json_get_int(s, "spawns", &spawns);
+    printf("    command: %s; spawned %lld time%s", cmd, (long long)spawns, spawns == 1 ? "" : "s");
+    if (exit_how && json_get_int(s, "lastExitAt", &exit_at) == 0) {
+        fmt_age(age, sizeof(age), exit_at);
+        printf("; last exit %s ago: %s", age, exit_how);
+    }
+    if (json_get_int(s, "lastErrorAt", &err_at) == 0) {
+        fmt_age(age, sizeof(age), err_at);
+        printf("; last error %s ago", age);
+    }
+    printf("\n");
+}
+
 static void print_server(const Ctl *ctl, yajl_val s)
 {
     int64_t since = 0, tools = 0, pid = 0, calls = 0, restarts = 0, next = 0;
@@ -198,6 +228,7 @@ static void print_server(const Ctl *ctl, yajl_val s)
                (long long)MAX(0, (next - wall_ms() + 999) / 1000));
     printf("\n");
     print_http(s);
+    print_process(s);
 }
 
 /* Agents, subagents indented under the agent whose session they joined. */
@@ -283,8 +314,11 @@ static void show_status(const Ctl *ctl, yajl_val st)
     show_agents(agents);
     for (size_t i = 0; i < json_array_len(problems); i++) {
         yajl_val p = json_array_at(problems, i);
-        printf("%sconfig problem: %s%s%s\n", i ? "" : "\n", json_get_string(p, "path") ?: "",
-               json_get_string(p, "path") ? ": " : "", json_get_string(p, "error"));
+        const char *path = json_get_string(p, "path"), *err = json_get_string(p, "error") ?: "";
+        bool placed = path && strstr(err, path);
+        printf("%sconfig %s: %s%s%s\n", i ? "" : "\n",
+               streq(json_get_string(p, "severity") ?: "", "warning") ? "warning" : "problem",
+               path && !placed ? path : "", path && !placed ? ": " : "", err);
     }
     printf("\n* deferred: tools shown from the cache or the last known list until the server "
            "connects; CACHE: age of the cached tool list\n");
@@ -472,7 +506,11 @@ static int verb_reload(Ctl *ctl, char **args, int n)
     res = json_parse(out, NULL);
     servers = json_get_object(res, "servers");
     problems = json_get_array(res, "problems");
-    code = json_array_len(problems) ? EXIT_FAILED : EXIT_OK;
+    code = EXIT_OK;
+    /* Warnings (an unknown field ignored) refuse nothing; any other problem does. */
+    for (size_t i = 0; i < json_array_len(problems); i++)
+        if (!streq(json_get_string(json_array_at(problems, i), "severity") ?: "", "warning"))
+            code = EXIT_FAILED;
     for (size_t i = 0; servers && i < servers->u.object.len; i++)
         if (YAJL_IS_STRING(servers->u.object.values[i]) &&
             streq(servers->u.object.values[i]->u.string, "refused"))
@@ -493,8 +531,12 @@ static int verb_reload(Ctl *ctl, char **args, int n)
         printf("  (no server changed)\n");
     for (size_t i = 0; i < json_array_len(problems); i++) {
         yajl_val p = json_array_at(problems, i);
-        fprintf(stderr, "problem: %s%s%s\n", json_get_string(p, "path") ?: "",
-                json_get_string(p, "path") ? ": " : "", json_get_string(p, "error"));
+        const char *path = json_get_string(p, "path"), *err = json_get_string(p, "error") ?: "";
+        bool warning = streq(json_get_string(p, "severity") ?: "", "warning");
+        /* Messages that give their file:line:column say where already. */
+        bool placed = path && strstr(err, path);
+        fprintf(stderr, "%s: %s%s%s\n", warning ? "warning" : "problem",
+                path && !placed ? path : "", path && !placed ? ": " : "", err);
     }
     return code;
 }
@@ -590,28 +632,184 @@ static const char *tail_lines(const char *text, long n)
     return n == 0 ? text + len : text;
 }
 
-/* logs NAME [-n N]: the server's recent stderr, the last N lines with -n. */
+/* Where logs -f has got to: the run being shown and how many of its stderr bytes were printed. */
+typedef struct LogCursor {
+    uint64_t run;
+    uint64_t bytes;
+    bool ended; /* its end was printed */
+} LogCursor;
+
+static void log_run_header(StrBuf *sb, yajl_val r)
+{
+    int64_t k = 0, pid = 0, started = 0;
+    char when[32] = "?";
+    time_t t;
+    struct tm tm;
+
+    json_get_int(r, "run", &k);
+    json_get_int(r, "pid", &pid);
+    json_get_int(r, "startedAt", &started);
+    t = (time_t)(started / 1000);
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+    if (pid)
+        strbuf_printf(sb, "-- run %lld, pid %lld, started %s --\n", (long long)k, (long long)pid,
+                      when);
+    else
+        strbuf_printf(sb, "-- run %lld, at %s --\n", (long long)k, when);
+}
+
+/* Append what of run r the cursor has not shown yet: header, new stderr, its end. */
+static void log_run_render(StrBuf *sb, yajl_val r, LogCursor *cur)
+{
+    int64_t k = 0, total = 0, dur = 0;
+    const char *text = json_get_string(r, "stderr") ?: "";
+    uint64_t len = strlen(text), first;
+
+    json_get_int(r, "run", &k);
+    json_get_int(r, "stderrBytes", &total);
+    json_get_int(r, "durationMs", &dur);
+    if ((uint64_t)k != cur->run) {
+        *cur = (LogCursor){.run = (uint64_t)k};
+        log_run_header(sb, r);
+    }
+    if (cur->ended)
+        return;
+    /* The daemon keeps a tail: bytes before it are gone, and the text may be re-encoded. */
+    first = (uint64_t)total > len ? (uint64_t)total - len : 0;
+    if (cur->bytes < first && first > 0)
+        strbuf_printf(sb, "[... %llu earlier bytes not kept]\n",
+                      (unsigned long long)(first - cur->bytes));
+    if ((uint64_t)total > cur->bytes) {
+        uint64_t from = MAX(cur->bytes, first) - first;
+        strbuf_puts(sb, text + MIN(from, len));
+        if (len && text[len - 1] != '\n' && !YAJL_IS_TRUE(json_get(r, "running")))
+            strbuf_putc(sb, '\n');
+        cur->bytes = (uint64_t)total;
+    }
+    if (!YAJL_IS_TRUE(json_get(r, "running"))) {
+        if (dur < 1000)
+            strbuf_printf(sb, "-- run %lld %s after %lld ms --\n", (long long)k,
+                          json_get_string(r, "exit") ?: "ended", (long long)dur);
+        else
+            strbuf_printf(sb, "-- run %lld %s after %.1f s --\n", (long long)k,
+                          json_get_string(r, "exit") ?: "ended", (double)dur / 1000.0);
+        cur->ended = true;
+    }
+}
+
+/* One mcpd/logs request from run `since` on; its result parsed in *resp. */
+static int logs_request(Ctl *ctl, const char *server, uint64_t since, yajl_val *resp)
+{
+    _cleanup_free_ char *out = NULL, *params = NULL;
+    yajl_val p = json_object_new();
+    int code;
+
+    json_object_set(p, "server", json_string_new(server));
+    if (since)
+        json_object_set(p, "since", json_int_new((int64_t)since));
+    params = json_to_string(p);
+    json_free(p);
+    if ((code = request(ctl, "mcpd/logs", params, &out)) == EXIT_OK)
+        *resp = json_parse(out, NULL);
+    return code;
+}
+
+/* Render the runs of a logs answer (only run ctl->run when given) past the cursor. */
+static void logs_render(const Ctl *ctl, yajl_val res, StrBuf *sb, LogCursor *cur)
+{
+    yajl_val runs = json_get_array(res, "runs");
+
+    if (!runs) {
+        /* No process record (an HTTP server): whatever the transport keeps. */
+        strbuf_puts(sb, json_get_string(res, "text") ?: "");
+        return;
+    }
+    for (size_t i = 0; i < json_array_len(runs); i++) {
+        yajl_val r = json_array_at(runs, i);
+        int64_t k = 0;
+        json_get_int(r, "run", &k);
+        if ((ctl->run && k != ctl->run) || (uint64_t)k < cur->run)
+            continue;
+        log_run_render(sb, r, cur);
+    }
+}
+
+/* logs --json: the answer, with only run K and each stderr cut to its last N lines. */
+static void logs_print_json(const Ctl *ctl, yajl_val res)
+{
+    yajl_val runs = json_get_array(res, "runs"), kept = json_array_new();
+
+    for (size_t i = 0; i < json_array_len(runs); i++) {
+        yajl_val r = json_array_at(runs, i);
+        int64_t k = 0;
+        json_get_int(r, "run", &k);
+        if (ctl->run && k != ctl->run)
+            continue;
+        if (ctl->lines >= 0)
+            json_object_set(
+                r, "stderr",
+                json_string_new(tail_lines(json_get_string(r, "stderr") ?: "", ctl->lines)));
+        json_array_push(kept, json_copy(r));
+    }
+    if (runs)
+        json_object_set(res, "runs", kept);
+    else
+        json_free(kept);
+    if (ctl->lines >= 0)
+        json_object_set(
+            res, "text",
+            json_string_new(tail_lines(json_get_string(res, "text") ?: "", ctl->lines)));
+    print_json(res);
+}
+
+/*
+ * logs NAME [-n N] [--run K] [-f]: every run the daemon keeps (start, stderr tail, how it
+ * ended), the last N lines with -n, one run with --run, then new output as it comes with -f.
+ */
 static int verb_logs(Ctl *ctl, char **args, int n)
 {
-    _cleanup_free_ char *out = NULL;
     _cleanup_json_ yajl_val res = NULL;
-    int code = server_request(ctl, "mcpd/logs", args[0], false, &out, &res);
-    const char *text, *start;
+    LogCursor cur = {0};
+    StrBuf sb = STRBUF_INIT;
+    int code = logs_request(ctl, args[0], (uint64_t)ctl->run, &res);
 
     if (code != EXIT_OK)
         return code;
-    text = json_get_string(res, "text") ?: "";
-    start = tail_lines(text, ctl->lines);
+    if (ctl->json && ctl->follow) {
+        fprintf(stderr, "mcpctl: logs -f prints text; for JSON, run logs --json without -f\n");
+        return EXIT_USAGE;
+    }
     if (ctl->json) {
-        if (ctl->lines >= 0) {
-            json_object_set(res, "text", json_string_new(start));
-            print_json(res);
-        } else
-            printf("%s\n", out);
+        logs_print_json(ctl, res);
         return EXIT_OK;
     }
-    fputs(start, stdout);
-    return EXIT_OK;
+    if (ctl->run && !json_array_len(json_get_array(res, "runs"))) {
+        fprintf(stderr, "mcpctl: %s has no run %ld kept (see `mcpctl logs %s`)\n", args[0],
+                ctl->run, args[0]);
+        return EXIT_FAILED;
+    }
+    logs_render(ctl, res, &sb, &cur);
+    if (!sb.len && !ctl->follow)
+        fprintf(stderr,
+                "mcpctl: nothing recorded for %s yet (no process run; an HTTP server has "
+                "none: see `mcpctl status %s`)\n",
+                args[0], args[0]);
+    fputs(tail_lines(strbuf_str(&sb), ctl->lines), stdout);
+    fflush(stdout);
+    while (ctl->follow && !(ctl->run && cur.ended)) {
+        struct timespec ts = {0, LOGS_FOLLOW_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+        res = json_free(res);
+        if ((code = logs_request(ctl, args[0], cur.run, &res)) != EXIT_OK)
+            break;
+        strbuf_reset(&sb);
+        logs_render(ctl, res, &sb, &cur);
+        fputs(strbuf_str(&sb), stdout);
+        fflush(stdout);
+    }
+    strbuf_deinit(&sb);
+    return code;
 }
 
 /* config [--cwd DIR]: from the daemon when it runs (it knows --config), else in-process. */
@@ -701,7 +899,8 @@ static const Verb verbs[] = {
     {"login", "SERVER [--no-browser|--headless]", "sign in to a remote server (OAuth)", 1, 1,
      VERB_LOGIN | VERB_OFFLINE, verb_login},
     {"logout", "SERVER", "forget the sign-in to a remote server", 1, 1, 0, verb_logout},
-    {"logs", "SERVER [-n N]", "the server's recent stderr (the last N lines)", 1, 1, VERB_LINES,
+    {"logs", "SERVER [-n N] [--run K] [-f]",
+     "the server's last runs: start, stderr, exit (-f: follow)", 1, 1, VERB_LINES | VERB_FOLLOW,
      verb_logs},
     {"config", "[--cwd DIR]",
      "what discovery finds for DIR (default: here) and why; no mcpd needed", 0, 0,
@@ -761,13 +960,15 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
         {"server", required_argument, NULL, 'S'},
         {"no-browser", no_argument, NULL, 'B'},
         {"headless", no_argument, NULL, 'H'},
+        {"follow", no_argument, NULL, 'f'},
+        {"run", required_argument, NULL, 'R'},
         {NULL, 0, NULL, 0},
     };
     int64_t v;
     int ch;
 
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":js:t:hVn:", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":js:t:hVn:f", opts, NULL)) != -1) {
         switch (ch) {
         case 'j':
             ctl->json = true;
@@ -804,6 +1005,18 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
         case 'H':
             ctl->login_mode = ch == 'B' ? LOGIN_NO_BROWSER : LOGIN_HEADLESS;
             *seenp |= VERB_LOGIN;
+            break;
+        case 'f':
+            ctl->follow = true;
+            *seenp |= VERB_FOLLOW;
+            break;
+        case 'R':
+            if (parse_int64(optarg, 1, INT32_MAX, &v) < 0) {
+                fprintf(stderr, "mcpctl: --run \"%s\": give a run number (1, 2, ...)\n", optarg);
+                return EXIT_USAGE;
+            }
+            ctl->run = (long)v;
+            *seenp |= VERB_FOLLOW;
             break;
         case 'h':
             usage(stdout);
@@ -853,11 +1066,13 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (seen & ~verb->flags) {
+        unsigned bad = seen & ~verb->flags;
         fprintf(stderr, "mcpctl: %s does not take %s\n", verb->name,
-                seen & ~verb->flags & VERB_CWD      ? "--cwd"
-                : seen & ~verb->flags & VERB_SERVER ? "--server"
-                : seen & ~verb->flags & VERB_LINES  ? "-n"
-                                                    : "--no-browser/--headless");
+                bad & VERB_CWD      ? "--cwd"
+                : bad & VERB_SERVER ? "--server"
+                : bad & VERB_LINES  ? "-n"
+                : bad & VERB_LOGIN  ? "--no-browser/--headless"
+                                    : "-f or --run");
         return EXIT_USAGE;
     }
     if (!(verb->flags & VERB_OFFLINE) && !ctl_client(&ctl, false))

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // config: server configurations, daemon settings and the discovery driver over config sources.
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <strings.h>
@@ -25,6 +27,30 @@
 
 /* A config file larger than this is not a config file; refuse rather than slurp it. */
 #define CONFIG_MAX_FILE_BYTES (4u * 1024u * 1024u)
+/*
+ * Config files whose last good text is kept for safe reload: every provider's user and project
+ * files for a few dozen live projects; and at most this many bytes of them in all (the largest
+ * usual file, ~/.claude.json with its history, is a few MiB).
+ */
+#define CONFIG_GOOD_MAX       64
+#define CONFIG_GOOD_MAX_BYTES (32u * 1024u * 1024u)
+
+/* Kept as text, not as a parsed tree: a tree of a large ~/.claude.json is several times larger. */
+typedef struct GoodFile {
+    char *path;
+    char *text;
+} GoodFile;
+
+static GoodFile good[CONFIG_GOOD_MAX];
+static size_t n_good, good_bytes;
+static ConfigReadHook read_hook;
+static void *read_hook_ud;
+
+void config_set_read_hook(ConfigReadHook fn, void *userdata)
+{
+    read_hook = fn;
+    read_hook_ud = userdata;
+}
 
 void settings_init(Settings *s)
 {
@@ -43,6 +69,7 @@ void settings_init(Settings *s)
         .max_list_bytes = CONFIG_DEFAULT_LIST_BYTES,
         .reconnect = true,
         .filter_exa = true,
+        .hot_reload = true,
         .disabled_providers = 0,
         .partial_line_timeout_ms = PEER_PARTIAL_LINE_TIMEOUT_MS,
     };
@@ -56,20 +83,38 @@ static char *format_va(const char *fmt, va_list ap)
     return strbuf_detach(&sb, NULL);
 }
 
-void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+static void problem_add(ConfigSet *set, const char *path, const char *server, bool warning,
+                        char *message)
 {
     ConfigProblem *p;
-    va_list ap;
 
     set->problems = xrealloc(set->problems, (set->n_problems + 1) * sizeof(*set->problems));
     p = &set->problems[set->n_problems++];
     p->path = path ? xstrdup(path) : NULL;
     p->server = server ? xstrdup(server) : NULL;
-    va_start(ap, fmt);
-    p->message = format_va(fmt, ap);
-    va_end(ap);
+    p->message = message;
+    p->warning = warning;
     if (!set->quiet)
-        log_full(LOG_WARNING, server, "config", "%s: %s", path ? path : "config", p->message);
+        log_full(LOG_WARNING, server, "config", "%s: %s%s", path ? path : "config",
+                 warning ? "warning: " : "", p->message);
+}
+
+void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    problem_add(set, path, server, false, format_va(fmt, ap));
+    va_end(ap);
+}
+
+void config_set_warning(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    problem_add(set, path, server, true, format_va(fmt, ap));
+    va_end(ap);
 }
 
 static void source_copy(SourceMeta *dst, const SourceMeta *src);
@@ -255,19 +300,24 @@ static int take_string_map(ServerConfig *c, yajl_val obj, const char *field, yaj
     return 0;
 }
 
-static int take_ms(ServerConfig *c, yajl_val obj, const char *field, int64_t *outp, StrBuf *err)
+/*
+ * An optional number of milliseconds. A wrong value is a warning naming the field, and the
+ * default stays: a tuning knob written wrong must not take the server away.
+ */
+static void take_ms(ServerConfig *c, yajl_val obj, const char *field, int64_t *outp, StrBuf *warn)
 {
     yajl_val v = json_get(obj, field);
 
     if (!v || YAJL_IS_NULL(v))
-        return 0;
+        return;
     if (!YAJL_IS_INTEGER(v) || v->u.number.i < 0 || v->u.number.i > INT32_MAX) {
-        strbuf_printf(err, "Server \"%s\": \"%s\" must be a non-negative number of milliseconds",
-                      c->name, field);
-        return -EINVAL;
+        strbuf_printf(warn,
+                      "Server \"%s\": \"%s\" must be a non-negative number of milliseconds, not "
+                      "%s; using the default %" PRId64 "\n",
+                      c->name, field, json_type_name(v), *outp);
+        return;
     }
     *outp = v->u.number.i;
-    return 0;
 }
 
 static int take_bool(ServerConfig *c, yajl_val obj, const char *field, bool *outp, StrBuf *err)
@@ -429,24 +479,110 @@ static int validate(ServerConfig *c, StrBuf *err)
     return 0;
 }
 
-static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err)
+/* Fields mcpd reads from a server entry. */
+static const char *const known_fields[] = {
+    "type",           "command", "args",      "env",          "cwd",           "url",
+    "headers",        "enabled", "reconnect", "timeout",      "callTimeout",   "idleTimeoutMs",
+    "pingIntervalMs", "auth",    "oauth",     "enabledTools", "disabledTools",
+};
+
+/*
+ * Fields other agents keep in the same entries for themselves: not mcpd's, not typos, so not
+ * worth a warning (Cline/Roo, Windsurf, Gemini CLI, VS Code, Claude Desktop extensions).
+ */
+static const char *const foreign_fields[] = {
+    "disabled",     "autoApprove", "alwaysAllow", "description", "trust", "includeTools",
+    "excludeTools", "envFile",     "httpUrl",     "serverUrl",   "name",  "transport",
+    "timeoutMs",    "gallery",     "version",     "id",          "dev",   "note",
+    "comment",      "$comment",    "metadata",    "tools",
+};
+
+static bool in_list(const char *const *list, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (streq(list[i], s))
+            return true;
+    return false;
+}
+
+/* Edit distance, capped: only near misses matter for "did you mean". */
+static unsigned edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned row[32], prev_diag, tmp;
+
+    if (lb >= N_ELEMENTS(row) || la >= 64)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        prev_diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            tmp = row[j];
+            unsigned sub =
+                prev_diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), sub);
+            prev_diag = tmp;
+        }
+    }
+    return row[lb];
+}
+
+/* Unknown fields are ignored, with a warning that names them (and the near miss, if any). */
+static void check_unknown_fields(ServerConfig *c, yajl_val obj, StrBuf *warn)
+{
+    for (size_t i = 0; i < obj->u.object.len; i++) {
+        const char *k = obj->u.object.keys[i], *best = NULL;
+        unsigned best_d = 3; /* a typo is one or two edits away */
+
+        if (in_list(known_fields, N_ELEMENTS(known_fields), k) ||
+            in_list(foreign_fields, N_ELEMENTS(foreign_fields), k))
+            continue;
+        for (size_t j = 0; j < N_ELEMENTS(known_fields); j++) {
+            unsigned d = edit_distance(k, known_fields[j]);
+            if (d < best_d) {
+                best_d = d;
+                best = known_fields[j];
+            }
+        }
+        strbuf_printf(warn, "Server \"%s\": unknown field \"%s\" ignored%s%s%s\n", c->name, k,
+                      best ? " (did you mean \"" : "", best ? best : "", best ? "\"?)" : "");
+    }
+}
+
+/* Errors refuse the entry (err); warnings (warn, one per line) leave it usable. */
+static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
 {
     int r;
 
+    check_unknown_fields(c, obj, warn);
+    take_ms(c, obj, "timeout", &c->timeout_ms, warn);
+    take_ms(c, obj, "callTimeout", &c->call_timeout_ms, warn);
+    take_ms(c, obj, "idleTimeoutMs", &c->idle_timeout_ms, warn);
+    take_ms(c, obj, "pingIntervalMs", &c->ping_interval_ms, warn);
     if ((r = take_strings(c, obj, err)) < 0 || (r = take_type(c, obj, err)) < 0 ||
         (r = take_string_map(c, obj, "env", &c->env, err)) < 0 ||
         (r = take_string_map(c, obj, "headers", &c->headers, err)) < 0 ||
         (r = take_bool(c, obj, "enabled", &c->enabled, err)) < 0 ||
         (r = take_bool(c, obj, "reconnect", &c->reconnect, err)) < 0 ||
-        (r = take_ms(c, obj, "timeout", &c->timeout_ms, err)) < 0 ||
-        (r = take_ms(c, obj, "callTimeout", &c->call_timeout_ms, err)) < 0 ||
-        (r = take_ms(c, obj, "idleTimeoutMs", &c->idle_timeout_ms, err)) < 0 ||
-        (r = take_ms(c, obj, "pingIntervalMs", &c->ping_interval_ms, err)) < 0 ||
         (r = take_auth(c, obj, err)) < 0 ||
         (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
         (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
         return r;
     return validate(c, err);
+}
+
+/* Each line of warn as a warning about the entry. */
+static void add_warnings(ConfigSet *set, const SourceMeta *src, const char *name, StrBuf *warn)
+{
+    char *line = warn->data, *nl;
+
+    while (line && (nl = strchr(line, '\n'))) {
+        *nl = '\0';
+        config_set_warning(set, src->path, name, "%s", line);
+        line = nl + 1;
+    }
 }
 
 ServerConfig *server_config_from_json(const char *name, yajl_val obj, const SourceMeta *src,
@@ -459,7 +595,7 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
                                   const SourceMeta *src, const Settings *settings, ConfigSet *set)
 {
     ServerConfig *c;
-    StrBuf err = STRBUF_INIT, text = STRBUF_INIT;
+    StrBuf err = STRBUF_INIT, text = STRBUF_INIT, warn = STRBUF_INIT;
     const char *bad_name = config_check_name(name);
 
     if (bad_name) {
@@ -480,11 +616,14 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
     c->reconnect = settings->reconnect;
     source_copy(&c->source, src);
     c->allow_commands = streq(src->provider, "mcpd");
-    if (fill_fields(c, obj, &err) < 0) {
+    if (fill_fields(c, obj, &err, &warn) < 0) {
         config_set_problem(set, src->path, name, "%s", strbuf_str(&err));
         strbuf_deinit(&err);
+        strbuf_deinit(&warn);
         return server_config_free(c);
     }
+    add_warnings(set, src, name, &warn);
+    strbuf_deinit(&warn);
     if (c->call_timeout_ms > settings->max_call_timeout_ms)
         c->call_timeout_ms = settings->max_call_timeout_ms;
     c->raw = json_copy(written);
@@ -507,9 +646,13 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
                      size_t *lenp)
 {
     _cleanup_free_ char *why = NULL;
-    int r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, NULL,
-                               textp, lenp, &why);
+    int r;
 
+    /* Hot reload watches what discovery looked at, found or not. */
+    if (read_hook && !set->quiet)
+        read_hook(path, set->root, read_hook_ud);
+    r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, NULL, textp,
+                           lenp, &why);
     if (r == -ENOENT || r == -ENOTDIR)
         return -ENOENT;
     if (r < 0)
@@ -517,30 +660,107 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
     return r;
 }
 
+/*
+ * "LINE:COLUMN" of a jsonc error ("line L, column C: what"), so the problem reads like a
+ * compiler's path:line:column; NULL when the text failed a limit rather than the syntax.
+ */
+static char *json_error_where(const char *why)
+{
+    size_t line, col;
+
+    if (!why || sscanf(why, "line %zu, column %zu", &line, &col) != 2)
+        return NULL;
+    return xasprintf("%zu:%zu", line, col);
+}
+
+/* The last version of a JSON file that parsed, kept by path. */
+static const GoodFile *good_find(const char *path)
+{
+    for (size_t i = 0; i < n_good; i++)
+        if (streq(good[i].path, path))
+            return &good[i];
+    return NULL;
+}
+
+static void good_forget(const char *path)
+{
+    for (size_t i = 0; i < n_good; i++)
+        if (streq(good[i].path, path)) {
+            good_bytes -= strlen(good[i].text);
+            free(good[i].path);
+            free(good[i].text);
+            good[i] = good[--n_good];
+            return;
+        }
+}
+
+static void good_keep(const char *path, const char *text)
+{
+    const GoodFile *g = good_find(path);
+
+    if (g && streq(g->text, text))
+        return;
+    good_forget(path);
+    /* The oldest kept go first: they are the least likely to be mid-edit. */
+    while (n_good &&
+           (n_good >= CONFIG_GOOD_MAX || good_bytes + strlen(text) > CONFIG_GOOD_MAX_BYTES)) {
+        good_bytes -= strlen(good[0].text);
+        free(good[0].path);
+        free(good[0].text);
+        memmove(good, good + 1, (n_good - 1) * sizeof(*good));
+        n_good--;
+    }
+    good[n_good].path = xstrdup(path);
+    good[n_good++].text = xstrdup(text);
+    good_bytes += strlen(text);
+}
+
+void config_forget_good(void)
+{
+    while (n_good)
+        good_forget(good[0].path);
+}
+
 /**
  * Read and parse a JSON config file. A missing file returns -ENOENT quietly; every other
- * failure is recorded in set with the path.
+ * failure is recorded in set with the path. A file that parsed before and does not now (a
+ * typo, an editor's half-written save) gives its last good version instead, and says so with
+ * file:line:column: one typo never takes away every server of a file.
  */
 int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_val *outp)
 {
-    _cleanup_free_ char *text = NULL, *why = NULL;
+    _cleanup_free_ char *text = NULL, *why = NULL, *where = NULL;
+    const GoodFile *g;
     size_t len = 0;
     int r = config_read_text(set, path, level, &text, &len);
 
+    if (r == -ENOENT)
+        good_forget(path);
     if (r < 0)
         return r;
     /* Errors name the line and column; a duplicate key keeps its last value (JSON.parse). */
     *outp = jsonc_parse_strict(text, len, &why);
-    if (!*outp) {
-        config_set_problem(set, path, NULL, "invalid JSON: %s; fix the file or move it away", why);
-        return -EINVAL;
+    if (*outp) {
+        if (set->keep_last_good)
+            good_keep(path, text);
+        return 0;
     }
-    return 0;
+    where = json_error_where(why);
+    /* Only discovery falls back: approvals (trust.json) and settings must not outlive a typo. */
+    g = set->keep_last_good ? good_find(path) : NULL;
+    if (g) {
+        config_set_problem(set, path, NULL,
+                           "invalid JSON at %s%s%s: %s; kept its servers as they were before "
+                           "this change (fix the file and reload)",
+                           path, where ? ":" : "", where ? where : "", why);
+        *outp = jsonc_parse_strict(g->text, strlen(g->text), NULL);
+        return *outp ? 0 : -EINVAL;
+    }
+    config_set_problem(set, path, NULL, "invalid JSON at %s%s%s: %s; fix the file or move it away",
+                       path, where ? ":" : "", where ? where : "", why);
+    return -EINVAL;
 }
 
-/* ---- describing a set (mcpd/discover) ---- */
-
-/* Every string in v (keys aside) with URL secrets shown as "***" (url, args, cwd, ...). */
 static void redact_url_secrets(yajl_val v)
 {
     if (YAJL_IS_STRING(v) && strstr(v->u.string, "://")) {
@@ -597,6 +817,8 @@ yajl_val config_problems_json(const ConfigSet *set)
         if (p->server)
             json_object_set(o, "server", json_string_new(p->server));
         json_object_set(o, "error", json_string_new(p->message));
+        if (p->warning)
+            json_object_set(o, "severity", json_string_new("warning"));
         json_array_push(arr, o);
     }
     return arr;
@@ -1101,6 +1323,7 @@ static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *
 
     memset(out, 0, sizeof(*out));
     out->quiet = quiet;
+    out->keep_last_good = true;
     out->root = opt->root;
     out->trust = trust;
     if (opt->root && !opt->config_file && (r = check_root(out, opt->root)) < 0)
@@ -1214,23 +1437,12 @@ static void settings_providers(ConfigSet *set, const char *path, yajl_val root, 
 }
 
 static const char *const settings_keys[] = {
-    "enableProjectConfig",
-    "filterExa",
-    "disabledProviders",
-    "startupTimeoutMs",
-    "maxMessageBytes",
-    "cacheTtlDays",
-    "timeout",
-    "callTimeout",
-    "maxCallTimeout",
-    "idleTimeoutMs",
-    "reconnect",
-    "workspaceLingerMs",
-    "partialLineTimeoutMs",
-    "maxToolsPerServer", /* the bounds on one server's tool list: config.h */
-    "maxListPages",
-    "maxListBytes",
-    NULL,
+    "enableProjectConfig",  "filterExa",         "disabledProviders", "startupTimeoutMs",
+    "maxMessageBytes",      "cacheTtlDays",      "timeout",           "callTimeout",
+    "maxCallTimeout",       "idleTimeoutMs",     "reconnect",         "workspaceLingerMs",
+    "partialLineTimeoutMs", "maxToolsPerServer", /* the bounds on one server's tool list: config.h
+                                                  */
+    "maxListPages",         "maxListBytes",      "hotReload",         NULL,
 };
 
 /* A typo in a key would silently do nothing: say so. */
@@ -1263,6 +1475,7 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_bool(problems, path, root, "enableProjectConfig", &s->enable_project_config);
     settings_bool(problems, path, root, "filterExa", &s->filter_exa);
     settings_bool(problems, path, root, "reconnect", &s->reconnect);
+    settings_bool(problems, path, root, "hotReload", &s->hot_reload);
     settings_providers(problems, path, root, &s->disabled_providers);
     settings_ms(problems, path, root, "startupTimeoutMs", 0, 600000, &s->startup_timeout_ms);
     settings_ms(problems, path, root, "maxMessageBytes", 4096, INT32_MAX, &s->max_message_bytes);

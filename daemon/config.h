@@ -62,6 +62,7 @@ typedef struct ConfigProblem {
     char *path;
     char *server;
     char *message;
+    bool warning; /* noted, nothing refused (an unknown field, a bad optional value ignored) */
 } ConfigProblem;
 
 /* An entry discovery saw and did not use, and why (shadowed, filtered, invalid, ...). */
@@ -81,6 +82,7 @@ typedef struct ConfigSet {
     char **exa_api_keys; /* keys found in filtered Exa servers (secrets: never shown) */
     size_t n_exa_api_keys;
     bool quiet;          /* problems are not logged (mcpd/discover previews) */
+    bool keep_last_good; /* discovery: a file that stops parsing gives its last good version */
     const char *root;    /* borrowed: the project root during discovery, for ${workspaceFolder} */
     struct Trust *trust; /* borrowed: the project trust gate during discovery (daemon/trust.h) */
 } ConfigSet;
@@ -101,6 +103,7 @@ typedef struct Settings {
     int64_t max_list_bytes;       /* bytes of pages read for one tools/list */
     bool reconnect;
     bool filter_exa;
+    bool hot_reload;             /* reload when a watched config file changes (watch.h) */
     unsigned disabled_providers; /* bit i: config_sources[i] is switched off */
     /* Hidden (tests): an agent's unfinished line older than this closes it (peer.h). */
     int64_t partial_line_timeout_ms;
@@ -154,10 +157,22 @@ int config_discover_trust(ConfigSet *out, const DiscoverOptions *opt, const Sett
                           struct Trust *trust);
 /** Release a set; safe on a zeroed value. */
 void config_set_deinit(ConfigSet *set);
+/*
+ * Called for every config file discovery reads or looks for (found or not), with the project
+ * root of that discovery (NULL: user-level only); quiet previews are not reported.
+ */
+typedef void (*ConfigReadHook)(const char *path, const char *root, void *userdata);
+/** Install the one read hook (NULL to remove). */
+void config_set_read_hook(ConfigReadHook fn, void *userdata);
+/** Forget the last good versions of config files kept for safe reload (daemon exit). */
+void config_forget_good(void);
 /** Record a problem. */
 void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/** Problems as a JSON array of {path?, server?, error}. */
+/** Record a warning: something noted and ignored, nothing refused. */
+void config_set_warning(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/** Problems as a JSON array of {path?, server?, error, severity?: "warning"}. */
 yajl_val config_problems_json(const ConfigSet *set);
 /**
  * A set as JSON for mcpd/discover: {servers: [{name, provider, providerName, path, level,

@@ -14,6 +14,7 @@
 #include "daemon/daemon.h"
 #include "daemon/methods.h"
 #include "daemon/procs.h"
+#include "daemon/runlog.h"
 #include "daemon/systemd.h"
 #include "daemon/transport.h"
 
@@ -41,6 +42,21 @@ static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
         return;
     }
     peer_new(&d->peers, fd, uid, pid);
+}
+
+/*
+ * Run records outlive mcpd in $XDG_STATE_HOME/mcpd/runs (~/.local/state by default); without
+ * that directory they are kept in memory only.
+ */
+static void set_runlog_dir(void)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    _cleanup_free_ char *home = paths_home(), *dir = NULL, *why = NULL;
+
+    dir = state && state[0] == '/' ? paths_join(state, "mcpd/runs")
+                                   : paths_join(home, ".local/state/mcpd/runs");
+    if (runlog_set_dir(dir, &why) < 0)
+        log_warning("server run records kept in memory only: %s", why ? why : dir);
 }
 
 /* Problems are logged by settings_load and kept for mcpd/status and mcpd/discover. */
@@ -99,6 +115,62 @@ yajl_val daemon_reload(Daemon *d, const char *root)
     d->last_status = status_line(d);
     systemd_notify_ready(d->last_status);
     return r;
+}
+
+/* The outcome of a hot reload, for the log: what changed and what was refused. */
+static void log_reload_outcome(const char *why, yajl_val r)
+{
+    yajl_val servers = json_get_object(r, "servers"), problems = json_get_array(r, "problems");
+    StrBuf sb = STRBUF_INIT;
+
+    for (size_t i = 0; servers && i < servers->u.object.len; i++) {
+        const char *what = YAJL_IS_STRING(servers->u.object.values[i])
+                               ? servers->u.object.values[i]->u.string
+                               : "?";
+        if (!streq(what, "kept"))
+            strbuf_printf(&sb, "%s%s %s", sb.len ? ", " : "", servers->u.object.keys[i], what);
+    }
+    log_notice("hot reload after %s changed: %s; %zu problem%s", why,
+               sb.len ? strbuf_str(&sb) : "no server changed", json_array_len(problems),
+               json_array_len(problems) == 1 ? "" : "s");
+    strbuf_deinit(&sb);
+}
+
+/* A watched config file changed: reload the workspace it feeds (all for a user file). */
+static void on_watch_apply(const char *root, const char *why, void *userdata)
+{
+    Daemon *d = userdata;
+    yajl_val r;
+
+    if (d->stopping)
+        return;
+    /* Off: only a change of mcpd.json itself (which may turn it back on) is applied. */
+    if (!d->settings.hot_reload && !streq(why, d->settings_path)) {
+        log_full(LOG_DEBUG, NULL, "watch", "%s changed; hotReload is off", why);
+        return;
+    }
+    r = daemon_reload(d, root);
+    log_reload_outcome(why, r);
+    json_free(r);
+}
+
+static bool on_watch_root_live(const char *root, void *userdata)
+{
+    Daemon *d = userdata;
+    size_t pos = 0;
+    void *v;
+
+    while (idmap_next(&d->manager.workspaces, &pos, NULL, &v))
+        if (((Workspace *)v)->root && streq(((Workspace *)v)->root, root))
+            return true;
+    return false;
+}
+
+static void on_config_read(const char *path, const char *root, void *userdata)
+{
+    Daemon *d = userdata;
+
+    watch_note(&d->watch, path, root);
 }
 
 /* From the loop itself, so a stuck loop stops the pings and systemd restarts us. */
@@ -188,6 +260,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->settings_path = paths_join(conf, "mcpd/mcpd.json");
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
+    set_runlog_dir();
     /* Before anything is spawned: end what a crashed mcpd left, then record what we start. */
     procs_init();
     load_settings(d);
@@ -221,6 +294,11 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->peers.fast = methods_fast;
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
+    if ((ret = watch_init(&d->watch, d->base, on_watch_apply, on_watch_root_live, d)) < 0)
+        return ret;
+    /* From now on, every file discovery reads or looks for is watched. */
+    config_set_read_hook(on_config_read, d);
+    watch_note(&d->watch, d->settings_path, NULL); /* read before the hook was in place */
     d->manager.on_change = on_manager_change;
     d->manager.on_change_ud = d;
     listener_start(&d->listener, d->base, on_accept, d);
@@ -253,7 +331,11 @@ void daemon_deinit(Daemon *d)
         /* Run the loop once more so deferred frees (upstreams, transports) complete. */
         event_base_loop(d->base, EVLOOP_NONBLOCK);
         transport_http_shutdown();
+        runlog_clear();
     }
+    config_set_read_hook(NULL, NULL);
+    watch_deinit(&d->watch);
+    config_forget_good();
     listener_deinit(&d->listener);
     if (d->ev_term) {
         event_free(d->ev_term);

@@ -10,6 +10,7 @@
 #include "daemon/listener.h"
 #include "daemon/manager.h"
 #include "daemon/peer.h"
+#include "daemon/watch.h"
 
 typedef struct DaemonOptions {
     const char *config_file;
@@ -26,6 +27,7 @@ typedef struct Daemon {
     Listener listener;
     PeerRegistry peers;
     Manager manager;
+    Watcher watch; /* hot reload */
     struct event *ev_term, *ev_int, *ev_hup, *ev_chld, *ev_stop_tick, *ev_watchdog, *ev_status;
     char *last_status;
     bool stopping;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // manager: upstream servers and their lifecycle (connect pipeline, start-up gate, tools, calls).
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "daemon/manager-private.h"
 #include "daemon/oauth-login.h"
 #include "daemon/resolve.h"
+#include "daemon/runlog.h"
 
 /* An mcpd/wait request. */
 typedef struct ServerWaiter {
@@ -51,6 +53,7 @@ static void server_set_state(Server *s, ServerState st, const char *error)
     if (error) {
         free(s->last_error);
         s->last_error = xstrdup(error);
+        s->last_error_wall_ms = wall_ms();
     }
 }
 
@@ -461,7 +464,6 @@ static void on_upstream_closed(void *userdata, const char *reason)
     }
     if (s->state == SERVER_CONNECTED) {
         msg = xasprintf("connection lost: %s", reason);
-        s->restarts++;
         server_fail(s, msg, true);
     } else {
         server_fail(s, reason, true);
@@ -491,7 +493,6 @@ static void on_ping_reply(Upstream *u, void *ctx, const UpstreamReply *r)
     if (r->outcome == UPSTREAM_OK || r->outcome == UPSTREAM_ERROR)
         return; /* any answer, even -32601, shows the server is alive */
     msg = xasprintf("health ping failed: %s", r->message);
-    s->restarts++;
     server_fail(s, msg, true);
 }
 
@@ -530,8 +531,12 @@ static void on_health(evutil_socket_t fd, short what, void *arg)
 
 static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
+    Server *s = arg;
+
     (void)fd, (void)what;
-    server_connect(arg);
+    /* Every automatic retry is a restart, whether or not the attempt before it ever connected. */
+    s->restarts++;
+    server_connect(s);
 }
 
 /* Values resolved (or not): start the transport with the resolved copy, then forget it. */
@@ -663,18 +668,7 @@ void server_release(Server *s)
 
 yajl_val problems_json(const ConfigSet *set)
 {
-    yajl_val arr = json_array_new();
-
-    for (size_t i = 0; i < set->n_problems; i++) {
-        yajl_val o = json_object_new();
-        if (set->problems[i].path)
-            json_object_set(o, "path", json_string_new(set->problems[i].path));
-        if (set->problems[i].server)
-            json_object_set(o, "server", json_string_new(set->problems[i].server));
-        json_object_set(o, "error", json_string_new(set->problems[i].message));
-        json_array_push(arr, o);
-    }
-    return arr;
+    return config_problems_json(set);
 }
 
 void manager_start(Manager *m)
@@ -830,16 +824,35 @@ int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp)
     return 0;
 }
 
-int manager_logs(Manager *m, Peer *p, const char *name, StrBuf *out, char **whyp)
+int manager_logs(Manager *m, Peer *p, const char *name, uint64_t since, yajl_val *resultp,
+                 char **whyp)
 {
     Server *s = manager_find_server(m, p, name);
+    RunLog *rl = NULL;
+    yajl_val res;
+    StrBuf sb = STRBUF_INIT;
 
     if (!s) {
         *whyp = xasprintf("Unknown server: %s", name);
         return -ENOENT;
     }
-    if (s->up && s->up->transport && s->up->transport->ops->logs)
-        s->up->transport->ops->logs(s->up->transport, out);
+    /* A stdio server not started yet by this mcpd may have runs a previous one recorded. */
+    if (s->cfg->type == TRANSPORT_STDIO)
+        rl = runlog_get(s->cfg->name, s->start_dir);
+    res = json_object_new();
+    json_object_set(res, "server", json_string_new(s->cfg->name));
+    if (rl) {
+        json_object_set(res, "spawns", json_int_new((int64_t)runlog_spawns(rl)));
+        json_object_set(res, "runs", runlog_json(rl, since));
+        runlog_tail(rl, runlog_spawns(rl), &sb);
+    } else if (s->up && s->up->transport && s->up->transport->ops->logs) {
+        s->up->transport->ops->logs(s->up->transport, &sb);
+    }
+    /* stderr is arbitrary bytes: keep what is valid UTF-8, mark the rest. */
+    json_object_set(res, "text", json_string_new_lossy(strbuf_str(&sb), sb.len));
+    strbuf_deinit(&sb);
+    runlog_unref(rl);
+    *resultp = res;
     return 0;
 }
 
@@ -861,6 +874,81 @@ void manager_counts(Manager *m, unsigned *connectedp, unsigned *totalp, unsigned
     *toolsp = tools;
 }
 
+/* Words in an option or variable name that say its value is a secret. */
+static bool name_is_secret(const char *name, size_t n)
+{
+    static const char *const words[] = {"token", "secret",     "password", "passwd", "key",
+                                        "auth",  "credential", "bearer",   "pat"};
+    _cleanup_free_ char *low = xstrndup(name, n);
+
+    for (char *c = low; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    for (size_t i = 0; i < N_ELEMENTS(words); i++)
+        if (strstr(low, words[i]))
+            return true;
+    return false;
+}
+
+/* One argument as shown: "--api-key=***", "TOKEN=***", a URL with its user:password as ***. */
+static void put_arg(StrBuf *sb, const char *arg, bool after_secret_flag)
+{
+    const char *eq = strchr(arg, '='), *at = strchr(arg, '@'), *scheme = strstr(arg, "://");
+
+    if (after_secret_flag) {
+        strbuf_puts(sb, "***");
+    } else if (eq && name_is_secret(arg, (size_t)(eq - arg))) {
+        strbuf_append(sb, arg, (size_t)(eq - arg + 1));
+        strbuf_puts(sb, "***");
+    } else if (scheme && at && at > scheme && !memchr(scheme + 3, '/', (size_t)(at - scheme - 3))) {
+        strbuf_append(sb, arg, (size_t)(scheme + 3 - arg));
+        strbuf_puts(sb, "***");
+        strbuf_puts(sb, at);
+    } else {
+        strbuf_puts(sb, arg);
+    }
+}
+
+/*
+ * The command line as status shows it. Values the config wrote literally after an option that
+ * names a secret (--token X, --api-key=X, KEY=X, user:pass@ in a URL) become ***; ${VAR}
+ * references stay, since they are not the secret itself.
+ */
+static char *command_line(const ServerConfig *c)
+{
+    StrBuf sb = STRBUF_INIT;
+    bool secret_next = false;
+
+    strbuf_puts(&sb, c->command);
+    for (size_t i = 0; i < c->n_args; i++) {
+        const char *a = c->args[i];
+        strbuf_putc(&sb, ' ');
+        put_arg(&sb, a, secret_next && !strstr(a, "${"));
+        secret_next = a[0] == '-' && !strchr(a, '=') && name_is_secret(a, strlen(a));
+    }
+    return strbuf_detach(&sb, NULL);
+}
+
+/* Spawns, the last exit and the command line of a stdio server. */
+static void server_status_process(Server *s, yajl_val o)
+{
+    RunLog *rl = runlog_find(s->cfg->name, s->start_dir);
+    const Run *last = runlog_last_ended(rl);
+
+    _cleanup_free_ char *cmd = NULL, *how = NULL;
+
+    if (s->cfg->type != TRANSPORT_STDIO || !s->cfg->command)
+        return;
+    cmd = command_line(s->cfg);
+    json_object_set(o, "commandLine", json_string_new(cmd));
+    json_object_set(o, "spawns", json_int_new((int64_t)runlog_spawns(rl)));
+    if (last) {
+        how = runlog_describe(last);
+        json_object_set(o, "lastExit", json_string_new(how));
+        json_object_set(o, "lastExitAt", json_int_new(last->ended_wall_ms));
+        json_object_set(o, "lastRun", json_int_new((int64_t)last->serial));
+    }
+}
+
 static yajl_val server_status(Server *s)
 {
     yajl_val o = json_object_new(), src = json_object_new();
@@ -880,8 +968,11 @@ static yajl_val server_status(Server *s)
     json_object_set(o, "restarts", json_int_new(s->restarts));
     json_object_set(o, "callsInFlight", json_int_new(s->calls_in_flight));
     json_object_set(o, "callsTotal", json_int_new((int64_t)s->calls_total));
-    if (s->last_error)
+    if (s->last_error) {
         json_object_set(o, "lastError", json_string_new(s->last_error));
+        json_object_set(o, "lastErrorAt", json_int_new(s->last_error_wall_ms));
+    }
+    server_status_process(s, o);
     if (s->needs_auth) {
         json_object_set(o, "needsAuthorization", json_bool_new(true));
         json_object_set(o, "wwwAuthenticate", json_string_new(s->auth_challenge));

@@ -48,6 +48,7 @@ typedef struct Server {
     ServerState state;
     int64_t since_wall_ms;
     char *last_error;
+    int64_t last_error_wall_ms; /* when last_error was set */
     Upstream *up;
     struct Resolve *resolving; /* connect-time values (resolve.h) in flight, or NULL */
 
@@ -63,7 +64,7 @@ typedef struct Server {
     int64_t backoff_ms;
     uint64_t failures[BREAKER_FAILURES]; /* monotonic ms of recent failures, ring */
     unsigned n_failures;
-    unsigned restarts;
+    unsigned restarts;           /* every automatic respawn/reconnect after a failure or a loss */
     int64_t cache_saved_wall_ms; /* when the cached tool list was written; 0: none */
     struct event *ev_cache;      /* a re-list's debounced cache write */
     uint64_t cache_writes;       /* cache files written, for status */
@@ -206,8 +207,12 @@ yajl_val manager_status(Manager *m);
 int manager_connect(Manager *m, Peer *p, const char *name, char **whyp);
 /** mcpd/disconnect: stop one server and remove its tools. */
 int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp);
-/** mcpd/logs: a server's recent stderr. */
-int manager_logs(Manager *m, Peer *p, const char *name, StrBuf *out, char **whyp);
+/**
+ * mcpd/logs: a server's recorded runs from run `since` on (0: all kept), each with its exit and
+ * stderr tail, plus "text": the stderr of the latest run (or the transport's log).
+ */
+int manager_logs(Manager *m, Peer *p, const char *name, uint64_t since, yajl_val *resultp,
+                 char **whyp);
 /** mcpd/wait: reply once the server settles (connected, failed) or timeout_ms passes. */
 void manager_wait(Manager *m, Peer *p, yajl_val id, const char *name, int64_t timeout_ms);
 /** Counts for sd_notify STATUS= and logs. */

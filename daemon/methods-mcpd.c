@@ -104,22 +104,26 @@ static void m_wait(Daemon *d, Peer *p, JsonrpcMsg *m)
                  MIN(timeout, WAIT_MAX_MS));
 }
 
+/* mcpd/logs {server, since?}: the server's recorded runs (see manager_logs). */
 static void m_logs(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
-    StrBuf sb = STRBUF_INIT;
+    int64_t since = 0;
+    yajl_val res = NULL;
     char *why = NULL;
-    int r = manager_logs(&d->manager, p, json_get_string(m->params, "server"), &sb, &why);
+    int r;
 
+    if (json_get_int(m->params, "since", &since) == -EINVAL || since < 0) {
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "since must be a run number (1, 2, ...)");
+        return;
+    }
+    r = manager_logs(&d->manager, p, json_get_string(m->params, "server"), (uint64_t)since, &res,
+                     &why);
     if (r < 0) {
         reply_outcome(p, m->id, r, why);
-    } else {
-        yajl_val res = json_object_new();
-        /* stderr is arbitrary bytes: keep what is valid UTF-8, mark the rest. */
-        json_object_set(res, "text", json_string_new_lossy(strbuf_str(&sb), sb.len));
-        methods_reply(p, m->id, res);
-        json_free(res);
+        return;
     }
-    strbuf_deinit(&sb);
+    methods_reply(p, m->id, res);
+    json_free(res);
 }
 
 /*

@@ -14,16 +14,17 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/child.h"
+#include "daemon/runlog.h"
 #include "daemon/transport.h"
 
-/* stderr kept per server for mcpd/logs and error reports: enough for a stack trace or two. */
-#define STDERR_RING_BYTES (64u * 1024u)
 /* A server that stops reading its stdin may not make the daemon queue without end. */
 #define STDIN_QUEUE_MAX (64u * 1024u * 1024u)
 /* The MCP spec's shutdown recipe with the SDK's timings: close stdin, 2 s, SIGTERM, 2 s, SIGKILL.
  */
 #define STOP_TERM_AFTER_MS 2000
 #define STOP_KILL_AFTER_MS 2000
+/* The last stderr line that goes into a server's error: one line of a message, not a dump. */
+#define STDERR_LAST_WORDS 300
 /* After stdout EOF, how long to wait for the exit status that explains it. */
 #define EOF_EXIT_GRACE_MS 250
 /* stderr lines into the log: a burst of this many, then this many per second. */
@@ -37,13 +38,13 @@ typedef struct StdioTransport {
     struct evbuffer *out;
     struct event *ev_out, *ev_in, *ev_err, *ev_stop, *ev_free, *ev_eof;
     struct StdioTransport *next, *prev; /* every live stdio transport, for kill_all */
-    char ring[STDERR_RING_BYTES];
-    size_t ring_pos; /* next write position */
-    bool ring_full;
+    RunLog *runlog; /* this run's stderr and exit go there, for mcpd/logs after it is gone */
+    uint64_t run;
     StrBuf err_line; /* partial stderr line */
     double log_tokens;
     uint64_t log_refill_ms;
     unsigned log_dropped;
+    const char *grace_reason; /* what to report if no exit status comes within the grace */
     bool stdout_eof, closing, reported;
     int stop_stage;
 } StdioTransport;
@@ -88,6 +89,7 @@ static void stdio_free(StdioTransport *s)
     framer_deinit(&s->in);
     strbuf_deinit(&s->err_line);
     child_free(s->child);
+    runlog_unref(s->runlog);
     free(s->base.server);
     free(s);
     n_live--;
@@ -113,20 +115,6 @@ void transport_stdio_kill_all(void)
 {
     for (StdioTransport *s = all_stdio; s; s = s->next)
         child_kill_group(s->child, SIGKILL);
-}
-
-static void ring_add(StdioTransport *s, const char *data, size_t n)
-{
-    if (n >= STDERR_RING_BYTES) {
-        data += n - STDERR_RING_BYTES;
-        n = STDERR_RING_BYTES;
-    }
-    size_t first = MIN(n, STDERR_RING_BYTES - s->ring_pos);
-    memcpy(s->ring + s->ring_pos, data, first);
-    memcpy(s->ring, data + first, n - first);
-    if (s->ring_pos + n >= STDERR_RING_BYTES)
-        s->ring_full = true;
-    s->ring_pos = (s->ring_pos + n) % STDERR_RING_BYTES;
 }
 
 static void log_stderr_line(StdioTransport *s, const char *line, size_t n)
@@ -164,7 +152,7 @@ static void on_stderr(evutil_socket_t fd, short what, void *arg)
         event_del(s->ev_err);
         return;
     }
-    ring_add(s, buf, (size_t)n);
+    runlog_append(s->runlog, s->run, buf, (size_t)n);
     for (ssize_t i = 0, start = 0; i < n; i++) {
         if (buf[i] != '\n') {
             if (i == n - 1)
@@ -183,6 +171,20 @@ static void on_stderr(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/*
+ * The pipes say the process is going (stdout EOF, stdin broken): usually the exit follows at
+ * once, and its status and last words say more than the pipe did. Report why only if it does not.
+ */
+static void await_exit(StdioTransport *s, const char *why)
+{
+    struct timeval tv = {0, EOF_EXIT_GRACE_MS * 1000};
+
+    if (evtimer_pending(s->ev_eof, NULL))
+        return;
+    s->grace_reason = why;
+    evtimer_add(s->ev_eof, &tv);
+}
+
 static void on_stdout(evutil_socket_t fd, short what, void *arg)
 {
     StdioTransport *s = arg;
@@ -198,11 +200,8 @@ static void on_stdout(evutil_socket_t fd, short what, void *arg)
     if (n <= 0) {
         event_del(s->ev_in);
         s->stdout_eof = true;
-        if (!s->child->exited && !s->closing) {
-            /* Usually the exit follows at once; its status says more than "EOF". */
-            struct timeval tv = {0, EOF_EXIT_GRACE_MS * 1000};
-            evtimer_add(s->ev_eof, &tv);
-        }
+        if (!s->child->exited && !s->closing)
+            await_exit(s, "closed its stdout but is still running");
         stdio_maybe_done(s);
         return;
     }
@@ -220,8 +219,10 @@ static void on_stdout(evutil_socket_t fd, short what, void *arg)
 
 static void on_eof_grace(evutil_socket_t fd, short what, void *arg)
 {
+    StdioTransport *s = arg;
+
     (void)fd, (void)what;
-    stdio_report(arg, "closed its stdout but is still running");
+    stdio_report(s, s->grace_reason);
 }
 
 static void on_stdin_writable(evutil_socket_t fd, short what, void *arg)
@@ -231,23 +232,50 @@ static void on_stdin_writable(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (evbuffer_write(s->out, fd) < 0 && errno != EAGAIN && errno != EINTR) {
         evbuffer_drain(s->out, evbuffer_get_length(s->out));
-        stdio_report(s, "stdin is closed (broken pipe)");
+        if (s->child->exited)
+            stdio_report(s, "stdin is closed (broken pipe)");
+        else
+            await_exit(s, "stdin is closed (broken pipe)");
         return;
     }
     if (evbuffer_get_length(s->out) > 0)
         event_add(s->ev_out, NULL);
 }
 
+/* The last non-empty line of the run's stderr, cut to STDERR_LAST_WORDS bytes; NULL if none. */
+static char *last_words(StdioTransport *s)
+{
+    StrBuf sb = STRBUF_INIT;
+    char *end, *start, *r = NULL;
+
+    runlog_tail(s->runlog, s->run, &sb);
+    end = sb.data ? sb.data + sb.len : NULL;
+    while (end && end > sb.data && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+        end--;
+    if (end && end > sb.data) {
+        start = end;
+        while (start > sb.data && start[-1] != '\n')
+            start--;
+        r = xstrndup(start, MIN((size_t)(end - start), STDERR_LAST_WORDS));
+    }
+    strbuf_deinit(&sb);
+    return r;
+}
+
 static void on_exit_cb(Child *c, int status, void *userdata)
 {
     StdioTransport *s = userdata;
-    _cleanup_free_ char *why = child_describe_status(status);
+    _cleanup_free_ char *why = child_describe_status(status), *words = NULL, *full = NULL;
 
     (void)c;
     event_del(s->ev_eof);
+    runlog_end(s->runlog, s->run, status);
     log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
              (int)c->pid, why);
-    stdio_report(s, why);
+    /* What it said last is usually why: "exited with status 3: fatal: cannot open ...". */
+    words = s->closing || s->reported ? NULL : last_words(s);
+    full = words ? xasprintf("%s: %s", why, words) : NULL;
+    stdio_report(s, full ? full : why);
     stdio_maybe_done(s);
 }
 
@@ -329,9 +357,7 @@ static void stdio_logs(Transport *t, StrBuf *sb)
 {
     StdioTransport *s = (StdioTransport *)t;
 
-    if (s->ring_full)
-        strbuf_append(sb, s->ring + s->ring_pos, STDERR_RING_BYTES - s->ring_pos);
-    strbuf_append(sb, s->ring, s->ring_pos);
+    runlog_tail(s->runlog, s->run, sb);
 }
 
 static const TransportOps stdio_ops = {
@@ -354,12 +380,16 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
     argv[0] = cfg->command;
     for (size_t i = 0; i < cfg->n_args; i++)
         argv[i + 1] = cfg->args[i];
+    s->runlog = runlog_get(cfg->name, default_cwd);
     r = child_spawn(&s->child, &spec, on_exit_cb, s, whyp);
     free(argv);
     if (r < 0) {
+        runlog_spawn_failed(s->runlog, *whyp);
+        runlog_unref(s->runlog);
         free(s);
         return r;
     }
+    s->run = runlog_begin(s->runlog, s->child->pid);
     n_live++;
     s->base.ops = &stdio_ops;
     s->base.cb = *cb;

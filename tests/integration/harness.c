@@ -78,7 +78,7 @@ void h_setup(Harness *h, const char *name)
     mkdir_or_die(buf, 0700);
     setenv("HOME", buf, 1);
     snprintf(buf, sizeof(buf), "%s/state", h->dir);
-    setenv("XDG_STATE_HOME", buf, 1); /* project approvals (trust.json) stay in the tree */
+    setenv("XDG_STATE_HOME", buf, 1); /* approvals (trust.json), run records stay in the tree */
     snprintf(h->socket, sizeof(h->socket), "%s/run/mcpd/mcpd.sock", h->dir);
     unsetenv("MCPD_SOCKET");
     unsetenv("MCPD_SESSION");
@@ -680,5 +680,28 @@ char *h_raw_read(int fd, int timeout_ms)
     }
     strbuf_putc(&sb, '\0');
     sb.len--;
+    return strbuf_detach(&sb, NULL);
+}
+
+char *h_shell(int *statusp, const char *fmt, ...)
+{
+    _cleanup_free_ char *cmd = NULL;
+    StrBuf sb = STRBUF_INIT;
+    char buf[4096];
+    va_list ap;
+    size_t n;
+    FILE *f;
+    int st;
+
+    va_start(ap, fmt);
+    if (vasprintf(&cmd, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    if (!(f = popen(cmd, "r")))
+        die("popen %s: %s", cmd, strerror(errno));
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        strbuf_append(&sb, buf, n);
+    st = pclose(f);
+    *statusp = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return strbuf_detach(&sb, NULL);
 }

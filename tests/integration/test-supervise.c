@@ -196,6 +196,8 @@ int main(void)
 
     h_setup(&h, "supervise");
     h_write_config(&h, cfg);
+    /* test_reload checks what its own reload reports: no automatic one may come first. */
+    h_write_settings(&h, "{\"hotReload\": false}");
     h_start(&h, NULL);
     c = h_client(&h, "supervise");
     CHECK(h_wait_state(c, "a", "connected", H_WAIT_MS));

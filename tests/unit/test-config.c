@@ -251,6 +251,28 @@ static void test_seed_validation_messages(void)
                          "Server \"ws\": unknown server type \"websocket\"");
 }
 
+/* Expect text accepted with exactly one warning naming the server and each fragment. */
+static void expect_warning_naming(const char *text, const char *frag1, const char *frag2)
+{
+    ConfigSet set = {0};
+    ServerConfig *c = from_text("srv", text, NULL, &set);
+
+    CHECK(c != NULL);
+    CHECK_INTEQ(set.n_problems, 1);
+    if (set.n_problems == 1) {
+        const char *msg = set.problems[0].message;
+        bool ok = set.problems[0].warning && strstr(msg, "Server \"srv\"") && strstr(msg, frag1) &&
+                  (!frag2 || strstr(msg, frag2));
+        CHECK(ok);
+        if (!ok)
+            fprintf(stderr, "  %s\n  -> %s\n", text, msg);
+    }
+    if (c)
+        CHECK_INTEQ(c->timeout_ms, CONFIG_DEFAULT_TIMEOUT_MS);
+    server_config_free(c);
+    config_set_deinit(&set);
+}
+
 static void test_bad_field_types(void)
 {
     expect_problem_naming("{\"command\":\"x\",\"args\":\"-v\"}", "\"args\"", "array");
@@ -260,12 +282,17 @@ static void test_bad_field_types(void)
     expect_problem_naming("{\"command\":\"x\",\"env\":[\"A=b\"]}", "\"env\"", "object");
     expect_problem_naming("{\"url\":\"https://h\",\"headers\":{\"X\":true}}", "\"headers.X\"",
                           NULL);
-    expect_problem_naming("{\"command\":\"x\",\"timeout\":-1}", "\"timeout\"", "non-negative");
-    expect_problem_naming("{\"command\":\"x\",\"timeout\":\"5s\"}", "\"timeout\"", NULL);
-    expect_problem_naming("{\"command\":\"x\",\"timeout\":1.5}", "\"timeout\"", NULL);
-    expect_problem_naming("{\"command\":\"x\",\"callTimeout\":-5}", "\"callTimeout\"", NULL);
-    expect_problem_naming("{\"command\":\"x\",\"idleTimeoutMs\":true}", "\"idleTimeoutMs\"", NULL);
-    expect_problem_naming("{\"command\":\"x\",\"pingIntervalMs\":-1}", "\"pingIntervalMs\"", NULL);
+    /* A tuning knob written wrong is a warning naming it; the server stays, with the default. */
+    expect_warning_naming("{\"command\":\"x\",\"timeout\":-1}", "\"timeout\"", "non-negative");
+    expect_warning_naming("{\"command\":\"x\",\"timeout\":\"5s\"}", "\"timeout\"", "string");
+    expect_warning_naming("{\"command\":\"x\",\"timeout\":1.5}", "\"timeout\"", NULL);
+    expect_warning_naming("{\"command\":\"x\",\"callTimeout\":-5}", "\"callTimeout\"", NULL);
+    expect_warning_naming("{\"command\":\"x\",\"idleTimeoutMs\":true}", "\"idleTimeoutMs\"", NULL);
+    expect_warning_naming("{\"command\":\"x\",\"pingIntervalMs\":-1}", "\"pingIntervalMs\"", NULL);
+    /* Unknown fields: ignored with a warning, and the near miss named. */
+    expect_warning_naming("{\"command\":\"x\",\"comand\":\"y\"}", "unknown field \"comand\"",
+                          "did you mean \"command\"");
+    expect_warning_naming("{\"command\":\"x\",\"zzz\":1}", "unknown field \"zzz\"", NULL);
     expect_problem_naming("{\"command\":\"x\",\"enabled\":\"yes\"}", "\"enabled\"", NULL);
     expect_problem_naming("{\"command\":\"x\",\"reconnect\":0}", "\"reconnect\"", NULL);
     expect_problem_naming("{\"command\":[\"x\"]}", "\"command\"", "string");
@@ -499,6 +526,28 @@ static void test_native_missing_and_broken_files(void)
     CHECK(set.n_servers == 1 && streq(set.servers[0]->command, "y"));
     config_set_deinit(&set);
 
+    /* Safe reload: a file that parsed once keeps its last good version through a typo. */
+    test_write_file(fx.first, "{\"mcpServers\": {\"a\": {\"command\": \"good\"}}}\n");
+    set.keep_last_good = true; /* as discovery sets it */
+    load_both(&fx, &set);
+    CHECK(set.n_servers == 1 && streq(set.servers[0]->command, "good"));
+    config_set_deinit(&set);
+    test_write_file(fx.first, "{\"mcpServers\": {\n  \"a\": {\"command\": \"new\"},\n}}\n");
+    set.keep_last_good = true;
+    load_both(&fx, &set);
+    CHECK(set.n_servers == 1 && streq(set.servers[0]->command, "good"));
+    CHECK_INTEQ(set.n_problems, 1);
+    if (set.n_problems == 1) {
+        _cleanup_free_ char *where = xasprintf("%s:3:1", fx.first);
+        bool ok = strstr(set.problems[0].message, where) &&
+                  strstr(set.problems[0].message, "kept its servers");
+        CHECK(ok);
+        if (!ok)
+            fprintf(stderr, "  -> %s\n", set.problems[0].message);
+    }
+    config_set_deinit(&set);
+    config_forget_good();
+
     /* Wrong shapes: each is a problem naming the path. */
     static const char *const shapes[] = {"[]", "\"x\"", "{\"mcpServers\":[]}",
                                          "{\"mcpServers\":\"a\"}"};
@@ -710,6 +759,7 @@ static void test_settings_load(void)
 
     /* Not JSON, or not an object: an error and a problem naming the path. */
     test_write_file(path, "{timeout: 5}");
+    config_forget_good(); /* as on a first start: no good version to fall back on */
     settings_init(&s);
     CHECK(settings_load(&s, path, &problems) < 0);
     CHECK(problems.n_problems == 1 && streq(problems.problems[0].path, path));

@@ -378,6 +378,7 @@ static void test_broken_files_hide_nothing(void)
 
     test_write_file(toml, "[mcp_servers.x]\ncommand = \"x\"\nargs = [\"a\" \"b\"]\n");
     test_write_file(gem, "{\"mcpServers\": {\"gemini-http\": {\"httpUrl\": 5}},,}");
+    config_forget_good(); /* as on a first start: no good version to fall back on */
     test_write_file(vsc, "{\"servers\": [\"not\", \"an\", \"object\"]}");
     settings_init(&s);
     discover(&set, root, &s);
