@@ -13,6 +13,7 @@
 #include "common/util.h"
 #include "daemon/cache.h"
 #include "daemon/manager-private.h"
+#include "daemon/surface.h"
 #include "daemon/resolve.h"
 
 /* An mcpd/wait request. */
@@ -107,6 +108,7 @@ void manager_notify_peer(Manager *m, uint64_t peer_id, const char *method, yajl_
 void manager_peer_gone(Manager *m, Peer *p)
 {
     calls_peer_gone(m, p);
+    surface_peer_gone(m, p);
     ws_peer_left(m, p);
 }
 
@@ -206,6 +208,7 @@ static void server_fail(Server *s, const char *why, bool retryable)
         /* Nothing will come back by itself: its tools leave the view. */
         s->tools = json_free(s->tools);
         s->tools_deferred = false;
+        surface_server_clear(s);
     } else if (s->tools) {
         s->tools_deferred = true;
     }
@@ -368,6 +371,7 @@ static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
     s->idle_stopped = false;
     server_arm_health(s);
     server_store_cache(s);
+    surface_server_connected(s);
     log_full(LOG_INFO, s->cfg->name, "connected", "connected in %" PRIu64 " ms with %zu tools",
              now_ms() - s->connect_started_ms, json_array_len(s->tools));
     server_settled(s);
@@ -419,7 +423,8 @@ static void on_upstream_notification(void *userdata, const char *method, yajl_va
             server_list_tools(s, on_relist_done);
         return;
     }
-    route_notification(s, method, params);
+    if (!surface_notification(s, method, params))
+        route_notification(s, method, params);
 }
 
 static void on_upstream_request(void *userdata, yajl_val id, const char *method, yajl_val params)
@@ -634,6 +639,7 @@ static void server_remove(Server *s)
     free(s->list_note);
     free(s->cache_problem);
     idmap_deinit(&s->live_calls);
+    surface_server_free(s);
     json_free(s->tools);
     free(s->last_error);
     free(s->start_dir);
@@ -809,6 +815,7 @@ int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp)
     server_close_upstream(s);
     s->tools = json_free(s->tools);
     s->tools_deferred = false;
+    surface_server_clear(s);
     s->idle_stopped = false;
     server_set_state(s, SERVER_STOPPED, NULL);
     free(s->last_error);
@@ -860,6 +867,7 @@ static yajl_val server_status(Server *s)
                                                               : transport_type_name(s->cfg->type)));
     json_object_set(o, "tools", json_int_new((int64_t)json_array_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
+    surface_status(s, o);
     if (s->idle_stopped)
         json_object_set(o, "idle", json_bool_new(true));
     json_object_set(o, "restarts", json_int_new(s->restarts));

@@ -80,6 +80,8 @@ typedef struct Server {
     int log_level;        /* logging/setLevel sent upstream, or -1 */
     bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */
     char *auth_challenge; /* its WWW-Authenticate text */
+
+    struct ServerSurface *surface; /* prompts, resources, subscriptions (surface.h), or NULL */
 } Server;
 
 /* One exposed tool in a workspace's view. */
@@ -110,6 +112,8 @@ typedef struct Workspace {
     char notified_hash[2 * SHA256_DIGEST_SIZE + 1];
     unsigned n_collisions;
     unsigned n_agents;
+
+    struct WsSurface *surface; /* prompts and resources notifications (surface.h), or NULL */
 } Workspace;
 
 /* An agent session: the agent that opened it and the subagents that joined by its token. */

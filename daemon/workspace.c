@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "daemon/manager-private.h"
 #include "daemon/naming.h"
+#include "daemon/surface.h"
 
 static void ws_check_gate(Workspace *ws);
 
@@ -45,7 +46,24 @@ static void view_clear(Workspace *ws)
 }
 
 /* The tool as agents see it (DESIGN section 3). */
-static yajl_val exposed_tool(const char *name, Server *s, yajl_val t)
+/*
+ * MCP Apps: the tool names its UI resource in _meta.ui.resourceUri (and the older flat key
+ * _meta["ui/resourceUri"]); agents must read it back through mcpd, so it is the exposed URI.
+ */
+static void expose_ui_meta(Workspace *ws, Server *s, yajl_val meta)
+{
+    yajl_val ui = json_get_object(meta, "ui");
+    const char *uri = json_get_string(ui, "resourceUri"), *flat;
+
+    if (uri)
+        json_object_set(ui, "resourceUri", json_string_new_take(surface_expose_uri(ws, s, uri)));
+    flat = json_get_string(meta, "ui/resourceUri");
+    if (flat)
+        json_object_set(meta, "ui/resourceUri",
+                        json_string_new_take(surface_expose_uri(ws, s, flat)));
+}
+
+static yajl_val exposed_tool(Workspace *ws, const char *name, Server *s, yajl_val t)
 {
     static const char *const copied[] = {"title", "outputSchema", "annotations", "icons"};
     const char *tool = json_get_string(t, "name"), *desc = json_get_string(t, "description");
@@ -71,6 +89,7 @@ static yajl_val exposed_tool(const char *name, Server *s, yajl_val t)
     meta = json_copy(json_get_object(t, "_meta"));
     if (!meta)
         meta = json_object_new();
+    expose_ui_meta(ws, s, meta);
     _cleanup_free_ char *label = xasprintf("%s/%s", s->cfg->name, tool);
     _cleanup_free_ char *path =
         prov ? xasprintf("mcp:%s via %s", s->cfg->name, prov) : xasprintf("mcp:%s", s->cfg->name);
@@ -116,7 +135,7 @@ static void view_rebuild(Workspace *ws)
     strbuf_puts(&ws->view_json, "{\"tools\":[");
     for (size_t i = 0; i < n; i++) {
         Named *nm = entries[i].data;
-        yajl_val o = exposed_tool(entries[i].name, nm->s, nm->def);
+        yajl_val o = exposed_tool(ws, entries[i].name, nm->s, nm->def);
         if (i)
             strbuf_putc(&ws->view_json, ',');
         json_write(&ws->view_json, o);
@@ -386,6 +405,7 @@ void ws_load(Workspace *ws, yajl_val results)
     config_set_deinit(&set);
     ws_gate_arm(ws);
     ws_changed(ws);
+    surface_ws_changed(ws);
     ws_check_gate(ws);
 }
 
@@ -408,6 +428,7 @@ void ws_free(Workspace *ws)
     config_set_deinit(&ws->problems);
     view_clear(ws);
     strbuf_deinit(&ws->view_json);
+    surface_ws_free(ws);
     event_free(ws->ev_gate);
     event_free(ws->ev_notify);
     event_free(ws->ev_linger);
