@@ -272,6 +272,62 @@ static void test_subscriptions(Harness *h, mcpc_client *ctl)
     strbuf_deinit(&nc.text);
 }
 
+/* The output of mcpctl with args (NULL-terminated), run against this harness's mcpd. */
+static char *mcpctl(Harness *h, const char *args)
+{
+    _cleanup_free_ char *cmd =
+        xasprintf("'%s' --socket '%s' %s 2>&1", getenv("MCPCTL_BINARY"), h->socket, args);
+    FILE *f = popen(cmd, "r");
+    StrBuf sb = STRBUF_INIT;
+    char buf[4096];
+    size_t n;
+
+    while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+        strbuf_append(&sb, buf, n);
+    if (f)
+        pclose(f);
+    return sb.data ? strbuf_detach(&sb, NULL) : xstrdup("");
+}
+
+static void on_async(void *ud, unsigned long long id, int status, const char *json)
+{
+    char **out = ud;
+
+    (void)id;
+    *out = xasprintf("%d %s", status, json ? json : "");
+}
+
+/* The clients: libmcpc's calls (blocking and async) and mcpctl's verbs. */
+static void test_clients(Harness *h, mcpc_client *c)
+{
+    _cleanup_free_ char *read = NULL, *prompt = NULL, *comp = NULL, *async = NULL;
+    _cleanup_free_ char *o1 = mcpctl(h, "read ui://beta/widget/main.html");
+    _cleanup_free_ char *o2 = mcpctl(h, "prompt mcp_alpha_greet who=zed");
+    _cleanup_free_ char *o3 = mcpctl(h, "prompts");
+    _cleanup_free_ char *o4 = mcpctl(h, "resources");
+    _cleanup_free_ char *o5 = mcpctl(h, "read nosuch://x");
+
+    CHECK(mcpc_read_resource(c, "doc://alpha/3", &read) == 0 && strstr(read, "doc 3 from alpha"));
+    CHECK(mcpc_get_prompt(c, "mcp_beta_greet", "{\"who\":\"kim\"}", &prompt) == 0 &&
+          strstr(prompt, "Hello kim from beta"));
+    CHECK(mcpc_complete(c, "{\"type\":\"ref/prompt\",\"name\":\"mcp_beta_greet\"}", "who", "b",
+                        &comp) == 0 &&
+          strstr(comp, "\"bob\""));
+    CHECK(mcpc_read_resource_async(c, "mem://shared", on_async, &async, NULL) == 0);
+    for (int waited = 0; !async && waited < H_WAIT_MS; waited += 50)
+        mcpc_process(c, 50);
+    CHECK_MSG(async && !strncmp(async, "0 ", 2) && strstr(async, "shared from alpha"), "async: %s",
+              async ? async : "(none)");
+    CHECK_MSG(strstr(o1, "<html><body>widget of beta</body></html>"), "mcpctl read: %s", o1);
+    CHECK_MSG(strstr(o2, "user: Hello zed from alpha"), "mcpctl prompt: %s", o2);
+    CHECK_MSG(strstr(o3, "mcp_beta_greet who=") && strstr(o3, "Say hello"), "mcpctl prompts: %s",
+              o3);
+    CHECK_MSG(strstr(o4, "mcpd://beta/mem://shared  shared") &&
+                  strstr(o4, "doc://beta/{id}  doc (template)"),
+              "mcpctl resources: %s", o4);
+    CHECK_MSG(strstr(o5, "Unknown resource: nosuch://x"), "mcpctl read unknown: %s", o5);
+}
+
 static void test_list_changed(Harness *h, mcpc_client *ctl)
 {
     Notes n = {STRBUF_INIT};
@@ -415,6 +471,7 @@ int main(void)
     test_completion(c);
     test_bounds(c);
     test_bad_input(c);
+    test_clients(&h, c);
     test_subscriptions(&h, c);
     test_list_changed(&h, c);
     mcpc_free(c);
