@@ -48,6 +48,7 @@ typedef struct Ctl {
     long lines;     /* logs -n; -1: all */
     const char *socket;
     const char *cwd;
+    const char *server; /* bridge --server */
     mcpc_client *client;
 } Ctl;
 
@@ -56,6 +57,7 @@ enum {
     VERB_OFFLINE = 1 << 0, /* runs without connecting first (it connects itself, or never) */
     VERB_CWD = 1 << 1,     /* --cwd DIR */
     VERB_LINES = 1 << 2,   /* -n N */
+    VERB_SERVER = 1 << 3,  /* --server NAME */
 };
 
 typedef struct Verb {
@@ -808,7 +810,7 @@ static int verb_bridge(Ctl *ctl, char **args, int n)
 {
     _cleanup_free_ char *sock = ctl->socket ? xstrdup(ctl->socket) : paths_socket();
 
-    return bridge_run(sock, ctl->cwd);
+    return bridge_run(sock, ctl->cwd, ctl->server);
 }
 
 static int verb_help(Ctl *ctl, char **args, int n)
@@ -839,8 +841,10 @@ static const Verb verbs[] = {
     {"config", "[--cwd DIR]",
      "what discovery finds for DIR (default: here) and why; no mcpd needed", 0, 0,
      VERB_CWD | VERB_OFFLINE, verb_config},
-    {"bridge", "[--cwd DIR]", "be a stdio MCP server relaying to mcpd (for MCP hosts)", 0, 0,
-     VERB_CWD | VERB_OFFLINE, verb_bridge},
+    {"bridge", "[--cwd DIR] [--server NAME]",
+     "be a stdio MCP server relaying to mcpd (for MCP hosts); --server: only that server, under "
+     "its own names",
+     0, 0, VERB_CWD | VERB_OFFLINE | VERB_SERVER, verb_bridge},
     {"help", "", "this text", 0, 0, VERB_OFFLINE, verb_help},
 };
 
@@ -877,10 +881,15 @@ static void usage(FILE *f)
 static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
 {
     static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},          {"socket", required_argument, NULL, 's'},
-        {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},       {"cwd", required_argument, NULL, 'C'},
-        {"lines", required_argument, NULL, 'n'},   {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, 'j'},
+        {"socket", required_argument, NULL, 's'},
+        {"timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"cwd", required_argument, NULL, 'C'},
+        {"lines", required_argument, NULL, 'n'},
+        {"server", required_argument, NULL, 'S'},
+        {NULL, 0, NULL, 0},
     };
     int64_t v;
     int ch;
@@ -905,6 +914,10 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
         case 'C':
             ctl->cwd = optarg;
             *seenp |= VERB_CWD;
+            break;
+        case 'S':
+            ctl->server = optarg;
+            *seenp |= VERB_SERVER;
             break;
         case 'n':
             if (parse_int64(optarg, 0, LOGS_MAX_LINES, &v) < 0) {
@@ -960,7 +973,9 @@ int main(int argc, char **argv)
     }
     if (seen & ~verb->flags) {
         fprintf(stderr, "mcpctl: %s does not take %s\n", verb->name,
-                seen & VERB_CWD ? "--cwd" : "-n");
+                seen & VERB_CWD      ? "--cwd"
+                : seen & VERB_SERVER ? "--server"
+                                     : "-n");
         return EXIT_USAGE;
     }
     if (!(verb->flags & VERB_OFFLINE) && !ctl_client(&ctl, false))

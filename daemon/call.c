@@ -171,6 +171,10 @@ static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
 {
     Peer *p = peer_get(c->m->peers, c->peer_id);
     _cleanup_json_ yajl_val tree = NULL;
+    Server *only;
+
+    if (p && surface_passthrough(c->m, p, &only))
+        p = NULL; /* the agent sees the server as itself: its URIs stay as they are */
 
     if (r->raw && (!s || !p || (c->tool && !surface_raw_has_uris(r->raw, r->raw_len)))) {
         /* The hot path: nothing to rewrite, the bytes go through. */
@@ -344,11 +348,21 @@ static void call_new(Manager *m, Peer *p, Server *s, const char *method, char *i
 static void call_start(Manager *m, Peer *p, char *id, const char *name, const char *args,
                        size_t args_len, char *meta, char *token)
 {
-    const ViewTool *vt = ws_view_find(ws_of_peer(m, p), name);
+    const ViewTool *vt = NULL;
     StrBuf body = STRBUF_INIT;
-    Server *s;
+    const char *tool = NULL;
+    Server *s = NULL;
 
-    if (!vt || !(s = idmap_get(&m->servers, vt->server_id))) {
+    if (surface_passthrough(m, p, &s)) {
+        /* The agent sees one server as itself: the name is the server's own. */
+        for (size_t i = 0; s && i < json_array_len(s->tools) && !tool; i++)
+            if (streq(json_get_string(json_array_at(s->tools, i), "name"), name))
+                tool = name;
+    } else if ((vt = ws_view_find(ws_of_peer(m, p), name)) &&
+               (s = idmap_get(&m->servers, vt->server_id))) {
+        tool = vt->tool;
+    }
+    if (!tool) {
         _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
         reply_error_text(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
         free(id);
@@ -357,7 +371,7 @@ static void call_start(Manager *m, Peer *p, char *id, const char *name, const ch
         return;
     }
     strbuf_puts(&body, "\"name\":");
-    json_write_string(&body, vt->tool, strlen(vt->tool));
+    json_write_string(&body, tool, strlen(tool));
     strbuf_puts(&body, ",\"arguments\":");
     if (args)
         strbuf_append(&body, args, args_len);

@@ -1043,6 +1043,7 @@ void manager_deinit(Manager *m)
         ws_free(v);
     idmap_deinit(&m->workspaces);
     sessions_deinit(m);
+    surface_passthrough_deinit(m);
     idmap_deinit(&m->servers);
     free(m->order);
     free(m->home);

@@ -156,6 +156,8 @@ struct Manager {
     int64_t started_wall_ms;
     void (*on_change)(void *userdata); /* a server changed state (for sd_notify STATUS=) */
     void *on_change_ud;
+
+    IdMap passthrough; /* peer id -> name of the one server it sees as itself (surface.h) */
 };
 
 /** Set up; nothing connects until manager_load(). */

@@ -62,6 +62,7 @@ static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
     yajl_val r, caps, tools, exp, mcpd, info, meta, pmeta = json_get_object(m->params, "_meta");
     const char *version, *cwd = json_get_string(pmeta, "mcpd/cwd");
     const char *token = json_get_string(pmeta, "mcpd/session");
+    const char *only = json_get_string(pmeta, "mcpd/server");
     _cleanup_free_ char *why = NULL;
 
     if (p->initialized) {
@@ -78,6 +79,16 @@ static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
     if (manager_attach(&d->manager, p, cwd && *cwd ? cwd : NULL, token, &why) < 0) {
         log_info("peer %llu (pid %d) refused: %s", (unsigned long long)p->id, (int)p->pid, why);
         methods_error(p, m->id, JSONRPC_INVALID_PARAMS, why);
+        return;
+    }
+    if ((json_get(pmeta, "mcpd/server") && (!only || !*only)) ||
+        (only && surface_passthrough_set(&d->manager, p, only, &why) < 0)) {
+        /* Undo the attach, so that a corrected initialize starts clean. */
+        manager_peer_gone(&d->manager, p);
+        p->workspace_id = p->session_id = 0;
+        p->parent_peer_id = 0;
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS,
+                      why ? why : "_meta[\"mcpd/server\"] must be a server's name");
         return;
     }
     if (cwd)

@@ -93,6 +93,50 @@ static char *srv_tag(const Server *s)
     return naming_sanitize(s->cfg->name, "server");
 }
 
+/* ---- single-server passthrough ---- */
+
+static Server *ws_server_named(Workspace *ws, const char *name)
+{
+    for (size_t i = 0; i < ws->n_servers; i++)
+        if (streq(ws->servers[i]->cfg->name, name))
+            return ws->servers[i];
+    return NULL;
+}
+
+int surface_passthrough_set(Manager *m, Peer *p, const char *name, char **whyp)
+{
+    if (!ws_server_named(ws_of_peer(m, p), name)) {
+        *whyp = xasprintf("_meta[\"mcpd/server\"]: no server \"%s\" in this agent's workspace "
+                          "(see mcpctl status)",
+                          name);
+        return -ENOENT;
+    }
+    free(idmap_remove(&m->passthrough, p->id));
+    idmap_put(&m->passthrough, p->id, xstrdup(name));
+    return 0;
+}
+
+bool surface_passthrough(Manager *m, const Peer *p, Server **sp)
+{
+    const char *name;
+
+    /* The common case, no passthrough agent at all, costs one load. */
+    if (!m->passthrough.n || !(name = idmap_get(&m->passthrough, p->id)))
+        return false;
+    *sp = ws_server_named(ws_of_peer(m, p), name);
+    return true;
+}
+
+void surface_passthrough_deinit(Manager *m)
+{
+    size_t pos = 0;
+    void *v;
+
+    while (idmap_next(&m->passthrough, &pos, NULL, &v))
+        free(v);
+    idmap_deinit(&m->passthrough);
+}
+
 /* ---- URIs: exposing and routing ---- */
 
 static bool list_has_uri(yajl_val list, const char *key, const char *uri)
@@ -210,8 +254,10 @@ static bool uri_valid(const char *uri, char **whyp)
  * tag of ui:// and mcpd:// URIs, else the first server (name order) that lists it, else the
  * first with a template that matches, else the only server that offers resources.
  */
-static Server *route_uri(Workspace *ws, const char *uri, SurfaceKind k, char **origp, char **whyp)
+static Server *route_uri(Manager *m, Peer *p, const char *uri, SurfaceKind k, char **origp,
+                         char **whyp)
 {
+    Workspace *ws = ws_of_peer(m, p);
     _cleanup_free_ Server **sorted = ws_sorted(ws);
     const char *key = k == SURFACE_TEMPLATES ? "uriTemplate" : "uri", *rest;
     Server *s, *only = NULL;
@@ -219,6 +265,13 @@ static Server *route_uri(Workspace *ws, const char *uri, SurfaceKind k, char **o
 
     if (!uri_valid(uri, whyp))
         return NULL;
+    if (surface_passthrough(m, p, &s)) {
+        if (!s)
+            *whyp = xstrdup("the server this agent sees has left its workspace");
+        else
+            *origp = xstrdup(uri);
+        return s;
+    }
     if (!strncmp(uri, UI_SCHEME, strlen(UI_SCHEME)) &&
         (s = by_tag(sorted, ws->n_servers, uri + strlen(UI_SCHEME), &rest))) {
         *origp = xasprintf(UI_SCHEME "%s", rest);
@@ -399,6 +452,7 @@ void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind k, yajl_val para
 {
     Workspace *ws = ws_of_peer(m, p);
     yajl_val cur = json_get(params, "cursor"), r, page;
+    Server *s;
     _cleanup_json_ yajl_val all = NULL;
     unsigned long long off = 0;
     char *end;
@@ -413,7 +467,12 @@ void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind k, yajl_val para
             return;
         }
     }
-    all = view_build(ws, k);
+    if (surface_passthrough(m, p, &s))
+        all = json_copy(s ? srv_list(s, k) : NULL);
+    else
+        all = view_build(ws, k);
+    if (!all)
+        all = json_array_new();
     r = json_object_new();
     page = json_array_new();
     for (size_t i = off; i < json_array_len(all) && i < off + SURFACE_PAGE_SIZE; i++) {
@@ -653,8 +712,11 @@ static void route_updated(Server *s, yajl_val params)
             if (!p)
                 continue;
             _cleanup_json_ yajl_val out = json_copy(params);
-            json_object_set(out, "uri",
-                            json_string_new_take(surface_expose_uri(ws_of_peer(s->m, p), s, uri)));
+            Server *only;
+            if (!surface_passthrough(s->m, p, &only))
+                json_object_set(
+                    out, "uri",
+                    json_string_new_take(surface_expose_uri(ws_of_peer(s->m, p), s, uri)));
             manager_notify_peer(s->m, p->id, "notifications/resources/updated", out);
         }
         return;
@@ -701,12 +763,14 @@ void surface_capabilities(Manager *m, Peer *p, yajl_val caps)
 {
     Workspace *ws = ws_of_peer(m, p);
     bool prompts = false, resources = false, subscribe = false, completions = false;
+    Server *only = NULL;
+    bool pass = surface_passthrough(m, p, &only);
 
     for (size_t i = 0; i < ws->n_servers; i++) {
         Server *s = ws->servers[i];
         yajl_val c = s->surface ? s->surface->caps : NULL, res = json_get_object(c, "resources");
         bool sub = false;
-        if (!s->cfg->enabled)
+        if (!s->cfg->enabled || (pass && s != only))
             continue;
         prompts |= json_get_object(c, "prompts") != NULL;
         resources |= res != NULL;
@@ -734,7 +798,13 @@ char *surface_instructions(Manager *m, Peer *p)
     Workspace *ws = ws_of_peer(m, p);
     _cleanup_free_ Server **sorted = ws_sorted(ws);
     StrBuf sb = STRBUF_INIT;
+    Server *only;
 
+    if (surface_passthrough(m, p, &only)) {
+        /* The server's own words, as if the agent spoke to it directly. */
+        const char *t = only && only->surface ? only->surface->instructions : NULL;
+        return t && *t ? xstrdup(t) : NULL;
+    }
     for (size_t i = 0; i < ws->n_servers; i++) {
         const char *t = sorted[i]->surface ? sorted[i]->surface->instructions : NULL;
         if (!t || !*t)
@@ -750,8 +820,15 @@ void surface_prompt_get(Manager *m, Peer *p, yajl_val id, yajl_val params)
 {
     const char *name = json_get_string(params, "name");
     size_t n;
-    NamingEntry *e = prompt_names(ws_of_peer(m, p), &n);
+    NamingEntry *e;
     _cleanup_json_ yajl_val fwd = NULL;
+    Server *only;
+
+    if (surface_passthrough(m, p, &only) && only) {
+        call_route(m, p, id, only, "prompts/get", params);
+        return;
+    }
+    e = prompt_names(ws_of_peer(m, p), &n);
 
     for (size_t i = 0; i < n; i++) {
         if (!streq(e[i].name, name))
@@ -771,8 +848,7 @@ void surface_prompt_get(Manager *m, Peer *p, yajl_val id, yajl_val params)
 void surface_read(Manager *m, Peer *p, yajl_val id, yajl_val params)
 {
     _cleanup_free_ char *orig = NULL, *why = NULL;
-    Server *s =
-        route_uri(ws_of_peer(m, p), json_get_string(params, "uri"), SURFACE_RESOURCES, &orig, &why);
+    Server *s = route_uri(m, p, json_get_string(params, "uri"), SURFACE_RESOURCES, &orig, &why);
     _cleanup_json_ yajl_val fwd = NULL;
 
     if (!s) {
@@ -820,8 +896,7 @@ static void sub_leave(Server *s, SurfaceSub *sub, uint64_t peer_id)
 void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool on)
 {
     _cleanup_free_ char *orig = NULL, *why = NULL;
-    Server *s =
-        route_uri(ws_of_peer(m, p), json_get_string(params, "uri"), SURFACE_RESOURCES, &orig, &why);
+    Server *s = route_uri(m, p, json_get_string(params, "uri"), SURFACE_RESOURCES, &orig, &why);
     ServerSurface *ss;
     SurfaceSub *sub;
     bool can = false;
@@ -863,6 +938,7 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
 
 void surface_peer_gone(Manager *m, Peer *p)
 {
+    free(idmap_remove(&m->passthrough, p->id));
     for (size_t i = 0; i < m->n_order; i++) {
         Server *s = m->order[i];
         ServerSurface *ss = s->surface;
@@ -881,7 +957,10 @@ void surface_complete(Manager *m, Peer *p, yajl_val id, yajl_val params)
     _cleanup_free_ char *orig = NULL, *why = NULL;
     Server *s = NULL;
 
-    if (type && streq(type, "ref/prompt") && json_get_string(ref, "name")) {
+    if (surface_passthrough(m, p, &s)) {
+        if (!s)
+            why = xstrdup("the server this agent sees has left its workspace");
+    } else if (type && streq(type, "ref/prompt") && json_get_string(ref, "name")) {
         size_t n;
         NamingEntry *e = prompt_names(ws_of_peer(m, p), &n);
         for (size_t i = 0; i < n && !s; i++)
@@ -895,8 +974,7 @@ void surface_complete(Manager *m, Peer *p, yajl_val id, yajl_val params)
         else
             json_object_set(fref, "name", json_string_new(orig));
     } else if (type && streq(type, "ref/resource") && json_get_string(ref, "uri")) {
-        s = route_uri(ws_of_peer(m, p), json_get_string(ref, "uri"), SURFACE_TEMPLATES, &orig,
-                      &why);
+        s = route_uri(m, p, json_get_string(ref, "uri"), SURFACE_TEMPLATES, &orig, &why);
         if (s)
             json_object_set(fref, "uri", json_string_new(orig));
     } else {

@@ -86,6 +86,15 @@ void surface_prompt_get(Manager *m, Peer *p, yajl_val id, yajl_val params);
 void surface_read(Manager *m, Peer *p, yajl_val id, yajl_val params);
 void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool on);
 void surface_complete(Manager *m, Peer *p, yajl_val id, yajl_val params);
+/*
+ * Single-server passthrough: an agent that asked for one server at initialize sees only its
+ * tools, prompts and resources, under their own names and URIs, unchanged.
+ */
+/** Make p see only the server name (of its workspace); -ENOENT with *whyp when there is none. */
+int surface_passthrough_set(Manager *m, Peer *p, const char *name, char **whyp);
+/** Whether p is a passthrough agent; *sp is then its server, or NULL when it has gone. */
+bool surface_passthrough(Manager *m, const Peer *p, Server **sp);
+void surface_passthrough_deinit(Manager *m);
 /** A peer went away: its subscriptions end (upstream too, when it was the last). */
 void surface_peer_gone(Manager *m, Peer *p);
 

@@ -266,7 +266,19 @@ static bool ws_gate_open(Workspace *ws)
 static void send_view(Workspace *ws, Peer *p, yajl_val id)
 {
     StrBuf sb = STRBUF_INIT;
+    Server *only;
 
+    if (surface_passthrough(ws->m, p, &only)) {
+        /* The one server's tools as it lists them, as if the agent spoke to it directly. */
+        yajl_val r = json_object_new();
+        json_object_set(r, "tools",
+                        only && only->tools ? json_copy(only->tools) : json_array_new());
+        jsonrpc_write_result(&sb, id, r);
+        json_free(r);
+        peer_send_sb(p, &sb);
+        strbuf_deinit(&sb);
+        return;
+    }
     ws_view_ensure(ws);
     jsonrpc_write_result_raw(&sb, id, ws->view_json.data, ws->view_json.len);
     peer_send_sb(p, &sb);

@@ -328,6 +328,89 @@ static void test_clients(Harness *h, mcpc_client *c)
     CHECK_MSG(strstr(o5, "Unknown resource: nosuch://x"), "mcpctl read unknown: %s", o5);
 }
 
+#define PASS_INIT(server)                                                                          \
+    "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"     \
+    "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"pass\",\"version\":\"1\"},"     \
+    "\"_meta\":{\"mcpd/server\":\"" server "\"}}}\n"
+
+/* The answer with this id among the lines a raw client read. */
+static yajl_val answer(const char *out, int id)
+{
+    char key[32];
+    int n = snprintf(key, sizeof(key), "\"id\":%d,", id);
+
+    for (const char *l = out; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        if (memmem(l, len, key, (size_t)n)) {
+            _cleanup_free_ char *line = xstrndup(l, len);
+            return json_parse(line, NULL);
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* One server under its own names: initialize _meta["mcpd/server"], and mcpctl bridge --server. */
+static void test_passthrough(Harness *h)
+{
+    static const char reqs[] =
+        PASS_INIT("beta") "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n"
+                          "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/list\"}\n"
+                          "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/list\"}\n"
+                          "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\",\"params\":"
+                          "{\"uri\":\"ui://widget/main.html\"}}\n"
+                          "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":"
+                          "{\"name\":\"widget\"}}\n";
+    int fd = h_raw_connect(h);
+    _cleanup_free_ char *out = NULL, *bad = NULL;
+
+    CHECK(fd >= 0 && h_raw_write(fd, reqs, strlen(reqs)));
+    out = h_raw_read(fd, RAW_QUIET_MS);
+    close(fd);
+    _cleanup_json_ yajl_val init = answer(out, 0), tools = answer(out, 1), prompts = answer(out, 2);
+    _cleanup_json_ yajl_val res = answer(out, 3), rd = answer(out, 4), call = answer(out, 5);
+    const char *instr = json_get_string(json_get_object(init, "result"), "instructions");
+    CHECK_MSG(streq(instr, "Use beta well."), "passthrough instructions: %s", out);
+    CHECK_MSG(
+        json_array_len(json_get_array(json_get_object(tools, "result"), "tools")) == 5 &&
+            find_by(json_get_array(json_get_object(tools, "result"), "tools"), "name", "widget"),
+        "passthrough tools: %s", out);
+    CHECK(find_by(json_get_array(json_get_object(prompts, "result"), "prompts"), "name", "greet"));
+    CHECK(find_by(json_get_array(json_get_object(res, "result"), "resources"), "uri",
+                  "mem://shared"));
+    CHECK_MSG(text_of(json_get_object(rd, "result")) &&
+                  strstr(text_of(json_get_object(rd, "result")), "widget of beta"),
+              "passthrough read: %s", out);
+    yajl_val content = json_get_array(json_get_object(call, "result"), "content");
+    CHECK_MSG(streq(json_get_string(json_array_at(content, 1), "uri"), "mem://shared"),
+              "passthrough call keeps the server's URIs: %s", out);
+
+    /* A server that is not there is refused, by name. */
+    fd = h_raw_connect(h);
+    CHECK(fd >= 0 && h_raw_write(fd, PASS_INIT("nosuch"), strlen(PASS_INIT("nosuch"))));
+    bad = h_raw_read(fd, RAW_QUIET_MS);
+    close(fd);
+    CHECK_MSG(bad && strstr(bad, "no server \\\"nosuch\\\" in this agent's workspace"),
+              "unknown passthrough server: %s", bad ? bad : "-");
+
+    /* The bridge option: a host sees beta's tools under beta's names. */
+    _cleanup_free_ char *args = xasprintf("bridge --server beta < '%s/pass-in.jsonl'", h->dir);
+    _cleanup_free_ char *in = xasprintf("%s/pass-in.jsonl", h->dir);
+    FILE *f = fopen(in, "w");
+    CHECK(f);
+    if (f) {
+        fputs(h_raw_initialize, f);
+        fputs("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n", f);
+        fclose(f);
+    }
+    _cleanup_free_ char *bridged = mcpctl(h, args);
+    _cleanup_json_ yajl_val bt = answer(bridged, 1);
+    CHECK_MSG(find_by(json_get_array(json_get_object(bt, "result"), "tools"), "name", "echo") &&
+                  !strstr(bridged, "mcp_alpha_echo"),
+              "bridge --server: %s", bridged);
+}
+
 static void test_list_changed(Harness *h, mcpc_client *ctl)
 {
     Notes n = {STRBUF_INIT};
@@ -472,6 +555,7 @@ int main(void)
     test_bounds(c);
     test_bad_input(c);
     test_clients(&h, c);
+    test_passthrough(&h);
     test_subscriptions(&h, c);
     test_list_changed(&h, c);
     mcpc_free(c);
