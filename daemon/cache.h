@@ -40,3 +40,13 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
  */
 int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
                 int64_t now_wall_ms, int64_t ttl_ms, char **whyp);
+/**
+ * The same for a server's surface (capabilities, instructions, prompts, resources, resource
+ * templates: an object), in its own file next to the tool entry, so a connect's tool write
+ * never waits for the lists that come after it.
+ */
+int cache_store_surface(const char *dir, const ServerConfig *cfg, yajl_val surface,
+                        int64_t now_wall_ms, int64_t ttl_ms, char **whyp);
+/** Read a server's surface entry: 0 with *surfacep (owned), or as cache_load(). */
+int cache_load_surface(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms,
+                       yajl_val *surfacep, char **whyp);

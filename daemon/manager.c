@@ -607,8 +607,10 @@ Server *server_acquire(Manager *m, const ServerConfig *cfg, const char *start_di
     s->ev_retry = evtimer_new(m->base, on_retry, s);
     s->ev_health = evtimer_new(m->base, on_health, s);
     s->ev_cache = evtimer_new(m->base, on_cache_timer, s);
-    if (cfg->enabled)
+    if (cfg->enabled) {
         server_load_cache(s);
+        surface_load_cache(s);
+    }
     idmap_put(&m->servers, s->id, s);
     m->order = xrealloc(m->order, (m->n_order + 1) * sizeof(*m->order));
     m->order[m->n_order++] = s;

@@ -146,17 +146,17 @@ static void m_tools_call(Daemon *d, Peer *p, JsonrpcMsg *m)
 
 static void m_prompts_list(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
-    surface_list(&d->manager, p, m->id, SURFACE_PROMPTS, m->params);
+    surface_list_gated(&d->manager, p, m->id, SURFACE_PROMPTS, m->params);
 }
 
 static void m_resources_list(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
-    surface_list(&d->manager, p, m->id, SURFACE_RESOURCES, m->params);
+    surface_list_gated(&d->manager, p, m->id, SURFACE_RESOURCES, m->params);
 }
 
 static void m_templates_list(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
-    surface_list(&d->manager, p, m->id, SURFACE_TEMPLATES, m->params);
+    surface_list_gated(&d->manager, p, m->id, SURFACE_TEMPLATES, m->params);
 }
 
 static void m_prompts_get(Daemon *d, Peer *p, JsonrpcMsg *m)

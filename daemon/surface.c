@@ -14,6 +14,7 @@
 #include "common/jsonrpc.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "daemon/cache.h"
 #include "daemon/manager-private.h"
 #include "daemon/naming.h"
 #include "daemon/surface.h"
@@ -32,6 +33,7 @@ struct ServerSurface {
     char *notes[SURFACE_N];    /* the bound that cut the last list short, or NULL */
     yajl_val caps;             /* capabilities of its last session, kept across reconnects */
     char *instructions;
+    struct event *ev_cache; /* the debounced cache write (CACHE_WRITE_DEBOUNCE_MS) */
     SurfaceSub *subs;
     size_t n_subs;
 };
@@ -56,11 +58,74 @@ static const struct {
 #define LOSER_SCHEME "mcpd://"
 #define UI_SCHEME    "ui://"
 
+static void on_cache_timer(evutil_socket_t fd, short what, void *arg);
+
 static ServerSurface *srv(Server *s)
 {
-    if (!s->surface)
+    if (!s->surface) {
         s->surface = xcalloc(1, sizeof(*s->surface));
+        s->surface->ev_cache = evtimer_new(s->m->base, on_cache_timer, s);
+    }
     return s->surface;
+}
+
+/* ---- the cache: what a server offered last, for the start-up gate and capabilities ---- */
+
+/* Best effort, like the tool cache: a failure is logged, never fatal. */
+static void on_cache_timer(evutil_socket_t fd, short what, void *arg)
+{
+    Server *s = arg;
+    ServerSurface *ss = s->surface;
+    _cleanup_json_ yajl_val o = json_object_new();
+    _cleanup_free_ char *why = NULL;
+
+    (void)fd, (void)what;
+    json_object_set(o, "capabilities", ss->caps ? json_copy(ss->caps) : json_object_new());
+    if (ss->instructions)
+        json_object_set(o, "instructions", json_string_new(ss->instructions));
+    for (int k = 0; k < SURFACE_N; k++)
+        json_object_set(o, kinds[k].key, ss->lists[k] ? json_copy(ss->lists[k]) : json_array_new());
+    if (cache_store_surface(s->m->cache_dir, s->cfg, o, wall_ms(),
+                            s->m->settings.cache_ttl_days * 86400000LL, &why) < 0)
+        log_full(LOG_WARNING, s->cfg->name, "cache", "surface cache not written: %s", why);
+}
+
+static void schedule_cache(Server *s)
+{
+    struct timeval tv;
+
+    if (evtimer_pending(srv(s)->ev_cache, NULL))
+        return;
+    tv_ms(&tv, CACHE_WRITE_DEBOUNCE_MS);
+    evtimer_add(s->surface->ev_cache, &tv);
+}
+
+void surface_load_cache(Server *s)
+{
+    _cleanup_free_ char *why = NULL;
+    _cleanup_json_ yajl_val o = NULL;
+    ServerSurface *ss;
+    int r = cache_load_surface(s->m->cache_dir, s->cfg, wall_ms(), &o, &why);
+
+    if (r == CACHE_E_STALE)
+        log_full(LOG_NOTICE, s->cfg->name, "cache", "surface cache miss: %s", why);
+    if (r != 0)
+        return;
+    ss = srv(s);
+    ss->caps = json_copy(json_get_object(o, "capabilities"));
+    if (json_get_string(o, "instructions"))
+        ss->instructions = xstrdup(json_get_string(o, "instructions"));
+    for (int k = 0; k < SURFACE_N; k++) {
+        yajl_val l = json_get_array(o, kinds[k].key);
+        const char *key = k == SURFACE_PROMPTS     ? "name"
+                          : k == SURFACE_RESOURCES ? "uri"
+                                                   : "uriTemplate";
+        ss->lists[k] = json_array_new();
+        /* Only well-formed entries: the file is the user's own, but may be damaged. */
+        for (size_t i = 0; i < json_array_len(l); i++)
+            if (json_get_string(json_array_at(l, i), key))
+                json_array_push(ss->lists[k], json_copy(json_array_at(l, i)));
+    }
 }
 
 static yajl_val srv_list(const Server *s, SurfaceKind k)
@@ -599,6 +664,7 @@ static void on_surface_list(Upstream *u, void *ctx, const UpstreamReply *r)
             json_free(ss->lists[k]);
             ss->lists[k] = list;
             surface_changed(s);
+            schedule_cache(s);
         } else {
             json_free(list);
         }
@@ -658,6 +724,7 @@ void surface_server_connected(Server *s)
     ss->caps = json_copy(s->up->capabilities);
     free(ss->instructions);
     ss->instructions = s->up->instructions ? xstrdup(s->up->instructions) : NULL;
+    schedule_cache(s);
     for (int k = 0; k < SURFACE_N; k++) {
         ss->listing[k] = false; /* a list of the old session never answers */
         surface_fetch(s, (SurfaceKind)k);
@@ -683,6 +750,8 @@ void surface_server_free(Server *s)
 
     if (!ss)
         return;
+    if (evtimer_pending(ss->ev_cache, NULL))
+        on_cache_timer(-1, 0, s); /* a debounced write is not lost when the server goes */
     for (int k = 0; k < SURFACE_N; k++) {
         json_free(ss->lists[k]);
         free(ss->notes[k]);
@@ -694,6 +763,7 @@ void surface_server_free(Server *s)
     free(ss->subs);
     json_free(ss->caps);
     free(ss->instructions);
+    event_free(ss->ev_cache);
     free(ss);
     s->surface = NULL;
 }

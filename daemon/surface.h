@@ -54,6 +54,8 @@ typedef struct WsSurface WsSurface;
 
 /** The server's session is up (first list done): capabilities kept, lists fetched, resubscribed. */
 void surface_server_connected(Server *s);
+/** A new server: its last known surface from the cache, shown deferred until it connects. */
+void surface_load_cache(Server *s);
 /** The server's lists are void (disconnected for good): they leave every view. */
 void surface_server_clear(Server *s);
 /** Free everything of a server's part (the server is being freed). */
@@ -82,6 +84,8 @@ void surface_capabilities(Manager *m, Peer *p, yajl_val caps);
 /** Each server's instructions, labelled; NULL when none has any. */
 char *surface_instructions(Manager *m, Peer *p);
 void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params);
+/** The same behind the workspace's start-up gate, like tools/list (workspace.c). */
+void surface_list_gated(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params);
 void surface_prompt_get(Manager *m, Peer *p, yajl_val id, yajl_val params);
 void surface_read(Manager *m, Peer *p, yajl_val id, yajl_val params);
 void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool on);

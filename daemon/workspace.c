@@ -298,9 +298,12 @@ static void ws_check_gate(Workspace *ws)
     while ((w = ws->waiters)) {
         Peer *p = peer_get(ws->m->peers, w->peer_id);
         ws->waiters = w->next;
-        if (p)
+        if (p && w->kind < 0)
             send_view(ws, p, w->id);
+        else if (p)
+            surface_list(ws->m, p, w->id, (SurfaceKind)w->kind, w->params);
         json_free(w->id);
+        json_free(w->params);
         free(w);
     }
 }
@@ -311,22 +314,38 @@ static void on_gate(evutil_socket_t fd, short what, void *arg)
     ws_check_gate(arg);
 }
 
-void manager_list_tools(Manager *m, Peer *p, yajl_val id)
+/* A list (kind -1: tools) answered now, or queued until the start-up gate opens. */
+static void list_or_wait(Manager *m, Peer *p, yajl_val id, int kind, yajl_val params)
 {
     Workspace *ws = ws_of_peer(m, p);
     ListWaiter *w, **tail;
 
     if (ws_gate_open(ws)) {
-        send_view(ws, p, id);
+        if (kind < 0)
+            send_view(ws, p, id);
+        else
+            surface_list(m, p, id, (SurfaceKind)kind, params);
         return;
     }
     w = xcalloc(1, sizeof(*w));
     w->peer_id = p->id;
     w->id = json_copy(id);
+    w->kind = kind;
+    w->params = json_copy(params);
     for (tail = &ws->waiters; *tail; tail = &(*tail)->next)
         ;
     *tail = w;
     ws_gate_arm(ws);
+}
+
+void manager_list_tools(Manager *m, Peer *p, yajl_val id)
+{
+    list_or_wait(m, p, id, -1, NULL);
+}
+
+void surface_list_gated(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params)
+{
+    list_or_wait(m, p, id, (int)kind, params);
 }
 
 /* ---- workspaces ---- */
@@ -432,6 +451,7 @@ void ws_free(Workspace *ws)
     while ((w = ws->waiters)) {
         ws->waiters = w->next;
         json_free(w->id);
+        json_free(w->params);
         free(w);
     }
     for (size_t i = 0; i < ws->n_servers; i++)

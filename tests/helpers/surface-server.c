@@ -3,12 +3,14 @@
 // completion and an MCP Apps tool, for the surface tests. Standalone: libc and yajl only.
 //
 // Options: --name NAME (in every text it returns, default "s"), --resources N (extra resources
-// mem://NAME/item<i>, listed 100 per page), --tools-only (no prompts, resources or completion).
+// mem://NAME/item<i>, listed 100 per page), --tools-only (no prompts, resources or completion),
+// --init-delay-ms N (a slow start: initialize is answered after N ms).
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <yajl/yajl_tree.h>
 
@@ -23,6 +25,7 @@ static const char *name = "s";
 static long n_extra;
 static bool tools_only;
 static bool extra_prompt;
+static long init_delay_ms;
 static char *subs[MAX_SUBS];
 static int n_subs;
 
@@ -83,6 +86,10 @@ static const char *get_str(yajl_val o, const char *a, const char *b)
 
 static void initialize(yajl_val id)
 {
+    if (init_delay_ms > 0) {
+        struct timespec ts = {init_delay_ms / 1000, (init_delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     begin(id);
     printf("{\"protocolVersion\":\"2025-11-25\",\"serverInfo\":{\"name\":");
     put_str(name);
@@ -346,6 +353,8 @@ int main(int argc, char **argv)
             name = argv[++i];
         else if (!strcmp(argv[i], "--resources") && i + 1 < argc)
             n_extra = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--init-delay-ms") && i + 1 < argc)
+            init_delay_ms = atol(argv[++i]);
         else if (!strcmp(argv[i], "--tools-only"))
             tools_only = true;
         else {

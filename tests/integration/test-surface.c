@@ -19,6 +19,11 @@
 /* Time to wait for a notification that must come, and to be sure one that must not has not. */
 #define NOTE_WAIT_MS  20000
 #define NOTE_QUIET_MS 1500
+/*
+ * The slow server's start-up: far beyond the start-up gate (250 ms), so the first lists come
+ * from the cache, and well within its timeout (60 s), so reads wait for it.
+ */
+#define SLOW_INIT_MS 8000
 
 /* Notifications a client received, one "method params" line each. */
 typedef struct Notes {
@@ -517,6 +522,66 @@ static void test_tools_only(Harness *h, const char *server)
     CHECK(h_stop(h) == 0);
 }
 
+/*
+ * A slow server's prompts, resources and capabilities come from the cache at the gate, marked
+ * deferred; a read of its resource waits for it to connect.
+ */
+static void test_cache_gate(Harness *h, const char *server)
+{
+    _cleanup_free_ char *cfg =
+        xasprintf("{\"mcpServers\":{\"slow\":{\"command\":\"%s\",\"timeout\":60000,"
+                  "\"args\":[\"--name\",\"slow\",\"--init-delay-ms\",\"%d\"]}}}",
+                  server, SLOW_INIT_MS);
+    _cleanup_free_ char *file = NULL, *out = NULL;
+    mcpc_client *c;
+
+    h_write_config(h, cfg);
+    h_start(h, NULL);
+    c = h_client(h, "cold");
+    h_settle(h, c, "slow", NULL);
+    /* The surface cache is written after its debounce; wait for the file. */
+    for (int waited = 0; waited < H_WAIT_MS && !out; waited += 100) {
+        _cleanup_free_ char *cmd =
+            xasprintf("ls %s/cache/mcpd/tools/ 2>/dev/null | grep -c 'surface.json'", h->dir);
+        FILE *f = popen(cmd, "r");
+        char buf[16] = "";
+        if (f && fgets(buf, sizeof(buf), f) && atoi(buf) > 0)
+            out = xstrdup(buf);
+        if (f)
+            pclose(f);
+        if (!out)
+            h_sleep_ms(100);
+    }
+    CHECK_MSG(out, "no surface cache file was written");
+    mcpc_free(c);
+    CHECK(h_stop(h) == 0);
+
+    h_start(h, NULL);
+    int fd = h_raw_connect(h);
+    CHECK(fd >= 0 && h_raw_write(fd, h_raw_initialize, strlen(h_raw_initialize)));
+    static const char list[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/list\"}\n";
+    CHECK(h_raw_write(fd, list, strlen(list)));
+    _cleanup_free_ char *early = h_raw_read(fd, RAW_QUIET_MS);
+    close(fd);
+    _cleanup_json_ yajl_val init = answer(early, 0), pl = answer(early, 1);
+    yajl_val caps = json_get_object(json_get_object(init, "result"), "capabilities");
+    yajl_val p =
+        find_by(json_get_array(json_get_object(pl, "result"), "prompts"), "name", "mcp_slow_greet");
+    CHECK_MSG(json_get_object(caps, "prompts") && json_get_object(caps, "resources"),
+              "capabilities from the cache: %s", early);
+    CHECK_MSG(p && YAJL_IS_TRUE(json_get(json_get_object(p, "_meta"), "mcpd/deferred")),
+              "deferred prompt from the cache: %s", early);
+    c = h_client(h, "warm");
+    _cleanup_json_ yajl_val rd =
+        request(c, "resources/read", "{\"uri\":\"ui://slow/widget/main.html\"}");
+    CHECK_MSG(text_of(rd) && strstr(text_of(rd), "widget of slow"), "read waited for slow: %s",
+              text_of(rd) ? text_of(rd) : mcpc_errmsg(c));
+    h_settle(h, c, "slow", NULL);
+    mcpc_free(c);
+    h_check_healthy(h, "cache-gate", "mcp_slow_echo");
+    CHECK(h_stop(h) == 0);
+}
+
 int main(void)
 {
     Harness h;
@@ -563,6 +628,7 @@ int main(void)
     CHECK(h_stop(&h) == 0);
 
     test_tools_only(&h, server);
+    test_cache_gate(&h, server);
     h_teardown(&h);
     return h_finish("test-surface");
 }
