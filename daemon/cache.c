@@ -258,10 +258,12 @@ static int entry_write(const char *dir, const char *path, StrBuf *sb, char **why
     return r;
 }
 
-/* The surface entry of a server: next to its tool entry, same name and hash. */
-static char *surface_path(const char *dir, const ServerConfig *cfg)
+char *cache_surface_dir(const char *tools_dir)
 {
-    return xasprintf("%s/%s-%s.surface.json", dir, cfg->name, cfg->hash);
+    const char *slash = strrchr(tools_dir, '/');
+    size_t n = slash ? (size_t)(slash - tools_dir) : 0;
+
+    return n ? xasprintf("%.*s/surface", (int)n, tools_dir) : xstrdup("surface");
 }
 
 int cache_store_surface(const char *dir, const ServerConfig *cfg, yajl_val surface,
@@ -272,7 +274,7 @@ int cache_store_surface(const char *dir, const ServerConfig *cfg, yajl_val surfa
 
     if (cache_check_dir(dir, whyp) != 0)
         return -EPERM;
-    path = surface_path(dir, cfg);
+    path = cache_path(dir, cfg);
     entry_head(&sb, cfg, now_wall_ms, ttl_ms);
     strbuf_puts(&sb, ",\"surface\":");
     json_write(&sb, surface);
@@ -283,7 +285,7 @@ int cache_store_surface(const char *dir, const ServerConfig *cfg, yajl_val surfa
 int cache_load_surface(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms,
                        yajl_val *surfacep, char **whyp)
 {
-    _cleanup_free_ char *path = surface_path(dir, cfg);
+    _cleanup_free_ char *path = cache_path(dir, cfg);
     _cleanup_json_ yajl_val root = NULL;
     int64_t saved;
     int r;

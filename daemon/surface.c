@@ -85,16 +85,23 @@ static void on_cache_timer(evutil_socket_t fd, short what, void *arg)
         json_object_set(o, "instructions", json_string_new(ss->instructions));
     for (int k = 0; k < SURFACE_N; k++)
         json_object_set(o, kinds[k].key, ss->lists[k] ? json_copy(ss->lists[k]) : json_array_new());
-    if (cache_store_surface(s->m->cache_dir, s->cfg, o, wall_ms(),
-                            s->m->settings.cache_ttl_days * 86400000LL, &why) < 0)
+    _cleanup_free_ char *dir = cache_surface_dir(s->m->cache_dir);
+
+    if (cache_store_surface(dir, s->cfg, o, wall_ms(), s->m->settings.cache_ttl_days * 86400000LL,
+                            &why) < 0)
         log_full(LOG_WARNING, s->cfg->name, "cache", "surface cache not written: %s", why);
 }
 
 static void schedule_cache(Server *s)
 {
+    yajl_val caps = srv(s)->caps;
     struct timeval tv;
 
-    if (evtimer_pending(srv(s)->ev_cache, NULL))
+    /* A server that offers none of it has nothing to remember. */
+    if (!json_get(caps, "prompts") && !json_get(caps, "resources") &&
+        !json_get(caps, "completions"))
+        return;
+    if (evtimer_pending(s->surface->ev_cache, NULL))
         return;
     tv_ms(&tv, CACHE_WRITE_DEBOUNCE_MS);
     evtimer_add(s->surface->ev_cache, &tv);
@@ -105,7 +112,8 @@ void surface_load_cache(Server *s)
     _cleanup_free_ char *why = NULL;
     _cleanup_json_ yajl_val o = NULL;
     ServerSurface *ss;
-    int r = cache_load_surface(s->m->cache_dir, s->cfg, wall_ms(), &o, &why);
+    _cleanup_free_ char *dir = cache_surface_dir(s->m->cache_dir);
+    int r = cache_load_surface(dir, s->cfg, wall_ms(), &o, &why);
 
     if (r == CACHE_E_STALE)
         log_full(LOG_NOTICE, s->cfg->name, "cache", "surface cache miss: %s", why);

@@ -542,7 +542,7 @@ static void test_cache_gate(Harness *h, const char *server)
     /* The surface cache is written after its debounce; wait for the file. */
     for (int waited = 0; waited < H_WAIT_MS && !out; waited += 100) {
         _cleanup_free_ char *cmd =
-            xasprintf("ls %s/cache/mcpd/tools/ 2>/dev/null | grep -c 'surface.json'", h->dir);
+            xasprintf("ls %s/cache/mcpd/surface/ 2>/dev/null | grep -c '^slow-'", h->dir);
         FILE *f = popen(cmd, "r");
         char buf[16] = "";
         if (f && fgets(buf, sizeof(buf), f) && atoi(buf) > 0)
