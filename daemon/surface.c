@@ -237,7 +237,6 @@ static char *expose_kind(Workspace *ws, Server **sorted, Server *s, SurfaceKind 
 {
     _cleanup_free_ char *tag = srv_tag(s);
 
-    (void)ws;
     if (!strncmp(uri, UI_SCHEME, strlen(UI_SCHEME)))
         /* MCP Apps hosts render ui:// only: the server goes into the authority. */
         return xasprintf(UI_SCHEME "%s/%s", tag, uri + strlen(UI_SCHEME));
@@ -749,6 +748,10 @@ void surface_server_clear(Server *s)
         return;
     for (int k = 0; k < SURFACE_N; k++)
         s->surface->lists[k] = json_free(s->surface->lists[k]);
+    /* Nothing is offered until it connects again (which sets them anew); the cache keeps
+     * what it last offered, for the next start. */
+    s->surface->caps = json_free(s->surface->caps);
+    event_del(s->surface->ev_cache);
     surface_changed(s);
 }
 
