@@ -12,7 +12,10 @@
 
 #include "client/bridge.h"
 #include "client/discover-local.h"
+#include "client/setup.h"
+#include "client/login.h"
 #include "client/include/mcpc.h"
+#include "client/trust.h"
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
@@ -48,7 +51,8 @@ typedef struct Ctl {
     long lines;     /* logs -n; -1: all */
     const char *socket;
     const char *cwd;
-    const char *server; /* bridge --server */
+    const char *server; /* trust, untrust, bridge: --server NAME */
+    LoginMode login_mode;
     mcpc_client *client;
 } Ctl;
 
@@ -58,6 +62,7 @@ enum {
     VERB_CWD = 1 << 1,     /* --cwd DIR */
     VERB_LINES = 1 << 2,   /* -n N */
     VERB_SERVER = 1 << 3,  /* --server NAME */
+    VERB_LOGIN = 1 << 4,   /* --no-browser, --headless */
 };
 
 typedef struct Verb {
@@ -813,6 +818,23 @@ static int verb_bridge(Ctl *ctl, char **args, int n)
     return bridge_run(sock, ctl->cwd, ctl->server);
 }
 
+/* trust / untrust [DIR] [--server NAME]: client/trust.c. */
+static int verb_trust(Ctl *ctl, char **args, int n)
+{
+    return trust_run(ctl->client, false, n ? args[0] : NULL, ctl->server, ctl->json);
+}
+
+static int verb_untrust(Ctl *ctl, char **args, int n)
+{
+    return trust_run(ctl->client, true, n ? args[0] : NULL, ctl->server, ctl->json);
+}
+
+/* Reached only without setup's own options (main hands "setup ..." over before parsing). */
+static int verb_setup(Ctl *ctl, char **args, int n)
+{
+    return setup_main(n + 1, args - 1);
+}
+
 static int verb_help(Ctl *ctl, char **args, int n)
 {
     usage(stdout);
@@ -820,6 +842,20 @@ static int verb_help(Ctl *ctl, char **args, int n)
 }
 
 /* The verbs, in the order usage lists them; add a row to add a verb. */
+static int verb_login(Ctl *ctl, char **args, int n)
+{
+    if (!ctl->timeout_ms)
+        ctl->timeout_ms = LOGIN_TIMEOUT_MS;
+    if (!ctl_client(ctl, false))
+        return EXIT_NOT_RUNNING;
+    return login_run(ctl->client, args[0], ctl->login_mode, ctl->json);
+}
+
+static int verb_logout(Ctl *ctl, char **args, int n)
+{
+    return logout_run(ctl->client, args[0], ctl->json);
+}
+
 static const Verb verbs[] = {
     {"status", "[SERVER...]", "servers, their state, tools and errors; agents", 0, -1, 0,
      verb_status},
@@ -836,6 +872,9 @@ static const Verb verbs[] = {
      verb_connect_server},
     {"disconnect", "SERVER", "stop a server and remove its tools", 1, 1, 0, verb_disconnect},
     {"wait", "SERVER", "wait until a server is connected or has failed", 1, 1, 0, verb_wait},
+    {"login", "SERVER [--no-browser|--headless]", "sign in to a remote server (OAuth)", 1, 1,
+     VERB_LOGIN | VERB_OFFLINE, verb_login},
+    {"logout", "SERVER", "forget the sign-in to a remote server", 1, 1, 0, verb_logout},
     {"logs", "SERVER [-n N]", "the server's recent stderr (the last N lines)", 1, 1, VERB_LINES,
      verb_logs},
     {"config", "[--cwd DIR]",
@@ -845,6 +884,13 @@ static const Verb verbs[] = {
      "be a stdio MCP server relaying to mcpd (for MCP hosts); --server: only that server, under "
      "its own names",
      0, 0, VERB_CWD | VERB_OFFLINE | VERB_SERVER, verb_bridge},
+    {"setup", "AGENT|--all [--dry-run] [--undo]",
+     "make an agent start only mcpd's bridge (docs/agents.md)", 1, 3, VERB_OFFLINE, verb_setup},
+    {"trust", "[DIR] [--server NAME]",
+     "approve DIR's (default: here) project servers, or one, until an entry changes", 0, 1,
+     VERB_SERVER, verb_trust},
+    {"untrust", "[DIR] [--server NAME]", "withdraw those approvals", 0, 1, VERB_SERVER,
+     verb_untrust},
     {"help", "", "this text", 0, 0, VERB_OFFLINE, verb_help},
 };
 
@@ -889,6 +935,8 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
         {"cwd", required_argument, NULL, 'C'},
         {"lines", required_argument, NULL, 'n'},
         {"server", required_argument, NULL, 'S'},
+        {"no-browser", no_argument, NULL, 'B'},
+        {"headless", no_argument, NULL, 'H'},
         {NULL, 0, NULL, 0},
     };
     int64_t v;
@@ -915,10 +963,6 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
             ctl->cwd = optarg;
             *seenp |= VERB_CWD;
             break;
-        case 'S':
-            ctl->server = optarg;
-            *seenp |= VERB_SERVER;
-            break;
         case 'n':
             if (parse_int64(optarg, 0, LOGS_MAX_LINES, &v) < 0) {
                 fprintf(stderr, "mcpctl: -n \"%s\": give a number of lines from 0 to %d\n", optarg,
@@ -927,6 +971,15 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
             }
             ctl->lines = (long)v;
             *seenp |= VERB_LINES;
+            break;
+        case 'S':
+            ctl->server = optarg;
+            *seenp |= VERB_SERVER;
+            break;
+        case 'B':
+        case 'H':
+            ctl->login_mode = ch == 'B' ? LOGIN_NO_BROWSER : LOGIN_HEADLESS;
+            *seenp |= VERB_LOGIN;
             break;
         case 'h':
             usage(stdout);
@@ -955,6 +1008,10 @@ int main(int argc, char **argv)
     int r, n;
 
     ctl.color = isatty(STDOUT_FILENO) && !(no_color && no_color[0]);
+    /* setup has options of its own (--all, --undo, --dry-run): it parses its arguments itself. */
+    for (int i = 1; i < argc && argv[i][0] != '-'; i++)
+        if (streq(argv[i], "setup"))
+            return setup_main(argc - i, argv + i);
     r = parse_options(&ctl, argc, argv, &seen);
     if (r != EXIT_OK)
         return r < 0 ? EXIT_OK : r;
@@ -973,9 +1030,10 @@ int main(int argc, char **argv)
     }
     if (seen & ~verb->flags) {
         fprintf(stderr, "mcpctl: %s does not take %s\n", verb->name,
-                seen & VERB_CWD      ? "--cwd"
-                : seen & VERB_SERVER ? "--server"
-                                     : "-n");
+                seen & ~verb->flags & VERB_CWD      ? "--cwd"
+                : seen & ~verb->flags & VERB_SERVER ? "--server"
+                : seen & ~verb->flags & VERB_LINES  ? "-n"
+                                                    : "--no-browser/--headless");
         return EXIT_USAGE;
     }
     if (!(verb->flags & VERB_OFFLINE) && !ctl_client(&ctl, false))

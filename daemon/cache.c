@@ -175,7 +175,7 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
     return 0;
 }
 
-static int write_durably(const char *dir, const char *path, const StrBuf *sb, char **whyp)
+int cache_write_durably(const char *dir, const char *path, const StrBuf *sb, char **whyp)
 {
     _cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
     _cleanup_close_ int dfd = -1;
@@ -253,7 +253,7 @@ static int entry_write(const char *dir, const char *path, StrBuf *sb, char **why
         strbuf_deinit(sb);
         return -EFBIG;
     }
-    r = write_durably(dir, path, sb, whyp);
+    r = cache_write_durably(dir, path, sb, whyp);
     strbuf_deinit(sb);
     return r;
 }

@@ -55,3 +55,5 @@ int cache_store_surface(const char *dir, const ServerConfig *cfg, yajl_val surfa
 /** Read a server's surface entry: 0 with *surfacep (owned), or as cache_load(). */
 int cache_load_surface(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms,
                        yajl_val *surfacep, char **whyp);
+/** Replace path with sb's bytes durably (temp file 0600, fsync, rename, fsync of dir). */
+int cache_write_durably(const char *dir, const char *path, const StrBuf *sb, char **whyp);

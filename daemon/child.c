@@ -12,14 +12,18 @@
 
 #include "common/idmap.h"
 #include "common/json.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "daemon/child.h"
+#include "daemon/procs.h"
 
 extern char **environ;
 
 /* pid -> Child, for reaping. */
 static IdMap children = IDMAP_INIT;
 static unsigned n_children;
+/* Numbers the children of this instance: the serial in each one's MCPD_INSTANCE tag. */
+static uint64_t next_serial;
 
 unsigned child_count(void)
 {
@@ -35,19 +39,29 @@ char *child_describe_status(int status)
     return xasprintf("stopped (status 0x%x)", (unsigned)status);
 }
 
-/* The daemon's environment with spec->env laid over it. */
-static char **build_env(yajl_val env)
+static bool is_tag_entry(const char *entry)
+{
+    return startswith(entry, PROCS_ENV_NAME "=");
+}
+
+/*
+ * The daemon's environment with spec->env laid over it, and this child's tag first (read first
+ * by a scan, and never taken from the daemon's own environment or the config: it is proof).
+ */
+static char **build_env(yajl_val env, uint64_t serial)
 {
     size_t n_env = 0, n_over = env ? env->u.object.len : 0, k = 0;
     char **out;
 
     while (environ[n_env])
         n_env++;
-    out = xcalloc(n_env + n_over + 1, sizeof(char *));
+    out = xcalloc(n_env + n_over + 2, sizeof(char *));
+    if (procs_instance()[0])
+        out[k++] = procs_child_env(serial);
     for (size_t i = 0; i < n_env; i++) {
         const char *eq = strchr(environ[i], '=');
         size_t kl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-        bool overridden = false;
+        bool overridden = is_tag_entry(environ[i]);
         for (size_t j = 0; j < n_over && !overridden; j++)
             overridden = strlen(env->u.object.keys[j]) == kl &&
                          strncmp(env->u.object.keys[j], environ[i], kl) == 0;
@@ -55,7 +69,8 @@ static char **build_env(yajl_val env)
             out[k++] = xstrdup(environ[i]);
     }
     for (size_t j = 0; j < n_over; j++)
-        out[k++] = xasprintf("%s=%s", env->u.object.keys[j], env->u.object.values[j]->u.string);
+        if (!streq(env->u.object.keys[j], PROCS_ENV_NAME))
+            out[k++] = xasprintf("%s=%s", env->u.object.keys[j], env->u.object.values[j]->u.string);
     return out;
 }
 
@@ -93,13 +108,16 @@ _Noreturn static void exec_child(const ChildSpec *spec, char **envp, int pipes[3
         signal(s, SIG_DFL);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    /* Move the exec-status pipe out of the way of 0-2 first, then place the pipes. */
-    errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10);
-    if (errfd < 0)
+    /*
+     * Move the exec-status pipe out of the way of 0-2 first, then place the pipes. Only when
+     * needed: at the fd limit there is no free slot for a copy, and a silent _exit would look
+     * like a server that started and died.
+     */
+    if (errfd < 3 && (errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 3)) < 0)
         _exit(127);
     if (dup2(pipes[0][0], 0) < 0 || dup2(pipes[1][1], 1) < 0 || dup2(pipes[2][1], 2) < 0)
         goto fail;
-    if (dup3(errfd, 3, O_CLOEXEC) < 0)
+    if (errfd != 3 && dup3(errfd, 3, O_CLOEXEC) < 0)
         goto fail;
     errfd = 3;
     close_fds_from(4);
@@ -133,27 +151,37 @@ static int read_exec_status(int fd)
     return n == (ssize_t)sizeof(e) ? -e : 0;
 }
 
+/* The reason a spawn failed, saying whether waiting can cure it (the system ran short). */
+static char *spawn_error(const char *what, int r)
+{
+    if (r == -EMFILE)
+        return xasprintf("%s: %s (mcpd is at its limit of open files; retrying once some are "
+                         "closed)",
+                         what, strerror(-r));
+    if (r == -ENFILE)
+        return xasprintf("%s: %s (the system is at its limit of open files; retrying)", what,
+                         strerror(-r));
+    if (r == -EAGAIN || r == -ENOMEM)
+        return xasprintf("%s: %s (out of processes or memory; retrying)", what, strerror(-r));
+    return xasprintf("%s: %s", what, strerror(-r));
+}
+
 int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *userdata, char **whyp)
 {
-    int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, errpipe[2];
+    int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, errpipe[2] = {-1, -1};
     char **envp;
     pid_t parent = getpid(), pid;
+    uint64_t serial = ++next_serial;
     int r;
 
-    for (int i = 0; i < 3; i++)
-        if (pipe2(pipes[i], O_CLOEXEC) < 0) {
+    for (int i = 0; i < 4; i++)
+        if (pipe2(i < 3 ? pipes[i] : errpipe, O_CLOEXEC) < 0) {
             r = -errno;
             close_pipes(pipes);
-            *whyp = xasprintf("cannot create pipes: %s", strerror(-r));
+            *whyp = spawn_error("cannot create pipes", r);
             return r;
         }
-    if (pipe2(errpipe, O_CLOEXEC) < 0) {
-        r = -errno;
-        close_pipes(pipes);
-        *whyp = xasprintf("cannot create pipes: %s", strerror(-r));
-        return r;
-    }
-    envp = build_env(spec->env);
+    envp = build_env(spec->env, serial);
     pid = fork();
     if (pid == 0) {
         close(errpipe[0]);
@@ -169,8 +197,8 @@ int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *us
     }
     close(errpipe[0]);
     if (r < 0) {
-        *whyp = pid < 0 ? xasprintf("fork failed: %s", strerror(-r))
-                        : xasprintf("cannot run \"%s\": %s", spec->file, strerror(-r));
+        _cleanup_free_ char *what = xasprintf("cannot run \"%s\"", spec->file);
+        *whyp = spawn_error(pid < 0 ? "fork failed" : what, r);
         close_pipes(pipes);
         if (pid > 0)
             waitpid(pid, NULL, 0);
@@ -181,6 +209,7 @@ int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *us
     close(pipes[2][1]);
     Child *c = xcalloc(1, sizeof(*c));
     c->pid = pid;
+    c->serial = serial;
     c->fd_stdin = pipes[0][1];
     c->fd_stdout = pipes[1][0];
     c->fd_stderr = pipes[2][0];
@@ -191,14 +220,22 @@ int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *us
     fd_set_nonblock(c->fd_stderr);
     idmap_put(&children, (uint64_t)pid, c);
     n_children++;
+    procs_add(pid);
     *cp = c;
     return 0;
 }
 
 void child_kill_group(Child *c, int sig)
 {
-    if (c->pid > 0)
-        (void)kill(-c->pid, sig);
+    if (c->pid <= 0)
+        return;
+    (void)kill(-c->pid, sig);
+    /*
+     * And what left the group (setsid, a daemonizing helper): found by its tag or as a
+     * descendant. Group members count only while the leader is ours, unreaped: after that the
+     * group id may come free and be reused.
+     */
+    procs_signal_child(c->exited ? 0 : c->pid, c->serial, sig);
 }
 
 void child_reap(void)
@@ -209,10 +246,15 @@ void child_reap(void)
         if (pid <= 0)
             return;
         Child *c = idmap_remove(&children, (uint64_t)pid);
-        if (!c)
+        if (!c) {
+            /* An orphan of a server's, adopted by us as its subreaper: reaped, nothing more. */
+            _cleanup_free_ char *why = child_describe_status(status);
+            log_debug("reaped adopted process %d (%s)", (int)pid, why);
             continue;
+        }
         c->exited = true;
         c->status = status;
+        procs_remove(pid);
         /* The leader is gone; whatever it left in its group (npx, uvx wrappers) goes too. */
         child_kill_group(c, SIGKILL);
         if (c->on_exit)
@@ -230,6 +272,7 @@ void child_free(Child *c)
         idmap_remove(&children, (uint64_t)c->pid);
         while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
             ;
+        procs_remove(c->pid);
     }
     if (c->fd_stdin >= 0)
         close(c->fd_stdin);

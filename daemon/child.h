@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <yajl/yajl_tree.h>
@@ -13,10 +14,11 @@ typedef struct Child Child;
 typedef void (*ChildExitFn)(Child *c, int status, void *userdata);
 
 struct Child {
-    pid_t pid;     /* also the process group id */
-    int fd_stdin;  /* ours to write, or -1 */
-    int fd_stdout; /* ours to read, or -1 */
-    int fd_stderr; /* ours to read, or -1 */
+    pid_t pid;       /* also the process group id */
+    uint64_t serial; /* in the MCPD_INSTANCE tag its descendants inherit */
+    int fd_stdin;    /* ours to write, or -1 */
+    int fd_stdout;   /* ours to read, or -1 */
+    int fd_stderr;   /* ours to read, or -1 */
     bool exited;
     int status;
     ChildExitFn on_exit;
@@ -36,7 +38,10 @@ typedef struct ChildSpec {
  */
 int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *userdata,
                 char **whyp);
-/** Send sig to the child's whole process group (no-op once reaped and the group is empty). */
+/**
+ * Send sig to the child's whole process group and to every descendant that left it (setsid):
+ * those carrying its tag and their descendants.
+ */
 void child_kill_group(Child *c, int sig);
 /** Reap every exited child and run its exit callback; call on SIGCHLD. */
 void child_reap(void);

@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/jsonrpc.h"
@@ -16,7 +18,9 @@
 #include "common/util.h"
 #include "daemon/config.h"
 #include "daemon/peer.h"
+#include "daemon/selfref.h"
 #include "daemon/source.h"
+#include "daemon/trust.h"
 
 /* A config file larger than this is not a config file; refuse rather than slurp it. */
 #define CONFIG_MAX_FILE_BYTES (4u * 1024u * 1024u)
@@ -189,8 +193,11 @@ ServerConfig *server_config_free(ServerConfig *c)
     free(c->url);
     json_free(c->headers);
     json_free(c->raw);
+    json_free(c->enabled_tools);
+    json_free(c->disabled_tools);
     free(c->auth_type);
     free(c->credential_id);
+    json_free(c->oauth);
     source_deinit(&c->source);
     free(c);
     return NULL;
@@ -211,8 +218,11 @@ ServerConfig *server_config_copy(const ServerConfig *c)
     n->url = c->url ? xstrdup(c->url) : NULL;
     n->headers = json_copy(c->headers);
     n->raw = json_copy(c->raw);
+    n->enabled_tools = json_copy(c->enabled_tools);
+    n->disabled_tools = json_copy(c->disabled_tools);
     n->auth_type = c->auth_type ? xstrdup(c->auth_type) : NULL;
     n->credential_id = c->credential_id ? xstrdup(c->credential_id) : NULL;
+    n->oauth = json_copy(c->oauth);
     source_copy(&n->source, &c->source);
     return n;
 }
@@ -267,6 +277,27 @@ static int take_bool(ServerConfig *c, yajl_val obj, const char *field, bool *out
         strbuf_printf(err, "Server \"%s\": \"%s\" must be true or false", c->name, field);
         return r;
     }
+    return 0;
+}
+
+/* enabledTools / disabledTools: arrays of non-empty glob strings. */
+static int take_globs(ServerConfig *c, yajl_val obj, const char *field, yajl_val *outp, StrBuf *err)
+{
+    yajl_val v = json_get(obj, field);
+
+    if (!v || YAJL_IS_NULL(v))
+        return 0;
+    for (size_t i = 0; YAJL_IS_ARRAY(v) && i < v->u.array.len; i++)
+        if (!YAJL_IS_STRING(v->u.array.values[i]) || !v->u.array.values[i]->u.string[0])
+            v = NULL;
+    if (!YAJL_IS_ARRAY(v)) {
+        strbuf_printf(err,
+                      "Server \"%s\": \"%s\" must be an array of tool names (globs such as "
+                      "\"read_*\")",
+                      c->name, field);
+        return -EINVAL;
+    }
+    *outp = json_copy(v);
     return 0;
 }
 
@@ -350,6 +381,7 @@ static int take_auth(ServerConfig *c, yajl_val obj, StrBuf *err)
 {
     yajl_val a = json_get(obj, "auth"), t, id;
 
+    c->oauth = YAJL_IS_OBJECT(json_get(obj, "oauth")) ? json_copy(json_get(obj, "oauth")) : NULL;
     if (!a || YAJL_IS_NULL(a))
         return 0;
     t = json_get(a, "type");
@@ -374,6 +406,9 @@ static int take_auth(ServerConfig *c, yajl_val obj, StrBuf *err)
 /* The seed's validateServerConfig messages (reference/seed-origin.md 2.1). */
 static int validate(ServerConfig *c, StrBuf *err)
 {
+    /* In mcpd's own file {"enabled": false} alone is a mask: it names a server to switch off. */
+    if (!c->enabled && !c->command && !c->url && streq(c->source.provider, "mcpd"))
+        return 0;
     if (c->command && c->url) {
         strbuf_printf(err,
                       "Server \"%s\": both \"command\" and \"url\" are set - server should be "
@@ -406,7 +441,9 @@ static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err)
         (r = take_ms(c, obj, "callTimeout", &c->call_timeout_ms, err)) < 0 ||
         (r = take_ms(c, obj, "idleTimeoutMs", &c->idle_timeout_ms, err)) < 0 ||
         (r = take_ms(c, obj, "pingIntervalMs", &c->ping_interval_ms, err)) < 0 ||
-        (r = take_auth(c, obj, err)) < 0)
+        (r = take_auth(c, obj, err)) < 0 ||
+        (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
+        (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
         return r;
     return validate(c, err);
 }
@@ -441,6 +478,7 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
     c->idle_timeout_ms = settings->idle_timeout_ms;
     c->reconnect = settings->reconnect;
     source_copy(&c->source, src);
+    c->allow_commands = streq(src->provider, "mcpd");
     if (fill_fields(c, obj, &err) < 0) {
         config_set_problem(set, src->path, name, "%s", strbuf_str(&err));
         strbuf_deinit(&err);
@@ -514,13 +552,13 @@ static void redact_url_secrets(yajl_val v)
 }
 
 /*
- * The entry as written, with every env and headers value shown as "***", and so the secrets
+ * The entry as written, with every env, headers and oauth value shown as "***", and so the secrets
  * of any URL (the password in http://user:pw@host, an ?apiKey= parameter), in url or in a
  * proxy's args.
  */
 static yajl_val masked_raw(yajl_val raw)
 {
-    static const char *const secret_maps[] = {"env", "headers"};
+    static const char *const secret_maps[] = {"env", "headers", "oauth"};
     yajl_val out = json_copy(raw);
 
     redact_url_secrets(out);
@@ -670,6 +708,41 @@ yajl_val config_expand(yajl_val v, const char *root)
     return expand_value(v, root, &home);
 }
 
+/* ---- tool filters ---- */
+
+static bool globs_match(yajl_val globs, const char *tool)
+{
+    for (size_t i = 0; i < json_array_len(globs); i++)
+        if (fnmatch(json_array_at(globs, i)->u.string, tool, 0) == 0)
+            return true;
+    return false;
+}
+
+bool config_tool_allowed(const ServerConfig *c, const char *tool)
+{
+    if (c->enabled_tools && !globs_match(c->enabled_tools, tool))
+        return false;
+    return !globs_match(c->disabled_tools, tool);
+}
+
+size_t config_filter_tools(const ServerConfig *c, yajl_val tools)
+{
+    size_t kept = 0, n = json_array_len(tools);
+
+    if (!c->enabled_tools && !c->disabled_tools)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        yajl_val t = tools->u.array.values[i];
+        const char *name = json_get_string(t, "name");
+        if (name && !config_tool_allowed(c, name))
+            json_free(t);
+        else
+            tools->u.array.values[kept++] = t;
+    }
+    tools->u.array.len = kept;
+    return n - kept;
+}
+
 /* ---- Exa (seed 1.6) ---- */
 
 static bool mentions_exa(const char *s)
@@ -721,6 +794,122 @@ void config_add_invalid(ConfigSet *set, const char *name, const SourceMeta *src,
     config_set_skip(set, name, src, "invalid: %s", why);
 }
 
+/* The command line or URL the server would run, for the person deciding whether it may. */
+static char *shown_command(const ServerConfig *c)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    if (!c->command)
+        return xstrdup(c->url ? c->url : "(nothing: a disabled entry)");
+    for (size_t i = 0; i <= c->n_args; i++) {
+        const char *a = i ? c->args[i - 1] : c->command;
+        bool plain = a[0] && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789-_./=:,@%+") == strlen(a);
+        if (i)
+            strbuf_putc(&sb, ' ');
+        if (plain) {
+            strbuf_puts(&sb, a);
+            continue;
+        }
+        strbuf_putc(&sb, '\'');
+        for (const char *p = a; *p; p++)
+            strbuf_puts(&sb, *p == '\'' ? "'\\''" : (char[]){*p, 0});
+        strbuf_putc(&sb, '\'');
+    }
+    return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * The project trust gate: an entry from a file inside the project runs only once approved
+ * (mcpd's store or the owning agent's own answer), and never from a file another user owns.
+ * Held-back entries mask nothing and are both a skip (mcpctl config) and a problem (status).
+ */
+static bool trust_gate(ConfigSet *set, const char *name, yajl_val written, const ServerConfig *c)
+{
+    _cleanup_free_ char *shown = NULL, *why = NULL;
+    TrustVerdict v;
+
+    if (!set->trust)
+        return true;
+    shown = shown_command(c);
+    v = trust_check(set->trust, &c->source, name, written, shown, &why);
+    if (v == TRUST_APPROVED)
+        return true;
+    config_set_problem(set, c->source.path, name, "%s", why);
+    config_set_skip(set, name, &c->source, "%s", why);
+    return false;
+}
+
+/* One KEY=VALUE line of a .env file ("export " and surrounding quotes allowed) into env. */
+static void env_file_line(yajl_val env, const char *line, size_t n)
+{
+    _cleanup_free_ char *l = xstrndup(line, n);
+    char *p = l, *eq, *v;
+    size_t vn;
+
+    p += strspn(p, " \t");
+    if (startswith(p, "export "))
+        p += strlen("export ");
+    if (!*p || *p == '#' || !(eq = strchr(p, '=')) || eq == p)
+        return;
+    *eq = '\0';
+    for (char *e = eq; e > p && (e[-1] == ' ' || e[-1] == '\t');)
+        *--e = '\0';
+    v = eq + 1;
+    v += strspn(v, " \t");
+    vn = strlen(v);
+    while (vn && (v[vn - 1] == '\r' || v[vn - 1] == ' ' || v[vn - 1] == '\t'))
+        v[--vn] = '\0';
+    if (vn >= 2 && (v[0] == '"' || v[0] == '\'') && v[vn - 1] == v[0]) {
+        v[vn - 1] = '\0';
+        v++;
+    }
+    if (!json_get(env, p)) /* the entry's own env wins over its envFile */
+        json_object_set(env, p, json_string_new(v));
+}
+
+/*
+ * envFile (VS Code, Cursor): a .env file whose variables join env. A relative path starts
+ * where the server does (project root or home). A missing or unreadable file is a problem
+ * naming the server; the server still starts without it.
+ */
+static void take_env_file(ConfigSet *set, ServerConfig *c, yajl_val expanded)
+{
+    yajl_val v = json_get(expanded, "envFile");
+    _cleanup_free_ char *home = NULL, *path = NULL, *text = NULL;
+    size_t len = 0;
+
+    if (!v || c->type != TRANSPORT_STDIO)
+        return;
+    if (!YAJL_IS_STRING(v) || !v->u.string[0]) {
+        config_set_problem(set, c->source.path, c->name,
+                           "Server \"%s\": \"envFile\" must be a path; it is ignored", c->name);
+        return;
+    }
+    if (v->u.string[0] == '/')
+        path = xstrdup(v->u.string);
+    else
+        path =
+            paths_join(c->source.level == CONFIG_LEVEL_PROJECT && set->root ? set->root
+                                                                            : (home = paths_home()),
+                       v->u.string);
+    int r = config_read_text(set, path, c->source.level, &text, &len);
+    if (r == -ENOENT)
+        config_set_problem(set, c->source.path, c->name,
+                           "Server \"%s\": envFile %s does not exist; the server starts without it",
+                           c->name, path);
+    if (r < 0)
+        return;
+    if (!c->env)
+        c->env = json_object_new();
+    for (const char *p = text; p < text + len;) {
+        const char *nl = memchr(p, '\n', (size_t)(text + len - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
+        env_file_line(c->env, p, n);
+        p += n + 1;
+    }
+}
+
 void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const SourceMeta *src,
                       const Settings *settings)
 {
@@ -742,6 +931,16 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
                         set->n_problems > n_problems ? set->problems[n_problems].message : "?");
         return;
     }
+    if (selfref_is_bridge(c)) {
+        config_set_skip(set, name, src, "%s", SELFREF_REASON);
+        server_config_free(c);
+        return;
+    }
+    if (!trust_gate(set, name, written, c)) {
+        server_config_free(c);
+        return;
+    }
+    take_env_file(set, c, expanded);
     if (settings->filter_exa && config_is_exa(c, &key)) {
         config_set_skip(set, name, src, "Exa server, filtered (filterExa)%s",
                         key ? "; its API key was taken" : "");
@@ -827,6 +1026,7 @@ void config_load_native_file(ConfigSet *set, const char *path, const char *provi
 /* Priority order: DESIGN section 6. */
 const ConfigSource config_sources[] = {
     {"mcpd", "mcpd", source_native_collect},
+    {"imported", "mcpctl setup", source_imported_collect},
     {"claude", "Claude Code", source_claude_collect},
     {"codex", "OpenAI Codex", source_codex_collect},
     {"gemini", "Gemini CLI", source_gemini_collect},
@@ -849,7 +1049,7 @@ int config_source_index(const char *id)
 static void collect_disabled(const ConfigSource *s, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *out)
 {
-    ConfigSet tmp = {.quiet = true};
+    ConfigSet tmp = {.quiet = true, .root = out->root, .trust = out->trust};
 
     s->collect(s, opt, settings, &tmp);
     for (size_t i = 0; i < tmp.n_servers; i++)
@@ -869,6 +1069,10 @@ static int check_root(ConfigSet *out, const char *root)
     struct stat st;
     int r = stat(root, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 
+    /* A directory mcpd may not list or enter would give a partial set and an error per file. */
+    if (r == 0 && access(root, R_OK | X_OK) < 0)
+        r = -errno;
+
     if (r == 0)
         return 0;
     mcp = paths_join(root, ".mcp.json");
@@ -878,13 +1082,14 @@ static int check_root(ConfigSet *out, const char *root)
 }
 
 static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
-                    bool quiet)
+                    bool quiet, Trust *trust)
 {
     int r;
 
     memset(out, 0, sizeof(*out));
     out->quiet = quiet;
     out->root = opt->root;
+    out->trust = trust;
     if (opt->root && !opt->config_file && (r = check_root(out, opt->root)) < 0)
         return r;
     if (opt->config_file) {
@@ -902,14 +1107,40 @@ static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *
     return 0;
 }
 
+/* Discovery for a project goes through its trust gate, loaded fresh each time. */
+static int discover_gated(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
+                          bool quiet)
+{
+    _cleanup_free_ char *why = NULL;
+    Trust trust;
+    int r;
+
+    if (!opt->root || opt->config_file)
+        return discover(out, opt, settings, quiet, NULL);
+    trust_init(&trust, opt->root, &why);
+    r = discover(out, opt, settings, quiet, &trust);
+    out->trust = NULL;
+    if (why)
+        config_set_problem(out, NULL, NULL,
+                           "project approvals not read (nothing they approve runs): %s", why);
+    trust_deinit(&trust);
+    return r;
+}
+
 int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings)
 {
-    return discover(out, opt, settings, false);
+    return discover_gated(out, opt, settings, false);
 }
 
 int config_discover_quiet(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings)
 {
-    return discover(out, opt, settings, true);
+    return discover_gated(out, opt, settings, true);
+}
+
+int config_discover_trust(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
+                          Trust *trust)
+{
+    return discover(out, opt, settings, true, trust);
 }
 
 static int settings_ms(ConfigSet *set, const char *path, yajl_val root, const char *key,

@@ -47,7 +47,11 @@ typedef struct ServerConfig {
     bool reconnect;
     char *auth_type;     /* auth.type ("oauth", "apikey"), or NULL */
     char *credential_id; /* auth.credentialId: a key of the credential store, or NULL */
+    yajl_val oauth;      /* the "oauth" sign-in options (daemon/oauth.c checks them), or NULL */
     yajl_val raw;        /* the entry as written (before ${VAR} expansion), for display */
+    bool allow_commands; /* "!cmd" values run: only in mcpd's own files (other agents: literal) */
+    yajl_val enabled_tools;  /* enabledTools: array of globs; only matching tools, or NULL: all */
+    yajl_val disabled_tools; /* disabledTools: array of globs never shown, or NULL */
     /* Over the expanded entry with sorted keys: a changed variable is a changed server. */
     char hash[2 * SHA256_DIGEST_SIZE + 1];
     SourceMeta source;
@@ -76,8 +80,9 @@ typedef struct ConfigSet {
     size_t n_skipped;
     char **exa_api_keys; /* keys found in filtered Exa servers (secrets: never shown) */
     size_t n_exa_api_keys;
-    bool quiet;       /* problems are not logged (mcpd/discover previews) */
-    const char *root; /* borrowed: the project root during discovery, for ${workspaceFolder} */
+    bool quiet;          /* problems are not logged (mcpd/discover previews) */
+    const char *root;    /* borrowed: the project root during discovery, for ${workspaceFolder} */
+    struct Trust *trust; /* borrowed: the project trust gate during discovery (daemon/trust.h) */
 } ConfigSet;
 
 /* Daemon settings (mcpd.json); every field has a default. */
@@ -136,6 +141,12 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems);
 int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
 /** The same without logging the problems (mcpd/discover: a preview, not a load). */
 int config_discover_quiet(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
+/**
+ * A quiet discovery through a trust gate the caller holds (trust_init for opt->root), so the
+ * caller can read and approve what the gate held back (mcpd/trust).
+ */
+int config_discover_trust(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
+                          struct Trust *trust);
 /** Release a set; safe on a zeroed value. */
 void config_set_deinit(ConfigSet *set);
 /** Record a problem. */
@@ -186,6 +197,13 @@ const char *config_check_name(const char *name);
  * Returns a new value.
  */
 yajl_val config_expand(yajl_val v, const char *root);
+/** Whether the server's tool filters (enabledTools, then disabledTools, as globs) pass tool. */
+bool config_tool_allowed(const ServerConfig *c, const char *tool);
+/**
+ * Drop the tools the server's filters hide from an array of tool objects, in place; returns
+ * how many were dropped. NULL tools is allowed (0).
+ */
+size_t config_filter_tools(const ServerConfig *c, yajl_val tools);
 /** Whether a server is an Exa search server (seed 1.6); *keyp gets its API key or NULL. */
 bool config_is_exa(const ServerConfig *c, char **keyp);
 

@@ -13,6 +13,7 @@
 #include "daemon/child.h"
 #include "daemon/daemon.h"
 #include "daemon/methods.h"
+#include "daemon/procs.h"
 #include "daemon/systemd.h"
 #include "daemon/transport.h"
 
@@ -187,6 +188,8 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->settings_path = paths_join(conf, "mcpd/mcpd.json");
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
+    /* Before anything is spawned: end what a crashed mcpd left, then record what we start. */
+    procs_init();
     load_settings(d);
     d->base = event_base_new();
     if (!d->base) {
@@ -267,4 +270,6 @@ void daemon_deinit(Daemon *d)
         event_base_free(d->base);
     free(d->settings_path);
     config_set_deinit(&d->settings_problems);
+    /* Last: nothing this daemon started outlives it, not even what escaped its groups. */
+    procs_shutdown();
 }

@@ -13,6 +13,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/listener.h"
+#include "daemon/selfref.h"
 
 /* Connections waiting for accept(2); agents start in bursts (a parent and its subagents). */
 #define LISTEN_BACKLOG 512
@@ -131,6 +132,27 @@ static void refuse(Listener *l, int fd, uid_t uid)
     close(fd);
 }
 
+/*
+ * A server mcpd started (or its child) connecting back to mcpd: an agent's bridge entry that
+ * discovery did not recognise. Serving it would make mcpd wait for itself; the error ends its
+ * handshake at once instead.
+ */
+static void refuse_self(int fd, pid_t pid)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    log_warning("refused a connection from pid %d: it was started by mcpd itself (a server entry "
+                "that runs mcpctl bridge or another mcpd client); remove that entry",
+                (int)pid);
+    jsonrpc_write_error(&sb, NULL, JSONRPC_INVALID_REQUEST,
+                        "this process was started by mcpd: mcpd does not serve itself (remove "
+                        "the entry that starts it from the config)",
+                        NULL);
+    (void)!write(fd, sb.data, sb.len);
+    strbuf_deinit(&sb);
+    close(fd);
+}
+
 static void on_resume(evutil_socket_t fd, short what, void *arg)
 {
     Listener *l = arg;
@@ -165,6 +187,10 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
         }
         if (cred.uid != getuid()) {
             refuse(l, fd, cred.uid);
+            continue;
+        }
+        if (selfref_pid_is_descendant(cred.pid)) {
+            refuse_self(fd, cred.pid);
             continue;
         }
         l->accept_fn(fd, cred.uid, cred.pid, l->userdata);

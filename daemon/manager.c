@@ -14,6 +14,7 @@
 #include "daemon/cache.h"
 #include "daemon/manager-private.h"
 #include "daemon/surface.h"
+#include "daemon/oauth-login.h"
 #include "daemon/resolve.h"
 
 /* An mcpd/wait request. */
@@ -176,18 +177,23 @@ static bool breaker_tripped(Server *s)
     return now - s->failures[s->n_failures % BREAKER_FAILURES] <= BREAKER_WINDOW_MS;
 }
 
+/* server_fail's retryable may also be this: the system was short of fds or processes. */
+#define FAIL_TRANSIENT 2
+
 /*
  * A connect attempt failed or a live session died. Retry with backoff unless reconnect is
- * off, the failure is one a retry cannot fix, or the server keeps failing (breaker).
+ * off, the failure is one a retry cannot fix, or the server keeps failing (breaker). A
+ * FAIL_TRANSIENT failure is no fault of the server's: always retried, never counted.
  */
-static void server_fail(Server *s, const char *why, bool retryable)
+static void server_fail(Server *s, const char *why, int retryable)
 {
     struct timeval tv;
+    bool transient = retryable == FAIL_TRANSIENT;
 
     server_clear_timers(s);
     server_close_upstream(s);
-    if (retryable && s->cfg->reconnect && !s->m->shutting_down) {
-        if (breaker_tripped(s)) {
+    if (retryable && (s->cfg->reconnect || transient) && !s->m->shutting_down) {
+        if (!transient && breaker_tripped(s)) {
             _cleanup_free_ char *msg = xasprintf(
                 "%s (failed %d times within %d s; not retrying: run `mcpctl connect %s` or "
                 "reload once it is fixed)",
@@ -276,6 +282,7 @@ static void server_load_cache(Server *s)
     if (r != 0)
         return;
     s->tools = tools;
+    s->n_tools_filtered = config_filter_tools(s->cfg, s->tools);
     s->tools_deferred = true;
     s->cache_saved_wall_ms = saved;
     log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache", json_array_len(tools));
@@ -306,6 +313,8 @@ static bool server_take_tools(Server *s, const UpstreamReply *r)
         json_free(tools);
         tools = json_array_new();
     }
+    /* The user's filters (enabledTools, disabledTools): hidden tools never reach agents. */
+    s->n_tools_filtered = config_filter_tools(s->cfg, tools);
     tools_fingerprint(fp, tools);
     if (s->tools && streq(fp, s->tools_fp)) {
         json_free(tools);
@@ -446,9 +455,13 @@ static void on_upstream_closed(void *userdata, const char *reason)
     Server *s = userdata;
     _cleanup_free_ char *msg = NULL;
 
-    if (s->needs_auth) {
-        /* Retrying cannot fix missing credentials: wait for a reload or mcpd/connect. */
-        server_fail(s, reason, false);
+    /* A 403 step-up left the connection up: a later close is not about credentials. */
+    if (s->needs_auth &&
+        !strstr(s->auth_challenge ? s->auth_challenge : "", "insufficient_scope")) {
+        /* Retrying cannot fix missing credentials: a refresh token may, else a person must. */
+        msg = xasprintf("%s; run: mcpctl login %s", reason, s->cfg->name);
+        server_fail(s, msg, false);
+        oauth_login_refresh(s);
         return;
     }
     if (s->state == SERVER_CONNECTED) {
@@ -550,8 +563,8 @@ static void on_resolved(void *userdata, ServerConfig *resolved, const char *erro
                        &why);
     server_config_free(resolved);
     if (r < 0) {
-        /* No such command, bad cwd: the config must change first; do not retry. */
-        server_fail(s, why, false);
+        /* No such command, bad cwd: the config must change first; out of fds: wait. */
+        server_fail(s, why, transport_error_is_transient(r) ? FAIL_TRANSIENT : false);
         return;
     }
     if (s->cfg->timeout_ms > 0) {
@@ -870,6 +883,8 @@ static yajl_val server_status(Server *s)
     json_object_set(o, "tools", json_int_new((int64_t)json_array_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
     surface_status(s, o);
+    if (s->n_tools_filtered)
+        json_object_set(o, "toolsFiltered", json_int_new((int64_t)s->n_tools_filtered));
     if (s->idle_stopped)
         json_object_set(o, "idle", json_bool_new(true));
     json_object_set(o, "restarts", json_int_new(s->restarts));

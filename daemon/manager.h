@@ -51,8 +51,9 @@ typedef struct Server {
     Upstream *up;
     struct Resolve *resolving; /* connect-time values (resolve.h) in flight, or NULL */
 
-    yajl_val tools;      /* array of upstream tool objects, or NULL */
-    bool tools_deferred; /* tools are a stand-in (last known) while not connected */
+    yajl_val tools;          /* array of upstream tool objects, or NULL */
+    bool tools_deferred;     /* tools are a stand-in (last known) while not connected */
+    size_t n_tools_filtered; /* tools its filters (enabledTools, ...) hide from agents */
     uint64_t connect_started_ms;
     struct event *ev_connect_timeout, *ev_retry, *ev_health;
     uint64_t last_used_ms; /* monotonic: last call started or finished */

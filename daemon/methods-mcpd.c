@@ -11,6 +11,8 @@
 #include "common/util.h"
 #include "daemon/daemon.h"
 #include "daemon/methods.h"
+#include "daemon/methods-trust.h"
+#include "daemon/oauth-login.h"
 #include "daemon/systemd.h"
 
 /* mcpd/wait never holds a request longer than this. */
@@ -163,5 +165,9 @@ const Method methods_mcpd[] = {
     {"mcpd/wait", m_wait, METHOD_NEEDS_INIT, "server"},
     {"mcpd/logs", m_logs, METHOD_NEEDS_INIT, "server"},
     {"mcpd/discover", m_discover, METHOD_NEEDS_INIT, NULL},
+    {"mcpd/trust", methods_trust, METHOD_NEEDS_INIT, "cwd"},
+    {"mcpd/login", oauth_m_login, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/loginWait", oauth_m_login_wait, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/logout", oauth_m_logout, METHOD_NEEDS_INIT, "server"},
     {NULL, NULL, 0, NULL},
 };

@@ -308,7 +308,8 @@ static void resolve_values(Resolve *r)
         const char *key = map->u.object.keys[i], *v = map->u.object.values[i]->u.string, *env;
         /* Only a "!" the file itself has: a ${VAR} that expands to "!..." is a plain value. */
         const char *written = json_get_string(json_get_object(r->cfg->raw, r->field), key);
-        if (v[0] == '!' && written && written[0] == '!') {
+        /* Another agent's file means "!x" literally: only mcpd's own files run commands. */
+        if (v[0] == '!' && written && written[0] == '!' && r->cfg->allow_commands) {
             if (!checked) {
                 _cleanup_free_ char *why = NULL;
                 checked = true;

@@ -13,6 +13,9 @@
 #include "common/util.h"
 #include "daemon/source.h"
 
+/* The system-wide layer Codex reads on Unix, below the user's own. */
+#define CODEX_SYSTEM_CONFIG "/etc/codex/config.toml"
+
 /* Members copied as they are: they mean the same in mcpd. */
 static const char *const codex_same[] = {"command", "args", "cwd", "url", "enabled", NULL};
 
@@ -67,7 +70,10 @@ static int take_env_names(yajl_val in, yajl_val env, yajl_val headers, char **wh
         goto bad_names;
     for (size_t i = 0; i < json_array_len(names); i++) {
         yajl_val n = json_array_at(names, i);
-        if (!YAJL_IS_STRING(n))
+        /* An entry is "NAME" or a table {name = "NAME", source = ...}; mcpd has one source. */
+        if (YAJL_IS_OBJECT(n))
+            n = json_get(n, "name");
+        if (!YAJL_IS_STRING(n) || !n->u.string[0])
             goto bad_names;
         if (getenv(n->u.string)) {
             _cleanup_free_ char *ref = xasprintf("${%s}", n->u.string);
@@ -99,14 +105,15 @@ static int take_env_names(yajl_val in, yajl_val env, yajl_val headers, char **wh
     }
     return 0;
 bad_names:
-    *whyp = xstrdup("\"env_vars\" must be an array of variable names");
+    *whyp = xstrdup("\"env_vars\" must be an array of variable names or {name = \"NAME\"} "
+                    "tables");
     return -EINVAL;
 }
 
 /*
  * Codex's fields to mcpd's (seed 1.2, with B13 fixed: cwd, enabled and both timeouts are
  * honoured). A url means Streamable HTTP, which is all Codex speaks. enabled_tools and
- * disabled_tools have no mcpd equivalent yet and are ignored.
+ * disabled_tools become enabledTools and disabledTools.
  */
 static int map_codex(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
@@ -122,10 +129,16 @@ static int map_codex(const char *name, yajl_val in, yajl_val *outp, char **whyp)
         take_seconds(in, "startup_timeout_sec", "timeout", out, whyp) < 0 ||
         take_seconds(in, "tool_timeout_sec", "callTimeout", out, whyp) < 0)
         return -EINVAL;
-    if (json_get(in, "startup_timeout_ms"))
+    /* Codex reads startup_timeout_sec first; the older _ms spelling only without it. */
+    if (json_get(in, "startup_timeout_ms") && !json_get(in, "startup_timeout_sec"))
         json_object_set(out, "timeout", json_copy(json_get(in, "startup_timeout_ms")));
     if (json_get(in, "url"))
         json_object_set(out, "type", json_string_new("http"));
+    /* Codex's tool filters are mcpd's (disabled_tools applies after enabled_tools). */
+    if (json_get(in, "enabled_tools"))
+        json_object_set(out, "enabledTools", json_copy(json_get(in, "enabled_tools")));
+    if (json_get(in, "disabled_tools"))
+        json_object_set(out, "disabledTools", json_copy(json_get(in, "disabled_tools")));
     if (env->u.object.len) {
         json_object_set(out, "env", env);
         env = NULL;
@@ -158,18 +171,35 @@ static void load_toml(const ConfigSource *src, const char *path, ConfigLevel lev
                        map_codex);
 }
 
-/* User before project, as the seed orders them. */
+char *source_codex_config_path(void)
+{
+    const char *codex_home = getenv("CODEX_HOME");
+
+    return codex_home && codex_home[0] ? paths_join(codex_home, "config.toml")
+                                       : source_home_path(".codex/config.toml");
+}
+
+/*
+ * Codex's layers, strongest first (developers.openai.com/codex/config-reference: a trusted
+ * project's .codex/config.toml over the user's config.toml over /etc/codex/config.toml). A
+ * project file is read only once trusted (daemon/trust.c). Each layer gives whole entries:
+ * Codex merges one server's fields across layers, mcpd takes the strongest layer's entry.
+ */
 void source_codex_collect(const ConfigSource *src, const DiscoverOptions *opt,
                           const Settings *settings, ConfigSet *set)
 {
-    const char *codex_home = getenv("CODEX_HOME");
-    _cleanup_free_ char *user = codex_home && codex_home[0]
-                                    ? paths_join(codex_home, "config.toml")
-                                    : source_home_path(".codex/config.toml");
+    _cleanup_free_ char *user = source_codex_config_path();
 
-    load_toml(src, user, CONFIG_LEVEL_USER, settings, set);
     if (opt->root) {
         _cleanup_free_ char *project = paths_join(opt->root, ".codex/config.toml");
         load_toml(src, project, CONFIG_LEVEL_PROJECT, settings, set);
     }
+    load_toml(src, user, CONFIG_LEVEL_USER, settings, set);
+    load_toml(src, CODEX_SYSTEM_CONFIG, CONFIG_LEVEL_USER, settings, set);
+}
+
+/* The same mapping for the servers mcpctl setup moved out of this agent's file. */
+int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    return map_codex(name, in, outp, whyp);
 }

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-// source-plain: the plain project files <root>/mcp.json and <root>/.mcp.json (Claude Code's project
-// file).
+// source-plain: the plain project file <root>/mcp.json (<root>/.mcp.json is Claude Code's).
 
 #include "daemon/source.h"
 
@@ -9,5 +8,4 @@ void source_plain_collect(const ConfigSource *src, const DiscoverOptions *opt,
                           const Settings *settings, ConfigSet *set)
 {
     source_load_pair(src, opt, settings, set, NULL, "mcp.json", "mcpServers", NULL);
-    source_load_pair(src, opt, settings, set, NULL, ".mcp.json", "mcpServers", NULL);
 }

@@ -12,11 +12,12 @@
  * The file VS Code writes is {"inputs": [...], "servers": {"name": {"type": "stdio",
  * "command": ...}}}; the older settings.json shape nests it as {"mcp": {"servers": ...}}.
  * Both are read. ${input:...} prompts cannot be answered by a daemon and stay as written;
- * ${workspaceFolder} and ${env:NAME} expand like ${VAR}. envFile and dev are VS Code's own.
+ * ${workspaceFolder} and ${env:NAME} expand like ${VAR}; envFile is read as VS Code does
+ * (config.c). dev is VS Code's own.
  */
 static int map_vscode(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
-    static const char *const drop[] = {"envFile", "dev", NULL};
+    static const char *const drop[] = {"dev", NULL};
 
     (void)name, (void)whyp;
     *outp = source_copy_without(in, drop);

@@ -9,10 +9,13 @@
 #include "common/util.h"
 #include "daemon/source.h"
 
-/* Windsurf writes remote servers as serverUrl; url works too. disabled: true means off. */
+/*
+ * Windsurf writes remote servers as serverUrl; url works too. disabled: true means off.
+ * disabledTools is mcpd's own key and passes through.
+ */
 static int map_windsurf(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
-    static const char *const drop[] = {"serverUrl", "disabled", "disabledTools", NULL};
+    static const char *const drop[] = {"serverUrl", "disabled", NULL};
     yajl_val url = json_get(in, "serverUrl"), disabled = json_get(in, "disabled"), out;
 
     (void)name;
@@ -38,4 +41,10 @@ void source_windsurf_collect(const ConfigSource *src, const DiscoverOptions *opt
 {
     source_load_pair(src, opt, settings, set, ".codeium/windsurf/mcp_config.json",
                      ".windsurf/mcp_config.json", "mcpServers", map_windsurf);
+}
+
+/* The same mapping for the servers mcpctl setup moved out of this agent's file. */
+int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    return map_windsurf(name, in, outp, whyp);
 }

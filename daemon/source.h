@@ -49,10 +49,30 @@ void config_add_entries(ConfigSet *set, yajl_val servers, const char *key, const
 void config_load_json_servers(ConfigSet *set, const char *path, const char *key,
                               const SourceMeta *src, const Settings *settings, ConfigMapFn map);
 
+/** Whether arr (an array, or NULL) holds the string s. */
+bool source_names_contain(yajl_val arr, const char *s);
+/**
+ * config_add_entries for the servers an agent's own lists select: a name in off, or (when only
+ * is an array) a name not in only, is skipped with why_off / why_only and masks nothing.
+ */
+void source_add_selected(ConfigSet *set, yajl_val servers, const char *key, const SourceMeta *src,
+                         const Settings *settings, ConfigMapFn map, yajl_val only, yajl_val off,
+                         const char *why_only, const char *why_off);
+
 /** A copy of obj without the listed members (NULL-terminated), for the mapping functions. */
 yajl_val source_copy_without(yajl_val obj, const char *const *drop);
 /** path under the home directory (newly allocated). */
 char *source_home_path(const char *rel);
+/**
+ * An agent's per-project table (Claude Code's projects, Codex's [projects]) is keyed by the
+ * directory the agent started in, maybe through a symlink; root is a realpath. The exact key
+ * wins, else one that resolves to root. NULL when none.
+ */
+yajl_val source_project_entry(yajl_val projects, const char *root);
+/** Claude Code's .claude.json: in $CLAUDE_CONFIG_DIR when set, else in home (newly allocated). */
+char *source_claude_json_path(void);
+/** Codex's user config.toml: in $CODEX_HOME when set, else ~/.codex (newly allocated). */
+char *source_codex_config_path(void);
 
 /**
  * The usual provider shape: ~/<user_rel> (user level), then <root>/<project_rel> (project
@@ -79,3 +99,11 @@ void source_vscode_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set);
 void source_plain_collect(const ConfigSource *src, const DiscoverOptions *opt,
                           const Settings *settings, ConfigSet *set);
+
+/* Entry mappings of the providers whose shape differs from mcpd's (also used for imported files). */
+int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+/* The servers mcpctl setup moved out of agents' files ($XDG_CONFIG_HOME/mcpd/imported/). */
+void source_imported_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set);

@@ -18,6 +18,8 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/http.h"
+#include "daemon/oauth-login.h"
+#include "daemon/oauth-store.h"
 #include "daemon/sse.h"
 #include "daemon/transport.h"
 
@@ -513,6 +515,8 @@ static int xfer_launch(Xfer *x)
         l = add_header(l, "MCP-Protocol-Version", t->protocol_version);
     if (!x->foreign)
         l = add_config_headers(t, l);
+    if (!x->foreign) /* a stored sign-in (mcpctl login), unless the config sets Authorization */
+        l = oauth_store_add_bearer(l, t->url, t->headers);
     x->hdrs = l;
     curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, l);
     curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
@@ -859,6 +863,15 @@ static void post_done(Xfer *x, CURLcode res)
                       x->status);
         return;
     }
+    if (x->status == 403 && strcasestr(strbuf_str(&x->www_auth), "insufficient_scope")) {
+        /* Step-up: the call fails with the way out; the challenge's scope goes to mcpd/login. */
+        upcall_push(t, UP_AUTH, x->www_auth.data, x->www_auth.len);
+        synth_error(t, x->req_id,
+                    "HTTP 403 insufficient_scope: the server wants more scope: run: "
+                    "mcpctl login %s",
+                    t->base.server);
+        return;
+    }
     if (x->status / 100 != 2) {
         _cleanup_free_ char *e = error_text(x);
         if (!x->is_request)
@@ -1108,6 +1121,7 @@ void transport_http_shutdown(void)
         t->closing = true;
         http_free(t);
     }
+    oauth_login_shutdown();
     http_shutdown();
 }
 
@@ -1115,6 +1129,7 @@ static void http_status(Transport *tr, yajl_val obj)
 {
     HttpTransport *t = (HttpTransport *)tr;
     static const char *const modes[] = {"probing", "streamable-http", "sse"};
+    yajl_val signed_in = oauth_store_describe(t->url);
 
     json_object_set(obj, "url", json_string_new(t->shown_url));
     json_object_set(obj, "httpTransport", json_string_new(modes[t->mode]));
@@ -1123,6 +1138,8 @@ static void http_status(Transport *tr, yajl_val obj)
         json_object_set(obj, "lastHttpStatus", json_int_new(t->last_status));
     if (t->mode == MODE_STREAMABLE)
         json_object_set(obj, "getStream", json_bool_new(t->get_wanted && !t->get_unsupported));
+    if (signed_in)
+        json_object_set(obj, "signIn", signed_in);
 }
 
 static const TransportOps http_ops_auto = {

@@ -2,6 +2,7 @@
 // transport: the interface every upstream transport (stdio, http, sse) offers to upstream.c.
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,6 +70,16 @@ static inline void transport_close(Transport *t)
 {
     if (t)
         t->ops->close(t);
+}
+
+/**
+ * Did a transport fail to start for want of a resource the system may give back (fds, processes,
+ * memory)? Then waiting and retrying is the cure, whatever the server's config says: such a
+ * failure is no fault of the server's.
+ */
+static inline bool transport_error_is_transient(int r)
+{
+    return r == -EMFILE || r == -ENFILE || r == -EAGAIN || r == -ENOMEM;
 }
 
 /** Transports still shutting down or running, for a bounded daemon exit. */

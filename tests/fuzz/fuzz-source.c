@@ -50,7 +50,7 @@ static const FuzzFile files[] = {
     {"windsurf", IN_ROOT, ".windsurf/mcp_config.json"},
     {"vscode", IN_ROOT, ".vscode/mcp.json"},
     {"mcp-json", IN_ROOT, "mcp.json"},
-    {"mcp-json", IN_ROOT, ".mcp.json"},
+    {"claude", IN_ROOT, ".mcp.json"}, /* Claude Code's project scope */
 };
 
 static char top[64] = "/tmp/mcpd-fuzz-source-XXXXXX";

@@ -77,6 +77,8 @@ void h_setup(Harness *h, const char *name)
     snprintf(buf, sizeof(buf), "%s/home", h->dir);
     mkdir_or_die(buf, 0700);
     setenv("HOME", buf, 1);
+    snprintf(buf, sizeof(buf), "%s/state", h->dir);
+    setenv("XDG_STATE_HOME", buf, 1); /* project approvals (trust.json) stay in the tree */
     snprintf(h->socket, sizeof(h->socket), "%s/run/mcpd/mcpd.sock", h->dir);
     unsetenv("MCPD_SOCKET");
     unsetenv("MCPD_SESSION");

@@ -258,6 +258,9 @@ int main(void)
     fclose(f);
     h_start(&h, NULL);
     mcpc_client *c = h_client(&h, "settle");
+    /* The user approves the project's server (mcpctl trust), as before any agent there. */
+    _cleanup_free_ char *trust = xasprintf("{\"cwd\": \"%s\"}", root), *trusted = NULL;
+    CHECK(mcpc_request(c, "mcpd/trust", trust, &trusted) == 0);
     h_settle(&h, c, "user1", NULL);
     mcpc_free(c);
 

@@ -95,8 +95,7 @@ static const Winner winners[] = {
     {"claude-top", "claude", "home/.claude.json", "user", "stdio"},
     {"sentry", "claude", "home/.claude.json", "user", "http"},
     {"claude-local", "claude", "home/.claude.json", "project", "stdio"},
-    {"claude-user-file", "claude", "home/.claude/mcp.json", "user", "stdio"},
-    {"claude-proj-file", "claude", "project/.claude/mcp.json", "project", "sse"},
+    {"claude-user-cwd", "claude", "home/.claude.json", "user", "stdio"},
     {"codex-gh", "codex", "home/.codex/config.toml", "user", "stdio"},
     {"codex-remote", "codex", "home/.codex/config.toml", "user", "http"},
     {"codex-off", "codex", "home/.codex/config.toml", "user", "stdio"},
@@ -104,6 +103,7 @@ static const Winner winners[] = {
     {"codex-proj", "codex", "project/.codex/config.toml", "project", "stdio"},
     {"gemini-http", "gemini", "home/.gemini/settings.json", "user", "http"},
     {"gemini-sse", "gemini", "home/.gemini/settings.json", "user", "sse"},
+    {"gemini-auto", "gemini", "home/.gemini/settings.json", "user", "auto"},
     {"gemini-proj", "gemini", "project/.gemini/settings.json", "project", "stdio"},
     {"cursor-remote", "cursor", "home/.cursor/mcp.json", "user", "auto"},
     {"cursor-proj", "cursor", "project/.cursor/mcp.json", "project", "stdio"},
@@ -113,8 +113,8 @@ static const Winner winners[] = {
     {"vscode-stdio", "vscode", "project/.vscode/mcp.json", "project", "stdio"},
     {"vscode-http", "vscode", "project/.vscode/mcp.json", "project", "http"},
     {"plain-a", "mcp-json", "project/mcp.json", "project", "stdio"},
-    {"plain-both", "mcp-json", "project/mcp.json", "project", "stdio"},
-    {"plain-b", "mcp-json", "project/.mcp.json", "project", "stdio"},
+    {"plain-both", "claude", "project/.mcp.json", "project", "stdio"},
+    {"plain-b", "claude", "project/.mcp.json", "project", "stdio"},
 };
 
 static yajl_val find_named(yajl_val arr, const char *name, const char *path)
@@ -156,6 +156,10 @@ static void test_all_providers(void)
     h_setup(&h, "config");
     _cleanup_free_ char *root = install_fixtures(&h);
     h_start(&h, NULL);
+    /* The user approves the fixture project, as mcpctl trust does (the gate: test-trust). */
+    _cleanup_free_ char *trust_args = xasprintf("trust '%s'", root);
+    _cleanup_free_ char *trust_out = mcpctl(&h, &status, trust_args);
+    CHECK_MSG(status == 0, "mcpctl trust: %d %s", status, trust_out);
 
     _cleanup_free_ char *args = xasprintf("config --json --cwd '%s'", root);
     _cleanup_free_ char *out = mcpctl(&h, &status, args);

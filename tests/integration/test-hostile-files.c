@@ -118,7 +118,8 @@ static void test_hostile_files(void)
     _cleanup_free_ char *codex = paths_join(home, ".codex/config.toml");
     _cleanup_free_ char *cursor = paths_join(home, ".cursor/mcp.json");
     _cleanup_free_ char *gemini = paths_join(home, ".gemini/settings.json");
-    _cleanup_free_ char *claude_mcp = paths_join(home, ".claude/mcp.json");
+    /* A file mcpd reads (Claude Code's ~/.claude/mcp.json is not one: Claude never read it). */
+    _cleanup_free_ char *claude_mcp = paths_join(home, ".codeium/windsurf/mcp_config.json");
     _cleanup_free_ char *dotfiles = paths_join(home, "dotfiles/claude-mcp.json");
     _cleanup_free_ char *mcp_json = paths_join(root, ".mcp.json");
     _cleanup_free_ char *p_cursor = paths_join(root, ".cursor/mcp.json");

@@ -757,6 +757,12 @@ int main(void)
     CHECK(h_wait_state(c, "up", "connected", H_WAIT_MS));
     CHECK(h_wait_state(c, "asker", "connected", H_WAIT_MS));
     CHECK(h_wait_state(c, "slowask", "connected", H_WAIT_MS));
+    for (int i = 0; i < 2; i++) {
+        /* The user approves both projects' servers (mcpctl trust), as before any agent. */
+        _cleanup_free_ char *out = NULL;
+        snprintf(buf, sizeof(buf), "{\"cwd\": \"%s\"}", roots[i]);
+        CHECK(mcpc_request(c, "mcpd/trust", buf, &out) == 0);
+    }
     mcpc_free(c);
 
     test_same_ids(&h);

@@ -14,6 +14,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config.h"
+#include "daemon/trust.h"
 #include "daemon/source.h"
 #include "tests/unit/test.h"
 
@@ -553,8 +554,13 @@ static void test_discover(void)
                           "\"both\":{\"command\":\"user\"}}}");
     test_write_file(proj, "{\"mcpServers\":{\"both\":{\"command\":\"project\"}}}");
     test_write_file(explicit, "{\"mcpServers\":{\"e\":{\"command\":\"explicit\"}}}");
+    _cleanup_free_ char *state = paths_join(tmp, "state");
+    _cleanup_free_ char *why = NULL;
     setenv("XDG_CONFIG_HOME", conf, 1);
+    setenv("XDG_STATE_HOME", state, 1);
     settings_init(&s);
+    /* The user approves the project (mcpctl trust); the gate itself is tested in test-trust. */
+    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, &why), 0);
 
     /* The project file comes first and wins. */
     DiscoverOptions opt = {NULL, root};
@@ -587,6 +593,7 @@ static void test_discover(void)
     config_set_deinit(&set);
 
     unsetenv("XDG_CONFIG_HOME");
+    unsetenv("XDG_STATE_HOME");
     test_rm_rf(tmp);
 }
 
@@ -681,8 +688,8 @@ static void test_settings_load(void)
     if (problems.n_problems == 2) {
         CHECK_STREQ(problems.problems[0].message,
                     "\"disabledProviders[1]\": unknown provider \"claude-code\" (known: \"mcpd\", "
-                    "\"claude\", \"codex\", \"gemini\", \"cursor\", \"windsurf\", \"vscode\", "
-                    "\"mcp-json\")");
+                    "\"imported\", \"claude\", \"codex\", \"gemini\", \"cursor\", \"windsurf\", "
+                    "\"vscode\", \"mcp-json\")");
         CHECK(strstr(problems.problems[1].message, "\"disabledProviders[2]\": unknown provider 3"));
     }
     CHECK_INTEQ(s.disabled_providers, 1u << config_source_index("claude"));

@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "daemon/config.h"
 #include "daemon/source.h"
+#include "daemon/trust.h"
 #include "tests/unit/test.h"
 
 static const char *fixtures; /* argv[1]: tests/fixtures/config */
@@ -62,8 +63,24 @@ static void fixture_setup(void)
     _cleanup_free_ char *conf = paths_join(home, ".config");
     setenv("XDG_CONFIG_HOME", conf, 1);
     unsetenv("CODEX_HOME");
+    unsetenv("CLAUDE_CONFIG_DIR");
+    _cleanup_free_ char *no_system = paths_join(tmp, "no-gemini-system.json");
+    setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", no_system, 1); /* not the machine's own */
+    setenv("MCPD_CLAUDE_MANAGED_MCP", no_system, 1);
+    _cleanup_free_ char *state = paths_join(home, ".local/state");
+    setenv("XDG_STATE_HOME", state, 1);
     setenv("MCPD_FIXTURE_TOKEN", "tok-123", 1);
     unsetenv("MCPD_FIXTURE_UNSET");
+}
+
+/* The user approves the fixture project once, as mcpctl trust does (the gate is test-trust's). */
+static void trust_fixture_project(void)
+{
+    _cleanup_free_ char *why = NULL;
+    Settings s;
+
+    settings_init(&s);
+    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, &why), 0);
 }
 
 static void fixture_teardown(void)
@@ -91,10 +108,7 @@ static const Winner all_winners[] = {
     {"claude-top", "claude", "home/.claude.json", CONFIG_LEVEL_USER, TRANSPORT_STDIO, true},
     {"sentry", "claude", "home/.claude.json", CONFIG_LEVEL_USER, TRANSPORT_HTTP, true},
     {"claude-local", "claude", "home/.claude.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
-    {"claude-user-file", "claude", "home/.claude/mcp.json", CONFIG_LEVEL_USER, TRANSPORT_STDIO,
-     true},
-    {"claude-proj-file", "claude", "project/.claude/mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_SSE,
-     true},
+    {"claude-user-cwd", "claude", "home/.claude.json", CONFIG_LEVEL_USER, TRANSPORT_STDIO, true},
     {"codex-gh", "codex", "home/.codex/config.toml", CONFIG_LEVEL_USER, TRANSPORT_STDIO, true},
     {"codex-remote", "codex", "home/.codex/config.toml", CONFIG_LEVEL_USER, TRANSPORT_HTTP, true},
     {"codex-off", "codex", "home/.codex/config.toml", CONFIG_LEVEL_USER, TRANSPORT_STDIO, false},
@@ -104,6 +118,9 @@ static const Winner all_winners[] = {
     {"gemini-http", "gemini", "home/.gemini/settings.json", CONFIG_LEVEL_USER, TRANSPORT_HTTP,
      true},
     {"gemini-sse", "gemini", "home/.gemini/settings.json", CONFIG_LEVEL_USER, TRANSPORT_SSE, true},
+    /* A bare url: Streamable HTTP with an SSE fallback, as Gemini CLI does. */
+    {"gemini-auto", "gemini", "home/.gemini/settings.json", CONFIG_LEVEL_USER, TRANSPORT_AUTO,
+     true},
     {"gemini-proj", "gemini", "project/.gemini/settings.json", CONFIG_LEVEL_PROJECT,
      TRANSPORT_STDIO, true},
     {"cursor-remote", "cursor", "home/.cursor/mcp.json", CONFIG_LEVEL_USER, TRANSPORT_AUTO, true},
@@ -120,8 +137,9 @@ static const Winner all_winners[] = {
     {"vscode-http", "vscode", "project/.vscode/mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_HTTP,
      true},
     {"plain-a", "mcp-json", "project/mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
-    {"plain-both", "mcp-json", "project/mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
-    {"plain-b", "mcp-json", "project/.mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
+    /* <root>/.mcp.json is Claude Code's project scope: provider 2, over the plain mcp.json. */
+    {"plain-both", "claude", "project/.mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
+    {"plain-b", "claude", "project/.mcp.json", CONFIG_LEVEL_PROJECT, TRANSPORT_STDIO, true},
 };
 
 static bool check_winner(const ConfigSet *set, const Winner *w)
@@ -187,10 +205,13 @@ static void test_every_provider_winner(void)
     expect_skip(&set, "shared", "home/.config/mcpd/mcp.json", "shadowed by ");
     expect_skip(&set, "shared", "home/.claude.json", "(mcpd (project))");
     expect_skip(&set, "shared", "project/.mcp.json", "shadowed by ");
-    expect_skip(&set, "claude-top", "home/.claude/mcp.json", "(Claude Code)");
+    /* Claude Code reads neither ~/.claude/mcp.json nor <root>/.claude/mcp.json: nor does mcpd. */
+    CHECK(config_set_find(&set, "claude-user-file") == NULL);
+    CHECK(config_set_find(&set, "claude-proj-file") == NULL);
+    CHECK(find_skip(&set, "claude-top", "home/.claude/mcp.json") == NULL);
     expect_skip(&set, "claude-top", "home/.cursor/mcp.json", "shadowed by ");
     expect_skip(&set, "gemini-stdio", "home/.gemini/settings.json", "(OpenAI Codex)");
-    expect_skip(&set, "plain-both", "project/.mcp.json", "shadowed by ");
+    expect_skip(&set, "plain-both", "project/mcp.json", "shadowed by ");
     expect_skip(&set, "broken", "home/.config/mcpd/mcp.json",
                 "invalid: Server \"broken\": stdio server requires \"command\" field");
     expect_skip(&set, "disabled-native", "home/.gemini/settings.json",
@@ -262,7 +283,7 @@ static void test_field_mapping(void)
     _cleanup_free_ char *home_dir = paths_join(home, "srv");
     c = config_set_find(&set, "gemini-proj");
     CHECK(c && streq(c->cwd, tools_dir));
-    c = config_set_find(&set, "claude-user-file");
+    c = config_set_find(&set, "claude-user-cwd");
     CHECK(c && streq(c->cwd, home_dir));
 
     /* Windsurf serverUrl; VS Code ${workspaceFolder}; ${input:...} stays as written. */
@@ -271,6 +292,9 @@ static void test_field_mapping(void)
     c = config_set_find(&set, "vscode-stdio");
     _cleanup_free_ char *js = xasprintf("%s/server.js", root);
     CHECK(c && c->n_args == 1 && streq(c->args[0], js));
+    /* Its envFile (${workspaceFolder}/.env) is read, as VS Code does. */
+    CHECK(c && streq(json_get_string(c->env, "FROM_ENV_FILE"), "yes") &&
+          streq(json_get_string(c->env, "QUOTED"), "a b"));
     c = config_set_find(&set, "vscode-http");
     CHECK(c && streq(json_get_string(c->headers, "Authorization"), "Bearer ${input:gh-token}"));
 
@@ -281,8 +305,8 @@ static void test_field_mapping(void)
 }
 
 static const char *const project_names[] = {
-    "claude-local", "claude-proj-file", "codex-proj", "gemini-proj", "cursor-proj", "windsurf-proj",
-    "vscode-stdio", "vscode-http",      "plain-a",    "plain-both",  "plain-b",
+    "claude-local", "codex-proj",  "gemini-proj", "cursor-proj", "windsurf-proj",
+    "vscode-stdio", "vscode-http", "plain-a",     "plain-both",  "plain-b",
 };
 
 static void test_project_filter_before_dedup(void)
@@ -404,6 +428,7 @@ static void test_shapes_in_isolation(void)
     /* The settings.json shape of VS Code: {"mcp": {"servers": ...}}. */
     test_write_file(vsc, "{\"mcp\": {\"servers\": {\"nested\": {\"type\": \"sse\", \"url\": "
                          "\"http://h/sse\"}}}}");
+    trust_fixture_project(); /* a changed project file is approved again */
     /* Claude: projects of the wrong type is named; top-level servers still load (below). */
     /* Claude's project key may go through a symlink to the root. */
     _cleanup_free_ char *link = paths_join(tmp, "link-to-project");
@@ -437,6 +462,71 @@ static void test_shapes_in_isolation(void)
                           strstr(set.problems[i].message, "\"projects\" must be an object"));
     CHECK(named);
     config_set_deinit(&set);
+}
+
+/*
+ * Within one agent, that agent's order: Gemini system > workspace > user; Codex project >
+ * user; Codex's startup_timeout_sec over startup_timeout_ms; env_vars as names or tables.
+ * A fresh home and project, so the fixture tree is untouched.
+ */
+static void test_agent_precedence(void)
+{
+    _cleanup_free_ char *h = paths_join(tmp, "prec-home"), *r = paths_join(tmp, "prec-root");
+    _cleanup_free_ char *sys = paths_join(tmp, "prec-system.json");
+    _cleanup_free_ char *gu = paths_join(h, ".gemini/settings.json");
+    _cleanup_free_ char *gw = paths_join(r, ".gemini/settings.json");
+    _cleanup_free_ char *cu = paths_join(h, ".codex/config.toml");
+    _cleanup_free_ char *cw = paths_join(r, ".codex/config.toml");
+    _cleanup_free_ char *gu_dir = paths_dirname(gu), *gw_dir = paths_dirname(gw);
+    _cleanup_free_ char *cu_dir = paths_dirname(cu), *cw_dir = paths_dirname(cw);
+    _cleanup_free_ char *why = NULL;
+    ConfigSet set;
+    Settings s;
+    ServerConfig *c;
+
+    CHECK(paths_mkdir_p(gu_dir, 0700) == 0 && paths_mkdir_p(gw_dir, 0700) == 0);
+    CHECK(paths_mkdir_p(cu_dir, 0700) == 0 && paths_mkdir_p(cw_dir, 0700) == 0);
+    test_write_file(sys, "{\"mcpServers\": {\"g1\": {\"command\": \"system\"}}}");
+    test_write_file(gw, "{\"mcpServers\": {\"g1\": {\"command\": \"workspace\"},"
+                        " \"g2\": {\"command\": \"workspace\"}}}");
+    test_write_file(gu,
+                    "{\"mcpServers\": {\"g1\": {\"command\": \"user\"},"
+                    " \"g2\": {\"command\": \"user\"}, \"g3\": {\"command\": \"user\", \"env\": "
+                    "{\"A\": \"$MCPD_FIXTURE_TOKEN-x\", \"B\": \"${MCPD_FIXTURE_TOKEN}\","
+                    " \"C\": \"cost $5\"}}, \"g4\": {\"command\": \"user\"}},"
+                    " \"mcp\": {\"excluded\": [\"g4\"]}}");
+    test_write_file(cw, "[mcp_servers.k1]\ncommand = \"project\"\n");
+    test_write_file(
+        cu, "[mcp_servers.k1]\ncommand = \"user\"\n[mcp_servers.k2]\ncommand = "
+            "\"user\"\nstartup_timeout_sec = 7\nstartup_timeout_ms = 900\n"
+            "env_vars = [\"MCPD_FIXTURE_TOKEN\", { name = \"HOME\", source = \"local\" }]\n");
+    setenv("HOME", h, 1);
+    setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", sys, 1);
+    settings_init(&s);
+    CHECK_INTEQ(trust_approve_root(r, &s, NULL, NULL, &why), 0);
+    discover(&set, r, &s);
+    CHECK((c = config_set_find(&set, "g1")) && streq(c->command, "system"));
+    CHECK((c = config_set_find(&set, "g2")) && streq(c->command, "workspace"));
+    /* Gemini's mcp.excluded (here from the user file) drops the name everywhere in Gemini. */
+    CHECK(config_set_find(&set, "g4") == NULL);
+    bool excluded = false;
+    for (size_t i = 0; i < set.n_skipped; i++)
+        excluded = excluded || (streq(set.skipped[i].name, "g4") &&
+                                strstr(set.skipped[i].reason, "in Gemini CLI's mcp.excluded"));
+    CHECK(excluded);
+    CHECK((c = config_set_find(&set, "g3")) && streq(c->command, "user"));
+    /* Gemini expands $NAME as well as ${NAME}; "$5" is not a name. */
+    CHECK(c && streq(json_get_string(c->env, "A"), "tok-123-x") &&
+          streq(json_get_string(c->env, "B"), "tok-123") &&
+          streq(json_get_string(c->env, "C"), "cost $5"));
+    CHECK((c = config_set_find(&set, "k1")) && streq(c->command, "project"));
+    c = config_set_find(&set, "k2");
+    CHECK(c && c->timeout_ms == 7000);
+    CHECK(c && streq(json_get_string(c->env, "MCPD_FIXTURE_TOKEN"), "tok-123") &&
+          streq(json_get_string(c->env, "HOME"), h));
+    config_set_deinit(&set);
+    setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "/nonexistent/gemini-system.json", 1);
+    setenv("HOME", home, 1);
 }
 
 /* A root that cannot be read: no servers at all (not a partial set), one named problem. */
@@ -576,6 +666,7 @@ int main(int argc, char **argv)
     fixtures = argv[1];
     log_set_level(LOG_ERR);
     fixture_setup();
+    trust_fixture_project();
     RUN(test_every_provider_winner);
     RUN(test_field_mapping);
     RUN(test_project_filter_before_dedup);
@@ -584,6 +675,7 @@ int main(int argc, char **argv)
     RUN(test_expand);
     RUN(test_exa_detection);
     RUN(test_auth_field);
+    RUN(test_agent_precedence);
     RUN(test_broken_files_hide_nothing); /* rewrites fixture files: last but one */
     RUN(test_shapes_in_isolation);
     fixture_teardown();

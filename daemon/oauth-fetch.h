@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+// oauth-fetch: one bounded HTTP exchange (metadata, registration, token) on the daemon's multi.
+#pragma once
+
+#include <stdbool.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+#include <yajl/yajl_tree.h>
+
+#include "common/strbuf.h"
+
+typedef struct Fetch Fetch;
+/* The exchange ended (x->res, x->status, x->body); the callee frees x (maybe later). */
+typedef void (*FetchFn)(void *owner, Fetch *x);
+
+struct Fetch {
+    CURL *easy;
+    struct curl_slist *hdrs;
+    char *url;
+    char *post; /* form or JSON body, wiped at free (it may carry secrets) */
+    CURLcode res;
+    long status;
+    bool too_big;
+    StrBuf body;
+    StrBuf www_auth;
+    char *location;
+    FetchFn fn;
+    void *owner;
+};
+
+/**
+ * GET url, or POST body (content type ctype) when body is non-NULL; extra_header (or NULL) is
+ * one more "Name: value" line. Redirects are not followed. Return the fetch, or NULL with
+ * *whyp when it cannot start.
+ */
+Fetch *fetch_start(struct event_base *base, const char *url, const char *body, const char *ctype,
+                   const char *extra_header, FetchFn fn, void *owner, char **whyp);
+/** Stop and free (no callback); returns NULL. */
+Fetch *fetch_free(Fetch *x);
+/** The body as a JSON object when the status is 2xx and it parses; else NULL with *whyp. */
+yajl_val fetch_json(Fetch *x, char **whyp);
+/** "HTTP 404", "timed out", ...: what went wrong with x, for messages (newly allocated). */
+char *fetch_describe(Fetch *x);
+/** application/x-www-form-urlencoded: append key=value (value escaped) to sb. */
+void form_add(StrBuf *sb, const char *key, const char *value);
+/** Standard base64 (padded) or base64url (unpadded) of n bytes, newly allocated. */
+char *base64_encode(const void *data, size_t n, bool url);

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// oauth-store: OAuth tokens for remote servers, kept 0600 under $XDG_STATE_HOME/mcpd and in memory.
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+#include <yajl/yajl_tree.h>
+
+/* One sign-in: what the token endpoint gave for a resource, and how to refresh it. */
+typedef struct OAuthToken {
+    char *resource;       /* the MCP server URL the token is for (RFC 8707) */
+    char *issuer;         /* the authorization server, or its origin for 2025-03-26 servers */
+    char *token_endpoint; /* where refreshes go */
+    char *client_id;
+    char *client_secret; /* NULL for public clients */
+    char *auth_method;   /* token endpoint auth: none, client_secret_basic, client_secret_post */
+    char *access_token;
+    char *refresh_token; /* NULL: a new sign-in is needed when the access token ends */
+    char *scope;
+    int64_t expires_at_ms; /* wall clock; 0: the server gave no lifetime */
+    int64_t obtained_ms;   /* wall clock of the token response */
+} OAuthToken;
+
+/** $XDG_STATE_HOME/mcpd/oauth-tokens.json (or ~/.local/state/...), newly allocated. */
+char *oauth_store_path(void);
+/** The token for resource, or NULL; loads the file on first use. Borrowed until the next put. */
+const OAuthToken *oauth_store_find(const char *resource);
+/**
+ * Store (replace) the entry for tok->resource durably: temp file, fsync, rename, fsync of the
+ * directory. On failure nothing changes in memory and *whyp says why. tok is copied.
+ */
+int oauth_store_put(const OAuthToken *tok, char **whyp);
+/** Forget the entry for resource (durably). Return 0, OAUTH_STORE_E_NONE, or -errno (*whyp). */
+int oauth_store_remove(const char *resource, char **whyp);
+/** Free the in-memory copy (daemon exit, tests). */
+void oauth_store_reset(void);
+/** Free a token's strings, wiping the secrets first; safe on a zeroed value. */
+void oauth_token_deinit(OAuthToken *t);
+/** Deep copy. */
+void oauth_token_copy(OAuthToken *dst, const OAuthToken *src);
+
+/*
+ * The Authorization header for a request to url when a token is stored for it and the
+ * configured headers (an object, or NULL) set none. Appended to l, which is returned.
+ */
+struct curl_slist *oauth_store_add_bearer(struct curl_slist *l, const char *url, yajl_val headers);
+
+/** For status: {"issuer", "scope", "expiresAt", "refreshable"} of url's sign-in, or NULL. */
+yajl_val oauth_store_describe(const char *url);
+
+#define OAUTH_STORE_E_NONE 1 /* nothing stored for that resource */

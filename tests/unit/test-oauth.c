@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// test-oauth: unit tests for the sign-in helpers (challenge parsing, PKCE, resource matching,
+// base64, form encoding) and the token store (durable, 0600, rotation, removal).
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/strbuf.h"
+#include "daemon/oauth-fetch.h"
+#include "daemon/oauth-store.h"
+#include "daemon/oauth.h"
+#include "tests/unit/test.h"
+
+static void check_param(const char *ch, const char *name, const char *want)
+{
+    char *v = oauth_challenge_param(ch, name);
+    CHECK_STREQ(v, want);
+    free(v);
+}
+
+static void test_challenge(void)
+{
+    const char *ch = "Bearer error=\"insufficient_scope\", scope=\"a b\", "
+                     "resource_metadata=\"http://h/.well-known/oauth-protected-resource/mcp\"";
+
+    check_param(ch, "scope", "a b");
+    check_param(ch, "error", "insufficient_scope");
+    check_param(ch, "resource_metadata", "http://h/.well-known/oauth-protected-resource/mcp");
+    check_param(ch, "realm", NULL);
+    /* Unquoted values, and a name that is only the tail of another is not it. */
+    check_param("Bearer realm=x, myscope=\"no\", scope=read", "scope", "read");
+    check_param("Bearer scope=\"unterminated", "scope", NULL);
+    check_param(NULL, "scope", NULL);
+}
+
+static void test_pkce(void)
+{
+    /* RFC 7636 appendix B. */
+    char *c = oauth_pkce_challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk");
+    CHECK_STREQ(c, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+    free(c);
+}
+
+static void test_resource(void)
+{
+    CHECK(oauth_resource_matches("http://h:1/mcp", "http://h:1/mcp"));
+    CHECK(oauth_resource_matches("http://h:1", "http://h:1/mcp"));
+    CHECK(oauth_resource_matches("http://h:1/", "http://h:1/mcp/"));
+    CHECK(!oauth_resource_matches("http://h:1/mc", "http://h:1/mcp"));
+    CHECK(!oauth_resource_matches("http://h:1/other", "http://h:1/mcp"));
+    CHECK(!oauth_resource_matches("http://evil:1/mcp", "http://h:1/mcp"));
+    CHECK(!oauth_resource_matches("https://h:1/mcp", "http://h:1/mcp"));
+    CHECK(!oauth_resource_matches("garbage", "http://h:1/mcp"));
+}
+
+static void test_encoding(void)
+{
+    StrBuf sb = STRBUF_INIT;
+    char *b;
+
+    b = base64_encode("id:sec", 6, false);
+    CHECK_STREQ(b, "aWQ6c2Vj");
+    free(b);
+    b = base64_encode("\xfb\xff", 2, true);
+    CHECK_STREQ(b, "-_8");
+    free(b);
+    b = base64_encode("\xfb\xff", 2, false);
+    CHECK_STREQ(b, "+/8=");
+    free(b);
+    form_add(&sb, "a", "x y&z");
+    form_add(&sb, "b", "http://h/c?d=1");
+    CHECK_STREQ(strbuf_str(&sb), "a=x%20y%26z&b=http%3A%2F%2Fh%2Fc%3Fd%3D1");
+    strbuf_deinit(&sb);
+}
+
+static void test_store(void)
+{
+    char *dir = test_tmpdir(), *path, *why = NULL;
+    OAuthToken t = {0};
+    const OAuthToken *got;
+    struct stat st;
+
+    setenv("XDG_STATE_HOME", dir, 1);
+    oauth_store_reset();
+    path = oauth_store_path();
+    CHECK(strstr(path, "/mcpd/oauth-tokens.json") != NULL);
+    CHECK(oauth_store_find("http://h/mcp") == NULL);
+    t.resource = (char *)"http://h/mcp";
+    t.issuer = (char *)"http://as";
+    t.access_token = (char *)"at-1";
+    t.refresh_token = (char *)"rt-1";
+    CHECK_INTEQ(oauth_store_put(&t, &why), 0);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    /* Rotation replaces the entry, on disk too: a fresh load sees only the new one. */
+    t.access_token = (char *)"at-2";
+    t.refresh_token = (char *)"rt-2";
+    CHECK_INTEQ(oauth_store_put(&t, &why), 0);
+    oauth_store_reset();
+    got = oauth_store_find("http://h/mcp");
+    CHECK(got && streq(got->refresh_token, "rt-2") && streq(got->access_token, "at-2"));
+    CHECK_INTEQ(oauth_store_remove("http://h/mcp", &why), 0);
+    CHECK_INTEQ(oauth_store_remove("http://h/mcp", &why), OAUTH_STORE_E_NONE);
+    oauth_store_reset();
+    CHECK(oauth_store_find("http://h/mcp") == NULL);
+    /* A store others can read is not used. */
+    CHECK_INTEQ(oauth_store_put(&t, &why), 0);
+    chmod(path, 0644);
+    oauth_store_reset();
+    CHECK(oauth_store_find("http://h/mcp") == NULL);
+    oauth_store_reset();
+    free(why);
+    free(path);
+    test_rm_rf(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    RUN(test_challenge);
+    RUN(test_pkce);
+    RUN(test_resource);
+    RUN(test_encoding);
+    RUN(test_store);
+    return test_main_result();
+}
