@@ -117,9 +117,10 @@ static inline size_t json_array_len(yajl_val a)
     return YAJL_IS_ARRAY(a) ? a->u.array.len : 0;
 }
 
+/** Element i, or NULL when a is not an array or is shorter. */
 static inline yajl_val json_array_at(yajl_val a, size_t i)
 {
-    return a->u.array.values[i];
+    return i < json_array_len(a) ? a->u.array.values[i] : NULL;
 }
 
 /** Append the compact serialisation of v to sb (never a raw newline). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // toml: a parser for the TOML subset config files use, producing yajl trees.
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -442,25 +443,29 @@ static int parse_inline_table(Parser *ps, yajl_val *outp)
 {
     yajl_val t = json_object_new();
 
+    /* TOML 1.1 (as Codex parses it): newlines, comments and a trailing comma are allowed. */
     ps->p++; /* { */
-    skip_ws(ps);
+    if (skip_blank(ps) < 0)
+        goto fail;
     if (peek(ps, 0) == '}') {
         ps->p++;
         goto done;
     }
     for (;;) {
-        if (parse_keyval(ps, t) < 0)
+        if (parse_keyval(ps, t) < 0 || skip_blank(ps) < 0)
             goto fail;
-        skip_ws(ps);
         if (peek(ps, 0) == ',') {
             ps->p++;
-            continue;
+            if (skip_blank(ps) < 0)
+                goto fail;
+            if (peek(ps, 0) != '}')
+                continue;
         }
         if (peek(ps, 0) == '}') {
             ps->p++;
             break;
         }
-        fail(ps, "expected ',' or '}' in an inline table (it must fit on one line)");
+        fail(ps, "expected ',' or '}' in an inline table");
         goto fail;
     }
 done:
@@ -580,7 +585,91 @@ out:
     return r;
 }
 
-/* Booleans, numbers, and the things this subset refuses (dates, inf, nan). */
+static bool take_2digits(const char **sp, const char *end)
+{
+    const char *s = *sp;
+
+    if (end - s < 2 || !isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[1]))
+        return false;
+    *sp = s + 2;
+    return true;
+}
+
+/* HH:MM, then :SS and .fraction if present (TOML 1.1 makes the seconds optional). */
+static bool take_time(const char **sp, const char *end)
+{
+    const char *s = *sp;
+
+    if (!take_2digits(&s, end) || s == end || *s++ != ':' || !take_2digits(&s, end))
+        return false;
+    if (s < end && *s == ':') {
+        s++;
+        if (!take_2digits(&s, end))
+            return false;
+        if (s < end && *s == '.') {
+            const char *f = ++s;
+            while (s < end && isdigit((unsigned char)*s))
+                s++;
+            if (s == f)
+                return false;
+        }
+    }
+    *sp = s;
+    return true;
+}
+
+/* Whether tok is a TOML date, time, local or offset date-time (RFC 3339 shapes). */
+static bool is_datetime(const char *tok, size_t n)
+{
+    const char *s = tok, *end = tok + n;
+    bool date = n >= 10 && tok[4] == '-';
+
+    if (date) {
+        if (!take_2digits(&s, end) || !take_2digits(&s, end) || *s++ != '-' ||
+            !take_2digits(&s, end) || s == end || *s++ != '-' || !take_2digits(&s, end))
+            return false;
+        if (s == end)
+            return true;
+        if (*s != 'T' && *s != 't' && *s != ' ')
+            return false;
+        s++;
+    }
+    if (!take_time(&s, end))
+        return false;
+    if (date && s < end && (*s == 'Z' || *s == 'z'))
+        s++;
+    else if (date && s < end && (*s == '+' || *s == '-')) {
+        s++;
+        if (!take_2digits(&s, end) || s == end || *s++ != ':' || !take_2digits(&s, end))
+            return false;
+    }
+    return s == end;
+}
+
+/*
+ * A date or time is accepted and kept as its text: no field mcpd reads is a date, and Codex
+ * users may have them elsewhere in config.toml. "1979-05-27 07:32:00" (a space between)
+ * spans what the scalar scan sees as two tokens.
+ */
+static int parse_datetime(Parser *ps, const char *tok, size_t n, yajl_val *outp)
+{
+    if (n == 10 && ps->end - (tok + n) >= 3 && tok[n] == ' ' &&
+        isdigit((unsigned char)tok[n + 1]) && isdigit((unsigned char)tok[n + 2])) {
+        size_t m = n + 1;
+        while (tok + m < ps->end &&
+               (is_bare(tok[m]) || tok[m] == '+' || tok[m] == '.' || tok[m] == ':'))
+            m++;
+        if (is_datetime(tok, m))
+            n = m;
+    }
+    if (!is_datetime(tok, n))
+        return fail(ps, "invalid date or time \"%.*s\"", (int)n, tok);
+    *outp = json_string_newn(tok, n);
+    ps->p += n;
+    return 0;
+}
+
+/* Booleans, numbers, dates and times (as text), and what JSON cannot hold (inf, nan). */
 static int parse_scalar(Parser *ps, yajl_val *outp)
 {
     const char *tok = ps->p;
@@ -599,7 +688,7 @@ static int parse_scalar(Parser *ps, yajl_val *outp)
         return 0;
     }
     if (memchr(tok, ':', n) || (n >= 5 && tok[4] == '-' && tok[0] >= '0' && tok[0] <= '9'))
-        return fail(ps, "dates and times are not supported");
+        return parse_datetime(ps, tok, n, outp);
     size_t sign = tok[0] == '+' || tok[0] == '-';
     if (n == sign + 3 && (memcmp(tok + sign, "inf", 3) == 0 || memcmp(tok + sign, "nan", 3) == 0))
         return fail(ps, "inf and nan are not supported");

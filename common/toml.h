@@ -10,8 +10,10 @@
  * Supported: comments; bare, quoted and dotted keys; [table] and [[array.of.tables]] headers;
  * basic, literal and multi-line strings with every TOML escape; integers (decimal with _
  * separators, 0x, 0o, 0b); floats; booleans; arrays (nested, multi-line, trailing comma);
- * inline tables. Not supported (a clear error): dates and times, inf and nan (JSON has no
- * way to hold them). Integers become JSON integers, floats JSON doubles, tables objects.
+ * inline tables, multi-line with comments and a trailing comma as TOML 1.1 (and Codex)
+ * allow; dates and times, kept as their text. Not supported (a clear error): inf and nan
+ * (JSON has no way to hold them). Integers become JSON integers, floats JSON doubles,
+ * tables objects.
  *
  * A pure function of its input: no globals, no I/O, so a fuzzer can call it directly.
  */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/json.h"
+#include "common/jsonc.h"
 #include "common/jsonrpc.h"
 #include "common/log.h"
 #include "common/paths.h"
@@ -523,11 +524,13 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
 int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_val *outp)
 {
     _cleanup_free_ char *text = NULL, *why = NULL;
-    int r = config_read_text(set, path, level, &text, NULL);
+    size_t len = 0;
+    int r = config_read_text(set, path, level, &text, &len);
 
     if (r < 0)
         return r;
-    *outp = json_parse(text, &why);
+    /* Errors name the line and column; a duplicate key keeps its last value (JSON.parse). */
+    *outp = jsonc_parse_strict(text, len, &why);
     if (!*outp) {
         config_set_problem(set, path, NULL, "invalid JSON: %s; fix the file or move it away", why);
         return -EINVAL;
@@ -1034,6 +1037,16 @@ const ConfigSource config_sources[] = {
     {"windsurf", "Windsurf", source_windsurf_collect},
     {"vscode", "VS Code", source_vscode_collect},
     {"mcp-json", "MCP Config", source_plain_collect},
+    {"copilot", "GitHub Copilot CLI", source_copilot_collect},
+    {"claude-desktop", "Claude Desktop", source_claude_desktop_collect},
+    {"opencode", "OpenCode", source_opencode_collect},
+    {"zed", "Zed", source_zed_collect},
+    {"cline", "Cline", source_cline_collect},
+    {"roo", "Roo Code", source_roo_collect},
+    {"kiro", "Kiro", source_kiro_collect},
+    {"antigravity", "Google Antigravity", source_antigravity_collect},
+    {"goose", "Goose", source_goose_collect},
+    {"continue", "Continue", source_continue_collect},
     {NULL, NULL, NULL},
 };
 

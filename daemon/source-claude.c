@@ -57,7 +57,7 @@ void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
     SourceMeta project = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT};
     yajl_val projects = NULL;
 
-    if (config_read_json(set, path, CONFIG_LEVEL_USER, &root) == 0 && !YAJL_IS_OBJECT(root)) {
+    if (source_read_claude_json(set, path, &root) == 0 && !YAJL_IS_OBJECT(root)) {
         config_set_problem(set, path, NULL, "the top level must be an object");
         root = json_free(root);
     }

@@ -97,8 +97,9 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
     const ConfigLevel levels[] = {CONFIG_LEVEL_USER, CONFIG_LEVEL_PROJECT, CONFIG_LEVEL_USER};
     yajl_val roots[N_ELEMENTS(paths)] = {NULL}, only = NULL, off = NULL;
 
+    /* Gemini CLI reads settings.json as JSONC (comments, trailing commas). */
     for (size_t i = 0; i < N_ELEMENTS(paths); i++) {
-        if (!paths[i] || config_read_json(set, paths[i], levels[i], &roots[i]) < 0)
+        if (!paths[i] || source_read_json(set, paths[i], levels[i], true, &roots[i]) < 0)
             continue;
         if (!YAJL_IS_OBJECT(roots[i])) {
             config_set_problem(set, paths[i], NULL,

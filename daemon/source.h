@@ -100,6 +100,79 @@ void source_vscode_collect(const ConfigSource *src, const DiscoverOptions *opt,
 void source_plain_collect(const ConfigSource *src, const DiscoverOptions *opt,
                           const Settings *settings, ConfigSet *set);
 
+/* ---- helpers for the agents' providers (source-agents.c) ---- */
+
+/** path under $XDG_CONFIG_HOME (or ~/.config), newly allocated. */
+char *source_config_path(const char *rel);
+/**
+ * Read and parse a JSON file as its agent does: jsonc allows comments and trailing commas.
+ * A duplicate key keeps its last value; errors name the line and column. -ENOENT quietly
+ * when missing; other failures are recorded in set.
+ */
+int source_read_json(ConfigSet *set, const char *path, ConfigLevel level, bool jsonc,
+                     yajl_val *outp);
+/** config_load_json_servers through source_read_json. */
+void source_load_servers(ConfigSet *set, const char *path, const char *key, const SourceMeta *src,
+                         const Settings *settings, ConfigMapFn map, bool jsonc);
+
+/* An agent's spelling of a transport and mcpd's ("auto" when the agent probes). */
+typedef struct AgentType {
+    const char *agent;
+    const char *mcpd;
+} AgentType;
+
+/* How an agent's entry differs from mcpd's, for source_map_agent. */
+typedef struct AgentShape {
+    const char *agent;           /* for messages: "Roo Code" */
+    const char *const *drop;     /* members with no mcpd meaning (NULL-terminated, or NULL) */
+    const char *url_alias;       /* another name for url ("serverUrl"), or NULL */
+    const char *type_alias;      /* an older name for type ("transportType"), or NULL */
+    const AgentType *types;      /* the agent's transports (ending in {NULL}), or NULL */
+    bool has_disabled;           /* "disabled": true means off */
+    const char *timeout_seconds; /* member holding the call timeout in seconds, or NULL */
+} AgentShape;
+
+/** Map an entry of an agent's mcpServers-like shape to mcpd's (see AgentShape). */
+int source_map_agent(const AgentShape *shape, yajl_val in, yajl_val *outp, char **whyp);
+/** The agent's transport names as "a", "b", "c" (for messages; to free). */
+char *source_type_list(const AgentType *types);
+/**
+ * The project file first, then the user's (for agents where the project's entry wins):
+ * <root>/<project_rel> (when there is a root) and user_path; either may be NULL.
+ */
+void source_load_project_then_user(const ConfigSource *src, const DiscoverOptions *opt,
+                                   const Settings *settings, ConfigSet *set,
+                                   const char *project_rel, const char *user_path, const char *key,
+                                   ConfigMapFn map, bool jsonc);
+
+/* The agents' providers (one source-<id>.c each). */
+void source_copilot_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                            const Settings *settings, ConfigSet *set);
+void source_claude_desktop_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                                   const Settings *settings, ConfigSet *set);
+void source_opencode_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set);
+void source_zed_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                        const Settings *settings, ConfigSet *set);
+void source_cline_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                          const Settings *settings, ConfigSet *set);
+void source_roo_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                        const Settings *settings, ConfigSet *set);
+void source_kiro_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                         const Settings *settings, ConfigSet *set);
+void source_antigravity_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                                const Settings *settings, ConfigSet *set);
+void source_goose_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                          const Settings *settings, ConfigSet *set);
+void source_continue_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set);
+/** VS Code's user directories under the XDG config home: Code, Code - Insiders, VSCodium. */
+extern const char *const source_vscode_dirs[];
+/**
+ * Read ~/.claude.json (or a file in its shape) streaming, with no size cap, keeping only
+ * the servers and approval keys (claude-json.h); -ENOENT quietly, failures recorded in set.
+ */
+int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp);
 /* Entry mappings of the providers whose shape differs from mcpd's (also used for imported files). */
 int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);

@@ -50,7 +50,13 @@ static yajl_val read_json(const char *path, StrBuf *problems)
 static void load_claude(Trust *t)
 {
     _cleanup_free_ char *path = source_claude_json_path();
-    _cleanup_json_ yajl_val root = read_json(path, NULL);
+    _cleanup_json_ yajl_val root = NULL;
+    ConfigSet quiet = {.quiet = true};
+
+    /* Streamed, with no size cap: the file holds Claude Code's chat history (claude-json.h). */
+    if (source_read_claude_json(&quiet, path, &root) < 0)
+        root = NULL;
+    config_set_deinit(&quiet);
     yajl_val p = source_project_entry(json_get_object(root, "projects"), t->root);
     yajl_val v;
 

@@ -71,7 +71,7 @@ static bool browse(const char *url)
 
 static char *store_text(const Harness *h)
 {
-    _cleanup_free_ char *p = xasprintf("%s/home/.local/state/mcpd/oauth-tokens.json", h->dir);
+    _cleanup_free_ char *p = xasprintf("%s/state/mcpd/oauth-tokens.json", h->dir);
     char *t = h_read_file(p);
     return t ? t : xstrdup("");
 }
@@ -222,7 +222,7 @@ int main(void)
     free(t);
     t = NULL;
     {
-        _cleanup_free_ char *p = xasprintf("%s/home/.local/state/mcpd/oauth-tokens.json", h.dir);
+        _cleanup_free_ char *p = xasprintf("%s/state/mcpd/oauth-tokens.json", h.dir);
         CHECK(stat(p, &sb) == 0 && (sb.st_mode & 0777) == 0600);
     }
     check_no_leak(&h, c);

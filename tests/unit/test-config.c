@@ -689,7 +689,9 @@ static void test_settings_load(void)
         CHECK_STREQ(problems.problems[0].message,
                     "\"disabledProviders[1]\": unknown provider \"claude-code\" (known: \"mcpd\", "
                     "\"imported\", \"claude\", \"codex\", \"gemini\", \"cursor\", \"windsurf\", "
-                    "\"vscode\", \"mcp-json\")");
+                    "\"vscode\", \"mcp-json\", \"copilot\", \"claude-desktop\", \"opencode\", "
+                    "\"zed\", \"cline\", \"roo\", \"kiro\", \"antigravity\", \"goose\", "
+                    "\"continue\")");
         CHECK(strstr(problems.problems[1].message, "\"disabledProviders[2]\": unknown provider 3"));
     }
     CHECK_INTEQ(s.disabled_providers, 1u << config_source_index("claude"));

@@ -377,7 +377,7 @@ static void test_broken_files_hide_nothing(void)
     bool saw_toml = false, saw_json = false, saw_vsc = false;
 
     test_write_file(toml, "[mcp_servers.x]\ncommand = \"x\"\nargs = [\"a\" \"b\"]\n");
-    test_write_file(gem, "{\"mcpServers\": {\"gemini-http\": {\"httpUrl\": 5}},}");
+    test_write_file(gem, "{\"mcpServers\": {\"gemini-http\": {\"httpUrl\": 5}},,}");
     test_write_file(vsc, "{\"servers\": [\"not\", \"an\", \"object\"]}");
     settings_init(&s);
     discover(&set, root, &s);

@@ -122,6 +122,21 @@ static void test_arrays_and_inline_tables(void)
     expect_tree("m = [{ a = 1 }, { b = [true] }]", "{\"m\":[{\"a\":1},{\"b\":[true]}]}");
 }
 
+/* TOML 1.1 as Codex parses it: inline tables over lines, dates and times kept as text. */
+static void test_toml_1_1(void)
+{
+    expect_tree("[mcp_servers.x]\nenv = {\n  A = \"1\", # the first\n  B = \"2\",\n}\n",
+                "{\"mcp_servers\":{\"x\":{\"env\":{\"A\":\"1\",\"B\":\"2\"}}}}");
+    expect_tree("a = {}\nb = {\n}\n", "{\"a\":{},\"b\":{}}");
+    expect_tree("d = 1979-05-27\nt = 07:32\nu = 07:32:00.999\n"
+                "o = 1979-05-27T07:32:00Z\np = 1979-05-27 07:32:00-08:00\n",
+                "{\"d\":\"1979-05-27\",\"o\":\"1979-05-27T07:32:00Z\","
+                "\"p\":\"1979-05-27 07:32:00-08:00\",\"t\":\"07:32\",\"u\":\"07:32:00.999\"}");
+    expect_tree(
+        "[projects.\"/p\"]\ntrust_level = \"trusted\"\nlast = 2026-12-03T06:00:00Z\n",
+        "{\"projects\":{\"/p\":{\"last\":\"2026-12-03T06:00:00Z\",\"trust_level\":\"trusted\"}}}");
+}
+
 static void test_errors_with_positions(void)
 {
     expect_error("a = 1\na = 2", "line 2, column 1: duplicate key \"a\"");
@@ -141,8 +156,8 @@ static void test_errors_with_positions(void)
     expect_error("a = \"\\u12\"", "line 1, column 6: \\u escape needs 4 hex digits");
     expect_error("a = \"\\uD800\"", "line 1, column 6: \\u escape names no Unicode scalar value");
     expect_error("a = \"\\u0000\"", "line 1, column 6: NUL characters are not allowed in strings");
-    expect_error("a = 1979-05-27", "line 1, column 5: dates and times are not supported");
-    expect_error("a = 07:32:00", "line 1, column 5: dates and times are not supported");
+    expect_error("a = 1979-13-27x", "line 1, column 5: invalid date or time \"1979-13-27x\"");
+    expect_error("a = 07:3", "line 1, column 5: invalid date or time \"07:3\"");
     expect_error("a = inf", "line 1, column 5: inf and nan are not supported");
     expect_error("a = -nan", "line 1, column 5: inf and nan are not supported");
     expect_error("a = 012", "line 1, column 5: leading zeros are not allowed in \"012\"");
@@ -163,8 +178,8 @@ static void test_errors_with_positions(void)
     expect_error("[[t]\n", "line 1, column 4: expected ']]' to close the table header");
     expect_error("t = []\n[[t]]", "line 2, column 3: \"t\" is not an array of tables");
     expect_error("a = [1 2]", "line 1, column 8: expected ',' or ']' in an array");
-    expect_error("a = {x = 1\n}", "line 1, column 11: expected ',' or '}' in an inline table "
-                                  "(it must fit on one line)");
+    expect_error("a = {x = 1 y = 2}", "line 1, column 12: expected ',' or '}' in an inline table");
+    expect_error("a = {x = 1,,}", "line 1, column 12: unexpected ',' where a key should be");
     expect_error("a = \"\xff\"", "line 1, column 6: invalid UTF-8 in a string");
     expect_error("# \x01\n", "line 1, column 3: control character 0x01 in a comment");
     expect_error("a = 1\r", "line 1, column 6: expected the end of the line, found '\r'");
@@ -246,6 +261,7 @@ int main(void)
     RUN(test_strings);
     RUN(test_numbers_and_booleans);
     RUN(test_arrays_and_inline_tables);
+    RUN(test_toml_1_1);
     RUN(test_errors_with_positions);
     RUN(test_nul_and_length);
     RUN(test_depth_limit);

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// test-yaml-tree: YAML through libyaml as JSON trees: scalars, duplicates, aliases, errors.
+
+#include <string.h>
+
+#include "common/json.h"
+#include "common/util.h"
+#include "daemon/yaml-tree.h"
+#include "tests/unit/test-text.h"
+#include "tests/unit/test.h"
+
+static char *as_json(const char *yaml)
+{
+    _cleanup_free_ char *why = NULL;
+    yajl_val v = yaml_tree_parse(yaml, strlen(yaml), &why);
+    char *s = v ? json_to_string(v) : xasprintf("error: %s", why);
+
+    json_free(v);
+    return s;
+}
+
+static void test_shapes_and_scalars(void)
+{
+    _cleanup_free_ char *s = as_json("extensions:\n"
+                                     "  fetch:\n"
+                                     "    enabled: true\n"
+                                     "    args: [\"-y\", 'x', 012, 1.5, yes, ~, \"true\"]\n"
+                                     "    envs: {}\n"
+                                     "    timeout: 300\n");
+
+    CHECK_STREQ(s, "{\"extensions\":{\"fetch\":{\"enabled\":true,\"args\":[\"-y\",\"x\",\"012\","
+                   "1.5,\"yes\",null,\"true\"],\"envs\":{},\"timeout\":300}}}");
+}
+
+static void test_duplicates_last_wins(void)
+{
+    _cleanup_free_ char *s = as_json("a: 1\nb: 2\na: 3\n");
+
+    CHECK_STREQ(s, "{\"a\":3,\"b\":2}");
+}
+
+static void test_empty_document(void)
+{
+    _cleanup_free_ char *s = as_json("");
+
+    CHECK_STREQ(s, "null");
+}
+
+static void test_errors_name_line_and_column(void)
+{
+    _cleanup_free_ char *s = as_json("a:\n  b: [1, 2\nc: 3\n");
+    _cleanup_free_ char *k = as_json("? [1, 2]\n: x\n");
+
+    CHECK_MSG(startswith(s, "error: line ") && strstr(s, "invalid YAML"), "%s", s);
+    CHECK_MSG(startswith(k, "error: line 1, column ") && strstr(k, "key must be a string"), "%s",
+              k);
+}
+
+/* "Billion laughs": aliases multiply; the tree built is bounded. */
+static void test_alias_bomb_bounded(void)
+{
+    _cleanup_free_ char *s = as_json("a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+                                     "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                                     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+                                     "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+                                     "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+                                     "f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n");
+
+    CHECK_MSG(startswith(s, "error: ") && strstr(s, "more than 100000"), "%s", s);
+}
+
+int main(void)
+{
+    RUN(test_shapes_and_scalars);
+    RUN(test_duplicates_last_wins);
+    RUN(test_empty_document);
+    RUN(test_errors_name_line_and_column);
+    RUN(test_alias_bomb_bounded);
+    return test_main_result();
+}
