@@ -178,11 +178,13 @@ static void line_classify(const char *line, size_t len, char **idp, bool *has_me
 /*
  * The host's initialize gains the agent's project and session: _meta["mcpd/cwd"] from the
  * bridge's directory (or --cwd), _meta["mcpd/session"] from $MCPD_SESSION, unless it set them.
+ * With a server name (--server), _meta["mcpd/server"] asks for that one server's passthrough.
  * This holds for an initialize that is not the host's first message (a host that probes with
  * ping or server/discover first): mcpd binds a connection to its workspace at initialize.
  * Returns false, appending nothing, when the line is not an initialize request to rewrite.
  */
-static bool add_identity(StrBuf *out, const char *line, size_t len, const char *cwd)
+static bool add_identity(StrBuf *out, const char *line, size_t len, const char *cwd,
+                         const char *server)
 {
     _cleanup_free_ char *err = NULL;
     JsonrpcMsg m;
@@ -203,6 +205,8 @@ static bool add_identity(StrBuf *out, const char *line, size_t len, const char *
         json_object_set(meta, "mcpd/cwd", json_string_new(cwd));
     if (session && *session && !json_get(meta, "mcpd/session"))
         json_object_set(meta, "mcpd/session", json_string_new(session));
+    if (server && !json_get(meta, "mcpd/server"))
+        json_object_set(meta, "mcpd/server", json_string_new(server));
     /* Re-written with the host's id, whatever its type. */
     strbuf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
     json_write(out, m.id);
@@ -248,13 +252,14 @@ static char *cancelled_id(const char *line, size_t len)
 }
 
 /* One line from the host: to mcpd (initialize with identity), its id awaited if a request. */
-static void host_line(Pipe *to_sock, Pending *pd, const char *line, size_t len, const char *cwd)
+static void host_line(Pipe *to_sock, Pending *pd, const char *line, size_t len, const char *cwd,
+                      const char *server)
 {
     char *id;
     bool has_method, initialize;
 
     line_classify(line, len, &id, &has_method, &initialize);
-    if (!initialize || !add_identity(&to_sock->q, line, len, cwd)) {
+    if (!initialize || !add_identity(&to_sock->q, line, len, cwd, server)) {
         strbuf_append(&to_sock->q, line, len);
         strbuf_putc(&to_sock->q, '\n');
     }
@@ -332,7 +337,7 @@ static int drain_poll_ms(bool in_eof, uint64_t drain_deadline)
     return now >= drain_deadline ? 0 : (int)MIN(drain_deadline - now, (uint64_t)INT_MAX);
 }
 
-int bridge_run(const char *socket_path, const char *cwd_opt)
+int bridge_run(const char *socket_path, const char *cwd_opt, const char *server)
 {
     char cwd_buf[PATH_MAX];
     const char *cwd = cwd_opt ? cwd_opt : getcwd(cwd_buf, sizeof(cwd_buf));
@@ -400,7 +405,7 @@ int bridge_run(const char *socket_path, const char *cwd_opt)
                             in.max);
                     continue;
                 }
-                host_line(&to_sock, &pd, line, len, cwd);
+                host_line(&to_sock, &pd, line, len, cwd, server);
             }
         }
         if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {

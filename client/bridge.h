@@ -5,7 +5,8 @@
 /**
  * Relay stdin/stdout to mcpd at socket_path until either side closes. The host's initialize
  * gains _meta "mcpd/cwd" (cwd, or the current directory when NULL) and "mcpd/session"
- * ($MCPD_SESSION). Returns the exit status: 0 when the host closed stdin, 1 on failure, 3
- * when mcpd cannot be reached.
+ * ($MCPD_SESSION), and "mcpd/server" when server is set (that one server, under its own names:
+ * single-server passthrough). Returns the exit status: 0 when the host closed stdin, 1 on failure,
+ * 3 when mcpd cannot be reached.
  */
-int bridge_run(const char *socket_path, const char *cwd);
+int bridge_run(const char *socket_path, const char *cwd, const char *server);

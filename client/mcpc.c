@@ -506,6 +506,113 @@ int mcpc_status(mcpc_client *c, char **resultp)
     return mcpc_request(c, "mcpd/status", NULL, resultp);
 }
 
+/* ---- prompts, resources, completion ---- */
+
+/*
+ * Params with one string member key (omitted when value is NULL) and, when obj_key is set, an
+ * object member parsed from obj_json (NULL: {} when obj_required, else omitted).
+ */
+static yajl_val str_params(mcpc_client *c, const char *key, const char *value, const char *obj_key,
+                           const char *obj_json, bool obj_required, int *rp)
+{
+    yajl_val params, obj = NULL;
+
+    *rp = 0;
+    if (obj_key && (*rp = parse_object(c, obj_key, obj_json, &obj)) < 0)
+        return NULL;
+    params = json_object_new();
+    if (value)
+        json_object_set(params, key, json_string_new(value));
+    if (obj_key && (obj || obj_required))
+        json_object_set(params, obj_key, obj ? obj : json_object_new());
+    return params;
+}
+
+static int str_request(mcpc_client *c, const char *method, const char *key, const char *value,
+                       char **resultp)
+{
+    _cleanup_json_ yajl_val params = NULL;
+    int r;
+
+    c->errmsg[0] = '\0';
+    params = str_params(c, key, value, NULL, NULL, false, &r);
+    return request_val(c, method, params, resultp);
+}
+
+int mcpc_list_prompts(mcpc_client *c, const char *cursor, char **resultp)
+{
+    return str_request(c, "prompts/list", "cursor", cursor, resultp);
+}
+
+int mcpc_list_resources(mcpc_client *c, const char *cursor, char **resultp)
+{
+    return str_request(c, "resources/list", "cursor", cursor, resultp);
+}
+
+int mcpc_list_resource_templates(mcpc_client *c, const char *cursor, char **resultp)
+{
+    return str_request(c, "resources/templates/list", "cursor", cursor, resultp);
+}
+
+int mcpc_read_resource(mcpc_client *c, const char *uri, char **resultp)
+{
+    if (!uri)
+        return fail(c, -EINVAL, "a resource needs a URI");
+    return str_request(c, "resources/read", "uri", uri, resultp);
+}
+
+int mcpc_subscribe_resource(mcpc_client *c, const char *uri, int on)
+{
+    _cleanup_free_ char *out = NULL;
+
+    if (!uri)
+        return fail(c, -EINVAL, "a subscription needs a URI");
+    return str_request(c, on ? "resources/subscribe" : "resources/unsubscribe", "uri", uri, &out);
+}
+
+int mcpc_get_prompt(mcpc_client *c, const char *name, const char *arguments_json, char **resultp)
+{
+    _cleanup_json_ yajl_val params = NULL;
+    int r;
+
+    c->errmsg[0] = '\0';
+    if (!name)
+        return fail(c, -EINVAL, "a prompt needs a name");
+    if (!(params = str_params(c, "name", name, "arguments", arguments_json, false, &r)))
+        return r;
+    return request_val(c, "prompts/get", params, resultp);
+}
+
+static yajl_val complete_params(mcpc_client *c, const char *ref_json, const char *argument,
+                                const char *value, int *rp)
+{
+    yajl_val params, arg;
+
+    if (!ref_json || !argument) {
+        *rp = fail(c, -EINVAL, "a completion needs a ref and an argument name");
+        return NULL;
+    }
+    if (!(params = str_params(c, NULL, NULL, "ref", ref_json, true, rp)))
+        return NULL;
+    arg = json_object_new();
+    json_object_set(arg, "name", json_string_new(argument));
+    json_object_set(arg, "value", json_string_new(value ? value : ""));
+    json_object_set(params, "argument", arg);
+    return params;
+}
+
+int mcpc_complete(mcpc_client *c, const char *ref_json, const char *argument, const char *value,
+                  char **resultp)
+{
+    _cleanup_json_ yajl_val params = NULL;
+    int r;
+
+    c->errmsg[0] = '\0';
+    if (!(params = complete_params(c, ref_json, argument, value, &r)))
+        return r;
+    return request_val(c, "completion/complete", params, resultp);
+}
+
 /* ---- asynchronous API ---- */
 
 static int request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
@@ -573,6 +680,46 @@ int mcpc_call_tool_async(mcpc_client *c, const char *name, const char *arguments
     if (!(params = call_params(c, name, arguments_json, &r)))
         return r;
     return request_async(c, "tools/call", params, fn, progress, userdata, idp);
+}
+
+int mcpc_get_prompt_async(mcpc_client *c, const char *name, const char *arguments_json,
+                          mcpc_result_fn fn, void *userdata, unsigned long long *idp)
+{
+    _cleanup_json_ yajl_val params = NULL;
+    int r;
+
+    c->errmsg[0] = '\0';
+    if (!name)
+        return fail(c, -EINVAL, "a prompt needs a name");
+    if (!(params = str_params(c, "name", name, "arguments", arguments_json, false, &r)))
+        return r;
+    return request_async(c, "prompts/get", params, fn, NULL, userdata, idp);
+}
+
+int mcpc_read_resource_async(mcpc_client *c, const char *uri, mcpc_result_fn fn, void *userdata,
+                             unsigned long long *idp)
+{
+    _cleanup_json_ yajl_val params = NULL;
+    int r;
+
+    c->errmsg[0] = '\0';
+    if (!uri)
+        return fail(c, -EINVAL, "a resource needs a URI");
+    params = str_params(c, "uri", uri, NULL, NULL, false, &r);
+    return request_async(c, "resources/read", params, fn, NULL, userdata, idp);
+}
+
+int mcpc_complete_async(mcpc_client *c, const char *ref_json, const char *argument,
+                        const char *value, mcpc_result_fn fn, void *userdata,
+                        unsigned long long *idp)
+{
+    _cleanup_json_ yajl_val params = NULL;
+    int r;
+
+    c->errmsg[0] = '\0';
+    if (!(params = complete_params(c, ref_json, argument, value, &r)))
+        return r;
+    return request_async(c, "completion/complete", params, fn, NULL, userdata, idp);
 }
 
 int mcpc_cancel(mcpc_client *c, unsigned long long id)

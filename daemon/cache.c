@@ -107,14 +107,14 @@ int cache_check_dir(const char *dir, char **whyp)
     return paths_ensure_private_dir(dir, getuid(), 0, whyp) < 0 ? CACHE_E_UNSAFE : 0;
 }
 
-int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, yajl_val *toolsp,
-               int64_t *saved_atp, char **whyp)
+/* Read an entry at path and check what every entry holds (version, config, expiry). */
+static int entry_load(const char *dir, const char *path, const ServerConfig *cfg,
+                      int64_t now_wall_ms, yajl_val *rootp, int64_t *saved_atp, char **whyp)
 {
-    _cleanup_free_ char *path = cache_path(dir, cfg), *err = NULL;
+    _cleanup_free_ char *err = NULL;
     _cleanup_json_ yajl_val root = NULL;
     StrBuf sb = STRBUF_INIT;
     int64_t version = 0, saved = 0, expires = 0;
-    yajl_val tools;
     int r;
 
     if ((r = cache_check_dir(dir, whyp)) != 0)
@@ -143,6 +143,23 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
         *whyp = xasprintf("%s: expired", path);
         return CACHE_E_STALE;
     }
+    *rootp = root;
+    root = NULL;
+    *saved_atp = saved;
+    return 0;
+}
+
+int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, yajl_val *toolsp,
+               int64_t *saved_atp, char **whyp)
+{
+    _cleanup_free_ char *path = cache_path(dir, cfg);
+    _cleanup_json_ yajl_val root = NULL;
+    int64_t saved = 0;
+    yajl_val tools;
+    int r;
+
+    if ((r = entry_load(dir, path, cfg, now_wall_ms, &root, &saved, whyp)) != 0)
+        return r;
     tools = json_get_array(root, "tools");
     if (!tools) {
         *whyp = xasprintf("%s: has no tools array", path);
@@ -195,34 +212,90 @@ int cache_write_durably(const char *dir, const char *path, const StrBuf *sb, cha
     return 0;
 }
 
+/* The members every entry starts with, after its opening brace. */
+static void entry_head(StrBuf *sb, const ServerConfig *cfg, int64_t now_wall_ms, int64_t ttl_ms)
+{
+    strbuf_printf(sb, "{\"version\":%d,\"server\":", CACHE_VERSION);
+    json_write_string(sb, cfg->name, strlen(cfg->name));
+    strbuf_printf(sb, ",\"configHash\":\"%s\",\"savedAt\":%" PRId64 ",\"expiresAt\":%" PRId64,
+                  cfg->hash, now_wall_ms, now_wall_ms + ttl_ms);
+}
+
+static int entry_write(const char *dir, const char *path, StrBuf *sbp, char **whyp);
+
 int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
                 int64_t now_wall_ms, int64_t ttl_ms, char **whyp)
 {
     _cleanup_free_ char *path = NULL;
     StrBuf sb = STRBUF_INIT;
-    int r;
 
     if (cache_check_dir(dir, whyp) != 0)
         return -EPERM;
     path = cache_path(dir, cfg);
-    strbuf_printf(&sb, "{\"version\":%d,\"server\":", CACHE_VERSION);
-    json_write_string(&sb, cfg->name, strlen(cfg->name));
-    strbuf_printf(&sb,
-                  ",\"configHash\":\"%s\",\"savedAt\":%" PRId64 ",\"expiresAt\":%" PRId64
-                  ",\"serverInfo\":",
-                  cfg->hash, now_wall_ms, now_wall_ms + ttl_ms);
+    entry_head(&sb, cfg, now_wall_ms, ttl_ms);
+    strbuf_puts(&sb, ",\"serverInfo\":");
     json_write(&sb, server_info);
     strbuf_puts(&sb, ",\"tools\":");
     json_write(&sb, tools);
     strbuf_puts(&sb, "}\n");
-    if (sb.len > CACHE_MAX_FILE_BYTES) {
+    return entry_write(dir, path, &sb, whyp);
+}
+
+/* Write a whole entry durably (consumes sb), refusing one too large to be read back. */
+static int entry_write(const char *dir, const char *path, StrBuf *sb, char **whyp)
+{
+    int r;
+
+    if (sb->len > CACHE_MAX_FILE_BYTES) {
         /* It could never be read back: better no file than one that is refused each start. */
-        *whyp = xasprintf("%s: %zu bytes is more than the %u a cache file may hold", path, sb.len,
+        *whyp = xasprintf("%s: %zu bytes is more than the %u a cache file may hold", path, sb->len,
                           CACHE_MAX_FILE_BYTES);
-        strbuf_deinit(&sb);
+        strbuf_deinit(sb);
         return -EFBIG;
     }
-    r = cache_write_durably(dir, path, &sb, whyp);
-    strbuf_deinit(&sb);
+    r = cache_write_durably(dir, path, sb, whyp);
+    strbuf_deinit(sb);
     return r;
+}
+
+char *cache_surface_dir(const char *tools_dir)
+{
+    const char *slash = strrchr(tools_dir, '/');
+    size_t n = slash ? (size_t)(slash - tools_dir) : 0;
+
+    return n ? xasprintf("%.*s/surface", (int)n, tools_dir) : xstrdup("surface");
+}
+
+int cache_store_surface(const char *dir, const ServerConfig *cfg, yajl_val surface,
+                        int64_t now_wall_ms, int64_t ttl_ms, char **whyp)
+{
+    _cleanup_free_ char *path = NULL;
+    StrBuf sb = STRBUF_INIT;
+
+    if (cache_check_dir(dir, whyp) != 0)
+        return -EPERM;
+    path = cache_path(dir, cfg);
+    entry_head(&sb, cfg, now_wall_ms, ttl_ms);
+    strbuf_puts(&sb, ",\"surface\":");
+    json_write(&sb, surface);
+    strbuf_puts(&sb, "}\n");
+    return entry_write(dir, path, &sb, whyp);
+}
+
+int cache_load_surface(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms,
+                       yajl_val *surfacep, char **whyp)
+{
+    _cleanup_free_ char *path = cache_path(dir, cfg);
+    _cleanup_json_ yajl_val root = NULL;
+    int64_t saved;
+    int r;
+
+    if ((r = entry_load(dir, path, cfg, now_wall_ms, &root, &saved, whyp)) != 0)
+        return r;
+    if (!json_get_object(root, "surface")) {
+        *whyp = xasprintf("%s: has no surface object", path);
+        return CACHE_E_STALE;
+    }
+    *surfacep = json_object_take(root, "surface");
+    return 0;
 }

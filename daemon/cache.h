@@ -45,5 +45,20 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
  */
 int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
                 int64_t now_wall_ms, int64_t ttl_ms, char **whyp);
+/**
+ * Where surface entries live: the "surface" sibling of the tool cache dir (newly allocated).
+ * Separate files in a separate dir, so a connect's tool write never waits for the lists that
+ * come after it, and the tool dir holds exactly one entry per server.
+ */
+char *cache_surface_dir(const char *tools_dir);
+/**
+ * The same for a server's surface (capabilities, instructions, prompts, resources, resource
+ * templates: an object), in dir (cache_surface_dir()).
+ */
+int cache_store_surface(const char *dir, const ServerConfig *cfg, yajl_val surface,
+                        int64_t now_wall_ms, int64_t ttl_ms, char **whyp);
+/** Read a server's surface entry: 0 with *surfacep (owned), or as cache_load(). */
+int cache_load_surface(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms,
+                       yajl_val *surfacep, char **whyp);
 /** Replace path with sb's bytes durably (temp file 0600, fsync, rename, fsync of dir). */
 int cache_write_durably(const char *dir, const char *path, const StrBuf *sb, char **whyp);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// call: tools/call from agents to upstreams, and everything routed back to exactly the agent
-// it belongs to (results, progress, log messages, server-to-client requests).
+// call: agent requests routed to one upstream (tools/call, prompts/get, resources/read,
+// completion/complete), and everything routed back to exactly the agent it belongs to (results,
+// progress, log messages, server-to-client requests).
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,11 +13,14 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/manager-private.h"
+#include "daemon/surface.h"
 
-/* A tools/call from an agent, from arrival to its one reply. */
+/* A request from an agent routed to one upstream, from arrival to its one reply. */
 typedef struct Call {
     uint64_t id;
     Manager *m;
+    const char *method; /* static: tools/call, prompts/get, resources/read, completion/complete */
+    bool tool;          /* tools/call: every failure becomes a tool result (DESIGN section 3) */
     uint64_t peer_id;
     char *orig_id;        /* the agent's id as JSON text, so its type is kept */
     char *progress_token; /* the agent's progress token as JSON text, or NULL */
@@ -152,10 +156,42 @@ static void reply_error_text(Manager *m, uint64_t peer_id, const char *id, int c
 
 static void call_fail(Call *c, int64_t code, const char *message, yajl_val data)
 {
-    _cleanup_json_ yajl_val r = error_result(code, message, data);
-
-    reply_result_tree(c->m, c->peer_id, c->orig_id, r);
+    if (c->tool) {
+        _cleanup_json_ yajl_val r = error_result(code, message, data);
+        reply_result_tree(c->m, c->peer_id, c->orig_id, r);
+    } else {
+        /* Other methods have no result form for failures: the agent gets the error itself. */
+        reply_error_text(c->m, c->peer_id, c->orig_id, (int)code, message);
+    }
     call_free(c);
+}
+
+/* A successful result: URIs are rewritten into the agent's view where they appear. */
+static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
+{
+    Peer *p = peer_get(c->m->peers, c->peer_id);
+    _cleanup_json_ yajl_val tree = NULL;
+    Server *only;
+
+    if (p && surface_passthrough(c->m, p, &only))
+        p = NULL; /* the agent sees the server as itself: its URIs stay as they are */
+
+    if (r->raw && (!s || !p || (c->tool && !surface_raw_has_uris(r->raw, r->raw_len)))) {
+        /* The hot path: nothing to rewrite, the bytes go through. */
+        reply_result_text(c->m, c->peer_id, c->orig_id, r->raw, r->raw_len);
+        return;
+    }
+    if (!r->raw)
+        tree = json_copy(r->result);
+    else if (json_parse_full(&tree, r->raw, r->raw_len, JSON_UTF8_REPAIR, NULL) != 0)
+        tree = NULL;
+    if (!tree) {
+        reply_result_text(c->m, c->peer_id, c->orig_id, r->raw, r->raw_len);
+        return;
+    }
+    if (s && p)
+        surface_rewrite_result(ws_of_peer(c->m, p), s, tree);
+    reply_result_tree(c->m, c->peer_id, c->orig_id, tree);
 }
 
 static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
@@ -167,13 +203,15 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 
     switch (r->outcome) {
     case UPSTREAM_OK:
-        if (r->raw)
-            reply_result_text(c->m, c->peer_id, c->orig_id, r->raw, r->raw_len);
-        else
-            reply_result_tree(c->m, c->peer_id, c->orig_id, r->result);
+        call_reply_ok(c, s, r);
         call_free(c);
         return;
     case UPSTREAM_ERROR:
+        if (!c->tool) {
+            /* The upstream's own error, unchanged: its code means something to the agent. */
+            call_fail(c, r->code, r->message, r->data);
+            return;
+        }
         msg = xasprintf("MCP error %" PRId64 ": %s", r->code, r->message);
         call_fail(c, r->code, msg, r->data);
         return;
@@ -199,7 +237,7 @@ static void call_send(Call *c, Server *s)
     c->waiting = false;
     c->upstream_id = s->up->id;
     s->calls_total++;
-    r = upstream_request_text(s->up, "tools/call", c->meta, c->body, s->cfg->call_timeout_ms,
+    r = upstream_request_text(s->up, c->method, c->meta, c->body, s->cfg->call_timeout_ms,
                               UPSTREAM_PROGRESS | UPSTREAM_RAW, on_call_reply, c, &c->request_id);
     if (r < 0) {
         _cleanup_free_ char *msg =
@@ -267,54 +305,116 @@ void calls_server_settled(Server *s)
 }
 
 /*
- * Start a call. Takes id (the agent's id as JSON text), meta and token (owned, may be NULL);
- * args is the arguments object as JSON text (NULL: {}).
+ * Start a call of method on server s. Takes id (the agent's id as JSON text), meta, body and
+ * token (owned, may be NULL); body is the members of params other than _meta, as JSON text.
  */
-static void call_start(Manager *m, Peer *p, char *id, const char *name, const char *args,
-                       size_t args_len, char *meta, char *token)
+static void call_new(Manager *m, Peer *p, Server *s, const char *method, char *id, char *body,
+                     char *meta, char *token)
 {
-    const ViewTool *vt = ws_view_find(ws_of_peer(m, p), name);
-    StrBuf body = STRBUF_INIT;
-    Server *s;
     Call *c;
 
-    if (!vt || !(s = idmap_get(&m->servers, vt->server_id))) {
-        _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
-        reply_error_text(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
-        goto refused;
-    }
     if (p->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
         _cleanup_free_ char *msg =
             xasprintf("too many calls in flight: %d is the limit per agent; wait for answers first",
                       AGENT_MAX_CALLS_IN_FLIGHT);
         reply_error_text(m, p->id, id, MCPD_ERROR_TOO_MANY_CALLS, msg);
-        goto refused;
+        free(id);
+        free(body);
+        free(meta);
+        free(token);
+        return;
     }
-    strbuf_puts(&body, "\"name\":");
-    json_write_string(&body, vt->tool, strlen(vt->tool));
-    strbuf_puts(&body, ",\"arguments\":");
-    if (args)
-        strbuf_append(&body, args, args_len);
-    else
-        strbuf_puts(&body, "{}");
     c = xcalloc(1, sizeof(*c));
     c->id = ++m->next_call_id;
     c->m = m;
+    c->method = method;
+    c->tool = streq(method, "tools/call");
     c->peer_id = p->id;
     c->orig_id = id;
     c->progress_token = token;
     c->meta = meta;
-    c->body = strbuf_detach(&body, NULL);
+    c->body = body;
     c->server_id = s->id;
     idmap_put(&m->calls, c->id, c);
     p->calls_in_flight++;
     s->calls_in_flight++;
     call_dispatch(c, s);
-    return;
-refused:
-    free(id);
-    free(meta);
-    free(token);
+}
+
+/*
+ * Start a tools/call. Takes id (the agent's id as JSON text), meta and token (owned, may be
+ * NULL); args is the arguments object as JSON text (NULL: {}).
+ */
+static void call_start(Manager *m, Peer *p, char *id, const char *name, const char *args,
+                       size_t args_len, char *meta, char *token)
+{
+    const ViewTool *vt = NULL;
+    StrBuf body = STRBUF_INIT;
+    const char *tool = NULL;
+    Server *s = NULL;
+
+    if (surface_passthrough(m, p, &s)) {
+        /* The agent sees one server as itself: the name is the server's own. */
+        for (size_t i = 0; s && i < json_array_len(s->tools) && !tool; i++)
+            if (streq(json_get_string(json_array_at(s->tools, i), "name"), name))
+                tool = name;
+    } else if ((vt = ws_view_find(ws_of_peer(m, p), name)) &&
+               (s = idmap_get(&m->servers, vt->server_id))) {
+        tool = vt->tool;
+    }
+    if (!tool) {
+        _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
+        reply_error_text(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
+        free(id);
+        free(meta);
+        free(token);
+        return;
+    }
+    strbuf_puts(&body, "\"name\":");
+    json_write_string(&body, tool, strlen(tool));
+    strbuf_puts(&body, ",\"arguments\":");
+    if (args)
+        strbuf_append(&body, args, args_len);
+    else
+        strbuf_puts(&body, "{}");
+    call_new(m, p, s, "tools/call", id, strbuf_detach(&body, NULL), meta, token);
+}
+
+/* params._meta split into its members as text (without progressToken) and the token. */
+static void split_meta(yajl_val meta, char **meta_textp, char **tokenp)
+{
+    _cleanup_json_ yajl_val mc = NULL;
+    _cleanup_json_ yajl_val tok = NULL;
+
+    *meta_textp = *tokenp = NULL;
+    if (!meta)
+        return;
+    /* _meta passes through; the progress token is mcpd's own upstream (rewritten). */
+    mc = json_copy(meta);
+    tok = json_object_take(mc, "progressToken");
+    if (tok)
+        *tokenp = json_to_string(tok);
+    if (mc->u.object.len) {
+        StrBuf sb = STRBUF_INIT;
+        json_write(&sb, mc);
+        /* the members, without the braces */
+        *meta_textp = xstrndup(sb.data + 1, sb.len - 2);
+        strbuf_deinit(&sb);
+    }
+}
+
+void call_route(Manager *m, Peer *p, yajl_val id, Server *s, const char *method, yajl_val params)
+{
+    _cleanup_json_ yajl_val body = params ? json_copy(params) : json_object_new();
+    _cleanup_json_ yajl_val meta = json_object_take(body, "_meta");
+    StrBuf sb = STRBUF_INIT;
+    char *meta_text, *token;
+
+    split_meta(YAJL_IS_OBJECT(meta) ? meta : NULL, &meta_text, &token);
+    json_write(&sb, body);
+    call_new(m, p, s, method, json_to_string(id), xstrndup(sb.data + 1, sb.len - 2), meta_text,
+             token);
+    strbuf_deinit(&sb);
 }
 
 void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
@@ -329,20 +429,7 @@ void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
                             "\"arguments\" must be an object");
         return;
     }
-    if (meta) {
-        /* _meta passes through; the progress token is mcpd's own upstream (rewritten). */
-        _cleanup_json_ yajl_val mc = json_copy(meta);
-        _cleanup_json_ yajl_val tok = json_object_take(mc, "progressToken");
-        if (tok)
-            token = json_to_string(tok);
-        if (mc->u.object.len) {
-            StrBuf sb = STRBUF_INIT;
-            json_write(&sb, mc);
-            /* the members, without the braces */
-            meta_text = xstrndup(sb.data + 1, sb.len - 2);
-            strbuf_deinit(&sb);
-        }
-    }
+    split_meta(meta, &meta_text, &token);
     if (args)
         args_text = json_to_string(args);
     call_start(m, p, json_to_string(id), name, args_text, args_text ? strlen(args_text) : 0,

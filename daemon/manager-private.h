@@ -12,6 +12,9 @@ typedef struct ListWaiter {
     uint64_t peer_id;
     yajl_val id;
     struct ListWaiter *next;
+
+    int kind;        /* -1: tools/list; else the SurfaceKind of a prompts or resources list */
+    yajl_val params; /* that list's params (its cursor), or NULL */
 } ListWaiter;
 
 static inline void tv_ms(struct timeval *tv, int64_t ms)

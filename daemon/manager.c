@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "daemon/cache.h"
 #include "daemon/manager-private.h"
+#include "daemon/surface.h"
 #include "daemon/oauth-login.h"
 #include "daemon/resolve.h"
 #include "daemon/runlog.h"
@@ -111,6 +112,7 @@ void manager_notify_peer(Manager *m, uint64_t peer_id, const char *method, yajl_
 void manager_peer_gone(Manager *m, Peer *p)
 {
     calls_peer_gone(m, p);
+    surface_peer_gone(m, p);
     ws_peer_left(m, p);
 }
 
@@ -215,6 +217,7 @@ static void server_fail(Server *s, const char *why, int retryable)
         /* Nothing will come back by itself: its tools leave the view. */
         s->tools = json_free(s->tools);
         s->tools_deferred = false;
+        surface_server_clear(s);
     } else if (s->tools) {
         s->tools_deferred = true;
     }
@@ -380,6 +383,7 @@ static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
     s->idle_stopped = false;
     server_arm_health(s);
     server_store_cache(s);
+    surface_server_connected(s);
     log_full(LOG_INFO, s->cfg->name, "connected", "connected in %" PRIu64 " ms with %zu tools",
              now_ms() - s->connect_started_ms, json_array_len(s->tools));
     server_settled(s);
@@ -431,7 +435,8 @@ static void on_upstream_notification(void *userdata, const char *method, yajl_va
             server_list_tools(s, on_relist_done);
         return;
     }
-    route_notification(s, method, params);
+    if (!surface_notification(s, method, params))
+        route_notification(s, method, params);
 }
 
 static void on_upstream_request(void *userdata, yajl_val id, const char *method, yajl_val params)
@@ -620,8 +625,10 @@ Server *server_acquire(Manager *m, const ServerConfig *cfg, const char *start_di
     s->ev_retry = evtimer_new(m->base, on_retry, s);
     s->ev_health = evtimer_new(m->base, on_health, s);
     s->ev_cache = evtimer_new(m->base, on_cache_timer, s);
-    if (cfg->enabled)
+    if (cfg->enabled) {
         server_load_cache(s);
+        surface_load_cache(s);
+    }
     idmap_put(&m->servers, s->id, s);
     m->order = xrealloc(m->order, (m->n_order + 1) * sizeof(*m->order));
     m->order[m->n_order++] = s;
@@ -652,6 +659,7 @@ static void server_remove(Server *s)
     free(s->list_note);
     free(s->cache_problem);
     idmap_deinit(&s->live_calls);
+    surface_server_free(s);
     json_free(s->tools);
     free(s->last_error);
     free(s->start_dir);
@@ -816,6 +824,7 @@ int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp)
     server_close_upstream(s);
     s->tools = json_free(s->tools);
     s->tools_deferred = false;
+    surface_server_clear(s);
     s->idle_stopped = false;
     server_set_state(s, SERVER_STOPPED, NULL);
     free(s->last_error);
@@ -961,6 +970,7 @@ static yajl_val server_status(Server *s)
                                                               : transport_type_name(s->cfg->type)));
     json_object_set(o, "tools", json_int_new((int64_t)json_array_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
+    surface_status(s, o);
     if (s->n_tools_filtered)
         json_object_set(o, "toolsFiltered", json_int_new((int64_t)s->n_tools_filtered));
     if (s->idle_stopped)
@@ -1141,6 +1151,7 @@ void manager_deinit(Manager *m)
         ws_free(v);
     idmap_deinit(&m->workspaces);
     sessions_deinit(m);
+    surface_passthrough_deinit(m);
     idmap_deinit(&m->servers);
     free(m->order);
     free(m->home);

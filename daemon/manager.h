@@ -82,6 +82,8 @@ typedef struct Server {
     int log_level;        /* logging/setLevel sent upstream, or -1 */
     bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */
     char *auth_challenge; /* its WWW-Authenticate text */
+
+    struct ServerSurface *surface; /* prompts, resources, subscriptions (surface.h), or NULL */
 } Server;
 
 /* One exposed tool in a workspace's view. */
@@ -112,6 +114,8 @@ typedef struct Workspace {
     char notified_hash[2 * SHA256_DIGEST_SIZE + 1];
     unsigned n_collisions;
     unsigned n_agents;
+
+    struct WsSurface *surface; /* prompts and resources notifications (surface.h), or NULL */
 } Workspace;
 
 /* An agent session: the agent that opened it and the subagents that joined by its token. */
@@ -154,6 +158,8 @@ struct Manager {
     int64_t started_wall_ms;
     void (*on_change)(void *userdata); /* a server changed state (for sd_notify STATUS=) */
     void *on_change_ud;
+
+    IdMap passthrough; /* peer id -> name of the one server it sees as itself (surface.h) */
 };
 
 /** Set up; nothing connects until manager_load(). */

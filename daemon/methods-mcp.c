@@ -9,6 +9,7 @@
 #include "common/util.h"
 #include "daemon/daemon.h"
 #include "daemon/methods.h"
+#include "daemon/surface.h"
 
 /* Revisions served downstream, newest first (DESIGN section 3). */
 static const char *const served_versions[] = {
@@ -61,6 +62,7 @@ static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
     yajl_val r, caps, tools, exp, mcpd, info, meta, pmeta = json_get_object(m->params, "_meta");
     const char *version, *cwd = json_get_string(pmeta, "mcpd/cwd");
     const char *token = json_get_string(pmeta, "mcpd/session");
+    const char *only = json_get_string(pmeta, "mcpd/server");
     _cleanup_free_ char *why = NULL;
 
     if (p->initialized) {
@@ -79,6 +81,16 @@ static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
         methods_error(p, m->id, JSONRPC_INVALID_PARAMS, why);
         return;
     }
+    if ((json_get(pmeta, "mcpd/server") && (!only || !*only)) ||
+        (only && surface_passthrough_set(&d->manager, p, only, &why) < 0)) {
+        /* Undo the attach, so that a corrected initialize starts clean. */
+        manager_peer_gone(&d->manager, p);
+        p->workspace_id = p->session_id = 0;
+        p->parent_peer_id = 0;
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS,
+                      why ? why : "_meta[\"mcpd/server\"] must be a server's name");
+        return;
+    }
     if (cwd)
         p->cwd = xstrdup(cwd);
     take_client_info(p, m->params);
@@ -90,6 +102,7 @@ static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
     json_object_set(tools, "listChanged", json_bool_new(true));
     json_object_set(caps, "tools", tools);
     json_object_set(caps, "logging", json_object_new());
+    surface_capabilities(&d->manager, p, caps);
     exp = json_object_new();
     mcpd = json_object_new();
     json_object_set(mcpd, "protocol", json_int_new(1));
@@ -104,6 +117,9 @@ static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
     json_object_set(r, "capabilities", caps);
     json_object_set(r, "serverInfo", info);
     json_object_set(r, "_meta", meta);
+    char *instructions = surface_instructions(&d->manager, p);
+    if (instructions)
+        json_object_set(r, "instructions", json_string_new_take(instructions));
     p->initialized = true;
     methods_reply(p, m->id, r);
     json_free(r);
@@ -126,6 +142,46 @@ static void m_tools_list(Daemon *d, Peer *p, JsonrpcMsg *m)
 static void m_tools_call(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
     manager_call_tool(&d->manager, p, m->id, m->params);
+}
+
+static void m_prompts_list(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    surface_list_gated(&d->manager, p, m->id, SURFACE_PROMPTS, m->params);
+}
+
+static void m_resources_list(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    surface_list_gated(&d->manager, p, m->id, SURFACE_RESOURCES, m->params);
+}
+
+static void m_templates_list(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    surface_list_gated(&d->manager, p, m->id, SURFACE_TEMPLATES, m->params);
+}
+
+static void m_prompts_get(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    surface_prompt_get(&d->manager, p, m->id, m->params);
+}
+
+static void m_resources_read(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    surface_read(&d->manager, p, m->id, m->params);
+}
+
+static void m_subscribe(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    surface_subscribe(&d->manager, p, m->id, m->params, true);
+}
+
+static void m_unsubscribe(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    surface_subscribe(&d->manager, p, m->id, m->params, false);
+}
+
+static void m_complete(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    surface_complete(&d->manager, p, m->id, m->params);
 }
 
 static void m_logging_set_level(Daemon *d, Peer *p, JsonrpcMsg *m)
@@ -161,6 +217,14 @@ const Method methods_mcp[] = {
     {"tools/list", m_tools_list, METHOD_NEEDS_INIT, NULL},
     {"tools/call", m_tools_call, METHOD_NEEDS_INIT, "name"},
     {"logging/setLevel", m_logging_set_level, METHOD_NEEDS_INIT, "level"},
+    {"prompts/list", m_prompts_list, METHOD_NEEDS_INIT, NULL},
+    {"prompts/get", m_prompts_get, METHOD_NEEDS_INIT, "name"},
+    {"resources/list", m_resources_list, METHOD_NEEDS_INIT, NULL},
+    {"resources/templates/list", m_templates_list, METHOD_NEEDS_INIT, NULL},
+    {"resources/read", m_resources_read, METHOD_NEEDS_INIT, "uri"},
+    {"resources/subscribe", m_subscribe, METHOD_NEEDS_INIT, "uri"},
+    {"resources/unsubscribe", m_unsubscribe, METHOD_NEEDS_INIT, "uri"},
+    {"completion/complete", m_complete, METHOD_NEEDS_INIT, NULL},
     {"notifications/initialized", n_ignore, METHOD_NOTIFICATION, NULL},
     {"notifications/cancelled", n_cancelled, METHOD_NOTIFICATION, NULL},
     {"notifications/roots/list_changed", n_ignore, METHOD_NOTIFICATION, NULL},

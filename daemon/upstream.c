@@ -450,6 +450,8 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
 typedef struct ListCtx {
     UpstreamReplyFn fn;
     void *ctx;
+    const char *method; /* tools/list, prompts/list, resources/list, resources/templates/list */
+    const char *key;    /* the result's array: tools, prompts, resources, resourceTemplates */
     yajl_val tools;
     char *cursor;
     int64_t timeout_ms;
@@ -480,9 +482,9 @@ static void list_page(Upstream *u, ListCtx *lc);
 
 static void list_note_tools(ListCtx *lc)
 {
-    lc->note = xasprintf("the server lists more than %" PRId64 " tools; only the first %" PRId64
+    lc->note = xasprintf("the server lists more than %" PRId64 " %s; only the first %" PRId64
                          " are served (raise maxToolsPerServer in mcpd.json to see more)",
-                         lc->lim.max_tools, lc->lim.max_tools);
+                         lc->lim.max_tools, lc->key, lc->lim.max_tools);
 }
 
 /* Take the named tools of one page, up to the bound; false once the bound cut it short. */
@@ -490,7 +492,10 @@ static bool list_take(ListCtx *lc, yajl_val tools)
 {
     for (size_t i = 0; i < tools->u.array.len; i++) {
         yajl_val t = tools->u.array.values[i];
-        if (!YAJL_IS_OBJECT(t) || !json_get_string(t, "name"))
+        if (!YAJL_IS_OBJECT(t) ||
+            !json_get_string(t, streq(lc->key, "resources")           ? "uri"
+                                : streq(lc->key, "resourceTemplates") ? "uriTemplate"
+                                                                      : "name"))
             continue;
         if ((int64_t)json_array_len(lc->tools) >= lc->lim.max_tools) {
             list_note_tools(lc);
@@ -509,13 +514,13 @@ static bool list_want_more(ListCtx *lc)
     if ((int64_t)json_array_len(lc->tools) >= lc->lim.max_tools)
         list_note_tools(lc);
     else if (lc->pages >= lc->lim.max_pages)
-        lc->note = xasprintf("tools/list stopped after %" PRId64
+        lc->note = xasprintf("%s stopped after %" PRId64
                              " pages; the rest is not served (raise maxListPages in mcpd.json)",
-                             lc->pages);
+                             lc->method, lc->pages);
     else if (lc->bytes >= lc->lim.max_bytes)
-        lc->note = xasprintf("tools/list stopped after %" PRId64
+        lc->note = xasprintf("%s stopped after %" PRId64
                              " bytes; the rest is not served (raise maxListBytes in mcpd.json)",
-                             lc->bytes);
+                             lc->method, lc->bytes);
     return !lc->note;
 }
 
@@ -529,18 +534,20 @@ static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
         return list_finish(u, lc, r);
     lc->pages++;
     lc->bytes += (int64_t)u->message_len;
-    tools = json_get_array(r->result, "tools");
-    if (!tools)
-        return list_fail(u, lc, "tools/list result has no \"tools\" array");
+    tools = json_get_array(r->result, lc->key);
+    if (!tools) {
+        _cleanup_free_ char *msg = xasprintf("%s result has no \"%s\" array", lc->method, lc->key);
+        return list_fail(u, lc, msg);
+    }
     next = json_get_string(r->result, "nextCursor");
     if (list_take(lc, tools) && next && *next && list_want_more(lc)) {
         /* Never 0, the key idmap may not hold. */
         uint64_t key = hash_fnv1a(next, strlen(next)) | 1;
         if (idmap_get(&lc->seen, key)) {
-            _cleanup_free_ char *msg = xasprintf(
-                "tools/list paging loops: the server gave cursor \"%.100s\" twice (page %" PRId64
-                "); this is a bug in the server",
-                next, lc->pages);
+            _cleanup_free_ char *msg =
+                xasprintf("%s paging loops: the server gave cursor \"%.100s\" twice (page %" PRId64
+                          "); this is a bug in the server",
+                          lc->method, next, lc->pages);
             return list_fail(u, lc, msg);
         }
         idmap_put(&lc->seen, key, lc);
@@ -549,7 +556,7 @@ static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
         return list_page(u, lc);
     }
     result = json_object_new();
-    json_object_set(result, "tools", lc->tools);
+    json_object_set(result, lc->key, lc->tools);
     lc->tools = NULL;
     UpstreamReply ok = {.outcome = UPSTREAM_OK, .result = result, .message = lc->note};
     list_finish(u, lc, &ok);
@@ -565,7 +572,7 @@ static void list_page(Upstream *u, ListCtx *lc)
         params = json_object_new();
         json_object_set(params, "cursor", json_string_new(lc->cursor));
     }
-    r = upstream_request(u, "tools/list", params, lc->timeout_ms, false, on_list_page, lc, NULL);
+    r = upstream_request(u, lc->method, params, lc->timeout_ms, false, on_list_page, lc, NULL);
     if (r < 0) {
         UpstreamReply closed = {.outcome = UPSTREAM_CLOSED, .message = "Transport not connected"};
         list_finish(u, lc, &closed);
@@ -575,17 +582,25 @@ static void list_page(Upstream *u, ListCtx *lc)
 void upstream_list_tools(Upstream *u, int64_t timeout_ms, const UpstreamListLimits *lim,
                          UpstreamReplyFn fn, void *ctx)
 {
+    upstream_list(u, "tools/list", "tools", "tools", timeout_ms, lim, fn, ctx);
+}
+
+void upstream_list(Upstream *u, const char *method, const char *key, const char *capability,
+                   int64_t timeout_ms, const UpstreamListLimits *lim, UpstreamReplyFn fn, void *ctx)
+{
     ListCtx *lc = xcalloc(1, sizeof(*lc));
 
     lc->fn = fn;
     lc->ctx = ctx;
+    lc->method = method;
+    lc->key = key;
     lc->tools = json_array_new();
     lc->timeout_ms = timeout_ms;
     lc->lim = *lim;
-    if (!json_get(u->capabilities, "tools")) {
-        /* No tools capability: the seed's listTools returns [] without asking. */
+    if (!json_get(u->capabilities, capability)) {
+        /* No such capability: the seed's listTools returns [] without asking. */
         yajl_val result = json_object_new();
-        json_object_set(result, "tools", json_array_new());
+        json_object_set(result, key, json_array_new());
         UpstreamReply ok = {.outcome = UPSTREAM_OK, .result = result};
         list_finish(u, lc, &ok);
         json_free(result);

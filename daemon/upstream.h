@@ -119,6 +119,14 @@ void upstream_respond_error(Upstream *u, yajl_val id, int code, const char *mess
 void upstream_list_tools(Upstream *u, int64_t timeout_ms, const UpstreamListLimits *lim,
                          UpstreamReplyFn fn, void *ctx);
 /**
+ * The same for any paged list: method (prompts/list, resources/list, resources/templates/list),
+ * key (the result's array: prompts, resources, resourceTemplates) and the capability without
+ * which the list is [] without asking. method and key must be static strings.
+ */
+void upstream_list(Upstream *u, const char *method, const char *key, const char *capability,
+                   int64_t timeout_ms, const UpstreamListLimits *lim, UpstreamReplyFn fn,
+                   void *ctx);
+/**
  * End the session: pending requests fail with CLOSED, the transport shuts down in the
  * background, and u is freed from the loop. Safe inside any callback.
  */

@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "daemon/manager-private.h"
 #include "daemon/naming.h"
+#include "daemon/surface.h"
 
 static void ws_check_gate(Workspace *ws);
 
@@ -45,7 +46,24 @@ static void view_clear(Workspace *ws)
 }
 
 /* The tool as agents see it (DESIGN section 3). */
-static yajl_val exposed_tool(const char *name, Server *s, yajl_val t)
+/*
+ * MCP Apps: the tool names its UI resource in _meta.ui.resourceUri (and the older flat key
+ * _meta["ui/resourceUri"]); agents must read it back through mcpd, so it is the exposed URI.
+ */
+static void expose_ui_meta(Workspace *ws, Server *s, yajl_val meta)
+{
+    yajl_val ui = json_get_object(meta, "ui");
+    const char *uri = json_get_string(ui, "resourceUri"), *flat;
+
+    if (uri)
+        json_object_set(ui, "resourceUri", json_string_new_take(surface_expose_uri(ws, s, uri)));
+    flat = json_get_string(meta, "ui/resourceUri");
+    if (flat)
+        json_object_set(meta, "ui/resourceUri",
+                        json_string_new_take(surface_expose_uri(ws, s, flat)));
+}
+
+static yajl_val exposed_tool(Workspace *ws, const char *name, Server *s, yajl_val t)
 {
     static const char *const copied[] = {"title", "outputSchema", "annotations", "icons"};
     const char *tool = json_get_string(t, "name"), *desc = json_get_string(t, "description");
@@ -71,6 +89,7 @@ static yajl_val exposed_tool(const char *name, Server *s, yajl_val t)
     meta = json_copy(json_get_object(t, "_meta"));
     if (!meta)
         meta = json_object_new();
+    expose_ui_meta(ws, s, meta);
     _cleanup_free_ char *label = xasprintf("%s/%s", s->cfg->name, tool);
     _cleanup_free_ char *path =
         prov ? xasprintf("mcp:%s via %s", s->cfg->name, prov) : xasprintf("mcp:%s", s->cfg->name);
@@ -116,7 +135,7 @@ static void view_rebuild(Workspace *ws)
     strbuf_puts(&ws->view_json, "{\"tools\":[");
     for (size_t i = 0; i < n; i++) {
         Named *nm = entries[i].data;
-        yajl_val o = exposed_tool(entries[i].name, nm->s, nm->def);
+        yajl_val o = exposed_tool(ws, entries[i].name, nm->s, nm->def);
         if (i)
             strbuf_putc(&ws->view_json, ',');
         json_write(&ws->view_json, o);
@@ -247,7 +266,19 @@ static bool ws_gate_open(Workspace *ws)
 static void send_view(Workspace *ws, Peer *p, yajl_val id)
 {
     StrBuf sb = STRBUF_INIT;
+    Server *only;
 
+    if (surface_passthrough(ws->m, p, &only)) {
+        /* The one server's tools as it lists them, as if the agent spoke to it directly. */
+        yajl_val r = json_object_new();
+        json_object_set(r, "tools",
+                        only && only->tools ? json_copy(only->tools) : json_array_new());
+        jsonrpc_write_result(&sb, id, r);
+        json_free(r);
+        peer_send_sb(p, &sb);
+        strbuf_deinit(&sb);
+        return;
+    }
     ws_view_ensure(ws);
     jsonrpc_write_result_raw(&sb, id, ws->view_json.data, ws->view_json.len);
     peer_send_sb(p, &sb);
@@ -267,9 +298,12 @@ static void ws_check_gate(Workspace *ws)
     while ((w = ws->waiters)) {
         Peer *p = peer_get(ws->m->peers, w->peer_id);
         ws->waiters = w->next;
-        if (p)
+        if (p && w->kind < 0)
             send_view(ws, p, w->id);
+        else if (p)
+            surface_list(ws->m, p, w->id, (SurfaceKind)w->kind, w->params);
         json_free(w->id);
+        json_free(w->params);
         free(w);
     }
 }
@@ -280,22 +314,38 @@ static void on_gate(evutil_socket_t fd, short what, void *arg)
     ws_check_gate(arg);
 }
 
-void manager_list_tools(Manager *m, Peer *p, yajl_val id)
+/* A list (kind -1: tools) answered now, or queued until the start-up gate opens. */
+static void list_or_wait(Manager *m, Peer *p, yajl_val id, int kind, yajl_val params)
 {
     Workspace *ws = ws_of_peer(m, p);
     ListWaiter *w, **tail;
 
     if (ws_gate_open(ws)) {
-        send_view(ws, p, id);
+        if (kind < 0)
+            send_view(ws, p, id);
+        else
+            surface_list(m, p, id, (SurfaceKind)kind, params);
         return;
     }
     w = xcalloc(1, sizeof(*w));
     w->peer_id = p->id;
     w->id = json_copy(id);
+    w->kind = kind;
+    w->params = json_copy(params);
     for (tail = &ws->waiters; *tail; tail = &(*tail)->next)
         ;
     *tail = w;
     ws_gate_arm(ws);
+}
+
+void manager_list_tools(Manager *m, Peer *p, yajl_val id)
+{
+    list_or_wait(m, p, id, -1, NULL);
+}
+
+void surface_list_gated(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params)
+{
+    list_or_wait(m, p, id, (int)kind, params);
 }
 
 /* ---- workspaces ---- */
@@ -386,6 +436,7 @@ void ws_load(Workspace *ws, yajl_val results)
     config_set_deinit(&set);
     ws_gate_arm(ws);
     ws_changed(ws);
+    surface_ws_changed(ws);
     ws_check_gate(ws);
 }
 
@@ -400,6 +451,7 @@ void ws_free(Workspace *ws)
     while ((w = ws->waiters)) {
         ws->waiters = w->next;
         json_free(w->id);
+        json_free(w->params);
         free(w);
     }
     for (size_t i = 0; i < ws->n_servers; i++)
@@ -408,6 +460,7 @@ void ws_free(Workspace *ws)
     config_set_deinit(&ws->problems);
     view_clear(ws);
     strbuf_deinit(&ws->view_json);
+    surface_ws_free(ws);
     event_free(ws->ev_gate);
     event_free(ws->ev_notify);
     event_free(ws->ev_linger);

@@ -84,6 +84,34 @@ int mcpc_call_tool(mcpc_client *c, const char *name, const char *arguments_json,
                    char **result_jsonp, int *is_errorp);
 /** mcpd/status: the daemon's servers, agents and problems. */
 int mcpc_status(mcpc_client *c, char **result_jsonp);
+/*
+ * Prompts, resources and completion of the servers mcpd aggregates. Lists take the cursor of
+ * the previous page's nextCursor (NULL: the first page). Names and URIs are those mcpd lists
+ * (prompts as mcp_<server>_<prompt>; a URI two servers share is mcpd://<server>/<uri> for the
+ * later server; ui:// URIs are ui://<server>/<rest>).
+ */
+/** prompts/list: *result_jsonp is {"prompts":[...], "nextCursor"?}. */
+int mcpc_list_prompts(mcpc_client *c, const char *cursor, char **result_jsonp);
+/** prompts/get with arguments (a JSON object of strings, or NULL). */
+int mcpc_get_prompt(mcpc_client *c, const char *name, const char *arguments_json,
+                    char **result_jsonp);
+/** resources/list: *result_jsonp is {"resources":[...], "nextCursor"?}. */
+int mcpc_list_resources(mcpc_client *c, const char *cursor, char **result_jsonp);
+/** resources/templates/list: *result_jsonp is {"resourceTemplates":[...], "nextCursor"?}. */
+int mcpc_list_resource_templates(mcpc_client *c, const char *cursor, char **result_jsonp);
+/** resources/read: *result_jsonp is {"contents":[...]}. */
+int mcpc_read_resource(mcpc_client *c, const char *uri, char **result_jsonp);
+/**
+ * resources/subscribe (on != 0) or resources/unsubscribe; updates arrive through the notify
+ * callback as notifications/resources/updated.
+ */
+int mcpc_subscribe_resource(mcpc_client *c, const char *uri, int on);
+/**
+ * completion/complete: ref_json is {"type":"ref/prompt","name":...} or
+ * {"type":"ref/resource","uri":<template>}; value is the argument's text so far.
+ */
+int mcpc_complete(mcpc_client *c, const char *ref_json, const char *argument, const char *value,
+                  char **result_jsonp);
 /** The session token mcpd gave this connection, or NULL before connect. */
 const char *mcpc_session(const mcpc_client *c);
 /**
@@ -112,6 +140,14 @@ int mcpc_request_async(mcpc_client *c, const char *method, const char *params_js
 int mcpc_call_tool_async(mcpc_client *c, const char *name, const char *arguments_json,
                          mcpc_result_fn fn, mcpc_progress_fn progress, void *userdata,
                          unsigned long long *idp);
+/** prompts/get, resources/read and completion/complete without waiting (see above). */
+int mcpc_get_prompt_async(mcpc_client *c, const char *name, const char *arguments_json,
+                          mcpc_result_fn fn, void *userdata, unsigned long long *idp);
+int mcpc_read_resource_async(mcpc_client *c, const char *uri, mcpc_result_fn fn, void *userdata,
+                             unsigned long long *idp);
+int mcpc_complete_async(mcpc_client *c, const char *ref_json, const char *argument,
+                        const char *value, mcpc_result_fn fn, void *userdata,
+                        unsigned long long *idp);
 /**
  * Abandon a request: mcpd cancels it upstream, its callback runs now with -ECANCELED, and a
  * late answer is dropped. Unknown ids return -ENOENT.
