@@ -14,7 +14,8 @@ _mcpctl()
     local cur prev words cword
     _init_completion || return
 
-    local verbs="status tools call reload connect disconnect wait logs config bridge help"
+    local verbs="status tools call prompts prompt resources read reload connect disconnect wait login
+        logout logs config bridge setup trust untrust help"
     local opts="--json --socket --timeout --version --help"
     local verb="" sock="" i
     for ((i = 1; i < cword; i++)); do
@@ -24,7 +25,7 @@ _mcpctl()
         -*) ;;
         *)
             case ${words[i - 1]} in
-            --socket | -s | --timeout | -t | --cwd | -n | --lines) ;;
+            --socket | -s | --timeout | -t | --cwd | -n | --lines | --run | --server) ;;
             *) [ -z "$verb" ] && verb=${words[i]} ;;
             esac
             ;;
@@ -40,22 +41,32 @@ _mcpctl()
         _filedir -d
         return
         ;;
-    --timeout | -t | -n | --lines) return ;;
+    --server)
+        COMPREPLY=($(compgen -W "$(_mcpctl_servers "$sock")" -- "$cur"))
+        return
+        ;;
+    --timeout | -t | -n | --lines | --run) return ;;
     esac
 
     if [[ $cur == -* ]]; then
         case $verb in
-        config | bridge | reload) opts+=" --cwd" ;;
-        logs) opts+=" -n" ;;
+        config | reload) opts+=" --cwd" ;;
+        bridge) opts+=" --cwd --server" ;;
+        logs) opts+=" -n --run -f" ;;
+        login) opts+=" --no-browser --headless" ;;
+        setup) opts+=" --all --dry-run --undo" ;;
+        trust | untrust) opts+=" --server" ;;
         esac
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         return
     fi
     case $verb in
     "") COMPREPLY=($(compgen -W "$verbs" -- "$cur")) ;;
-    status | connect | disconnect | wait | logs)
+    status | connect | disconnect | wait | logs | login | logout)
         COMPREPLY=($(compgen -W "$(_mcpctl_servers "$sock")" -- "$cur"))
         ;;
+    setup) COMPREPLY=($(compgen -W "claude codex gemini cursor windsurf" -- "$cur")) ;;
+    trust | untrust) _filedir -d ;;
     call)
         local tools
         tools=$(mcpctl ${sock:+--socket "$sock"} --timeout 2000 tools 2>/dev/null | awk '{print $1}')
