@@ -213,7 +213,13 @@ static void server_fail(Server *s, const char *why, int retryable)
     } else {
         server_set_state(s, SERVER_FAILED, why);
     }
-    if (s->state == SERVER_FAILED) {
+    if (s->state == SERVER_FAILED && s->needs_auth && s->tools) {
+        /*
+         * Signed out: a sign-in brings it back, so agents keep its last known tools (deferred),
+         * and a call gets the way out ("run: mcpctl login NAME") instead of "Unknown tool".
+         */
+        s->tools_deferred = true;
+    } else if (s->state == SERVER_FAILED) {
         /* Nothing will come back by itself: its tools leave the view. */
         s->tools = json_free(s->tools);
         s->tools_deferred = false;

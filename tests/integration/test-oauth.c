@@ -271,6 +271,11 @@ int main(void)
     t = h_call_text(c, "mcp_o_whoami", NULL, &is_error);
     CHECK_MSG(is_error == 1, "a call with a revoked token gave %s", t ? t : "");
     CHECK(needs_auth(c, "o", H_WAIT_MS));
+    /* Signed out, the agent still sees the tool, and calling it names the way out. */
+    free(t);
+    t = h_call_text(c, "mcp_o_whoami", NULL, &is_error);
+    CHECK_MSG(is_error == 1 && t && strstr(t, "mcpctl login o"), "a call while signed out gave %s",
+              t ? t : "");
 
     /* 4b. Signing in again (headless: mcpd follows the redirect itself) brings it back. */
     free(out);
