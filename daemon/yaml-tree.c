@@ -97,6 +97,16 @@ static yajl_val scalar(const yaml_node_t *n)
     return json_string_new_lossy(s, len);
 }
 
+/* Count a scalar's text (a value's or a key's) before it is copied; false past the bound. */
+static bool count_text(Build *b, const yaml_node_t *n)
+{
+    b->n_bytes += n->data.scalar.length;
+    if (b->n_bytes <= YAML_TREE_MAX_BYTES)
+        return true;
+    build_fail(b, n, "more than 16 MiB of text (a long value aliased too often?)");
+    return false;
+}
+
 static yajl_val node_to_json(Build *b, yaml_node_t *n, size_t depth);
 
 static yajl_val mapping(Build *b, yaml_node_t *n, size_t depth)
@@ -110,6 +120,8 @@ static yajl_val mapping(Build *b, yaml_node_t *n, size_t depth)
             build_fail(b, k ? k : n, "a mapping key must be a string");
             break;
         }
+        if (!count_text(b, k))
+            break;
         yajl_val val = node_to_json(b, v, depth + 1);
         if (!val)
             break;
@@ -136,13 +148,7 @@ static yajl_val node_to_json(Build *b, yaml_node_t *n, size_t depth)
     }
     switch (n->type) {
     case YAML_SCALAR_NODE:
-        /* Counted before the copy is made. */
-        b->n_bytes += n->data.scalar.length;
-        if (b->n_bytes > YAML_TREE_MAX_BYTES) {
-            build_fail(b, n, "more than 16 MiB of text (a long value aliased too often?)");
-            return NULL;
-        }
-        return scalar(n);
+        return count_text(b, n) ? scalar(n) : NULL;
     case YAML_MAPPING_NODE:
         return mapping(b, n, depth);
     case YAML_SEQUENCE_NODE:
