@@ -229,11 +229,16 @@ void child_kill_group(Child *c, int sig)
 {
     if (c->pid <= 0)
         return;
-    (void)kill(-c->pid, sig);
+    /*
+     * The group id is ours only while the leader is unreaped (a zombie still holds it): once
+     * reaped, and its group empty, the id may be reused by someone else's new group (a shell
+     * job, a session leader). child_reap ends the group before it reaps the leader.
+     */
+    if (!c->exited)
+        (void)kill(-c->pid, sig);
     /*
      * And what left the group (setsid, a daemonizing helper): found by its tag or as a
-     * descendant. Group members count only while the leader is ours, unreaped: after that the
-     * group id may come free and be reused.
+     * descendant, by group only under the same rule.
      */
     procs_signal_child(c->exited ? 0 : c->pid, c->serial, sig);
 }
@@ -241,8 +246,17 @@ void child_kill_group(Child *c, int sig)
 void child_reap(void)
 {
     for (;;) {
+        siginfo_t si = {0};
         int status;
-        pid_t pid = waitpid(-1, &status, WNOHANG);
+        pid_t pid;
+
+        /* Look before reaping: while the leader is a zombie its group id cannot be reused. */
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid <= 0)
+            return;
+        if (idmap_get(&children, (uint64_t)si.si_pid))
+            (void)kill(-si.si_pid, SIGKILL); /* what it left in its group (npx, uvx wrappers) */
+        while ((pid = waitpid(si.si_pid, &status, WNOHANG)) < 0 && errno == EINTR)
+            ;
         if (pid <= 0)
             return;
         Child *c = idmap_remove(&children, (uint64_t)pid);
@@ -255,7 +269,7 @@ void child_reap(void)
         c->exited = true;
         c->status = status;
         procs_remove(pid);
-        /* The leader is gone; whatever it left in its group (npx, uvx wrappers) goes too. */
+        /* Its group went above; what left the group goes by its tag. */
         child_kill_group(c, SIGKILL);
         if (c->on_exit)
             c->on_exit(c, status, c->userdata);

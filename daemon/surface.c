@@ -57,6 +57,12 @@ static const struct {
 /* Scheme of the URIs of a server that lost a collision: mcpd://<server>/<its own URI>. */
 #define LOSER_SCHEME "mcpd://"
 #define UI_SCHEME    "ui://"
+/*
+ * Distinct URIs subscribed per server. Each costs memory here, one upstream request and a
+ * linear search on every update; an agent watches the few files it works on (tens, a busy
+ * one hundreds), so this stops only a runaway or hostile client.
+ */
+#define SURFACE_MAX_SUBS 1024
 
 static void on_cache_timer(evutil_socket_t fd, short what, void *arg);
 
@@ -1000,6 +1006,14 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
         if (sub && sub_has(sub, p->id))
             sub_leave(s, sub, p->id);
         manager_reply_result(m, p->id, id, NULL);
+        return;
+    }
+    if (!sub && ss->n_subs >= SURFACE_MAX_SUBS) {
+        _cleanup_free_ char *msg =
+            xasprintf("MCP server %s already has %d resource subscriptions, the most mcpd keeps "
+                      "per server; unsubscribe from some (resources/unsubscribe) first",
+                      s->cfg->name, SURFACE_MAX_SUBS);
+        manager_reply_error(m, p->id, id, JSONRPC_INVALID_REQUEST, msg);
         return;
     }
     if (!sub) {

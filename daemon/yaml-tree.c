@@ -19,10 +19,16 @@
  */
 #define YAML_TREE_MAX_NODES 100000
 #define YAML_TREE_MAX_DEPTH 64
+/*
+ * An alias of a long scalar copies it again each time, so nodes alone do not bound memory
+ * (100000 aliases of a 1 MiB string would be 100 GB). Without aliases a tree's text is at
+ * most its file's (config files stop at 4 MiB): four times that is far beyond any real file.
+ */
+#define YAML_TREE_MAX_BYTES (16u * 1024u * 1024u)
 
 typedef struct Build {
     yaml_document_t *doc;
-    size_t n_nodes;
+    size_t n_nodes, n_bytes;
     char *why;
 } Build;
 
@@ -91,6 +97,16 @@ static yajl_val scalar(const yaml_node_t *n)
     return json_string_new_lossy(s, len);
 }
 
+/* Count a scalar's text (a value's or a key's) before it is copied; false past the bound. */
+static bool count_text(Build *b, const yaml_node_t *n)
+{
+    b->n_bytes += n->data.scalar.length;
+    if (b->n_bytes <= YAML_TREE_MAX_BYTES)
+        return true;
+    build_fail(b, n, "more than 16 MiB of text (a long value aliased too often?)");
+    return false;
+}
+
 static yajl_val node_to_json(Build *b, yaml_node_t *n, size_t depth);
 
 static yajl_val mapping(Build *b, yaml_node_t *n, size_t depth)
@@ -104,6 +120,8 @@ static yajl_val mapping(Build *b, yaml_node_t *n, size_t depth)
             build_fail(b, k ? k : n, "a mapping key must be a string");
             break;
         }
+        if (!count_text(b, k))
+            break;
         yajl_val val = node_to_json(b, v, depth + 1);
         if (!val)
             break;
@@ -130,7 +148,7 @@ static yajl_val node_to_json(Build *b, yaml_node_t *n, size_t depth)
     }
     switch (n->type) {
     case YAML_SCALAR_NODE:
-        return scalar(n);
+        return count_text(b, n) ? scalar(n) : NULL;
     case YAML_MAPPING_NODE:
         return mapping(b, n, depth);
     case YAML_SEQUENCE_NODE:
@@ -154,7 +172,7 @@ yajl_val yaml_tree_parse(const char *text, size_t len, char **whyp)
 {
     yaml_parser_t parser;
     yaml_document_t doc;
-    Build b = {&doc, 0, NULL};
+    Build b = {&doc, 0, 0, NULL};
     yajl_val v = NULL;
     yaml_node_t *root;
 

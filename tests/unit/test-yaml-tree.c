@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/yaml-tree.h"
 #include "tests/unit/test-text.h"
@@ -69,6 +70,43 @@ static void test_alias_bomb_bounded(void)
     CHECK_MSG(startswith(s, "error: ") && strstr(s, "more than 100000"), "%s", s);
 }
 
+/* Few nodes, but each alias of a long string copies it: the text built is bounded too. */
+static void test_alias_of_long_scalar_bounded(void)
+{
+    const size_t long_len = 64u * 1024u, n_alias = 2000;
+    StrBuf y = STRBUF_INIT;
+
+    strbuf_puts(&y, "a: &a ");
+    for (size_t i = 0; i < long_len; i++)
+        strbuf_putc(&y, 'x');
+    strbuf_puts(&y, "\nb:\n");
+    for (size_t i = 0; i < n_alias; i++)
+        strbuf_puts(&y, "- *a\n");
+    _cleanup_free_ char *s = as_json(strbuf_str(&y));
+
+    CHECK_MSG(startswith(s, "error: ") && strstr(s, "more than 16 MiB"), "%.200s", s);
+    strbuf_deinit(&y);
+}
+
+/* The same through a key: an aliased mapping copies its keys each time too. */
+static void test_alias_of_long_key_bounded(void)
+{
+    const size_t long_len = 64u * 1024u, n_alias = 2000;
+    StrBuf y = STRBUF_INIT;
+
+    /* An explicit key ("? "): a plain one may not be longer than 1024 characters. */
+    strbuf_puts(&y, "a: &a\n  ? ");
+    for (size_t i = 0; i < long_len; i++)
+        strbuf_putc(&y, 'k');
+    strbuf_puts(&y, "\n  : 1\nb:\n");
+    for (size_t i = 0; i < n_alias; i++)
+        strbuf_puts(&y, "- *a\n");
+    _cleanup_free_ char *s = as_json(strbuf_str(&y));
+
+    CHECK_MSG(startswith(s, "error: ") && strstr(s, "more than 16 MiB"), "%.200s", s);
+    strbuf_deinit(&y);
+}
+
 int main(void)
 {
     RUN(test_shapes_and_scalars);
@@ -76,5 +114,7 @@ int main(void)
     RUN(test_empty_document);
     RUN(test_errors_name_line_and_column);
     RUN(test_alias_bomb_bounded);
+    RUN(test_alias_of_long_scalar_bounded);
+    RUN(test_alias_of_long_key_bounded);
     return test_main_result();
 }
