@@ -115,6 +115,10 @@ static void load_gemini(Trust *t, StrBuf *problems)
     folders = read_json(fpath, problems);
     for (size_t i = 0; YAJL_IS_OBJECT(folders) && i < folders->u.object.len; i++) {
         const char *key = folders->u.object.keys[i];
+        /* Gemini writes absolute paths; anything else ("", "foo") would resolve against mcpd's
+         * own directory and could approve every project. */
+        if (key[0] != '/')
+            continue;
         const char *rule = YAJL_IS_STRING(folders->u.object.values[i])
                                ? folders->u.object.values[i]->u.string
                                : "";

@@ -340,6 +340,12 @@ static void test_codex_and_gemini_answers(void)
     expect_held(&set, "g", "untrusted");
     config_set_deinit(&set);
 
+    /* A key that is not an absolute path approves nothing (it would resolve against mcpd's cwd). */
+    put(home, ".gemini/trustedFolders.json", "{\"\": \"TRUST_FOLDER\", \".\": \"TRUST_PARENT\"}");
+    discover(&set);
+    expect_held(&set, "g", "untrusted");
+    config_set_deinit(&set);
+
     put(home, ".codex/config.toml", trusted);
     put(home, ".gemini/trustedFolders.json", parent_rule);
     discover(&set);
