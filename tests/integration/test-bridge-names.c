@@ -209,7 +209,7 @@ static void test_long(Harness *h)
 static void test_collision(Harness *h, const char *server, const char *other_order)
 {
     _cleanup_free_ char *out = NULL, *out2 = NULL, *a = NULL, *b = NULL, *hashed = NULL;
-    _cleanup_json_ yajl_val root = NULL, root2 = NULL;
+    _cleanup_json_ yajl_val root = NULL;
     StrBuf in = STRBUF_INIT;
 
     CHECK(bridge(h, INIT_LINE LIST_LINE, NULL, &out, "--server", server, "--host-prefix",
@@ -233,7 +233,6 @@ static void test_collision(Harness *h, const char *server, const char *other_ord
     b = call_text(out2, 3);
     CHECK_MSG(a && streq(a, "echo:p"), "%s: echo reached %s", server, a ? a : out2);
     CHECK_MSG(b && streq(b, "mcp_echo:q"), "%s: %s reached %s", server, hashed, b ? b : out2);
-    (void)root2;
 
     /* The same tools listed in the other order get the same names. */
     _cleanup_free_ char *out3 = NULL;
