@@ -15,6 +15,7 @@
 #include <sys/un.h>
 
 #include "client/bridge.h"
+#include "common/hash.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/jsonscan.h"
@@ -31,6 +32,17 @@
  * failed; a few seconds more cover a loaded machine. Past that mcpd is not going to answer.
  */
 #define BRIDGE_DRAIN_MS 65000
+/* The longest tool name MCP hosts accept (the same cap mcpd applies to its own names). */
+#define BRIDGE_NAME_MAX 64
+/* Hex digits of the hash that ends a cut short name: mcpd's own scheme (daemon/naming.c). */
+#define BRIDGE_HASH_DIGITS 6
+/* A host prefix must leave room for a few characters besides "_" and the hash digits. */
+#define BRIDGE_NAME_MIN_ROOM (BRIDGE_HASH_DIGITS + 1 + 8)
+/*
+ * Short names remembered (a tool mcpd no longer lists keeps its name, so a late call still
+ * maps); far above any real tool count, it only stops a session with endless churn from growing.
+ */
+#define BRIDGE_NAMES_MAX 100000
 
 /*
  * One direction: bytes waiting to be written to fd. Written bytes are dropped from the front
@@ -43,11 +55,18 @@ typedef struct Pipe {
     StrBuf q;
     size_t off;
     size_t keep;
+    bool whole_lines; /* write only complete lines (up to keep): they may still be rewritten */
 } Pipe;
 
 static size_t pipe_queued(const Pipe *p)
 {
     return p->q.len - p->off;
+}
+
+/* Bytes that may be written now. */
+static size_t pipe_ready(const Pipe *p)
+{
+    return (p->whole_lines ? p->keep : p->q.len) - p->off;
 }
 
 static void pipe_compact(Pipe *p)
@@ -70,8 +89,8 @@ static int pipe_flush(Pipe *p)
 {
     int r = 0;
 
-    while (pipe_queued(p)) {
-        ssize_t w = write(p->fd, p->q.data + p->off, pipe_queued(p));
+    while (pipe_ready(p)) {
+        ssize_t w = write(p->fd, p->q.data + p->off, pipe_ready(p));
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && errno != EAGAIN)
@@ -251,15 +270,192 @@ static char *cancelled_id(const char *line, size_t len)
     return NULL;
 }
 
+/*
+ * Short names (--host-prefix): the host puts its own prefix before every tool name (Claude Code:
+ * mcp__mcpd__), so mcpd's "mcp_" is dropped and a name that would still pass BRIDGE_NAME_MAX
+ * with the prefix is cut and ends in "_" + hash digits of mcpd's name. A short name taken by
+ * another tool gets hash digits keyed on mcpd's name and a counter, as daemon/naming.c does, so
+ * two tools never share one. tools/list replies are rewritten, tools/call requests mapped back.
+ */
+typedef struct ShortName {
+    char *full, *brief;
+} ShortName;
+
+typedef struct Names {
+    size_t room;   /* characters left for a name after the host's prefix; 0: names unchanged */
+    Pending lists; /* ids of the host's tools/list requests not answered yet */
+    ShortName *map;
+    size_t n_map, cap;
+} Names;
+
+static const ShortName *names_by_full(const Names *nm, const char *full)
+{
+    for (size_t i = 0; i < nm->n_map; i++)
+        if (streq(nm->map[i].full, full))
+            return &nm->map[i];
+    return NULL;
+}
+
+static const ShortName *names_by_brief(const Names *nm, const char *brief)
+{
+    for (size_t i = 0; i < nm->n_map; i++)
+        if (streq(nm->map[i].brief, brief))
+            return &nm->map[i];
+    return NULL;
+}
+
+static void names_clear(Names *nm)
+{
+    for (size_t i = 0; i < nm->n_map; i++) {
+        free(nm->map[i].full);
+        free(nm->map[i].brief);
+    }
+    nm->n_map = 0;
+}
+
+static void names_deinit(Names *nm)
+{
+    names_clear(nm);
+    free(nm->map);
+    pending_deinit(&nm->lists);
+}
+
+/* name cut to leave room for "_" + hash digits of key, within room characters. */
+static char *names_cut(const char *name, const char *key, size_t room)
+{
+    char hex[2 * SHA256_DIGEST_SIZE + 1];
+    size_t n = MIN(strlen(name), room - 1 - BRIDGE_HASH_DIGITS);
+
+    sha256_hex(hex, key, strlen(key));
+    while (n > 0 && name[n - 1] == '_')
+        n--;
+    return xasprintf("%.*s_%.*s", (int)n, name, BRIDGE_HASH_DIGITS, hex);
+}
+
+/* The short name of mcpd's full name, assigned now if new (to keep: owned by nm). */
+static const char *names_assign(Names *nm, const char *full)
+{
+    const ShortName *had = names_by_full(nm, full);
+    const char *base = full;
+    char *brief;
+
+    if (had)
+        return had->brief;
+    if (nm->n_map >= BRIDGE_NAMES_MAX)
+        names_clear(nm);
+    if (strncmp(base, "mcp_", 4) == 0 && base[4])
+        base += 4;
+    brief = strlen(base) <= nm->room ? xstrdup(base) : names_cut(base, full, nm->room);
+    for (unsigned k = 0; names_by_brief(nm, brief); k++) {
+        _cleanup_free_ char *key = xasprintf("%s\x1f%u", full, k);
+        char *alt = names_cut(brief, key, nm->room);
+        free(brief);
+        brief = alt;
+    }
+    if (nm->n_map == nm->cap) {
+        nm->cap = nm->cap ? 2 * nm->cap : 64;
+        nm->map = xrealloc(nm->map, nm->cap * sizeof(*nm->map));
+    }
+    nm->map[nm->n_map] = (ShortName){xstrdup(full), brief};
+    return nm->map[nm->n_map++].brief;
+}
+
+static int cmp_tool_name(const void *a, const void *b)
+{
+    const char *x = json_get_string(*(yajl_val const *)a, "name");
+    const char *y = json_get_string(*(yajl_val const *)b, "name");
+    return strcmp(x, y);
+}
+
+/*
+ * A tools/list reply with its names shortened, appended to out; false (nothing appended) when
+ * it is not a result holding tools. New names are assigned in the order of mcpd's names, so
+ * which of two colliding tools keeps the plain name does not depend on list order.
+ */
+static bool names_rewrite_list(Names *nm, StrBuf *out, const char *line, size_t len)
+{
+    _cleanup_free_ char *err = NULL;
+    _cleanup_free_ yajl_val *tools = NULL;
+    JsonrpcMsg m;
+    size_t n = 0;
+
+    if (jsonrpc_msg_parse(&m, line, len, &err) != 0 || m.kind != JSONRPC_RESPONSE ||
+        !json_get_array(m.result, "tools")) {
+        jsonrpc_msg_deinit(&m);
+        return false;
+    }
+    yajl_val result = json_copy(m.result), arr = json_get_array(result, "tools");
+    tools = xmalloc((json_array_len(arr) + 1) * sizeof(*tools));
+    for (size_t i = 0; i < json_array_len(arr); i++)
+        if (json_get_string(json_array_at(arr, i), "name"))
+            tools[n++] = json_array_at(arr, i);
+    if (n)
+        qsort(tools, n, sizeof(*tools), cmp_tool_name);
+    for (size_t i = 0; i < n; i++) {
+        const char *brief = names_assign(nm, json_get_string(tools[i], "name"));
+        json_object_set(tools[i], "name", json_string_new(brief));
+    }
+    strbuf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
+    json_write(out, m.id);
+    strbuf_puts(out, ",\"result\":");
+    json_write(out, result);
+    strbuf_puts(out, "}\n");
+    json_free(result);
+    jsonrpc_msg_deinit(&m);
+    return true;
+}
+
+/*
+ * A line from the host that is a tools/list request (its id awaited in nm->lists) or a
+ * tools/call of a short name (re-written to out with mcpd's name). Returns true when the line
+ * was appended to out; a name the bridge never listed goes through unchanged (mcpd answers
+ * Unknown tool). Lines that cannot be either are not parsed.
+ */
+static bool names_host_line(Names *nm, StrBuf *out, const char *line, size_t len)
+{
+    _cleanup_free_ char *err = NULL;
+    JsonrpcMsg m;
+    bool done = false;
+
+    if (!memmem(line, len, "tools", 5))
+        return false;
+    if (jsonrpc_msg_parse(&m, line, len, &err) != 0 || m.kind != JSONRPC_REQUEST) {
+        jsonrpc_msg_deinit(&m);
+        return false;
+    }
+    if (streq(m.method, "tools/list")) {
+        StrBuf id = STRBUF_INIT;
+        json_write(&id, m.id);
+        pending_add(&nm->lists, strbuf_detach(&id, NULL));
+    } else if (streq(m.method, "tools/call") && YAJL_IS_OBJECT(m.params)) {
+        const char *name = json_get_string(m.params, "name");
+        const ShortName *sn = name ? names_by_brief(nm, name) : NULL;
+        if (sn) {
+            yajl_val params = json_copy(m.params);
+            json_object_set(params, "name", json_string_new(sn->full));
+            strbuf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
+            json_write(out, m.id);
+            strbuf_puts(out, ",\"method\":\"tools/call\",\"params\":");
+            json_write(out, params);
+            strbuf_puts(out, "}\n");
+            json_free(params);
+            done = true;
+        }
+    }
+    jsonrpc_msg_deinit(&m);
+    return done;
+}
+
 /* One line from the host: to mcpd (initialize with identity), its id awaited if a request. */
-static void host_line(Pipe *to_sock, Pending *pd, const char *line, size_t len, const char *cwd,
-                      const char *server)
+static void host_line(Pipe *to_sock, Pending *pd, Names *nm, const char *line, size_t len,
+                      const char *cwd, const char *server)
 {
     char *id;
     bool has_method, initialize;
 
     line_classify(line, len, &id, &has_method, &initialize);
-    if (!initialize || !add_identity(&to_sock->q, line, len, cwd, server)) {
+    if (initialize ? !add_identity(&to_sock->q, line, len, cwd, server)
+                   : !nm->room || !names_host_line(nm, &to_sock->q, line, len)) {
         strbuf_append(&to_sock->q, line, len);
         strbuf_putc(&to_sock->q, '\n');
     }
@@ -275,29 +471,54 @@ static void host_line(Pipe *to_sock, Pending *pd, const char *line, size_t len, 
     }
 }
 
+/* Replace the bytes [from, to) of q by with. */
+static void strbuf_splice(StrBuf *q, size_t from, size_t to, const StrBuf *with)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    strbuf_append(&sb, q->data, from);
+    strbuf_append(&sb, with->data, with->len);
+    strbuf_append(&sb, q->data + to, q->len - to);
+    strbuf_deinit(q);
+    *q = sb;
+}
+
 /*
  * Bytes from mcpd after scan are new; to_out->keep is where the first incomplete line starts.
- * Each complete line that answers a host request settles its id.
+ * Each complete line that answers a host request settles its id; one that answers a tools/list
+ * gets short names (to_out holds whole lines then, so the line is not written yet).
  */
-static void sock_lines(Pipe *to_out, Pending *pd, size_t scan)
+static void sock_lines(Pipe *to_out, Pending *pd, Names *nm, size_t scan)
 {
     char *nl;
 
     while ((nl = memchr(to_out->q.data + scan, '\n', to_out->q.len - scan))) {
-        const char *line = to_out->q.data + to_out->keep;
+        char *line = to_out->q.data + to_out->keep;
         size_t len = (size_t)(nl - line);
         char *id;
         bool has_method, initialize;
 
-        if (pd->n_ids) {
+        scan = (size_t)(nl - to_out->q.data) + 1;
+        if (pd->n_ids || nm->lists.n_ids) {
             *nl = '\0'; /* the full parser wants a terminated line */
             line_classify(line, len, &id, &has_method, &initialize);
             *nl = '\n';
-            if (id && !has_method)
+            if (id && !has_method) {
                 pending_remove(pd, id);
+                size_t lists = nm->lists.n_ids;
+                pending_remove(&nm->lists, id);
+                StrBuf sb = STRBUF_INIT;
+                *nl = '\0';
+                if (nm->lists.n_ids < lists && names_rewrite_list(nm, &sb, line, len)) {
+                    strbuf_splice(&to_out->q, to_out->keep, scan, &sb);
+                    scan = to_out->keep + sb.len;
+                } else {
+                    *nl = '\n';
+                }
+                strbuf_deinit(&sb);
+            }
             free(id);
         }
-        scan = (size_t)(nl - to_out->q.data) + 1;
         to_out->keep = scan;
     }
 }
@@ -337,17 +558,32 @@ static int drain_poll_ms(bool in_eof, uint64_t drain_deadline)
     return now >= drain_deadline ? 0 : (int)MIN(drain_deadline - now, (uint64_t)INT_MAX);
 }
 
-int bridge_run(const char *socket_path, const char *cwd_opt, const char *server)
+int bridge_run(const char *socket_path, const char *cwd_opt, const char *server,
+               const char *host_prefix)
 {
     char cwd_buf[PATH_MAX];
     const char *cwd = cwd_opt ? cwd_opt : getcwd(cwd_buf, sizeof(cwd_buf));
     Pipe to_sock = {.fd = -1}, to_out = {.fd = STDOUT_FILENO};
     Pending pd = {0};
+    Names nm = {0};
     Framer in;
     bool in_eof = false, sock_eof = false;
     uint64_t drain_deadline = 0;
     int sock, ret = 0;
 
+    if (host_prefix) {
+        size_t plen = strlen(host_prefix);
+        if (plen + BRIDGE_NAME_MIN_ROOM > BRIDGE_NAME_MAX) {
+            fprintf(stderr,
+                    "mcpctl bridge: --host-prefix \"%s\" is %zu characters; it must leave %d of "
+                    "the %d a tool name may have (give the host's real prefix, or omit the "
+                    "option)\n",
+                    host_prefix, plen, BRIDGE_NAME_MIN_ROOM, BRIDGE_NAME_MAX);
+            return 1;
+        }
+        nm.room = BRIDGE_NAME_MAX - plen;
+        to_out.whole_lines = true;
+    }
     signal(SIGPIPE, SIG_IGN);
     sock = connect_socket(socket_path);
     if (sock < 0)
@@ -362,16 +598,21 @@ int bridge_run(const char *socket_path, const char *cwd_opt, const char *server)
         if (!in_eof && pipe_queued(&to_sock) < BRIDGE_QUEUE_MAX)
             pfd[0] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
         pfd[1].fd = sock;
-        pfd[1].events =
-            (short)((!sock_eof && pipe_queued(&to_out) < BRIDGE_QUEUE_MAX ? POLLIN : 0) |
-                    (pipe_queued(&to_sock) ? POLLOUT : 0));
-        if (pipe_queued(&to_out))
+        pfd[1].events = (short)((!sock_eof && pipe_ready(&to_out) < BRIDGE_QUEUE_MAX ? POLLIN : 0) |
+                                (pipe_queued(&to_sock) ? POLLOUT : 0));
+        if (pipe_ready(&to_out))
             pfd[2] = (struct pollfd){STDOUT_FILENO, POLLOUT, 0};
         /* The host closed stdin (MCP's stdio shutdown): first every reply it is owed. */
-        if (in_eof && !pipe_queued(&to_sock) && !pd.n_ids && !pipe_queued(&to_out))
+        if (in_eof && !pipe_queued(&to_sock) && !pd.n_ids && !pipe_ready(&to_out))
             break;
-        if (sock_eof && !pipe_queued(&to_out))
+        if (sock_eof && !pipe_ready(&to_out))
             break;
+        /* Whole lines only: mcpd's lines are bounded like the host's (16 MiB by default). */
+        if (to_out.whole_lines && to_out.q.len - to_out.keep > in.max) {
+            fprintf(stderr, "mcpctl bridge: a message from mcpd exceeds %zu bytes\n", in.max);
+            ret = 1;
+            break;
+        }
         int timeout = drain_poll_ms(in_eof, drain_deadline);
         if (in_eof && !timeout) {
             fprintf(stderr,
@@ -405,7 +646,7 @@ int bridge_run(const char *socket_path, const char *cwd_opt, const char *server)
                             in.max);
                     continue;
                 }
-                host_line(&to_sock, &pd, line, len, cwd, server);
+                host_line(&to_sock, &pd, &nm, line, len, cwd, server);
             }
         }
         if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -415,7 +656,7 @@ int bridge_run(const char *socket_path, const char *cwd_opt, const char *server)
             if (n > 0) {
                 to_out.q.len += (size_t)n;
                 to_out.q.data[to_out.q.len] = '\0';
-                sock_lines(&to_out, &pd, scan);
+                sock_lines(&to_out, &pd, &nm, scan);
             } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
                 sock_eof = true;
             }
@@ -436,6 +677,7 @@ int bridge_run(const char *socket_path, const char *cwd_opt, const char *server)
     }
     framer_deinit(&in);
     pending_deinit(&pd);
+    names_deinit(&nm);
     strbuf_deinit(&to_sock.q);
     strbuf_deinit(&to_out.q);
     close(sock);

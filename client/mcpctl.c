@@ -58,7 +58,8 @@ typedef struct Ctl {
     long run;       /* logs --run K; 0: every run kept */
     const char *socket;
     const char *cwd;
-    const char *server; /* trust, untrust, bridge: --server NAME */
+    const char *server;      /* trust, untrust, bridge: --server NAME */
+    const char *host_prefix; /* bridge: --host-prefix PREFIX */
     LoginMode login_mode;
     mcpc_client *client;
 } Ctl;
@@ -71,6 +72,7 @@ enum {
     VERB_SERVER = 1 << 3,  /* --server NAME */
     VERB_LOGIN = 1 << 4,   /* --no-browser, --headless */
     VERB_FOLLOW = 1 << 5,  /* -f, --run K */
+    VERB_PREFIX = 1 << 6,  /* --host-prefix PREFIX */
 };
 
 typedef struct Verb {
@@ -1013,7 +1015,7 @@ static int verb_bridge(Ctl *ctl, char **args, int n)
 {
     _cleanup_free_ char *sock = ctl->socket ? xstrdup(ctl->socket) : paths_socket();
 
-    return bridge_run(sock, ctl->cwd, ctl->server);
+    return bridge_run(sock, ctl->cwd, ctl->server, ctl->host_prefix);
 }
 
 /* trust / untrust [DIR] [--server NAME]: client/trust.c. */
@@ -1079,10 +1081,10 @@ static const Verb verbs[] = {
     {"config", "[--cwd DIR]",
      "what discovery finds for DIR (default: here) and why; no mcpd needed", 0, 0,
      VERB_CWD | VERB_OFFLINE, verb_config},
-    {"bridge", "[--cwd DIR] [--server NAME]",
+    {"bridge", "[--cwd DIR] [--server NAME] [--host-prefix PREFIX]",
      "be a stdio MCP server relaying to mcpd (for MCP hosts); --server: only that server, under "
-     "its own names",
-     0, 0, VERB_CWD | VERB_OFFLINE | VERB_SERVER, verb_bridge},
+     "its own names; --host-prefix: short tool names that fit 64 with the host's prefix",
+     0, 0, VERB_CWD | VERB_OFFLINE | VERB_SERVER | VERB_PREFIX, verb_bridge},
     {"setup", "AGENT|--all [--dry-run] [--undo]",
      "make an agent start only mcpd's bridge (docs/agents.md)", 1, 3, VERB_OFFLINE, verb_setup},
     {"trust", "[DIR] [--server NAME]",
@@ -1138,6 +1140,7 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
         {"headless", no_argument, NULL, 'H'},
         {"follow", no_argument, NULL, 'f'},
         {"run", required_argument, NULL, 'R'},
+        {"host-prefix", required_argument, NULL, 'P'},
         {NULL, 0, NULL, 0},
     };
     int64_t v;
@@ -1172,6 +1175,10 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
             }
             ctl->lines = (long)v;
             *seenp |= VERB_LINES;
+            break;
+        case 'P':
+            ctl->host_prefix = optarg;
+            *seenp |= VERB_PREFIX;
             break;
         case 'S':
             ctl->server = optarg;
@@ -1248,6 +1255,7 @@ int main(int argc, char **argv)
                 : bad & VERB_SERVER ? "--server"
                 : bad & VERB_LINES  ? "-n"
                 : bad & VERB_LOGIN  ? "--no-browser/--headless"
+                : bad & VERB_PREFIX ? "--host-prefix"
                                     : "-f or --run");
         return EXIT_USAGE;
     }

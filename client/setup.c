@@ -47,15 +47,30 @@ typedef struct SetupAgent {
     const char *rel;     /* under the home directory */
     const char *env_dir; /* a variable that moves the file's directory, or NULL */
     const char *shows;   /* what the agent lists afterwards */
+    const char *prefix;  /* what the agent puts before a tool name: the bridge's --host-prefix */
 } SetupAgent;
 
+/*
+ * The bridge lists tools under names that fit 64 characters after the host's own prefix
+ * (client/bridge.c). Claude Code names a tool mcp__<server>__<tool> (code.claude.com/docs/en/mcp),
+ * so for the server "mcpd" it adds "mcp__mcpd__". The other agents' prefixes are not pinned down
+ * by their documentation; the same 11 characters are assumed for them, as long as or longer than
+ * what each is known to add (nothing, or "<server>__"), so their names fit too.
+ */
+#define PREFIX_CLAUDE       "mcp__mcpd__"
+#define PREFIX_CONSERVATIVE "mcp__mcpd__"
+
 static const SetupAgent setup_agents[] = {
-    {"claude", "Claude Code", FORMAT_JSON, ".claude.json", "CLAUDE_CONFIG_DIR", "one server, mcpd"},
-    {"codex", "OpenAI Codex", FORMAT_TOML, ".codex/config.toml", "CODEX_HOME", "mcp_servers.mcpd"},
-    {"gemini", "Gemini CLI", FORMAT_JSON, ".gemini/settings.json", NULL, "one server, mcpd"},
-    {"cursor", "Cursor", FORMAT_JSON, ".cursor/mcp.json", NULL, "one server, mcpd"},
+    {"claude", "Claude Code", FORMAT_JSON, ".claude.json", "CLAUDE_CONFIG_DIR", "one server, mcpd",
+     PREFIX_CLAUDE},
+    {"codex", "OpenAI Codex", FORMAT_TOML, ".codex/config.toml", "CODEX_HOME", "mcp_servers.mcpd",
+     PREFIX_CONSERVATIVE},
+    {"gemini", "Gemini CLI", FORMAT_JSON, ".gemini/settings.json", NULL, "one server, mcpd",
+     PREFIX_CONSERVATIVE},
+    {"cursor", "Cursor", FORMAT_JSON, ".cursor/mcp.json", NULL, "one server, mcpd",
+     PREFIX_CONSERVATIVE},
     {"windsurf", "Windsurf", FORMAT_JSON, ".codeium/windsurf/mcp_config.json", NULL,
-     "one server, mcpd"},
+     "one server, mcpd", PREFIX_CONSERVATIVE},
 };
 #define N_AGENTS (sizeof(setup_agents) / sizeof(setup_agents[0]))
 
@@ -200,21 +215,23 @@ static yajl_val servers_to_move(yajl_val servers, size_t *np)
     return out;
 }
 
-static yajl_val bridge_entry(const char *mcpctl)
+static yajl_val bridge_entry(const SetupAgent *a, const char *mcpctl)
 {
     yajl_val e = json_object_new(), args = json_array_new();
 
     json_object_set(e, "command", json_string_new(mcpctl));
     json_array_push(args, json_string_new("bridge"));
+    json_array_push(args, json_string_new("--host-prefix"));
+    json_array_push(args, json_string_new(a->prefix));
     json_object_set(e, "args", args);
     return e;
 }
 
-static yajl_val bridge_servers(const char *mcpctl)
+static yajl_val bridge_servers(const SetupAgent *a, const char *mcpctl)
 {
     yajl_val s = json_object_new();
 
-    json_object_set(s, "mcpd", bridge_entry(mcpctl));
+    json_object_set(s, "mcpd", bridge_entry(a, mcpctl));
     return s;
 }
 
@@ -390,7 +407,7 @@ static void strip_servers(yajl_val root, const char *key, bool projects)
 static int check_round_trip(const Plan *p, yajl_val before, yajl_val after, const char *key,
                             const char *mcpctl, char **whyp)
 {
-    _cleanup_json_ yajl_val want = bridge_servers(mcpctl);
+    _cleanup_json_ yajl_val want = bridge_servers(p->agent, mcpctl);
     bool projects = streq(p->agent->id, "claude");
 
     if (!after || !json_equal(json_get(after, key), want)) {
@@ -411,8 +428,8 @@ static int plan_json(Plan *p, const char *mcpctl, yajl_val moved_projects, char 
 {
     _cleanup_json_ yajl_val switched = json_object_new();
     _cleanup_free_ char *err = NULL, *value = NULL, *indent = NULL;
-    _cleanup_json_ yajl_val root = json_parse(p->orig, &err), bridge = bridge_servers(mcpctl),
-                            after = NULL;
+    _cleanup_json_ yajl_val root = json_parse(p->orig, &err),
+                            bridge = bridge_servers(p->agent, mcpctl), after = NULL;
     _cleanup_free_ SetupMember *ms = NULL;
     SetupEdits edits = {0};
     size_t start = setup_json_start(p->orig, p->n_orig), n = 0;
@@ -491,7 +508,9 @@ static int plan_toml(Plan *p, const char *mcpctl, char **whyp)
     _cleanup_json_ yajl_val root = toml_parse(p->orig, p->n_orig, &err), after = NULL;
     SetupEdits edits = {0};
     size_t n = 0;
-    char *table = xasprintf("[mcp_servers.mcpd]\ncommand = %s\nargs = [\"bridge\"]\n", cmd);
+    char *table = xasprintf(
+        "[mcp_servers.mcpd]\ncommand = %s\nargs = [\"bridge\", \"--host-prefix\", \"%s\"]\n", cmd,
+        p->agent->prefix);
 
     if (!root) {
         *whyp = xasprintf("it does not parse as TOML (%s)" HOW_TO_FIX, err ? err : "?");
