@@ -161,8 +161,10 @@ static Server **ws_sorted(Workspace *ws)
 {
     Server **v = xcalloc(ws->n_servers + 1, sizeof(*v));
 
-    memcpy(v, ws->servers, ws->n_servers * sizeof(*v));
-    qsort(v, ws->n_servers, sizeof(*v), cmp_server_name);
+    if (ws->n_servers) { /* servers is NULL in a workspace with none */
+        memcpy(v, ws->servers, ws->n_servers * sizeof(*v));
+        qsort(v, ws->n_servers, sizeof(*v), cmp_server_name);
+    }
     return v;
 }
 
