@@ -683,6 +683,22 @@ char *h_raw_read(int fd, int timeout_ms)
     return strbuf_detach(&sb, NULL);
 }
 
+void h_sh(const char *fmt, ...)
+{
+    va_list ap;
+    char *cmd;
+
+    va_start(ap, fmt);
+    if (vasprintf(&cmd, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "command failed: %s\n", cmd);
+        exit(99);
+    }
+    free(cmd);
+}
+
 char *h_shell(int *statusp, const char *fmt, ...)
 {
     _cleanup_free_ char *cmd = NULL;

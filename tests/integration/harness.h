@@ -117,5 +117,7 @@ extern const char h_raw_initialize[];
 /** Exit status for main: prints a summary. */
 int h_finish(const char *name);
 
+/** Run a shell command line that must succeed (fixture set-up): exit 99 naming it if not. */
+void h_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** Run a shell command line; return its stdout (to free) and set *statusp to its exit code. */
 char *h_shell(int *statusp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -20,23 +20,6 @@ static const char *fixtures; /* argv[1]: tests/fixtures/agents */
 
 #define CONTROL "mcp_steady_echo"
 
-static void sh(const char *fmt, ...) _printf_(1, 2);
-static void sh(const char *fmt, ...)
-{
-    va_list ap;
-    char *cmd;
-
-    va_start(ap, fmt);
-    if (vasprintf(&cmd, fmt, ap) < 0)
-        abort();
-    va_end(ap);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "command failed: %s\n", cmd);
-        exit(99);
-    }
-    free(cmd);
-}
-
 /*
  * ~/.claude.json as Claude Code grows it: megabytes of chat history per project, the
  * servers after it. 6 MB is over the 4 MiB every other config file may have.
@@ -68,15 +51,15 @@ static char *install_fixtures(Harness *h)
     _cleanup_free_ char *claude = paths_join(home, ".claude.json");
     char *root = paths_join(h->dir, "project");
 
-    sh("cp -a '%s/home/.' '%s/' && cp -a '%s/config/.' '%s/'", fixtures, home, fixtures, config);
-    sh("mkdir -p '%s' && cp -a '%s/project/.' '%s/'", root, fixtures, root);
-    sh("find '%s' '%s' '%s' -type f -exec sed -i 's#@FAKE@#%s#g' {} +", home, config, root,
-       h_fake());
+    h_sh("cp -a '%s/home/.' '%s/' && cp -a '%s/config/.' '%s/'", fixtures, home, fixtures, config);
+    h_sh("mkdir -p '%s' && cp -a '%s/project/.' '%s/'", root, fixtures, root);
+    h_sh("find '%s' '%s' '%s' -type f -exec sed -i 's#@FAKE@#%s#g' {} +", home, config, root,
+         h_fake());
     write_big_claude_json(claude, root);
     /* Commands the fixtures name must not start real tools: stubs that exit at once. */
-    sh("mkdir -p '%s/bin' && for c in npx uvx node; do "
-       "printf '#!/bin/sh\\nexit 1\\n' > '%s/bin/'$c; chmod 755 '%s/bin/'$c; done",
-       h->dir, h->dir, h->dir);
+    h_sh("mkdir -p '%s/bin' && for c in npx uvx node; do "
+         "printf '#!/bin/sh\\nexit 1\\n' > '%s/bin/'$c; chmod 755 '%s/bin/'$c; done",
+         h->dir, h->dir, h->dir);
     _cleanup_free_ char *path = xasprintf("%s/bin:%s", h->dir, getenv("PATH"));
     setenv("PATH", path, 1);
     unsetenv("COPILOT_HOME");
@@ -205,7 +188,7 @@ static void expect_skip(Harness *h, yajl_val r, const char *name, const char *fi
 /* The user approves the project, as mcpctl trust does (the gate itself: test-trust). */
 static void trust_project(Harness *h, const char *root)
 {
-    sh("'%s' --socket '%s' trust '%s' >/dev/null", getenv("MCPCTL_BINARY"), h->socket, root);
+    h_sh("'%s' --socket '%s' trust '%s' >/dev/null", getenv("MCPCTL_BINARY"), h->socket, root);
 }
 
 /* Before approval, every agent's project entry is held back and masks nothing. */

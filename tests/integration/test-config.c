@@ -18,23 +18,6 @@
 
 static const char *fixtures; /* argv[1]: tests/fixtures/config */
 
-static void sh(const char *fmt, ...) _printf_(1, 2);
-static void sh(const char *fmt, ...)
-{
-    va_list ap;
-    char *cmd;
-
-    va_start(ap, fmt);
-    if (vasprintf(&cmd, fmt, ap) < 0)
-        abort();
-    va_end(ap);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "command failed: %s\n", cmd);
-        exit(99);
-    }
-    free(cmd);
-}
-
 /* Run mcpctl with args against h's daemon; its stdout (to free) and exit status. */
 static char *mcpctl(Harness *h, int *statusp, const char *args)
 {
@@ -62,18 +45,18 @@ static char *install_fixtures(Harness *h)
     _cleanup_free_ char *home = paths_join(h->dir, "home");
     char *root = paths_join(h->dir, "project");
 
-    sh("cp -a '%s/home/.' '%s/'", fixtures, home);
-    sh("mkdir -p '%s' && cp -a '%s/project/.' '%s/'", root, fixtures, root);
+    h_sh("cp -a '%s/home/.' '%s/'", fixtures, home);
+    h_sh("mkdir -p '%s' && cp -a '%s/project/.' '%s/'", root, fixtures, root);
     /* mcpd's own user file lives under the harness's XDG_CONFIG_HOME. */
-    sh("cp '%s/home/.config/mcpd/mcp.json' '%s'", fixtures, h->config);
-    sh("sed 's#@ROOT@#%s#g' '%s/home/.claude.json.in' > '%s/.claude.json'", root, fixtures, home);
+    h_sh("cp '%s/home/.config/mcpd/mcp.json' '%s'", fixtures, h->config);
+    h_sh("sed 's#@ROOT@#%s#g' '%s/home/.claude.json.in' > '%s/.claude.json'", root, fixtures, home);
     /*
      * Commands the fixtures name (npx, uvx, node, python) must not start real tools here:
      * stubs that exit at once come first in PATH.
      */
-    sh("mkdir -p '%s/bin' && for c in npx uvx node python mcp-server-memory; do "
-       "printf '#!/bin/sh\\nexit 1\\n' > '%s/bin/'$c; chmod 755 '%s/bin/'$c; done",
-       h->dir, h->dir, h->dir);
+    h_sh("mkdir -p '%s/bin' && for c in npx uvx node python mcp-server-memory; do "
+         "printf '#!/bin/sh\\nexit 1\\n' > '%s/bin/'$c; chmod 755 '%s/bin/'$c; done",
+         h->dir, h->dir, h->dir);
     _cleanup_free_ char *path = xasprintf("%s/bin:%s", h->dir, getenv("PATH"));
     setenv("PATH", path, 1);
     setenv("MCPD_FIXTURE_TOKEN", "tok-never-shown-9f3a", 1);
