@@ -699,20 +699,17 @@ void h_sh(const char *fmt, ...)
     free(cmd);
 }
 
-char *h_shell(int *statusp, const char *fmt, ...)
+char *h_vshell(int *statusp, const char *fmt, va_list ap)
 {
     _cleanup_free_ char *cmd = NULL;
     StrBuf sb = STRBUF_INIT;
     char buf[4096];
-    va_list ap;
     size_t n;
     FILE *f;
     int st;
 
-    va_start(ap, fmt);
     if (vasprintf(&cmd, fmt, ap) < 0)
         abort();
-    va_end(ap);
     if (!(f = popen(cmd, "r")))
         die("popen %s: %s", cmd, strerror(errno));
     while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
@@ -720,4 +717,15 @@ char *h_shell(int *statusp, const char *fmt, ...)
     st = pclose(f);
     *statusp = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return strbuf_detach(&sb, NULL);
+}
+
+char *h_shell(int *statusp, const char *fmt, ...)
+{
+    va_list ap;
+    char *out;
+
+    va_start(ap, fmt);
+    out = h_vshell(statusp, fmt, ap);
+    va_end(ap);
+    return out;
 }

@@ -2,6 +2,7 @@
 // harness: start the real mcpd on a private runtime dir and socket, and check what it leaves.
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -119,5 +120,7 @@ int h_finish(const char *name);
 
 /** Run a shell command line that must succeed (fixture set-up): exit 99 naming it if not. */
 void h_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** h_shell with a va_list. */
+char *h_vshell(int *statusp, const char *fmt, va_list ap);
 /** Run a shell command line; return its stdout (to free) and set *statusp to its exit code. */
 char *h_shell(int *statusp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -27,28 +27,16 @@
 static char *run(int *statusp, uint64_t *msp, const char *fmt, ...) _printf_(3, 4);
 static char *run(int *statusp, uint64_t *msp, const char *fmt, ...)
 {
-    _cleanup_free_ char *cmd = NULL;
-    StrBuf sb = STRBUF_INIT;
     uint64_t start = now_ms();
-    char buf[4096];
     va_list ap;
-    size_t n;
-    FILE *f;
-    int st;
+    char *out;
 
     va_start(ap, fmt);
-    if (vasprintf(&cmd, fmt, ap) < 0)
-        abort();
+    out = h_vshell(statusp, fmt, ap);
     va_end(ap);
-    if (!(f = popen(cmd, "r")))
-        abort();
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        strbuf_append(&sb, buf, n);
-    st = pclose(f);
-    *statusp = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     if (msp)
         *msp = now_ms() - start;
-    return strbuf_detach(&sb, NULL);
+    return out;
 }
 
 /* mcpctl against h's daemon: "CTL ARGS" with the socket given as an option. */
