@@ -34,7 +34,7 @@
 #define BRIDGE_DRAIN_MS 65000
 /* The longest tool name MCP hosts accept (the same cap mcpd applies to its own names). */
 #define BRIDGE_NAME_MAX 64
-/* Hex digits of the hash that ends a cut short name: mcpd's own scheme (daemon/naming.c). */
+/* Hex digits of the hash that ends a cut short name: mcpd's own scheme (daemon/core/naming.c). */
 #define BRIDGE_HASH_DIGITS 6
 /* A host prefix must leave room for a few characters besides "_" and the hash digits. */
 #define BRIDGE_NAME_MIN_ROOM (BRIDGE_HASH_DIGITS + 1 + 8)
@@ -274,7 +274,7 @@ static char *cancelled_id(const char *line, size_t len)
  * Short names (--host-prefix): the host puts its own prefix before every tool name (Claude Code:
  * mcp__mcpd__), so mcpd's "mcp_" is dropped and a name that would still pass BRIDGE_NAME_MAX
  * with the prefix is cut and ends in "_" + hash digits of mcpd's name. A short name taken by
- * another tool gets hash digits keyed on mcpd's name and a counter, as daemon/naming.c does, so
+ * another tool gets hash digits keyed on mcpd's name and a counter, as daemon/core/naming.c does, so
  * two tools never share one. tools/list replies are rewritten, tools/call requests mapped back.
  */
 typedef struct ShortName {

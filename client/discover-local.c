@@ -11,7 +11,7 @@
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
-#include "daemon/config.h"
+#include "daemon/config/config.h"
 
 yajl_val discover_local(const char *root, char **whyp)
 {

@@ -14,7 +14,7 @@
  * malloc() mix freely with parsed ones: a parsed request can be edited in place and written out.
  *
  * The walks over trees (json_free, json_copy, json_equal, json_write, and expand_value in
- * daemon/config.c) recurse once per level. That is safe because every tree is shallow:
+ * daemon/config/config.c) recurse once per level. That is safe because every tree is shallow:
  * json_parse_full() refuses texts deeper than JSON_MAX_DEPTH before building anything; code only
  * wraps parsed values in a fixed number of levels; toml_parse() bounds inline nesting and the
  * parts of a dotted key to TOML_MAX_DEPTH each, so a TOML tree has at most a few thousand levels

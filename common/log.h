@@ -9,7 +9,7 @@
 
 /*
  * A sink receives finished records; the daemon installs a journald sink when stderr is the
- * journal (daemon/systemd.c), so this file stays free of systemd.
+ * journal (daemon/sys/systemd.c), so this file stays free of systemd.
  */
 typedef void (*LogSink)(int priority, const char *server, const char *event, const char *message);
 

@@ -10,13 +10,13 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/util.h"
-#include "daemon/child.h"
+#include "daemon/sys/child.h"
 #include "daemon/daemon.h"
-#include "daemon/methods.h"
-#include "daemon/procs.h"
-#include "daemon/runlog.h"
-#include "daemon/systemd.h"
-#include "daemon/transport.h"
+#include "daemon/methods/methods.h"
+#include "daemon/sys/procs.h"
+#include "daemon/sys/runlog.h"
+#include "daemon/sys/systemd.h"
+#include "daemon/upstream/transport.h"
 
 /*
  * Shutdown bound: the stdio recipe takes up to 4 s (2 s to SIGTERM, 2 s to SIGKILL); past

@@ -6,11 +6,11 @@
 
 #include <event2/event.h>
 
-#include "daemon/config.h"
-#include "daemon/listener.h"
-#include "daemon/manager.h"
-#include "daemon/peer.h"
-#include "daemon/watch.h"
+#include "daemon/config/config.h"
+#include "daemon/downstream/listener.h"
+#include "daemon/core/manager.h"
+#include "daemon/downstream/peer.h"
+#include "daemon/config/watch.h"
 
 typedef struct DaemonOptions {
     const char *config_file;

@@ -21,10 +21,10 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/util.h"
-#include "daemon/claude-json.h"
-#include "daemon/config.h"
-#include "daemon/source.h"
-#include "daemon/yaml-tree.h"
+#include "daemon/config/claude-json.h"
+#include "daemon/config/config.h"
+#include "daemon/config/source.h"
+#include "daemon/config/yaml-tree.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

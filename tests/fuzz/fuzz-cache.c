@@ -19,7 +19,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "daemon/cache.h"
+#include "daemon/core/cache.h"
 
 /* A fixed clock, so an input's outcome does not depend on when it runs. */
 #define FUZZ_NOW_WALL_MS 1700000000000LL

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "daemon/naming.h"
+#include "daemon/core/naming.h"
 
 /* Enough entries to collide often; more only slows each run down. */
 #define FUZZ_MAX_ENTRIES 64

@@ -23,7 +23,7 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/util.h"
-#include "daemon/config.h"
+#include "daemon/config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

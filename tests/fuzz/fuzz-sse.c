@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "daemon/sse.h"
+#include "daemon/upstream/sse.h"
 
 /* Small, so oversized events and lines are reached too. */
 #define FUZZ_MAX_EVENT 4096

@@ -13,7 +13,7 @@
 
 #include "common/json.h"
 #include "common/util.h"
-#include "daemon/procs.h"
+#include "daemon/sys/procs.h"
 #include "tests/integration/harness.h"
 
 /* mcpd crashes in a row in the kill -9 scenario (the issue saw 10 strays after 3). */

@@ -10,7 +10,7 @@
 #include "tests/integration/harness.h"
 
 #define CONTROL "mcp_alpha_echo"
-/* mcpd's SURFACE_MAX_SUBS (daemon/surface.c). */
+/* mcpd's SURFACE_MAX_SUBS (daemon/core/surface.c). */
 #define MAX_SUBS 1024
 
 static char *subscribe(mcpc_client *c, const char *method, unsigned i, bool *okp)

@@ -7,7 +7,7 @@
 
 #include "common/json.h"
 #include "common/util.h"
-#include "daemon/cache.h"
+#include "daemon/core/cache.h"
 #include "tests/unit/test.h"
 
 #define NOW_MS 1700000000000LL

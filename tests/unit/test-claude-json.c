@@ -11,7 +11,7 @@
 #include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/claude-json.h"
+#include "daemon/config/claude-json.h"
 #include "tests/unit/test-text.h"
 #include "tests/unit/test.h"
 

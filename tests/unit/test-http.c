@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "daemon/http.h"
+#include "daemon/upstream/http.h"
 #include "tests/unit/test.h"
 
 static void check_redact(const char *in, const char *want)

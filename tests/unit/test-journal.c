@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // test-journal: the structured journald fields of a log record.
 
-#include "daemon/journal.h"
+#include "daemon/sys/journal.h"
 #include "tests/unit/test.h"
 
 static void test_server_record(void)

@@ -6,7 +6,7 @@
 
 #include "common/hash.h"
 #include "common/util.h"
-#include "daemon/naming.h"
+#include "daemon/core/naming.h"
 #include "tests/unit/test.h"
 
 #define CHECK_NAME(expr, want)                                                                     \

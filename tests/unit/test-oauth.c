@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 
 #include "common/strbuf.h"
-#include "daemon/oauth-fetch.h"
-#include "daemon/oauth-store.h"
-#include "daemon/oauth.h"
+#include "daemon/upstream/oauth-fetch.h"
+#include "daemon/upstream/oauth-store.h"
+#include "daemon/upstream/oauth.h"
 #include "tests/unit/test.h"
 
 static void check_param(const char *ch, const char *name, const char *want)

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 
 #include "common/util.h"
-#include "daemon/procs.h"
+#include "daemon/sys/procs.h"
 #include "tests/unit/test.h"
 
 /* How long a started process may take to appear as expected; generous for a loaded machine. */

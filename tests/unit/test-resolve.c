@@ -15,9 +15,9 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/util.h"
-#include "daemon/child.h"
-#include "daemon/config.h"
-#include "daemon/resolve.h"
+#include "daemon/sys/child.h"
+#include "daemon/config/config.h"
+#include "daemon/config/resolve.h"
 #include "tests/unit/test.h"
 
 static struct event_base *base;

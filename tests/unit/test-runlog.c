@@ -8,7 +8,7 @@
 #include "common/json.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/runlog.h"
+#include "daemon/sys/runlog.h"
 #include "tests/unit/test.h"
 
 /* A waitpid() status as the kernel builds it. */

@@ -9,9 +9,9 @@
 
 #include "common/paths.h"
 #include "common/util.h"
-#include "daemon/config.h"
-#include "daemon/source-imported.h"
-#include "daemon/source.h"
+#include "daemon/config/config.h"
+#include "daemon/config/source-imported.h"
+#include "daemon/config/source.h"
 #include "tests/unit/test.h"
 
 static char *tmp, *project;

@@ -13,9 +13,9 @@
 #include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/config.h"
-#include "daemon/source.h"
-#include "daemon/trust.h"
+#include "daemon/config/config.h"
+#include "daemon/config/source.h"
+#include "daemon/config/trust.h"
 #include "tests/unit/test.h"
 
 static const char *fixtures; /* argv[1]: tests/fixtures/config */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "daemon/sse.h"
+#include "daemon/upstream/sse.h"
 #include "tests/unit/test.h"
 
 /* Every event as "type|id|data\n", so one string shows what was dispatched. */

@@ -11,8 +11,8 @@
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
-#include "daemon/config.h"
-#include "daemon/trust.h"
+#include "daemon/config/config.h"
+#include "daemon/config/trust.h"
 #include "tests/unit/test.h"
 
 static char *tmp, *home, *root, *state;

@@ -10,7 +10,7 @@
 
 #include "common/paths.h"
 #include "common/util.h"
-#include "daemon/watch.h"
+#include "daemon/config/watch.h"
 #include "tests/unit/test.h"
 
 /* How long a change may take to be applied on a loaded machine; the debounce is 500 ms. */

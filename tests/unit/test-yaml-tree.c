@@ -6,7 +6,7 @@
 #include "common/json.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/yaml-tree.h"
+#include "daemon/config/yaml-tree.h"
 #include "tests/unit/test-text.h"
 #include "tests/unit/test.h"
 

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+// resolve: connect-time values (!command, environment-variable names, OAuth credentials), on the
+// loop.
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "common/json.h"
+#include "common/paths.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/sys/child.h"
+#include "daemon/config/resolve.h"
+
+/* The credential store is a small JSON file; anything larger is not one. */
+#define CREDENTIALS_MAX_BYTES (1u << 20)
+
+typedef struct Job {
+    struct Resolve *r;
+    char *key; /* member of the map (env or headers) whose value this command produces */
+    char *command;
+    Child *child;
+    struct event *ev_out, *ev_err;
+    StrBuf out;
+    bool out_eof, err_eof, done;
+} Job;
+
+struct Resolve {
+    struct event_base *base;
+    ServerConfig *cfg; /* the copy being resolved */
+    const char *field; /* "env" or "headers" */
+    yajl_val map;      /* cfg->env or cfg->headers */
+    char *credentials_path;
+    int64_t timeout_ms;
+    Job *jobs;
+    size_t n_jobs, n_running;
+    struct event *ev_timeout, *ev_finish;
+    char *error;
+    bool retryable;
+    ResolveDoneFn fn;
+    void *userdata;
+};
+
+static void wipe(StrBuf *sb)
+{
+    if (sb->data)
+        explicit_bzero(sb->data, sb->cap);
+    strbuf_deinit(sb);
+}
+
+static void job_stop(Job *j)
+{
+    if (j->ev_out)
+        event_free(j->ev_out);
+    if (j->ev_err)
+        event_free(j->ev_err);
+    j->ev_out = j->ev_err = NULL;
+    /* Kills the group and reaps it when it has not exited: never a zombie or an orphan. */
+    child_free(j->child);
+    j->child = NULL;
+}
+
+static void resolve_free(Resolve *r)
+{
+    for (size_t i = 0; i < r->n_jobs; i++) {
+        job_stop(&r->jobs[i]);
+        free(r->jobs[i].key);
+        free(r->jobs[i].command);
+        wipe(&r->jobs[i].out);
+    }
+    free(r->jobs);
+    event_free(r->ev_timeout);
+    event_free(r->ev_finish);
+    server_config_free(r->cfg);
+    free(r->credentials_path);
+    free(r->error);
+    free(r);
+}
+
+/* Record the first failure and finish; the callback runs from the loop. */
+static void resolve_fail(Resolve *r, bool retryable, const char *fmt, ...) _printf_(3, 4);
+static void resolve_fail(Resolve *r, bool retryable, const char *fmt, ...)
+{
+    StrBuf sb = STRBUF_INIT;
+    va_list ap;
+
+    if (r->error)
+        return;
+    va_start(ap, fmt);
+    strbuf_vprintf(&sb, fmt, ap);
+    va_end(ap);
+    r->error = strbuf_detach(&sb, NULL);
+    r->retryable = retryable;
+    event_active(r->ev_finish, EV_TIMEOUT, 0);
+}
+
+/* Empty values are dropped: the seed's "falsy result drops the key" (B14 keeps this rule). */
+static void drop_empty(yajl_val map)
+{
+    for (size_t i = map ? map->u.object.len : 0; i-- > 0;)
+        if (!map->u.object.values[i]->u.string[0])
+            json_free(json_object_take(map, map->u.object.keys[i]));
+}
+
+static int apply_oauth(Resolve *r)
+{
+    ServerConfig *c = r->cfg;
+    _cleanup_free_ char *token = NULL, *why = NULL, *bearer = NULL;
+
+    if (!streq(c->auth_type, "oauth") || !c->credential_id)
+        return 0;
+    if (resolve_credential(r->credentials_path, c->credential_id, &token, &why) < 0) {
+        r->error = xasprintf("Server \"%s\": auth: %s", c->name, why);
+        r->retryable = false;
+        return -EINVAL;
+    }
+    if (c->type == TRANSPORT_STDIO) {
+        if (!c->env)
+            c->env = json_object_new();
+        json_object_set(c->env, "OAUTH_ACCESS_TOKEN", json_string_new(token));
+    } else {
+        if (!c->headers)
+            c->headers = json_object_new();
+        bearer = xasprintf("Bearer %s", token);
+        json_object_set(c->headers, "Authorization", json_string_new(bearer));
+        explicit_bzero(bearer, strlen(bearer));
+    }
+    explicit_bzero(token, strlen(token));
+    return 0;
+}
+
+static void on_finish(evutil_socket_t fd, short what, void *arg)
+{
+    Resolve *r = arg;
+
+    (void)fd, (void)what;
+    if (!r->error) {
+        drop_empty(r->map);
+        apply_oauth(r);
+    }
+    if (r->error) {
+        r->fn(r->userdata, NULL, r->error, r->retryable);
+    } else {
+        ServerConfig *done = r->cfg;
+        r->cfg = NULL;
+        r->fn(r->userdata, done, NULL, false);
+    }
+    resolve_free(r);
+}
+
+/* Trimmed stdout becomes the value. */
+static void job_complete(Job *j)
+{
+    Resolve *r = j->r;
+    int st = j->child->status;
+    char *s = j->out.data ? j->out.data : "";
+    size_t n = j->out.len;
+
+    j->done = true;
+    r->n_running--;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        /*
+         * Its output is not quoted: a secret tool that fails often prints what it was given or
+         * found (a token, a vault path with the secret) to stderr, and this message goes to
+         * the log and to mcpd/status, which any agent can read.
+         */
+        _cleanup_free_ char *how = child_describe_status(st);
+        resolve_fail(r, true,
+                     "Server \"%s\": %s.%s: `!%s` %s; its output is not shown (it may hold "
+                     "secrets): run the command yourself to see why it fails",
+                     r->cfg->name, r->field, j->key, j->command, how);
+        return;
+    }
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    while (n && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+        s++, n--;
+    json_object_set(r->map, j->key, json_string_newn(s, n));
+    /* The pipes and the reaped child are released with r, not from this callback. */
+    if (r->n_running == 0)
+        event_active(r->ev_finish, EV_TIMEOUT, 0);
+}
+
+static void job_maybe_done(Job *j)
+{
+    if (!j->done && j->child && j->child->exited && j->out_eof && j->err_eof)
+        job_complete(j);
+}
+
+static void on_child_exit(Child *c, int status, void *userdata)
+{
+    (void)c, (void)status;
+    job_maybe_done(userdata);
+}
+
+/* Drain one pipe (sb NULL: read and discard); at EOF stop watching it. */
+static void job_read(Job *j, int fd, StrBuf *sb, bool *eofp, struct event *ev, size_t cap)
+{
+    char buf[4096];
+
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            explicit_bzero(buf, sizeof(buf));
+            return;
+        }
+        if (n <= 0) {
+            *eofp = true;
+            event_del(ev);
+            break;
+        }
+        if (!sb)
+            continue;
+        if (sb->len + (size_t)n > cap) {
+            resolve_fail(j->r, false, "Server \"%s\": %s.%s: `!%s` printed more than %zu bytes",
+                         j->r->cfg->name, j->r->field, j->key, j->command, cap);
+            explicit_bzero(buf, sizeof(buf));
+            return;
+        }
+        strbuf_append(sb, buf, (size_t)n);
+    }
+    explicit_bzero(buf, sizeof(buf));
+    job_maybe_done(j);
+}
+
+static void on_out(evutil_socket_t fd, short what, void *arg)
+{
+    Job *j = arg;
+
+    (void)what;
+    job_read(j, fd, &j->out, &j->out_eof, j->ev_out, RESOLVE_MAX_OUTPUT);
+}
+
+static void on_err(evutil_socket_t fd, short what, void *arg)
+{
+    Job *j = arg;
+
+    (void)what;
+    /* Drained so the command never blocks on a full pipe, and never kept (see job_complete). */
+    job_read(j, fd, NULL, &j->err_eof, j->ev_err, 0);
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    Resolve *r = arg;
+
+    (void)fd, (void)what;
+    for (size_t i = 0; i < r->n_jobs; i++)
+        if (!r->jobs[i].done) {
+            resolve_fail(r, true, "Server \"%s\": %s.%s: `!%s` did not finish within %lld ms",
+                         r->cfg->name, r->field, r->jobs[i].key, r->jobs[i].command,
+                         (long long)r->timeout_ms);
+            break;
+        }
+}
+
+static int job_start(Resolve *r, Job *j)
+{
+    char *argv[] = {"sh", "-c", j->command, NULL};
+    ChildSpec spec = {"/bin/sh", argv, NULL, NULL};
+    _cleanup_free_ char *why = NULL;
+    int rc = child_spawn(&j->child, &spec, on_child_exit, j, &why);
+
+    if (rc < 0) {
+        resolve_fail(r, true, "Server \"%s\": %s.%s: cannot run `!%s`: %s", r->cfg->name, r->field,
+                     j->key, j->command, why);
+        return rc;
+    }
+    /* The command gets no input: EOF at once. */
+    close(j->child->fd_stdin);
+    j->child->fd_stdin = -1;
+    j->ev_out = event_new(r->base, j->child->fd_stdout, EV_READ | EV_PERSIST, on_out, j);
+    j->ev_err = event_new(r->base, j->child->fd_stderr, EV_READ | EV_PERSIST, on_err, j);
+    event_add(j->ev_out, NULL);
+    event_add(j->ev_err, NULL);
+    r->n_running++;
+    return 0;
+}
+
+/* A value that is exactly a set variable's name becomes its value (seed 2.2). */
+static bool is_env_name(const char *s)
+{
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return false;
+    return true;
+}
+
+/* Walk the map: start commands, substitute variable names. */
+static void resolve_values(Resolve *r)
+{
+    yajl_val map = r->map;
+    bool trusted = false, checked = false;
+
+    for (size_t i = 0; map && i < map->u.object.len && !r->error; i++) {
+        const char *key = map->u.object.keys[i], *v = map->u.object.values[i]->u.string, *env;
+        /* Only a "!" the file itself has: a ${VAR} that expands to "!..." is a plain value. */
+        const char *written = json_get_string(json_get_object(r->cfg->raw, r->field), key);
+        /* Another agent's file means "!x" literally: only mcpd's own files run commands. */
+        if (v[0] == '!' && written && written[0] == '!' && r->cfg->allow_commands) {
+            if (!checked) {
+                _cleanup_free_ char *why = NULL;
+                checked = true;
+                trusted = resolve_check_file(r->cfg->source.path, &why) == 0;
+                if (!trusted) {
+                    resolve_fail(r, false, "Server \"%s\": %s.%s: refusing to run a !command: %s",
+                                 r->cfg->name, r->field, key, why);
+                    return;
+                }
+            }
+            Job *j = &r->jobs[r->n_jobs++];
+            j->r = r;
+            j->key = xstrdup(key);
+            j->command = xstrdup(v + 1);
+            if (job_start(r, j) < 0)
+                return;
+        } else if (is_env_name(v) && (env = getenv(v))) {
+            json_object_set(map, key, json_string_new(env));
+        }
+    }
+}
+
+int resolve_start(Resolve **rp, struct event_base *base, const ServerConfig *cfg,
+                  const ResolveOptions *opt, ResolveDoneFn fn, void *userdata)
+{
+    Resolve *r = xcalloc(1, sizeof(*r));
+    struct timeval tv;
+
+    r->base = base;
+    r->cfg = server_config_copy(cfg);
+    r->fn = fn;
+    r->userdata = userdata;
+    r->timeout_ms =
+        opt && opt->command_timeout_ms > 0 ? opt->command_timeout_ms : RESOLVE_COMMAND_TIMEOUT_MS;
+    r->credentials_path =
+        opt && opt->credentials_path ? xstrdup(opt->credentials_path) : resolve_credentials_path();
+    r->field = r->cfg->type == TRANSPORT_STDIO ? "env" : "headers";
+    r->map = r->cfg->type == TRANSPORT_STDIO ? r->cfg->env : r->cfg->headers;
+    r->jobs = r->map && r->map->u.object.len ? xcalloc(r->map->u.object.len, sizeof(Job)) : NULL;
+    r->ev_timeout = evtimer_new(base, on_timeout, r);
+    r->ev_finish = event_new(base, -1, 0, on_finish, r);
+    resolve_values(r);
+    if (r->n_running) {
+        tv.tv_sec = (time_t)(r->timeout_ms / 1000);
+        tv.tv_usec = (suseconds_t)(r->timeout_ms % 1000 * 1000);
+        evtimer_add(r->ev_timeout, &tv);
+    } else {
+        event_active(r->ev_finish, EV_TIMEOUT, 0);
+    }
+    *rp = r;
+    return 0;
+}
+
+void resolve_cancel(Resolve *r)
+{
+    if (r)
+        resolve_free(r);
+}
+
+int resolve_check_file(const char *path, char **whyp)
+{
+    struct stat st;
+
+    if (!path) {
+        *whyp = xstrdup("the server has no config file to check");
+        return -EPERM;
+    }
+    if (stat(path, &st) < 0) {
+        int r = -errno;
+        *whyp = xasprintf("cannot check %s: %s", path, strerror(-r));
+        return r;
+    }
+    if (st.st_uid != geteuid()) {
+        *whyp = xasprintf("%s is owned by uid %u, not by you (uid %u)", path, (unsigned)st.st_uid,
+                          (unsigned)geteuid());
+        return -EPERM;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        *whyp = xasprintf("%s is writable by %s (mode %04o); run chmod go-w %s", path,
+                          st.st_mode & S_IWOTH ? "others" : "its group",
+                          (unsigned)(st.st_mode & 07777), path);
+        return -EPERM;
+    }
+    return 0;
+}
+
+char *resolve_credentials_path(void)
+{
+    _cleanup_free_ char *conf = paths_config_home();
+
+    return paths_join(conf, "mcpd/credentials.json");
+}
+
+/*
+ * Read the store, refusing one that others could read or replace. It is not read through a
+ * link, and never blocks: a FIFO or device in its place is refused unread.
+ */
+static int read_store(const char *path, yajl_val *outp, char **whyp)
+{
+    _cleanup_free_ char *err = NULL, *why = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    struct stat st;
+    int r = paths_read_regular(path, false, CREDENTIALS_MAX_BYTES, &st, &text, &len, &why);
+
+    if (r == -ENOENT || r == -ENOTDIR) {
+        *whyp = xasprintf("the credential store %s does not exist", path);
+        return r;
+    }
+    if (r < 0) {
+        *whyp = xasprintf("cannot use the credential store %s: %s", path, why);
+        return r;
+    }
+    if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+        *whyp = xasprintf("refusing the credential store %s: it must be owned by you and "
+                          "readable by you only (mode %04o); run chmod 600 %s",
+                          path, (unsigned)(st.st_mode & 07777), path);
+        r = -EPERM;
+    } else if (!(*outp = json_parse(text, &err))) {
+        *whyp = xasprintf("the credential store %s is not valid JSON: %s", path, err);
+        r = -EINVAL;
+    }
+    explicit_bzero(text, len);
+    free(text);
+    return r;
+}
+
+int resolve_credential(const char *path, const char *id, char **tokenp, char **whyp)
+{
+    _cleanup_json_ yajl_val store = NULL;
+    yajl_val cred;
+    const char *token;
+    int64_t expires = 0;
+    int r = read_store(path, &store, whyp);
+
+    if (r < 0)
+        return r;
+    cred = json_get(store, id);
+    if (!YAJL_IS_OBJECT(cred)) {
+        *whyp = xasprintf("credential \"%s\" is not in %s", id, path);
+        return -ENOENT;
+    }
+    token = json_get_string(cred, "accessToken");
+    if (!token || !token[0]) {
+        *whyp = xasprintf("credential \"%s\" in %s has no \"accessToken\" string", id, path);
+        return -EINVAL;
+    }
+    if (json_get_int(cred, "expiresAt", &expires) == 0 && expires > 0 && expires <= wall_ms()) {
+        *whyp = xasprintf("credential \"%s\" in %s expired (expiresAt %lld); sign in again", id,
+                          path, (long long)expires);
+        return -EKEYEXPIRED;
+    }
+    *tokenp = xstrdup(token);
+    return 0;
+}

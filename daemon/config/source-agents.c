@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+// source-agents: what the agents' providers share (reading JSON as each agent does, shapes).
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "common/jsonc.h"
+#include "common/paths.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/config/claude-json.h"
+#include "daemon/config/source.h"
+
+/*
+ * An agent's timeout in seconds above this is refused: Roo Code caps its own at 3600 and no
+ * tool call is worth waiting a day for; it also keeps the conversion to ms far from overflow.
+ */
+#define SOURCE_MAX_TIMEOUT_SECONDS 86400
+
+char *source_config_path(const char *rel)
+{
+    _cleanup_free_ char *dir = paths_config_home();
+
+    return paths_join(dir, rel);
+}
+
+int source_read_json(ConfigSet *set, const char *path, ConfigLevel level, bool jsonc,
+                     yajl_val *outp)
+{
+    _cleanup_free_ char *text = NULL, *why = NULL;
+    size_t len;
+    int r = config_read_text(set, path, level, &text, &len);
+
+    if (r < 0)
+        return r;
+    *outp = jsonc ? jsonc_parse(text, len, &why) : jsonc_parse_strict(text, len, &why);
+    if (!*outp) {
+        config_set_problem(set, path, NULL, "invalid %s: %s; fix the file or move it away",
+                           jsonc ? "JSON (comments and trailing commas are allowed here)" : "JSON",
+                           why);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+void source_load_servers(ConfigSet *set, const char *path, const char *key, const SourceMeta *src,
+                         const Settings *settings, ConfigMapFn map, bool jsonc)
+{
+    _cleanup_json_ yajl_val root = NULL;
+    SourceMeta meta = *src;
+
+    meta.path = (char *)path;
+    if (source_read_json(set, path, src->level, jsonc, &root) < 0)
+        return;
+    if (!YAJL_IS_OBJECT(root)) {
+        config_set_problem(set, path, NULL, "the top level must be an object with \"%s\", not %s",
+                           key, json_type_name(root));
+        return;
+    }
+    config_add_entries(set, json_get(root, key), key, &meta, settings, map);
+}
+
+void source_load_project_then_user(const ConfigSource *src, const DiscoverOptions *opt,
+                                   const Settings *settings, ConfigSet *set,
+                                   const char *project_rel, const char *user_path, const char *key,
+                                   ConfigMapFn map, bool jsonc)
+{
+    SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT};
+
+    if (project_rel && opt->root) {
+        _cleanup_free_ char *project = paths_join(opt->root, project_rel);
+        source_load_servers(set, project, key, &meta, settings, map, jsonc);
+    }
+    if (user_path) {
+        meta.level = CONFIG_LEVEL_USER;
+        source_load_servers(set, user_path, key, &meta, settings, map, jsonc);
+    }
+}
+
+char *source_type_list(const AgentType *types)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    for (const AgentType *t = types; t->agent; t++)
+        strbuf_printf(&sb, "%s\"%s\"", t == types ? "" : ", ", t->agent);
+    return strbuf_detach(&sb, NULL);
+}
+
+static int map_type(const AgentShape *shape, yajl_val in, yajl_val out, char **whyp)
+{
+    const char *key = json_get(in, "type") || !shape->type_alias ? "type" : shape->type_alias;
+    yajl_val t = json_get(in, key);
+
+    if (!t || !shape->types)
+        return 0;
+    if (!YAJL_IS_STRING(t)) {
+        *whyp = xasprintf("\"%s\" must be a string", key);
+        return -EINVAL;
+    }
+    for (const AgentType *a = shape->types; a->agent; a++) {
+        if (streq(a->agent, t->u.string)) {
+            json_object_set(out, "type", json_string_new(a->mcpd));
+            return 0;
+        }
+    }
+    _cleanup_free_ char *known = source_type_list(shape->types);
+    *whyp = xasprintf("\"%s\": \"%s\" is not a transport %s knows (%s); fix the entry", key,
+                      t->u.string, shape->agent, known);
+    return -EINVAL;
+}
+
+/* The members every shape may rename or drop, besides the agent's own drop list. */
+static bool shape_drops(const AgentShape *shape, const char *k)
+{
+    if ((shape->url_alias && streq(k, shape->url_alias)) ||
+        (shape->type_alias && streq(k, shape->type_alias)) ||
+        (shape->has_disabled && streq(k, "disabled")) ||
+        (shape->timeout_seconds && streq(k, shape->timeout_seconds)))
+        return true;
+    for (const char *const *d = shape->drop; d && *d; d++)
+        if (streq(*d, k))
+            return true;
+    return false;
+}
+
+static int map_scalars(const AgentShape *shape, yajl_val in, yajl_val out, char **whyp)
+{
+    yajl_val url = shape->url_alias ? json_get(in, shape->url_alias) : NULL;
+    yajl_val off = shape->has_disabled ? json_get(in, "disabled") : NULL;
+    yajl_val secs = shape->timeout_seconds ? json_get(in, shape->timeout_seconds) : NULL;
+
+    if (url && !YAJL_IS_STRING(url)) {
+        *whyp = xasprintf("\"%s\" must be a string (the server's URL)", shape->url_alias);
+        return -EINVAL;
+    }
+    if (url && !json_get(in, "url"))
+        json_object_set(out, "url", json_copy(url));
+    if (off && !YAJL_IS_TRUE(off) && !YAJL_IS_FALSE(off)) {
+        *whyp = xstrdup("\"disabled\" must be true or false");
+        return -EINVAL;
+    }
+    if (YAJL_IS_TRUE(off) && !json_get(in, "enabled"))
+        json_object_set(out, "enabled", json_bool_new(false));
+    if (secs && (!YAJL_IS_DOUBLE(secs) || !(YAJL_GET_DOUBLE(secs) >= 0) ||
+                 YAJL_GET_DOUBLE(secs) > SOURCE_MAX_TIMEOUT_SECONDS)) {
+        *whyp = xasprintf("\"%s\" must be a number of seconds from 0 to %d", shape->timeout_seconds,
+                          SOURCE_MAX_TIMEOUT_SECONDS);
+        return -EINVAL;
+    }
+    if (secs && !json_get(in, "callTimeout"))
+        json_object_set(out, "callTimeout", json_int_new((int64_t)(YAJL_GET_DOUBLE(secs) * 1000)));
+    return 0;
+}
+
+int source_map_agent(const AgentShape *shape, yajl_val in, yajl_val *outp, char **whyp)
+{
+    yajl_val out = json_object_new();
+    int r;
+
+    for (size_t i = 0; i < in->u.object.len; i++) {
+        const char *k = in->u.object.keys[i];
+        if (!shape_drops(shape, k) && !(shape->types && streq(k, "type")))
+            json_object_set(out, k, json_copy(in->u.object.values[i]));
+    }
+    if ((r = map_type(shape, in, out, whyp)) < 0 || (r = map_scalars(shape, in, out, whyp)) < 0) {
+        json_free(out);
+        return r;
+    }
+    *outp = out;
+    return 0;
+}
+
+/*
+ * Where VS Code and its builds keep the user's files (Electron's appData on Linux is the
+ * XDG config home): https://code.visualstudio.com/docs/configure/settings#_settings-file-locations
+ */
+const char *const source_vscode_dirs[] = {"Code", "Code - Insiders", "VSCodium", NULL};
+
+int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp)
+{
+    _cleanup_free_ char *why = NULL;
+    int r = claude_json_read(path, true, outp, &why);
+
+    if (r == -ENOENT || r == -ENOTDIR)
+        return -ENOENT;
+    if (r < 0)
+        config_set_problem(set, path, NULL, "%s; fix the file or move it away",
+                           why ? why : strerror(-r));
+    return r;
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// source-antigravity: Google Antigravity's ~/.gemini/antigravity/mcp_config.json.
+//
+// Format: https://antigravity.google/docs/mcp ("Connecting custom MCP servers": the raw
+// config opened from "Manage MCP Servers" > "View raw config" is
+// ~/.gemini/antigravity/mcp_config.json): {"mcpServers": {"name": {"command", "args",
+// "env"} or {"serverUrl", "headers"}, "disabled", "disabledTools"}}. User level only.
+// Strict JSON.
+
+#include <stdlib.h>
+
+#include "common/util.h"
+#include "daemon/config/source.h"
+
+static const AgentShape antigravity_shape = {
+    .agent = "Google Antigravity",
+    .url_alias = "serverUrl",
+    .has_disabled = true,
+};
+
+/* disabledTools carries over under its own name (mcpd's per-server filter). */
+static int map_antigravity(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    (void)name;
+    return source_map_agent(&antigravity_shape, in, outp, whyp);
+}
+
+void source_antigravity_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                                const Settings *settings, ConfigSet *set)
+{
+    _cleanup_free_ char *user = source_home_path(".gemini/antigravity/mcp_config.json");
+
+    source_load_project_then_user(src, opt, settings, set, NULL, user, "mcpServers",
+                                  map_antigravity, false);
+}

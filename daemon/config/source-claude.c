@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// source-claude: Claude Code's ~/.claude.json (user and local scope) and <root>/.mcp.json (project
+// scope), in Claude Code's own order.
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "common/paths.h"
+#include "common/util.h"
+#include "daemon/config/source.h"
+
+/* Claude Code's managed (administrator) servers on Linux. */
+#define CLAUDE_MANAGED_MCP "/etc/claude-code/managed-mcp.json"
+
+char *source_claude_json_path(void)
+{
+    const char *dir = getenv("CLAUDE_CONFIG_DIR");
+
+    return dir && dir[0] ? paths_join(dir, ".claude.json") : source_home_path(".claude.json");
+}
+
+/*
+ * Claude Code's own precedence (docs.anthropic.com/en/docs/claude-code/mcp, "scope
+ * hierarchy"): local scope (~/.claude.json projects["<root>"].mcpServers) over project scope
+ * (<root>/.mcp.json) over user scope (the top-level mcpServers of ~/.claude.json). The file
+ * also carries a lot of state Claude Code keeps for itself; only those members are read.
+ * Claude Code reads neither ~/.claude/mcp.json nor <root>/.claude/mcp.json, so mcpd does not.
+ */
+/*
+ * An administrator's managed-mcp.json (docs.anthropic.com/en/docs/claude-code/mcp, "managed MCP
+ * configuration"; /etc/claude-code/ on Linux) is exclusive: when it exists, Claude Code uses
+ * its servers and no others. $MCPD_CLAUDE_MANAGED_MCP names another file (tests, unusual
+ * installs). Returns whether the file exists.
+ */
+static bool load_managed(const ConfigSource *src, const Settings *settings, ConfigSet *set)
+{
+    const char *env = getenv("MCPD_CLAUDE_MANAGED_MCP");
+    const char *path = env && env[0] ? env : CLAUDE_MANAGED_MCP;
+    SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)path, CONFIG_LEVEL_USER};
+
+    if (access(path, F_OK) < 0)
+        return false;
+    config_load_json_servers(set, path, "mcpServers", &meta, settings, NULL);
+    return true;
+}
+
+void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set)
+{
+    if (load_managed(src, settings, set))
+        return;
+    _cleanup_free_ char *path = source_claude_json_path();
+    _cleanup_json_ yajl_val root = NULL;
+    SourceMeta user = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_USER};
+    SourceMeta local = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_PROJECT};
+    SourceMeta project = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT};
+    yajl_val projects = NULL;
+
+    if (source_read_claude_json(set, path, &root) == 0 && !YAJL_IS_OBJECT(root)) {
+        config_set_problem(set, path, NULL, "the top level must be an object");
+        root = json_free(root);
+    }
+    if (opt->root && (projects = json_get(root, "projects")) && !YAJL_IS_OBJECT(projects)) {
+        config_set_problem(set, path, NULL, "\"projects\" must be an object, not %s",
+                           json_type_name(projects));
+        projects = NULL;
+    }
+    yajl_val proj = opt->root ? source_project_entry(projects, opt->root) : NULL;
+    yajl_val off = json_get_array(proj, "disabledMcpServers");
+    _cleanup_free_ char *why_off = xasprintf(
+        "switched off in Claude Code for this project (projects[root].disabledMcpServers in %s)",
+        path);
+    if (opt->root) {
+        _cleanup_free_ char *mcp = paths_join(opt->root, ".mcp.json");
+        _cleanup_json_ yajl_val mcp_json = NULL;
+        source_add_selected(set, json_get(proj, "mcpServers"), "projects[root].mcpServers", &local,
+                            settings, NULL, NULL, off, NULL, why_off);
+        project.path = mcp;
+        if (config_read_json(set, mcp, CONFIG_LEVEL_PROJECT, &mcp_json) == 0 &&
+            !YAJL_IS_OBJECT(mcp_json))
+            config_set_problem(set, mcp, NULL,
+                               "the top level must be an object with \"mcpServers\"");
+        else if (mcp_json)
+            source_add_selected(set, json_get(mcp_json, "mcpServers"), "mcpServers", &project,
+                                settings, NULL, NULL, off, NULL, why_off);
+    }
+    source_add_selected(set, json_get(root, "mcpServers"), "mcpServers", &user, settings, NULL,
+                        NULL, off, NULL, why_off);
+}

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// source-cline: Cline's cline_mcp_settings.json (~/.cline and the VS Code extension's storage).
+//
+// Format: https://docs.cline.bot/mcp/configuring-mcp-servers and Cline's source
+// (src/services/mcp/schemas.ts: type "stdio" | "sse" | "streamableHttp", the older
+// "transportType", "disabled", "autoApprove", "timeout" in seconds, default 60).
+// Locations: https://docs.cline.bot/getting-started/config (~/.cline/data/settings/
+// cline_mcp_settings.json, shared by the CLI and the IDE) and the VS Code extension's
+// globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json. User level only.
+// Strict JSON.
+
+#include <stdlib.h>
+
+#include "common/paths.h"
+#include "common/util.h"
+#include "daemon/config/source.h"
+
+static const AgentType cline_types[] = {
+    {"stdio", "stdio"}, {"sse", "sse"}, {"streamableHttp", "http"}, {"http", "http"}, {NULL, NULL},
+};
+
+static const AgentShape cline_shape = {
+    .agent = "Cline",
+    .drop = (const char *const[]){"autoApprove", NULL},
+    .type_alias = "transportType",
+    .types = cline_types,
+    .has_disabled = true,
+    .timeout_seconds = "timeout",
+};
+
+static int map_cline(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    (void)name;
+    return source_map_agent(&cline_shape, in, outp, whyp);
+}
+
+void source_cline_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                          const Settings *settings, ConfigSet *set)
+{
+    _cleanup_free_ char *shared = source_home_path(".cline/data/settings/cline_mcp_settings.json");
+
+    source_load_project_then_user(src, opt, settings, set, NULL, shared, "mcpServers", map_cline,
+                                  false);
+    for (const char *const *d = source_vscode_dirs; *d; d++) {
+        _cleanup_free_ char *rel = xasprintf(
+            "%s/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json", *d);
+        _cleanup_free_ char *path = source_config_path(rel);
+        source_load_project_then_user(src, opt, settings, set, NULL, path, "mcpServers", map_cline,
+                                      false);
+    }
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+// source-continue: Continue's <root>/.continue/mcpServers/*.yaml|*.yml|*.json, then
+// ~/.continue/config.yaml.
+//
+// Format: https://docs.continue.dev/customize/deep-dives/mcp (block files in
+// .continue/mcpServers/ at the workspace root: YAML {name, version, schema, mcpServers:
+// [{name, type: "stdio" | "sse" | "streamable-http", command, args, env, cwd, url,
+// requestOptions: {headers}}]}, or JSON files copied from Claude Desktop, Cursor or Cline,
+// {"mcpServers": {"name": {...}}}) and https://docs.continue.dev/reference (config.yaml's
+// top-level mcpServers list). Block files are read in name order.
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/json.h"
+#include "common/paths.h"
+#include "common/util.h"
+#include "daemon/config/source.h"
+#include "daemon/config/yaml-tree.h"
+
+/*
+ * Block files read from one directory at most. A workspace has a handful; 256 bounds the
+ * work a repository full of files can cause, and the rest are reported, not read.
+ */
+#define CONTINUE_MAX_BLOCK_FILES 256
+
+static bool endswith(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n >= m && streq(s + n - m, suffix);
+}
+
+static const AgentType continue_types[] = {
+    {"stdio", "stdio"},         {"sse", "sse"},   {"streamable-http", "http"},
+    {"streamableHttp", "http"}, {"http", "http"}, {NULL, NULL},
+};
+
+static const AgentShape continue_shape = {
+    .agent = "Continue",
+    .drop = (const char *const[]){"name", "requestOptions", "connectionTimeout", NULL},
+    .types = continue_types,
+    .has_disabled = true,
+};
+
+/* requestOptions.headers are the headers sent to a remote server. */
+static int map_continue(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    yajl_val headers = json_get(json_get(in, "requestOptions"), "headers");
+
+    (void)name;
+    if (source_map_agent(&continue_shape, in, outp, whyp) < 0)
+        return -EINVAL;
+    if (headers && !json_get(in, "headers"))
+        json_object_set(*outp, "headers", json_copy(headers));
+    return 0;
+}
+
+/* YAML's list of {name, ...} as an object keyed by name; unnamed entries are problems. */
+static yajl_val list_by_name(ConfigSet *set, const char *path, yajl_val list)
+{
+    yajl_val obj = json_object_new();
+
+    for (size_t i = 0; i < list->u.array.len; i++) {
+        yajl_val e = list->u.array.values[i];
+        const char *name = json_get_string(e, "name");
+        if (!name || !name[0]) {
+            config_set_problem(set, path, NULL,
+                               "\"mcpServers[%zu]\" has no \"name\"; give it one or remove it", i);
+            continue;
+        }
+        json_object_set(obj, name, json_copy(e));
+    }
+    return obj;
+}
+
+static void add_servers(ConfigSet *set, const char *path, yajl_val root, const SourceMeta *meta,
+                        const Settings *settings)
+{
+    yajl_val servers = json_get(root, "mcpServers");
+    _cleanup_json_ yajl_val named = NULL;
+    SourceMeta m = *meta;
+
+    m.path = (char *)path;
+    if (!YAJL_IS_OBJECT(root)) {
+        config_set_problem(set, path, NULL, "the top level must be a mapping with \"mcpServers\"");
+        return;
+    }
+    if (YAJL_IS_ARRAY(servers)) {
+        servers = named = list_by_name(set, path, servers);
+    } else if (servers && !YAJL_IS_OBJECT(servers) && !YAJL_IS_NULL(servers)) {
+        config_set_problem(set, path, NULL,
+                           "\"mcpServers\" must be a list of servers (each with a \"name\"), "
+                           "not %s",
+                           json_type_name(servers));
+        return;
+    }
+    config_add_entries(set, servers, "mcpServers", &m, settings, map_continue);
+}
+
+static void load_file(ConfigSet *set, const char *path, const SourceMeta *meta,
+                      const Settings *settings)
+{
+    _cleanup_free_ char *text = NULL, *why = NULL;
+    _cleanup_json_ yajl_val root = NULL;
+    size_t len;
+
+    if (endswith(path, ".json")) {
+        if (source_read_json(set, path, meta->level, false, &root) == 0)
+            add_servers(set, path, root, meta, settings);
+        return;
+    }
+    if (config_read_text(set, path, meta->level, &text, &len) < 0)
+        return;
+    if (!(root = yaml_tree_parse(text, len, &why))) {
+        config_set_problem(set, path, NULL, "%s; fix the file or move it away", why);
+        return;
+    }
+    add_servers(set, path, root, meta, settings);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_block_file(const char *name)
+{
+    return name[0] != '.' &&
+           (endswith(name, ".yaml") || endswith(name, ".yml") || endswith(name, ".json"));
+}
+
+static void load_blocks(ConfigSet *set, const char *dir, const SourceMeta *meta,
+                        const Settings *settings)
+{
+    char *names[CONTINUE_MAX_BLOCK_FILES];
+    size_t n = 0, over = 0;
+    struct dirent *e;
+    struct stat st;
+    DIR *d;
+
+    /* Like a project's files, its directory is not followed through a link. */
+    if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        config_set_problem(set, dir, NULL, "not read: it is %s, not a directory",
+                           paths_type_name(st.st_mode));
+        return;
+    }
+    if (!(d = opendir(dir))) {
+        if (errno != ENOENT && errno != ENOTDIR)
+            config_set_problem(set, dir, NULL, "cannot list: %s", strerror(errno));
+        return;
+    }
+    while ((e = readdir(d))) {
+        if (!is_block_file(e->d_name))
+            continue;
+        if (n == CONTINUE_MAX_BLOCK_FILES)
+            over++;
+        else
+            names[n++] = xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (over)
+        config_set_problem(set, dir, NULL, "%zu more block files than the %d read; merge them",
+                           over, CONTINUE_MAX_BLOCK_FILES);
+    qsort(names, n, sizeof(*names), name_cmp);
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_free_ char *path = paths_join(dir, names[i]);
+        load_file(set, path, meta, settings);
+        free(names[i]);
+    }
+}
+
+void source_continue_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set)
+{
+    _cleanup_free_ char *user = source_home_path(".continue/config.yaml");
+    SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT};
+
+    if (opt->root) {
+        _cleanup_free_ char *dir = paths_join(opt->root, ".continue/mcpServers");
+        load_blocks(set, dir, &meta, settings);
+    }
+    meta.level = CONFIG_LEVEL_USER;
+    load_file(set, user, &meta, settings);
+}

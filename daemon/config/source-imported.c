@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// source-imported: the servers `mcpctl setup` moved out of agents' own files, kept in
+// $XDG_CONFIG_HOME/mcpd/imported/<agent>.json with where they came from.
+
+#include <stdlib.h>
+
+#include "common/json.h"
+#include "common/paths.h"
+#include "common/util.h"
+#include "daemon/config/source-imported.h"
+#include "daemon/config/source.h"
+
+/*
+ * One file per agent, written by client/setup.c: {"importedFrom": {"agent", "path", ...},
+ * "mcpServers": {...}, "projects": {"<root>": {"mcpServers": {...}}}}. The entries are kept in
+ * the agent's own shape (so undo and display show what the user wrote) and mapped the way the
+ * agent's own provider maps them; "projects" holds Claude Code's per-project ("local") servers.
+ */
+static const struct {
+    const char *agent, *name;
+    ConfigMapFn map;
+} imported_agents[] = {
+    {"claude", "Claude Code (moved here by mcpctl setup)", NULL},
+    {"codex", "OpenAI Codex (moved here by mcpctl setup)", source_codex_map},
+    {"gemini", "Gemini CLI (moved here by mcpctl setup)", source_gemini_map},
+    {"cursor", "Cursor (moved here by mcpctl setup)", NULL},
+    {"windsurf", "Windsurf (moved here by mcpctl setup)", source_windsurf_map},
+};
+
+static void load_one(const DiscoverOptions *opt, const Settings *settings, ConfigSet *set,
+                     const char *path, const char *name, ConfigMapFn map)
+{
+    _cleanup_json_ yajl_val root = NULL;
+    SourceMeta meta = {"imported", (char *)name, (char *)path, CONFIG_LEVEL_USER};
+    yajl_val projects;
+
+    if (config_read_json(set, path, CONFIG_LEVEL_USER, &root) < 0)
+        return;
+    if (!YAJL_IS_OBJECT(root)) {
+        config_set_problem(set, path, NULL,
+                           "the top level must be an object; run mcpctl setup --undo, or move "
+                           "the file away");
+        return;
+    }
+    config_add_entries(set, json_get(root, "mcpServers"), "mcpServers", &meta, settings, map);
+    projects = json_get_object(root, "projects");
+    if (!opt->root || !projects)
+        return;
+    meta.level = CONFIG_LEVEL_PROJECT;
+    config_add_entries(set, json_get(json_get(projects, opt->root), "mcpServers"),
+                       "projects[root].mcpServers", &meta, settings, map);
+}
+
+void source_imported_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set)
+{
+    _cleanup_free_ char *conf = paths_config_home();
+
+    (void)src;
+    for (size_t i = 0; i < sizeof(imported_agents) / sizeof(imported_agents[0]); i++) {
+        _cleanup_free_ char *rel = xasprintf("mcpd/imported/%s.json", imported_agents[i].agent);
+        _cleanup_free_ char *path = paths_join(conf, rel);
+        load_one(opt, settings, set, path, imported_agents[i].name, imported_agents[i].map);
+    }
+}
+
+ImportedSwitch source_imported_claude_switch(const char *root, const char *server)
+{
+    _cleanup_free_ char *conf = paths_config_home();
+    _cleanup_free_ char *path = paths_join(conf, "mcpd/imported/claude.json");
+    _cleanup_free_ char *real_root = realpath(root, NULL);
+    _cleanup_json_ yajl_val v = NULL;
+    ConfigSet quiet = {.quiet = true};
+    yajl_val switches;
+
+    if (config_read_json(&quiet, path, CONFIG_LEVEL_USER, &v) < 0) {
+        config_set_deinit(&quiet);
+        return IMPORTED_SWITCH_NONE;
+    }
+    config_set_deinit(&quiet);
+    /* Keyed as Claude Code keys projects: the directory it was started in, maybe via a link. */
+    switches = json_get_object(v, "claudeProjectSwitches");
+    for (size_t i = 0; switches && i < switches->u.object.len; i++) {
+        const char *key = switches->u.object.keys[i];
+        _cleanup_free_ char *real = realpath(key, NULL);
+        if (!streq(key, root) && !(real && real_root && streq(real, real_root)))
+            continue;
+        const char *was = json_get_string(switches->u.object.values[i], server);
+        if (was)
+            return streq(was, "approved") ? IMPORTED_SWITCH_APPROVED : IMPORTED_SWITCH_PENDING;
+    }
+    return IMPORTED_SWITCH_NONE;
+}

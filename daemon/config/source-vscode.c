@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// source-vscode: VS Code's <root>/.vscode/mcp.json (top-level "servers", each with a "type"),
+// then the user's mcp.json of VS Code, VS Code Insiders and VSCodium.
+//
+// Format: https://code.visualstudio.com/docs/copilot/reference/mcp-configuration (workspace
+// .vscode/mcp.json and the user profile's mcp.json, {"servers": {...}, "inputs": [...]},
+// JSONC like every VS Code settings file); the user profile is $XDG_CONFIG_HOME/Code/User
+// (Code - Insiders, VSCodium for those builds).
+
+#include <stdlib.h>
+
+#include "common/json.h"
+#include "common/paths.h"
+#include "common/util.h"
+#include "daemon/config/source.h"
+
+/*
+ * The file VS Code writes is {"inputs": [...], "servers": {"name": {"type": "stdio",
+ * "command": ...}}}; the older settings.json shape nests it as {"mcp": {"servers": ...}}.
+ * Both are read. ${input:...} prompts cannot be answered by a daemon and stay as written;
+ * ${workspaceFolder} and ${env:NAME} expand like ${VAR}; envFile is read as VS Code does
+ * (config.c). dev is VS Code's own.
+ */
+static int map_vscode(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    static const char *const drop[] = {"dev", NULL};
+
+    (void)name, (void)whyp;
+    *outp = source_copy_without(in, drop);
+    return 0;
+}
+
+/* The user's mcp.json of each VS Code build (source_vscode_dirs), in that order. */
+static void load_user_files(const ConfigSource *src, const Settings *settings, ConfigSet *set)
+{
+    SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_USER};
+
+    for (const char *const *d = source_vscode_dirs; *d; d++) {
+        _cleanup_free_ char *rel = xasprintf("%s/User/mcp.json", *d);
+        _cleanup_free_ char *path = source_config_path(rel);
+        source_load_servers(set, path, "servers", &meta, settings, map_vscode, true);
+    }
+}
+
+void source_vscode_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set)
+{
+    _cleanup_free_ char *path = opt->root ? paths_join(opt->root, ".vscode/mcp.json") : NULL;
+    _cleanup_json_ yajl_val root = NULL;
+    SourceMeta meta = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_PROJECT};
+    yajl_val servers;
+
+    if (!path || source_read_json(set, path, CONFIG_LEVEL_PROJECT, true, &root) < 0)
+        goto user;
+    if (!YAJL_IS_OBJECT(root)) {
+        config_set_problem(set, path, NULL, "the top level must be an object with \"servers\"");
+        goto user;
+    }
+    servers = json_get(root, "servers");
+    if (!servers)
+        servers = json_get(json_get_object(root, "mcp"), "servers");
+    config_add_entries(set, servers, "servers", &meta, settings, map_vscode);
+user:
+    load_user_files(src, settings, set);
+}

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// source: the config provider interface and the provider table, in priority order.
+#pragma once
+
+#include <yajl/yajl_tree.h>
+
+#include "daemon/config/config.h"
+
+typedef struct ConfigSource ConfigSource;
+
+/* One provider: collect its servers into set (first wins; invalid entries reported). */
+struct ConfigSource {
+    const char *id;
+    const char *name;
+    void (*collect)(const ConfigSource *src, const DiscoverOptions *opt, const Settings *settings,
+                    ConfigSet *set);
+};
+
+/** The providers, highest priority first, ending with a zeroed entry. */
+extern const ConfigSource config_sources[];
+
+/**
+ * Read and parse a JSON file; -ENOENT quietly when missing, other failures recorded in set.
+ * level says whose file it is: a project's is not read through a symbolic link.
+ */
+int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_val *outp);
+/**
+ * Read a whole regular file (bounded, never blocking); -ENOENT quietly when missing, other
+ * failures (a FIFO, a device, a project file that is a link, ...) recorded in set.
+ */
+int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char **textp,
+                     size_t *lenp);
+/** The index of a provider id in config_sources[], or -1. */
+int config_source_index(const char *id);
+
+/*
+ * Map one entry from a provider's own shape to mcpd's native one: 0 and a new object in *outp,
+ * or -EINVAL with a reason in *whyp (to free).
+ */
+typedef int (*ConfigMapFn)(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+
+/**
+ * Add every entry of an object of servers (key names it in messages), each mapped through map
+ * (NULL: already native), with config_add_entry's rules.
+ */
+void config_add_entries(ConfigSet *set, yajl_val servers, const char *key, const SourceMeta *src,
+                        const Settings *settings, ConfigMapFn map);
+/** Read a JSON file and add the servers under its top-level member key. */
+void config_load_json_servers(ConfigSet *set, const char *path, const char *key,
+                              const SourceMeta *src, const Settings *settings, ConfigMapFn map);
+
+/** Whether arr (an array, or NULL) holds the string s. */
+bool source_names_contain(yajl_val arr, const char *s);
+/**
+ * config_add_entries for the servers an agent's own lists select: a name in off, or (when only
+ * is an array) a name not in only, is skipped with why_off / why_only and masks nothing.
+ */
+void source_add_selected(ConfigSet *set, yajl_val servers, const char *key, const SourceMeta *src,
+                         const Settings *settings, ConfigMapFn map, yajl_val only, yajl_val off,
+                         const char *why_only, const char *why_off);
+
+/** A copy of obj without the listed members (NULL-terminated), for the mapping functions. */
+yajl_val source_copy_without(yajl_val obj, const char *const *drop);
+/** path under the home directory (newly allocated). */
+char *source_home_path(const char *rel);
+/**
+ * An agent's per-project table (Claude Code's projects, Codex's [projects]) is keyed by the
+ * directory the agent started in, maybe through a symlink; root is a realpath. The exact key
+ * wins, else one that resolves to root. NULL when none.
+ */
+yajl_val source_project_entry(yajl_val projects, const char *root);
+/** Claude Code's .claude.json: in $CLAUDE_CONFIG_DIR when set, else in home (newly allocated). */
+char *source_claude_json_path(void);
+/** Codex's user config.toml: in $CODEX_HOME when set, else ~/.codex (newly allocated). */
+char *source_codex_config_path(void);
+
+/**
+ * The usual provider shape: ~/<user_rel> (user level), then <root>/<project_rel> (project
+ * level), either may be NULL; the servers sit under the top-level member key.
+ */
+void source_load_pair(const ConfigSource *src, const DiscoverOptions *opt, const Settings *settings,
+                      ConfigSet *set, const char *user_rel, const char *project_rel,
+                      const char *key, ConfigMapFn map);
+
+/* Provider entry points (one source-*.c each), in priority order. */
+void source_native_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set);
+void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set);
+void source_codex_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                          const Settings *settings, ConfigSet *set);
+void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set);
+void source_cursor_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set);
+void source_windsurf_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set);
+void source_vscode_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set);
+void source_plain_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                          const Settings *settings, ConfigSet *set);
+
+/* ---- helpers for the agents' providers (source-agents.c) ---- */
+
+/** path under $XDG_CONFIG_HOME (or ~/.config), newly allocated. */
+char *source_config_path(const char *rel);
+/**
+ * Read and parse a JSON file as its agent does: jsonc allows comments and trailing commas.
+ * A duplicate key keeps its last value; errors name the line and column. -ENOENT quietly
+ * when missing; other failures are recorded in set.
+ */
+int source_read_json(ConfigSet *set, const char *path, ConfigLevel level, bool jsonc,
+                     yajl_val *outp);
+/** config_load_json_servers through source_read_json. */
+void source_load_servers(ConfigSet *set, const char *path, const char *key, const SourceMeta *src,
+                         const Settings *settings, ConfigMapFn map, bool jsonc);
+
+/* An agent's spelling of a transport and mcpd's ("auto" when the agent probes). */
+typedef struct AgentType {
+    const char *agent;
+    const char *mcpd;
+} AgentType;
+
+/* How an agent's entry differs from mcpd's, for source_map_agent. */
+typedef struct AgentShape {
+    const char *agent;           /* for messages: "Roo Code" */
+    const char *const *drop;     /* members with no mcpd meaning (NULL-terminated, or NULL) */
+    const char *url_alias;       /* another name for url ("serverUrl"), or NULL */
+    const char *type_alias;      /* an older name for type ("transportType"), or NULL */
+    const AgentType *types;      /* the agent's transports (ending in {NULL}), or NULL */
+    bool has_disabled;           /* "disabled": true means off */
+    const char *timeout_seconds; /* member holding the call timeout in seconds, or NULL */
+} AgentShape;
+
+/** Map an entry of an agent's mcpServers-like shape to mcpd's (see AgentShape). */
+int source_map_agent(const AgentShape *shape, yajl_val in, yajl_val *outp, char **whyp);
+/** The agent's transport names as "a", "b", "c" (for messages; to free). */
+char *source_type_list(const AgentType *types);
+/**
+ * The project file first, then the user's (for agents where the project's entry wins):
+ * <root>/<project_rel> (when there is a root) and user_path; either may be NULL.
+ */
+void source_load_project_then_user(const ConfigSource *src, const DiscoverOptions *opt,
+                                   const Settings *settings, ConfigSet *set,
+                                   const char *project_rel, const char *user_path, const char *key,
+                                   ConfigMapFn map, bool jsonc);
+
+/* The agents' providers (one source-<id>.c each). */
+void source_copilot_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                            const Settings *settings, ConfigSet *set);
+void source_claude_desktop_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                                   const Settings *settings, ConfigSet *set);
+void source_opencode_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set);
+void source_zed_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                        const Settings *settings, ConfigSet *set);
+void source_cline_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                          const Settings *settings, ConfigSet *set);
+void source_roo_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                        const Settings *settings, ConfigSet *set);
+void source_kiro_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                         const Settings *settings, ConfigSet *set);
+void source_antigravity_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                                const Settings *settings, ConfigSet *set);
+void source_goose_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                          const Settings *settings, ConfigSet *set);
+void source_continue_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set);
+/** VS Code's user directories under the XDG config home: Code, Code - Insiders, VSCodium. */
+extern const char *const source_vscode_dirs[];
+/**
+ * Read ~/.claude.json (or a file in its shape) streaming, with no size cap, keeping only
+ * the servers and approval keys (claude-json.h); -ENOENT quietly, failures recorded in set.
+ */
+int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp);
+/* Entry mappings of the providers whose shape differs from mcpd's (also used for imported files). */
+int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+/* The servers mcpctl setup moved out of agents' files ($XDG_CONFIG_HOME/mcpd/imported/). */
+void source_imported_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                             const Settings *settings, ConfigSet *set);

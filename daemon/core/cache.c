@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+// cache: the on-disk tool cache, one durable JSON file per server and config hash.
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "common/paths.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/core/cache.h"
+
+/*
+ * A cache file larger than this is not ours: a list is bounded by maxListBytes (16 MiB by
+ * default, see config.h), and the stored list is that list re-serialized, never larger.
+ */
+#define CACHE_MAX_FILE_BYTES (32u * 1024u * 1024u)
+
+char *cache_dir(void)
+{
+    _cleanup_free_ char *base = paths_cache_home();
+    return paths_join(base, "mcpd/tools");
+}
+
+char *cache_path(const char *dir, const ServerConfig *cfg)
+{
+    /* Names are checked to [A-Za-z0-9_.-] at discovery; the hash suffix keeps "." harmless. */
+    return xasprintf("%s/%s-%s.json", dir, cfg->name, cfg->hash);
+}
+
+/* A file mcpd would use must be the user's own and writable by nobody else. */
+static int check_private_file(const struct stat *st, const char *path, char **whyp)
+{
+    if (st->st_uid != getuid()) {
+        *whyp = xasprintf("%s is owned by uid %u, not by uid %u: not used; remove it", path,
+                          (unsigned)st->st_uid, (unsigned)getuid());
+        return CACHE_E_UNSAFE;
+    }
+    if (st->st_mode & 0022) {
+        *whyp = xasprintf("%s has mode %04o: not used; remove it (mcpd writes its files 0600)",
+                          path, (unsigned)(st->st_mode & 07777));
+        return CACHE_E_UNSAFE;
+    }
+    return 0;
+}
+
+/*
+ * Read a cache file without ever blocking or following a link: a FIFO or a device planted
+ * under the name would hang a blocking open() or read() (and start-up with it).
+ */
+static int slurp(const char *path, StrBuf *sb, char **whyp)
+{
+    _cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    int r;
+
+    if (fd < 0 && errno == ENOENT)
+        return CACHE_E_MISS;
+    if (fd < 0) {
+        r = errno;
+        *whyp = xasprintf("%s: cannot open: %s", path,
+                          r == ELOOP ? "it is a symbolic link" : strerror(r));
+        return CACHE_E_STALE;
+    }
+    if (fstat(fd, &st) < 0) {
+        *whyp = xasprintf("%s: cannot stat: %s", path, strerror(errno));
+        return CACHE_E_STALE;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        *whyp = xasprintf("%s: not a regular file: not used; remove it", path);
+        return CACHE_E_STALE;
+    }
+    if ((r = check_private_file(&st, path, whyp)) != 0)
+        return r;
+    if (st.st_size > (off_t)CACHE_MAX_FILE_BYTES) {
+        *whyp = xasprintf("%s: larger than %u bytes: not used", path, CACHE_MAX_FILE_BYTES);
+        return CACHE_E_STALE;
+    }
+    for (;;) {
+        strbuf_reserve(sb, 65536);
+        ssize_t n = read(fd, sb->data + sb->len, sb->cap - sb->len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            *whyp = xasprintf("%s: cannot read: %s", path, strerror(errno));
+            return CACHE_E_STALE;
+        }
+        if (n == 0)
+            return 0;
+        sb->len += (size_t)n;
+        sb->data[sb->len] = '\0';
+        if (sb->len > CACHE_MAX_FILE_BYTES) {
+            /* It grew after fstat: somebody is writing it, and it is not mcpd. */
+            *whyp = xasprintf("%s: larger than %u bytes: not used", path, CACHE_MAX_FILE_BYTES);
+            return CACHE_E_STALE;
+        }
+    }
+}
+
+int cache_check_dir(const char *dir, char **whyp)
+{
+    /* Creates it 0700 when missing; group- or other-writable or foreign dirs are refused. */
+    return paths_ensure_private_dir(dir, getuid(), 0, whyp) < 0 ? CACHE_E_UNSAFE : 0;
+}
+
+/* Read an entry at path and check what every entry holds (version, config, expiry). */
+static int entry_load(const char *dir, const char *path, const ServerConfig *cfg,
+                      int64_t now_wall_ms, yajl_val *rootp, int64_t *saved_atp, char **whyp)
+{
+    _cleanup_free_ char *err = NULL;
+    _cleanup_json_ yajl_val root = NULL;
+    StrBuf sb = STRBUF_INIT;
+    int64_t version = 0, saved = 0, expires = 0;
+    int r;
+
+    if ((r = cache_check_dir(dir, whyp)) != 0)
+        return r;
+    r = slurp(path, &sb, whyp);
+    if (r != 0) {
+        strbuf_deinit(&sb);
+        return r;
+    }
+    root = json_parse(strbuf_str(&sb), &err);
+    strbuf_deinit(&sb);
+    if (!root) {
+        *whyp = xasprintf("%s: corrupt (%s)", path, err);
+        return CACHE_E_STALE;
+    }
+    if (json_get_int(root, "version", &version) < 0 || version != CACHE_VERSION) {
+        *whyp = xasprintf("%s: version is not %d", path, CACHE_VERSION);
+        return CACHE_E_STALE;
+    }
+    if (!streq(json_get_string(root, "configHash"), cfg->hash)) {
+        *whyp = xasprintf("%s: written for another config", path);
+        return CACHE_E_STALE;
+    }
+    if (json_get_int(root, "savedAt", &saved) < 0 ||
+        json_get_int(root, "expiresAt", &expires) < 0 || expires <= now_wall_ms) {
+        *whyp = xasprintf("%s: expired", path);
+        return CACHE_E_STALE;
+    }
+    *rootp = root;
+    root = NULL;
+    *saved_atp = saved;
+    return 0;
+}
+
+int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, yajl_val *toolsp,
+               int64_t *saved_atp, char **whyp)
+{
+    _cleanup_free_ char *path = cache_path(dir, cfg);
+    _cleanup_json_ yajl_val root = NULL;
+    int64_t saved = 0;
+    yajl_val tools;
+    int r;
+
+    if ((r = entry_load(dir, path, cfg, now_wall_ms, &root, &saved, whyp)) != 0)
+        return r;
+    tools = json_get_array(root, "tools");
+    if (!tools) {
+        *whyp = xasprintf("%s: has no tools array", path);
+        return CACHE_E_STALE;
+    }
+    for (size_t i = 0; i < tools->u.array.len; i++)
+        if (!json_get_string(tools->u.array.values[i], "name")) {
+            *whyp = xasprintf("%s: tool %zu has no name", path, i);
+            return CACHE_E_STALE;
+        }
+    *toolsp = json_object_take(root, "tools");
+    *saved_atp = saved;
+    return 0;
+}
+
+int cache_write_durably(const char *dir, const char *path, const StrBuf *sb, char **whyp)
+{
+    _cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+    _cleanup_close_ int dfd = -1;
+    int fd, r = 0;
+
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        /* A temp file left by a crash of this very pid number: it is ours to replace. */
+        unlink(tmp);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    }
+    if (fd < 0) {
+        r = -errno;
+        *whyp = xasprintf("cannot create %s: %s", tmp, strerror(-r));
+        return r;
+    }
+    if ((r = fd_write_all(fd, sb->data, sb->len)) < 0 || (fsync(fd) < 0 && (r = -errno))) {
+        *whyp = xasprintf("cannot write %s: %s", tmp, strerror(-r));
+        close(fd);
+        unlink(tmp);
+        return r;
+    }
+    close(fd);
+    if (rename(tmp, path) < 0) {
+        r = -errno;
+        *whyp = xasprintf("cannot rename %s: %s", tmp, strerror(-r));
+        unlink(tmp);
+        return r;
+    }
+    /* The rename is durable only once the directory is. */
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0)
+        (void)fsync(dfd);
+    return 0;
+}
+
+/* The members every entry starts with, after its opening brace. */
+static void entry_head(StrBuf *sb, const ServerConfig *cfg, int64_t now_wall_ms, int64_t ttl_ms)
+{
+    strbuf_printf(sb, "{\"version\":%d,\"server\":", CACHE_VERSION);
+    json_write_string(sb, cfg->name, strlen(cfg->name));
+    strbuf_printf(sb, ",\"configHash\":\"%s\",\"savedAt\":%" PRId64 ",\"expiresAt\":%" PRId64,
+                  cfg->hash, now_wall_ms, now_wall_ms + ttl_ms);
+}
+
+static int entry_write(const char *dir, const char *path, StrBuf *sbp, char **whyp);
+
+int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
+                int64_t now_wall_ms, int64_t ttl_ms, char **whyp)
+{
+    _cleanup_free_ char *path = NULL;
+    StrBuf sb = STRBUF_INIT;
+
+    if (cache_check_dir(dir, whyp) != 0)
+        return -EPERM;
+    path = cache_path(dir, cfg);
+    entry_head(&sb, cfg, now_wall_ms, ttl_ms);
+    strbuf_puts(&sb, ",\"serverInfo\":");
+    json_write(&sb, server_info);
+    strbuf_puts(&sb, ",\"tools\":");
+    json_write(&sb, tools);
+    strbuf_puts(&sb, "}\n");
+    return entry_write(dir, path, &sb, whyp);
+}
+
+/* Write a whole entry durably (consumes sb), refusing one too large to be read back. */
+static int entry_write(const char *dir, const char *path, StrBuf *sb, char **whyp)
+{
+    int r;
+
+    if (sb->len > CACHE_MAX_FILE_BYTES) {
+        /* It could never be read back: better no file than one that is refused each start. */
+        *whyp = xasprintf("%s: %zu bytes is more than the %u a cache file may hold", path, sb->len,
+                          CACHE_MAX_FILE_BYTES);
+        strbuf_deinit(sb);
+        return -EFBIG;
+    }
+    r = cache_write_durably(dir, path, sb, whyp);
+    strbuf_deinit(sb);
+    return r;
+}
+
+char *cache_surface_dir(const char *tools_dir)
+{
+    const char *slash = strrchr(tools_dir, '/');
+    size_t n = slash ? (size_t)(slash - tools_dir) : 0;
+
+    return n ? xasprintf("%.*s/surface", (int)n, tools_dir) : xstrdup("surface");
+}
+
+int cache_store_surface(const char *dir, const ServerConfig *cfg, yajl_val surface,
+                        int64_t now_wall_ms, int64_t ttl_ms, char **whyp)
+{
+    _cleanup_free_ char *path = NULL;
+    StrBuf sb = STRBUF_INIT;
+
+    if (cache_check_dir(dir, whyp) != 0)
+        return -EPERM;
+    path = cache_path(dir, cfg);
+    entry_head(&sb, cfg, now_wall_ms, ttl_ms);
+    strbuf_puts(&sb, ",\"surface\":");
+    json_write(&sb, surface);
+    strbuf_puts(&sb, "}\n");
+    return entry_write(dir, path, &sb, whyp);
+}
+
+int cache_load_surface(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms,
+                       yajl_val *surfacep, char **whyp)
+{
+    _cleanup_free_ char *path = cache_path(dir, cfg);
+    _cleanup_json_ yajl_val root = NULL;
+    int64_t saved;
+    int r;
+
+    if ((r = entry_load(dir, path, cfg, now_wall_ms, &root, &saved, whyp)) != 0)
+        return r;
+    if (!json_get_object(root, "surface")) {
+        *whyp = xasprintf("%s: has no surface object", path);
+        return CACHE_E_STALE;
+    }
+    *surfacep = json_object_take(root, "surface");
+    return 0;
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// surface: prompts, resources, resource templates, subscriptions and completion of the
+// upstreams, listed, named, routed and rewritten into each workspace's view.
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "common/json.h"
+#include "daemon/core/manager.h"
+
+/* A string node that takes (and frees) a malloc'd string. */
+static inline yajl_val json_string_new_take(char *text)
+{
+    yajl_val v = json_string_new(text);
+
+    free(text);
+    return v;
+}
+
+typedef enum SurfaceKind {
+    SURFACE_PROMPTS,
+    SURFACE_RESOURCES,
+    SURFACE_TEMPLATES,
+    SURFACE_N,
+} SurfaceKind;
+
+/*
+ * Items per page of a merged prompts/list, resources/list or resources/templates/list: large
+ * enough that a usual workspace fits in one page, small enough that one reply stays far below
+ * maxMessageBytes even with long descriptions.
+ */
+#define SURFACE_PAGE_SIZE 500
+/*
+ * Longest URI an agent may name. Web servers and browsers refuse request targets beyond about
+ * 8 KiB; MCP resource URIs are identifiers, far shorter.
+ */
+#define SURFACE_MAX_URI_BYTES 8192
+/*
+ * Steps one URI-template match may take: {var} parts backtrack, so a hostile template with many
+ * variables could otherwise cost time exponential in its length.
+ */
+#define SURFACE_MATCH_STEPS 100000
+
+/* A server's part: its lists, capabilities and subscriptions (Server.surface). */
+typedef struct ServerSurface ServerSurface;
+/* A workspace's part: its coalesced list_changed notifications (Workspace.surface). */
+typedef struct WsSurface WsSurface;
+
+/* ---- servers (manager.c) ---- */
+
+/** The server's session is up (first list done): capabilities kept, lists fetched, resubscribed. */
+void surface_server_connected(Server *s);
+/** A new server: its last known surface from the cache, shown deferred until it connects. */
+void surface_load_cache(Server *s);
+/** The server's lists are void (disconnected for good): they leave every view. */
+void surface_server_clear(Server *s);
+/** Free everything of a server's part (the server is being freed). */
+void surface_server_free(Server *s);
+/** An upstream notification of the surface; false when it is not one. */
+bool surface_notification(Server *s, const char *method, yajl_val params);
+/** Counts for status: prompts, resources, resourceTemplates, subscriptions. */
+void surface_status(Server *s, yajl_val o);
+
+/* ---- workspaces (workspace.c) ---- */
+
+void surface_ws_free(Workspace *ws);
+/** The workspace's server set changed: agents hear of prompt and resource changes (coalesced). */
+void surface_ws_changed(Workspace *ws);
+/** The URI agents of ws see for uri as server s names it (new string). */
+char *surface_expose_uri(Workspace *ws, Server *s, const char *uri);
+/** Rewrite the URIs in a result of s (tool content, read contents, prompt messages) for ws. */
+void surface_rewrite_result(Workspace *ws, Server *s, yajl_val result);
+/** Whether a raw result may hold URIs to rewrite (cheap test for the tools/call hot path). */
+bool surface_raw_has_uris(const char *raw, size_t len);
+
+/* ---- agents (methods-mcp.c, manager.c) ---- */
+
+/** Capabilities for initialize: exactly what at least one of the workspace's servers offers. */
+void surface_capabilities(Manager *m, Peer *p, yajl_val caps);
+/** Each server's instructions, labelled; NULL when none has any. */
+char *surface_instructions(Manager *m, Peer *p);
+void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params);
+/** The same behind the workspace's start-up gate, like tools/list (workspace.c). */
+void surface_list_gated(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params);
+void surface_prompt_get(Manager *m, Peer *p, yajl_val id, yajl_val params);
+void surface_read(Manager *m, Peer *p, yajl_val id, yajl_val params);
+void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool on);
+void surface_complete(Manager *m, Peer *p, yajl_val id, yajl_val params);
+/*
+ * Single-server passthrough: an agent that asked for one server at initialize sees only its
+ * tools, prompts and resources, under their own names and URIs, unchanged.
+ */
+/** Make p see only the server name (of its workspace); -ENOENT with *whyp when there is none. */
+int surface_passthrough_set(Manager *m, Peer *p, const char *name, char **whyp);
+/** Whether p is a passthrough agent; *sp is then its server, or NULL when it has gone. */
+bool surface_passthrough(Manager *m, const Peer *p, Server **sp);
+void surface_passthrough_deinit(Manager *m);
+/** A peer went away: its subscriptions end (upstream too, when it was the last). */
+void surface_peer_gone(Manager *m, Peer *p);
+
+/* ---- call.c ---- */
+
+/** Route an agent request to server s: params are sent as given (owned by the caller). */
+void call_route(Manager *m, Peer *p, yajl_val id, Server *s, const char *method, yajl_val params);

@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: MIT
+// workspace: project roots and their server sets, tool views, start-up gates and agent sessions.
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "common/hash.h"
+#include "common/json.h"
+#include "common/jsonrpc.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "daemon/core/manager-private.h"
+#include "daemon/core/naming.h"
+#include "daemon/core/surface.h"
+
+static void ws_check_gate(Workspace *ws);
+
+bool ws_has_server(const Workspace *ws, const Server *s)
+{
+    for (size_t i = 0; i < ws->n_servers; i++)
+        if (ws->servers[i] == s)
+            return true;
+    return false;
+}
+
+Workspace *ws_of_peer(Manager *m, const Peer *p)
+{
+    Workspace *ws = p->workspace_id ? idmap_get(&m->workspaces, p->workspace_id) : NULL;
+
+    return ws ? ws : m->user_ws;
+}
+
+/* ---- the tool view ---- */
+
+static void view_clear(Workspace *ws)
+{
+    for (size_t i = 0; i < ws->n_view; i++)
+        free(ws->view[i].name);
+    free(ws->view);
+    ws->view = NULL;
+    ws->n_view = 0;
+}
+
+/* The tool as agents see it (DESIGN section 3). */
+/*
+ * MCP Apps: the tool names its UI resource in _meta.ui.resourceUri (and the older flat key
+ * _meta["ui/resourceUri"]); agents must read it back through mcpd, so it is the exposed URI.
+ */
+static void expose_ui_meta(Workspace *ws, Server *s, yajl_val meta)
+{
+    yajl_val ui = json_get_object(meta, "ui");
+    const char *uri = json_get_string(ui, "resourceUri"), *flat;
+
+    if (uri)
+        json_object_set(ui, "resourceUri", json_string_new_take(surface_expose_uri(ws, s, uri)));
+    flat = json_get_string(meta, "ui/resourceUri");
+    if (flat)
+        json_object_set(meta, "ui/resourceUri",
+                        json_string_new_take(surface_expose_uri(ws, s, flat)));
+}
+
+static yajl_val exposed_tool(Workspace *ws, const char *name, Server *s, yajl_val t)
+{
+    static const char *const copied[] = {"title", "outputSchema", "annotations", "icons"};
+    const char *tool = json_get_string(t, "name"), *desc = json_get_string(t, "description");
+    yajl_val o = json_object_new(), schema = json_get_object(t, "inputSchema"), meta;
+    const char *prov = s->cfg->source.provider_name;
+
+    json_object_set(o, "name", json_string_new(name));
+    for (size_t i = 0; i < N_ELEMENTS(copied); i++)
+        if (json_get(t, copied[i]))
+            json_object_set(o, copied[i], json_copy(json_get(t, copied[i])));
+    if (desc)
+        json_object_set(o, "description", json_string_new(desc));
+    else {
+        _cleanup_free_ char *d = xasprintf("MCP tool from %s", s->cfg->name);
+        json_object_set(o, "description", json_string_new(d));
+    }
+    schema = schema ? json_copy(schema) : json_object_new();
+    if (!json_get(schema, "type"))
+        json_object_set(schema, "type", json_string_new("object"));
+    if (streq(json_get_string(schema, "type"), "object") && !json_get(schema, "properties"))
+        json_object_set(schema, "properties", json_object_new());
+    json_object_set(o, "inputSchema", schema);
+    meta = json_copy(json_get_object(t, "_meta"));
+    if (!meta)
+        meta = json_object_new();
+    expose_ui_meta(ws, s, meta);
+    _cleanup_free_ char *label = xasprintf("%s/%s", s->cfg->name, tool);
+    _cleanup_free_ char *path =
+        prov ? xasprintf("mcp:%s via %s", s->cfg->name, prov) : xasprintf("mcp:%s", s->cfg->name);
+    json_object_set(meta, "mcpd/server", json_string_new(s->cfg->name));
+    json_object_set(meta, "mcpd/tool", json_string_new(tool));
+    json_object_set(meta, "mcpd/label", json_string_new(label));
+    json_object_set(meta, "mcpd/path", json_string_new(path));
+    json_object_set(meta, "mcpd/deferred", json_bool_new(s->tools_deferred));
+    json_object_set(o, "_meta", meta);
+    return o;
+}
+
+typedef struct Named {
+    Server *s;
+    yajl_val def;
+} Named;
+
+static void view_rebuild(Workspace *ws)
+{
+    size_t n = 0, k = 0;
+    _cleanup_free_ Named *all = NULL;
+    _cleanup_free_ NamingEntry *entries = NULL;
+
+    view_clear(ws);
+    strbuf_reset(&ws->view_json);
+    for (size_t i = 0; i < ws->n_servers; i++)
+        n += json_array_len(ws->servers[i]->tools);
+    all = xcalloc(n ? n : 1, sizeof(*all));
+    entries = xcalloc(n ? n : 1, sizeof(*entries));
+    for (size_t i = 0; i < ws->n_servers; i++) {
+        Server *s = ws->servers[i];
+        for (size_t j = 0; j < json_array_len(s->tools); j++, k++) {
+            all[k].s = s;
+            all[k].def = json_array_at(s->tools, j);
+            entries[k].server = s->cfg->name;
+            entries[k].tool = json_get_string(all[k].def, "name");
+            entries[k].data = &all[k];
+        }
+    }
+    naming_assign(entries, n); /* sorted by name on return */
+    ws->n_collisions = 0;
+    ws->view = xcalloc(n ? n : 1, sizeof(*ws->view));
+    strbuf_puts(&ws->view_json, "{\"tools\":[");
+    for (size_t i = 0; i < n; i++) {
+        Named *nm = entries[i].data;
+        yajl_val o = exposed_tool(ws, entries[i].name, nm->s, nm->def);
+        if (i)
+            strbuf_putc(&ws->view_json, ',');
+        json_write(&ws->view_json, o);
+        json_free(o);
+        ws->view[i].name = entries[i].name;
+        ws->view[i].server_id = nm->s->id;
+        ws->view[i].tool = entries[i].tool;
+        ws->n_collisions += entries[i].collided != 0;
+    }
+    ws->n_view = n;
+    strbuf_puts(&ws->view_json, "]}");
+    ws->dirty = false;
+}
+
+void ws_view_ensure(Workspace *ws)
+{
+    if (ws->dirty || !ws->view_json.data)
+        view_rebuild(ws);
+}
+
+static int cmp_view_name(const void *key, const void *elem)
+{
+    return strcmp(key, ((const ViewTool *)elem)->name);
+}
+
+const ViewTool *ws_view_find(Workspace *ws, const char *name)
+{
+    ws_view_ensure(ws);
+    if (!name || !ws->n_view)
+        return NULL;
+    return bsearch(name, ws->view, ws->n_view, sizeof(ViewTool), cmp_view_name);
+}
+
+/* The coalesced list_changed: only when the view's bytes really changed, only to its agents. */
+static void on_notify(evutil_socket_t fd, short what, void *arg)
+{
+    Workspace *ws = arg;
+    char hash[2 * SHA256_DIGEST_SIZE + 1];
+    StrBuf sb = STRBUF_INIT;
+
+    (void)fd, (void)what;
+    ws_view_ensure(ws);
+    sha256_hex(hash, ws->view_json.data, ws->view_json.len);
+    if (streq(hash, ws->notified_hash))
+        return;
+    memcpy(ws->notified_hash, hash, sizeof(hash));
+    jsonrpc_write_notification(&sb, "notifications/tools/list_changed", NULL);
+    for (Peer *p = ws->m->peers->first; p; p = p->next)
+        if (p->initialized && p->workspace_id == ws->id)
+            peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+    log_debug("tool view of %s changed: %zu tools; agents notified",
+              ws->root ? ws->root : "the user workspace", ws->n_view);
+}
+
+static void ws_changed(Workspace *ws)
+{
+    struct timeval tv;
+
+    ws->dirty = true;
+    if (ws->m->shutting_down || evtimer_pending(ws->ev_notify, NULL))
+        return;
+    tv_ms(&tv, LIST_CHANGED_COALESCE_MS);
+    evtimer_add(ws->ev_notify, &tv);
+}
+
+void server_views_changed(Server *s)
+{
+    size_t pos = 0;
+    void *v;
+
+    while (idmap_next(&s->m->workspaces, &pos, NULL, &v)) {
+        Workspace *ws = v;
+        if (!ws_has_server(ws, s))
+            continue;
+        ws_changed(ws);
+        ws_check_gate(ws);
+    }
+}
+
+/* ---- the start-up gate ---- */
+
+/*
+ * The gate is judged on one clock only: now_ms() (CLOCK_MONOTONIC, read fresh). libevent
+ * measures its timers on its own, possibly coarse and cached, clock, so ev_gate may fire a
+ * little before the deadline as now_ms() sees it; the timer is then only a wake-up, and a gate
+ * still short of its deadline re-arms for the time left.
+ */
+static uint64_t ws_gate_left_ms(const Workspace *ws)
+{
+    uint64_t deadline = ws->connect_started_ms + (uint64_t)ws->m->settings.startup_timeout_ms;
+    uint64_t now = now_ms();
+
+    return now >= deadline ? 0 : deadline - now;
+}
+
+/* Wake the gate when the start-up timeout passes (not needed once it has). */
+static void ws_gate_arm(Workspace *ws)
+{
+    uint64_t left = ws_gate_left_ms(ws);
+    struct timeval tv;
+
+    if (!left)
+        return;
+    tv_ms(&tv, (int64_t)left);
+    evtimer_add(ws->ev_gate, &tv);
+}
+
+/*
+ * A tools/list may be answered when no server is connecting, or once startupTimeoutMs has
+ * passed and every server still connecting has stand-in tools to show (deferred). Servers
+ * with nothing to show are waited for, each bounded by its own timeout.
+ */
+static bool ws_gate_open(Workspace *ws)
+{
+    bool past = ws_gate_left_ms(ws) == 0;
+
+    for (size_t i = 0; i < ws->n_servers; i++) {
+        Server *s = ws->servers[i];
+        if (s->state != SERVER_CONNECTING)
+            continue;
+        if (!past || !s->tools)
+            return false;
+    }
+    return true;
+}
+
+static void send_view(Workspace *ws, Peer *p, yajl_val id)
+{
+    StrBuf sb = STRBUF_INIT;
+    Server *only;
+
+    if (surface_passthrough(ws->m, p, &only)) {
+        /* The one server's tools as it lists them, as if the agent spoke to it directly. */
+        yajl_val r = json_object_new();
+        json_object_set(r, "tools",
+                        only && only->tools ? json_copy(only->tools) : json_array_new());
+        jsonrpc_write_result(&sb, id, r);
+        json_free(r);
+        peer_send_sb(p, &sb);
+        strbuf_deinit(&sb);
+        return;
+    }
+    ws_view_ensure(ws);
+    jsonrpc_write_result_raw(&sb, id, ws->view_json.data, ws->view_json.len);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+}
+
+static void ws_check_gate(Workspace *ws)
+{
+    ListWaiter *w;
+
+    if (!ws->waiters)
+        return;
+    if (!ws_gate_open(ws)) {
+        ws_gate_arm(ws);
+        return;
+    }
+    while ((w = ws->waiters)) {
+        Peer *p = peer_get(ws->m->peers, w->peer_id);
+        ws->waiters = w->next;
+        if (p && w->kind < 0)
+            send_view(ws, p, w->id);
+        else if (p)
+            surface_list(ws->m, p, w->id, (SurfaceKind)w->kind, w->params);
+        json_free(w->id);
+        json_free(w->params);
+        free(w);
+    }
+}
+
+static void on_gate(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    ws_check_gate(arg);
+}
+
+/* A list (kind -1: tools) answered now, or queued until the start-up gate opens. */
+static void list_or_wait(Manager *m, Peer *p, yajl_val id, int kind, yajl_val params)
+{
+    Workspace *ws = ws_of_peer(m, p);
+    ListWaiter *w, **tail;
+
+    if (ws_gate_open(ws)) {
+        if (kind < 0)
+            send_view(ws, p, id);
+        else
+            surface_list(m, p, id, (SurfaceKind)kind, params);
+        return;
+    }
+    w = xcalloc(1, sizeof(*w));
+    w->peer_id = p->id;
+    w->id = json_copy(id);
+    w->kind = kind;
+    w->params = json_copy(params);
+    for (tail = &ws->waiters; *tail; tail = &(*tail)->next)
+        ;
+    *tail = w;
+    ws_gate_arm(ws);
+}
+
+void manager_list_tools(Manager *m, Peer *p, yajl_val id)
+{
+    list_or_wait(m, p, id, -1, NULL);
+}
+
+void surface_list_gated(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params)
+{
+    list_or_wait(m, p, id, (int)kind, params);
+}
+
+/* ---- workspaces ---- */
+
+static void on_linger(evutil_socket_t fd, short what, void *arg)
+{
+    Workspace *ws = arg;
+
+    (void)fd, (void)what;
+    log_info("workspace %s: no agent for %" PRId64 " ms: releasing its servers", ws->root,
+             ws->m->settings.workspace_linger_ms);
+    ws_free(ws);
+}
+
+Workspace *ws_new(Manager *m, const char *root)
+{
+    Workspace *ws = xcalloc(1, sizeof(*ws));
+
+    ws->id = ++m->next_workspace_id;
+    ws->m = m;
+    ws->root = root ? xstrdup(root) : NULL;
+    ws->ev_gate = evtimer_new(m->base, on_gate, ws);
+    ws->ev_notify = evtimer_new(m->base, on_notify, ws);
+    ws->ev_linger = evtimer_new(m->base, on_linger, ws);
+    ws->dirty = true;
+    idmap_put(&m->workspaces, ws->id, ws);
+    return ws;
+}
+
+static void result_set(yajl_val results, const char *name, const char *what)
+{
+    if (results && !json_get(results, name))
+        json_object_set(results, name, json_string_new(what));
+}
+
+void ws_load(Workspace *ws, yajl_val results)
+{
+    Manager *m = ws->m;
+    DiscoverOptions opt = {m->config_file, ws->root};
+    Server **old = ws->servers;
+    size_t n_old = ws->n_servers;
+    ConfigSet set;
+
+    config_discover(&set, &opt, &m->settings);
+    ws->servers = xcalloc(set.n_servers ? set.n_servers : 1, sizeof(*ws->servers));
+    ws->n_servers = 0;
+    ws->connect_started_ms = now_ms();
+    /* New references first, so servers that stay are never released in between. */
+    for (size_t i = 0; i < set.n_servers; i++) {
+        ServerConfig *c = set.servers[i];
+        const char *start =
+            c->source.level == CONFIG_LEVEL_PROJECT && ws->root ? ws->root : m->home;
+        bool created;
+        Server *s = server_acquire(m, c, start, &created);
+        bool kept = false;
+        for (size_t j = 0; j < n_old; j++)
+            kept |= old[j] == s;
+        ws->servers[ws->n_servers++] = s;
+        if (created || !kept) {
+            bool was = false;
+            for (size_t j = 0; j < n_old; j++)
+                was |= streq(old[j]->cfg->name, c->name);
+            result_set(results, c->name, was ? "changed" : "added");
+        } else {
+            result_set(results, c->name, "kept");
+        }
+        if (s->state == SERVER_FAILED || s->state == SERVER_STOPPED) {
+            s->n_failures = 0;
+            s->backoff_ms = 0;
+        }
+        if (s->cfg->enabled && !s->up && s->state != SERVER_CONNECTED)
+            server_connect(s);
+    }
+    for (size_t j = 0; j < n_old; j++) {
+        if (!ws_has_server(ws, old[j])) {
+            result_set(results, old[j]->cfg->name, "removed");
+            log_full(LOG_INFO, old[j]->cfg->name, "reload", "%s",
+                     config_set_find(&set, old[j]->cfg->name) ? "config changed" : "removed");
+        }
+    }
+    for (size_t j = 0; j < n_old; j++)
+        server_release(old[j]);
+    free(old);
+    config_set_deinit(&ws->problems);
+    ws->problems = (ConfigSet){.problems = set.problems, .n_problems = set.n_problems};
+    set.problems = NULL;
+    set.n_problems = 0;
+    config_set_deinit(&set);
+    ws_gate_arm(ws);
+    ws_changed(ws);
+    surface_ws_changed(ws);
+    ws_check_gate(ws);
+}
+
+void ws_free(Workspace *ws)
+{
+    Manager *m = ws->m;
+    ListWaiter *w;
+
+    idmap_remove(&m->workspaces, ws->id);
+    if (m->user_ws == ws)
+        m->user_ws = NULL;
+    while ((w = ws->waiters)) {
+        ws->waiters = w->next;
+        json_free(w->id);
+        json_free(w->params);
+        free(w);
+    }
+    for (size_t i = 0; i < ws->n_servers; i++)
+        server_release(ws->servers[i]);
+    free(ws->servers);
+    config_set_deinit(&ws->problems);
+    view_clear(ws);
+    strbuf_deinit(&ws->view_json);
+    surface_ws_free(ws);
+    event_free(ws->ev_gate);
+    event_free(ws->ev_notify);
+    event_free(ws->ev_linger);
+    free(ws->root);
+    free(ws);
+}
+
+/* The workspace of a project root: found, or created and connecting. */
+static Workspace *ws_for_cwd(Manager *m, const char *cwd, char **whyp)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    size_t pos = 0;
+    void *v;
+    Workspace *ws;
+
+    if (cwd[0] != '/') {
+        *whyp = xasprintf("_meta[\"mcpd/cwd\"] must be an absolute path, not \"%s\"", cwd);
+        return NULL;
+    }
+    if (!realpath(cwd, real) || stat(real, &st) < 0) {
+        *whyp = xasprintf("_meta[\"mcpd/cwd\"]: %s: %s", cwd, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        *whyp = xasprintf("_meta[\"mcpd/cwd\"]: %s is not a directory", cwd);
+        return NULL;
+    }
+    while (idmap_next(&m->workspaces, &pos, NULL, &v))
+        if (((Workspace *)v)->root && streq(((Workspace *)v)->root, real))
+            return v;
+    ws = ws_new(m, real);
+    log_info("workspace %s: discovering its servers", real);
+    ws_load(ws, NULL);
+    return ws;
+}
+
+/* ---- sessions ---- */
+
+static Session *session_by_token(Manager *m, const char *token)
+{
+    size_t pos = 0, n = strlen(token);
+    Session *found = NULL;
+    void *v;
+
+    /* Every session is compared, in constant time, so timing tells nothing of the tokens. */
+    while (idmap_next(&m->sessions, &pos, NULL, &v)) {
+        Session *se = v;
+        if (n == sizeof(se->token) - 1 && mem_equal_consttime(se->token, token, n))
+            found = se;
+    }
+    return found;
+}
+
+int manager_attach(Manager *m, Peer *p, const char *cwd, const char *token, char **whyp)
+{
+    unsigned char raw[SESSION_TOKEN_BYTES];
+    Workspace *ws;
+    Session *se;
+
+    if (token) {
+        se = session_by_token(m, token);
+        if (!se || se->uid != p->uid) {
+            *whyp = xstrdup("_meta[\"mcpd/session\"] names no live session: the parent agent "
+                            "has gone, or MCPD_SESSION is wrong");
+            return -EACCES;
+        }
+        ws = idmap_get(&m->workspaces, se->workspace_id);
+        if (!ws) {
+            *whyp = xstrdup("the session's workspace has gone");
+            return -ENOENT;
+        }
+        se->n_members++;
+        p->parent_peer_id = se->owner_peer_id;
+    } else {
+        ws = cwd ? ws_for_cwd(m, cwd, whyp) : m->user_ws;
+        if (!ws)
+            return -EINVAL;
+        if (random_bytes(raw, sizeof(raw)) < 0) {
+            *whyp = xstrdup("no randomness for a session token");
+            return -EIO;
+        }
+        se = xcalloc(1, sizeof(*se));
+        se->id = ++m->next_session_id;
+        hex_encode(se->token, raw, sizeof(raw));
+        se->uid = p->uid;
+        se->owner_peer_id = p->id;
+        se->workspace_id = ws->id;
+        se->n_members = 1;
+        idmap_put(&m->sessions, se->id, se);
+    }
+    p->session_id = se->id;
+    p->workspace_id = ws->id;
+    ws->n_agents++;
+    event_del(ws->ev_linger);
+    return 0;
+}
+
+const char *manager_peer_token(Manager *m, Peer *p)
+{
+    Session *se = idmap_get(&m->sessions, p->session_id);
+
+    return se ? se->token : NULL;
+}
+
+void ws_peer_left(Manager *m, Peer *p)
+{
+    Session *se = idmap_get(&m->sessions, p->session_id);
+    Workspace *ws = p->workspace_id ? idmap_get(&m->workspaces, p->workspace_id) : NULL;
+
+    if (se && se->n_members)
+        se->n_members--;
+    if (se && se->owner_peer_id == p->id) {
+        /* A token dies with the agent that owns it; joined subagents keep their workspace. */
+        idmap_remove(&m->sessions, se->id);
+        explicit_bzero(se->token, sizeof(se->token));
+        free(se);
+    }
+    if (!ws || !ws->n_agents)
+        return;
+    if (--ws->n_agents == 0 && ws != m->user_ws && !m->shutting_down) {
+        struct timeval tv;
+        tv_ms(&tv, m->settings.workspace_linger_ms);
+        evtimer_add(ws->ev_linger, &tv);
+    }
+}
+
+void sessions_deinit(Manager *m)
+{
+    size_t pos = 0;
+    void *v;
+
+    while (idmap_next(&m->sessions, &pos, NULL, &v))
+        free(v);
+    idmap_deinit(&m->sessions);
+}

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: MIT
+// peer: one downstream connection on the socket (framing, bounded output, identity).
+
+#include <errno.h>
+#include <stdio.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "daemon/downstream/peer.h"
+
+/*
+ * Output a peer may have queued before it is considered stalled and dropped: four maximal
+ * messages, so a reader that is merely slow with big results survives.
+ */
+#define PEER_QUEUE_FACTOR 4
+/* Reads per wake-up, so one flooding peer cannot starve the others. */
+#define PEER_READS_PER_WAKE 4
+/* Messages at least this big are written at once rather than batched with others. */
+#define PEER_WRITE_NOW_BYTES 65536
+/*
+ * Bytes of unfinished lines all peers together may make the daemon hold, as a multiple of the
+ * largest message: eight agents sending maximal messages at the same instant is already far
+ * beyond real use, while many peers each parking a large partial line is the cheap way to pin
+ * the daemon's memory (20 peers x 16 MiB = 320 MiB otherwise). Over it, the peer whose
+ * unfinished line is oldest is closed, until the total fits.
+ */
+#define PEER_PARTIAL_TOTAL_FACTOR 8
+/*
+ * An input buffer larger than this that holds nothing is released, so a peer that once sent a
+ * big message does not keep its buffer (up to twice the message) while idle.
+ */
+#define PEER_IDLE_BUFFER_KEEP (4 * FRAMER_READ_CHUNK)
+/*
+ * Upstream servers are deliberately not held to a partial-line time limit: a server that
+ * stalls mid-line is noticed by what waits on it (its calls end at callTimeout; with
+ * pingIntervalMs a missed pong marks it dead and it is restarted), and what it can make mcpd
+ * hold is bounded by the number of configured servers times the line limit, whereas any number
+ * of agents may connect.
+ */
+
+static void on_reap(evutil_socket_t fd, short what, void *arg)
+{
+    PeerRegistry *reg = arg;
+
+    (void)fd, (void)what;
+    while (reg->reap) {
+        Peer *p = reg->reap;
+        reg->reap = p->next;
+        free(p->client_name);
+        free(p->client_version);
+        free(p->protocol_version);
+        free(p->cwd);
+        free(p->close_reason);
+        free(p);
+    }
+}
+
+void peer_registry_init(PeerRegistry *reg, struct event_base *base, size_t max_line,
+                        PeerDispatchFn dispatch, PeerGoneFn gone, void *userdata)
+{
+    memset(reg, 0, sizeof(*reg));
+    reg->base = base;
+    reg->max_line = max_line;
+    reg->max_queue = max_line * PEER_QUEUE_FACTOR;
+    reg->partial_timeout_ms = PEER_PARTIAL_LINE_TIMEOUT_MS;
+    reg->partial_max = (max_line ? max_line : JSONRPC_MAX_LINE_DEFAULT) * PEER_PARTIAL_TOTAL_FACTOR;
+    reg->dispatch = dispatch;
+    reg->gone = gone;
+    reg->userdata = userdata;
+    reg->ev_reap = evtimer_new(base, on_reap, reg);
+}
+
+void peer_registry_deinit(PeerRegistry *reg)
+{
+    while (reg->first)
+        peer_close(reg->first, "daemon is shutting down");
+    on_reap(-1, 0, reg);
+    event_free(reg->ev_reap);
+    idmap_deinit(&reg->by_id);
+}
+
+Peer *peer_get(PeerRegistry *reg, uint64_t id)
+{
+    Peer *p = idmap_get(&reg->by_id, id);
+    return p && !p->dead ? p : NULL;
+}
+
+size_t peer_queued(const Peer *p)
+{
+    return p->out ? evbuffer_get_length(p->out) : 0;
+}
+
+static void reply_error_and_close(Peer *p, int code, const char *message)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    jsonrpc_write_error(&sb, NULL, code, message, NULL);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+    /* peer_close pushes the explanation out, best effort. */
+    peer_close(p, message);
+}
+
+/* One line from the peer. Return false when the peer is gone. */
+static bool handle_line(Peer *p, char *line, size_t len)
+{
+    _cleanup_free_ char *err = NULL;
+    JsonrpcMsg m;
+    int r;
+
+    if (p->reg->fast && p->reg->fast(p, line, len, p->reg->userdata))
+        return !p->dead;
+    r = jsonrpc_msg_parse_mode(&m, line, len, JSON_UTF8_REFUSE, &err);
+    if (r == JSONRPC_E_PARSE) {
+        _cleanup_free_ char *msg = xasprintf("Parse error: %s; closing the connection", err);
+        jsonrpc_msg_deinit(&m);
+        reply_error_and_close(p, JSONRPC_PARSE_ERROR, msg);
+        return false;
+    }
+    if (r != 0) {
+        StrBuf sb = STRBUF_INIT;
+        _cleanup_free_ char *msg = xasprintf("Invalid Request: %s", err);
+        jsonrpc_write_error(&sb, m.id, JSONRPC_INVALID_REQUEST, msg, NULL);
+        peer_send_sb(p, &sb);
+        strbuf_deinit(&sb);
+        jsonrpc_msg_deinit(&m);
+        return !p->dead;
+    }
+    p->reg->dispatch(p, &m, p->reg->userdata);
+    jsonrpc_msg_deinit(&m);
+    return !p->dead;
+}
+
+static void set_partial_bytes(Peer *p, size_t n)
+{
+    p->reg->partial_bytes -= p->partial_bytes;
+    p->partial_bytes = n;
+    p->reg->partial_bytes += n;
+}
+
+static void on_partial_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    Peer *p = arg;
+    _cleanup_free_ char *why =
+        xasprintf("sent %zu bytes of a message and no end of line for %lld ms "
+                  "(partialLineTimeoutMs); a client must send each message as one whole line",
+                  p->partial_bytes, (long long)p->reg->partial_timeout_ms);
+
+    (void)fd, (void)what;
+    reply_error_and_close(p, JSONRPC_INVALID_REQUEST, why);
+}
+
+/*
+ * Over the total for unfinished lines: close the peers holding the most until it fits (the
+ * oldest first among equals). Closing the largest holder, not the oldest line, keeps a flooder
+ * from getting an honest client with a small, slow line dropped in its place.
+ */
+static void enforce_partial_total(PeerRegistry *reg)
+{
+    while (reg->partial_bytes > reg->partial_max) {
+        Peer *worst = NULL;
+        for (Peer *q = reg->first; q; q = q->next)
+            if (q->partial_bytes &&
+                (!worst || q->partial_bytes > worst->partial_bytes ||
+                 (q->partial_bytes == worst->partial_bytes &&
+                  (q->partial_since_us < worst->partial_since_us ||
+                   (q->partial_since_us == worst->partial_since_us && q->id < worst->id)))))
+                worst = q;
+        if (!worst)
+            return;
+        _cleanup_free_ char *why = xasprintf(
+            "unfinished messages of all clients hold over %zu bytes; this client's (%zu bytes, "
+            "the most held) is dropped first",
+            reg->partial_max, worst->partial_bytes);
+        reply_error_and_close(worst, JSONRPC_INVALID_REQUEST, why);
+    }
+}
+
+/*
+ * After a read: note the unfinished line the framer holds, if any. A line that completed in
+ * this read means what remains is a new line, started now.
+ */
+static void track_partial(Peer *p, bool line_ended)
+{
+    size_t held = p->in.len - p->in.start;
+
+    if (held == 0) {
+        p->partial_since_us = 0;
+        set_partial_bytes(p, 0);
+        event_del(p->ev_partial);
+        if (p->in.cap > PEER_IDLE_BUFFER_KEEP) {
+            size_t max = p->in.max;
+            framer_deinit(&p->in);
+            framer_init(&p->in, max);
+        }
+        return;
+    }
+    set_partial_bytes(p, held);
+    if (!p->partial_since_us || line_ended) {
+        struct timeval tv = {
+            .tv_sec = (time_t)(p->reg->partial_timeout_ms / 1000),
+            .tv_usec = (suseconds_t)(p->reg->partial_timeout_ms % 1000 * 1000),
+        };
+        p->partial_since_us = now_us();
+        evtimer_add(p->ev_partial, &tv);
+    }
+    if (p->reg->partial_bytes > p->reg->partial_max)
+        enforce_partial_total(p->reg);
+}
+
+static void on_readable(evutil_socket_t fd, short what, void *arg)
+{
+    Peer *p = arg;
+    bool line_ended = false;
+    char *line;
+    size_t len;
+
+    (void)what;
+    for (int i = 0; i < PEER_READS_PER_WAKE && !p->dead; i++) {
+        ssize_t n = framer_read_fd(&p->in, fd);
+        if (n == -EAGAIN)
+            break;
+        if (n == 0 || (n < 0 && n != -EINTR)) {
+            peer_close(p, n == 0 ? NULL : strerror((int)-n));
+            return;
+        }
+        int r;
+        while (!p->dead && (r = framer_next(&p->in, &line, &len)) != FRAMER_E_AGAIN) {
+            if (r == FRAMER_E_TOOBIG) {
+                _cleanup_free_ char *msg = xasprintf(
+                    "message longer than %zu bytes (maxMessageBytes); closing the connection",
+                    p->in.max);
+                reply_error_and_close(p, JSONRPC_INVALID_REQUEST, msg);
+                return;
+            }
+            line_ended = true;
+            if (!handle_line(p, line, len))
+                return;
+        }
+    }
+    if (!p->dead)
+        track_partial(p, line_ended);
+}
+
+static void on_writable(evutil_socket_t fd, short what, void *arg)
+{
+    Peer *p = arg;
+
+    (void)what;
+    if (p->close_reason) {
+        _cleanup_free_ char *why = p->close_reason;
+        p->close_reason = NULL;
+        peer_close(p, why);
+        return;
+    }
+    if (evbuffer_write(p->out, fd) < 0 && errno != EAGAIN && errno != EINTR) {
+        peer_close(p, strerror(errno));
+        return;
+    }
+    if (evbuffer_get_length(p->out) > 0)
+        event_add(p->ev_write, NULL);
+}
+
+Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
+{
+    Peer *p = xcalloc(1, sizeof(*p));
+
+    p->id = ++reg->next_id;
+    p->reg = reg;
+    p->fd = fd;
+    p->log_level = -1;
+    p->uid = uid;
+    p->pid = pid;
+    p->connected_wall_ms = wall_ms();
+    framer_init(&p->in, reg->max_line);
+    p->out = evbuffer_new();
+    p->ev_read = event_new(reg->base, fd, EV_READ | EV_PERSIST, on_readable, p);
+    p->ev_write = event_new(reg->base, fd, EV_WRITE, on_writable, p);
+    p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
+    event_add(p->ev_read, NULL);
+    idmap_put(&reg->by_id, p->id, p);
+    p->next = reg->first;
+    if (reg->first)
+        reg->first->prev = p;
+    reg->first = p;
+    reg->n++;
+    log_debug("peer %llu connected (pid %d)", (unsigned long long)p->id, (int)pid);
+    return p;
+}
+
+/*
+ * A send that finds the peer broken or stalled must not close it there: the caller is in the
+ * middle of work (a call, a forwarded request) that closing would free. The peer stops taking
+ * output and is closed from the loop, by its write event.
+ */
+static void close_later(Peer *p, const char *reason)
+{
+    if (p->close_reason)
+        return;
+    p->close_reason = xstrdup(reason);
+    evbuffer_drain(p->out, evbuffer_get_length(p->out));
+    event_active(p->ev_write, EV_WRITE, 1);
+}
+
+void peer_send(Peer *p, const char *data, size_t n)
+{
+    size_t queued;
+
+    if (p->dead || p->close_reason)
+        return;
+    queued = evbuffer_get_length(p->out);
+    bool big = queued == 0 && n >= PEER_WRITE_NOW_BYTES;
+    if (big) {
+        /* A big message gains nothing from waiting for others: as much as fits goes now. */
+        ssize_t w = write(p->fd, data, n);
+        if (w == (ssize_t)n)
+            return;
+        if (w < 0 && errno != EAGAIN && errno != EINTR) {
+            close_later(p, strerror(errno));
+            return;
+        }
+        if (w > 0) {
+            data += w;
+            n -= (size_t)w;
+        }
+    }
+    if (queued + n > p->reg->max_queue) {
+        _cleanup_free_ char *why =
+            xasprintf("output queue over %zu bytes: the client is not reading", p->reg->max_queue);
+        close_later(p, why);
+        return;
+    }
+    evbuffer_add(p->out, data, n);
+    if (big)
+        event_add(p->ev_write, NULL); /* the socket is full: wait until it drains */
+    else if (queued == 0)
+        /*
+         * Written once the loop has handled everything that is ready now: the replies made in
+         * one batch leave in one write, and the agent reads them in one wake-up.
+         */
+        event_active(p->ev_write, EV_WRITE, 1);
+}
+
+void peer_close(Peer *p, const char *reason)
+{
+    PeerRegistry *reg = p->reg;
+
+    if (p->dead)
+        return;
+    p->dead = true;
+    if (reason)
+        log_full(LOG_NOTICE, NULL, "peer", "dropping client %llu (pid %d%s%s): %s",
+                 (unsigned long long)p->id, (int)p->pid, p->client_name ? ", " : "",
+                 p->client_name ? p->client_name : "", reason);
+    else
+        log_debug("peer %llu disconnected", (unsigned long long)p->id);
+    if (reg->gone)
+        reg->gone(p, reg->userdata);
+    /* Replies still queued (a client that half-closed still reads): one last try, no wait. */
+    if (evbuffer_get_length(p->out))
+        (void)evbuffer_write(p->out, p->fd);
+    event_free(p->ev_read);
+    event_free(p->ev_write);
+    event_free(p->ev_partial);
+    set_partial_bytes(p, 0);
+    evbuffer_free(p->out);
+    p->out = NULL;
+    framer_deinit(&p->in);
+    close(p->fd);
+    p->fd = -1;
+    idmap_remove(&reg->by_id, p->id);
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        reg->first = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    reg->n--;
+    p->next = reg->reap;
+    p->prev = NULL;
+    reg->reap = p;
+    event_active(reg->ev_reap, EV_TIMEOUT, 0);
+}

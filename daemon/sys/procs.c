@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: MIT
+// procs: every process mcpd starts and all their descendants: tagged, recorded, and ended.
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/paths.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/sys/procs.h"
+
+/* 128 random bits: no two instances (of any user, any boot) share a tag. */
+#define INSTANCE_BYTES 16
+/*
+ * Environments are read only this far: exec limits them to a quarter of the stack limit
+ * (2 MiB with the usual 8 MiB), so 16 MiB reads all of any sane one and bounds the time.
+ */
+#define ENVIRON_READ_MAX (16u * 1024u * 1024u)
+/* A SIGKILL scan repeats while new processes appear (forks racing the scan), at most this often. */
+#define KILL_PASSES 8
+/* Processes of one user looked at per scan; far above any desktop, bounds a fork bomb's cost. */
+#define SCAN_MAX 65536
+/*
+ * fds kept in reserve for scans and record writes: a server's descendants must be found and the
+ * record kept even when agents have used every fd (the scan needs /proc and one file at a time).
+ */
+#define RESERVE_FDS 2
+/* At exit, how long to wait for killed descendants (adopted by the subreaper) to be reaped. */
+#define EXIT_REAP_MS      2000
+#define EXIT_REAP_STEP_MS 10
+/* A record file is small: a header and one line per live child. Larger is not ours. */
+#define RECORD_MAX_BYTES (1024u * 1024u)
+#define RECORD_MAGIC     "mcpd-procs 1"
+
+static char instance[INSTANCE_BYTES * 2 + 1];
+static char *record_dir, *record_path;
+static char boot_id[64];
+static ProcId self;
+static ProcId *live;
+static size_t n_live, cap_live;
+static int reserve[RESERVE_FDS] = {-1, -1};
+
+const char *procs_instance(void)
+{
+    return instance;
+}
+
+char *procs_child_env(uint64_t serial)
+{
+    return xasprintf(PROCS_ENV_NAME "=%s-%llu", instance, (unsigned long long)serial);
+}
+
+static void read_boot_id(char *out, size_t size)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+    snprintf(out, size, "-");
+    if (f) {
+        if (fgets(out, (int)size, f))
+            out[strcspn(out, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
+/* Who we are (never chosen by a scan) and which boot this is (records of others are void). */
+static void ensure_identity(void)
+{
+    ProcInfo pi;
+
+    if (self.pid == getpid())
+        return;
+    self.pid = getpid();
+    self.start = procs_read_info(self.pid, &pi) == 0 ? pi.start : 0;
+    read_boot_id(boot_id, sizeof(boot_id));
+}
+
+const char *procs_boot_id(void)
+{
+    ensure_identity();
+    return boot_id;
+}
+
+/* Give the reserved fds back to the process for a moment, and take them again after. */
+static void reserve_release(void)
+{
+    for (int i = 0; i < RESERVE_FDS; i++)
+        if (reserve[i] >= 0) {
+            close(reserve[i]);
+            reserve[i] = -1;
+        }
+}
+
+static void reserve_take(void)
+{
+    for (int i = 0; i < RESERVE_FDS; i++)
+        if (reserve[i] < 0)
+            reserve[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* ---------------------------------------------------------------- reading /proc */
+
+static int parse_stat(const char *buf, pid_t pid, ProcInfo *pi)
+{
+    /* comm (field 2) may hold spaces and parentheses: the fields resume after the last ')'. */
+    const char *p = strrchr(buf, ')');
+    long long v[19];
+    char state;
+
+    if (!p || sscanf(p + 1, " %c", &state) != 1)
+        return -EINVAL;
+    p += 3;
+    /* Fields 4 to 22: ppid, pgrp, session, tty, tpgid (may be -1), flags, ..., starttime. */
+    for (int i = 0; i < 19; i++) {
+        char *end;
+        v[i] = strtoll(p, &end, 10);
+        if (end == p)
+            return -EINVAL;
+        p = end;
+    }
+    pi->pid = pid;
+    pi->state = state;
+    pi->ppid = (pid_t)v[0];
+    pi->pgid = (pid_t)v[1];
+    pi->start = (uint64_t)v[18];
+    return 0;
+}
+
+static int read_info_at(int procfd, pid_t pid, ProcInfo *pi)
+{
+    char path[32], buf[1024];
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "%d/stat", (int)pid);
+    fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return n < 0 ? -errno : -ENOENT;
+    buf[n] = '\0';
+    return parse_stat(buf, pid, pi);
+}
+
+int procs_read_info(pid_t pid, ProcInfo *pi)
+{
+    int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int r;
+
+    if (procfd < 0)
+        return -errno;
+    r = read_info_at(procfd, pid, pi);
+    close(procfd);
+    return r;
+}
+
+/* Stream the NUL-separated environment, comparing the start of each entry with want. */
+static bool env_has_at(int procfd, pid_t pid, const char *want, bool prefix)
+{
+    size_t wl = strlen(want), pos = 0, total = 0;
+    char path[32], buf[16384];
+    bool match = true, found = false;
+    ssize_t n = 0;
+    int fd;
+
+    snprintf(path, sizeof(path), "%d/environ", (int)pid);
+    if ((fd = openat(procfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    while (!found && total < ENVIRON_READ_MAX && (n = read(fd, buf, sizeof(buf))) > 0) {
+        total += (size_t)n;
+        for (ssize_t i = 0; i < n && !found; i++) {
+            if (buf[i] == '\0') {
+                found = match && (pos == wl || (prefix && pos >= wl));
+                pos = 0;
+                match = true;
+                continue;
+            }
+            if (pos < wl && buf[i] != want[pos])
+                match = false;
+            pos++;
+        }
+    }
+    close(fd);
+    /* The last entry may lack its NUL (but one cut short by the bound proves nothing). */
+    return found || (n == 0 && match && (pos == wl || (prefix && pos >= wl)) && pos > 0);
+}
+
+bool procs_env_has(pid_t pid, const char *entry, bool prefix)
+{
+    int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    bool r;
+
+    if (procfd < 0)
+        return false;
+    r = env_has_at(procfd, pid, entry, prefix);
+    close(procfd);
+    return r;
+}
+
+/* ---------------------------------------------------------------- choosing and signalling */
+
+typedef struct Scan {
+    ProcInfo *p;
+    bool *chosen;
+    size_t n;
+} Scan;
+
+static int cmp_info(const void *a, const void *b)
+{
+    const ProcInfo *x = a, *y = b;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static ssize_t scan_find(const Scan *s, pid_t pid)
+{
+    ProcInfo key = {.pid = pid};
+    const ProcInfo *f = s->n ? bsearch(&key, s->p, s->n, sizeof(*s->p), cmp_info) : NULL;
+    return f ? f - s->p : -1;
+}
+
+/* Every live process of our uid but mcpd itself, sorted by pid. */
+static int scan_load(Scan *s, int procfd)
+{
+    DIR *d;
+    struct dirent *e;
+    size_t cap = 0;
+    uid_t uid = geteuid();
+    int dfd = dup(procfd);
+
+    if (dfd < 0 || !(d = fdopendir(dfd))) {
+        int r = -errno;
+        if (dfd >= 0)
+            close(dfd);
+        return r;
+    }
+    while ((e = readdir(d)) && s->n < SCAN_MAX) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        struct stat st;
+        ProcInfo pi;
+        if (*end || pid <= 0 || pid == self.pid)
+            continue;
+        if (fstatat(procfd, e->d_name, &st, 0) < 0 || st.st_uid != uid)
+            continue;
+        if (read_info_at(procfd, (pid_t)pid, &pi) < 0 || pi.state == 'Z' || pi.state == 'X')
+            continue;
+        if (s->n == cap) {
+            cap = cap ? cap * 2 : 256;
+            s->p = xrealloc(s->p, cap * sizeof(*s->p));
+        }
+        s->p[s->n++] = pi;
+    }
+    if (e)
+        log_warning("more than %d processes of uid %u: only the first were checked", SCAN_MAX,
+                    (unsigned)uid);
+    closedir(d);
+    if (s->n)
+        qsort(s->p, s->n, sizeof(*s->p), cmp_info);
+    s->chosen = xcalloc(s->n ? s->n : 1, sizeof(bool));
+    return 0;
+}
+
+static bool is_exact(const ProcTarget *t, const ProcInfo *pi)
+{
+    for (size_t j = 0; j < t->n_exact; j++)
+        if (t->exact[j].pid == pi->pid && t->exact[j].start == pi->start)
+            return true;
+    return false;
+}
+
+/* Is pi in the group of a live leader the target names exactly (so the group is ours)? */
+static bool in_exact_group(const ProcTarget *t, const Scan *s, const ProcInfo *pi)
+{
+    ssize_t k = scan_find(s, pi->pgid);
+    return k >= 0 && is_exact(t, &s->p[k]);
+}
+
+static void scan_choose(Scan *s, const ProcTarget *t, int procfd)
+{
+    bool changed = true;
+
+    for (size_t i = 0; i < s->n; i++) {
+        const ProcInfo *pi = &s->p[i];
+        s->chosen[i] = is_exact(t, pi) || (t->pgid > 0 && pi->pgid == t->pgid) ||
+                       in_exact_group(t, s, pi) ||
+                       (t->tag && env_has_at(procfd, pi->pid, t->tag, t->tag_prefix));
+    }
+    /* Descendants by parent pid, to a fixed point (each pass reaches one generation deeper). */
+    while (changed) {
+        changed = false;
+        for (size_t i = 0; i < s->n; i++) {
+            ssize_t k;
+            if (s->chosen[i] || (k = scan_find(s, s->p[i].ppid)) < 0 || !s->chosen[k])
+                continue;
+            s->chosen[i] = changed = true;
+        }
+    }
+}
+
+static void scan_free(Scan *s)
+{
+    free(s->p);
+    free(s->chosen);
+    *s = (Scan){0};
+}
+
+static bool seen_before(const ProcId *seen, size_t n_seen, const ProcInfo *pi)
+{
+    for (size_t i = 0; i < n_seen; i++)
+        if (seen[i].pid == pi->pid && seen[i].start == pi->start)
+            return true;
+    return false;
+}
+
+unsigned procs_signal(const ProcTarget *t, int sig)
+{
+    ProcId *seen = NULL;
+    size_t n_seen = 0, n_scanned = 0;
+    uint64_t t0 = now_us();
+    int procfd;
+
+    ensure_identity();
+    reserve_release();
+    procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (procfd < 0) {
+        log_warning("cannot scan /proc for processes to end: %s", strerror(errno));
+        reserve_take();
+        return 0;
+    }
+    for (int pass = 0; pass < (sig == SIGKILL ? KILL_PASSES : 1); pass++) {
+        Scan s = {0};
+        size_t fresh = 0;
+        int r = scan_load(&s, procfd);
+        if (r < 0) {
+            log_warning("cannot scan /proc for processes to end: %s", strerror(-r));
+            break;
+        }
+        scan_choose(&s, t, procfd);
+        n_scanned += s.n;
+        for (size_t i = 0; i < s.n; i++) {
+            if (!s.chosen[i] || seen_before(seen, n_seen, &s.p[i]))
+                continue;
+            (void)kill(s.p[i].pid, sig);
+            seen = xrealloc(seen, (n_seen + 1) * sizeof(*seen));
+            seen[n_seen++] = (ProcId){s.p[i].pid, s.p[i].start};
+            fresh++;
+        }
+        scan_free(&s);
+        if (!fresh)
+            break;
+    }
+    close(procfd);
+    reserve_take();
+    free(seen);
+    if (n_seen)
+        log_debug("signal %d to %zu processes (%zu looked at in %llu us)", sig, n_seen, n_scanned,
+                  (unsigned long long)(now_us() - t0));
+    return (unsigned)n_seen;
+}
+
+unsigned procs_signal_child(pid_t pgid, uint64_t serial, int sig)
+{
+    _cleanup_free_ char *tag = NULL;
+    ProcTarget t = {.pgid = pgid};
+
+    if (!instance[0])
+        return 0;
+    tag = procs_child_env(serial);
+    t.tag = tag;
+    return procs_signal(&t, sig);
+}
+
+/* ---------------------------------------------------------------- the durable record */
+
+static int write_record(void)
+{
+    _cleanup_free_ char *tmp = xasprintf("%s.tmp", record_path);
+    StrBuf sb = STRBUF_INIT;
+    int fd, dfd, r = 0;
+
+    strbuf_printf(&sb, RECORD_MAGIC "\nboot %s\ndaemon %d %llu\n", boot_id, (int)self.pid,
+                  (unsigned long long)self.start);
+    for (size_t i = 0; i < n_live; i++)
+        strbuf_printf(&sb, "child %d %llu\n", (int)live[i].pid, (unsigned long long)live[i].start);
+    reserve_release();
+    (void)unlink(tmp); /* only a crash of this very instance leaves it */
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        r = -errno;
+    else if ((r = fd_write_all(fd, sb.data, sb.len)) == 0 &&
+             (fsync(fd) < 0 || rename(tmp, record_path) < 0))
+        r = -errno;
+    if (fd >= 0)
+        close(fd);
+    if (r < 0)
+        (void)unlink(tmp);
+    /* The rename is durable only once the directory is. */
+    else if ((dfd = open(record_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    reserve_take();
+    strbuf_deinit(&sb);
+    if (r < 0)
+        log_warning("cannot write the process record %s: %s (processes of this mcpd may "
+                    "outlive a crash of it)",
+                    record_path, strerror(-r));
+    return r;
+}
+
+void procs_add(pid_t pid)
+{
+    ProcInfo pi;
+    int r;
+
+    if (!record_path)
+        return;
+    /* At the fd limit too: a child that got its pipes must still be recorded. */
+    reserve_release();
+    r = procs_read_info(pid, &pi);
+    reserve_take();
+    if (r < 0) {
+        log_warning("cannot read the start time of process %d: %s (it is not recorded)", (int)pid,
+                    strerror(-r));
+        return;
+    }
+    if (n_live == cap_live) {
+        cap_live = cap_live ? cap_live * 2 : 16;
+        live = xrealloc(live, cap_live * sizeof(*live));
+    }
+    live[n_live++] = (ProcId){pid, pi.start};
+    write_record();
+}
+
+void procs_remove(pid_t pid)
+{
+    for (size_t i = 0; i < n_live; i++)
+        if (live[i].pid == pid) {
+            live[i] = live[--n_live];
+            write_record();
+            return;
+        }
+}
+
+/* A parsed record of some instance. */
+typedef struct Record {
+    char boot[64];
+    ProcId daemon;
+    ProcId *children;
+    size_t n_children;
+} Record;
+
+static int parse_record(const char *text, Record *rec, char **whyp)
+{
+    unsigned line = 0;
+
+    if (!startswith(text, RECORD_MAGIC "\n")) {
+        *whyp = xstrdup("it does not start with \"" RECORD_MAGIC "\"");
+        return -EINVAL;
+    }
+    for (const char *p = text; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+        int pid = 0;
+        unsigned long long start = 0;
+        line++;
+        if (line == 1)
+            continue;
+        if (sscanf(p, "boot %63s", rec->boot) == 1)
+            continue;
+        if (sscanf(p, "daemon %d %llu", &pid, &start) == 2 && pid > 0) {
+            rec->daemon = (ProcId){pid, start};
+            continue;
+        }
+        if (sscanf(p, "child %d %llu", &pid, &start) == 2 && pid > 0) {
+            rec->children = xrealloc(rec->children, (rec->n_children + 1) * sizeof(ProcId));
+            rec->children[rec->n_children++] = (ProcId){pid, start};
+            continue;
+        }
+        *whyp = xasprintf("line %u is not understood", line);
+        return -EINVAL;
+    }
+    if (!rec->boot[0] || rec->daemon.pid <= 0) {
+        *whyp = xstrdup("it lacks its boot or daemon line");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static bool proc_alive(const ProcId *id)
+{
+    ProcInfo pi;
+    struct stat st;
+    char path[32];
+
+    snprintf(path, sizeof(path), "/proc/%d", (int)id->pid);
+    return stat(path, &st) == 0 && st.st_uid == geteuid() && procs_read_info(id->pid, &pi) == 0 &&
+           pi.start == id->start && pi.state != 'Z';
+}
+
+/* End what one dead instance's record names; return how many processes were killed. */
+static unsigned reap_record(const char *path, const char *name, bool *removep)
+{
+    _cleanup_free_ char *text = NULL, *why = NULL, *tag = NULL;
+    Record rec = {0};
+    struct stat st;
+    unsigned n = 0;
+    int r;
+
+    *removep = false;
+    /* Never blocks (a FIFO planted here is refused unread), never follows a link. */
+    r = paths_read_regular(path, false, RECORD_MAX_BYTES, &st, &text, NULL, &why);
+    if (r == 0 && st.st_uid != geteuid()) {
+        r = -EPERM;
+        why = xasprintf("owned by uid %u, not by this user", (unsigned)st.st_uid);
+    }
+    if (r == 0)
+        r = parse_record(text, &rec, &why);
+    if (r < 0) {
+        if (r != -ENOENT)
+            log_warning("ignoring the process record %s: %s; remove it if it is not mcpd's", path,
+                        why);
+        /* Left alone: it may be a newer mcpd's (writes are atomic renames, never torn). */
+        free(rec.children);
+        return 0;
+    }
+    if (streq(rec.boot, boot_id) || streq(boot_id, "-")) {
+        if (proc_alive(&rec.daemon)) {
+            free(rec.children);
+            return 0; /* another mcpd of this user, running: its processes are its own */
+        }
+        /* Tag first: it proves a process is ours whatever its pid; recorded leaders by identity. */
+        tag = xasprintf(PROCS_ENV_NAME "=%s-", name);
+        ProcTarget t = {
+            .tag = tag, .tag_prefix = true, .exact = rec.children, .n_exact = rec.n_children};
+        n = procs_signal(&t, SIGKILL);
+        if (n)
+            log_notice("an earlier mcpd (pid %d) ended without stopping its servers: killed %u "
+                       "processes it left behind",
+                       (int)rec.daemon.pid, n);
+    }
+    /* From another boot: every process it names is long gone. */
+    free(rec.children);
+    *removep = true;
+    return n;
+}
+
+static bool is_instance_name(const char *s)
+{
+    size_t n = strspn(s, "0123456789abcdef");
+    return n == INSTANCE_BYTES * 2 && s[n] == '\0';
+}
+
+unsigned procs_reap_records(const char *dir, const char *keep)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    unsigned n = 0;
+
+    if (!d)
+        return 0;
+    ensure_identity();
+    while ((e = readdir(d))) {
+        _cleanup_free_ char *path = NULL;
+        bool remove = false;
+        if (e->d_name[0] == '.' || (keep && streq(e->d_name, keep)))
+            continue;
+        path = paths_join(dir, e->d_name);
+        if (!is_instance_name(e->d_name)) {
+            /* A temp file whose writer died mid-write: its record holds the truth. */
+            size_t len = strlen(e->d_name);
+            if (len > 4 && streq(e->d_name + len - 4, ".tmp") &&
+                !(keep && startswith(e->d_name, keep)))
+                (void)unlink(path);
+            continue;
+        }
+        n += reap_record(path, e->d_name, &remove);
+        if (remove)
+            (void)unlink(path);
+    }
+    closedir(d);
+    return n;
+}
+
+void procs_init(void)
+{
+    _cleanup_free_ char *runtime = paths_runtime_dir(), *why = NULL;
+    unsigned char raw[INSTANCE_BYTES];
+
+    /* Orphans of our servers (their parent died, or they double-forked) are reparented to us. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+        log_warning("cannot become a child subreaper: %s (orphans of servers go to init)",
+                    strerror(errno));
+    if (random_bytes(raw, sizeof(raw)) < 0) {
+        log_warning("no randomness for the instance tag: child processes are not tracked");
+        return;
+    }
+    hex_encode(instance, raw, sizeof(raw));
+    ensure_identity();
+    reserve_take();
+    record_dir = paths_join(runtime, "procs");
+    if (paths_ensure_private_dir(runtime, geteuid(), 1, &why) < 0 ||
+        paths_ensure_private_dir(record_dir, geteuid(), 1, &why) < 0) {
+        log_warning("no process record: %s (processes of this mcpd may outlive a crash of it)",
+                    why);
+        free(record_dir);
+        record_dir = NULL;
+        return;
+    }
+    procs_reap_records(record_dir, NULL);
+    record_path = paths_join(record_dir, instance);
+    write_record();
+}
+
+void procs_shutdown(void)
+{
+    _cleanup_free_ char *prefix = NULL;
+    ProcTarget t = {0};
+    unsigned left = 0;
+
+    if (!instance[0])
+        return;
+    prefix = xasprintf(PROCS_ENV_NAME "=%s-", instance);
+    t.tag = prefix;
+    t.tag_prefix = true;
+    t.exact = live;
+    t.n_exact = n_live;
+    if (procs_signal(&t, SIGKILL))
+        log_info("killed processes of servers that were still running at exit");
+    /* Those adopted by us become our zombies: reap them, so nothing is left behind. */
+    for (int waited = 0; waited < EXIT_REAP_MS; waited += EXIT_REAP_STEP_MS) {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        t.exact = NULL;
+        t.n_exact = 0;
+        if ((left = procs_signal(&t, SIGKILL)) == 0)
+            break;
+        usleep(EXIT_REAP_STEP_MS * 1000);
+    }
+    if (left)
+        log_warning("%u processes of this mcpd would not die; the next mcpd retries", left);
+    else if (record_path)
+        (void)unlink(record_path);
+    free(record_path);
+    free(record_dir);
+    free(live);
+    record_path = record_dir = NULL;
+    live = NULL;
+    n_live = cap_live = 0;
+    reserve_release();
+    instance[0] = '\0';
+}

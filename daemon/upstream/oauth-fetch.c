@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+// oauth-fetch: one bounded HTTP exchange (metadata, registration, token) on the daemon's multi.
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+
+#include "common/json.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/upstream/http.h"
+#include "daemon/upstream/oauth-fetch.h"
+#include "daemon/upstream/oauth.h"
+
+static bool header_is(const char *line, size_t n, const char *name, const char **valuep,
+                      size_t *lenp)
+{
+    size_t k = strlen(name);
+    const char *v, *end = line + n;
+
+    if (n <= k || line[k] != ':' || strncasecmp(line, name, k) != 0)
+        return false;
+    v = line + k + 1;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+        end--;
+    *valuep = v;
+    *lenp = (size_t)(end - v);
+    return true;
+}
+
+static size_t on_header(char *data, size_t size, size_t nitems, void *userdata)
+{
+    Fetch *x = userdata;
+    size_t n = size * nitems, len;
+    const char *v;
+
+    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
+        /* A new response (after 100 Continue): forget the previous one's headers. */
+        strbuf_reset(&x->www_auth);
+        free(x->location);
+        x->location = NULL;
+    } else if (header_is(data, n, "location", &v, &len)) {
+        free(x->location);
+        x->location = xstrndup(v, len);
+    } else if (header_is(data, n, "www-authenticate", &v, &len) &&
+               x->www_auth.len + len < OAUTH_BODY_MAX) {
+        if (x->www_auth.len)
+            strbuf_puts(&x->www_auth, ", ");
+        strbuf_append(&x->www_auth, v, len);
+    }
+    return n;
+}
+
+static size_t on_write(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    Fetch *x = userdata;
+    size_t n = size * nmemb;
+
+    if (x->body.len + n > OAUTH_BODY_MAX) {
+        x->too_big = true;
+        return 0; /* stops the transfer */
+    }
+    strbuf_append(&x->body, data, n);
+    return n;
+}
+
+static void on_done(void *userdata, CURL *easy, CURLcode res)
+{
+    Fetch *x = userdata;
+
+    x->res = res;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &x->status);
+    http_stop(x->easy);
+    x->fn(x->owner, x);
+}
+
+Fetch *fetch_start(struct event_base *base, const char *url, const char *body, const char *ctype,
+                   const char *extra_header, FetchFn fn, void *owner, char **whyp)
+{
+    Fetch *x;
+    int r;
+
+    if (!startswith(url, "http://") && !startswith(url, "https://")) {
+        *whyp = xasprintf("%s is not an http:// or https:// URL", url);
+        return NULL;
+    }
+    x = xcalloc(1, sizeof(*x));
+    x->url = xstrdup(url);
+    x->fn = fn;
+    x->owner = owner;
+    x->easy = http_easy_new(url);
+    if (!x->easy) {
+        *whyp = xasprintf("cannot request %s", url);
+        return fetch_free(x);
+    }
+    x->hdrs = curl_slist_append(x->hdrs, "Accept: application/json");
+    if (body) {
+        _cleanup_free_ char *ct = xasprintf("Content-Type: %s", ctype);
+        x->post = xstrdup(body);
+        x->hdrs = curl_slist_append(x->hdrs, ct);
+        x->hdrs = curl_slist_append(x->hdrs, "Expect:");
+        curl_easy_setopt(x->easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, x->post);
+        curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(x->post));
+    }
+    if (extra_header)
+        x->hdrs = curl_slist_append(x->hdrs, extra_header);
+    curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->hdrs);
+    curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)OAUTH_FETCH_TIMEOUT_MS);
+    /* Sign-ins are rare: their connections close at once instead of idling in curl's cache. */
+    curl_easy_setopt(x->easy, CURLOPT_FORBID_REUSE, 1L);
+    curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+    r = http_start(base, x->easy, on_done, x);
+    if (r < 0) {
+        *whyp = xasprintf("cannot request %s: %s", url, strerror(-r));
+        return fetch_free(x);
+    }
+    return x;
+}
+
+Fetch *fetch_free(Fetch *x)
+{
+    if (!x)
+        return NULL;
+    if (x->easy) {
+        http_stop(x->easy);
+        curl_easy_cleanup(x->easy);
+    }
+    /* Headers and bodies carry client secrets, codes and tokens. */
+    for (struct curl_slist *l = x->hdrs; l; l = l->next)
+        explicit_bzero(l->data, strlen(l->data));
+    curl_slist_free_all(x->hdrs);
+    if (x->post)
+        explicit_bzero(x->post, strlen(x->post));
+    free(x->post);
+    if (x->body.data)
+        explicit_bzero(x->body.data, x->body.cap);
+    strbuf_deinit(&x->body);
+    strbuf_deinit(&x->www_auth);
+    free(x->location);
+    free(x->url);
+    free(x);
+    return NULL;
+}
+
+char *fetch_describe(Fetch *x)
+{
+    _cleanup_json_ yajl_val v = NULL;
+    const char *err, *desc;
+
+    if (x->too_big)
+        return xasprintf("the answer from %s is larger than %u bytes", x->url, OAUTH_BODY_MAX);
+    if (x->res != CURLE_OK && !x->status)
+        return xasprintf("%s: %s", x->url, curl_easy_strerror(x->res));
+    v = json_parse(strbuf_str(&x->body), NULL);
+    err = json_get_string(v, "error");
+    desc = json_get_string(v, "error_description");
+    if (err)
+        return xasprintf("%s answered HTTP %ld, error \"%.100s\"%s%.200s", x->url, x->status, err,
+                         desc ? ": " : "", desc ? desc : "");
+    return xasprintf("%s answered HTTP %ld", x->url, x->status);
+}
+
+yajl_val fetch_json(Fetch *x, char **whyp)
+{
+    yajl_val v;
+
+    if (x->res != CURLE_OK || x->status / 100 != 2) {
+        *whyp = fetch_describe(x);
+        return NULL;
+    }
+    v = json_parse(strbuf_str(&x->body), NULL);
+    if (!YAJL_IS_OBJECT(v)) {
+        *whyp = xasprintf("%s did not answer with a JSON object", x->url);
+        json_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+void form_add(StrBuf *sb, const char *key, const char *value)
+{
+    char *e = curl_easy_escape(NULL, value, 0);
+
+    if (sb->len)
+        strbuf_putc(sb, '&');
+    strbuf_printf(sb, "%s=%s", key, e ? e : "");
+    if (e)
+        explicit_bzero(e, strlen(e));
+    curl_free(e);
+}
+
+char *base64_encode(const void *data, size_t n, bool url)
+{
+    static const char std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const char *tab = url ? safe : std;
+    const unsigned char *p = data;
+    char *out = xmalloc(4 * ((n + 2) / 3) + 1), *o = out;
+
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        size_t left = n - i;
+        if (left > 1)
+            v |= (uint32_t)p[i + 1] << 8;
+        if (left > 2)
+            v |= p[i + 2];
+        *o++ = tab[(v >> 18) & 63];
+        *o++ = tab[(v >> 12) & 63];
+        if (left > 1)
+            *o++ = tab[(v >> 6) & 63];
+        else if (!url)
+            *o++ = '=';
+        if (left > 2)
+            *o++ = tab[v & 63];
+        else if (!url)
+            *o++ = '=';
+    }
+    *o = '\0';
+    return out;
+}

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// oauth-login: mcpd/login, mcpd/loginWait and mcpd/logout, and what a 401 does to a server.
+#pragma once
+
+#include <stdbool.h>
+
+#include "common/jsonrpc.h"
+#include "daemon/core/manager.h"
+#include "daemon/downstream/peer.h"
+
+typedef struct Daemon Daemon;
+
+/** mcpd/login {server, headless?}: start a sign-in; the reply carries the URL to open. */
+void oauth_m_login(Daemon *d, Peer *p, JsonrpcMsg *m);
+/** mcpd/loginWait {server}: answers when that server's sign-in ends (bounded by the flow). */
+void oauth_m_login_wait(Daemon *d, Peer *p, JsonrpcMsg *m);
+/** mcpd/logout {server}: forget the stored sign-in. */
+void oauth_m_logout(Daemon *d, Peer *p, JsonrpcMsg *m);
+/**
+ * Server s got 401 and has failed: refresh its stored token once and reconnect it if that
+ * works. Return whether a refresh started.
+ */
+bool oauth_login_refresh(Server *s);
+/** Daemon exit: stop sign-ins and refreshes (no replies), free the token store. */
+void oauth_login_shutdown(void);

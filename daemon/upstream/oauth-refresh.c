@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+// oauth-refresh: token responses into the store, client authentication, and refreshes.
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/upstream/oauth-fetch.h"
+#include "daemon/upstream/oauth-private.h"
+#include "daemon/upstream/oauth-store.h"
+#include "daemon/upstream/oauth.h"
+
+int oauth_take_tokens(Fetch *x, const OAuthToken *base_tok, char **whyp)
+{
+    _cleanup_json_ yajl_val v = fetch_json(x, whyp);
+    const char *access, *type, *refresh, *scope;
+    OAuthToken t = {0};
+    int64_t expires = 0;
+    int r;
+
+    if (!v)
+        return -EPROTO;
+    access = json_get_string(v, "access_token");
+    type = json_get_string(v, "token_type");
+    refresh = json_get_string(v, "refresh_token");
+    scope = json_get_string(v, "scope");
+    if (!access || !*access || strpbrk(access, "\r\n")) {
+        *whyp = xasprintf("the answer from %s has no usable \"access_token\"", x->url);
+        return -EPROTO;
+    }
+    if (type && strcasecmp(type, "bearer") != 0) {
+        *whyp = xasprintf("the answer from %s has token_type \"%.40s\"; only Bearer is supported",
+                          x->url, type);
+        return -EPROTO;
+    }
+    oauth_token_copy(&t, base_tok);
+    free(t.access_token);
+    t.access_token = xstrdup(access);
+    if (refresh && *refresh) {
+        /* A rotated refresh token replaces the old one, which the server has now spent. */
+        free(t.refresh_token);
+        t.refresh_token = xstrdup(refresh);
+    }
+    if (scope) {
+        free(t.scope);
+        t.scope = xstrdup(scope);
+    }
+    t.obtained_ms = wall_ms();
+    t.expires_at_ms = json_get_int(v, "expires_in", &expires) == 0 && expires > 0
+                          ? t.obtained_ms + expires * 1000
+                          : 0;
+    r = oauth_store_put(&t, whyp);
+    oauth_token_deinit(&t);
+    return r;
+}
+
+char *oauth_client_auth(StrBuf *form, const char *method, const char *id, const char *secret)
+{
+    if (streq(method, "client_secret_basic") && secret) {
+        /* RFC 6749 2.3.1: both parts form-encoded before base64. */
+        char *eid = curl_easy_escape(NULL, id, 0), *esec = curl_easy_escape(NULL, secret, 0);
+        _cleanup_free_ char *pair = xasprintf("%s:%s", eid, esec), *b = NULL;
+        char *h;
+        b = base64_encode(pair, strlen(pair), false);
+        h = xasprintf("Authorization: Basic %s", b);
+        explicit_bzero(pair, strlen(pair));
+        explicit_bzero(b, strlen(b));
+        explicit_bzero(esec, strlen(esec));
+        curl_free(eid);
+        curl_free(esec);
+        return h;
+    }
+    form_add(form, "client_id", id);
+    if (streq(method, "client_secret_post") && secret)
+        form_add(form, "client_secret", secret);
+    return NULL;
+}
+
+/* ---- refresh ---- */
+
+typedef struct Refresh {
+    char *server, *resource;
+    Fetch *x;
+    OAuthDoneFn fn;
+    void *userdata;
+    struct Refresh *next;
+} Refresh;
+
+static Refresh *refreshes;
+
+static void refresh_free(Refresh *rf)
+{
+    for (Refresh **pp = &refreshes; *pp; pp = &(*pp)->next)
+        if (*pp == rf) {
+            *pp = rf->next;
+            break;
+        }
+    fetch_free(rf->x);
+    free(rf->server);
+    free(rf->resource);
+    free(rf);
+}
+
+static void on_refresh(void *owner, Fetch *x)
+{
+    Refresh *rf = owner;
+    const OAuthToken *cur = oauth_store_find(rf->resource);
+    _cleanup_free_ char *why = NULL, *msg = NULL, *rm_why = NULL;
+    OAuthDoneFn fn = rf->fn;
+    void *ud = rf->userdata;
+    int r = -ENOENT;
+
+    if (!cur) {
+        msg = xasprintf("the sign-in for server %s was removed meanwhile", rf->server);
+    } else if ((r = oauth_take_tokens(x, cur, &why)) < 0) {
+        msg = xasprintf("refreshing the token of server %s failed: %s", rf->server, why);
+        /* A refused refresh token is spent or revoked: the sign-in is over, say so once. */
+        if (x->status == 400 || x->status == 401)
+            (void)oauth_store_remove(rf->resource, &rm_why);
+    } else {
+        log_full(LOG_INFO, rf->server, "oauth", "access token refreshed");
+    }
+    if (msg)
+        log_full(LOG_WARNING, rf->server, "oauth", "%s", msg);
+    refresh_free(rf);
+    fn(ud, r, msg);
+}
+
+int oauth_refresh_start(struct event_base *base, const char *server, const char *resource,
+                        OAuthDoneFn done_fn, void *userdata)
+{
+    const OAuthToken *t = oauth_store_find(resource);
+    StrBuf form = STRBUF_INIT;
+    _cleanup_free_ char *auth = NULL, *why = NULL;
+    Refresh *rf;
+
+    if (!t || !t->refresh_token || !t->token_endpoint || !t->client_id)
+        return OAUTH_E_NO_REFRESH;
+    /* Two refreshes with one refresh token: the second would spend a rotated token. */
+    for (rf = refreshes; rf; rf = rf->next)
+        if (streq(rf->resource, resource))
+            return OAUTH_E_BUSY;
+    rf = xcalloc(1, sizeof(*rf));
+    rf->server = xstrdup(server);
+    rf->resource = xstrdup(resource);
+    rf->fn = done_fn;
+    rf->userdata = userdata;
+    form_add(&form, "grant_type", "refresh_token");
+    form_add(&form, "refresh_token", t->refresh_token);
+    form_add(&form, "resource", t->resource);
+    auth = oauth_client_auth(&form, t->auth_method, t->client_id, t->client_secret);
+    rf->x = fetch_start(base, t->token_endpoint, strbuf_str(&form),
+                        "application/x-www-form-urlencoded", auth, on_refresh, rf, &why);
+    explicit_bzero(form.data, form.cap);
+    strbuf_deinit(&form);
+    if (auth)
+        explicit_bzero(auth, strlen(auth));
+    if (!rf->x) {
+        log_full(LOG_WARNING, server, "oauth", "cannot refresh the token: %s", why);
+        refresh_free(rf);
+        return OAUTH_E_NO_REFRESH;
+    }
+    rf->next = refreshes;
+    refreshes = rf;
+    return 0;
+}
+
+void oauth_shutdown(void)
+{
+    oauth_listeners_shutdown();
+    while (refreshes) {
+        Refresh *rf = refreshes;
+        OAuthDoneFn fn = rf->fn;
+        void *ud = rf->userdata;
+        refresh_free(rf);
+        fn(ud, -ECANCELED, NULL); /* only so the owner frees its context */
+    }
+    oauth_store_reset();
+}

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+// oauth-store: OAuth tokens for remote servers, kept 0600 under $XDG_STATE_HOME/mcpd and in memory.
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <yajl/yajl_tree.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/paths.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/core/cache.h"
+#include "daemon/upstream/oauth-store.h"
+
+/* A few dozen sign-ins fit in a few KiB; a larger file is not one of ours. */
+#define STORE_MAX_BYTES (1u << 20)
+/* Each entry is one server a person signed in to: more than this is a runaway writer. */
+#define STORE_MAX_ENTRIES 1024
+/* Bumped when the file's layout changes incompatibly. */
+#define STORE_VERSION 1
+
+static struct {
+    OAuthToken *tokens;
+    size_t n_tokens;
+    bool loaded;
+} store;
+
+static void wipe_free(char *s)
+{
+    if (s)
+        explicit_bzero(s, strlen(s));
+    free(s);
+}
+
+void oauth_token_deinit(OAuthToken *t)
+{
+    free(t->resource);
+    free(t->issuer);
+    free(t->token_endpoint);
+    free(t->client_id);
+    wipe_free(t->client_secret);
+    free(t->auth_method);
+    wipe_free(t->access_token);
+    wipe_free(t->refresh_token);
+    free(t->scope);
+    memset(t, 0, sizeof(*t));
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+void oauth_token_copy(OAuthToken *dst, const OAuthToken *src)
+{
+    dst->resource = dup_or_null(src->resource);
+    dst->issuer = dup_or_null(src->issuer);
+    dst->token_endpoint = dup_or_null(src->token_endpoint);
+    dst->client_id = dup_or_null(src->client_id);
+    dst->client_secret = dup_or_null(src->client_secret);
+    dst->auth_method = dup_or_null(src->auth_method);
+    dst->access_token = dup_or_null(src->access_token);
+    dst->refresh_token = dup_or_null(src->refresh_token);
+    dst->scope = dup_or_null(src->scope);
+    dst->expires_at_ms = src->expires_at_ms;
+    dst->obtained_ms = src->obtained_ms;
+}
+
+char *oauth_store_path(void)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    _cleanup_free_ char *home = NULL, *dir = NULL;
+
+    if (state && state[0] == '/')
+        dir = paths_join(state, "mcpd");
+    else {
+        home = paths_home();
+        dir = paths_join(home, ".local/state/mcpd");
+    }
+    return paths_join(dir, "oauth-tokens.json");
+}
+
+static char *take_str(yajl_val o, const char *key)
+{
+    const char *s = json_get_string(o, key);
+    return s && *s ? xstrdup(s) : NULL;
+}
+
+static bool entry_from_json(OAuthToken *t, yajl_val o)
+{
+    memset(t, 0, sizeof(*t));
+    t->resource = take_str(o, "resource");
+    t->issuer = take_str(o, "issuer");
+    t->token_endpoint = take_str(o, "tokenEndpoint");
+    t->client_id = take_str(o, "clientId");
+    t->client_secret = take_str(o, "clientSecret");
+    t->auth_method = take_str(o, "authMethod");
+    t->access_token = take_str(o, "accessToken");
+    t->refresh_token = take_str(o, "refreshToken");
+    t->scope = take_str(o, "scope");
+    (void)json_get_int(o, "expiresAt", &t->expires_at_ms);
+    (void)json_get_int(o, "obtainedAt", &t->obtained_ms);
+    if (t->resource && t->access_token)
+        return true;
+    oauth_token_deinit(t);
+    return false;
+}
+
+/* Read the file once. A broken file is reported and treated as empty: signing in again fixes it. */
+static void store_load(void)
+{
+    _cleanup_free_ char *path = oauth_store_path();
+    _cleanup_json_ yajl_val root = NULL;
+    _cleanup_close_ int fd = -1;
+    StrBuf sb = STRBUF_INIT;
+    struct stat st;
+    char buf[4096];
+    ssize_t n;
+    yajl_val arr;
+
+    store.loaded = true;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) ||
+        st.st_size > (off_t)STORE_MAX_BYTES) {
+        log_full(LOG_WARNING, NULL, "oauth",
+                 "ignoring the token store %s: it must be a regular file of at most %u bytes, "
+                 "owned by you, mode 0600; remove it and sign in again",
+                 path, STORE_MAX_BYTES);
+        return;
+    }
+    while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len <= STORE_MAX_BYTES)
+        strbuf_append(&sb, buf, (size_t)n);
+    root = json_parse(strbuf_str(&sb), NULL);
+    explicit_bzero(buf, sizeof(buf));
+    if (sb.data)
+        explicit_bzero(sb.data, sb.cap);
+    strbuf_deinit(&sb);
+    arr = json_get_array(root, "tokens");
+    if (!arr) {
+        log_full(LOG_WARNING, NULL, "oauth",
+                 "ignoring the token store %s: not a JSON object with a \"tokens\" array", path);
+        return;
+    }
+    for (size_t i = 0; i < arr->u.array.len && store.n_tokens < STORE_MAX_ENTRIES; i++) {
+        OAuthToken t;
+        if (!entry_from_json(&t, arr->u.array.values[i]))
+            continue;
+        store.tokens = xrealloc(store.tokens, (store.n_tokens + 1) * sizeof(*store.tokens));
+        store.tokens[store.n_tokens++] = t;
+    }
+}
+
+static void put_str(StrBuf *sb, const char *key, const char *v, bool *first)
+{
+    if (!v)
+        return;
+    strbuf_printf(sb, "%s\"%s\":", *first ? "" : ",", key);
+    json_write_string(sb, v, strlen(v));
+    *first = false;
+}
+
+static void entry_write(StrBuf *sb, const OAuthToken *t)
+{
+    bool first = true;
+
+    strbuf_putc(sb, '{');
+    put_str(sb, "resource", t->resource, &first);
+    put_str(sb, "issuer", t->issuer, &first);
+    put_str(sb, "tokenEndpoint", t->token_endpoint, &first);
+    put_str(sb, "clientId", t->client_id, &first);
+    put_str(sb, "clientSecret", t->client_secret, &first);
+    put_str(sb, "authMethod", t->auth_method, &first);
+    put_str(sb, "accessToken", t->access_token, &first);
+    put_str(sb, "refreshToken", t->refresh_token, &first);
+    put_str(sb, "scope", t->scope, &first);
+    strbuf_printf(sb, ",\"expiresAt\":%lld,\"obtainedAt\":%lld}", (long long)t->expires_at_ms,
+                  (long long)t->obtained_ms);
+}
+
+/* Write tokens[0..n) (skipping index skip) to the file; the memory copy is untouched. */
+static int store_write(const OAuthToken *extra, size_t skip, char **whyp)
+{
+    _cleanup_free_ char *path = oauth_store_path(), *dir = paths_dirname(path);
+    StrBuf sb = STRBUF_INIT;
+    bool first = true;
+    int r;
+
+    if ((r = paths_mkdir_p(dir, 0700)) < 0) {
+        *whyp = xasprintf("cannot create %s: %s", dir, strerror(-r));
+        return r;
+    }
+    strbuf_printf(&sb, "{\"version\":%d,\"tokens\":[", STORE_VERSION);
+    for (size_t i = 0; i < store.n_tokens; i++) {
+        if (i == skip)
+            continue;
+        if (!first)
+            strbuf_putc(&sb, ',');
+        entry_write(&sb, &store.tokens[i]);
+        first = false;
+    }
+    if (extra) {
+        if (!first)
+            strbuf_putc(&sb, ',');
+        entry_write(&sb, extra);
+    }
+    strbuf_puts(&sb, "]}\n");
+    r = cache_write_durably(dir, path, &sb, whyp);
+    explicit_bzero(sb.data, sb.cap);
+    strbuf_deinit(&sb);
+    return r;
+}
+
+static ssize_t store_index(const char *resource)
+{
+    if (!store.loaded)
+        store_load();
+    for (size_t i = 0; resource && i < store.n_tokens; i++)
+        if (streq(store.tokens[i].resource, resource))
+            return (ssize_t)i;
+    return -1;
+}
+
+const OAuthToken *oauth_store_find(const char *resource)
+{
+    ssize_t i = store_index(resource);
+    return i < 0 ? NULL : &store.tokens[i];
+}
+
+int oauth_store_put(const OAuthToken *tok, char **whyp)
+{
+    ssize_t i = store_index(tok->resource);
+    int r;
+
+    if (i < 0 && store.n_tokens >= STORE_MAX_ENTRIES) {
+        *whyp = xasprintf("the token store already holds %d sign-ins; run mcpctl logout on some",
+                          STORE_MAX_ENTRIES);
+        return -ENOSPC;
+    }
+    /* The file first: a token that cannot be kept durably is not kept at all. */
+    r = store_write(tok, i < 0 ? SIZE_MAX : (size_t)i, whyp);
+    if (r < 0)
+        return r;
+    if (i < 0) {
+        store.tokens = xrealloc(store.tokens, (store.n_tokens + 1) * sizeof(*store.tokens));
+        i = (ssize_t)store.n_tokens++;
+    } else {
+        oauth_token_deinit(&store.tokens[i]);
+    }
+    oauth_token_copy(&store.tokens[i], tok);
+    return 0;
+}
+
+int oauth_store_remove(const char *resource, char **whyp)
+{
+    ssize_t i = store_index(resource);
+    int r;
+
+    if (i < 0)
+        return OAUTH_STORE_E_NONE;
+    r = store_write(NULL, (size_t)i, whyp);
+    if (r < 0)
+        return r;
+    oauth_token_deinit(&store.tokens[i]);
+    memmove(&store.tokens[i], &store.tokens[i + 1],
+            (store.n_tokens - (size_t)i - 1) * sizeof(*store.tokens));
+    store.n_tokens--;
+    return 0;
+}
+
+void oauth_store_reset(void)
+{
+    for (size_t i = 0; i < store.n_tokens; i++)
+        oauth_token_deinit(&store.tokens[i]);
+    free(store.tokens);
+    memset(&store, 0, sizeof(store));
+}
+
+struct curl_slist *oauth_store_add_bearer(struct curl_slist *l, const char *url, yajl_val headers)
+{
+    const OAuthToken *t;
+    _cleanup_free_ char *h = NULL;
+
+    for (size_t i = 0; YAJL_IS_OBJECT(headers) && i < headers->u.object.len; i++)
+        if (strcasecmp(headers->u.object.keys[i], "authorization") == 0)
+            return l; /* what the config says wins over a stored sign-in */
+    t = oauth_store_find(url);
+    if (!t || strpbrk(t->access_token, "\r\n"))
+        return l;
+    h = xasprintf("Authorization: Bearer %s", t->access_token);
+    l = curl_slist_append(l, h);
+    explicit_bzero(h, strlen(h));
+    return l;
+}
+
+yajl_val oauth_store_describe(const char *url)
+{
+    const OAuthToken *t = oauth_store_find(url);
+    yajl_val o;
+
+    if (!t)
+        return NULL;
+    /* Never a token: only what tells a person whether and how long the sign-in holds. */
+    o = json_object_new();
+    if (t->issuer)
+        json_object_set(o, "issuer", json_string_new(t->issuer));
+    if (t->scope)
+        json_object_set(o, "scope", json_string_new(t->scope));
+    if (t->expires_at_ms)
+        json_object_set(o, "expiresAt", json_int_new(t->expires_at_ms));
+    json_object_set(o, "refreshable", json_bool_new(t->refresh_token != NULL));
+    return o;
+}

@@ -1,0 +1,1108 @@
+// SPDX-License-Identifier: MIT
+// oauth: the MCP authorization flow for remote servers (OAuth 2.1 code + PKCE, refresh, client
+// credentials), on the daemon's curl multi and a one-shot loopback redirect listener.
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "common/hash.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/upstream/http.h"
+#include "daemon/upstream/oauth-fetch.h"
+#include "daemon/upstream/oauth-jwt.h"
+#include "daemon/upstream/oauth-private.h"
+#include "daemon/upstream/oauth-store.h"
+#include "daemon/upstream/oauth.h"
+
+/* RFC 7636: 32 random bytes give a 43-character verifier, the shortest allowed. */
+#define PKCE_VERIFIER_BYTES 32
+/* The state value only has to be unguessable for the few minutes of a sign-in. */
+#define STATE_BYTES 16
+/* The redirect is one GET with a short query; a browser's headers fit easily in this. */
+#define LISTENER_MAX_HEADERS (16u * 1024u)
+/* A connection to the listener that says nothing this long is dropped. */
+#define LISTENER_IO_TIMEOUT_S 30
+/* The listener stays this long after its one redirect, so the browser's page gets out. */
+#define LISTENER_LINGER_MS 2000
+/* Well-known locations tried per document (RFC 9728 and RFC 8414/OIDC orders give at most 3). */
+#define MAX_CANDIDATES 4
+
+typedef enum FlowStep {
+    STEP_PROBE,    /* unauthenticated POST to learn the challenge */
+    STEP_PRM,      /* Protected Resource Metadata */
+    STEP_ASMETA,   /* authorization server metadata */
+    STEP_REGISTER, /* dynamic client registration */
+    STEP_WAIT,     /* the person (or the headless follower) at the authorization endpoint */
+    STEP_TOKEN,    /* code (or client credentials) for tokens */
+} FlowStep;
+
+static const char *const step_names[] = {
+    "probing the server",
+    "protected resource metadata",
+    "authorization server metadata",
+    "client registration",
+    "authorization",
+    "token request",
+};
+
+struct OAuthFlow {
+    struct event_base *base;
+    char *server, *resource;
+    FlowStep step;
+    Fetch *x, *hx; /* the step's exchange; the headless follower's */
+    char *challenge;
+    char *cands[MAX_CANDIDATES];
+    size_t n_cands, i_cand;
+    bool legacy; /* no resource metadata: the 2025-03-26 server-as-AS rules */
+    char *prm_resource, *issuer;
+    yajl_val prm, asm_;
+    char *authz_ep, *token_ep, *reg_ep;
+    /* options */
+    char *opt_client_id, *opt_client_secret, *opt_scopes, *opt_cimd;
+    char *opt_key, *opt_alg;     /* private_key_jwt: PEM private key and its algorithm */
+    char *opt_authz, *opt_token; /* endpoints given in the config (Gemini CLI): no discovery */
+    char *opt_redirect;          /* a fixed redirect URI on loopback, or NULL */
+    char *redirect_path;         /* what the listener answers: "/callback" or opt_redirect's */
+    int64_t opt_port;
+    bool client_credentials, headless; /* client_credentials: no person, no browser */
+    bool jwt_bearer;                   /* SEP-990: IdP token exchange, then the jwt-bearer grant */
+    char *opt_id_token, *opt_idp_token_ep, *opt_idp_client_id;
+    char *assertion; /* the ID-JAG from the IdP */
+    /* registration and request */
+    char *client_id, *client_secret, *auth_method, *scope;
+    char *verifier, *state, *redirect_uri;
+    struct evhttp *listener;
+    struct event *ev_timeout, *ev_next;
+    char *code;
+    char *error; /* set by the listener; reported from the loop */
+    bool started;
+    OAuthUrlFn url_fn;
+    OAuthDoneFn done_fn;
+    void *userdata;
+};
+
+/* ---- small helpers ---- */
+
+char *oauth_challenge_param(const char *challenge, const char *name)
+{
+    size_t k = strlen(name);
+
+    for (const char *p = challenge; p && *p; p++) {
+        const char *v, *e;
+        if (strncasecmp(p, name, k) != 0 ||
+            (p != challenge && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
+            continue;
+        v = p + k;
+        while (*v == ' ')
+            v++;
+        if (*v != '=')
+            continue;
+        v++;
+        while (*v == ' ')
+            v++;
+        if (*v == '"') {
+            e = strchr(++v, '"');
+            return e ? xstrndup(v, (size_t)(e - v)) : NULL;
+        }
+        e = v + strcspn(v, ", \t");
+        return xstrndup(v, (size_t)(e - v));
+    }
+    return NULL;
+}
+
+char *oauth_pkce_challenge(const char *verifier)
+{
+    unsigned char d[SHA256_DIGEST_SIZE];
+    Sha256 s;
+
+    sha256_init(&s);
+    sha256_update(&s, verifier, strlen(verifier));
+    sha256_final(&s, d);
+    return base64_encode(d, sizeof(d), true);
+}
+
+static char *random_token(size_t n)
+{
+    unsigned char b[64];
+
+    if (n > sizeof(b) || random_bytes(b, n) < 0)
+        return NULL;
+    return base64_encode(b, n, true);
+}
+
+/* scheme://host[:port] of url, newly allocated, or NULL. */
+static char *url_origin(const char *url)
+{
+    CURLU *u = curl_url();
+    char *s = NULL, *out = NULL;
+
+    if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK) {
+        curl_url_set(u, CURLUPART_PATH, "/", 0);
+        curl_url_set(u, CURLUPART_QUERY, NULL, 0);
+        curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
+        curl_url_set(u, CURLUPART_USER, NULL, 0);
+        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+        if (curl_url_get(u, CURLUPART_URL, &s, 0) == CURLUE_OK) {
+            size_t n = strlen(s);
+            out = xstrndup(s, n && s[n - 1] == '/' ? n - 1 : n);
+        }
+        curl_free(s);
+    }
+    curl_url_cleanup(u);
+    return out;
+}
+
+/* The path of url without a trailing slash ("" for the root), newly allocated, or NULL. */
+static char *url_path(const char *url)
+{
+    CURLU *u = curl_url();
+    char *s = NULL, *out = NULL;
+
+    if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PATH, &s, 0) == CURLUE_OK) {
+        size_t n = strlen(s);
+        while (n && s[n - 1] == '/')
+            n--;
+        out = xstrndup(s, n);
+    }
+    curl_free(s);
+    curl_url_cleanup(u);
+    return out;
+}
+
+bool oauth_resource_matches(const char *prm_resource, const char *url)
+{
+    _cleanup_free_ char *oa = url_origin(prm_resource), *ob = url_origin(url);
+    _cleanup_free_ char *pa = url_path(prm_resource), *pb = url_path(url);
+    size_t n;
+
+    if (!oa || !ob || !pa || !pb || strcasecmp(oa, ob) != 0)
+        return false;
+    n = strlen(pa);
+    return strncmp(pa, pb, n) == 0 && (pb[n] == '\0' || pb[n] == '/');
+}
+
+static char *str_or_list(yajl_val v)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    if (YAJL_IS_STRING(v))
+        return v->u.string[0] ? xstrdup(v->u.string) : NULL;
+    for (size_t i = 0; YAJL_IS_ARRAY(v) && i < v->u.array.len; i++) {
+        const char *s = YAJL_GET_STRING(v->u.array.values[i]);
+        if (s && *s && !strchr(s, ' '))
+            strbuf_printf(&sb, "%s%s", sb.len ? " " : "", s);
+    }
+    return sb.len ? strbuf_detach(&sb, NULL) : NULL;
+}
+
+static bool list_has(yajl_val arr, const char *s)
+{
+    for (size_t i = 0; YAJL_IS_ARRAY(arr) && i < arr->u.array.len; i++)
+        if (streq(YAJL_GET_STRING(arr->u.array.values[i]), s))
+            return true;
+    return false;
+}
+
+/* ---- lifecycle and ending ---- */
+
+OAuthFlow *oauth_flow_free(OAuthFlow *f)
+{
+    if (!f)
+        return NULL;
+    fetch_free(f->x);
+    fetch_free(f->hx);
+    if (f->listener)
+        evhttp_free(f->listener);
+    if (f->ev_timeout)
+        event_free(f->ev_timeout);
+    if (f->ev_next)
+        event_free(f->ev_next);
+    for (size_t i = 0; i < f->n_cands; i++)
+        free(f->cands[i]);
+    json_free(f->prm);
+    json_free(f->asm_);
+    free(f->server);
+    free(f->resource);
+    free(f->challenge);
+    free(f->prm_resource);
+    free(f->issuer);
+    free(f->authz_ep);
+    free(f->token_ep);
+    free(f->reg_ep);
+    free(f->opt_client_id);
+    if (f->opt_client_secret)
+        explicit_bzero(f->opt_client_secret, strlen(f->opt_client_secret));
+    free(f->opt_client_secret);
+    free(f->opt_scopes);
+    free(f->opt_cimd);
+    if (f->opt_key)
+        explicit_bzero(f->opt_key, strlen(f->opt_key));
+    free(f->opt_key);
+    free(f->opt_alg);
+    free(f->opt_authz);
+    free(f->opt_token);
+    free(f->opt_redirect);
+    free(f->redirect_path);
+    if (f->opt_id_token)
+        explicit_bzero(f->opt_id_token, strlen(f->opt_id_token));
+    free(f->opt_id_token);
+    free(f->opt_idp_token_ep);
+    free(f->opt_idp_client_id);
+    if (f->assertion)
+        explicit_bzero(f->assertion, strlen(f->assertion));
+    free(f->assertion);
+    free(f->client_id);
+    if (f->client_secret)
+        explicit_bzero(f->client_secret, strlen(f->client_secret));
+    free(f->client_secret);
+    free(f->auth_method);
+    free(f->scope);
+    free(f->verifier);
+    free(f->state);
+    free(f->redirect_uri);
+    if (f->code)
+        explicit_bzero(f->code, strlen(f->code));
+    free(f->code);
+    free(f->error);
+    free(f);
+    return NULL;
+}
+
+static void flow_end(OAuthFlow *f, int r, const char *fmt, ...) _printf_(3, 4);
+static void flow_end(OAuthFlow *f, int r, const char *fmt, ...)
+{
+    StrBuf sb = STRBUF_INIT;
+    OAuthDoneFn fn = f->done_fn;
+    va_list ap;
+
+    if (!fn)
+        return;
+    f->done_fn = NULL;
+    if (fmt) {
+        va_list aq;
+        va_start(ap, fmt);
+        va_copy(aq, ap);
+        strbuf_printf(&sb, "sign-in to server %s failed at %s: ", f->server, step_names[f->step]);
+        strbuf_vprintf(&sb, fmt, aq);
+        va_end(aq);
+        va_end(ap);
+        log_full(LOG_WARNING, f->server, "oauth", "%s", strbuf_str(&sb));
+    } else {
+        log_full(LOG_INFO, f->server, "oauth", "signed in (token stored for %s)", f->resource);
+    }
+    /* The owner may free f from its callback: nothing of f is touched after this. */
+    fn(f->userdata, r, fmt ? strbuf_str(&sb) : NULL);
+    strbuf_deinit(&sb);
+}
+
+static void on_flow_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    OAuthFlow *f = arg;
+
+    (void)fd, (void)what;
+    flow_end(f, -ETIMEDOUT, "no answer within %d s", OAUTH_FLOW_TIMEOUT_MS / 1000);
+}
+
+/* Start the step's exchange; on failure end the flow. Return whether it started. */
+static bool flow_fetch(OAuthFlow *f, const char *url, const char *body, const char *ctype,
+                       const char *extra, FetchFn fn)
+{
+    _cleanup_free_ char *why = NULL;
+
+    f->x = fetch_free(f->x);
+    f->x = fetch_start(f->base, url, body, ctype, extra, fn, f, &why);
+    if (!f->x)
+        flow_end(f, -EINVAL, "%s", why);
+    return f->x != NULL;
+}
+
+/* ---- token response ---- */
+
+static void on_token(void *owner, Fetch *x)
+{
+    OAuthFlow *f = owner;
+    _cleanup_free_ char *why = NULL;
+    OAuthToken base_tok = {
+        .resource = f->resource,
+        .issuer = f->issuer,
+        .token_endpoint = f->token_ep,
+        .client_id = f->client_id,
+        .client_secret = f->client_secret,
+        .auth_method = f->auth_method,
+        .scope = f->scope,
+    };
+    int r;
+
+    (void)x;
+    r = oauth_take_tokens(f->x, &base_tok, &why);
+    if (r < 0)
+        return flow_end(f, r, "%s", why);
+    flow_end(f, 0, NULL);
+}
+
+static void token_request(OAuthFlow *f);
+
+static void on_exchange(void *owner, Fetch *x)
+{
+    OAuthFlow *f = owner;
+    _cleanup_free_ char *why = NULL;
+    _cleanup_json_ yajl_val v = fetch_json(x, &why);
+    const char *jag = json_get_string(v, "access_token");
+
+    if (!v)
+        return flow_end(f, -EPROTO, "identity provider token exchange: %s", why);
+    if (!jag || !*jag)
+        return flow_end(f, -EPROTO,
+                        "the identity provider's answer from %s has no "
+                        "\"access_token\" (the ID-JAG)",
+                        x->url);
+    f->assertion = xstrdup(jag);
+    token_request(f);
+}
+
+/* SEP-990: the enterprise ID token becomes an ID-JAG for this authorization server (RFC 8693). */
+static void token_exchange(OAuthFlow *f)
+{
+    StrBuf form = STRBUF_INIT;
+
+    form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange");
+    form_add(&form, "subject_token", f->opt_id_token);
+    form_add(&form, "subject_token_type", "urn:ietf:params:oauth:token-type:id_token");
+    form_add(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:id-jag");
+    form_add(&form, "audience", f->issuer);
+    form_add(&form, "resource", f->prm_resource);
+    if (f->opt_idp_client_id)
+        form_add(&form, "client_id", f->opt_idp_client_id);
+    if (f->scope)
+        form_add(&form, "scope", f->scope);
+    flow_fetch(f, f->opt_idp_token_ep, strbuf_str(&form), "application/x-www-form-urlencoded", NULL,
+               on_exchange);
+    explicit_bzero(form.data, form.cap);
+    strbuf_deinit(&form);
+}
+
+static void token_request(OAuthFlow *f)
+{
+    StrBuf form = STRBUF_INIT;
+    _cleanup_free_ char *auth = NULL;
+
+    f->step = STEP_TOKEN;
+    if (f->jwt_bearer && !f->assertion)
+        return token_exchange(f);
+    if (f->jwt_bearer) {
+        form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
+        form_add(&form, "assertion", f->assertion);
+        if (f->scope)
+            form_add(&form, "scope", f->scope);
+    } else if (f->client_credentials) {
+        form_add(&form, "grant_type", "client_credentials");
+        if (f->scope)
+            form_add(&form, "scope", f->scope);
+    } else {
+        form_add(&form, "grant_type", "authorization_code");
+        form_add(&form, "code", f->code);
+        form_add(&form, "redirect_uri", f->redirect_uri);
+        form_add(&form, "code_verifier", f->verifier);
+    }
+    /* RFC 8707: the token is asked for this resource only. */
+    form_add(&form, "resource", f->prm_resource);
+    if (f->opt_key) {
+        _cleanup_free_ char *why = NULL, *jwt = oauth_jwt_assertion(f->client_id, f->issuer,
+                                                                    f->opt_key, f->opt_alg, &why);
+        if (!jwt) {
+            strbuf_deinit(&form);
+            return flow_end(f, -EINVAL, "private_key_jwt: %s", why);
+        }
+        form_add(&form, "client_id", f->client_id);
+        form_add(&form, "client_assertion_type",
+                 "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+        form_add(&form, "client_assertion", jwt);
+    } else {
+        auth = oauth_client_auth(&form, f->auth_method, f->client_id, f->client_secret);
+    }
+    flow_fetch(f, f->token_ep, strbuf_str(&form), "application/x-www-form-urlencoded", auth,
+               on_token);
+    explicit_bzero(form.data, form.cap);
+    strbuf_deinit(&form);
+    if (auth)
+        explicit_bzero(auth, strlen(auth));
+}
+
+/* ---- the redirect listener ---- */
+
+static void flow_begin(OAuthFlow *f);
+
+/* A listener that answered: kept a moment to flush its page, then freed (or at exit). */
+typedef struct Linger {
+    struct evhttp *http;
+    struct event *timer;
+    struct Linger *next;
+} Linger;
+
+static Linger *lingering;
+
+static void linger_free(Linger *lg)
+{
+    for (Linger **pp = &lingering; *pp; pp = &(*pp)->next)
+        if (*pp == lg) {
+            *pp = lg->next;
+            break;
+        }
+    evhttp_free(lg->http);
+    event_free(lg->timer);
+    free(lg);
+}
+
+static void on_linger_end(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    linger_free(arg);
+}
+
+static void on_gone(struct evhttp_request *req, void *arg)
+{
+    (void)arg;
+    evhttp_send_error(req, 404, NULL);
+}
+
+static void listener_retire(OAuthFlow *f)
+{
+    Linger *lg = xcalloc(1, sizeof(*lg));
+    struct timeval tv = {LISTENER_LINGER_MS / 1000, (LISTENER_LINGER_MS % 1000) * 1000};
+
+    evhttp_set_gencb(f->listener, on_gone, NULL); /* nothing of f is used from now on */
+    lg->http = f->listener;
+    lg->timer = evtimer_new(f->base, on_linger_end, lg);
+    lg->next = lingering;
+    lingering = lg;
+    evtimer_add(lg->timer, &tv);
+    f->listener = NULL;
+}
+
+static void on_next(evutil_socket_t fd, short what, void *arg)
+{
+    OAuthFlow *f = arg;
+
+    (void)fd, (void)what;
+    if (!f->started) {
+        f->started = true;
+        return flow_begin(f);
+    }
+    /* The listener has answered its one request: it goes, from the loop, not from its callback. */
+    if (f->listener)
+        listener_retire(f);
+    f->hx = fetch_free(f->hx);
+    if (f->error)
+        return flow_end(f, -EACCES, "%s", f->error);
+    token_request(f);
+}
+
+static void listener_reply(struct evhttp_request *req, int code, const char *text)
+{
+    struct evbuffer *b = evbuffer_new();
+
+    evbuffer_add_printf(b,
+                        "<!doctype html><meta charset=utf-8><title>mcpd</title><p>%s</p>"
+                        "<p>You can close this window.</p>\n",
+                        text);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "text/html; charset=utf-8");
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Cache-Control", "no-store");
+    evhttp_send_reply(req, code, code == 200 ? "OK" : "Bad Request", b);
+    evbuffer_free(b);
+}
+
+static void on_redirect(struct evhttp_request *req, void *arg)
+{
+    OAuthFlow *f = arg;
+    const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+    const char *path = evhttp_uri_get_path(u), *q = evhttp_uri_get_query(u);
+    const char *state, *code, *err;
+    struct evkeyvalq kv;
+
+    if (f->code || f->error || !streq(path, f->redirect_path)) {
+        evhttp_send_error(req, 404, NULL);
+        return;
+    }
+    TAILQ_INIT(&kv);
+    if (!q || evhttp_parse_query_str(q, &kv) < 0) {
+        f->error = xstrdup("the redirect carried no query");
+    } else {
+        state = evhttp_find_header(&kv, "state");
+        code = evhttp_find_header(&kv, "code");
+        err = evhttp_find_header(&kv, "error");
+        if (!state || strlen(state) != strlen(f->state) ||
+            !mem_equal_consttime(state, f->state, strlen(f->state)))
+            f->error = xstrdup("the redirect's state does not match this sign-in (a stale or "
+                               "forged redirect); run mcpctl login again");
+        else if (err)
+            f->error = xasprintf("the authorization server refused: %.100s", err);
+        else if (!code || !*code)
+            f->error = xstrdup("the redirect carried no code");
+        else
+            f->code = xstrdup(code);
+    }
+    evhttp_clear_headers(&kv);
+    listener_reply(req, f->error ? 400 : 200,
+                   f->error ? "Sign-in failed; see mcpctl for why." : "Signed in to mcpd.");
+    event_active(f->ev_next, EV_TIMEOUT, 0);
+}
+
+static int listener_open(OAuthFlow *f, char **whyp)
+{
+    struct evhttp_bound_socket *bs;
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+
+    f->listener = evhttp_new(f->base);
+    /* Loopback only: the code must never be reachable from another machine. */
+    bs = evhttp_bind_socket_with_handle(f->listener, "127.0.0.1", (uint16_t)f->opt_port);
+    if (!bs || getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&sa, &len) < 0) {
+        *whyp = xasprintf("cannot listen on 127.0.0.1:%lld for the redirect: %s",
+                          (long long)f->opt_port, strerror(errno));
+        return -EADDRINUSE;
+    }
+    evhttp_set_gencb(f->listener, on_redirect, f);
+    evhttp_set_allowed_methods(f->listener, EVHTTP_REQ_GET);
+    evhttp_set_max_body_size(f->listener, 0);
+    evhttp_set_max_headers_size(f->listener, LISTENER_MAX_HEADERS);
+    evhttp_set_timeout(f->listener, LISTENER_IO_TIMEOUT_S);
+    if (f->opt_redirect) {
+        f->redirect_uri = xstrdup(f->opt_redirect);
+    } else {
+        f->redirect_path = xstrdup("/callback");
+        f->redirect_uri = xasprintf("http://127.0.0.1:%u/callback", ntohs(sa.sin_port));
+    }
+    return 0;
+}
+
+/* ---- headless: follow the authorization endpoint's redirect here ---- */
+
+static void on_headless_redirect(void *owner, Fetch *x)
+{
+    (void)owner, (void)x; /* the listener takes it from here; the answer does not matter */
+}
+
+static void on_headless_authorize(void *owner, Fetch *x)
+{
+    OAuthFlow *f = owner;
+    _cleanup_free_ char *why = NULL, *loc = NULL;
+
+    if (x->status / 100 != 3 || !x->location) {
+        _cleanup_free_ char *d = fetch_describe(x);
+        return flow_end(f, -EPROTO, "headless sign-in needs a redirect at once, but %s", d);
+    }
+    loc = xstrdup(x->location);
+    f->hx = fetch_free(f->hx);
+    if (!startswith(loc, f->redirect_uri))
+        return flow_end(f, -EPROTO, "the authorization endpoint redirected elsewhere than %s",
+                        f->redirect_uri);
+    f->hx = fetch_start(f->base, loc, NULL, NULL, NULL, on_headless_redirect, f, &why);
+    if (!f->hx)
+        flow_end(f, -EIO, "%s", why);
+}
+
+static void authorize(OAuthFlow *f)
+{
+    _cleanup_free_ char *challenge = NULL, *why = NULL;
+    StrBuf url = STRBUF_INIT, q = STRBUF_INIT;
+
+    f->step = STEP_WAIT;
+    f->verifier = random_token(PKCE_VERIFIER_BYTES);
+    f->state = random_token(STATE_BYTES);
+    if (!f->verifier || !f->state)
+        return flow_end(f, -EIO, "no random bytes for PKCE");
+    challenge = oauth_pkce_challenge(f->verifier);
+    form_add(&q, "response_type", "code");
+    form_add(&q, "client_id", f->client_id);
+    form_add(&q, "redirect_uri", f->redirect_uri);
+    form_add(&q, "code_challenge", challenge);
+    form_add(&q, "code_challenge_method", "S256");
+    form_add(&q, "state", f->state);
+    form_add(&q, "resource", f->prm_resource);
+    if (f->scope)
+        form_add(&q, "scope", f->scope);
+    strbuf_printf(&url, "%s%c%s", f->authz_ep, strchr(f->authz_ep, '?') ? '&' : '?',
+                  strbuf_str(&q));
+    strbuf_deinit(&q);
+    log_full(LOG_INFO, f->server, "oauth", "waiting for the redirect on %s", f->redirect_uri);
+    if (f->headless) {
+        f->hx = fetch_start(f->base, strbuf_str(&url), NULL, NULL, NULL, on_headless_authorize, f,
+                            &why);
+        if (!f->hx)
+            flow_end(f, -EIO, "%s", why);
+    } else if (f->url_fn) {
+        f->url_fn(f->userdata, strbuf_str(&url));
+    }
+    strbuf_deinit(&url);
+}
+
+/* ---- registration ---- */
+
+static const char *pick_auth_method(OAuthFlow *f, const char *secret)
+{
+    yajl_val m = json_get_array(f->asm_, "token_endpoint_auth_methods_supported");
+
+    if (!secret)
+        return "none";
+    /* RFC 8414: absent means client_secret_basic. */
+    if (!m || list_has(m, "client_secret_basic"))
+        return "client_secret_basic";
+    if (list_has(m, "client_secret_post"))
+        return "client_secret_post";
+    return "client_secret_basic";
+}
+
+static void registered(OAuthFlow *f)
+{
+    if (!f->auth_method)
+        f->auth_method = xstrdup(pick_auth_method(f, f->client_secret));
+    if (f->client_credentials)
+        return token_request(f);
+    authorize(f);
+}
+
+static void on_register(void *owner, Fetch *x)
+{
+    OAuthFlow *f = owner;
+    _cleanup_free_ char *why = NULL;
+    _cleanup_json_ yajl_val v = fetch_json(x, &why);
+    const char *id, *secret, *method;
+
+    if (!v)
+        return flow_end(f, -EPROTO, "%s", why);
+    id = json_get_string(v, "client_id");
+    secret = json_get_string(v, "client_secret");
+    method = json_get_string(v, "token_endpoint_auth_method");
+    if (!id || !*id)
+        return flow_end(f, -EPROTO, "the answer from %s has no \"client_id\"", x->url);
+    f->client_id = xstrdup(id);
+    f->client_secret = secret && *secret ? xstrdup(secret) : NULL;
+    if (method && (streq(method, "none") || streq(method, "client_secret_basic") ||
+                   streq(method, "client_secret_post")))
+        f->auth_method = xstrdup(method);
+    registered(f);
+}
+
+static void register_client(OAuthFlow *f)
+{
+    _cleanup_json_ yajl_val body = json_object_new(), uris = json_array_new(),
+                            grants = json_array_new(), types = json_array_new();
+    _cleanup_free_ char *text = NULL;
+
+    f->step = STEP_REGISTER;
+    /* The order of the spec: pre-registered, then a metadata document URL, then RFC 7591. */
+    if (f->opt_client_id) {
+        f->client_id = xstrdup(f->opt_client_id);
+        f->client_secret = f->opt_client_secret ? xstrdup(f->opt_client_secret) : NULL;
+        return registered(f);
+    }
+    if (f->opt_cimd && json_get(f->asm_, "client_id_metadata_document_supported") &&
+        YAJL_IS_TRUE(json_get(f->asm_, "client_id_metadata_document_supported"))) {
+        f->client_id = xstrdup(f->opt_cimd);
+        return registered(f);
+    }
+    if (!f->reg_ep)
+        return flow_end(f, -ENOTSUP,
+                        "the authorization server %s offers no registration: set "
+                        "\"oauth\": {\"clientId\": ...} for this server",
+                        f->issuer);
+    json_object_set(body, "client_name", json_string_new("mcpd"));
+    json_array_push(uris, json_string_new(f->redirect_uri ? f->redirect_uri : ""));
+    json_object_set(body, "redirect_uris", uris);
+    uris = NULL;
+    json_array_push(grants, json_string_new(f->client_credentials ? "client_credentials"
+                                                                  : "authorization_code"));
+    json_array_push(grants, json_string_new("refresh_token"));
+    json_object_set(body, "grant_types", grants);
+    grants = NULL;
+    json_array_push(types, json_string_new("code"));
+    json_object_set(body, "response_types", types);
+    types = NULL;
+    json_object_set(body, "token_endpoint_auth_method", json_string_new("none"));
+    text = json_to_string(body);
+    flow_fetch(f, f->reg_ep, text, "application/json", NULL, on_register);
+}
+
+/* ---- authorization server metadata ---- */
+
+static void choose_scope(OAuthFlow *f)
+{
+    _cleanup_free_ char *ch = f->challenge ? oauth_challenge_param(f->challenge, "scope") : NULL;
+    yajl_val as_scopes = json_get_array(f->asm_, "scopes_supported");
+
+    /* The spec's order: configured, the challenge's scope, then what the resource supports. */
+    if (f->opt_scopes)
+        f->scope = xstrdup(f->opt_scopes);
+    else if (ch && *ch)
+        f->scope = xstrdup(ch);
+    else
+        f->scope = str_or_list(json_get(f->prm, "scopes_supported"));
+    /* A refresh token needs offline_access where the server lists it (SEP-2207). */
+    if (f->scope && !f->client_credentials && list_has(as_scopes, "offline_access") &&
+        !strstr(f->scope, "offline_access")) {
+        char *s = xasprintf("%s offline_access", f->scope);
+        free(f->scope);
+        f->scope = s;
+    }
+}
+
+static void endpoints_known(OAuthFlow *f)
+{
+    _cleanup_free_ char *why = NULL;
+    int r;
+
+    choose_scope(f);
+    if (!f->prm_resource)
+        f->prm_resource = xstrdup(f->resource);
+    if (!f->client_credentials && (r = listener_open(f, &why)) < 0)
+        return flow_end(f, r, "%s", why);
+    register_client(f);
+}
+
+static bool take_endpoint(char **dst, yajl_val meta, const char *key)
+{
+    const char *s = json_get_string(meta, key);
+
+    if (!s || (!startswith(s, "https://") && !startswith(s, "http://")))
+        return false;
+    *dst = xstrdup(s);
+    return true;
+}
+
+static void next_candidate(OAuthFlow *f, void (*fn)(void *, Fetch *));
+
+static void legacy_defaults(OAuthFlow *f)
+{
+    /* 2025-03-26: no metadata at all: the default paths on the server's origin. */
+    _cleanup_free_ char *o = url_origin(f->resource);
+
+    f->authz_ep = xasprintf("%s/authorize", o);
+    f->token_ep = xasprintf("%s/token", o);
+    f->reg_ep = xasprintf("%s/register", o);
+    free(f->issuer);
+    f->issuer = xstrdup(o);
+    endpoints_known(f);
+}
+
+static void on_asmeta(void *owner, Fetch *x)
+{
+    OAuthFlow *f = owner;
+    _cleanup_free_ char *why = NULL;
+    yajl_val v = fetch_json(x, &why), pkce;
+
+    if (!v) {
+        if (f->i_cand < f->n_cands)
+            return next_candidate(f, on_asmeta);
+        if (f->legacy)
+            return legacy_defaults(f);
+        return flow_end(f, -ENOENT, "no metadata for the authorization server %s (last: %s)",
+                        f->issuer, why);
+    }
+    f->asm_ = v;
+    pkce = json_get_array(v, "code_challenge_methods_supported");
+    if (!f->client_credentials && !list_has(pkce, "S256"))
+        return flow_end(f, -ENOTSUP,
+                        "the authorization server %s does not advertise PKCE S256 "
+                        "(code_challenge_methods_supported); refusing it",
+                        f->issuer);
+    if (!take_endpoint(&f->token_ep, v, "token_endpoint") ||
+        (!f->client_credentials && !take_endpoint(&f->authz_ep, v, "authorization_endpoint")))
+        return flow_end(f, -EPROTO, "the metadata at %s lacks an authorization or token endpoint",
+                        x->url);
+    take_endpoint(&f->reg_ep, v, "registration_endpoint");
+    endpoints_known(f);
+}
+
+static void set_candidates(OAuthFlow *f, const char *const *fmts, size_t n, const char *origin,
+                           const char *path)
+{
+    for (size_t i = 0; i < f->n_cands; i++)
+        free(f->cands[i]);
+    f->n_cands = f->i_cand = 0;
+    for (size_t i = 0; i < n && f->n_cands < MAX_CANDIDATES; i++) {
+        if (!fmts[i])
+            continue;
+        f->cands[f->n_cands++] = xasprintf(fmts[i], origin, path);
+    }
+}
+
+static void asmeta_discover(OAuthFlow *f)
+{
+    /* RFC 8414 with the path inserted, OpenID both ways (spec "Authorization Server Metadata"). */
+    static const char *const with_path[] = {"%s/.well-known/oauth-authorization-server%s",
+                                            "%s/.well-known/openid-configuration%s",
+                                            "%s%s/.well-known/openid-configuration"};
+    static const char *const root[] = {"%s/.well-known/oauth-authorization-server%s",
+                                       "%s/.well-known/openid-configuration%s"};
+    _cleanup_free_ char *o = url_origin(f->issuer), *p = url_path(f->issuer);
+
+    f->step = STEP_ASMETA;
+    if (!o || !p)
+        return flow_end(f, -EINVAL, "the authorization server \"%s\" is not a URL", f->issuer);
+    if (*p)
+        set_candidates(f, with_path, N_ELEMENTS(with_path), o, p);
+    else
+        set_candidates(f, root, N_ELEMENTS(root), o, "");
+    next_candidate(f, on_asmeta);
+}
+
+/* ---- protected resource metadata ---- */
+
+static void on_prm(void *owner, Fetch *x)
+{
+    OAuthFlow *f = owner;
+    _cleanup_free_ char *why = NULL;
+    yajl_val v = fetch_json(x, &why), as;
+    const char *res;
+
+    if (!v) {
+        if (f->i_cand < f->n_cands)
+            return next_candidate(f, on_prm);
+        /* 2025-03-26 servers have none: the server's origin is the authorization server. */
+        log_full(LOG_INFO, f->server, "oauth",
+                 "no protected resource metadata (%s): trying the server's origin as the "
+                 "authorization server",
+                 why);
+        f->legacy = true;
+        f->issuer = url_origin(f->resource);
+        return asmeta_discover(f);
+    }
+    f->prm = v;
+    res = json_get_string(v, "resource");
+    if (res && !oauth_resource_matches(res, f->resource))
+        return flow_end(f, -EPERM, "the metadata at %s is for resource %s, not for %s; refusing it",
+                        x->url, res, f->resource);
+    f->prm_resource = xstrdup(res ? res : f->resource);
+    as = json_get_array(v, "authorization_servers");
+    if (!as || !YAJL_IS_STRING(json_array_at(as, 0)))
+        return flow_end(f, -EPROTO, "the metadata at %s names no authorization server", x->url);
+    f->issuer = xstrdup(json_array_at(as, 0)->u.string);
+    asmeta_discover(f);
+}
+
+static void next_candidate(OAuthFlow *f, void (*fn)(void *, Fetch *))
+{
+    const char *url = f->cands[f->i_cand++];
+
+    flow_fetch(f, url, NULL, NULL, NULL, fn);
+}
+
+static void prm_discover(OAuthFlow *f)
+{
+    /* RFC 9728 3.1: the path-inserted location first, then the root. */
+    static const char *const fmts[] = {"%s/.well-known/oauth-protected-resource%s",
+                                       "%s/.well-known/oauth-protected-resource"};
+    _cleanup_free_ char *rm = oauth_challenge_param(f->challenge, "resource_metadata");
+    _cleanup_free_ char *o = url_origin(f->resource), *p = url_path(f->resource);
+
+    f->step = STEP_PRM;
+    if (rm && *rm) {
+        set_candidates(f, NULL, 0, NULL, NULL);
+        f->cands[f->n_cands++] = xstrdup(rm);
+    } else if (p && *p) {
+        set_candidates(f, fmts, N_ELEMENTS(fmts), o, p);
+    } else {
+        set_candidates(f, fmts + 1, 1, o, "");
+    }
+    next_candidate(f, on_prm);
+}
+
+static void on_probe(void *owner, Fetch *x)
+{
+    OAuthFlow *f = owner;
+
+    if (x->www_auth.len) {
+        free(f->challenge);
+        f->challenge = xstrdup(strbuf_str(&x->www_auth));
+    }
+    prm_discover(f);
+}
+
+/* ---- start ---- */
+
+static void flow_begin(OAuthFlow *f)
+{
+    static const char probe[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+        "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+        "\"clientInfo\":{\"name\":\"mcpd\",\"version\":\"" MCPD_VERSION "\"}}}";
+
+    if (f->opt_token && (f->opt_authz || f->client_credentials)) {
+        /* Endpoints from the config: the server's own metadata is not consulted. */
+        f->token_ep = xstrdup(f->opt_token);
+        f->authz_ep = f->opt_authz ? xstrdup(f->opt_authz) : NULL;
+        f->issuer = url_origin(f->opt_token);
+        return endpoints_known(f);
+    }
+    if (f->challenge)
+        return prm_discover(f);
+    /* Learn the challenge (resource_metadata, scope) from an unauthenticated request. */
+    flow_fetch(f, f->resource, probe, "application/json",
+               "Accept: application/json, text/event-stream", on_probe);
+}
+
+static char *opt_string(yajl_val o, const char *a, const char *b)
+{
+    const char *s = json_get_string(o, a);
+
+    if (!s && b)
+        s = json_get_string(o, b);
+    return s && *s ? xstrdup(s) : NULL;
+}
+
+/* A fixed redirect URI must be plain http on loopback with a port: the listener is there. */
+static int take_redirect(OAuthFlow *f, char **whyp)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
+    int r = -EINVAL;
+
+    if (curl_url_set(u, CURLUPART_URL, f->opt_redirect, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK && streq(scheme, "http") &&
+        (streq(host, "127.0.0.1") || streq(host, "localhost")) && atoi(port) > 0) {
+        f->opt_port = atoi(port);
+        f->redirect_path = xstrdup(path);
+        r = 0;
+    } else {
+        *whyp = xasprintf("server %s: \"oauth.redirectUri\" must be http://localhost:PORT/PATH "
+                          "or http://127.0.0.1:PORT/PATH (the redirect comes to mcpd)",
+                          f->server);
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(path);
+    curl_url_cleanup(u);
+    return r;
+}
+
+/* The grant and what it needs: client credentials, or the enterprise IdP's ID token. */
+static int take_grant(OAuthFlow *f, yajl_val o, const char *grant, char **whyp)
+{
+    if (grant && !streq(grant, "authorization_code") && !streq(grant, "client_credentials") &&
+        !streq(grant, "jwt-bearer")) {
+        *whyp = xasprintf("server %s: \"oauth.grantType\" must be \"authorization_code\", "
+                          "\"client_credentials\" or \"jwt-bearer\", not \"%s\"",
+                          f->server, grant);
+        return -EINVAL;
+    }
+    f->jwt_bearer = streq(grant, "jwt-bearer");
+    f->client_credentials = streq(grant, "client_credentials") || f->jwt_bearer;
+    f->opt_id_token = opt_string(o, "idToken", "id_token");
+    f->opt_idp_token_ep = opt_string(o, "idpTokenEndpoint", "idp_token_endpoint");
+    f->opt_idp_client_id = opt_string(o, "idpClientId", "idp_client_id");
+    if (f->jwt_bearer && (!f->opt_id_token || !f->opt_idp_token_ep)) {
+        *whyp = xasprintf("server %s: the jwt-bearer grant needs \"oauth.idToken\" and "
+                          "\"oauth.idpTokenEndpoint\" (the enterprise identity provider)",
+                          f->server);
+        return -EINVAL;
+    }
+    if (f->client_credentials && (!f->opt_client_id || (!f->opt_client_secret && !f->opt_key))) {
+        *whyp = xasprintf("server %s: the client_credentials grant needs \"oauth.clientId\" and "
+                          "\"oauth.clientSecret\" or \"oauth.privateKey\"",
+                          f->server);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
+{
+    _cleanup_free_ char *grant = NULL;
+    yajl_val scopes;
+    int r;
+
+    if (o && !YAJL_IS_OBJECT(o)) {
+        *whyp = xasprintf("server %s: \"oauth\" must be an object", f->server);
+        return -EINVAL;
+    }
+    f->opt_client_id = opt_string(o, "clientId", "client_id");
+    f->opt_client_secret = opt_string(o, "clientSecret", "client_secret");
+    f->opt_cimd = opt_string(o, "clientMetadataUrl", "client_metadata_url");
+    f->opt_key = opt_string(o, "privateKey", "private_key");
+    f->opt_authz = opt_string(o, "authorizationUrl", "authorization_url");
+    f->opt_token = opt_string(o, "tokenUrl", "token_url");
+    f->opt_redirect = opt_string(o, "redirectUri", "redirect_uri");
+    if (f->opt_redirect && (r = take_redirect(f, whyp)) < 0)
+        return r;
+    f->opt_alg = opt_string(o, "signingAlgorithm", "signing_algorithm");
+    grant = opt_string(o, "grantType", "grant_type");
+    scopes = json_get(o, "scopes");
+    if (!scopes)
+        scopes = json_get(o, "scope");
+    f->opt_scopes = str_or_list(scopes);
+    if (json_get(o, "callbackPort") || json_get(o, "redirectPort")) {
+        if (json_get_int(o, json_get(o, "callbackPort") ? "callbackPort" : "redirectPort",
+                         &f->opt_port) < 0 ||
+            f->opt_port < 0 || f->opt_port > 65535) {
+            *whyp = xasprintf("server %s: \"oauth.callbackPort\" must be a port number (0-65535)",
+                              f->server);
+            return -EINVAL;
+        }
+    }
+    if ((r = take_grant(f, o, grant, whyp)) < 0)
+        return r;
+    if (f->opt_cimd && !startswith(f->opt_cimd, "https://")) {
+        *whyp =
+            xasprintf("server %s: \"oauth.clientMetadataUrl\" must be an https:// URL", f->server);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int oauth_flow_start(OAuthFlow **fp, struct event_base *base, const OAuthRequest *req,
+                     OAuthUrlFn url_fn, OAuthDoneFn done_fn, void *userdata, char **whyp)
+{
+    OAuthFlow *f = xcalloc(1, sizeof(*f));
+    struct timeval tv = {OAUTH_FLOW_TIMEOUT_MS / 1000, 0};
+    int r;
+
+    f->base = base;
+    f->server = xstrdup(req->server);
+    f->resource = xstrdup(req->resource);
+    f->headless = req->headless;
+    f->url_fn = url_fn;
+    f->done_fn = done_fn;
+    f->userdata = userdata;
+    if ((r = take_options(f, req->options, whyp)) < 0) {
+        oauth_flow_free(f);
+        return r;
+    }
+    f->ev_timeout = evtimer_new(base, on_flow_timeout, f);
+    f->ev_next = event_new(base, -1, 0, on_next, f);
+    evtimer_add(f->ev_timeout, &tv);
+    *fp = f;
+    log_full(LOG_INFO, f->server, "oauth", "signing in to %s", f->resource);
+    if (req->challenge && *req->challenge)
+        f->challenge = xstrdup(req->challenge);
+    /* The first step runs from the loop: callbacks never run inside this call. */
+    event_active(f->ev_next, EV_TIMEOUT, 0);
+    return 0;
+}
+
+void oauth_listeners_shutdown(void)
+{
+    while (lingering)
+        linger_free(lingering);
+}

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+// transport-stdio: an MCP server as a child process, NDJSON over its stdin and stdout.
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "common/json.h"
+#include "common/jsonrpc.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/sys/child.h"
+#include "daemon/sys/runlog.h"
+#include "daemon/upstream/transport.h"
+
+/* A server that stops reading its stdin may not make the daemon queue without end. */
+#define STDIN_QUEUE_MAX (64u * 1024u * 1024u)
+/* The MCP spec's shutdown recipe with the SDK's timings: close stdin, 2 s, SIGTERM, 2 s, SIGKILL.
+ */
+#define STOP_TERM_AFTER_MS 2000
+#define STOP_KILL_AFTER_MS 2000
+/* The last stderr line that goes into a server's error: one line of a message, not a dump. */
+#define STDERR_LAST_WORDS 300
+/* After stdout EOF, how long to wait for the exit status that explains it. */
+#define EOF_EXIT_GRACE_MS 250
+/* stderr lines into the log: a burst of this many, then this many per second. */
+#define STDERR_LOG_BURST 100
+#define STDERR_LOG_RATE  20
+
+typedef struct StdioTransport {
+    Transport base;
+    Child *child;
+    Framer in;
+    struct evbuffer *out;
+    struct event *ev_out, *ev_in, *ev_err, *ev_stop, *ev_free, *ev_eof;
+    struct StdioTransport *next, *prev; /* every live stdio transport, for kill_all */
+    RunLog *runlog; /* this run's stderr and exit go there, for mcpd/logs after it is gone */
+    uint64_t run;
+    StrBuf err_line; /* partial stderr line */
+    double log_tokens;
+    uint64_t log_refill_ms;
+    unsigned log_dropped;
+    const char *grace_reason; /* what to report if no exit status comes within the grace */
+    bool stdout_eof, closing, reported;
+    int stop_stage;
+} StdioTransport;
+
+static unsigned n_live;
+static StdioTransport *all_stdio;
+
+unsigned transport_live_count(void)
+{
+    return n_live + transport_http_live_count();
+}
+
+static void stdio_report(StdioTransport *s, const char *reason)
+{
+    if (s->reported || s->closing)
+        return;
+    s->reported = true;
+    if (s->base.cb.closed)
+        s->base.cb.closed(s->base.userdata, reason);
+}
+
+static void stdio_free(StdioTransport *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        all_stdio = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    event_free(s->ev_free);
+    event_free(s->ev_eof);
+    if (s->ev_out)
+        event_free(s->ev_out);
+    if (s->ev_in)
+        event_free(s->ev_in);
+    if (s->ev_err)
+        event_free(s->ev_err);
+    if (s->ev_stop)
+        event_free(s->ev_stop);
+    if (s->out)
+        evbuffer_free(s->out);
+    framer_deinit(&s->in);
+    strbuf_deinit(&s->err_line);
+    child_free(s->child);
+    runlog_unref(s->runlog);
+    free(s->base.server);
+    free(s);
+    n_live--;
+}
+
+static void on_free(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    stdio_free(arg);
+}
+
+/*
+ * Done = exited and stdout at EOF; only then may a closing transport go away. The free runs
+ * from the loop, never from the callback that noticed, which may still be using s.
+ */
+static void stdio_maybe_done(StdioTransport *s)
+{
+    if (s->closing && s->child->exited && s->stdout_eof)
+        event_active(s->ev_free, EV_TIMEOUT, 0);
+}
+
+void transport_stdio_kill_all(void)
+{
+    for (StdioTransport *s = all_stdio; s; s = s->next)
+        child_kill_group(s->child, SIGKILL);
+}
+
+static void log_stderr_line(StdioTransport *s, const char *line, size_t n)
+{
+    uint64_t now = now_ms();
+
+    s->log_tokens += (double)(now - s->log_refill_ms) * STDERR_LOG_RATE / 1000.0;
+    if (s->log_tokens > STDERR_LOG_BURST)
+        s->log_tokens = STDERR_LOG_BURST;
+    s->log_refill_ms = now;
+    if (s->log_tokens < 1) {
+        s->log_dropped++;
+        return;
+    }
+    s->log_tokens -= 1;
+    if (s->log_dropped) {
+        log_full(LOG_NOTICE, s->base.server, "stderr", "(%u stderr lines not logged)",
+                 s->log_dropped);
+        s->log_dropped = 0;
+    }
+    log_full(LOG_INFO, s->base.server, "stderr", "stderr: %.*s", (int)MIN(n, 2000), line);
+}
+
+static void on_stderr(evutil_socket_t fd, short what, void *arg)
+{
+    StdioTransport *s = arg;
+    char buf[8192];
+    ssize_t n;
+
+    (void)what;
+    n = read(fd, buf, sizeof(buf));
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        event_del(s->ev_err);
+        return;
+    }
+    runlog_append(s->runlog, s->run, buf, (size_t)n);
+    for (ssize_t i = 0, start = 0; i < n; i++) {
+        if (buf[i] != '\n') {
+            if (i == n - 1)
+                strbuf_append(&s->err_line, buf + start, (size_t)(n - start));
+            continue;
+        }
+        strbuf_append(&s->err_line, buf + start, (size_t)(i - start));
+        log_stderr_line(s, strbuf_str(&s->err_line), s->err_line.len);
+        strbuf_reset(&s->err_line);
+        start = i + 1;
+    }
+    /* A line without a newline does not grow forever. */
+    if (s->err_line.len > 4096) {
+        log_stderr_line(s, strbuf_str(&s->err_line), s->err_line.len);
+        strbuf_reset(&s->err_line);
+    }
+}
+
+/*
+ * The pipes say the process is going (stdout EOF, stdin broken): usually the exit follows at
+ * once, and its status and last words say more than the pipe did. Report why only if it does not.
+ */
+static void await_exit(StdioTransport *s, const char *why)
+{
+    struct timeval tv = {0, EOF_EXIT_GRACE_MS * 1000};
+
+    if (evtimer_pending(s->ev_eof, NULL))
+        return;
+    s->grace_reason = why;
+    evtimer_add(s->ev_eof, &tv);
+}
+
+static void on_stdout(evutil_socket_t fd, short what, void *arg)
+{
+    StdioTransport *s = arg;
+    ssize_t n;
+    char *line;
+    size_t len;
+    int r;
+
+    (void)what;
+    n = framer_read_fd(&s->in, fd);
+    if (n == -EAGAIN || n == -EINTR)
+        return;
+    if (n <= 0) {
+        event_del(s->ev_in);
+        s->stdout_eof = true;
+        if (!s->child->exited && !s->closing)
+            await_exit(s, "closed its stdout but is still running");
+        stdio_maybe_done(s);
+        return;
+    }
+    while (!s->closing && (r = framer_next(&s->in, &line, &len)) != FRAMER_E_AGAIN) {
+        if (r == FRAMER_E_TOOBIG) {
+            log_full(LOG_WARNING, s->base.server, "protocol",
+                     "skipping a stdout line longer than %zu bytes", s->in.max);
+            continue;
+        }
+        if (s->base.cb.message)
+            s->base.cb.message(s->base.userdata, line, len);
+        /* The owner may have closed us from inside the callback: stop feeding it. */
+    }
+}
+
+static void on_eof_grace(evutil_socket_t fd, short what, void *arg)
+{
+    StdioTransport *s = arg;
+
+    (void)fd, (void)what;
+    stdio_report(s, s->grace_reason);
+}
+
+static void on_stdin_writable(evutil_socket_t fd, short what, void *arg)
+{
+    StdioTransport *s = arg;
+
+    (void)what;
+    if (evbuffer_write(s->out, fd) < 0 && errno != EAGAIN && errno != EINTR) {
+        evbuffer_drain(s->out, evbuffer_get_length(s->out));
+        if (s->child->exited)
+            stdio_report(s, "stdin is closed (broken pipe)");
+        else
+            await_exit(s, "stdin is closed (broken pipe)");
+        return;
+    }
+    if (evbuffer_get_length(s->out) > 0)
+        event_add(s->ev_out, NULL);
+}
+
+/* The last non-empty line of the run's stderr, cut to STDERR_LAST_WORDS bytes; NULL if none. */
+static char *last_words(StdioTransport *s)
+{
+    StrBuf sb = STRBUF_INIT;
+    char *end, *start, *r = NULL;
+
+    runlog_tail(s->runlog, s->run, &sb);
+    end = sb.data ? sb.data + sb.len : NULL;
+    while (end && end > sb.data && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+        end--;
+    if (end && end > sb.data) {
+        start = end;
+        while (start > sb.data && start[-1] != '\n')
+            start--;
+        r = xstrndup(start, MIN((size_t)(end - start), STDERR_LAST_WORDS));
+    }
+    strbuf_deinit(&sb);
+    return r;
+}
+
+static void on_exit_cb(Child *c, int status, void *userdata)
+{
+    StdioTransport *s = userdata;
+    _cleanup_free_ char *why = child_describe_status(status), *words = NULL, *full = NULL;
+
+    (void)c;
+    event_del(s->ev_eof);
+    runlog_end(s->runlog, s->run, status);
+    log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
+             (int)c->pid, why);
+    /* What it said last is usually why: "exited with status 3: fatal: cannot open ...". */
+    words = s->closing || s->reported ? NULL : last_words(s);
+    full = words ? xasprintf("%s: %s", why, words) : NULL;
+    stdio_report(s, full ? full : why);
+    stdio_maybe_done(s);
+}
+
+static int stdio_send(Transport *t, const char *line, size_t len)
+{
+    StdioTransport *s = (StdioTransport *)t;
+
+    if (s->closing || s->reported || s->child->fd_stdin < 0)
+        return -ENOTCONN;
+    if (evbuffer_get_length(s->out) + len > STDIN_QUEUE_MAX)
+        return -ENOBUFS;
+    bool idle = evbuffer_get_length(s->out) == 0;
+    evbuffer_add(s->out, line, len);
+    /* Written after the current batch of events: requests made together share one write. */
+    if (idle)
+        event_active(s->ev_out, EV_WRITE, 1);
+    return 0;
+}
+
+static void on_stop_timer(evutil_socket_t fd, short what, void *arg)
+{
+    StdioTransport *s = arg;
+    struct timeval tv = {STOP_KILL_AFTER_MS / 1000, (STOP_KILL_AFTER_MS % 1000) * 1000};
+
+    (void)fd, (void)what;
+    if (s->child->exited) {
+        /* Exited, but something in its group still holds stdout open. */
+        child_kill_group(s->child, SIGKILL);
+        s->stdout_eof = true;
+        stdio_maybe_done(s);
+        return;
+    }
+    if (s->stop_stage++ == 0) {
+        log_full(LOG_INFO, s->base.server, "stop", "no exit 2 s after stdin closed: SIGTERM");
+        child_kill_group(s->child, SIGTERM);
+        child_kill_group(s->child, SIGCONT); /* a stopped process could not act on it */
+        evtimer_add(s->ev_stop, &tv);
+    } else {
+        log_full(LOG_WARNING, s->base.server, "stop", "still running after SIGTERM: SIGKILL");
+        child_kill_group(s->child, SIGKILL);
+        evtimer_add(s->ev_stop, &tv);
+    }
+}
+
+static void stdio_close(Transport *t)
+{
+    StdioTransport *s = (StdioTransport *)t;
+    struct timeval tv = {STOP_TERM_AFTER_MS / 1000, (STOP_TERM_AFTER_MS % 1000) * 1000};
+
+    if (s->closing)
+        return;
+    s->closing = true;
+    s->base.cb = (TransportCallbacks){0};
+    event_del(s->ev_eof);
+    event_del(s->ev_out);
+    /* What is queued (a cancel sent just before) gets one last try, without waiting. */
+    if (s->child->fd_stdin >= 0 && evbuffer_get_length(s->out))
+        (void)evbuffer_write(s->out, s->child->fd_stdin);
+    evbuffer_drain(s->out, evbuffer_get_length(s->out));
+    if (s->child->fd_stdin >= 0) {
+        close(s->child->fd_stdin);
+        s->child->fd_stdin = -1;
+    }
+    if (s->child->exited && !s->stdout_eof)
+        child_kill_group(s->child, SIGKILL);
+    /* Keep draining stdout so the child never blocks on a full pipe while it exits. */
+    evtimer_add(s->ev_stop, &tv);
+    stdio_maybe_done(s);
+}
+
+static void stdio_status(Transport *t, yajl_val obj)
+{
+    StdioTransport *s = (StdioTransport *)t;
+
+    json_object_set(obj, "pid", json_int_new(s->child->pid));
+}
+
+static void stdio_logs(Transport *t, StrBuf *sb)
+{
+    StdioTransport *s = (StdioTransport *)t;
+
+    runlog_tail(s->runlog, s->run, sb);
+}
+
+static const TransportOps stdio_ops = {
+    .kind = "stdio",
+    .send = stdio_send,
+    .close = stdio_close,
+    .status = stdio_status,
+    .logs = stdio_logs,
+};
+
+int transport_stdio_new(Transport **tp, struct event_base *base, const ServerConfig *cfg,
+                        const char *default_cwd, const TransportCallbacks *cb, void *userdata,
+                        char **whyp)
+{
+    StdioTransport *s = xcalloc(1, sizeof(*s));
+    char **argv = xcalloc(cfg->n_args + 2, sizeof(char *));
+    ChildSpec spec = {cfg->command, argv, cfg->env, cfg->cwd ? cfg->cwd : default_cwd};
+    int r;
+
+    argv[0] = cfg->command;
+    for (size_t i = 0; i < cfg->n_args; i++)
+        argv[i + 1] = cfg->args[i];
+    s->runlog = runlog_get(cfg->name, default_cwd);
+    r = child_spawn(&s->child, &spec, on_exit_cb, s, whyp);
+    free(argv);
+    if (r < 0) {
+        runlog_spawn_failed(s->runlog, *whyp);
+        runlog_unref(s->runlog);
+        free(s);
+        return r;
+    }
+    s->run = runlog_begin(s->runlog, s->child->pid);
+    n_live++;
+    s->base.ops = &stdio_ops;
+    s->base.cb = *cb;
+    s->base.userdata = userdata;
+    s->base.base = base;
+    s->base.server = xstrdup(cfg->name);
+    s->log_tokens = STDERR_LOG_BURST;
+    s->log_refill_ms = now_ms();
+    framer_init(&s->in, JSONRPC_MAX_LINE_DEFAULT);
+    s->out = evbuffer_new();
+    s->ev_out = event_new(base, s->child->fd_stdin, EV_WRITE, on_stdin_writable, s);
+    s->ev_in = event_new(base, s->child->fd_stdout, EV_READ | EV_PERSIST, on_stdout, s);
+    s->ev_err = event_new(base, s->child->fd_stderr, EV_READ | EV_PERSIST, on_stderr, s);
+    s->ev_stop = evtimer_new(base, on_stop_timer, s);
+    s->ev_free = evtimer_new(base, on_free, s);
+    s->ev_eof = evtimer_new(base, on_eof_grace, s);
+    s->next = all_stdio;
+    if (all_stdio)
+        all_stdio->prev = s;
+    all_stdio = s;
+    event_add(s->ev_in, NULL);
+    event_add(s->ev_err, NULL);
+    log_full(LOG_INFO, cfg->name, "spawn", "started %s (pid %d)", cfg->command, (int)s->child->pid);
+    *tp = &s->base;
+    return 0;
+}
