@@ -274,8 +274,8 @@ static char *cancelled_id(const char *line, size_t len)
  * Short names (--host-prefix): the host puts its own prefix before every tool name (Claude Code:
  * mcp__mcpd__), so mcpd's "mcp_" is dropped and a name that would still pass BRIDGE_NAME_MAX
  * with the prefix is cut and ends in "_" + hash digits of mcpd's name. A short name taken by
- * another tool gets hash digits keyed on mcpd's name and a counter, as daemon/core/naming.c does, so
- * two tools never share one. tools/list replies are rewritten, tools/call requests mapped back.
+ * another tool gets hash digits keyed on mcpd's name and a counter, as daemon/core/naming.c does,
+ * so two tools never share one. tools/list replies are rewritten, tools/call requests mapped back.
  */
 typedef struct ShortName {
     char *full, *brief;

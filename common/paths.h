@@ -36,8 +36,8 @@ int paths_mkdir_p(const char *dir, mode_t mode);
  * in *lenp when given, its fstat in *stp when given). Never blocks on what is not a regular
  * file: a FIFO, device, socket or directory is refused without reading it (and a device is
  * never even opened), as is a symbolic link when follow is false. Return 0, or -errno with
- * *whyp (to free, without the path) saying what it is and what to do, except for -ENOENT and -ENOTDIR (the
- * file is simply not there), which leave *whyp alone.
+ * *whyp (to free, without the path) saying what it is and what to do, except for -ENOENT and
+ * -ENOTDIR (the file is simply not there), which leave *whyp alone.
  */
 int paths_read_regular(const char *path, bool follow, size_t max, struct stat *stp, char **textp,
                        size_t *lenp, char **whyp);

@@ -47,8 +47,8 @@ typedef struct ServerConfig {
     bool reconnect;
     char *auth_type;     /* auth.type ("oauth", "apikey"), or NULL */
     char *credential_id; /* auth.credentialId: a key of the credential store, or NULL */
-    yajl_val oauth;      /* the "oauth" sign-in options (daemon/upstream/oauth.c checks them), or NULL */
-    yajl_val raw;        /* the entry as written (before ${VAR} expansion), for display */
+    yajl_val oauth; /* the "oauth" sign-in options (daemon/upstream/oauth.c checks them), or NULL */
+    yajl_val raw;   /* the entry as written (before ${VAR} expansion), for display */
     bool allow_commands; /* "!cmd" values run: only in mcpd's own files (other agents: literal) */
     yajl_val enabled_tools;  /* enabledTools: array of globs; only matching tools, or NULL: all */
     yajl_val disabled_tools; /* disabledTools: array of globs never shown, or NULL */
@@ -84,7 +84,8 @@ typedef struct ConfigSet {
     bool quiet;          /* problems are not logged (mcpd/discover previews) */
     bool keep_last_good; /* discovery: a file that stops parsing gives its last good version */
     const char *root;    /* borrowed: the project root during discovery, for ${workspaceFolder} */
-    struct Trust *trust; /* borrowed: the project trust gate during discovery (daemon/config/trust.h) */
+    struct Trust
+        *trust; /* borrowed: the project trust gate during discovery (daemon/config/trust.h) */
 } ConfigSet;
 
 /* Daemon settings (mcpd.json); every field has a default. */

@@ -17,8 +17,8 @@
  * Streamable HTTP; "url" with "type" is that transport, and a bare "url" is Streamable HTTP
  * with an SSE fallback (mcpd's "auto"); "command" is stdio. Its timeout is in ms, like mcpd's;
  * cwd, env, headers, args carry over as they are, and so does oauth (clientId, clientSecret,
- * scopes, authorizationUrl, tokenUrl, redirectUri: daemon/upstream/oauth.c reads them); includeTools
- * and excludeTools become enabledTools and disabledTools. trust has no mcpd meaning.
+ * scopes, authorizationUrl, tokenUrl, redirectUri: daemon/upstream/oauth.c reads them);
+ * includeTools and excludeTools become enabledTools and disabledTools. trust has no mcpd meaning.
  */
 /* Gemini expands $NAME as well as ${NAME} in its settings' strings: spell both as ${NAME}. */
 static yajl_val dollar_braced(yajl_val v)

@@ -173,7 +173,8 @@ extern const char *const source_vscode_dirs[];
  * the servers and approval keys (claude-json.h); -ENOENT quietly, failures recorded in set.
  */
 int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp);
-/* Entry mappings of the providers whose shape differs from mcpd's (also used for imported files). */
+/* Entry mappings of the providers whose shape differs from mcpd's (also used for imported files).
+ */
 int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
