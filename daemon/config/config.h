@@ -16,6 +16,13 @@ typedef enum TransportType {
     TRANSPORT_AUTO, /* a url without a type: probe Streamable HTTP, fall back to SSE */
 } TransportType;
 
+/* Which MCP protocol era a server is spoken to in (the "protocol" field). */
+typedef enum ProtocolEra {
+    PROTOCOL_AUTO,   /* probe server/discover, fall back to initialize */
+    PROTOCOL_MODERN, /* 2026-07-28: stateless, per-request _meta */
+    PROTOCOL_LEGACY, /* 2024-11-05 .. 2025-11-25: initialize and a session */
+} ProtocolEra;
+
 typedef enum ConfigLevel {
     CONFIG_LEVEL_USER,
     CONFIG_LEVEL_PROJECT,
@@ -45,6 +52,7 @@ typedef struct ServerConfig {
     int64_t idle_timeout_ms;  /* 0: never stop an idle server */
     int64_t ping_interval_ms; /* 0: no health pings */
     bool reconnect;
+    ProtocolEra protocol;
     char *auth_type;     /* auth.type ("oauth", "apikey"), or NULL */
     char *credential_id; /* auth.credentialId: a key of the credential store, or NULL */
     yajl_val oauth; /* the "oauth" sign-in options (daemon/upstream/oauth.c checks them), or NULL */

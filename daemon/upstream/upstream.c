@@ -18,6 +18,43 @@ static const char *const accepted_versions[] = {
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
 };
 
+/*
+ * An auto server that ignores server/discover (servers that drop requests before initialize do)
+ * costs this much on its first connect only: then its era is remembered. Long enough for a
+ * loaded machine to start a node or python server, short against the 30 s handshake bound.
+ */
+#define UPSTREAM_DISCOVER_PROBE_MS 5000
+/* -32022 with our version among the supported: retried once, then the server is not believed. */
+#define UPSTREAM_DISCOVER_TRIES_MAX 2
+/* UnsupportedProtocolVersion (2026-07-28); its data.supported lists the server's versions. */
+#define MCP_ERROR_UNSUPPORTED_VERSION (-32022)
+
+/*
+ * What mcpd honours for its agents (both eras): roots are answered from the workspace root when
+ * no agent does; sampling and elicitation go to the agent whose call asked for them.
+ */
+#define CLIENT_CAPABILITIES_JSON "{\"roots\":{},\"sampling\":{},\"elicitation\":{}}"
+#define MODERN_META_PREFIX       "io.modelcontextprotocol/"
+
+/* The era each server spoke last, by config hash: a legacy server is not probed again. */
+static IdMap era_memory;
+
+static uint64_t era_key(const char *config_hash)
+{
+    return hash_fnv1a(config_hash, strlen(config_hash)) | 1; /* never 0, which IdMap refuses */
+}
+
+static void era_remember(Upstream *u, UpstreamEra era)
+{
+    if (u->era_key)
+        idmap_put(&era_memory, u->era_key, (void *)(uintptr_t)era);
+}
+
+void upstream_forget_era(const char *config_hash)
+{
+    idmap_remove(&era_memory, era_key(config_hash));
+}
+
 typedef struct UpstreamPending {
     Upstream *u;
     uint64_t id;
@@ -128,12 +165,41 @@ static void pending_add(Upstream *u, uint64_t id, int64_t timeout_ms, unsigned f
     idmap_put(&u->pending, id, p);
 }
 
+/* Members of an object as JSON text, without its braces ("" for none); newly allocated. */
+static char *members_text(yajl_val obj)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    if (!YAJL_IS_OBJECT(obj) || !obj->u.object.len)
+        return xstrdup("");
+    json_write(&sb, obj);
+    sb.data[sb.len - 1] = '\0';
+    memmove(sb.data, sb.data + 1, sb.len - 1);
+    return strbuf_detach(&sb, NULL);
+}
+
+/* A modern request: params become text, so _meta is built in one place. */
+static int request_modern(Upstream *u, const char *method, yajl_val params, int64_t timeout_ms,
+                          unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
+{
+    _cleanup_json_ yajl_val meta = json_object_take(params, "_meta");
+    _cleanup_free_ char *meta_text = NULL, *body = members_text(params);
+
+    json_free(json_object_take(meta, "progressToken"));
+    meta_text = members_text(meta);
+    json_free(params);
+    return upstream_request_text(u, method, meta_text, body, timeout_ms, flags, fn, ctx, idp);
+}
+
 int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t timeout_ms,
                      unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
 {
-    uint64_t id = ++u->next_id;
+    uint64_t id;
     int r;
 
+    if (upstream_is_modern(u) || streq(method, "server/discover"))
+        return request_modern(u, method, params, timeout_ms, flags, fn, ctx, idp);
+    id = ++u->next_id;
     if (flags & UPSTREAM_PROGRESS) {
         yajl_val meta = json_get_object(params, "_meta");
         if (!meta) {
@@ -154,15 +220,68 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
     return 0;
 }
 
+/*
+ * The _meta members every modern request carries; an agent's own io.modelcontextprotocol/ keys
+ * are dropped from *metap (mcpd is the client here), except its logLevel, which wins.
+ */
+static void modern_meta(Upstream *u, StrBuf *sb, const char **metap, char **ownedp)
+{
+    const char *level = u->next_log_level;
+
+    strbuf_puts(sb, "\"" MODERN_META_PREFIX "protocolVersion\":\"" UPSTREAM_MODERN_VERSION "\","
+                    "\"" MODERN_META_PREFIX "clientCapabilities\":" CLIENT_CAPABILITIES_JSON ","
+                    "\"" MODERN_META_PREFIX
+                    "clientInfo\":{\"name\":\"mcpd\",\"version\":\"" MCPD_VERSION "\"}");
+    u->next_log_level = NULL;
+    if (*metap && strstr(*metap, "\"" MODERN_META_PREFIX)) {
+        _cleanup_free_ char *text = xasprintf("{%s}", *metap);
+        _cleanup_json_ yajl_val m = json_parse(text, NULL);
+        for (size_t i = 0; m && YAJL_IS_OBJECT(m) && i < m->u.object.len;) {
+            const char *k = m->u.object.keys[i];
+            if (startswith(k, MODERN_META_PREFIX) && !streq(k, MODERN_META_PREFIX "logLevel"))
+                json_free(json_object_take(m, k));
+            else
+                i++;
+        }
+        if (json_get(m, MODERN_META_PREFIX "logLevel"))
+            level = NULL;
+        *metap = *ownedp = members_text(m);
+    }
+    if (level)
+        strbuf_printf(sb, ",\"" MODERN_META_PREFIX "logLevel\":\"%s\"", level);
+}
+
 int upstream_request_text(Upstream *u, const char *method, const char *meta, const char *body,
                           int64_t timeout_ms, unsigned flags, UpstreamReplyFn fn, void *ctx,
                           uint64_t *idp)
 {
     uint64_t id = ++u->next_id;
     StrBuf *sb = &u->scratch;
+    _cleanup_free_ char *owned = NULL;
+    bool modern = upstream_is_modern(u) || streq(method, "server/discover");
     bool has_meta = meta && *meta;
     int r;
 
+    if (modern && streq(method, "ping"))
+        method = "server/discover"; /* 2026-07-28 has no ping: discover is the health check */
+    else if (modern && streq(method, "logging/setLevel"))
+        return -EOPNOTSUPP; /* the level goes with each request instead */
+    if (modern) {
+        /* _meta is never empty here: the members mcpd adds come first. */
+        StrBuf m = STRBUF_INIT;
+        if (flags & UPSTREAM_PROGRESS)
+            strbuf_printf(&m, "\"progressToken\":%" PRIu64 ",", id);
+        modern_meta(u, &m, &meta, &owned);
+        if (meta && *meta)
+            strbuf_printf(&m, ",%s", meta);
+        strbuf_reset(sb);
+        strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
+        json_write_string(sb, method, strlen(method));
+        strbuf_printf(sb, ",\"params\":{\"_meta\":{%s}%s%s}}\n", strbuf_str(&m),
+                      body && *body ? "," : "", body ? body : "");
+        strbuf_deinit(&m);
+        goto send;
+    }
     strbuf_reset(sb);
     strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
     json_write_string(sb, method, strlen(method));
@@ -178,6 +297,7 @@ int upstream_request_text(Upstream *u, const char *method, const char *meta, con
         strbuf_puts(sb, body);
     }
     strbuf_puts(sb, "}}\n");
+send:
     r = send_line(u, sb);
     if (r < 0)
         return r;
@@ -213,7 +333,14 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
         log_debug("[%s] response for unknown request id dropped", u->name);
         return;
     }
-    if (m->kind == JSONRPC_RESPONSE) {
+    if (m->kind == JSONRPC_RESPONSE &&
+        streq(json_get_string(m->result, "resultType"), "input_required")) {
+        /* Only calls (raw, see call.c and mrtr.c) can gather input; a list or probe cannot. */
+        r.outcome = UPSTREAM_ERROR;
+        r.code = JSONRPC_INTERNAL_ERROR;
+        r.message = "the server asked for input (resultType input_required) where mcpd has no "
+                    "agent to ask";
+    } else if (m->kind == JSONRPC_RESPONSE) {
         r.outcome = UPSTREAM_OK;
         r.result = m->result;
     } else {
@@ -335,6 +462,8 @@ static void on_transport_closed(void *userdata, const char *reason)
     if (u->closed || u->dead)
         return;
     u->dead = true;
+    if (!u->initialized && u->era_key)
+        idmap_remove(&era_memory, u->era_key); /* re-probe next time */
     while (idmap_next(&u->pending, &pos, NULL, &v))
         fail_pending(v, UPSTREAM_CLOSED, reason);
     if (u->ev.closed)
@@ -377,10 +506,14 @@ static void on_initialize(Upstream *u, void *ctx, const UpstreamReply *r)
         why = msg = xasprintf("server answered protocol version \"%s\", which mcpd does not speak",
                               version);
     if (why) {
+        if (u->era_key)
+            idmap_remove(&era_memory, u->era_key); /* re-probe next time */
         if (u->ev.closed)
             u->ev.closed(u->userdata, why);
         return;
     }
+    u->era = UPSTREAM_ERA_LEGACY;
+    era_remember(u, UPSTREAM_ERA_LEGACY);
     u->protocol_version = xstrdup(version);
     u->server_info = json_copy(json_get_object(r->result, "serverInfo"));
     u->capabilities = json_copy(json_get_object(r->result, "capabilities"));
@@ -394,21 +527,103 @@ static void on_initialize(Upstream *u, void *ctx, const UpstreamReply *r)
 
 static yajl_val initialize_params(void)
 {
-    yajl_val p = json_object_new(), info = json_object_new(), caps = json_object_new();
+    yajl_val p = json_object_new(), info = json_object_new();
+    yajl_val caps = json_parse(CLIENT_CAPABILITIES_JSON, NULL);
 
     json_object_set(info, "name", json_string_new("mcpd"));
     json_object_set(info, "version", json_string_new(MCPD_VERSION));
-    /*
-     * roots: mcpd answers from the workspace root when no agent does. sampling and elicitation
-     * go to the agent whose call caused them; with none that can, the server gets -32601.
-     */
-    json_object_set(caps, "roots", json_object_new());
-    json_object_set(caps, "sampling", json_object_new());
-    json_object_set(caps, "elicitation", json_object_new());
     json_object_set(p, "protocolVersion", json_string_new(UPSTREAM_PROTOCOL_VERSION));
     json_object_set(p, "capabilities", caps);
     json_object_set(p, "clientInfo", info);
     return p;
+}
+
+static void send_initialize(Upstream *u)
+{
+    /*
+     * A child that died at once makes this write fail (EPIPE); its exit is reported by the
+     * transport like any other, so the failure is handled there, with the exit status.
+     */
+    int r = upstream_request(u, "initialize", initialize_params(), u->timeout_ms, false,
+                             on_initialize, NULL, NULL);
+    if (r < 0)
+        log_full(LOG_DEBUG, u->name, "connect", "cannot send initialize: %s", strerror(-r));
+}
+
+static bool offers_modern(yajl_val versions)
+{
+    for (size_t i = 0; YAJL_IS_ARRAY(versions) && i < versions->u.array.len; i++)
+        if (streq(YAJL_GET_STRING(versions->u.array.values[i]), UPSTREAM_MODERN_VERSION))
+            return true;
+    return false;
+}
+
+/* A DiscoverResult that offers our version: the session is modern from here on. */
+static void become_modern(Upstream *u, yajl_val result)
+{
+    yajl_val info = json_get_object(result, "serverInfo");
+    const char *instructions = json_get_string(result, "instructions");
+
+    if (!info)
+        info = json_get_object(json_get_object(result, "_meta"), MODERN_META_PREFIX "serverInfo");
+    u->era = UPSTREAM_ERA_MODERN;
+    era_remember(u, UPSTREAM_ERA_MODERN);
+    u->protocol_version = xstrdup(UPSTREAM_MODERN_VERSION);
+    u->server_info = json_copy(info);
+    u->capabilities = json_get_object(result, "capabilities")
+                          ? json_copy(json_get_object(result, "capabilities"))
+                          : json_object_new();
+    u->instructions = instructions ? xstrdup(instructions) : NULL;
+    u->initialized = true;
+    log_full(LOG_INFO, u->name, "connect", "speaking MCP %s (stateless)", UPSTREAM_MODERN_VERSION);
+    if (u->ev.ready)
+        u->ev.ready(u->userdata);
+}
+
+static void send_discover(Upstream *u);
+
+static void on_discover(Upstream *u, void *ctx, const UpstreamReply *r)
+{
+    _cleanup_free_ char *why = NULL;
+
+    (void)ctx;
+    if (r->outcome == UPSTREAM_CANCELLED || u->dead || u->closed)
+        return;
+    if (r->outcome == UPSTREAM_OK && offers_modern(json_get(r->result, "supportedVersions")))
+        return become_modern(u, r->result);
+    if (r->outcome == UPSTREAM_ERROR && r->code == MCP_ERROR_UNSUPPORTED_VERSION &&
+        offers_modern(json_get(r->data, "supported")) &&
+        u->discover_tries < UPSTREAM_DISCOVER_TRIES_MAX)
+        return send_discover(u); /* a recognised modern error naming our version: once more */
+    if (r->outcome == UPSTREAM_OK)
+        why = xasprintf("its server/discover result does not offer %s", UPSTREAM_MODERN_VERSION);
+    else if (r->outcome == UPSTREAM_ERROR)
+        why = xasprintf("server/discover failed: MCP error %" PRId64 ": %s", r->code, r->message);
+    else
+        why = xasprintf("server/discover failed: %s", r->message);
+    if (u->pin == PROTOCOL_MODERN) {
+        _cleanup_free_ char *msg =
+            xasprintf("%s, and its \"protocol\" is pinned to %s", why, UPSTREAM_MODERN_VERSION);
+        if (u->ev.closed)
+            u->ev.closed(u->userdata, msg);
+        return;
+    }
+    log_full(LOG_INFO, u->name, "connect", "%s: speaking the 2025 era (initialize)", why);
+    send_initialize(u);
+}
+
+static void send_discover(Upstream *u)
+{
+    int64_t bound = u->timeout_ms > 0 ? u->timeout_ms : UPSTREAM_DISCOVER_PROBE_MS;
+    int r;
+
+    if (u->pin == PROTOCOL_AUTO)
+        bound = MIN(bound, UPSTREAM_DISCOVER_PROBE_MS);
+    u->discover_tries++;
+    r = upstream_request(u, "server/discover", json_object_new(), bound, 0, on_discover, NULL,
+                         NULL);
+    if (r < 0)
+        log_full(LOG_DEBUG, u->name, "connect", "cannot send server/discover: %s", strerror(-r));
 }
 
 int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *cfg,
@@ -435,14 +650,15 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
         free(u);
         return r;
     }
-    /*
-     * A child that died at once makes this write fail (EPIPE); its exit is reported by the
-     * transport like any other, so the failure is handled there, with the exit status.
-     */
-    r = upstream_request(u, "initialize", initialize_params(), cfg->timeout_ms, false,
-                         on_initialize, NULL, NULL);
-    if (r < 0)
-        log_full(LOG_DEBUG, u->name, "connect", "cannot send initialize: %s", strerror(-r));
+    u->pin = cfg->protocol;
+    u->timeout_ms = cfg->timeout_ms;
+    u->era_key = era_key(cfg->hash);
+    if (cfg->protocol == PROTOCOL_LEGACY ||
+        (cfg->protocol == PROTOCOL_AUTO &&
+         (uintptr_t)idmap_get(&era_memory, u->era_key) == UPSTREAM_ERA_LEGACY))
+        send_initialize(u);
+    else
+        send_discover(u);
     *up = u;
     return 0;
 }

@@ -14,6 +14,15 @@
 
 /* The revision mcpd asks for, and every one it accepts back (mcp-spec-digest section 0). */
 #define UPSTREAM_PROTOCOL_VERSION "2025-11-25"
+/* The stateless revision: no initialize, per-request _meta, server/discover (spec digest 13). */
+#define UPSTREAM_MODERN_VERSION "2026-07-28"
+
+/* The era a session speaks; decided by the server/discover probe or the "protocol" field. */
+typedef enum UpstreamEra {
+    UPSTREAM_ERA_UNKNOWN, /* probing */
+    UPSTREAM_ERA_LEGACY,  /* initialize and a session */
+    UPSTREAM_ERA_MODERN,  /* 2026-07-28 */
+} UpstreamEra;
 
 typedef struct Upstream Upstream;
 
@@ -75,6 +84,12 @@ struct Upstream {
     int64_t max_call_timeout_ms;
     StrBuf scratch;     /* reused for outgoing lines */
     size_t message_len; /* length of the message being handled (tools/list counts bytes) */
+    UpstreamEra era;
+    ProtocolEra pin;            /* the server's "protocol" field */
+    unsigned discover_tries;    /* server/discover sent in this session */
+    uint64_t era_key;           /* the server's key in the era memory */
+    int64_t timeout_ms;         /* the server's handshake bound */
+    const char *next_log_level; /* modern: the calling agent's level for the next request */
 };
 
 /**
@@ -131,6 +146,21 @@ void upstream_list(Upstream *u, const char *method, const char *key, const char 
  * background, and u is freed from the loop. Safe inside any callback.
  */
 void upstream_close(Upstream *u);
+/** Does the session speak 2026-07-28 (no session, per-request _meta, MRTR)? */
+static inline bool upstream_is_modern(const Upstream *u)
+{
+    return u->era == UPSTREAM_ERA_MODERN;
+}
+/**
+ * Modern sessions: the log level (a static MCP level name) of the agent whose request is sent
+ * next; it goes in that request's _meta and is forgotten after it.
+ */
+static inline void upstream_next_log_level(Upstream *u, const char *level)
+{
+    u->next_log_level = level;
+}
+/** Forget what was learnt about a server's era (a config change, a failed connect). */
+void upstream_forget_era(const char *config_hash);
 /** Requests in flight. */
 static inline size_t upstream_n_pending(const Upstream *u)
 {
