@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/core/manager-private.h"
+#include "daemon/core/mrtr.h"
 #include "daemon/core/surface.h"
 
 /* A request from an agent routed to one upstream, from arrival to its one reply. */
@@ -31,6 +32,8 @@ typedef struct Call {
     uint64_t request_id;
     bool waiting; /* for its server to connect */
     struct event *ev_wait;
+    unsigned mrtr_rounds; /* input_required rounds so far (mrtr.c) */
+    char *body_base;      /* body before the first round's inputResponses, or NULL */
 } Call;
 
 /* A request from an upstream (sampling, elicitation, roots) forwarded to one agent. */
@@ -108,6 +111,7 @@ static void call_free(Call *c)
     free(c->progress_token);
     free(c->meta);
     free(c->body);
+    free(c->body_base);
     free(c);
 }
 
@@ -194,6 +198,43 @@ static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
     reply_result_tree(c->m, c->peer_id, c->orig_id, tree);
 }
 
+static void call_dispatch(Call *c, Server *s);
+
+/* The answers to a server's input requests are in (mrtr.c): the call goes again with them. */
+static void call_mrtr_retry(Manager *m, uint64_t call_id, const char *extra, int64_t code,
+                            const char *message)
+{
+    Call *c = idmap_get(&m->calls, call_id);
+    Server *s = c ? idmap_get(&m->servers, c->server_id) : NULL;
+
+    if (!c)
+        return; /* cancelled or its agent left meanwhile */
+    if (!extra || !s)
+        return call_fail(c, code, message ? message : "the server went away", NULL);
+    if (!c->body_base)
+        c->body_base = c->body;
+    else
+        free(c->body);
+    c->body = xasprintf("%s,%s", c->body_base, extra);
+    call_dispatch(c, s);
+}
+
+/* A modern server's input_required result: true when mrtr.c took the call over (or failed it). */
+static bool call_mrtr(Call *c, Server *s, const UpstreamReply *r)
+{
+    _cleanup_free_ char *why = NULL;
+    MrtrOutcome o =
+        mrtr_begin(c->m, s, c->id, c->peer_id, &c->mrtr_rounds, r, call_mrtr_retry, &why);
+
+    if (o == MRTR_COMPLETE)
+        return false;
+    idmap_remove(&s->live_calls, c->request_id);
+    c->request_id = 0; /* no upstream request until the retry: a cancel just ends it */
+    if (o == MRTR_FAILED)
+        call_fail(c, JSONRPC_METHOD_NOT_FOUND, why, NULL);
+    return true;
+}
+
 static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     Call *c = ctx;
@@ -203,6 +244,8 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 
     switch (r->outcome) {
     case UPSTREAM_OK:
+        if (s && call_mrtr(c, s, r))
+            return;
         call_reply_ok(c, s, r);
         call_free(c);
         return;
@@ -237,6 +280,7 @@ static void call_send(Call *c, Server *s)
     c->waiting = false;
     c->upstream_id = s->up->id;
     s->calls_total++;
+    upstream_next_log_level(s->up, mrtr_log_level(c->m, c->peer_id));
     r = upstream_request_text(s->up, c->method, c->meta, c->body, s->cfg->call_timeout_ms,
                               UPSTREAM_PROGRESS | UPSTREAM_RAW, on_call_reply, c, &c->request_id);
     if (r < 0) {
@@ -667,6 +711,8 @@ void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg)
     ServerRequest *sr = NULL;
     Server *s;
 
+    if (mrtr_peer_response(m, p, msg))
+        return;
     if (YAJL_IS_INTEGER(msg->id) && msg->id->u.number.i > 0)
         sr = idmap_get(&m->server_requests, (uint64_t)msg->id->u.number.i);
     if (!sr || sr->peer_id != p->id) {
@@ -768,6 +814,7 @@ void calls_peer_gone(Manager *m, Peer *p)
         if (sr->peer_id == p->id)
             sreq_fail(sr, JSONRPC_INTERNAL_ERROR, "the agent that was asked disconnected");
     }
+    mrtr_peer_gone(m, p);
 }
 
 void calls_deinit(Manager *m)
@@ -775,6 +822,7 @@ void calls_deinit(Manager *m)
     size_t pos = 0;
     void *v;
 
+    mrtr_deinit(m);
     while (idmap_next(&m->server_requests, &pos, NULL, &v))
         sreq_free(v);
     pos = 0;

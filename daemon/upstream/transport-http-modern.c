@@ -50,7 +50,8 @@ static char *header_value(const char *v, size_t n)
 static struct curl_slist *add(struct curl_slist *l, const char *name, const char *v, size_t n)
 {
     _cleanup_free_ char *value = header_value(v, n);
-    _cleanup_free_ char *h = xasprintf("%s: %s", name, value);
+    /* curl drops "Name:" as "no such header"; "Name;" is how it sends an empty one. */
+    _cleanup_free_ char *h = n ? xasprintf("%s: %s", name, value) : xasprintf("%s;", name);
 
     return curl_slist_append(l, h);
 }

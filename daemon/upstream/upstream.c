@@ -333,7 +333,7 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
         log_debug("[%s] response for unknown request id dropped", u->name);
         return;
     }
-    if (m->kind == JSONRPC_RESPONSE &&
+    if (m->kind == JSONRPC_RESPONSE && !p->raw &&
         streq(json_get_string(m->result, "resultType"), "input_required")) {
         /* Only calls (raw, see call.c and mrtr.c) can gather input; a list or probe cannot. */
         r.outcome = UPSTREAM_ERROR;
