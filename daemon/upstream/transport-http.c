@@ -95,6 +95,8 @@ static void post_message(HttpTransport *t, char *body, size_t len)
     }
     if (streq(o.method, "tools/call") && t->call_timeout_ms > bound)
         bound = t->call_timeout_ms;
+    if (streq(o.method, "subscriptions/listen"))
+        bound = 0; /* a stream that stays open for as long as the session: no inactivity bound */
     x = ht_xfer_new(t, XFER_POST, url, bound);
     x->body = body;
     x->body_len = len;
@@ -218,7 +220,7 @@ static void schedule_resume(Xfer *x)
     Xfer *r;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
-    if (!x->parser.id.len || x->resumes >= RESUME_MAX) {
+    if (x->modern || !x->parser.id.len || x->resumes >= RESUME_MAX) {
         ht_synth_error(t, x->req_id, "the server closed the response stream before answering%s",
                        x->parser.id.len ? " (gave up resuming it)" : " (and it cannot be resumed)");
         return;

@@ -19,9 +19,11 @@ static const char *const accepted_versions[] = {
 };
 
 /*
- * An auto server that ignores server/discover (servers that drop requests before initialize do)
- * costs this much on its first connect only: then its era is remembered. Long enough for a
- * loaded machine to start a node or python server, short against the 30 s handshake bound.
+ * An auto stdio server that ignores server/discover (servers that drop requests before
+ * initialize do) costs this much on its first connect only: then its era is remembered. Long
+ * enough for a loaded machine to start a node or python server, short against the 30 s
+ * handshake bound. Over HTTP every server answers a POST (a legacy one with a 4xx), so silence
+ * there is a slow server, not an old one: the probe gets the whole handshake bound.
  */
 #define UPSTREAM_DISCOVER_PROBE_MS 5000
 /* -32022 with our version among the supported: retried once, then the server is not believed. */
@@ -35,6 +37,10 @@ static const char *const accepted_versions[] = {
  */
 #define CLIENT_CAPABILITIES_JSON "{\"roots\":{},\"sampling\":{},\"elicitation\":{}}"
 #define MODERN_META_PREFIX       "io.modelcontextprotocol/"
+/* A listen stream that broke is opened again after this, doubling up to the cap (seconds of
+ * silence cost nothing; a server that keeps dropping it is not hammered). */
+#define LISTEN_BACKOFF_MIN_MS 1000
+#define LISTEN_BACKOFF_MAX_MS 60000
 
 /* The era each server spoke last, by config hash: a legacy server is not probed again. */
 static IdMap era_memory;
@@ -446,6 +452,10 @@ static void on_message(void *userdata, char *line, size_t len)
     case JSONRPC_NOTIFICATION:
         if (streq(m.method, "notifications/progress"))
             note_progress(u, m.params);
+        if (streq(m.method, "notifications/subscriptions/acknowledged")) {
+            u->listen_backoff_ms = 0; /* the stream is up: a later break starts the pause afresh */
+            break;
+        }
         if (u->ev.notification && !u->closed)
             u->ev.notification(u->userdata, m.method, m.params);
         break;
@@ -558,6 +568,8 @@ static bool offers_modern(yajl_val versions)
     return false;
 }
 
+static void listen_start(Upstream *u);
+
 /* A DiscoverResult that offers our version: the session is modern from here on. */
 static void become_modern(Upstream *u, yajl_val result)
 {
@@ -576,11 +588,74 @@ static void become_modern(Upstream *u, yajl_val result)
     u->instructions = instructions ? xstrdup(instructions) : NULL;
     u->initialized = true;
     log_full(LOG_INFO, u->name, "connect", "speaking MCP %s (stateless)", UPSTREAM_MODERN_VERSION);
+    listen_start(u);
     if (u->ev.ready)
         u->ev.ready(u->userdata);
 }
 
 static void send_discover(Upstream *u);
+
+static void on_listen(Upstream *u, void *ctx, const UpstreamReply *r)
+{
+    struct timeval tv;
+
+    (void)ctx;
+    u->listen_id = 0;
+    if (r->outcome == UPSTREAM_CANCELLED || r->outcome == UPSTREAM_CLOSED || u->dead || u->closed)
+        return;
+    if (r->outcome == UPSTREAM_ERROR && r->code == JSONRPC_METHOD_NOT_FOUND) {
+        log_full(LOG_INFO, u->name, "listen",
+                 "subscriptions/listen is not served: list changes are not heard");
+        return;
+    }
+    /* The stream ended (it should not): listen again after a growing pause. */
+    u->listen_backoff_ms = u->listen_backoff_ms
+                               ? MIN(u->listen_backoff_ms * 2, LISTEN_BACKOFF_MAX_MS)
+                               : LISTEN_BACKOFF_MIN_MS;
+    log_full(LOG_DEBUG, u->name, "listen",
+             "subscriptions/listen ended (%s): again in %" PRId64 " ms",
+             r->message ? r->message : "a result", u->listen_backoff_ms);
+    tv.tv_sec = u->listen_backoff_ms / 1000;
+    tv.tv_usec = (u->listen_backoff_ms % 1000) * 1000;
+    evtimer_add(u->ev_listen, &tv);
+}
+
+static void on_listen_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    listen_start(arg);
+}
+
+/*
+ * 2026-07-28 has no GET stream: list changes come on one subscriptions/listen request that
+ * stays open (a long POST stream over HTTP), for the lists the server says can change.
+ */
+static void listen_start(Upstream *u)
+{
+    static const struct {
+        const char *cap, *key;
+    } kinds[] = {
+        {"tools", "toolsListChanged"},
+        {"prompts", "promptsListChanged"},
+        {"resources", "resourcesListChanged"},
+    };
+    yajl_val params = json_object_new(), want = json_object_new();
+    int r;
+
+    for (size_t i = 0; i < N_ELEMENTS(kinds); i++)
+        if (YAJL_IS_TRUE(json_get(json_get_object(u->capabilities, kinds[i].cap), "listChanged")))
+            json_object_set(want, kinds[i].key, json_bool_new(true));
+    if (!want->u.object.len || u->closed || u->dead) {
+        json_free(want);
+        json_free(params);
+        return;
+    }
+    json_object_set(params, "notifications", want);
+    r = upstream_request(u, "subscriptions/listen", params, 0, 0, on_listen, NULL, &u->listen_id);
+    if (r < 0)
+        log_full(LOG_DEBUG, u->name, "listen", "cannot send subscriptions/listen: %s",
+                 strerror(-r));
+}
 
 static void on_discover(Upstream *u, void *ctx, const UpstreamReply *r)
 {
@@ -617,7 +692,7 @@ static void send_discover(Upstream *u)
     int64_t bound = u->timeout_ms > 0 ? u->timeout_ms : UPSTREAM_DISCOVER_PROBE_MS;
     int r;
 
-    if (u->pin == PROTOCOL_AUTO)
+    if (u->pin == PROTOCOL_AUTO && u->stdio)
         bound = MIN(bound, UPSTREAM_DISCOVER_PROBE_MS);
     u->discover_tries++;
     r = upstream_request(u, "server/discover", json_object_new(), bound, 0, on_discover, NULL,
@@ -641,17 +716,20 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
     u->ev = *ev;
     u->userdata = userdata;
     u->max_call_timeout_ms = max_call_timeout_ms;
+    u->ev_listen = evtimer_new(base, on_listen_timer, u);
     if (cfg->type == TRANSPORT_STDIO)
         r = transport_stdio_new(&u->transport, base, cfg, default_cwd, &cb, u, whyp);
     else
         r = transport_http_new(&u->transport, base, cfg, max_call_timeout_ms, &cb, u, whyp);
     if (r < 0) {
+        event_free(u->ev_listen);
         free(u->name);
         free(u);
         return r;
     }
     u->pin = cfg->protocol;
     u->timeout_ms = cfg->timeout_ms;
+    u->stdio = cfg->type == TRANSPORT_STDIO;
     u->era_key = era_key(cfg->hash);
     if (cfg->protocol == PROTOCOL_LEGACY ||
         (cfg->protocol == PROTOCOL_AUTO &&
@@ -831,6 +909,7 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     event_free(u->ev_free);
+    event_free(u->ev_listen);
     idmap_deinit(&u->pending);
     json_free(u->server_info);
     json_free(u->capabilities);
@@ -850,6 +929,7 @@ void upstream_close(Upstream *u)
         return;
     u->closed = true;
     u->ev = (UpstreamEvents){0};
+    evtimer_del(u->ev_listen);
     while (idmap_next(&u->pending, &pos, NULL, &v))
         fail_pending(v, UPSTREAM_CLOSED, "Transport closed");
     transport_close(u->transport);

@@ -89,7 +89,11 @@ struct Upstream {
     unsigned discover_tries;    /* server/discover sent in this session */
     uint64_t era_key;           /* the server's key in the era memory */
     int64_t timeout_ms;         /* the server's handshake bound */
+    bool stdio;                 /* a child process: its discover probe is bounded shorter */
     const char *next_log_level; /* modern: the calling agent's level for the next request */
+    uint64_t listen_id;         /* modern: the subscriptions/listen request open, or 0 */
+    int64_t listen_backoff_ms;  /* the wait before the next listen after a break */
+    struct event *ev_listen;    /* re-listen timer */
 };
 
 /**

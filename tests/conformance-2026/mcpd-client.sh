@@ -7,6 +7,13 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 url=${!#}
+case "${MCP_CONFORMANCE_SCENARIO:-}" in
+auth/* | tools_call)
+    # The same flows as in the 2025 era (sign-in with mcpctl login, one call): the 2025
+    # wrapper drives them; mcpd speaks whichever era the scenario's server does.
+    exec bash "$here/../conformance/mcpd-client.sh" "$@"
+    ;;
+esac
 : "${MCPD_BINARY:?MCPD_BINARY is not set}"
 tmp=$(mktemp -d /tmp/mcpd-conf26.XXXXXX)
 mcpd_pid=
