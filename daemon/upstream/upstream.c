@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <strings.h>
 
 #include "common/json.h"
 #include "common/jsonrpc.h"
@@ -781,11 +782,47 @@ static void list_note_tools(ListCtx *lc)
                          lc->lim.max_tools, lc->key, lc->lim.max_tools);
 }
 
+/*
+ * 2026-07-28 (SEP-2243): a parameter mirrored into a header by x-mcp-header must name a header
+ * (visible ASCII, no colon), once per tool whatever the case, on a string, integer or boolean.
+ * A tool that breaks this is not served; the rest of the list is. NULL: nothing wrong.
+ */
+static const char *tool_headers_problem(yajl_val tool)
+{
+    yajl_val props = json_get_object(json_get_object(tool, "inputSchema"), "properties");
+
+    for (size_t i = 0; props && i < props->u.object.len; i++) {
+        yajl_val p = props->u.object.values[i], h = json_get(p, "x-mcp-header");
+        const char *name = YAJL_GET_STRING(h), *type = json_get_string(p, "type");
+        if (!h)
+            continue;
+        if (!name || !*name)
+            return "an x-mcp-header that is empty or not a string";
+        for (const char *c = name; *c; c++)
+            if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == ':')
+                return "an x-mcp-header that is not a header name";
+        if (!streq(type, "string") && !streq(type, "integer") && !streq(type, "boolean"))
+            return "an x-mcp-header on a parameter that is not a string, integer or boolean";
+        for (size_t j = 0; j < i; j++) {
+            const char *other = json_get_string(props->u.object.values[j], "x-mcp-header");
+            if (other && strcasecmp(other, name) == 0)
+                return "the same x-mcp-header on two parameters";
+        }
+    }
+    return NULL;
+}
+
 /* Take the named tools of one page, up to the bound; false once the bound cut it short. */
-static bool list_take(ListCtx *lc, yajl_val tools)
+static bool list_take(Upstream *u, ListCtx *lc, yajl_val tools)
 {
     for (size_t i = 0; i < tools->u.array.len; i++) {
         yajl_val t = tools->u.array.values[i];
+        const char *bad;
+        if (upstream_is_modern(u) && streq(lc->key, "tools") && (bad = tool_headers_problem(t))) {
+            log_full(LOG_WARNING, u->name, "list", "tool %.100s is not served: it has %s",
+                     json_get_string(t, "name") ?: "(no name)", bad);
+            continue;
+        }
         if (!YAJL_IS_OBJECT(t) ||
             !json_get_string(t, streq(lc->key, "resources")           ? "uri"
                                 : streq(lc->key, "resourceTemplates") ? "uriTemplate"
@@ -834,7 +871,7 @@ static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
         return list_fail(u, lc, msg);
     }
     next = json_get_string(r->result, "nextCursor");
-    if (list_take(lc, tools) && next && *next && list_want_more(lc)) {
+    if (list_take(u, lc, tools) && next && *next && list_want_more(lc)) {
         /* Never 0, the key idmap may not hold. */
         uint64_t key = hash_fnv1a(next, strlen(next)) | 1;
         if (idmap_get(&lc->seen, key)) {

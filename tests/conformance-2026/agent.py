@@ -99,13 +99,25 @@ def main():
         a.call(tools, "test_mrtr_no_result_type", expect="no-result-type-test-ok")
         if a.asked != ["elicitation/create", "elicitation/create"]:
             raise SystemExit(f"agent: mcpd asked {a.asked}, not the two elicitations")
+    elif scenario == "json-schema-2020-12-preservation":
+        # The focal tool's inputSchema as mcpd served it goes back through the echo tool.
+        focal = next(t for t in tools
+                     if t.get("_meta", {}).get("mcpd/tool") == "json_schema_2020_12_tool")
+        a.call(tools, "json_schema_echo", {"schema": focal["inputSchema"]}, expect="echoed")
     elif scenario == "tools_call":
         a.call(tools, "add_numbers", {"a": 2, "b": 3}, expect="5")
     else:
-        # The rest of the 2026-07-28 set: connecting and listing is what this agent can do.
+        # The rest of the 2026-07-28 set: call every tool mcpd serves, with a value of the
+        # declared type for each required parameter (http-invalid-tool-headers counts on
+        # mcpd to have left out the tools it must reject).
+        samples = {"string": "x", "integer": 1, "number": 1.5, "boolean": True,
+                   "object": {}, "array": []}
         for t in tools:
-            if not t.get("inputSchema", {}).get("required"):
-                a.request("tools/call", {"name": t["name"], "arguments": {}})
+            schema = t.get("inputSchema", {})
+            props = schema.get("properties", {})
+            args = {k: samples.get(props.get(k, {}).get("type"), "x")
+                    for k in schema.get("required", [])}
+            a.request("tools/call", {"name": t["name"], "arguments": args})
 
 
 if __name__ == "__main__":
