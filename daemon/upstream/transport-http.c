@@ -212,6 +212,26 @@ static void on_resume_timer(evutil_socket_t fd, short what, void *arg)
         ht_xfer_start(x);
 }
 
+/*
+ * 2026-07-28 has no resumption: a stream that ends before its response lost the request, and
+ * upstream.c sends it again under a new id when the error says so.
+ */
+static void stream_lost(Xfer *x)
+{
+    HttpTransport *t = x->t;
+    StrBuf line = STRBUF_INIT;
+
+    if (!x->req_id || !idmap_remove(&t->outstanding, x->req_id))
+        return;
+    strbuf_printf(&line,
+                  "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"error\":{\"code\":-32000,\"message\":"
+                  "\"the server closed the response stream before answering\",\"data\":{"
+                  "\"mcpd/streamLost\":true}}}",
+                  x->req_id);
+    ht_upcall(t, UP_MESSAGE, line.data, line.len);
+    strbuf_deinit(&line);
+}
+
 /* A stream ended before its response: wait `retry` and GET with Last-Event-ID (2025-11-25). */
 static void schedule_resume(Xfer *x)
 {
@@ -220,7 +240,9 @@ static void schedule_resume(Xfer *x)
     Xfer *r;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
-    if (x->modern || !x->parser.id.len || x->resumes >= RESUME_MAX) {
+    if (x->modern)
+        return stream_lost(x);
+    if (!x->parser.id.len || x->resumes >= RESUME_MAX) {
         ht_synth_error(t, x->req_id, "the server closed the response stream before answering%s",
                        x->parser.id.len ? " (gave up resuming it)" : " (and it cannot be resumed)");
         return;
@@ -389,7 +411,7 @@ static void post_done(Xfer *x, CURLcode res)
     }
     if (res != CURLE_OK) {
         why = xasprintf("%s", x->timed_out ? "timed out" : curl_easy_strerror(res));
-        if (x->sse && !x->timed_out)
+        if ((x->sse || x->modern) && !x->timed_out)
             return schedule_resume(x);
         ht_synth_error(t, x->req_id, "HTTP response from %s %s (body incomplete)", t->shown_url,
                        why);

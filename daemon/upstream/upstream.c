@@ -42,6 +42,11 @@ static const char *const accepted_versions[] = {
  * silence cost nothing; a server that keeps dropping it is not hammered). */
 #define LISTEN_BACKOFF_MIN_MS 1000
 #define LISTEN_BACKOFF_MAX_MS 60000
+/*
+ * 2026-07-28 over HTTP: a response stream that breaks loses the request, which is sent again
+ * under a new id. A server that breaks it every time is given up on after this many.
+ */
+#define UPSTREAM_REISSUE_MAX 3
 
 /* The era each server spoke last, by config hash: a legacy server is not probed again. */
 static IdMap era_memory;
@@ -71,14 +76,35 @@ typedef struct UpstreamPending {
     int64_t timeout_ms;
     uint64_t deadline_cap_ms; /* hard cap for progress-extended calls, monotonic */
     bool progress;
-    bool raw; /* a plain result may be delivered as text */
+    bool raw;          /* a plain result may be delivered as text */
+    char *line;        /* modern HTTP: the request as sent, for a re-issue; else NULL */
+    uint64_t wire_id;  /* the id it was last sent under, when re-issued; else 0 */
+    unsigned reissues; /* times sent again after a broken stream */
 } UpstreamPending;
 
 static void pending_free(UpstreamPending *p)
 {
     if (p->timer)
         event_free(p->timer);
+    free(p->line);
     free(p);
+}
+
+/* The id the server knows a request by (a re-issue changed it). */
+static uint64_t wire_id(const UpstreamPending *p)
+{
+    return p->wire_id ? p->wire_id : p->id;
+}
+
+/* The request an answer is for, by the id it came under. */
+static UpstreamPending *pending_by_wire(Upstream *u, uint64_t id)
+{
+    UpstreamPending *p = idmap_get(&u->pending, id);
+    uintptr_t orig;
+
+    if (p || !u->wire_ids.n || !(orig = (uintptr_t)idmap_get(&u->wire_ids, id)))
+        return p;
+    return idmap_get(&u->pending, orig);
 }
 
 /* Remove p from the table and deliver its one reply. */
@@ -87,6 +113,8 @@ static void pending_finish(UpstreamPending *p, const UpstreamReply *reply)
     Upstream *u = p->u;
 
     idmap_remove(&u->pending, p->id);
+    if (p->wire_id)
+        idmap_remove(&u->wire_ids, p->wire_id);
     if (p->raw)
         u->n_raw_pending--;
     p->fn(u, p->ctx, reply);
@@ -127,7 +155,7 @@ static void on_request_timeout(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     /* The lifecycle page: on timeout, cancel upstream and stop waiting. */
-    json_object_set(params, "requestId", json_int_new((int64_t)p->id));
+    json_object_set(params, "requestId", json_int_new((int64_t)wire_id(p)));
     json_object_set(params, "reason", json_string_new("timeout"));
     upstream_notify(u, "notifications/cancelled", params);
     fail_pending(p, UPSTREAM_TIMEOUT, msg);
@@ -309,6 +337,10 @@ send:
     if (r < 0)
         return r;
     pending_add(u, id, timeout_ms, flags, fn, ctx);
+    if (modern && !u->stdio && !streq(method, "subscriptions/listen")) {
+        UpstreamPending *p = idmap_get(&u->pending, id);
+        p->line = xstrndup(sb->data, sb->len); /* kept for a re-issue (broken stream) */
+    }
     if (idp)
         *idp = id;
     return 0;
@@ -322,11 +354,39 @@ void upstream_cancel(Upstream *u, uint64_t id, const char *reason)
     if (!p)
         return;
     params = json_object_new();
-    json_object_set(params, "requestId", json_int_new((int64_t)id));
+    json_object_set(params, "requestId", json_int_new((int64_t)wire_id(p)));
     if (reason)
         json_object_set(params, "reason", json_string_new(reason));
     upstream_notify(u, "notifications/cancelled", params);
     fail_pending(p, UPSTREAM_CANCELLED, reason ? reason : "cancelled");
+}
+
+/*
+ * The HTTP transport lost a modern request's response stream: the request goes again, the
+ * same bytes under a new id (its progress token stays, so progress still finds it).
+ */
+static bool reissue(Upstream *u, UpstreamPending *p)
+{
+    const char *rest = p->line ? strstr(p->line, ",\"method\":") : NULL;
+    uint64_t id = ++u->next_id;
+    StrBuf *sb = &u->scratch;
+
+    if (!rest || p->reissues >= UPSTREAM_REISSUE_MAX)
+        return false;
+    strbuf_reset(sb);
+    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 "%s", id, rest);
+    if (send_line(u, sb) < 0)
+        return false;
+    if (p->wire_id)
+        idmap_remove(&u->wire_ids, p->wire_id);
+    p->wire_id = id;
+    p->reissues++;
+    idmap_put(&u->wire_ids, id, (void *)(uintptr_t)p->id);
+    free(p->line);
+    p->line = xstrndup(sb->data, sb->len);
+    log_full(LOG_INFO, u->name, "http",
+             "the response stream broke: request %" PRIu64 " sent again as %" PRIu64, p->id, id);
+    return true;
 }
 
 static void handle_response(Upstream *u, JsonrpcMsg *m)
@@ -335,7 +395,7 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
     UpstreamReply r = {0};
 
     if (!YAJL_IS_INTEGER(m->id) || m->id->u.number.i <= 0 ||
-        !(p = idmap_get(&u->pending, (uint64_t)m->id->u.number.i))) {
+        !(p = pending_by_wire(u, (uint64_t)m->id->u.number.i))) {
         /* Late answers to timed-out or cancelled requests land here: drop them. */
         log_debug("[%s] response for unknown request id dropped", u->name);
         return;
@@ -358,6 +418,8 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
         if (!r.message)
             r.message = "(no message)";
         r.data = json_get(m->error, "data");
+        if (YAJL_IS_TRUE(json_get(r.data, "mcpd/streamLost")) && reissue(u, p))
+            return;
     }
     pending_finish(p, &r);
 }
@@ -416,7 +478,7 @@ static bool fast_response(Upstream *u, const char *line, size_t len)
     /* Nothing waits for raw text (a tools/list in flight, say): not worth a scan. */
     if (!u->n_raw_pending || jsonscan_members(line, len, names, N_ELEMENTS(names), v) < 0 ||
         !jsonscan_span_eq(v[0], "\"2.0\"") || v[3].p || v[4].p || !v[2].p ||
-        !jsonscan_is_int(v[1], &id) || id <= 0 || !(p = idmap_get(&u->pending, (uint64_t)id)) ||
+        !jsonscan_is_int(v[1], &id) || id <= 0 || !(p = pending_by_wire(u, (uint64_t)id)) ||
         !p->raw)
         return false;
     UpstreamReply r = {.outcome = UPSTREAM_OK, .raw = v[2].p, .raw_len = v[2].n};
@@ -948,6 +1010,7 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
     event_free(u->ev_free);
     event_free(u->ev_listen);
     idmap_deinit(&u->pending);
+    idmap_deinit(&u->wire_ids);
     json_free(u->server_info);
     json_free(u->capabilities);
     free(u->protocol_version);

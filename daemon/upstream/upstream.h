@@ -71,6 +71,7 @@ struct Upstream {
     struct event_base *base;
     Transport *transport;
     IdMap pending;        /* request id -> UpstreamPending */
+    IdMap wire_ids;       /* modern HTTP: id of a re-issued request -> its pending id */
     size_t n_raw_pending; /* of them, those that take a raw result */
     uint64_t next_id;
     bool initialized, closed, dead;

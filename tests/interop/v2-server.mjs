@@ -4,7 +4,8 @@
 // a 2025 opening is refused, so mcpd must detect the era); "http PORTFILE" serves Streamable
 // HTTP on 127.0.0.1 at a free port, written to PORTFILE. Tools: echo, slow (progress; a cancel
 // is written to $V2_CANCEL_FILE), confirm (an input_required elicitation), grow (adds the tool
-// "grown" and announces the list change through subscriptions/listen).
+// "grown" and announces the list change through subscriptions/listen), flaky (over HTTP its
+// first response stream breaks before the answer; each id it comes under goes to the file).
 
 import { appendFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -21,6 +22,7 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 const mode = process.argv[2];
 let grown = false; // stateless: every instance the factory makes sees the same surface
 let notifyGrown = () => {};
+let flakyBroken = false;
 
 const object = (properties, required = []) =>
   fromJsonSchema({ type: "object", properties, required });
@@ -74,6 +76,8 @@ function factory() {
   const addGrown = () =>
     server.registerTool("grown", { description: "Added at run time", inputSchema: object({}) },
                         async () => text("I am new"));
+  server.registerTool("flaky", { description: "Survives a broken stream", inputSchema: object({}) },
+                      async () => text("survived"));
   server.registerTool("grow", { description: "Add the tool grown", inputSchema: object({}) }, async () => {
     if (!grown && mode === "stdio")
       addGrown(); // the one instance pinned to this connection
@@ -96,6 +100,22 @@ if (mode === "stdio") {
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const body = Buffer.concat(chunks);
+    let msg = null;
+    try {
+      msg = JSON.parse(body.toString());
+    } catch {
+      // not JSON: the handler answers it
+    }
+    if (msg?.method === "tools/call" && msg.params?.name === "flaky") {
+      appendFileSync(process.env.V2_CANCEL_FILE, `flaky ${msg.id}\n`);
+      if (!flakyBroken) {
+        flakyBroken = true; // the first stream breaks before its answer: the request is lost
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.flushHeaders();
+        res.write(": about to break\n\n");
+        return setTimeout(() => res.destroy(), 200);
+      }
+    }
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
     const controller = new AbortController();

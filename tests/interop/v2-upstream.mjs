@@ -64,7 +64,7 @@ async function exercise(client, name, changes) {
   const p = `mcp_${name}_`;
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
-  for (const n of ["echo", "slow", "confirm", "grow"])
+  for (const n of ["echo", "slow", "confirm", "grow", "flaky"])
     assert.ok(names.includes(p + n), `${name}: tools/list lacks ${p + n}: ${names.join(", ")}`);
   const st = server(name);
   assert.equal(st.protocolVersion, "2026-07-28", `${name} speaks ${st.protocolVersion}`);
@@ -88,6 +88,15 @@ async function exercise(client, name, changes) {
   await until(`${name}: the server saw the cancel`,
               () => existsSync(cancelFile) && readFileSync(cancelFile, "utf8").includes(`${changes.mode} cancelled`));
   await until(`${name}: no call in flight`, () => server(name).callsInFlight === 0);
+
+  if (changes.mode === "http") {
+    // A broken response stream loses the request: mcpd sends it again under a new id.
+    const flaky = await client.callTool({ name: p + "flaky", arguments: {} }, undefined, { timeout: WAIT_MS });
+    assert.equal(flaky.content[0].text, "survived", JSON.stringify(flaky));
+    const ids = readFileSync(cancelFile, "utf8").split("\n").filter((l) => l.startsWith("flaky "));
+    assert.equal(ids.length, 2, ids.join("; "));
+    assert.notEqual(ids[0], ids[1], "the request went again under a new id");
+  }
 
   // input_required: mcpd asks this agent (elicitation/create) and retries with its answer.
   const before = changes.elicited();
