@@ -47,6 +47,18 @@ static const char *const accepted_versions[] = {
  * under a new id. A server that breaks it every time is given up on after this many.
  */
 #define UPSTREAM_REISSUE_MAX 3
+/* A list's ttlMs below this is read as this: a server cannot make mcpd poll it in a loop. */
+#define LIST_TTL_MIN_MS 1000
+
+/* The lists whose ttlMs mcpd honours, and what it tells its owner when one runs out. */
+static const struct {
+    const char *method, *changed;
+} ttl_lists[] = {
+    {"tools/list", "notifications/tools/list_changed"},
+    {"prompts/list", "notifications/prompts/list_changed"},
+    {"resources/list", "notifications/resources/list_changed"},
+    {"resources/templates/list", "notifications/resources/list_changed"},
+};
 
 /* The era each server spoke last, by config hash: a legacy server is not probed again. */
 static IdMap era_memory;
@@ -814,9 +826,64 @@ typedef struct ListCtx {
     int64_t timeout_ms;
     UpstreamListLimits lim;
     int64_t pages, bytes;
-    IdMap seen; /* hashes of the cursors already asked for: a repeat is a loop */
-    char *note; /* the bound that cut the list short, or NULL */
+    IdMap seen;         /* hashes of the cursors already asked for: a repeat is a loop */
+    char *note;         /* the bound that cut the list short, or NULL */
+    int64_t ttl_ms;     /* modern: the smallest ttlMs of the pages, or -1 for none */
+    bool private_scope; /* modern: a page said cacheScope "private" */
 } ListCtx;
+
+/* A list's freshness ran out: the owner re-lists it as it would on list_changed. */
+static void on_list_ttl(evutil_socket_t fd, short what, void *arg)
+{
+    UpstreamListTtl *t = arg;
+    Upstream *u = t->u;
+
+    (void)fd, (void)what;
+    log_full(LOG_DEBUG, u->name, "list", "%s is past its ttlMs: listing it again",
+             ttl_lists[t->kind].method);
+    if (!u->closed && !u->dead && u->ev.notification)
+        u->ev.notification(u->userdata, ttl_lists[t->kind].changed, NULL);
+}
+
+/* Note a page's ttlMs and cacheScope (2026-07-28 list results). */
+static void list_note_cache(ListCtx *lc, yajl_val result)
+{
+    yajl_val ttl = json_get(result, "ttlMs");
+
+    if (YAJL_IS_INTEGER(ttl) && ttl->u.number.i >= 0 &&
+        (lc->ttl_ms < 0 || ttl->u.number.i < lc->ttl_ms))
+        lc->ttl_ms = ttl->u.number.i;
+    if (streq(json_get_string(result, "cacheScope"), "private"))
+        lc->private_scope = true;
+}
+
+/*
+ * The whole list is in: a ttlMs above 0 arms its re-list (0 means "do not cache", which the
+ * live list, replaced on every change, already honours), and the result says both.
+ */
+static void list_apply_cache(Upstream *u, ListCtx *lc, yajl_val result)
+{
+    struct timeval tv;
+
+    if (lc->ttl_ms < 0)
+        return;
+    json_object_set(result, "ttlMs", json_int_new(lc->ttl_ms));
+    json_object_set(result, "cacheScope",
+                    json_string_new(lc->private_scope ? "private" : "public"));
+    for (unsigned k = 0; k < N_ELEMENTS(ttl_lists); k++) {
+        int64_t ms = MAX(lc->ttl_ms, LIST_TTL_MIN_MS);
+        if (!streq(ttl_lists[k].method, lc->method) || lc->ttl_ms == 0)
+            continue;
+        if (!u->ttl[k].ev) {
+            u->ttl[k].u = u;
+            u->ttl[k].kind = k;
+            u->ttl[k].ev = evtimer_new(u->base, on_list_ttl, &u->ttl[k]);
+        }
+        tv.tv_sec = ms / 1000;
+        tv.tv_usec = (ms % 1000) * 1000;
+        evtimer_add(u->ttl[k].ev, &tv);
+    }
+}
 
 static void list_finish(Upstream *u, ListCtx *lc, const UpstreamReply *r)
 {
@@ -927,6 +994,7 @@ static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
         return list_finish(u, lc, r);
     lc->pages++;
     lc->bytes += (int64_t)u->message_len;
+    list_note_cache(lc, r->result);
     tools = json_get_array(r->result, lc->key);
     if (!tools) {
         _cleanup_free_ char *msg = xasprintf("%s result has no \"%s\" array", lc->method, lc->key);
@@ -951,6 +1019,7 @@ static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
     result = json_object_new();
     json_object_set(result, lc->key, lc->tools);
     lc->tools = NULL;
+    list_apply_cache(u, lc, result);
     UpstreamReply ok = {.outcome = UPSTREAM_OK, .result = result, .message = lc->note};
     list_finish(u, lc, &ok);
     json_free(result);
@@ -990,6 +1059,7 @@ void upstream_list(Upstream *u, const char *method, const char *key, const char 
     lc->tools = json_array_new();
     lc->timeout_ms = timeout_ms;
     lc->lim = *lim;
+    lc->ttl_ms = -1;
     if (!json_get(u->capabilities, capability)) {
         /* No such capability: the seed's listTools returns [] without asking. */
         yajl_val result = json_object_new();
@@ -1009,6 +1079,9 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
     (void)fd, (void)what;
     event_free(u->ev_free);
     event_free(u->ev_listen);
+    for (size_t k = 0; k < N_ELEMENTS(u->ttl); k++)
+        if (u->ttl[k].ev)
+            event_free(u->ttl[k].ev);
     idmap_deinit(&u->pending);
     idmap_deinit(&u->wire_ids);
     json_free(u->server_info);
@@ -1030,6 +1103,9 @@ void upstream_close(Upstream *u)
     u->closed = true;
     u->ev = (UpstreamEvents){0};
     evtimer_del(u->ev_listen);
+    for (size_t k = 0; k < N_ELEMENTS(u->ttl); k++)
+        if (u->ttl[k].ev)
+            evtimer_del(u->ttl[k].ev);
     while (idmap_next(&u->pending, &pos, NULL, &v))
         fail_pending(v, UPSTREAM_CLOSED, "Transport closed");
     transport_close(u->transport);

@@ -26,6 +26,13 @@ typedef enum UpstreamEra {
 
 typedef struct Upstream Upstream;
 
+/* A modern list's ttlMs: when it runs out, the owner hears the list changed and re-lists. */
+typedef struct UpstreamListTtl {
+    Upstream *u;
+    unsigned kind;
+    struct event *ev;
+} UpstreamListTtl;
+
 typedef enum UpstreamOutcome {
     UPSTREAM_OK,        /* result is set */
     UPSTREAM_ERROR,     /* the server answered with a JSON-RPC error: code, message, data */
@@ -95,6 +102,7 @@ struct Upstream {
     uint64_t listen_id;         /* modern: the subscriptions/listen request open, or 0 */
     int64_t listen_backoff_ms;  /* the wait before the next listen after a break */
     struct event *ev_listen;    /* re-listen timer */
+    UpstreamListTtl ttl[4];     /* modern: tools, prompts, resources, templates freshness */
 };
 
 /**

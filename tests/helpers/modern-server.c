@@ -121,17 +121,22 @@ static void reply_error(const char *id, int code, const char *message, const cha
         message, data ? ",\"data\":" : "", data ? data : "");
 }
 
+/* The list is fresh for LIST_TTL_MS: mcpd lists it again after that, with no change notice. */
+#define LIST_TTL_MS "1500"
+
 static void list_tools(const char *id)
 {
     result(id, grown ? "\"tools\":["
                        "{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}},"
                        "{\"name\":\"ask\",\"inputSchema\":{\"type\":\"object\"}},"
                        "{\"name\":\"grow\",\"inputSchema\":{\"type\":\"object\"}},"
-                       "{\"name\":\"grown\",\"inputSchema\":{\"type\":\"object\"}}]"
+                       "{\"name\":\"grown\",\"inputSchema\":{\"type\":\"object\"}}],"
+                       "\"ttlMs\":" LIST_TTL_MS ",\"cacheScope\":\"public\""
                      : "\"tools\":["
                        "{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}},"
                        "{\"name\":\"ask\",\"inputSchema\":{\"type\":\"object\"}},"
-                       "{\"name\":\"grow\",\"inputSchema\":{\"type\":\"object\"}}]");
+                       "{\"name\":\"grow\",\"inputSchema\":{\"type\":\"object\"}}],"
+                       "\"ttlMs\":" LIST_TTL_MS ",\"cacheScope\":\"public\"");
 }
 
 /* ask: input_required until inputResponses.who carries an accepted name. */

@@ -170,6 +170,12 @@ int main(void)
     CHECK(found);
     _cleanup_free_ char *g = h_call_text(c, "mcp_modern_grown", "{}", NULL);
     CHECK_MSG(streq(g, "I am new"), "grown gave %s", g);
+    /* The list's ttlMs (1.5 s) runs out: mcpd lists it again without being told. */
+    int lists = count_in(mlog, "tools/list ");
+    for (int waited = 0; waited < H_WAIT_MS && count_in(mlog, "tools/list ") <= lists;
+         waited += 100)
+        h_sleep_ms(100);
+    CHECK_MSG(count_in(mlog, "tools/list ") > lists, "no re-list after ttlMs");
     CHECK(h_check_healthy(&h, "modern", "mcp_modern_echo"));
 
     mcpc_free(c);
