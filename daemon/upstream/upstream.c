@@ -298,17 +298,73 @@ static void modern_meta(Upstream *u, StrBuf *sb, const char **metap, char **owne
         strbuf_printf(sb, ",\"" MODERN_META_PREFIX "logLevel\":\"%s\"", level);
 }
 
+static void listen_restart(Upstream *u);
+
+static void on_local_ok(evutil_socket_t fd, short what, void *arg)
+{
+    _cleanup_json_ yajl_val empty = json_object_new();
+    UpstreamReply r = {.outcome = UPSTREAM_OK, .result = empty};
+
+    (void)fd, (void)what;
+    pending_finish(arg, &r);
+}
+
+/*
+ * 2026-07-28 has no resources/subscribe: the URI joins (or leaves) the resourceSubscriptions of
+ * the listen stream, which is opened again, and the request is answered here, from the loop.
+ */
+static int subscribe_by_listen(Upstream *u, const char *method, const char *body,
+                               UpstreamReplyFn fn, void *ctx, uint64_t *idp)
+{
+    _cleanup_free_ char *text = xasprintf("{%s}", body ? body : "");
+    _cleanup_json_ yajl_val b = json_parse(text, NULL);
+    const char *uri = json_get_string(b, "uri");
+    bool on = streq(method, "resources/subscribe");
+    uint64_t id = ++u->next_id;
+    UpstreamPending *p;
+    size_t i;
+
+    if (!uri)
+        return -EINVAL;
+    if (!u->listen_uris)
+        u->listen_uris = json_array_new();
+    for (i = 0; i < json_array_len(u->listen_uris); i++)
+        if (streq(YAJL_GET_STRING(json_array_at(u->listen_uris, i)), uri))
+            break;
+    if (on && i == json_array_len(u->listen_uris))
+        json_array_push(u->listen_uris, json_string_new(uri));
+    else if (!on && i < json_array_len(u->listen_uris)) {
+        yajl_val a = u->listen_uris;
+        json_free(a->u.array.values[i]);
+        memmove(&a->u.array.values[i], &a->u.array.values[i + 1],
+                (a->u.array.len - i - 1) * sizeof(*a->u.array.values));
+        a->u.array.len--;
+    }
+    listen_restart(u);
+    pending_add(u, id, 0, 0, fn, ctx);
+    p = idmap_get(&u->pending, id);
+    p->timer = evtimer_new(u->base, on_local_ok, p);
+    event_active(p->timer, EV_TIMEOUT, 0);
+    if (idp)
+        *idp = id;
+    return 0;
+}
+
 int upstream_request_text(Upstream *u, const char *method, const char *meta, const char *body,
                           int64_t timeout_ms, unsigned flags, UpstreamReplyFn fn, void *ctx,
                           uint64_t *idp)
 {
-    uint64_t id = ++u->next_id;
+    uint64_t id;
     StrBuf *sb = &u->scratch;
     _cleanup_free_ char *owned = NULL;
     bool modern = upstream_is_modern(u) || streq(method, "server/discover");
     bool has_meta = meta && *meta;
     int r;
 
+    if (upstream_is_modern(u) &&
+        (streq(method, "resources/subscribe") || streq(method, "resources/unsubscribe")))
+        return subscribe_by_listen(u, method, body, fn, ctx, idp);
+    id = ++u->next_id;
     if (modern && streq(method, "ping"))
         method = "server/discover"; /* 2026-07-28 has no ping: discover is the health check */
     else if (modern && streq(method, "logging/setLevel"))
@@ -695,6 +751,17 @@ static void on_listen(Upstream *u, void *ctx, const UpstreamReply *r)
     evtimer_add(u->ev_listen, &tv);
 }
 
+/* What the stream listens for changed: the open one ends, a new one starts from the loop. */
+static void listen_restart(Upstream *u)
+{
+    struct timeval now = {0, 0};
+
+    if (u->listen_id)
+        upstream_cancel(u, u->listen_id, "the subscriptions changed");
+    u->listen_backoff_ms = 0;
+    evtimer_add(u->ev_listen, &now); /* several changes in one turn make one listen */
+}
+
 static void on_listen_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd, (void)what;
@@ -720,6 +787,8 @@ static void listen_start(Upstream *u)
     for (size_t i = 0; i < N_ELEMENTS(kinds); i++)
         if (YAJL_IS_TRUE(json_get(json_get_object(u->capabilities, kinds[i].cap), "listChanged")))
             json_object_set(want, kinds[i].key, json_bool_new(true));
+    if (json_array_len(u->listen_uris))
+        json_object_set(want, "resourceSubscriptions", json_copy(u->listen_uris));
     if (!want->u.object.len || u->closed || u->dead) {
         json_free(want);
         json_free(params);
@@ -1079,6 +1148,7 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
     (void)fd, (void)what;
     event_free(u->ev_free);
     event_free(u->ev_listen);
+    json_free(u->listen_uris);
     for (size_t k = 0; k < N_ELEMENTS(u->ttl); k++)
         if (u->ttl[k].ev)
             event_free(u->ttl[k].ev);

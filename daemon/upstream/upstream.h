@@ -102,6 +102,7 @@ struct Upstream {
     uint64_t listen_id;         /* modern: the subscriptions/listen request open, or 0 */
     int64_t listen_backoff_ms;  /* the wait before the next listen after a break */
     struct event *ev_listen;    /* re-listen timer */
+    yajl_val listen_uris;       /* modern: resources subscribed (an array), or NULL */
     UpstreamListTtl ttl[4];     /* modern: tools, prompts, resources, templates freshness */
 };
 

@@ -6,7 +6,8 @@
  * gets -32022 with the supported versions (so an initialize is refused, as modern-only servers
  * do). It serves server/discover, tools/list (echo, ask, grow) and tools/call: ask answers
  * input_required with an elicitation until the retry carries the answer and the requestState;
- * grow adds the tool "grown" and sends tools/list_changed on the open subscriptions/listen.
+ * grow adds the tool "grown" and sends tools/list_changed on the open subscriptions/listen;
+ * touch sends resources/updated for mem://modern/a when the listen subscribed to it.
  * --log FILE gets one line per message: the method, then its params._meta as JSON.
  * Standalone (libc and yajl), like fake-server.
  */
@@ -28,6 +29,7 @@
 static FILE *log_file;
 static bool grown;
 static char *listen_id; /* the open subscriptions/listen's id as JSON text, or NULL */
+static bool watching;   /* that listen names mem://modern/a in resourceSubscriptions */
 
 static yajl_val get(yajl_val v, const char *key)
 {
@@ -126,17 +128,13 @@ static void reply_error(const char *id, int code, const char *message, const cha
 
 static void list_tools(const char *id)
 {
-    result(id, grown ? "\"tools\":["
-                       "{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}},"
-                       "{\"name\":\"ask\",\"inputSchema\":{\"type\":\"object\"}},"
-                       "{\"name\":\"grow\",\"inputSchema\":{\"type\":\"object\"}},"
-                       "{\"name\":\"grown\",\"inputSchema\":{\"type\":\"object\"}}],"
-                       "\"ttlMs\":" LIST_TTL_MS ",\"cacheScope\":\"public\""
-                     : "\"tools\":["
-                       "{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}},"
-                       "{\"name\":\"ask\",\"inputSchema\":{\"type\":\"object\"}},"
-                       "{\"name\":\"grow\",\"inputSchema\":{\"type\":\"object\"}}],"
-                       "\"ttlMs\":" LIST_TTL_MS ",\"cacheScope\":\"public\"");
+    out("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resultType\":\"complete\",\"tools\":["
+        "{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}},"
+        "{\"name\":\"ask\",\"inputSchema\":{\"type\":\"object\"}},"
+        "{\"name\":\"grow\",\"inputSchema\":{\"type\":\"object\"}},"
+        "{\"name\":\"touch\",\"inputSchema\":{\"type\":\"object\"}}%s],"
+        "\"ttlMs\":" LIST_TTL_MS ",\"cacheScope\":\"public\"}}",
+        id, grown ? ",{\"name\":\"grown\",\"inputSchema\":{\"type\":\"object\"}}" : "");
 }
 
 /* ask: input_required until inputResponses.who carries an accepted name. */
@@ -177,6 +175,13 @@ static void call(const char *id, yajl_val params)
             out("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\",\"params\":{"
                 "\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":%s}}}",
                 listen_id);
+    } else if (tool && !strcmp(tool, "touch")) {
+        text_result(id, watching ? "touched" : "nobody listens");
+        if (listen_id && watching)
+            out("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{"
+                "\"uri\":\"mem://modern/a\",\"_meta\":{"
+                "\"io.modelcontextprotocol/subscriptionId\":%s}}}",
+                listen_id);
     } else if (tool && !strcmp(tool, "grown"))
         text_result(id, "I am new");
     else
@@ -192,26 +197,50 @@ static void handle(yajl_val m)
     char *meta_text = to_text(meta, NULL);
 
     if (log_file) {
-        fprintf(log_file, "%s %s\n", method ? method : "(response)", meta_text);
+        char *filter = method && !strcmp(method, "subscriptions/listen")
+                           ? to_text(get(params, "notifications"), NULL)
+                           : strdup("");
+        fprintf(log_file, "%s %s %s\n", method ? method : "(response)", meta_text, filter);
         fflush(log_file);
+        free(filter);
     }
     if (!id || !method) {
-        /* notifications (cancelled) and responses: nothing to answer */
+        /* notifications and responses: a cancelled listen stops hearing changes */
+        char *rid = method && !strcmp(method, "notifications/cancelled")
+                        ? to_text(get(params, "requestId"), NULL)
+                        : NULL;
+        if (rid && listen_id && !strcmp(rid, listen_id)) {
+            free(listen_id);
+            listen_id = NULL;
+        }
+        free(rid);
     } else if (!version || strcmp(version, VERSION)) {
         reply_error(id, -32022, "Unsupported protocol version",
                     "{\"supported\":[\"" VERSION "\"]}");
     } else if (!strcmp(method, "server/discover")) {
         result(id, "\"supportedVersions\":[\"" VERSION "\"],\"capabilities\":{\"tools\":{"
-                   "\"listChanged\":true}},\"serverInfo\":{\"name\":\"modern-fake\","
+                   "\"listChanged\":true},\"resources\":{\"subscribe\":true}},\"serverInfo\":{"
+                   "\"name\":\"modern-fake\","
                    "\"version\":\"1\"},\"ttlMs\":0,\"cacheScope\":\"public\"");
     } else if (!strcmp(method, "tools/list")) {
         list_tools(id);
     } else if (!strcmp(method, "tools/call")) {
         call(id, params);
+    } else if (!strcmp(method, "resources/list")) {
+        result(id, "\"resources\":[{\"uri\":\"mem://modern/a\",\"name\":\"a\"}]");
+    } else if (!strcmp(method, "resources/templates/list")) {
+        result(id, "\"resourceTemplates\":[]");
+    } else if (!strcmp(method, "resources/read")) {
+        result(id, "\"contents\":[{\"uri\":\"mem://modern/a\",\"text\":\"a\"}]");
     } else if (!strcmp(method, "subscriptions/listen")) {
         /* Stays open: acknowledged now, notifications later, never a result. */
+        yajl_val uris = get(get(params, "notifications"), "resourceSubscriptions");
         free(listen_id);
         listen_id = strdup(id);
+        watching = false;
+        for (size_t i = 0; YAJL_IS_ARRAY(uris) && i < uris->u.array.len; i++)
+            watching = watching || (YAJL_IS_STRING(uris->u.array.values[i]) &&
+                                    !strcmp(uris->u.array.values[i]->u.string, "mem://modern/a"));
         out("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\","
             "\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":%s}}}",
             id);

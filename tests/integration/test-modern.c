@@ -88,6 +88,41 @@ static void test_mrtr(Harness *h, mcpc_client *plain)
               "ask without elicitation gave %s", t);
 }
 
+static void on_notify(void *ud, const char *method, const char *params)
+{
+    int *updated = ud;
+
+    if (streq(method, "notifications/resources/updated") && strstr(params, "mem://modern/a"))
+        (*updated)++;
+}
+
+/* resources/subscribe becomes the listen stream's resourceSubscriptions; updates come on it. */
+static void test_resource_subscription(Harness *h, const char *mlog)
+{
+    mcpc_client *c = h_client(h, "watcher");
+    int updated = 0, listens = count_in(mlog, "subscriptions/listen ");
+
+    mcpc_set_notify(c, on_notify, &updated);
+    CHECK(mcpc_subscribe_resource(c, "mem://modern/a", 1) == 0);
+    for (int waited = 0; waited < H_WAIT_MS && !count_in(mlog, "\"resourceSubscriptions\"");
+         waited += 50)
+        h_sleep_ms(50);
+    CHECK(count_in(mlog, "\"resourceSubscriptions\":[\"mem://modern/a\"]") == 1);
+    CHECK(count_in(mlog, "subscriptions/listen ") == listens + 1); /* the old stream was ended */
+    _cleanup_free_ char *t = h_call_text(c, "mcp_modern_touch", "{}", NULL);
+    CHECK_MSG(streq(t, "touched"), "touch gave %s", t);
+    for (int waited = 0; waited < H_WAIT_MS && !updated; waited += 100)
+        CHECK(mcpc_process(c, 100) == 0);
+    CHECK(updated == 1);
+    CHECK(mcpc_subscribe_resource(c, "mem://modern/a", 0) == 0);
+    for (int waited = 0;
+         waited < H_WAIT_MS && count_in(mlog, "subscriptions/listen ") < listens + 2; waited += 50)
+        h_sleep_ms(50);
+    _cleanup_free_ char *t2 = h_call_text(c, "mcp_modern_touch", "{}", NULL);
+    CHECK_MSG(streq(t2, "nobody listens"), "touch after unsubscribe gave %s", t2);
+    mcpc_free(c);
+}
+
 int main(void)
 {
     const char *modern = getenv("MODERN_SERVER");
@@ -159,6 +194,7 @@ int main(void)
     json_free(st);
 
     test_mrtr(&h, c);
+    test_resource_subscription(&h, mlog);
 
     /* A list change comes through subscriptions/listen; the new tool is served. */
     free(h_call_text(c, "mcp_modern_grow", "{}", NULL));
