@@ -331,27 +331,6 @@ static int take_bool(ServerConfig *c, yajl_val obj, const char *field, bool *out
     return 0;
 }
 
-/* protocol: "auto" (the default), "2026-07-28", or "2025"/"legacy" for the initialize era. */
-static int take_protocol(ServerConfig *c, yajl_val obj, StrBuf *err)
-{
-    const char *s = json_get_string(obj, "protocol");
-
-    if (!json_get(obj, "protocol") || YAJL_IS_NULL(json_get(obj, "protocol")) || streq(s, "auto"))
-        c->protocol = PROTOCOL_AUTO;
-    else if (streq(s, "2026-07-28"))
-        c->protocol = PROTOCOL_MODERN;
-    else if (streq(s, "2025") || streq(s, "legacy"))
-        c->protocol = PROTOCOL_LEGACY;
-    else {
-        strbuf_printf(err,
-                      "Server \"%s\": \"protocol\" must be \"auto\", \"2026-07-28\" or "
-                      "\"2025\" (also \"legacy\")",
-                      c->name);
-        return -EINVAL;
-    }
-    return 0;
-}
-
 /* enabledTools / disabledTools: arrays of non-empty glob strings. */
 static int take_globs(ServerConfig *c, yajl_val obj, const char *field, yajl_val *outp, StrBuf *err)
 {
@@ -587,7 +566,7 @@ static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
         (r = take_string_map(c, obj, "headers", &c->headers, err)) < 0 ||
         (r = take_bool(c, obj, "enabled", &c->enabled, err)) < 0 ||
         (r = take_bool(c, obj, "reconnect", &c->reconnect, err)) < 0 ||
-        (r = take_auth(c, obj, err)) < 0 || (r = take_protocol(c, obj, err)) < 0 ||
+        (r = take_auth(c, obj, err)) < 0 || (r = server_config_take_protocol(c, obj, err)) < 0 ||
         (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
         (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
         return r;

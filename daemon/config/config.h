@@ -65,6 +65,13 @@ typedef struct ServerConfig {
     SourceMeta source;
 } ServerConfig;
 
+struct StrBuf;
+/**
+ * Read a server entry's "protocol" field into c->protocol ("auto" when absent); a value that is
+ * none of "auto", "2026-07-28", "2025", "legacy" is -EINVAL with the reason appended to err.
+ */
+int server_config_take_protocol(ServerConfig *c, yajl_val obj, struct StrBuf *err);
+
 /* A discovery problem: the file, the server (may be NULL) and what is wrong. */
 typedef struct ConfigProblem {
     char *path;
