@@ -12,7 +12,7 @@
 #include "daemon/daemon.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/methods-trust.h"
-#include "daemon/upstream/oauth-login.h"
+#include "daemon/core/oauth-login.h"
 #include "daemon/sys/systemd.h"
 
 /* mcpd/wait never holds a request longer than this. */
@@ -161,6 +161,22 @@ static void m_discover(Daemon *d, Peer *p, JsonrpcMsg *m)
     json_free(r);
 }
 
+/* mcpd/login, mcpd/loginWait, mcpd/logout: sign-in orchestration (core/oauth-login.c). */
+static void m_login(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    oauth_m_login(&d->manager, p, m);
+}
+
+static void m_login_wait(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    oauth_m_login_wait(&d->manager, p, m);
+}
+
+static void m_logout(Daemon *d, Peer *p, JsonrpcMsg *m)
+{
+    oauth_m_logout(&d->manager, p, m);
+}
+
 const Method methods_mcpd[] = {
     {"mcpd/status", m_status, METHOD_NEEDS_INIT, NULL},
     {"mcpd/reload", m_reload, METHOD_NEEDS_INIT, NULL},
@@ -170,8 +186,8 @@ const Method methods_mcpd[] = {
     {"mcpd/logs", m_logs, METHOD_NEEDS_INIT, "server"},
     {"mcpd/discover", m_discover, METHOD_NEEDS_INIT, NULL},
     {"mcpd/trust", methods_trust, METHOD_NEEDS_INIT, "cwd"},
-    {"mcpd/login", oauth_m_login, METHOD_NEEDS_INIT, "server"},
-    {"mcpd/loginWait", oauth_m_login_wait, METHOD_NEEDS_INIT, "server"},
-    {"mcpd/logout", oauth_m_logout, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/login", m_login, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/loginWait", m_login_wait, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/logout", m_logout, METHOD_NEEDS_INIT, "server"},
     {NULL, NULL, 0, NULL},
 };
