@@ -2,8 +2,13 @@
 // agent: what mcpd says to an agent, keyed by its id (replies, errors, notifications); an agent
 // that has gone is skipped quietly, so async work never holds a Peer pointer.
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
 #include "common/jsonrpc.h"
 #include "common/strbuf.h"
+#include "common/util.h"
 #include "daemon/core/agent.h"
 
 void agent_reply(PeerRegistry *peers, uint64_t agent_id, yajl_val id, yajl_val result)
@@ -41,4 +46,49 @@ void agent_notify(PeerRegistry *peers, uint64_t agent_id, const char *method, ya
     jsonrpc_write_notification(&sb, method, params);
     peer_send_sb(p, &sb);
     strbuf_deinit(&sb);
+}
+
+Agent *agent_get(AgentRegistry *ar, uint64_t id)
+{
+    return idmap_get(&ar->by_id, id);
+}
+
+Agent *agent_ensure(AgentRegistry *ar, uint64_t id)
+{
+    Agent *a = idmap_get(&ar->by_id, id);
+
+    if (!a) {
+        a = xcalloc(1, sizeof(*a));
+        a->id = id;
+        idmap_put(&ar->by_id, id, a);
+    }
+    return a;
+}
+
+void agent_remove(AgentRegistry *ar, uint64_t id)
+{
+    Agent *a = idmap_remove(&ar->by_id, id);
+
+    if (!a)
+        return;
+    idmap_deinit(&a->calls);
+    free(a);
+}
+
+void agent_registry_deinit(AgentRegistry *ar)
+{
+    size_t pos = 0;
+    uint64_t id;
+
+    while (idmap_next(&ar->by_id, &pos, &id, NULL))
+        agent_remove(ar, id);
+    idmap_deinit(&ar->by_id);
+}
+
+uint64_t agent_request_key(const char *id_text)
+{
+    uint64_t h = hash_fnv1a(id_text, strlen(id_text));
+
+    /* Equal keys are told apart by the id text itself (call.c), so any hash will do. */
+    return h ? h : 1;
 }

@@ -8,7 +8,35 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "common/idmap.h"
 #include "daemon/downstream/peer.h"
+
+/*
+ * The MCP side of one connection, kept by the id of its peer: what the core owns of an agent
+ * beyond its socket. The connection (fd, framing, output queue, reaping) stays in peer.c.
+ */
+typedef struct Agent {
+    uint64_t id; /* its peer's id */
+    /* The calls it has in flight, by its own request id: the key is agent_request_key() of the
+     * id's JSON text, the value the first Call with that key (call.c chains the others). */
+    IdMap calls;
+} Agent;
+
+/* Every agent that has had a call, by id. */
+typedef struct AgentRegistry {
+    IdMap by_id; /* peer id -> Agent */
+} AgentRegistry;
+
+/** An agent by its peer's id, or NULL. */
+Agent *agent_get(AgentRegistry *ar, uint64_t id);
+/** The agent of peer id, created when it has none yet. */
+Agent *agent_ensure(AgentRegistry *ar, uint64_t id);
+/** Forget an agent (its peer went away); its calls must be gone or no longer point to it. */
+void agent_remove(AgentRegistry *ar, uint64_t id);
+/** Free every agent. */
+void agent_registry_deinit(AgentRegistry *ar);
+/** The key of an agent's request id (its JSON text) in Agent.calls; never 0. */
+uint64_t agent_request_key(const char *id_text);
 
 /** {"jsonrpc":"2.0","id":id,"result":result} to agent agent_id, if it is still there. */
 void agent_reply(PeerRegistry *peers, uint64_t agent_id, yajl_val id, yajl_val result);

@@ -31,6 +31,8 @@ typedef struct Call {
     uint64_t request_id;
     bool waiting; /* for its server to connect */
     struct event *ev_wait;
+    uint64_t key;               /* agent_request_key(orig_id): its entry in Agent.calls */
+    struct Call *next_same_key; /* the agent's other calls under that key (equal ids, or hash) */
 } Call;
 
 /* A request from an upstream (sampling, elicitation, roots) forwarded to one agent. */
@@ -87,12 +89,43 @@ static yajl_val error_result(int64_t code, const char *message, yajl_val data)
 
 /* ---- calls ---- */
 
+/* Enter c in its agent's map (by its request id) and its server's list. */
+static void call_own(Call *c, Server *s)
+{
+    Agent *a = agent_ensure(&c->reg->agents, c->peer_id);
+
+    c->key = agent_request_key(c->orig_id);
+    c->next_same_key = idmap_get(&a->calls, c->key);
+    idmap_put(&a->calls, c->key, c);
+    idmap_put(&s->calls, c->id, c);
+}
+
+/* Take c out of its agent's map; the server's list is left to the caller. */
+static void call_disown(Call *c)
+{
+    Agent *a = agent_get(&c->reg->agents, c->peer_id);
+    Call *head = a ? idmap_get(&a->calls, c->key) : NULL, **pp;
+
+    for (pp = &head; *pp && *pp != c; pp = &(*pp)->next_same_key)
+        ;
+    if (!*pp)
+        return; /* the agent has gone: its map went with it */
+    *pp = c->next_same_key;
+    if (head)
+        idmap_put(&a->calls, c->key, head);
+    else
+        idmap_remove(&a->calls, c->key);
+}
+
 static void call_free(Call *c)
 {
     Peer *p = peer_get(c->reg->peers, c->peer_id);
     Server *s = server_get(c->reg->servers, c->server_id);
 
     idmap_remove(&c->reg->calls, c->id);
+    call_disown(c);
+    if (s)
+        idmap_remove(&s->calls, c->id);
     if (p && p->calls_in_flight)
         p->calls_in_flight--;
     if (s) {
@@ -290,15 +323,32 @@ static void call_dispatch(Call *c, Server *s)
     call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
 }
 
+/*
+ * The ids of the calls in map (a server's list), collected first: what is done to each may
+ * free it, or others.
+ */
+static uint64_t *call_ids(const IdMap *map, size_t *np)
+{
+    uint64_t *ids = xcalloc(map->n ? map->n : 1, sizeof(*ids)), id;
+    size_t pos = 0, n = 0;
+
+    while (n < map->n && idmap_next(map, &pos, &id, NULL))
+        ids[n++] = id;
+    *np = n;
+    return ids;
+}
+
 void calls_server_settled(CallRegistry *cr, Server *s)
 {
-    size_t pos = 0;
-    void *v;
+    size_t n;
+    _cleanup_free_ uint64_t *ids = NULL;
 
-    while (idmap_next(&cr->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (!c->waiting || c->server_id != s->id || s->state == SERVER_CONNECTING ||
-            s->state == SERVER_BACKOFF)
+    if (!s->calls.n || s->state == SERVER_CONNECTING || s->state == SERVER_BACKOFF)
+        return;
+    ids = call_ids(&s->calls, &n);
+    for (size_t i = 0; i < n; i++) {
+        Call *c = idmap_get(&s->calls, ids[i]);
+        if (!c || !c->waiting)
             continue;
         event_del(c->ev_wait);
         call_dispatch(c, s);
@@ -337,6 +387,7 @@ static void call_new(CallRegistry *m, Peer *p, Server *s, const char *method, ch
     c->body = body;
     c->server_id = s->id;
     idmap_put(&m->calls, c->id, c);
+    call_own(c, s);
     p->calls_in_flight++;
     s->calls_in_flight++;
     call_dispatch(c, s);
@@ -453,17 +504,19 @@ void call_tool_fast(CallRegistry *m, Peer *p, JsonSpan id, JsonSpan name, JsonSp
         free(tool);
 }
 
+/* The agent's call of that request id: one lookup in its own map, no scan. */
 static Call *call_find(CallRegistry *m, uint64_t peer_id, yajl_val orig_id)
 {
-    _cleanup_free_ char *id = json_to_string(orig_id);
-    size_t pos = 0;
-    void *v;
+    Agent *a = agent_get(&m->agents, peer_id);
+    _cleanup_free_ char *id = NULL;
+    Call *c;
 
-    while (idmap_next(&m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (c->peer_id == peer_id && streq(c->orig_id, id))
+    if (!a || !a->calls.n)
+        return NULL;
+    id = json_to_string(orig_id);
+    for (c = idmap_get(&a->calls, agent_request_key(id)); c; c = c->next_same_key)
+        if (streq(c->orig_id, id))
             return c;
-    }
     return NULL;
 }
 
@@ -734,17 +787,17 @@ void calls_upstream_closed(CallRegistry *cr, Server *s, uint64_t upstream_id)
 void calls_server_removed(CallRegistry *cr, Server *s)
 {
     CallRegistry *m = cr;
-    size_t pos = 0;
+    size_t pos = 0, n;
     void *v;
+    _cleanup_free_ uint64_t *ids = call_ids(&s->calls, &n);
 
-    while (idmap_next(&m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (c->server_id == s->id) {
+    for (size_t i = 0; i < n; i++) {
+        Call *c = idmap_get(&s->calls, ids[i]);
+        if (c) {
             _cleanup_free_ char *msg = xasprintf("MCP server %s was disconnected", s->cfg->name);
             call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
         }
     }
-    pos = 0;
     while (idmap_next(&m->server_requests, &pos, NULL, &v)) {
         ServerRequest *sr = v;
         if (sr->server_id == s->id) {
@@ -756,14 +809,26 @@ void calls_server_removed(CallRegistry *cr, Server *s)
 
 void calls_peer_gone(CallRegistry *m, Peer *p)
 {
-    size_t pos = 0;
+    Agent *a = agent_get(&m->agents, p->id);
+    _cleanup_free_ uint64_t *ids = NULL;
+    size_t pos = 0, n = 0;
     void *v;
 
-    while (idmap_next(&m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (c->peer_id == p->id)
+    /* Its own calls only, by id: aborting one may free it (and nothing else of the agent). */
+    while (a && idmap_next(&a->calls, &pos, NULL, &v))
+        for (Call *c = v; c; c = c->next_same_key)
+            n++;
+    ids = xcalloc(n ? n : 1, sizeof(*ids));
+    n = pos = 0;
+    while (a && idmap_next(&a->calls, &pos, NULL, &v))
+        for (Call *c = v; c; c = c->next_same_key)
+            ids[n++] = c->id;
+    for (size_t i = 0; i < n; i++) {
+        Call *c = idmap_get(&m->calls, ids[i]);
+        if (c)
             call_abort(c, "client disconnected");
     }
+    agent_remove(&m->agents, p->id);
     pos = 0;
     while (idmap_next(&m->server_requests, &pos, NULL, &v)) {
         ServerRequest *sr = v;
@@ -784,6 +849,7 @@ void call_registry_deinit(CallRegistry *m)
         call_free(v);
     idmap_deinit(&m->server_requests);
     idmap_deinit(&m->calls);
+    agent_registry_deinit(&m->agents);
     strbuf_deinit(&m->scratch);
 }
 

@@ -13,6 +13,7 @@
 #include "common/jsonrpc.h"
 #include "common/jsonscan.h"
 #include "common/strbuf.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/server.h"
 #include "daemon/core/workspace.h"
 #include "daemon/downstream/peer.h"
@@ -27,7 +28,8 @@ typedef struct CallRegistry {
     PeerRegistry *peers;
     ServerRegistry *servers;
     WorkspaceRegistry *workspaces; /* its ext reaches the surface (URIs, passthrough) */
-    IdMap calls;                   /* id -> Call */
+    IdMap calls;                   /* id -> Call: every call, for the daemon's exit */
+    AgentRegistry agents;          /* each agent's calls by its request ids */
     IdMap server_requests;         /* downstream id -> ServerRequest */
     uint64_t next_call_id;
     uint64_t next_request_id;

@@ -595,6 +595,7 @@ static void server_remove(Server *s)
     free(s->list_note);
     free(s->cache_problem);
     idmap_deinit(&s->live_calls);
+    idmap_deinit(&s->calls);
     json_free(s->tools);
     free(s->last_error);
     free(s->start_dir);
