@@ -498,32 +498,17 @@ static Workspace *ws_for_cwd(WorkspaceRegistry *m, const char *cwd, char **whyp)
     return ws;
 }
 
-/* ---- sessions ---- */
-
-static Session *session_by_token(WorkspaceRegistry *m, const char *token)
-{
-    size_t pos = 0, n = strlen(token);
-    Session *found = NULL;
-    void *v;
-
-    /* Every session is compared, in constant time, so timing tells nothing of the tokens. */
-    while (idmap_next(&m->sessions, &pos, NULL, &v)) {
-        Session *se = v;
-        if (n == sizeof(se->token) - 1 && mem_equal_consttime(se->token, token, n))
-            found = se;
-    }
-    return found;
-}
+/* ---- agents: their workspace and session ---- */
 
 int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token, char **whyp)
 {
-    unsigned char raw[SESSION_TOKEN_BYTES];
     Workspace *ws;
     Session *se;
+    int r;
 
     if (token) {
-        se = session_by_token(m, token);
-        if (!se || se->uid != p->uid) {
+        se = session_find_token(&m->sessions, token, p->uid);
+        if (!se) {
             *whyp = xstrdup("_meta[\"mcpd/session\"] names no live session: the parent agent "
                             "has gone, or MCPD_SESSION is wrong");
             return -EACCES;
@@ -539,18 +524,8 @@ int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token,
         ws = cwd ? ws_for_cwd(m, cwd, whyp) : m->user_ws;
         if (!ws)
             return -EINVAL;
-        if (random_bytes(raw, sizeof(raw)) < 0) {
-            *whyp = xstrdup("no randomness for a session token");
-            return -EIO;
-        }
-        se = xcalloc(1, sizeof(*se));
-        se->id = ++m->next_session_id;
-        hex_encode(se->token, raw, sizeof(raw));
-        se->uid = p->uid;
-        se->owner_peer_id = p->id;
-        se->workspace_id = ws->id;
-        se->n_members = 1;
-        idmap_put(&m->sessions, se->id, se);
+        if ((r = session_open(&m->sessions, p, ws->id, &se, whyp)) < 0)
+            return r;
     }
     p->session_id = se->id;
     p->workspace_id = ws->id;
@@ -561,24 +536,16 @@ int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token,
 
 const char *ws_peer_token(WorkspaceRegistry *m, Peer *p)
 {
-    Session *se = idmap_get(&m->sessions, p->session_id);
+    Session *se = session_get(&m->sessions, p->session_id);
 
     return se ? se->token : NULL;
 }
 
 void ws_peer_left(WorkspaceRegistry *m, Peer *p)
 {
-    Session *se = idmap_get(&m->sessions, p->session_id);
     Workspace *ws = p->workspace_id ? idmap_get(&m->by_id, p->workspace_id) : NULL;
 
-    if (se && se->n_members)
-        se->n_members--;
-    if (se && se->owner_peer_id == p->id) {
-        /* A token dies with the agent that owns it; joined subagents keep their workspace. */
-        idmap_remove(&m->sessions, se->id);
-        explicit_bzero(se->token, sizeof(se->token));
-        free(se);
-    }
+    session_leave(&m->sessions, p->session_id, p);
     if (!ws || !ws->n_agents)
         return;
     if (--ws->n_agents == 0 && ws != m->user_ws && !m->servers->shutting_down) {
@@ -626,8 +593,5 @@ void ws_registry_deinit(WorkspaceRegistry *wr)
     while (idmap_next(&wr->by_id, &pos, NULL, &v))
         ws_free(v);
     idmap_deinit(&wr->by_id);
-    pos = 0;
-    while (idmap_next(&wr->sessions, &pos, NULL, &v))
-        free(v);
-    idmap_deinit(&wr->sessions);
+    session_registry_deinit(&wr->sessions);
 }

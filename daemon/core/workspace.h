@@ -16,6 +16,7 @@
 #include "common/strbuf.h"
 #include "daemon/config/config.h"
 #include "daemon/core/server.h"
+#include "daemon/core/session.h"
 #include "daemon/downstream/peer.h"
 
 typedef struct WorkspaceRegistry WorkspaceRegistry;
@@ -71,16 +72,6 @@ typedef struct Workspace {
     struct WsSurface *surface; /* prompts and resources notifications (surface.h), or NULL */
 } Workspace;
 
-/* An agent session: the agent that opened it and the subagents that joined by its token. */
-typedef struct Session {
-    uint64_t id;
-    char token[2 * SESSION_TOKEN_BYTES + 1];
-    uid_t uid;
-    uint64_t owner_peer_id;
-    uint64_t workspace_id;
-    unsigned n_members;
-} Session;
-
 /*
  * What the surface (prompts, resources, passthrough agents: surface.c, a layer above) adds to
  * workspaces, their views and the calls routed through them. Installed once; ud is ext_ud.
@@ -113,8 +104,7 @@ struct WorkspaceRegistry {
     IdMap by_id; /* id -> Workspace */
     Workspace *user_ws;
     uint64_t next_id;
-    IdMap sessions; /* id -> Session */
-    uint64_t next_session_id;
+    SessionRegistry sessions;
     const WorkspaceExt *ext; /* never NULL once the surface is set up */
     void *ext_ud;
 };
