@@ -30,7 +30,7 @@
 
 static void on_peer_gone(Peer *p, void *userdata)
 {
-    Daemon *d = userdata;
+    Daemon *d = ((MethodsCtx *)userdata)->ud;
 
     manager_peer_gone(&d->manager, p);
 }
@@ -39,6 +39,11 @@ static void on_peer_gone(Peer *p, void *userdata)
 static void on_server_signed_out(Server *s)
 {
     oauth_login_refresh(s);
+}
+
+static yajl_val methods_reload(void *ud, const char *root)
+{
+    return daemon_reload(ud, root);
 }
 
 static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
@@ -297,8 +302,19 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     event_add(d->ev_int, NULL);
     event_add(d->ev_hup, NULL);
     event_add(d->ev_chld, NULL);
+    d->methods = (MethodsCtx){
+        .manager = &d->manager,
+        .settings = &d->settings,
+        .settings_problems = &d->settings_problems,
+        .settings_path = d->settings_path,
+        .config_file = d->config_file,
+        .listener = &d->listener,
+        .started_wall_ms = d->started_wall_ms,
+        .reload = methods_reload,
+        .ud = d,
+    };
     peer_registry_init(&d->peers, d->base, (size_t)d->settings.max_message_bytes, methods_dispatch,
-                       on_peer_gone, d);
+                       on_peer_gone, &d->methods);
     d->peers.fast = methods_fast;
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
