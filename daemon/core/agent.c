@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -21,6 +22,50 @@ void agent_reply(PeerRegistry *peers, uint64_t agent_id, yajl_val id, yajl_val r
     jsonrpc_write_result(&sb, id, result);
     peer_send_sb(p, &sb);
     strbuf_deinit(&sb);
+}
+
+void agent_reply_raw(PeerRegistry *peers, uint64_t agent_id, yajl_val id, const char *result,
+                     size_t n)
+{
+    Peer *p = peer_get(peers, agent_id);
+    StrBuf sb = STRBUF_INIT;
+
+    if (!p)
+        return;
+    jsonrpc_write_result_raw(&sb, id, result, n);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+}
+
+void agent_reply_text(PeerRegistry *peers, StrBuf *scratch, uint64_t agent_id, const char *id,
+                      const char *result, size_t n)
+{
+    Peer *p = peer_get(peers, agent_id);
+
+    if (!p)
+        return;
+    strbuf_reset(scratch);
+    strbuf_puts(scratch, "{\"jsonrpc\":\"2.0\",\"id\":");
+    strbuf_puts(scratch, id);
+    strbuf_puts(scratch, ",\"result\":");
+    strbuf_append(scratch, result, n);
+    strbuf_puts(scratch, "}\n");
+    peer_send_sb(p, scratch);
+}
+
+void agent_reply_error_text(PeerRegistry *peers, StrBuf *scratch, uint64_t agent_id, const char *id,
+                            int code, const char *message)
+{
+    Peer *p = peer_get(peers, agent_id);
+
+    if (!p)
+        return;
+    strbuf_reset(scratch);
+    strbuf_printf(scratch, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":", id,
+                  code);
+    json_write_string(scratch, message, strlen(message));
+    strbuf_puts(scratch, "}}\n");
+    peer_send_sb(p, scratch);
 }
 
 void agent_reply_error(PeerRegistry *peers, uint64_t agent_id, yajl_val id, int code,

@@ -9,6 +9,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/idmap.h"
+#include "common/strbuf.h"
 #include "daemon/downstream/peer.h"
 
 /*
@@ -40,6 +41,18 @@ uint64_t agent_request_key(const char *id_text);
 
 /** {"jsonrpc":"2.0","id":id,"result":result} to agent agent_id, if it is still there. */
 void agent_reply(PeerRegistry *peers, uint64_t agent_id, yajl_val id, yajl_val result);
+/** The same with result given as JSON text (the tools/list view, ready to send). */
+void agent_reply_raw(PeerRegistry *peers, uint64_t agent_id, yajl_val id, const char *result,
+                     size_t n);
+/**
+ * The hot path's reply: id and result are JSON text (the agent's id as it sent it, the
+ * upstream's result as it came); scratch is reused so that no reply allocates.
+ */
+void agent_reply_text(PeerRegistry *peers, StrBuf *scratch, uint64_t agent_id, const char *id,
+                      const char *result, size_t n);
+/** An error reply to an id given as JSON text. */
+void agent_reply_error_text(PeerRegistry *peers, StrBuf *scratch, uint64_t agent_id, const char *id,
+                            int code, const char *message);
 /** An error reply (code, message). */
 void agent_reply_error(PeerRegistry *peers, uint64_t agent_id, yajl_val id, int code,
                        const char *message);

@@ -144,47 +144,14 @@ static void call_free(Call *c)
     free(c);
 }
 
-/* {"jsonrpc":"2.0","id":<id>,"result":<raw>} to a peer, ids and results as JSON text. */
-static void reply_result_text(CallRegistry *m, uint64_t peer_id, const char *id, const char *raw,
-                              size_t n)
-{
-    Peer *p = peer_get(m->peers, peer_id);
-    StrBuf *sb = &m->scratch;
-
-    if (!p)
-        return;
-    strbuf_reset(sb);
-    strbuf_puts(sb, "{\"jsonrpc\":\"2.0\",\"id\":");
-    strbuf_puts(sb, id);
-    strbuf_puts(sb, ",\"result\":");
-    strbuf_append(sb, raw, n);
-    strbuf_puts(sb, "}\n");
-    peer_send_sb(p, sb);
-}
-
+/* A result as a tree, written as text under the agent's id as text. */
 static void reply_result_tree(CallRegistry *m, uint64_t peer_id, const char *id, yajl_val result)
 {
     StrBuf body = STRBUF_INIT;
 
     json_write(&body, result);
-    reply_result_text(m, peer_id, id, body.data, body.len);
+    agent_reply_text(m->peers, &m->scratch, peer_id, id, body.data, body.len);
     strbuf_deinit(&body);
-}
-
-static void reply_error_text(CallRegistry *m, uint64_t peer_id, const char *id, int code,
-                             const char *message)
-{
-    Peer *p = peer_get(m->peers, peer_id);
-    StrBuf *sb = &m->scratch;
-
-    if (!p)
-        return;
-    strbuf_reset(sb);
-    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":", id,
-                  code);
-    json_write_string(sb, message, strlen(message));
-    strbuf_puts(sb, "}}\n");
-    peer_send_sb(p, sb);
 }
 
 static void call_fail(Call *c, int64_t code, const char *message, yajl_val data)
@@ -194,7 +161,8 @@ static void call_fail(Call *c, int64_t code, const char *message, yajl_val data)
         reply_result_tree(c->reg, c->peer_id, c->orig_id, r);
     } else {
         /* Other methods have no result form for failures: the agent gets the error itself. */
-        reply_error_text(c->reg, c->peer_id, c->orig_id, (int)code, message);
+        agent_reply_error_text(c->reg->peers, &c->reg->scratch, c->peer_id, c->orig_id, (int)code,
+                               message);
     }
     call_free(c);
 }
@@ -212,7 +180,8 @@ static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
     if (r->raw &&
         (!s || !p || (c->tool && !c->reg->workspaces->ext->raw_has_uris(r->raw, r->raw_len)))) {
         /* The hot path: nothing to rewrite, the bytes go through. */
-        reply_result_text(c->reg, c->peer_id, c->orig_id, r->raw, r->raw_len);
+        agent_reply_text(c->reg->peers, &c->reg->scratch, c->peer_id, c->orig_id, r->raw,
+                         r->raw_len);
         return;
     }
     if (!r->raw)
@@ -220,7 +189,8 @@ static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
     else if (json_parse_full(&tree, r->raw, r->raw_len, JSON_UTF8_REPAIR, NULL) != 0)
         tree = NULL;
     if (!tree) {
-        reply_result_text(c->reg, c->peer_id, c->orig_id, r->raw, r->raw_len);
+        agent_reply_text(c->reg->peers, &c->reg->scratch, c->peer_id, c->orig_id, r->raw,
+                         r->raw_len);
         return;
     }
     if (s && p)
@@ -368,7 +338,7 @@ static void call_new(CallRegistry *m, Peer *p, Server *s, const char *method, ch
         _cleanup_free_ char *msg =
             xasprintf("too many calls in flight: %d is the limit per agent; wait for answers first",
                       AGENT_MAX_CALLS_IN_FLIGHT);
-        reply_error_text(m, p->id, id, MCPD_ERROR_TOO_MANY_CALLS, msg);
+        agent_reply_error_text(m->peers, &m->scratch, p->id, id, MCPD_ERROR_TOO_MANY_CALLS, msg);
         free(id);
         free(body);
         free(meta);
@@ -416,7 +386,7 @@ static void call_start(CallRegistry *m, Peer *p, char *id, const char *name, con
     }
     if (!tool) {
         _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
-        reply_error_text(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
+        agent_reply_error_text(m->peers, &m->scratch, p->id, id, JSONRPC_INVALID_PARAMS, msg);
         free(id);
         free(meta);
         free(token);

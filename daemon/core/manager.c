@@ -45,16 +45,6 @@ Server *manager_find_server(Manager *m, Peer *p, const char *name)
 
 /* ---- replies to agents ---- */
 
-void manager_reply_result(Manager *m, uint64_t peer_id, yajl_val id, yajl_val result)
-{
-    agent_reply(m->peers, peer_id, id, result);
-}
-
-void manager_reply_error(Manager *m, uint64_t peer_id, yajl_val id, int code, const char *msg)
-{
-    agent_reply_error(m->peers, peer_id, id, code, msg);
-}
-
 void manager_peer_gone(Manager *m, Peer *p)
 {
     calls_peer_gone(&m->calls, p);
@@ -225,7 +215,7 @@ static void waiter_finish(ServerWaiter *w, Server *s, bool timed_out)
     json_object_set(r, "timedOut", json_bool_new(timed_out));
     if (s && s->last_error)
         json_object_set(r, "error", json_string_new(s->last_error));
-    manager_reply_result(w->m, w->peer_id, w->id, r);
+    agent_reply(w->m->peers, w->peer_id, w->id, r);
     json_free(r);
     event_free(w->timer);
     json_free(w->id);
@@ -260,7 +250,7 @@ void manager_wait(Manager *m, Peer *p, yajl_val id, const char *name, int64_t ti
 
     if (!s) {
         _cleanup_free_ char *msg = xasprintf("Unknown server: %s", name);
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
     w = xcalloc(1, sizeof(*w));

@@ -128,6 +128,3 @@ void manager_wait(Manager *m, Peer *p, yajl_val id, const char *name, int64_t ti
 void manager_counts(Manager *m, unsigned *connectedp, unsigned *totalp, unsigned *toolsp);
 /** The server for a control request by name (the peer's workspace first). */
 Server *manager_find_server(Manager *m, Peer *p, const char *name);
-/** Replies to a peer by id (dropped when it has gone). */
-void manager_reply_result(Manager *m, uint64_t peer_id, yajl_val id, yajl_val result);
-void manager_reply_error(Manager *m, uint64_t peer_id, yajl_val id, int code, const char *msg);

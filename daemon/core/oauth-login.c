@@ -93,12 +93,12 @@ static void waiters_answer(Login *l)
     while ((w = l->waiters)) {
         l->waiters = w->next;
         if (l->r < 0) {
-            manager_reply_error(l->m, w->peer_id, w->id, JSONRPC_INTERNAL_ERROR, l->why);
+            agent_reply_error(l->m->peers, w->peer_id, w->id, JSONRPC_INTERNAL_ERROR, l->why);
         } else {
             yajl_val res = json_object_new();
             json_object_set(res, "signedIn", json_bool_new(true));
             json_object_set(res, "server", json_string_new(l->server));
-            manager_reply_result(l->m, w->peer_id, w->id, res);
+            agent_reply(l->m->peers, w->peer_id, w->id, res);
             json_free(res);
         }
         json_free(w->id);
@@ -183,7 +183,7 @@ static void on_login_url(void *userdata, const char *url)
     res = json_object_new();
     json_object_set(res, "authorizationUrl", json_string_new(url));
     json_object_set(res, "server", json_string_new(l->server));
-    manager_reply_result(l->m, w->peer_id, w->id, res);
+    agent_reply(l->m->peers, w->peer_id, w->id, res);
     json_free(res);
     json_free(w->id);
     free(w);

@@ -542,8 +542,8 @@ void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind k, yajl_val para
         errno = 0;
         off = c && *c ? strtoull(c, &end, 10) : 0;
         if (!c || !*c || *end || errno || !isdigit((unsigned char)*c)) {
-            manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS,
-                                "invalid cursor: pass back the nextCursor of the previous page");
+            agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS,
+                              "invalid cursor: pass back the nextCursor of the previous page");
             return;
         }
     }
@@ -564,7 +564,7 @@ void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind k, yajl_val para
         _cleanup_free_ char *next = xasprintf("%llu", off + SURFACE_PAGE_SIZE);
         json_object_set(r, "nextCursor", json_string_new(next));
     }
-    manager_reply_result(m, p->id, id, r);
+    agent_reply(m->peers, p->id, id, r);
     json_free(r);
 }
 
@@ -931,7 +931,7 @@ void surface_prompt_get(Manager *m, Peer *p, yajl_val id, yajl_val params)
     }
     prompt_names_free(e, n);
     _cleanup_free_ char *msg = xasprintf("Unknown prompt: %s (see prompts/list)", name);
-    manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
+    agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, msg);
 }
 
 void surface_read(Manager *m, Peer *p, yajl_val id, yajl_val params)
@@ -941,7 +941,7 @@ void surface_read(Manager *m, Peer *p, yajl_val id, yajl_val params)
     _cleanup_json_ yajl_val fwd = NULL;
 
     if (!s) {
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, why);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, why);
         return;
     }
     fwd = json_copy(params);
@@ -991,7 +991,7 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
     bool can = false;
 
     if (!s) {
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, why);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, why);
         return;
     }
     ss = srv(s);
@@ -1000,14 +1000,14 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
         _cleanup_free_ char *msg =
             xasprintf("MCP server %s does not offer resource subscriptions (resources.subscribe)",
                       s->cfg->name);
-        manager_reply_error(m, p->id, id, JSONRPC_METHOD_NOT_FOUND, msg);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_METHOD_NOT_FOUND, msg);
         return;
     }
     sub = sub_find(ss, orig);
     if (!on) {
         if (sub && sub_has(sub, p->id))
             sub_leave(s, sub, p->id);
-        manager_reply_result(m, p->id, id, NULL);
+        agent_reply(m->peers, p->id, id, NULL);
         return;
     }
     if (!sub && ss->n_subs >= SURFACE_MAX_SUBS) {
@@ -1015,7 +1015,7 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
             xasprintf("MCP server %s already has %d resource subscriptions, the most mcpd keeps "
                       "per server; unsubscribe from some (resources/unsubscribe) first",
                       s->cfg->name, SURFACE_MAX_SUBS);
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_REQUEST, msg);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_REQUEST, msg);
         return;
     }
     if (!sub) {
@@ -1030,7 +1030,7 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
         sub->peers = xrealloc(sub->peers, (sub->n_peers + 1) * sizeof(*sub->peers));
         sub->peers[sub->n_peers++] = p->id;
     }
-    manager_reply_result(m, p->id, id, NULL);
+    agent_reply(m->peers, p->id, id, NULL);
 }
 
 void surface_peer_gone(Manager *m, Peer *p)
@@ -1079,13 +1079,13 @@ void surface_complete(Manager *m, Peer *p, yajl_val id, yajl_val params)
                       "{type:\"ref/resource\", uri}");
     }
     if (!s) {
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, why);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, why);
         return;
     }
     if (s->surface && s->surface->caps && !json_get(s->surface->caps, "completions")) {
         _cleanup_free_ char *msg =
             xasprintf("MCP server %s does not offer completions", s->cfg->name);
-        manager_reply_error(m, p->id, id, JSONRPC_METHOD_NOT_FOUND, msg);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_METHOD_NOT_FOUND, msg);
         return;
     }
     call_route(&m->calls, p, id, s, "completion/complete", fwd);

@@ -13,6 +13,7 @@
 #include "common/jsonrpc.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/naming.h"
 #include "daemon/core/workspace.h"
 
@@ -265,7 +266,6 @@ static bool ws_gate_open(Workspace *ws)
 
 static void send_view(Workspace *ws, Peer *p, yajl_val id)
 {
-    StrBuf sb = STRBUF_INIT;
     Server *only;
 
     if (ws->reg->ext->passthrough(ws->reg->ext_ud, p, &only)) {
@@ -273,16 +273,12 @@ static void send_view(Workspace *ws, Peer *p, yajl_val id)
         yajl_val r = json_object_new();
         json_object_set(r, "tools",
                         only && only->tools ? json_copy(only->tools) : json_array_new());
-        jsonrpc_write_result(&sb, id, r);
+        agent_reply(ws->reg->peers, p->id, id, r);
         json_free(r);
-        peer_send_sb(p, &sb);
-        strbuf_deinit(&sb);
         return;
     }
     ws_view_ensure(ws);
-    jsonrpc_write_result_raw(&sb, id, ws->view_json.data, ws->view_json.len);
-    peer_send_sb(p, &sb);
-    strbuf_deinit(&sb);
+    agent_reply_raw(ws->reg->peers, p->id, id, ws->view_json.data, ws->view_json.len);
 }
 
 static void ws_check_gate(Workspace *ws)
