@@ -277,12 +277,12 @@ int manager_connect(Manager *m, Peer *p, const char *name, char **whyp)
 
     if (!s) {
         *whyp = xasprintf("Unknown server: %s", name);
-        return -ENOENT;
+        return MANAGER_E_UNKNOWN_SERVER;
     }
     if (!s->cfg->enabled) {
         *whyp = xasprintf("Server %s is disabled in %s", name,
                           s->cfg->source.path ? s->cfg->source.path : "its config");
-        return -EPERM;
+        return MANAGER_E_DISABLED;
     }
     server_restart(s);
     return 0;
@@ -294,7 +294,7 @@ int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp)
 
     if (!s) {
         *whyp = xasprintf("Unknown server: %s", name);
-        return -ENOENT;
+        return MANAGER_E_UNKNOWN_SERVER;
     }
     server_stop(s);
     return 0;
@@ -310,7 +310,7 @@ int manager_logs(Manager *m, Peer *p, const char *name, uint64_t since, yajl_val
 
     if (!s) {
         *whyp = xasprintf("Unknown server: %s", name);
-        return -ENOENT;
+        return MANAGER_E_UNKNOWN_SERVER;
     }
     /* A stdio server not started yet by this mcpd may have runs a previous one recorded. */
     if (s->cfg->type == TRANSPORT_STDIO)

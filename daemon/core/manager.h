@@ -95,7 +95,7 @@ void manager_cancel(Manager *m, Peer *p, yajl_val request_id);
 /**
  * initialize: place a peer in a workspace and a session. With a token it joins that session
  * (its workspace); otherwise cwd (or NULL: the user workspace) selects the workspace and a new
- * session starts. Returns 0 or -errno with *whyp set.
+ * session starts. Returns 0, a WS_E_* outcome or -errno, with *whyp set unless 0.
  */
 int manager_attach(Manager *m, Peer *p, const char *cwd, const char *token, char **whyp);
 /** The session token a peer hands to its subagents. */
@@ -112,9 +112,15 @@ yajl_val manager_status(Manager *m);
  * Control by server name: the server of that name in the peer's workspace, else the first
  * of that name in any workspace.
  */
-/** mcpd/connect: (re)connect one server, resetting its breaker. */
+/* Outcomes of control by name the caller must handle (STYLE.md 5); *whyp says which server. */
+enum {
+    MANAGER_E_UNKNOWN_SERVER = 1, /* no server of that name */
+    MANAGER_E_DISABLED,           /* its config disables it */
+};
+
+/** mcpd/connect: (re)connect one server, resetting its breaker; 0 or MANAGER_E_*. */
 int manager_connect(Manager *m, Peer *p, const char *name, char **whyp);
-/** mcpd/disconnect: stop one server and remove its tools. */
+/** mcpd/disconnect: stop one server and remove its tools; 0 or MANAGER_E_UNKNOWN_SERVER. */
 int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp);
 /**
  * mcpd/logs: a server's recorded runs from run `since` on (0: all kept), each with its exit and

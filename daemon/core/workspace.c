@@ -507,19 +507,19 @@ int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token,
         if (!se) {
             *whyp = xstrdup("_meta[\"mcpd/session\"] names no live session: the parent agent "
                             "has gone, or MCPD_SESSION is wrong");
-            return -EACCES;
+            return WS_E_NO_SESSION;
         }
         ws = idmap_get(&m->by_id, se->workspace_id);
         if (!ws) {
             *whyp = xstrdup("the session's workspace has gone");
-            return -ENOENT;
+            return WS_E_GONE;
         }
         se->n_members++;
         p->parent_peer_id = se->owner_peer_id;
     } else {
         ws = cwd ? ws_for_cwd(m, cwd, whyp) : m->user_ws;
         if (!ws)
-            return -EINVAL;
+            return WS_E_BAD_CWD;
         if ((r = session_open(&m->sessions, p, ws->id, &se, whyp)) < 0)
             return r;
     }

@@ -109,6 +109,13 @@ struct WorkspaceRegistry {
     void *ext_ud;
 };
 
+/* Outcomes of ws_attach() the caller must handle (STYLE.md 5); *whyp says what to do. */
+enum {
+    WS_E_NO_SESSION = 1, /* the token names no live session of this user */
+    WS_E_GONE,           /* the session's workspace has gone */
+    WS_E_BAD_CWD,        /* the agent's cwd is not an absolute path to a directory */
+};
+
 /** Set up an empty registry; nothing is discovered until ws_new() and ws_load(). */
 void ws_registry_init(WorkspaceRegistry *wr, ServerRegistry *servers, PeerRegistry *peers,
                       const Settings *settings, const char *config_file, const char *home);
@@ -134,7 +141,7 @@ void ws_list_gated(WorkspaceRegistry *wr, Peer *p, yajl_val id, int kind, yajl_v
 /**
  * initialize: place a peer in a workspace and a session. With a token it joins that session
  * (its workspace); otherwise cwd (or NULL: the user workspace) selects the workspace and a new
- * session starts. Returns 0 or -errno with *whyp set.
+ * session starts. Returns 0, a WS_E_* outcome, or -errno (no randomness); *whyp set unless 0.
  */
 int ws_attach(WorkspaceRegistry *wr, Peer *p, const char *cwd, const char *token, char **whyp);
 /** The session token a peer hands to its subagents. */

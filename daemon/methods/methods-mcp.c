@@ -57,7 +57,7 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     }
     if (token && !*token)
         token = NULL; /* MCPD_SESSION set but empty: no parent */
-    if (manager_attach(d->manager, p, cwd && *cwd ? cwd : NULL, token, &why) < 0) {
+    if (manager_attach(d->manager, p, cwd && *cwd ? cwd : NULL, token, &why) != 0) {
         log_info("peer %llu (pid %d) refused: %s", (unsigned long long)p->id, (int)p->pid, why);
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, why);
         return;

@@ -67,7 +67,7 @@ static void m_reload(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 
 static void reply_outcome(MethodsCtx *d, Peer *p, yajl_val id, int r, char *why)
 {
-    if (r < 0)
+    if (r != 0)
         methods_error(d, p, id, JSONRPC_INVALID_PARAMS, why);
     else
         methods_reply(d, p, id, NULL);
@@ -119,7 +119,7 @@ static void m_logs(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     }
     r = manager_logs(d->manager, p, json_get_string(m->params, "server"), (uint64_t)since, &res,
                      &why);
-    if (r < 0) {
+    if (r != 0) {
         reply_outcome(d, p, m->id, r, why);
         return;
     }

@@ -106,19 +106,19 @@ static void test_sessions(void)
     CHECK_INTEQ(c.workspaces.user_ws->n_agents, 2);
     /* Another user's agent cannot join by a token it learnt. */
     other->uid = getuid() + 1;
-    CHECK_INTEQ(ws_attach(&c.workspaces, other, NULL, token, &why), -EACCES);
+    CHECK_INTEQ(ws_attach(&c.workspaces, other, NULL, token, &why), WS_E_NO_SESSION);
     CHECK(why && strstr(why, "mcpd/session"));
     free(why);
     why = NULL;
     /* The token dies with its owner; the subagent keeps its workspace. */
     ws_peer_left(&c.workspaces, owner);
     other->uid = getuid();
-    CHECK_INTEQ(ws_attach(&c.workspaces, other, NULL, token, &why), -EACCES);
+    CHECK_INTEQ(ws_attach(&c.workspaces, other, NULL, token, &why), WS_E_NO_SESSION);
     free(why);
     why = NULL;
     CHECK_INTEQ(c.workspaces.user_ws->n_agents, 1);
     /* A relative cwd is refused, naming the field. */
-    CHECK_INTEQ(ws_attach(&c.workspaces, other, "relative/dir", NULL, &why), -EINVAL);
+    CHECK_INTEQ(ws_attach(&c.workspaces, other, "relative/dir", NULL, &why), WS_E_BAD_CWD);
     CHECK(why && strstr(why, "mcpd/cwd") && strstr(why, "absolute"));
     close(fd1);
     close(fd2);
