@@ -625,17 +625,16 @@ static void answer_roots(CallRegistry *cr, Server *s, yajl_val id, Workspace *ws
     json_free(r);
 }
 
-void route_request(CallRegistry *cr, Server *s, yajl_val id, const char *method, yajl_val params)
+void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, yajl_val params)
 {
-    CallRegistry *m = cr;
     unsigned cap = method_cap(method);
-    Peer *any = NULL, *p = cap ? causing_peer(cr, s, cap, &any) : NULL;
+    Peer *any = NULL, *p = cap ? causing_peer(m, s, cap, &any) : NULL;
     ServerRequest *sr;
     struct timeval tv;
     StrBuf sb = STRBUF_INIT;
 
     if (!p && streq(method, "roots/list")) {
-        answer_roots(cr, s, id, any ? ws_of_peer(m->workspaces, any) : NULL);
+        answer_roots(m, s, id, any ? ws_of_peer(m->workspaces, any) : NULL);
         return;
     }
     if (!p) {
@@ -754,9 +753,8 @@ void calls_upstream_closed(CallRegistry *cr, Server *s, uint64_t upstream_id)
     }
 }
 
-void calls_server_removed(CallRegistry *cr, Server *s)
+void calls_server_removed(CallRegistry *m, Server *s)
 {
-    CallRegistry *m = cr;
     size_t pos = 0, n;
     void *v;
     _cleanup_free_ uint64_t *ids = call_ids(&s->calls, &n);
