@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/paths.h"
+#include "common/redact.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/configset.h"
