@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 
