@@ -20,6 +20,7 @@
 #include "daemon/config/source-imported.h"
 #include "daemon/config/source.h"
 #include "daemon/config/trust-gate.h"
+#include "daemon/sys/durable.h"
 
 char *trust_store_path(void)
 {
@@ -297,10 +298,8 @@ TrustVerdict trust_check(Trust *t, const SourceMeta *src, const char *name, yajl
 static int store_write(Trust *t, char **whyp)
 {
     _cleanup_free_ char *dir = paths_dirname(t->store_path);
-    _cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", t->store_path, (int)getpid());
-    _cleanup_close_ int dfd = -1;
     StrBuf sb = STRBUF_INIT;
-    int fd, r;
+    int r;
 
     if ((r = paths_mkdir_p(dir, 0700)) < 0) {
         *whyp = xasprintf("cannot create %s: %s", dir, strerror(-r));
@@ -308,25 +307,11 @@ static int store_write(Trust *t, char **whyp)
     }
     json_write(&sb, t->store);
     strbuf_putc(&sb, '\n');
-    (void)unlink(tmp); /* left by a crash of a process with this very pid */
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    r = fd < 0 ? -errno : fd_write_all(fd, sb.data, sb.len);
-    if (r == 0 && fsync(fd) < 0)
-        r = -errno;
-    if (fd >= 0)
-        close(fd);
-    if (r == 0 && rename(tmp, t->store_path) < 0)
-        r = -errno;
+    r = durable_write(dir, t->store_path, sb.data, sb.len, NULL);
     strbuf_deinit(&sb);
-    if (r < 0) {
+    if (r < 0)
         *whyp = xasprintf("cannot write %s: %s", t->store_path, strerror(-r));
-        (void)unlink(tmp);
-        return r;
-    }
-    /* The rename is durable only once the directory is. */
-    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
-        (void)fsync(dfd);
-    return 0;
+    return r;
 }
 
 static int store_save(Trust *t, char **whyp)
