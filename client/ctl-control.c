@@ -5,13 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "client/ctl-control.h"
 #include "common/json.h"
 #include "common/mcp.h"
-#include "common/strbuf.h"
 #include "common/util.h"
 
 /*

@@ -5,13 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "client/ctl-status.h"
 #include "common/json.h"
 #include "common/mcp.h"
-#include "common/strbuf.h"
 #include "common/util.h"
 
 /* HTTP servers get a second line: where, how, and what the last response said. */

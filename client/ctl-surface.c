@@ -5,13 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "client/ctl-surface.h"
 #include "common/json.h"
-#include "common/mcp.h"
-#include "common/strbuf.h"
 #include "common/util.h"
 
 /* ---- prompts and resources ---- */

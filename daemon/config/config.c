@@ -1,21 +1,13 @@
 // SPDX-License-Identifier: MIT
 // config: server configurations, daemon settings and the discovery driver over config sources.
 
-#include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <fnmatch.h>
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/json.h"
-#include "common/jsonc.h"
 #include "common/jsonrpc.h"
-#include "common/log.h"
 #include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"

@@ -3,7 +3,6 @@
 // approvals), consulted by discovery for every project entry.
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
