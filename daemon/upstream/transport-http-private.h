@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+// transport-http-private: what the HTTP transport's files share (transport-http.c: the transport,
+// Streamable HTTP and the auto probe; transport-http-xfer.c: one transfer; transport-sse.c: legacy
+// HTTP+SSE). Nothing else includes it.
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+
+#include "common/idmap.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/upstream/sse.h"
+#include "daemon/upstream/transport.h"
+
+/* The SDK client's reconnect delay when a stream gives no retry field, and its growth. */
+#define RETRY_DEFAULT_MS 1000
+#define RETRY_MAX_MS     30000
+/* A server's retry of 0 must not make a stream that closes at once a busy loop. */
+#define RETRY_MIN_MS 100
+/* A POST stream that keeps dropping is given up after this many resumptions. */
+#define RESUME_MAX 5
+/* Redirect chains longer than this are a loop. */
+#define REDIRECT_MAX 5
+/* The DELETE that ends a session must not hold up a daemon that is shutting down. */
+#define DELETE_TIMEOUT_MS 5000
+/* An error body is only read for its message. */
+#define ERROR_BODY_MAX (64u * 1024u)
+
+typedef enum HttpMode {
+    MODE_PROBE,      /* auto: the initialize POST decides */
+    MODE_STREAMABLE, /* Streamable HTTP */
+    MODE_LEGACY,     /* HTTP+SSE (2024-11-05) */
+} HttpMode;
+
+typedef enum XferKind {
+    XFER_POST,       /* one message */
+    XFER_GET,        /* the standalone stream for server messages */
+    XFER_RESUME,     /* GET with Last-Event-ID for a POST stream that dropped */
+    XFER_LEGACY_GET, /* the legacy SSE stream */
+    XFER_DELETE,     /* end of session */
+} XferKind;
+
+typedef struct HttpTransport HttpTransport;
+
+typedef struct Xfer {
+    HttpTransport *t;
+    XferKind kind;
+    CURL *easy;
+    struct curl_slist *hdrs;
+    char *url;
+    char *body; /* POST body, kept for redirects */
+    size_t body_len;
+    uint64_t req_id; /* the request whose response this transfer should bring, or 0 */
+    bool is_request; /* the POST carries a request (not a notification or response) */
+    bool is_initialized_note;
+    bool sent_session; /* an MCP-Session-Id went with it */
+    bool foreign;      /* redirected to another origin: configured headers stripped */
+    unsigned redirects, resumes;
+    long status;
+    bool headers_done, sse, got_event;
+    char *hdr_session;
+    StrBuf www_auth;
+    StrBuf resp;
+    SseParser parser;
+    char *last_event_id; /* for XFER_RESUME: what to send */
+    int64_t timeout_ms;  /* inactivity bound (re-armed by SSE events), 0: none */
+    uint64_t cap_ms;     /* monotonic hard end, 0: none */
+    struct event *timer;
+    struct event *ev_delay; /* XFER_RESUME: waits the server's retry delay before starting */
+    bool timed_out;
+    struct Xfer *next, *prev;
+} Xfer;
+
+/* Upcalls wait here and run from the loop, never inside curl or inside send(). */
+typedef struct Upcall {
+    enum { UP_MESSAGE, UP_AUTH, UP_CLOSED } kind;
+    char *text;
+    size_t len;
+    struct Upcall *next;
+} Upcall;
+
+struct HttpTransport {
+    Transport base;
+    HttpMode mode;
+    char *url;       /* the configured URL: the MCP endpoint, or the SSE URL */
+    char *shown_url; /* without credentials */
+    char *post_url;  /* legacy: from the endpoint event */
+    yajl_val headers;
+    char *session_id;
+    char *protocol_version;
+    long last_status;
+    int64_t timeout_ms, call_timeout_ms, max_call_ms;
+    Xfer *xfers;
+    char **held; /* messages waiting for the transport to be decided or the endpoint */
+    size_t n_held;
+    Upcall *up_head, **up_tail;
+    struct event *ev_deliver, *ev_free, *ev_get;
+    IdMap outstanding; /* request ids sent and not yet answered */
+    uint64_t init_id;
+    bool have_init_id;
+    bool get_wanted, get_unsupported;
+    int64_t get_retry_ms;
+    char *get_last_id;
+    char *probe_status; /* auto: what the POST said, for the failure message */
+    bool closing, reported;
+    struct HttpTransport *next_live, *prev_live;
+};
+
+/* transport-http-xfer.c: upcalls to upstream.c (always from the loop) and one HTTP transfer. */
+void ht_upcall(HttpTransport *t, int kind, const char *text, size_t len);
+void ht_report_closed(HttpTransport *t, const char *fmt, ...) _printf_(2, 3);
+void ht_on_deliver(evutil_socket_t fd, short what, void *arg);
+/** A JSON-RPC error for a request whose HTTP exchange failed: upstream.c sees a normal reply. */
+void ht_synth_error(HttpTransport *t, uint64_t id, const char *fmt, ...) _printf_(3, 4);
+/** One body or event holding a message (or, on 2025-03-26 sessions, an array of them). */
+void ht_take_messages(HttpTransport *t, const char *text, size_t len);
+Xfer *ht_xfer_new(HttpTransport *t, XferKind kind, const char *url, int64_t timeout_ms);
+/** (Re)build the easy handle for x->url and start it. */
+int ht_xfer_launch(Xfer *x);
+/** Launch, or fail the transfer's request and free it. */
+void ht_xfer_start(Xfer *x);
+void ht_xfer_free(Xfer *x);
+void ht_note_status(Xfer *x);
+bool ht_header_name_is(const char *line, size_t n, const char *name);
+char *ht_header_value(const char *line, size_t n, size_t name_len);
+size_t ht_on_header(char *data, size_t size, size_t nitems, void *userdata);
+void ht_headers_apply(Xfer *x, const char *ct);
+size_t ht_on_write(char *data, size_t size, size_t nmemb, void *userdata);
+
+/* transport-http.c: what a finished or timed-out transfer means. */
+void ht_xfer_done(void *userdata, CURL *easy, CURLcode res);
+void ht_xfer_timeout(evutil_socket_t fd, short what, void *arg);
+/** A short text for an HTTP error: the JSON-RPC error message in the body, or its start. */
+char *ht_error_text(Xfer *x);
+void ht_auth_needed(HttpTransport *t, Xfer *x);
+
+/* transport-sse.c: legacy HTTP+SSE (2024-11-05). */
+extern const TransportOps ht_ops_legacy;
+void ht_start_legacy(HttpTransport *t);
+int ht_legacy_endpoint(Xfer *x, const SseEvent *ev);
+void ht_legacy_get_done(Xfer *x, CURLcode res);

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: MIT
+// transport-http-xfer: one HTTP transfer of the MCP HTTP transports (headers, body, SSE events) and
+// the upcalls that carry what it brings to upstream.c from the loop.
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+
+#include "common/idmap.h"
+#include "common/json.h"
+#include "common/jsonrpc.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/upstream/http.h"
+#include "daemon/upstream/oauth-login.h"
+#include "daemon/upstream/oauth-store.h"
+#include "daemon/upstream/sse.h"
+#include "daemon/upstream/transport-http-private.h"
+#include "daemon/upstream/transport.h"
+
+/* ---- upcalls ---- */
+
+void ht_upcall(HttpTransport *t, int kind, const char *text, size_t len)
+{
+    Upcall *u = xcalloc(1, sizeof(*u));
+
+    u->kind = kind;
+    u->text = xstrndup(text ? text : "", len);
+    u->len = len;
+    *t->up_tail = u;
+    t->up_tail = &u->next;
+    event_active(t->ev_deliver, EV_TIMEOUT, 0);
+}
+
+void ht_report_closed(HttpTransport *t, const char *fmt, ...)
+{
+    va_list ap;
+    StrBuf sb = STRBUF_INIT;
+
+    if (t->reported || t->closing)
+        return;
+    t->reported = true;
+    va_start(ap, fmt);
+    strbuf_vprintf(&sb, fmt, ap);
+    va_end(ap);
+    ht_upcall(t, UP_CLOSED, strbuf_str(&sb), sb.len);
+    strbuf_deinit(&sb);
+}
+
+void ht_on_deliver(evutil_socket_t fd, short what, void *arg)
+{
+    HttpTransport *t = arg;
+    Upcall *u;
+
+    (void)fd, (void)what;
+    while ((u = t->up_head)) {
+        t->up_head = u->next;
+        if (!t->up_head)
+            t->up_tail = &t->up_head;
+        if (!t->closing) {
+            if (u->kind == UP_MESSAGE && t->base.cb.message)
+                t->base.cb.message(t->base.userdata, u->text, u->len);
+            else if (u->kind == UP_AUTH && t->base.cb.auth)
+                t->base.cb.auth(t->base.userdata, u->text);
+            else if (u->kind == UP_CLOSED && t->base.cb.closed)
+                t->base.cb.closed(t->base.userdata, u->text);
+        }
+        free(u->text);
+        free(u);
+    }
+}
+
+/* A JSON-RPC error for a request whose HTTP exchange failed: upstream.c sees a normal reply. */
+void ht_synth_error(HttpTransport *t, uint64_t id, const char *fmt, ...)
+{
+    StrBuf msg = STRBUF_INIT, line = STRBUF_INIT;
+    va_list ap;
+
+    if (!id || !idmap_remove(&t->outstanding, id))
+        return;
+    va_start(ap, fmt);
+    strbuf_vprintf(&msg, fmt, ap);
+    va_end(ap);
+    strbuf_printf(&line,
+                  "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"error\":{\"code\":-32000,"
+                  "\"message\":",
+                  id);
+    json_write_string(&line, msg.data, msg.len);
+    strbuf_puts(&line, "}}");
+    log_full(LOG_INFO, t->base.server, "http", "request %" PRIu64 " failed: %s", id,
+             strbuf_str(&msg));
+    ht_upcall(t, UP_MESSAGE, line.data, line.len);
+    strbuf_deinit(&msg);
+    strbuf_deinit(&line);
+}
+
+/* Note what an incoming message answers, then queue it for upstream.c. */
+static void take_one(HttpTransport *t, yajl_val m, const char *text, size_t len)
+{
+    yajl_val id = json_get(m, "id");
+
+    if (YAJL_IS_OBJECT(m) && !json_get(m, "method") && YAJL_IS_INTEGER(id) && id->u.number.i > 0) {
+        uint64_t rid = (uint64_t)id->u.number.i;
+        idmap_remove(&t->outstanding, rid);
+        if (t->have_init_id && rid == t->init_id) {
+            const char *v = json_get_string(json_get_object(m, "result"), "protocolVersion");
+            if (v) {
+                free(t->protocol_version);
+                t->protocol_version = xstrdup(v);
+            }
+        }
+    }
+    ht_upcall(t, UP_MESSAGE, text, len);
+}
+
+/* One body or event holding a message (or, on 2025-03-26 sessions, an array of them). */
+void ht_take_messages(HttpTransport *t, const char *text, size_t len)
+{
+    _cleanup_json_ yajl_val v = NULL;
+    size_t i = 0;
+
+    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+        i++;
+    if (i == len)
+        return;
+    v = json_parse(text, NULL);
+    if (!YAJL_IS_ARRAY(v)) {
+        /* Not JSON at all still goes up: upstream.c reports it like a bad stdout line. */
+        take_one(t, v, text + i, len - i);
+        return;
+    }
+    for (size_t k = 0; k < v->u.array.len; k++) {
+        StrBuf sb = STRBUF_INIT;
+        json_write(&sb, v->u.array.values[k]);
+        take_one(t, v->u.array.values[k], sb.data, sb.len);
+        strbuf_deinit(&sb);
+    }
+}
+
+/* ---- transfers ---- */
+
+void ht_xfer_free(Xfer *x)
+{
+    HttpTransport *t = x->t;
+
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        t->xfers = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    if (x->easy) {
+        http_stop(x->easy);
+        curl_easy_cleanup(x->easy);
+    }
+    curl_slist_free_all(x->hdrs);
+    if (x->timer)
+        event_free(x->timer);
+    if (x->ev_delay)
+        event_free(x->ev_delay);
+    sse_parser_deinit(&x->parser);
+    strbuf_deinit(&x->resp);
+    strbuf_deinit(&x->www_auth);
+    free(x->hdr_session);
+    free(x->last_event_id);
+    free(x->url);
+    free(x->body);
+    free(x);
+}
+
+static void arm_timer(Xfer *x)
+{
+    int64_t ms = x->timeout_ms;
+    struct timeval tv;
+
+    if (ms <= 0)
+        return;
+    if (x->cap_ms) {
+        uint64_t now = now_ms();
+        ms = MIN(ms, x->cap_ms > now ? (int64_t)(x->cap_ms - now) : 0);
+    }
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    evtimer_add(x->timer, &tv);
+}
+
+bool ht_header_name_is(const char *line, size_t n, const char *name)
+{
+    size_t k = strlen(name);
+    return n > k && line[k] == ':' && strncasecmp(line, name, k) == 0;
+}
+
+char *ht_header_value(const char *line, size_t n, size_t name_len)
+{
+    const char *v = line + name_len + 1, *end = line + n;
+
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+        end--;
+    return xstrndup(v, (size_t)(end - v));
+}
+
+static void on_headers_done(Xfer *x);
+
+/* Status shows how messages fare: the optional GET stream's 405 is not news. */
+void ht_note_status(Xfer *x)
+{
+    if (x->kind == XFER_POST || x->kind == XFER_LEGACY_GET)
+        x->t->last_status = x->status;
+}
+
+size_t ht_on_header(char *data, size_t size, size_t nitems, void *userdata)
+{
+    Xfer *x = userdata;
+    size_t n = size * nitems;
+
+    if (n <= 2 && (data[0] == '\r' || data[0] == '\n')) {
+        on_headers_done(x);
+        return n;
+    }
+    if (ht_header_name_is(data, n, "mcp-session-id")) {
+        free(x->hdr_session);
+        x->hdr_session = ht_header_value(data, n, strlen("mcp-session-id"));
+    } else if (ht_header_name_is(data, n, "www-authenticate")) {
+        char *v = ht_header_value(data, n, strlen("www-authenticate"));
+        if (x->www_auth.len)
+            strbuf_puts(&x->www_auth, ", ");
+        strbuf_puts(&x->www_auth, v);
+        free(v);
+    }
+    return n;
+}
+
+static void on_headers_done(Xfer *x)
+{
+    char *ct = NULL;
+
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+    curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+    ht_headers_apply(x, ct);
+}
+
+/* The status and content type of a response are known (ct may be NULL): decide how to read it. */
+void ht_headers_apply(Xfer *x, const char *ct)
+{
+    HttpTransport *t = x->t;
+
+    if (x->status < 200) {
+        /* 100 Continue and friends: the real response follows. */
+        strbuf_reset(&x->www_auth);
+        return;
+    }
+    x->headers_done = true;
+    ht_note_status(x);
+    x->sse = x->status / 100 == 2 && ct && strncasecmp(ct, "text/event-stream", 17) == 0;
+    if (x->status / 100 == 2 && x->hdr_session && x->kind == XFER_POST &&
+        !streq(x->hdr_session, t->session_id)) {
+        bool valid = *x->hdr_session != '\0';
+        for (const char *p = x->hdr_session; *p; p++)
+            valid = valid && *p >= 0x21 && *p <= 0x7e;
+        if (valid) {
+            free(t->session_id);
+            t->session_id = xstrdup(x->hdr_session);
+        }
+    }
+    if (!x->sse)
+        return;
+    if (x->kind == XFER_GET) {
+        /* A live server stream has no end; only its start was bounded. */
+        evtimer_del(x->timer);
+        x->timeout_ms = 0;
+    } else {
+        arm_timer(x);
+    }
+}
+
+static int on_event(void *userdata, const SseEvent *ev)
+{
+    Xfer *x = userdata;
+    HttpTransport *t = x->t;
+
+    x->got_event = true;
+    if (x->timeout_ms > 0)
+        arm_timer(x); /* activity (progress, priming) keeps a stream alive, up to its cap */
+    if (x->kind == XFER_LEGACY_GET && streq(ev->event, "endpoint"))
+        return ht_legacy_endpoint(x, ev);
+    if (!streq(ev->event, "message") || ev->data_len == 0)
+        return 0; /* priming events and unknown types carry no message */
+    ht_take_messages(t, ev->data, ev->data_len);
+    return 0;
+}
+
+size_t ht_on_write(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    Xfer *x = userdata;
+    size_t n = size * nmemb;
+
+    if (!x->headers_done)
+        on_headers_done(x);
+    if (x->sse) {
+        if (sse_parser_feed(&x->parser, data, n, on_event, x) != 0)
+            return 0; /* fatal for this transport: stop the transfer */
+        return n;
+    }
+    if (x->resp.len + n > (x->status / 100 == 2 ? JSONRPC_MAX_LINE_DEFAULT : ERROR_BODY_MAX))
+        return x->status / 100 == 2 ? 0 : n; /* a huge error page is cut, not fatal */
+    strbuf_append(&x->resp, data, n);
+    return n;
+}
+
+static struct curl_slist *add_header(struct curl_slist *l, const char *name, const char *value)
+{
+    _cleanup_free_ char *h = xasprintf("%s: %s", name, value);
+    return curl_slist_append(l, h);
+}
+
+/* The configured headers, minus those the transport owns and any that could split a line. */
+static struct curl_slist *add_config_headers(HttpTransport *t, struct curl_slist *l)
+{
+    static const char *const owned[] = {"content-type",         "accept",        "mcp-session-id",
+                                        "mcp-protocol-version", "last-event-id", "expect"};
+    yajl_val h = t->headers;
+
+    for (size_t i = 0; YAJL_IS_OBJECT(h) && i < h->u.object.len; i++) {
+        const char *k = h->u.object.keys[i], *v = YAJL_GET_STRING(h->u.object.values[i]);
+        bool skip = !v || !*v || strpbrk(k, "\r\n:") || strpbrk(v, "\r\n");
+        for (size_t j = 0; !skip && j < N_ELEMENTS(owned); j++)
+            skip = strcasecmp(k, owned[j]) == 0;
+        if (skip) {
+            /* The value is never logged: it is often a secret. */
+            log_full(LOG_DEBUG, t->base.server, "http", "header \"%s\" not sent", k);
+            continue;
+        }
+        l = add_header(l, k, v);
+    }
+    return l;
+}
+
+/* (Re)build the easy handle for x->url and start it. */
+int ht_xfer_launch(Xfer *x)
+{
+    HttpTransport *t = x->t;
+    bool streamable = t->mode != MODE_LEGACY;
+    struct curl_slist *l = NULL;
+    int r;
+
+    if (x->easy) {
+        http_stop(x->easy);
+        curl_easy_cleanup(x->easy);
+    }
+    curl_slist_free_all(x->hdrs);
+    x->hdrs = NULL;
+    x->status = 0;
+    x->headers_done = x->sse = false;
+    free(x->hdr_session);
+    x->hdr_session = NULL;
+    strbuf_reset(&x->www_auth);
+    strbuf_reset(&x->resp);
+    sse_parser_reset(&x->parser);
+    x->easy = http_easy_new(x->url);
+    if (!x->easy)
+        return -ENOMEM;
+    switch (x->kind) {
+    case XFER_POST:
+        l = curl_slist_append(l, "Content-Type: application/json");
+        l = curl_slist_append(l, "Accept: application/json, text/event-stream");
+        l = curl_slist_append(l, "Expect:"); /* no 100-continue round trip for large bodies */
+        curl_easy_setopt(x->easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, x->body);
+        curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
+        break;
+    case XFER_DELETE:
+        curl_easy_setopt(x->easy, CURLOPT_CUSTOMREQUEST, "DELETE");
+        break;
+    default:
+        l = curl_slist_append(l, "Accept: text/event-stream");
+        l = curl_slist_append(l, "Cache-Control: no-cache");
+        if (x->last_event_id)
+            l = add_header(l, "Last-Event-ID", x->last_event_id);
+    }
+    x->sent_session = streamable && t->session_id && !x->foreign;
+    if (x->sent_session)
+        l = add_header(l, "MCP-Session-Id", t->session_id);
+    if (streamable && t->protocol_version && !x->foreign)
+        l = add_header(l, "MCP-Protocol-Version", t->protocol_version);
+    if (!x->foreign)
+        l = add_config_headers(t, l);
+    if (!x->foreign) /* a stored sign-in (mcpctl login), unless the config sets Authorization */
+        l = oauth_store_add_bearer(l, t->url, t->headers);
+    x->hdrs = l;
+    curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, l);
+    curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, ht_on_header);
+    curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, ht_on_write);
+    curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+    if (!x->timer)
+        x->timer = evtimer_new(t->base.base, ht_xfer_timeout, x);
+    arm_timer(x);
+    r = http_start(t->base.base, x->easy, ht_xfer_done, x);
+    return r;
+}
+
+Xfer *ht_xfer_new(HttpTransport *t, XferKind kind, const char *url, int64_t timeout_ms)
+{
+    Xfer *x = xcalloc(1, sizeof(*x));
+
+    x->t = t;
+    x->kind = kind;
+    x->url = xstrdup(url);
+    x->timeout_ms = timeout_ms;
+    sse_parser_init(&x->parser, JSONRPC_MAX_LINE_DEFAULT);
+    x->next = t->xfers;
+    if (t->xfers)
+        t->xfers->prev = x;
+    t->xfers = x;
+    return x;
+}
+
+void ht_xfer_start(Xfer *x)
+{
+    int r = ht_xfer_launch(x);
+
+    if (r < 0) {
+        ht_synth_error(x->t, x->req_id, "cannot start the HTTP request: %s", strerror(-r));
+        ht_xfer_free(x);
+    }
+}
