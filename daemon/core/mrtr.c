@@ -13,12 +13,14 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/core/manager-private.h"
+#include "common/mcp.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/mrtr.h"
 
 /* One round: the input requests of one input_required result, put to one agent. */
 typedef struct MrtrRound {
-    Manager *m;
+    MrtrEnv env;
+    void *owner;
     uint64_t call_id, peer_id;
     MrtrRetryFn fn;
     yajl_val responses; /* {key: the agent's result}, as they come */
@@ -36,21 +38,13 @@ typedef struct MrtrAsk {
 
 static IdMap asks; /* agent request id -> MrtrAsk, for every manager */
 
-/* Log levels of MCP (RFC 5424 names), least severe first, as mcp_log_level() numbers them. */
-static const char *const level_names[] = {
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
-};
-/* An agent that never sent logging/setLevel hears info and up (call.c's default). */
-#define MRTR_DEFAULT_LEVEL 1
-
-const char *mrtr_log_level(Manager *m, uint64_t peer_id)
+const char *mrtr_log_level(PeerRegistry *peers, uint64_t peer_id)
 {
-    Peer *p = peer_get(m->peers, peer_id);
-    int l = p && p->log_level >= 0 && p->log_level < (int)N_ELEMENTS(level_names)
-                ? p->log_level
-                : MRTR_DEFAULT_LEVEL;
+    Peer *p = peer_get(peers, peer_id);
 
-    return level_names[l];
+    /* An agent that never sent logging/setLevel hears info and up (call.c's default). */
+    return mcp_level_name(p && p->log_level >= 0 && p->log_level < MCP_N_LEVELS ? p->log_level
+                                                                                : MCP_LEVEL_INFO);
 }
 
 /* Free a round and forget its asks; those still open are withdrawn from the agent. */
@@ -67,7 +61,7 @@ static void round_free(MrtrRound *rd, const char *withdraw)
             yajl_val params = json_object_new();
             json_object_set(params, "requestId", json_int_new((int64_t)a->id));
             json_object_set(params, "reason", json_string_new(withdraw));
-            manager_notify_peer(rd->m, rd->peer_id, "notifications/cancelled", params);
+            agent_notify(rd->env.peers, rd->peer_id, "notifications/cancelled", params);
             json_free(params);
         }
         idmap_remove(&asks, a->id);
@@ -84,19 +78,19 @@ static void round_free(MrtrRound *rd, const char *withdraw)
 /* The round failed: the call hears it (by id: it may be gone). */
 static void round_fail(MrtrRound *rd, int64_t code, const char *message, const char *withdraw)
 {
-    Manager *m = rd->m;
+    void *owner = rd->owner;
     uint64_t call_id = rd->call_id;
     MrtrRetryFn fn = rd->fn;
 
     round_free(rd, withdraw);
-    fn(m, call_id, NULL, code, message);
+    fn(owner, call_id, NULL, code, message);
 }
 
 /* Every answer is in: the call goes again with them and the state. */
 static void round_done(MrtrRound *rd)
 {
     StrBuf sb = STRBUF_INIT;
-    Manager *m = rd->m;
+    void *owner = rd->owner;
     uint64_t call_id = rd->call_id;
     MrtrRetryFn fn = rd->fn;
 
@@ -105,7 +99,7 @@ static void round_done(MrtrRound *rd)
     if (rd->state)
         strbuf_printf(&sb, ",\"requestState\":%s", rd->state);
     round_free(rd, NULL);
-    fn(m, call_id, strbuf_str(&sb), 0, NULL);
+    fn(owner, call_id, strbuf_str(&sb), 0, NULL);
     strbuf_deinit(&sb);
 }
 
@@ -129,9 +123,9 @@ static unsigned input_cap(const char *method)
 }
 
 /* roots/list for an agent that declared no roots: mcpd answers with the workspace root. */
-static yajl_val roots_of(Manager *m, Peer *p)
+static yajl_val roots_of(const MrtrEnv *env, Peer *p)
 {
-    Workspace *ws = ws_of_peer(m, p);
+    Workspace *ws = ws_of_peer(env->workspaces, p);
     yajl_val r = json_object_new(), roots = json_array_new();
 
     if (ws && ws->root) {
@@ -175,8 +169,6 @@ static bool requests_ok(Server *s, Peer *p, yajl_val reqs, char **whyp)
 /* Put each input request to the agent (roots/list without the capability: answered here). */
 static void round_ask(MrtrRound *rd, Peer *p, yajl_val reqs)
 {
-    Manager *m = rd->m;
-
     for (size_t i = 0; i < reqs->u.object.len; i++) {
         yajl_val req = reqs->u.object.values[i];
         const char *method = json_get_string(req, "method");
@@ -184,11 +176,11 @@ static void round_ask(MrtrRound *rd, Peer *p, yajl_val reqs)
         MrtrAsk *a;
 
         if (streq(method, "roots/list") && !(p->caps & PEER_CAP_ROOTS)) {
-            json_object_set(rd->responses, reqs->u.object.keys[i], roots_of(m, p));
+            json_object_set(rd->responses, reqs->u.object.keys[i], roots_of(&rd->env, p));
             continue;
         }
         a = xcalloc(1, sizeof(*a));
-        a->id = ++m->next_request_id;
+        a->id = ++*rd->env.next_request_id;
         a->round = rd;
         a->key = xstrdup(reqs->u.object.keys[i]);
         idmap_put(&asks, a->id, a);
@@ -212,12 +204,13 @@ static yajl_val parse_result(const UpstreamReply *r, yajl_val *ownedp)
     return *ownedp;
 }
 
-MrtrOutcome mrtr_begin(Manager *m, Server *s, uint64_t call_id, uint64_t peer_id, unsigned *roundsp,
-                       const UpstreamReply *r, MrtrRetryFn fn, char **whyp)
+MrtrOutcome mrtr_begin(const MrtrEnv *env, void *owner, Server *s, uint64_t call_id,
+                       uint64_t peer_id, unsigned *roundsp, const UpstreamReply *r, MrtrRetryFn fn,
+                       char **whyp)
 {
     _cleanup_json_ yajl_val owned = NULL;
     yajl_val result = parse_result(r, &owned), reqs, state;
-    Peer *p = peer_get(m->peers, peer_id);
+    Peer *p = peer_get(env->peers, peer_id);
     MrtrRound *rd;
     struct timeval tv;
 
@@ -237,7 +230,8 @@ MrtrOutcome mrtr_begin(Manager *m, Server *s, uint64_t call_id, uint64_t peer_id
     if (!requests_ok(s, p, reqs, whyp))
         return MRTR_FAILED;
     rd = xcalloc(1, sizeof(*rd));
-    rd->m = m;
+    rd->env = *env;
+    rd->owner = owner;
     rd->call_id = call_id;
     rd->peer_id = peer_id;
     rd->fn = fn;
@@ -250,21 +244,21 @@ MrtrOutcome mrtr_begin(Manager *m, Server *s, uint64_t call_id, uint64_t peer_id
         round_done(rd); /* roots only, answered here: the retry goes out at once */
         return MRTR_STARTED;
     }
-    rd->timer = evtimer_new(m->base, on_round_timeout, rd);
+    rd->timer = evtimer_new(env->base, on_round_timeout, rd);
     tv_ms(&tv,
           s->cfg->call_timeout_ms > 0 ? s->cfg->call_timeout_ms : CONFIG_DEFAULT_CALL_TIMEOUT_MS);
     evtimer_add(rd->timer, &tv);
     return MRTR_STARTED;
 }
 
-bool mrtr_peer_response(Manager *m, Peer *p, const JsonrpcMsg *msg)
+bool mrtr_peer_response(void *owner, Peer *p, const JsonrpcMsg *msg)
 {
     MrtrAsk *a = NULL;
     MrtrRound *rd;
 
     if (YAJL_IS_INTEGER(msg->id) && msg->id->u.number.i > 0)
         a = idmap_get(&asks, (uint64_t)msg->id->u.number.i);
-    if (!a || a->round->m != m || a->round->peer_id != p->id)
+    if (!a || a->round->owner != owner || a->round->peer_id != p->id)
         return false;
     rd = a->round;
     if (msg->kind != JSONRPC_RESPONSE) {
@@ -286,29 +280,29 @@ bool mrtr_peer_response(Manager *m, Peer *p, const JsonrpcMsg *msg)
     return true;
 }
 
-/* Every round of m (of one peer, or all): freed without a retry. */
-static void rounds_drop(Manager *m, uint64_t peer_id, bool all)
+/* Every round of owner (of one peer, or all): freed without a retry. */
+static void rounds_drop(void *owner, uint64_t peer_id, bool all)
 {
     size_t pos = 0;
     void *v;
 
     while (idmap_next(&asks, &pos, NULL, &v)) {
         MrtrRound *rd = ((MrtrAsk *)v)->round;
-        if (rd->m == m && (all || rd->peer_id == peer_id)) {
+        if (rd->owner == owner && (all || rd->peer_id == peer_id)) {
             round_free(rd, NULL);
             pos = 0; /* the table changed under the walk */
         }
     }
 }
 
-void mrtr_peer_gone(Manager *m, Peer *p)
+void mrtr_peer_gone(void *owner, Peer *p)
 {
-    rounds_drop(m, p->id, false);
+    rounds_drop(owner, p->id, false);
 }
 
-void mrtr_deinit(Manager *m)
+void mrtr_deinit(void *owner)
 {
-    rounds_drop(m, 0, true);
+    rounds_drop(owner, 0, true);
     if (!asks.n)
         idmap_deinit(&asks);
 }

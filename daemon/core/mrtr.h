@@ -8,13 +8,23 @@
 #include <stdint.h>
 
 #include "common/jsonrpc.h"
-#include "daemon/core/manager.h"
+#include "daemon/core/server.h"
+#include "daemon/core/workspace.h"
+#include "daemon/downstream/peer.h"
 #include "daemon/upstream/upstream.h"
 
 /* Rounds of input one call may ask for: a server that never completes is a loop, not a dialogue. */
 #define MRTR_MAX_ROUNDS 8
 /* Input requests in one round: each is a question put to a person or a model. */
 #define MRTR_MAX_INPUT_REQUESTS 16
+
+/* What a round needs of its owner (call.c's registry), which mrtr.c does not know. */
+typedef struct MrtrEnv {
+    struct event_base *base;
+    PeerRegistry *peers;
+    WorkspaceRegistry *workspaces; /* roots/list answered from the agent's workspace */
+    uint64_t *next_request_id;     /* ids of requests to agents, shared with the owner's */
+} MrtrEnv;
 
 typedef enum MrtrOutcome {
     MRTR_COMPLETE, /* not input_required: the result is the call's answer */
@@ -27,7 +37,7 @@ typedef enum MrtrOutcome {
  * "requestState":...), or the round failed (extra NULL, code and message say why). The call is
  * named by id: it may be gone by then.
  */
-typedef void (*MrtrRetryFn)(Manager *m, uint64_t call_id, const char *extra, int64_t code,
+typedef void (*MrtrRetryFn)(void *owner, uint64_t call_id, const char *extra, int64_t code,
                             const char *message);
 
 /**
@@ -35,13 +45,14 @@ typedef void (*MrtrRetryFn)(Manager *m, uint64_t call_id, const char *extra, int
  * its own era (elicitation/create, sampling/createMessage, roots/list requests), bounded by
  * MRTR_MAX_ROUNDS (*roundsp counts them) and by the server's callTimeout per round.
  */
-MrtrOutcome mrtr_begin(Manager *m, Server *s, uint64_t call_id, uint64_t peer_id, unsigned *roundsp,
-                       const UpstreamReply *r, MrtrRetryFn fn, char **whyp);
+MrtrOutcome mrtr_begin(const MrtrEnv *env, void *owner, Server *s, uint64_t call_id,
+                       uint64_t peer_id, unsigned *roundsp, const UpstreamReply *r, MrtrRetryFn fn,
+                       char **whyp);
 /** An agent's response: true when it answered one of mrtr's requests (then it is taken). */
-bool mrtr_peer_response(Manager *m, Peer *p, const JsonrpcMsg *msg);
+bool mrtr_peer_response(void *owner, Peer *p, const JsonrpcMsg *msg);
 /** The agent left: its rounds end without a retry (its calls are aborted by call.c). */
-void mrtr_peer_gone(Manager *m, Peer *p);
-/** Free every round of m. */
-void mrtr_deinit(Manager *m);
+void mrtr_peer_gone(void *owner, Peer *p);
+/** Free every round of owner. */
+void mrtr_deinit(void *owner);
 /** The MCP log level an agent hears (for a modern request's _meta), a static string. */
-const char *mrtr_log_level(Manager *m, uint64_t peer_id);
+const char *mrtr_log_level(PeerRegistry *peers, uint64_t peer_id);
