@@ -11,12 +11,12 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "common/mcp.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/transport-http-private.h"
 
-#define MODERN_VERSION_KEY "io.modelcontextprotocol/protocolVersion"
 /* A tool's mirrored parameters: the headers of one POST stay far below any server's limit. */
 #define HTM_MAX_PARAM_HEADERS 32
 /* A header name from a tool's schema; longer ones are a broken schema, not a header. */
@@ -27,7 +27,7 @@
 const char *htm_version(yajl_val msg)
 {
     return json_get_string(json_get_object(json_get_object(msg, "params"), "_meta"),
-                           MODERN_VERSION_KEY);
+                           MCP_META_PROTOCOL_VERSION);
 }
 
 /*

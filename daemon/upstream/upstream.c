@@ -29,8 +29,6 @@ static const char *const accepted_versions[] = {
 #define UPSTREAM_DISCOVER_PROBE_MS 5000
 /* -32022 with our version among the supported: retried once, then the server is not believed. */
 #define UPSTREAM_DISCOVER_TRIES_MAX 2
-/* UnsupportedProtocolVersion (2026-07-28); its data.supported lists the server's versions. */
-#define MCP_ERROR_UNSUPPORTED_VERSION (-32022)
 
 /*
  * What mcpd honours for its agents (both eras): roots are answered from the workspace root when
@@ -275,27 +273,27 @@ static void modern_meta(Upstream *u, StrBuf *sb, const char **metap, char **owne
 {
     const char *level = u->next_log_level;
 
-    strbuf_puts(sb, "\"" MODERN_META_PREFIX "protocolVersion\":\"" UPSTREAM_MODERN_VERSION "\","
-                    "\"" MODERN_META_PREFIX "clientCapabilities\":" CLIENT_CAPABILITIES_JSON ","
-                    "\"" MODERN_META_PREFIX
-                    "clientInfo\":{\"name\":\"mcpd\",\"version\":\"" MCPD_VERSION "\"}");
+    strbuf_puts(sb, "\"" MCP_META_PROTOCOL_VERSION "\":\"" UPSTREAM_MODERN_VERSION "\","
+                    "\"" MCP_META_CLIENT_CAPABILITIES "\":" CLIENT_CAPABILITIES_JSON ","
+                    "\"" MCP_META_CLIENT_INFO "\":{\"name\":\"mcpd\",\"version\":\"" MCPD_VERSION
+                    "\"}");
     u->next_log_level = NULL;
     if (*metap && strstr(*metap, "\"" MODERN_META_PREFIX)) {
         _cleanup_free_ char *text = xasprintf("{%s}", *metap);
         _cleanup_json_ yajl_val m = json_parse(text, NULL);
         for (size_t i = 0; m && YAJL_IS_OBJECT(m) && i < m->u.object.len;) {
             const char *k = m->u.object.keys[i];
-            if (startswith(k, MODERN_META_PREFIX) && !streq(k, MODERN_META_PREFIX "logLevel"))
+            if (startswith(k, MODERN_META_PREFIX) && !streq(k, MCP_META_LOG_LEVEL))
                 json_free(json_object_take(m, k));
             else
                 i++;
         }
-        if (json_get(m, MODERN_META_PREFIX "logLevel"))
+        if (json_get(m, MCP_META_LOG_LEVEL))
             level = NULL;
         *metap = *ownedp = members_text(m);
     }
     if (level)
-        strbuf_printf(sb, ",\"" MODERN_META_PREFIX "logLevel\":\"%s\"", level);
+        strbuf_printf(sb, ",\"" MCP_META_LOG_LEVEL "\":\"%s\"", level);
 }
 
 static void listen_restart(Upstream *u);
@@ -708,7 +706,7 @@ static void become_modern(Upstream *u, yajl_val result)
     const char *instructions = json_get_string(result, "instructions");
 
     if (!info)
-        info = json_get_object(json_get_object(result, "_meta"), MODERN_META_PREFIX "serverInfo");
+        info = json_get_object(json_get_object(result, "_meta"), MCP_META_SERVER_INFO);
     u->era = UPSTREAM_ERA_MODERN;
     era_remember(u, UPSTREAM_ERA_MODERN);
     u->protocol_version = xstrdup(UPSTREAM_MODERN_VERSION);
@@ -810,7 +808,7 @@ static void on_discover(Upstream *u, void *ctx, const UpstreamReply *r)
         return;
     if (r->outcome == UPSTREAM_OK && offers_modern(json_get(r->result, "supportedVersions")))
         return become_modern(u, r->result);
-    if (r->outcome == UPSTREAM_ERROR && r->code == MCP_ERROR_UNSUPPORTED_VERSION &&
+    if (r->outcome == UPSTREAM_ERROR && r->code == MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION &&
         offers_modern(json_get(r->data, "supported")) &&
         u->discover_tries < UPSTREAM_DISCOVER_TRIES_MAX)
         return send_discover(u); /* a recognised modern error naming our version: once more */

@@ -9,13 +9,14 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/idmap.h"
+#include "common/mcp.h"
 #include "daemon/config/config.h"
 #include "daemon/upstream/transport.h"
 
 /* The revision mcpd asks for, and every one it accepts back (mcp-spec-digest section 0). */
 #define UPSTREAM_PROTOCOL_VERSION "2025-11-25"
 /* The stateless revision: no initialize, per-request _meta, server/discover (spec digest 13). */
-#define UPSTREAM_MODERN_VERSION "2026-07-28"
+#define UPSTREAM_MODERN_VERSION MCP_PROTOCOL_2026_07_28
 
 /* The era a session speaks; decided by the server/discover probe or the "protocol" field. */
 typedef enum UpstreamEra {
