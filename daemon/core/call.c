@@ -602,18 +602,6 @@ static void on_sreq_timeout(evutil_socket_t fd, short what, void *arg)
     sreq_fail(sr, -32001, msg);
 }
 
-/* The capability an agent must have declared to be asked a method, or 0 for none known. */
-static unsigned method_cap(const char *method)
-{
-    if (streq(method, "sampling/createMessage"))
-        return PEER_CAP_SAMPLING;
-    if (streq(method, "elicitation/create"))
-        return PEER_CAP_ELICITATION;
-    if (streq(method, "roots/list"))
-        return PEER_CAP_ROOTS;
-    return 0;
-}
-
 /*
  * The agent whose call caused a request: over stdio nothing names the call, so it is the
  * agent with the most recent call in flight on that server (among those that can answer).
@@ -673,7 +661,7 @@ static void answer_roots(CallRegistry *cr, Server *s, yajl_val id, Workspace *ws
 
 void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, yajl_val params)
 {
-    unsigned cap = method_cap(method);
+    unsigned cap = mrtr_method_cap(method);
     Peer *any = NULL, *p = cap ? causing_peer(m, s, cap, &any) : NULL;
     ServerRequest *sr;
     struct timeval tv;

@@ -110,8 +110,7 @@ static void on_round_timeout(evutil_socket_t fd, short what, void *arg)
                "timeout");
 }
 
-/* The capability a method needs from a 2025 agent (0: one mcpd does not forward). */
-static unsigned input_cap(const char *method)
+unsigned mrtr_method_cap(const char *method)
 {
     if (streq(method, "elicitation/create"))
         return PEER_CAP_ELICITATION;
@@ -149,7 +148,7 @@ static bool requests_ok(Server *s, Peer *p, yajl_val reqs, char **whyp)
     }
     for (size_t i = 0; i < reqs->u.object.len; i++) {
         const char *method = json_get_string(reqs->u.object.values[i], "method");
-        unsigned cap = method ? input_cap(method) : 0;
+        unsigned cap = method ? mrtr_method_cap(method) : 0;
         if (!cap) {
             *whyp = xasprintf("MCP server %s asked for input mcpd cannot forward: %s", s->cfg->name,
                               method ? method : "(an input request without a method)");

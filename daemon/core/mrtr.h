@@ -54,5 +54,10 @@ bool mrtr_peer_response(void *owner, Peer *p, const JsonrpcMsg *msg);
 void mrtr_peer_gone(void *owner, Peer *p);
 /** Free every round of owner. */
 void mrtr_deinit(void *owner);
+/**
+ * The capability (PEER_CAP_*) an agent must have declared to be asked a server's request
+ * (sampling/createMessage, elicitation/create, roots/list), or 0 for a method not forwarded.
+ */
+unsigned mrtr_method_cap(const char *method);
 /** The MCP log level an agent hears (for a modern request's _meta), a static string. */
 const char *mrtr_log_level(PeerRegistry *peers, uint64_t peer_id);
