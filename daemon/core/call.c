@@ -92,7 +92,7 @@ static yajl_val error_result(int64_t code, const char *message, yajl_val data)
 /* Enter c in its agent's map (by its request id) and its server's list. */
 static void call_own(Call *c, Server *s)
 {
-    Agent *a = agent_ensure(&c->reg->agents, c->peer_id);
+    Agent *a = agent_ensure(c->reg->agents, c->peer_id);
 
     c->key = agent_request_key(c->orig_id);
     c->next_same_key = idmap_get(&a->calls, c->key);
@@ -103,7 +103,7 @@ static void call_own(Call *c, Server *s)
 /* Take c out of its agent's map; the server's list is left to the caller. */
 static void call_disown(Call *c)
 {
-    Agent *a = agent_get(&c->reg->agents, c->peer_id);
+    Agent *a = agent_get(c->reg->agents, c->peer_id);
     Call *head = a ? idmap_get(&a->calls, c->key) : NULL, **pp;
 
     for (pp = &head; *pp && *pp != c; pp = &(*pp)->next_same_key)
@@ -119,15 +119,15 @@ static void call_disown(Call *c)
 
 static void call_free(Call *c)
 {
-    Peer *p = peer_get(c->reg->peers, c->peer_id);
+    Agent *a = agent_get(c->reg->agents, c->peer_id);
     Server *s = server_get(c->reg->servers, c->server_id);
 
     idmap_remove(&c->reg->calls, c->id);
     call_disown(c);
     if (s)
         idmap_remove(&s->calls, c->id);
-    if (p && p->calls_in_flight)
-        p->calls_in_flight--;
+    if (a && a->calls_in_flight)
+        a->calls_in_flight--;
     if (s) {
         if (s->calls_in_flight)
             s->calls_in_flight--;
@@ -332,9 +332,10 @@ void calls_server_settled(CallRegistry *cr, Server *s)
 static void call_new(CallRegistry *m, Peer *p, Server *s, const char *method, char *id, char *body,
                      char *meta, char *token)
 {
+    Agent *a = agent_ensure(m->agents, p->id);
     Call *c;
 
-    if (p->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
+    if (a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
         _cleanup_free_ char *msg =
             xasprintf("too many calls in flight: %d is the limit per agent; wait for answers first",
                       AGENT_MAX_CALLS_IN_FLIGHT);
@@ -358,7 +359,7 @@ static void call_new(CallRegistry *m, Peer *p, Server *s, const char *method, ch
     c->server_id = s->id;
     idmap_put(&m->calls, c->id, c);
     call_own(c, s);
-    p->calls_in_flight++;
+    a->calls_in_flight++;
     s->calls_in_flight++;
     call_dispatch(c, s);
 }
@@ -477,7 +478,7 @@ void call_tool_fast(CallRegistry *m, Peer *p, JsonSpan id, JsonSpan name, JsonSp
 /* The agent's call of that request id: one lookup in its own map, no scan. */
 static Call *call_find(CallRegistry *m, uint64_t peer_id, yajl_val orig_id)
 {
-    Agent *a = agent_get(&m->agents, peer_id);
+    Agent *a = agent_get(m->agents, peer_id);
     _cleanup_free_ char *id = NULL;
     Call *c;
 
@@ -560,11 +561,11 @@ static void on_sreq_timeout(evutil_socket_t fd, short what, void *arg)
 static unsigned method_cap(const char *method)
 {
     if (streq(method, "sampling/createMessage"))
-        return PEER_CAP_SAMPLING;
+        return AGENT_CAP_SAMPLING;
     if (streq(method, "elicitation/create"))
-        return PEER_CAP_ELICITATION;
+        return AGENT_CAP_ELICITATION;
     if (streq(method, "roots/list"))
-        return PEER_CAP_ROOTS;
+        return AGENT_CAP_ROOTS;
     return 0;
 }
 
@@ -583,13 +584,14 @@ static Peer *causing_peer(CallRegistry *cr, Server *s, unsigned cap, Peer **anyp
     while (idmap_next(&s->live_calls, &pos, NULL, &v)) {
         Call *c = v;
         Peer *p = peer_get(cr->peers, c->peer_id);
-        if (!p)
+        Agent *a = agent_get(cr->agents, c->peer_id);
+        if (!p || !a)
             continue;
         if (c->id > any_call) {
             any_call = c->id;
             *anyp = p;
         }
-        if ((p->caps & cap) && c->id > best_call) {
+        if ((a->caps & cap) && c->id > best_call) {
             best_call = c->id;
             best = p;
         }
@@ -777,7 +779,7 @@ void calls_server_removed(CallRegistry *m, Server *s)
 
 void calls_peer_gone(CallRegistry *m, Peer *p)
 {
-    Agent *a = agent_get(&m->agents, p->id);
+    Agent *a = agent_get(m->agents, p->id);
     _cleanup_free_ uint64_t *ids = NULL;
     size_t pos = 0, n = 0;
     void *v;
@@ -796,7 +798,6 @@ void calls_peer_gone(CallRegistry *m, Peer *p)
         if (c)
             call_abort(c, "client disconnected");
     }
-    agent_remove(&m->agents, p->id);
     pos = 0;
     while (idmap_next(&m->server_requests, &pos, NULL, &v)) {
         ServerRequest *sr = v;
@@ -817,7 +818,6 @@ void call_registry_deinit(CallRegistry *m)
         call_free(v);
     idmap_deinit(&m->server_requests);
     idmap_deinit(&m->calls);
-    agent_registry_deinit(&m->agents);
     strbuf_deinit(&m->scratch);
 }
 
@@ -826,6 +826,7 @@ void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
     memset(cr, 0, sizeof(*cr));
     cr->base = workspaces->base;
     cr->peers = workspaces->peers;
+    cr->agents = workspaces->agents;
     cr->servers = workspaces->servers;
     cr->workspaces = workspaces;
 }
@@ -863,8 +864,9 @@ static void route_log_message(CallRegistry *cr, Server *s, yajl_val params)
     jsonrpc_write_notification(&sb, "notifications/message", out);
     json_free(out);
     for (Peer *p = cr->peers->first; p; p = p->next) {
-        int want = p->log_level >= 0 ? p->log_level : LOG_LEVEL_DEFAULT;
-        if (p->initialized && level >= want && ws_has_server(ws_of_peer(cr->workspaces, p), s))
+        Agent *a = agent_get(cr->agents, p->id);
+        int want = a && a->log_level >= 0 ? a->log_level : LOG_LEVEL_DEFAULT;
+        if (a && a->initialized && level >= want && ws_has_server(ws_of_peer(cr->workspaces, p), s))
             peer_send_sb(p, &sb);
     }
     strbuf_deinit(&sb);
@@ -893,10 +895,12 @@ void logging_update(CallRegistry *cr, Server *s)
 {
     int want = -1;
 
-    for (Peer *p = cr->peers->first; p; p = p->next)
-        if (p->initialized && p->log_level >= 0 && (want < 0 || p->log_level < want) &&
+    for (Peer *p = cr->peers->first; p; p = p->next) {
+        Agent *a = agent_get(cr->agents, p->id);
+        if (a && a->initialized && a->log_level >= 0 && (want < 0 || a->log_level < want) &&
             ws_has_server(ws_of_peer(cr->workspaces, p), s))
-            want = p->log_level;
+            want = a->log_level;
+    }
     if (want < 0 || want == s->log_level || s->state != SERVER_CONNECTED || !s->up ||
         !json_get(s->up->capabilities, "logging"))
         return;
@@ -911,7 +915,7 @@ void call_set_log_level(CallRegistry *m, Peer *p, int level)
 {
     Workspace *ws = ws_of_peer(m->workspaces, p);
 
-    p->log_level = level;
+    agent_ensure(m->agents, p->id)->log_level = level;
     for (size_t i = 0; i < ws->n_servers; i++)
         logging_update(m, ws->servers[i]);
 }

@@ -29,7 +29,8 @@ bool ws_has_server(const Workspace *ws, const Server *s)
 
 Workspace *ws_of_peer(WorkspaceRegistry *m, const Peer *p)
 {
-    Workspace *ws = p->workspace_id ? idmap_get(&m->by_id, p->workspace_id) : NULL;
+    Agent *a = agent_get(m->agents, p->id);
+    Workspace *ws = a && a->workspace_id ? idmap_get(&m->by_id, a->workspace_id) : NULL;
 
     return ws ? ws : m->user_ws;
 }
@@ -184,9 +185,11 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
         return;
     memcpy(ws->notified_hash, hash, sizeof(hash));
     jsonrpc_write_notification(&sb, "notifications/tools/list_changed", NULL);
-    for (Peer *p = ws->reg->peers->first; p; p = p->next)
-        if (p->initialized && p->workspace_id == ws->id)
+    for (Peer *p = ws->reg->peers->first; p; p = p->next) {
+        Agent *a = agent_get(ws->reg->agents, p->id);
+        if (a && a->initialized && a->workspace_id == ws->id)
             peer_send_sb(p, &sb);
+    }
     strbuf_deinit(&sb);
     log_debug("tool view of %s changed: %zu tools; agents notified",
               ws->root ? ws->root : "the user workspace", ws->n_view);
@@ -498,6 +501,7 @@ static Workspace *ws_for_cwd(WorkspaceRegistry *m, const char *cwd, char **whyp)
 
 int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token, char **whyp)
 {
+    Agent *a = agent_ensure(m->agents, p->id);
     Workspace *ws;
     Session *se;
     int r;
@@ -515,7 +519,7 @@ int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token,
             return WS_E_GONE;
         }
         se->n_members++;
-        p->parent_peer_id = se->owner_peer_id;
+        a->parent_id = se->owner_peer_id;
     } else {
         ws = cwd ? ws_for_cwd(m, cwd, whyp) : m->user_ws;
         if (!ws)
@@ -523,8 +527,8 @@ int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token,
         if ((r = session_open(&m->sessions, p, ws->id, &se, whyp)) < 0)
             return r;
     }
-    p->session_id = se->id;
-    p->workspace_id = ws->id;
+    a->session_id = se->id;
+    a->workspace_id = ws->id;
     ws->n_agents++;
     event_del(ws->ev_linger);
     return 0;
@@ -532,16 +536,19 @@ int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token,
 
 const char *ws_peer_token(WorkspaceRegistry *m, Peer *p)
 {
-    Session *se = session_get(&m->sessions, p->session_id);
+    Agent *a = agent_get(m->agents, p->id);
+    Session *se = a ? session_get(&m->sessions, a->session_id) : NULL;
 
     return se ? se->token : NULL;
 }
 
 void ws_peer_left(WorkspaceRegistry *m, Peer *p)
 {
-    Workspace *ws = p->workspace_id ? idmap_get(&m->by_id, p->workspace_id) : NULL;
+    Agent *a = agent_get(m->agents, p->id);
+    Workspace *ws = a && a->workspace_id ? idmap_get(&m->by_id, a->workspace_id) : NULL;
 
-    session_leave(&m->sessions, p->session_id, p);
+    if (a)
+        session_leave(&m->sessions, a->session_id, p);
     if (!ws || !ws->n_agents)
         return;
     if (--ws->n_agents == 0 && ws != m->user_ws && !m->servers->shutting_down) {
@@ -552,12 +559,14 @@ void ws_peer_left(WorkspaceRegistry *m, Peer *p)
 }
 
 void ws_registry_init(WorkspaceRegistry *wr, ServerRegistry *servers, PeerRegistry *peers,
-                      const Settings *settings, const char *config_file, const char *home)
+                      AgentRegistry *agents, const Settings *settings, const char *config_file,
+                      const char *home)
 {
     memset(wr, 0, sizeof(*wr));
     wr->base = servers->base;
     wr->servers = servers;
     wr->peers = peers;
+    wr->agents = agents;
     wr->settings = settings;
     wr->config_file = config_file;
     wr->home = home;

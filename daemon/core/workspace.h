@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "common/strbuf.h"
 #include "daemon/config/config.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/server.h"
 #include "daemon/core/session.h"
 #include "daemon/downstream/peer.h"
@@ -100,6 +101,7 @@ struct WorkspaceRegistry {
     const char *config_file;
     const char *home;
     PeerRegistry *peers;
+    AgentRegistry *agents;
     ServerRegistry *servers;
     IdMap by_id; /* id -> Workspace */
     Workspace *user_ws;
@@ -118,7 +120,8 @@ enum {
 
 /** Set up an empty registry; nothing is discovered until ws_new() and ws_load(). */
 void ws_registry_init(WorkspaceRegistry *wr, ServerRegistry *servers, PeerRegistry *peers,
-                      const Settings *settings, const char *config_file, const char *home);
+                      AgentRegistry *agents, const Settings *settings, const char *config_file,
+                      const char *home);
 /** Empty every workspace of its servers (daemon exit): agents may still ask, and get nothing. */
 void ws_registry_shutdown(WorkspaceRegistry *wr);
 /** Free every workspace and session. */

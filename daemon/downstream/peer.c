@@ -49,10 +49,7 @@ static void on_reap(evutil_socket_t fd, short what, void *arg)
     while (reg->reap) {
         Peer *p = reg->reap;
         reg->reap = p->next;
-        free(p->client_name);
-        free(p->client_version);
-        free(p->protocol_version);
-        free(p->cwd);
+        free(p->label);
         free(p->close_reason);
         free(p);
     }
@@ -271,7 +268,6 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
     p->id = ++reg->next_id;
     p->reg = reg;
     p->fd = fd;
-    p->log_level = -1;
     p->uid = uid;
     p->pid = pid;
     p->connected_wall_ms = wall_ms();
@@ -353,8 +349,8 @@ void peer_close(Peer *p, const char *reason)
     p->dead = true;
     if (reason)
         log_full(LOG_NOTICE, NULL, "peer", "dropping client %llu (pid %d%s%s): %s",
-                 (unsigned long long)p->id, (int)p->pid, p->client_name ? ", " : "",
-                 p->client_name ? p->client_name : "", reason);
+                 (unsigned long long)p->id, (int)p->pid, p->label ? ", " : "",
+                 p->label ? p->label : "", reason);
     else
         log_debug("peer %llu disconnected", (unsigned long long)p->id);
     if (reg->gone)

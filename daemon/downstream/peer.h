@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// peer: one downstream connection on the socket (framing, bounded output, identity).
+// peer: one downstream connection on the socket (framing, bounded output, reaping); what the
+// agent on it is and does is the core's (daemon/core/agent.h).
 #pragma once
 
 #include <stdbool.h>
@@ -22,8 +23,6 @@ typedef bool (*PeerFastFn)(Peer *p, const char *line, size_t len, void *userdata
 /* Told when a peer goes away (after its last message), so its work can be cancelled. */
 typedef void (*PeerGoneFn)(Peer *p, void *userdata);
 
-#define SESSION_TOKEN_BYTES 16
-
 /*
  * How long a line may stay unfinished (bytes with no newline yet). An agent writes a message
  * in one go: even a maximal 16 MiB line crosses a local socket in well under a second, and a
@@ -32,13 +31,6 @@ typedef void (*PeerGoneFn)(Peer *p, void *userdata);
  * The hidden setting partialLineTimeoutMs overrides it (tests make it short).
  */
 #define PEER_PARTIAL_LINE_TIMEOUT_MS 30000
-
-/* Client capabilities an agent declared in initialize: which server requests it can answer. */
-enum {
-    PEER_CAP_SAMPLING = 1 << 0,
-    PEER_CAP_ELICITATION = 1 << 1,
-    PEER_CAP_ROOTS = 1 << 2,
-};
 
 struct Peer {
     uint64_t id;
@@ -49,21 +41,13 @@ struct Peer {
     struct event *ev_read, *ev_write;
     Framer in;
     struct evbuffer *out;
-    bool initialized, dead;
-    char *client_name, *client_version, *protocol_version;
-    char *cwd;
+    bool dead;
+    char *label;               /* how logs name it (the agent's clientInfo.name), or NULL */
     char *close_reason;        /* set by peer_send: closed from the loop, never inside a send */
     struct event *ev_partial;  /* fires when an unfinished line has waited too long */
     size_t partial_bytes;      /* bytes of the unfinished line held in in */
     uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
-    uint64_t workspace_id;
-    uint64_t session_id;     /* the session it opened or joined */
-    uint64_t parent_peer_id; /* for a subagent: the agent whose session it joined */
-    unsigned caps;           /* PEER_CAP_* */
-    int log_level;           /* logging/setLevel, or -1 */
-    unsigned calls_in_flight;
     int64_t connected_wall_ms;
-    uint64_t n_requests;
     Peer *next, *prev;
 };
 

@@ -96,13 +96,14 @@ static void test_sessions(void)
     core_init(&c);
     Peer *owner = core_agent(&c, &fd1), *sub = core_agent(&c, &fd2), *other = core_agent(&c, &fd3);
     CHECK_INTEQ(ws_attach(&c.workspaces, owner, NULL, NULL, &why), 0);
-    CHECK_INTEQ(owner->workspace_id, c.workspaces.user_ws->id);
+    Agent *ao = agent_get(&c.agents, owner->id), *as = agent_get(&c.agents, sub->id);
+    CHECK_INTEQ(ao->workspace_id, c.workspaces.user_ws->id);
     _cleanup_free_ char *token = xstrdup(ws_peer_token(&c.workspaces, owner));
     CHECK_INTEQ(strlen(token), 2 * SESSION_TOKEN_BYTES);
     /* A subagent joins by the token: same workspace, the owner as its parent. */
     CHECK_INTEQ(ws_attach(&c.workspaces, sub, NULL, token, &why), 0);
-    CHECK_INTEQ(sub->parent_peer_id, owner->id);
-    CHECK_INTEQ(sub->session_id, owner->session_id);
+    CHECK_INTEQ(as->parent_id, owner->id);
+    CHECK_INTEQ(as->session_id, ao->session_id);
     CHECK_INTEQ(c.workspaces.user_ws->n_agents, 2);
     /* Another user's agent cannot join by a token it learnt. */
     other->uid = getuid() + 1;
