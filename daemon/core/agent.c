@@ -118,6 +118,7 @@ void agent_remove(AgentRegistry *ar, uint64_t id)
     if (!a)
         return;
     idmap_deinit(&a->calls);
+    idmap_deinit(&a->requests);
     free(a->client_name);
     free(a->client_version);
     free(a->protocol_version);

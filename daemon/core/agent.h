@@ -39,6 +39,7 @@ typedef struct Agent {
     /* The calls it has in flight, by its own request id: the key is agent_request_key() of the
      * id's JSON text, the value the first Call with that key (call.c chains the others). */
     IdMap calls;
+    IdMap requests; /* id it sees -> ServerRequest: what upstreams asked it (call.c) */
 } Agent;
 
 /* Every agent that has said something (created on its first message), by id. */

@@ -518,7 +518,14 @@ void call_cancel(CallRegistry *m, Peer *p, yajl_val request_id)
 
 static void sreq_free(ServerRequest *sr)
 {
+    Server *s = server_get(sr->reg->servers, sr->server_id);
+    Agent *a = agent_get(sr->reg->agents, sr->peer_id);
+
     idmap_remove(&sr->reg->server_requests, sr->id);
+    if (s)
+        idmap_remove(&s->requests, sr->id);
+    if (a)
+        idmap_remove(&a->requests, sr->id);
     event_free(sr->timer);
     json_free(sr->up_id);
     json_free(sr->schema);
@@ -663,6 +670,8 @@ void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, 
           s->cfg->call_timeout_ms > 0 ? s->cfg->call_timeout_ms : CONFIG_DEFAULT_CALL_TIMEOUT_MS);
     evtimer_add(sr->timer, &tv);
     idmap_put(&m->server_requests, sr->id, sr);
+    idmap_put(&s->requests, sr->id, sr);
+    idmap_put(&agent_ensure(m->agents, p->id)->requests, sr->id, sr);
     jsonrpc_write_request(&sb, sr->id, method, params);
     peer_send_sb(p, &sb);
     strbuf_deinit(&sb);
@@ -730,10 +739,9 @@ static void sreq_cancelled_upstream(CallRegistry *cr, Server *s, yajl_val params
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&cr->server_requests, &pos, NULL, &v)) {
+    while (idmap_next(&s->requests, &pos, NULL, &v)) {
         ServerRequest *sr = v;
-        if (sr->server_id == s->id && s->up && sr->upstream_id == s->up->id &&
-            json_equal(sr->up_id, rid)) {
+        if (s->up && sr->upstream_id == s->up->id && json_equal(sr->up_id, rid)) {
             sreq_withdraw(sr, "cancelled by the server");
             sreq_free(sr);
             return;
@@ -746,9 +754,9 @@ void calls_upstream_closed(CallRegistry *cr, Server *s, uint64_t upstream_id)
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&cr->server_requests, &pos, NULL, &v)) {
+    while (idmap_next(&s->requests, &pos, NULL, &v)) {
         ServerRequest *sr = v;
-        if (sr->server_id == s->id && sr->upstream_id == upstream_id) {
+        if (sr->upstream_id == upstream_id) {
             sreq_withdraw(sr, "the server's session ended");
             sreq_free(sr);
         }
@@ -768,12 +776,9 @@ void calls_server_removed(CallRegistry *m, Server *s)
             call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
         }
     }
-    while (idmap_next(&m->server_requests, &pos, NULL, &v)) {
-        ServerRequest *sr = v;
-        if (sr->server_id == s->id) {
-            sreq_withdraw(sr, "the server was disconnected");
-            sreq_free(sr);
-        }
+    while (idmap_next(&s->requests, &pos, NULL, &v)) {
+        sreq_withdraw(v, "the server was disconnected");
+        sreq_free(v);
     }
 }
 
@@ -799,11 +804,8 @@ void calls_peer_gone(CallRegistry *m, Peer *p)
             call_abort(c, "client disconnected");
     }
     pos = 0;
-    while (idmap_next(&m->server_requests, &pos, NULL, &v)) {
-        ServerRequest *sr = v;
-        if (sr->peer_id == p->id)
-            sreq_fail(sr, JSONRPC_INTERNAL_ERROR, "the agent that was asked disconnected");
-    }
+    while (a && idmap_next(&a->requests, &pos, NULL, &v))
+        sreq_fail(v, JSONRPC_INTERNAL_ERROR, "the agent that was asked disconnected");
 }
 
 void call_registry_deinit(CallRegistry *m)

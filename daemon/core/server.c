@@ -596,6 +596,7 @@ static void server_remove(Server *s)
     free(s->cache_problem);
     idmap_deinit(&s->live_calls);
     idmap_deinit(&s->calls);
+    idmap_deinit(&s->requests);
     json_free(s->tools);
     free(s->last_error);
     free(s->start_dir);

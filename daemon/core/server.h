@@ -79,6 +79,7 @@ typedef struct Server {
     char *start_dir;      /* where a stdio server starts when its config names no cwd */
     IdMap live_calls;     /* upstream request id -> Call, for routing progress */
     IdMap calls;          /* call id -> Call: every call routed to it (call.c owns them) */
+    IdMap requests;       /* id -> ServerRequest: its requests forwarded to agents (call.c) */
     int log_level;        /* logging/setLevel sent upstream, or -1 */
     bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */
     char *auth_challenge; /* its WWW-Authenticate text */

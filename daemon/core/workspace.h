@@ -126,14 +126,19 @@ void ws_registry_init(WorkspaceRegistry *wr, ServerRegistry *servers, PeerRegist
 void ws_registry_shutdown(WorkspaceRegistry *wr);
 /** Free every workspace and session. */
 void ws_registry_deinit(WorkspaceRegistry *wr);
+/** A new workspace of root (NULL: the user workspace), empty until ws_load(). */
 Workspace *ws_new(WorkspaceRegistry *wr, const char *root);
 /** (Re)discover a workspace's servers and connect them; results: name -> what happened. */
 void ws_load(Workspace *ws, yajl_val results);
+/** Free a workspace: its waiting lists are dropped, its servers released. */
 void ws_free(Workspace *ws);
+/** Whether s is one of the workspace's servers. */
 bool ws_has_server(const Workspace *ws, const Server *s);
 /** The workspace of a peer (the user workspace for one not attached). */
 Workspace *ws_of_peer(WorkspaceRegistry *wr, const Peer *p);
+/** The tool agents of ws call name, or NULL. */
 const ViewTool *ws_view_find(Workspace *ws, const char *name);
+/** Rebuild the tool view if anything changed since it was built. */
 void ws_view_ensure(Workspace *ws);
 /** A server's tools or state changed: every workspace that sees it rebuilds and is told. */
 void server_views_changed(WorkspaceRegistry *wr, Server *s);
