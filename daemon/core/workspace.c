@@ -246,8 +246,8 @@ static void ws_gate_arm(Workspace *ws)
 
 /*
  * A tools/list may be answered when no server is connecting, or once startupTimeoutMs has
- * passed and every server still connecting has stand-in tools to show (deferred). Servers
- * with nothing to show are waited for, each bounded by its own timeout.
+ * passed (by default 0: at once) and every server still connecting has stand-in tools to show
+ * (deferred). Servers with nothing to show are waited for, each bounded by its own timeout.
  */
 static bool ws_gate_open(Workspace *ws)
 {
