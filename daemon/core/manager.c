@@ -1034,6 +1034,9 @@ static yajl_val workspace_status(Workspace *ws)
     json_object_set(o, "servers", names);
     json_object_set(o, "tools", json_int_new((int64_t)ws->n_view));
     json_object_set(o, "nameCollisions", json_int_new(ws->n_collisions));
+    /* Views built and tools/list answers that shared one by reference. */
+    json_object_set(o, "viewBuilds", json_int_new((int64_t)ws->n_view_builds));
+    json_object_set(o, "viewSends", json_int_new((int64_t)ws->n_view_sends));
     if (!ws->n_agents && ws->root && evtimer_pending(ws->ev_linger, NULL))
         json_object_set(o, "lingering", json_bool_new(true));
     return o;

@@ -110,7 +110,8 @@ typedef struct Workspace {
     bool dirty;
     ViewTool *view;
     size_t n_view;
-    StrBuf view_json; /* {"tools":[...]} ready to send */
+    struct ViewText *view_text; /* {"tools":[...]} ready to send, shared (view.h) */
+    uint64_t n_view_builds, n_view_sends;
     char notified_hash[2 * SHA256_DIGEST_SIZE + 1];
     unsigned n_collisions;
     unsigned n_agents;

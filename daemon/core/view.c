@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // view: a workspace's tool view, the merged tools/list its agents see, built once per change.
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
+#include "common/jsonrpc.h"
 #include "common/util.h"
 #include "daemon/core/manager-private.h"
 #include "daemon/core/naming.h"
@@ -77,6 +79,26 @@ static yajl_val exposed_tool(Workspace *ws, const char *name, Server *s, yajl_va
     return o;
 }
 
+/* The built view, sized exactly: a 10 000-tool view is 4 MB, and agents may hold it a while. */
+static ViewText *view_text_new(StrBuf *sb)
+{
+    ViewText *vt = xcalloc(1, sizeof(*vt));
+
+    vt->refs = 1;
+    vt->data = strbuf_detach(sb, &vt->len);
+    vt->data = xrealloc(vt->data, vt->len + 1);
+    return vt;
+}
+
+ViewText *view_text_unref(ViewText *vt)
+{
+    if (vt && --vt->refs == 0) {
+        free(vt->data);
+        free(vt);
+    }
+    return NULL;
+}
+
 typedef struct Named {
     Server *s;
     yajl_val def;
@@ -85,11 +107,11 @@ typedef struct Named {
 static void view_rebuild(Workspace *ws)
 {
     size_t n = 0, k = 0;
+    StrBuf sb = STRBUF_INIT;
     _cleanup_free_ Named *all = NULL;
     _cleanup_free_ NamingEntry *entries = NULL;
 
     view_clear(ws);
-    strbuf_reset(&ws->view_json);
     for (size_t i = 0; i < ws->n_servers; i++)
         n += json_array_len(ws->servers[i]->tools);
     all = xcalloc(n ? n : 1, sizeof(*all));
@@ -107,13 +129,13 @@ static void view_rebuild(Workspace *ws)
     naming_assign(entries, n); /* sorted by name on return */
     ws->n_collisions = 0;
     ws->view = xcalloc(n ? n : 1, sizeof(*ws->view));
-    strbuf_puts(&ws->view_json, "{\"tools\":[");
+    strbuf_puts(&sb, "{\"tools\":[");
     for (size_t i = 0; i < n; i++) {
         Named *nm = entries[i].data;
         yajl_val o = exposed_tool(ws, entries[i].name, nm->s, nm->def);
         if (i)
-            strbuf_putc(&ws->view_json, ',');
-        json_write(&ws->view_json, o);
+            strbuf_putc(&sb, ',');
+        json_write(&sb, o);
         json_free(o);
         ws->view[i].name = entries[i].name;
         ws->view[i].server_id = nm->s->id;
@@ -121,13 +143,16 @@ static void view_rebuild(Workspace *ws)
         ws->n_collisions += entries[i].collided != 0;
     }
     ws->n_view = n;
-    strbuf_puts(&ws->view_json, "]}");
+    strbuf_puts(&sb, "]}");
+    view_text_unref(ws->view_text);
+    ws->view_text = view_text_new(&sb);
+    ws->n_view_builds++;
     ws->dirty = false;
 }
 
 void ws_view_ensure(Workspace *ws)
 {
-    if (ws->dirty || !ws->view_json.data)
+    if (ws->dirty || !ws->view_text)
         view_rebuild(ws);
 }
 
@@ -147,5 +172,30 @@ const ViewTool *ws_view_find(Workspace *ws, const char *name)
 void ws_view_deinit(Workspace *ws)
 {
     view_clear(ws);
-    strbuf_deinit(&ws->view_json);
+    ws->view_text = view_text_unref(ws->view_text);
+}
+
+/* An evbuffer is done with the view's bytes: drop the reference it held. */
+static void view_text_sent(const void *data, size_t n, void *arg)
+{
+    (void)data, (void)n;
+    view_text_unref(arg);
+}
+
+void ws_view_send(Workspace *ws, Peer *p, yajl_val id)
+{
+    StrBuf head = STRBUF_INIT;
+    ViewText *vt;
+
+    ws_view_ensure(ws);
+    vt = ws->view_text;
+    /* The envelope around an empty result, then the shared view in its place: no copy. */
+    jsonrpc_write_result_raw(&head, id, "", 0);
+    assert(head.len >= 2 && head.data[head.len - 2] == '}');
+    peer_send(p, head.data, head.len - 2);
+    vt->refs++;
+    peer_send_ref(p, vt->data, vt->len, view_text_sent, vt);
+    peer_send(p, "}\n", 2);
+    ws->n_view_sends++;
+    strbuf_deinit(&head);
 }

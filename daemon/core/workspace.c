@@ -44,7 +44,7 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     ws_view_ensure(ws);
-    sha256_hex(hash, ws->view_json.data, ws->view_json.len);
+    sha256_hex(hash, ws->view_text->data, ws->view_text->len);
     if (streq(hash, ws->notified_hash))
         return;
     memcpy(ws->notified_hash, hash, sizeof(hash));
@@ -145,10 +145,7 @@ static void send_view(Workspace *ws, Peer *p, yajl_val id)
         strbuf_deinit(&sb);
         return;
     }
-    ws_view_ensure(ws);
-    jsonrpc_write_result_raw(&sb, id, ws->view_json.data, ws->view_json.len);
-    peer_send_sb(p, &sb);
-    strbuf_deinit(&sb);
+    ws_view_send(ws, p, id);
 }
 
 static void ws_check_gate(Workspace *ws)

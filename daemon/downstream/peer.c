@@ -344,6 +344,30 @@ void peer_send(Peer *p, const char *data, size_t n)
         event_active(p->ev_write, EV_WRITE, 1);
 }
 
+void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg)
+{
+    size_t queued = evbuffer_get_length(p->out);
+
+    if (p->dead || p->close_reason) {
+        done(data, n, arg);
+        return;
+    }
+    if (queued + n > p->reg->max_queue) {
+        _cleanup_free_ char *why =
+            xasprintf("output queue over %zu bytes: the client is not reading", p->reg->max_queue);
+        done(data, n, arg);
+        close_later(p, why);
+        return;
+    }
+    if (evbuffer_add_reference(p->out, data, n, done, arg) < 0) {
+        done(data, n, arg);
+        close_later(p, "out of memory");
+        return;
+    }
+    if (queued == 0)
+        event_active(p->ev_write, EV_WRITE, 1);
+}
+
 void peer_close(Peer *p, const char *reason)
 {
     PeerRegistry *reg = p->reg;
