@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "daemon/core/manager-private.h"
 #include "daemon/core/surface.h"
+#include "daemon/core/toolset.h"
 
 /* A request from an agent routed to one upstream, from arrival to its one reply. */
 typedef struct Call {
@@ -355,9 +356,8 @@ static void call_start(Manager *m, Peer *p, char *id, const char *name, const ch
 
     if (surface_passthrough(m, p, &s)) {
         /* The agent sees one server as itself: the name is the server's own. */
-        for (size_t i = 0; s && i < json_array_len(s->tools) && !tool; i++)
-            if (streq(json_get_string(json_array_at(s->tools, i), "name"), name))
-                tool = name;
+        if (s && toolset_has(s->tools, name))
+            tool = name;
     } else if ((vt = ws_view_find(ws_of_peer(m, p), name)) &&
                (s = idmap_get(&m->servers, vt->server_id))) {
         tool = vt->tool;

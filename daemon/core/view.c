@@ -11,6 +11,7 @@
 #include "daemon/core/manager-private.h"
 #include "daemon/core/naming.h"
 #include "daemon/core/surface.h"
+#include "daemon/core/toolset.h"
 #include "daemon/core/view.h"
 
 static void view_clear(Workspace *ws)
@@ -101,7 +102,7 @@ ViewText *view_text_unref(ViewText *vt)
 
 typedef struct Named {
     Server *s;
-    yajl_val def;
+    size_t index; /* in the server's tool set */
 } Named;
 
 static void view_rebuild(Workspace *ws)
@@ -113,16 +114,16 @@ static void view_rebuild(Workspace *ws)
 
     view_clear(ws);
     for (size_t i = 0; i < ws->n_servers; i++)
-        n += json_array_len(ws->servers[i]->tools);
+        n += toolset_len(ws->servers[i]->tools);
     all = xcalloc(n ? n : 1, sizeof(*all));
     entries = xcalloc(n ? n : 1, sizeof(*entries));
     for (size_t i = 0; i < ws->n_servers; i++) {
         Server *s = ws->servers[i];
-        for (size_t j = 0; j < json_array_len(s->tools); j++, k++) {
+        for (size_t j = 0; j < toolset_len(s->tools); j++, k++) {
             all[k].s = s;
-            all[k].def = json_array_at(s->tools, j);
+            all[k].index = j;
             entries[k].server = s->cfg->name;
-            entries[k].tool = json_get_string(all[k].def, "name");
+            entries[k].tool = toolset_name(s->tools, j);
             entries[k].data = &all[k];
         }
     }
@@ -132,11 +133,13 @@ static void view_rebuild(Workspace *ws)
     strbuf_puts(&sb, "{\"tools\":[");
     for (size_t i = 0; i < n; i++) {
         Named *nm = entries[i].data;
-        yajl_val o = exposed_tool(ws, entries[i].name, nm->s, nm->def);
+        yajl_val def = toolset_parse(nm->s->tools, nm->index);
+        yajl_val o = exposed_tool(ws, entries[i].name, nm->s, def);
         if (i)
             strbuf_putc(&sb, ',');
         json_write(&sb, o);
         json_free(o);
+        json_free(def);
         ws->view[i].name = entries[i].name;
         ws->view[i].server_id = nm->s->id;
         ws->view[i].tool = entries[i].tool;

@@ -16,6 +16,7 @@
 #include "daemon/core/manager-private.h"
 #include "daemon/core/naming.h"
 #include "daemon/core/surface.h"
+#include "daemon/core/toolset.h"
 #include "daemon/core/view.h"
 
 static void ws_check_gate(Workspace *ws);
@@ -136,11 +137,12 @@ static void send_view(Workspace *ws, Peer *p, yajl_val id)
 
     if (surface_passthrough(ws->m, p, &only)) {
         /* The one server's tools as it lists them, as if the agent spoke to it directly. */
-        yajl_val r = json_object_new();
-        json_object_set(r, "tools",
-                        only && only->tools ? json_copy(only->tools) : json_array_new());
-        jsonrpc_write_result(&sb, id, r);
-        json_free(r);
+        StrBuf r = STRBUF_INIT;
+        strbuf_puts(&r, "{\"tools\":");
+        strbuf_puts(&r, only && only->tools ? only->tools->text : "[]");
+        strbuf_putc(&r, '}');
+        jsonrpc_write_result_raw(&sb, id, r.data, r.len);
+        strbuf_deinit(&r);
         peer_send_sb(p, &sb);
         strbuf_deinit(&sb);
         return;

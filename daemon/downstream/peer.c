@@ -241,8 +241,10 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
                 return;
         }
     }
-    if (!p->dead)
+    if (!p->dead) {
         track_partial(p, line_ended);
+        framer_release_big(&p->in);
+    }
 }
 
 static void on_writable(evutil_socket_t fd, short what, void *arg)
