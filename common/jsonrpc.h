@@ -122,10 +122,10 @@ ssize_t framer_read_fd(Framer *f, int fd);
  */
 int framer_next(Framer *f, char **linep, size_t *lenp);
 /*
- * A read buffer past this grew for one big line (a tools/list page, a large result); ordinary
- * traffic fits in a few read chunks. Kept, it would hold megabytes per connection for good.
+ * A read buffer past this grew for a line longer than a read (a tools/list page, a large
+ * result); ordinary messages fit in one. Kept, it would hold megabytes per connection for good.
  */
-#define FRAMER_KEEP_BYTES (4 * FRAMER_READ_CHUNK)
+#define FRAMER_KEEP_BYTES (2 * FRAMER_READ_CHUNK)
 /**
  * Free a buffer grown past FRAMER_KEEP_BYTES once it holds nothing pending (call between reads,
  * after the lines are handled); the next read starts a fresh chunk.

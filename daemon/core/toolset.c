@@ -48,9 +48,14 @@ ToolSet *toolset_new_take(yajl_val tools)
         ts->spans[i].name = name_at[i] == SIZE_MAX ? NULL : ts->names + name_at[i];
     free(name_at);
     json_free(tools);
+    toolset_trim_after(n);
+    return ts;
+}
+
+void toolset_trim_after(size_t n)
+{
     if (n >= TOOLSET_TRIM_TOOLS)
         malloc_trim(0);
-    return ts;
 }
 
 ToolSet *toolset_free(ToolSet *ts)

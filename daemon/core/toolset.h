@@ -28,6 +28,8 @@ typedef struct ToolSet {
 
 /** A set from a JSON array of tools (consumed; anything but an array makes an empty set). */
 ToolSet *toolset_new_take(yajl_val tools);
+/** After the trees of n tools were freed: hand their memory back to the system if n is large. */
+void toolset_trim_after(size_t n);
 /** Free the set (safe on NULL); returns NULL. */
 ToolSet *toolset_free(ToolSet *ts);
 /** Number of tools (0 for NULL). */

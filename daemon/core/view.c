@@ -150,6 +150,7 @@ static void view_rebuild(Workspace *ws)
     view_text_unref(ws->view_text);
     ws->view_text = view_text_new(&sb);
     ws->n_view_builds++;
+    toolset_trim_after(n); /* the trees made and freed above, one per tool */
     ws->dirty = false;
 }
 
