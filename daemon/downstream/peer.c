@@ -221,6 +221,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     (void)what;
     for (int i = 0; i < PEER_READS_PER_WAKE && !p->dead; i++) {
         ssize_t n = framer_read_fd(&p->in, fd);
+        /* A read that did not fill the buffer emptied the socket: no read just for EAGAIN. */
+        bool drained = n > 0 && p->in.len + 1 < p->in.cap;
         if (n == -EAGAIN)
             break;
         if (n == 0 || (n < 0 && n != -EINTR)) {
@@ -240,6 +242,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
             if (!handle_line(p, line, len))
                 return;
         }
+        if (drained)
+            break;
     }
     if (!p->dead) {
         track_partial(p, line_ended);
