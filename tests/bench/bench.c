@@ -1242,7 +1242,9 @@ static void bench_agents(Harness *h)
     }
     double rd = run_seqs(direct, K, all_d);
     uint64_t ticks0 = cpu_ticks(h->pid);
+    double io0 = io_calls(h->pid);
     double rm = run_seqs(via, K, all_m);
+    double io_per_call = (io_calls(h->pid) - io0) / (double)(K * n);
     /* mcpd's own CPU (user + system) per call while the 100 agents call through it. */
     double cpu_us =
         (double)(cpu_ticks(h->pid) - ticks0) * 1e6 / (double)sysconf(_SC_CLK_TCK) / (double)(K * n);
@@ -1254,8 +1256,11 @@ static void bench_agents(Harness *h)
            "   mcpd, all on one upstream (1 server)    %8.0f calls/s  p50 %5" PRIu64
            " us  p99 %6" PRIu64 " us   ratio %.2f\n",
            K, n, K, rd, dp50, dp99, rm, mp50, mp99, rm / rd);
-    printf("   mcpd CPU per call at %d agents: %.2f us (user + system)\n", K, cpu_us);
-    result("agentsCpu", "{\"agents\":%d,\"mcpdCpuUsPerCall\":%.3f}", K, cpu_us);
+    printf("   mcpd CPU per call at %d agents: %.2f us (user + system); read+write calls per call "
+           "%.2f\n",
+           K, cpu_us, io_per_call);
+    result("agentsCpu", "{\"agents\":%d,\"mcpdCpuUsPerCall\":%.3f,\"mcpdIoPerCall\":%.3f}", K,
+           cpu_us, io_per_call);
     result("agents",
            "{\"agents\":%d,\"callsEach\":%zu,\"directPerSec\":%.0f,\"directP50Us\":%" PRIu64
            ",\"directP99Us\":%" PRIu64 ",\"mcpdPerSec\":%.0f,\"mcpdP50Us\":%" PRIu64
