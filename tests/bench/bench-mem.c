@@ -31,6 +31,7 @@ typedef struct Figures {
     int64_t warm_ms;        /* median daemon start to first tools/list */
     int64_t warm_min_ms, warm_max_ms;
     size_t view_bytes; /* the tools/list result */
+    int n_lists;
 } Figures;
 
 /* Pss of a process from /proc/PID/smaps_rollup, in KiB (-1 when unreadable). */
@@ -86,6 +87,7 @@ static void measure_tools(Figures *f, int n_lists)
     wait_connected(c, BIG_SERVERS);
     h_sleep_ms(500); /* the coalesced view rebuild and the cache writes */
     f->rss_connected_kib = h_rss_kib(h.pid);
+    f->n_lists = n_lists;
     for (int i = 0; i < n_lists; i++) {
         char *out = NULL;
         if (mcpc_list_tools(c, &out) != 0)
@@ -93,6 +95,7 @@ static void measure_tools(Figures *f, int n_lists)
         f->view_bytes = out ? strlen(out) : 0;
         mcpc_string_free(out);
     }
+    /* BENCH_MEM_PAUSE: hold mcpd here, to look at it (smaps, massif) before it stops. */
     if (getenv("BENCH_MEM_PAUSE")) {
         fprintf(stderr, "mcpd pid %d: press enter\n", (int)h.pid);
         getchar();
@@ -130,13 +133,9 @@ static void measure_warm(Figures *f, int n_starts)
         char *out = NULL;
         uint64_t t0 = now_ms();
         h_start(&h, NULL);
-        uint64_t t1 = now_ms();
         c = h_client(&h, "warm");
-        uint64_t t2 = now_ms();
         mcpc_list_tools(c, &out);
         ms[i] = (int64_t)(now_ms() - t0);
-        fprintf(stderr, "start %llu client %llu list %llu\n", (unsigned long long)(t1 - t0),
-                (unsigned long long)(t2 - t1), (unsigned long long)(now_ms() - t2));
         mcpc_string_free(out);
         mcpc_free(c);
         h_stop(&h);
@@ -157,19 +156,20 @@ static void measure(const char *binary, Figures *f, bool short_mode)
 
 static void print(const char *what, const Figures *f)
 {
-    printf("   %-9s %7ld KiB RSS connected, %7ld KiB RSS / %7ld KiB PSS after %d lists; "
-           "warm start %" PRId64 " ms (min %" PRId64 ", max %" PRId64 ")\n",
-           what, f->rss_connected_kib, f->rss_kib, f->pss_kib, N_LISTS, f->warm_ms, f->warm_min_ms,
-           f->warm_max_ms);
+    printf("   %-9s %7ld KiB RSS connected, %7ld KiB RSS / %7ld KiB PSS after %d lists of %zu "
+           "KiB; warm start %" PRId64 " ms (min %" PRId64 ", max %" PRId64 ")\n",
+           what, f->rss_connected_kib, f->rss_kib, f->pss_kib, f->n_lists, f->view_bytes / 1024,
+           f->warm_ms, f->warm_min_ms, f->warm_max_ms);
 }
 
 /*
  * usage: mcpd-bench-mem [--short] [--baseline PATH-TO-OTHER-MCPD]. $MCPD_BINARY is the build
- * under test; the baseline (e.g. main's release build) is measured in the same run, after it.
+ * under test; the baseline (e.g. main's release build; or $MCPD_BASELINE) is measured in the
+ * same run, after it.
  */
 int main(int argc, char **argv)
 {
-    const char *self = getenv("MCPD_BINARY"), *baseline = NULL;
+    const char *self = getenv("MCPD_BINARY"), *baseline = getenv("MCPD_BASELINE");
     bool short_mode = false;
     Figures mine = {0}, base = {0};
 
