@@ -43,7 +43,11 @@ ToolSet *toolset_new_take(yajl_val tools)
     ts->n = n;
     ts->text = strbuf_detach(&text, &ts->len);
     ts->text = xrealloc(ts->text, ts->len + 1); /* sized exactly: it is kept */
-    ts->names = names.len ? xrealloc(strbuf_detach(&names, NULL), names.len) : NULL;
+    if (names.len) {
+        size_t names_len;
+        char *blob = strbuf_detach(&names, &names_len);
+        ts->names = xrealloc(blob, names_len);
+    }
     for (size_t i = 0; i < n; i++)
         ts->spans[i].name = name_at[i] == SIZE_MAX ? NULL : ts->names + name_at[i];
     free(name_at);

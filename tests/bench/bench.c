@@ -717,7 +717,7 @@ static void bench_startup(void)
     h_teardown(&h);
     printf("4. start-up, 10 servers that take 2 s to initialize: daemon start to first tools/list\n"
            "   no cache   %5" PRId64 " ms\n"
-           "   warm cache %5" PRId64 " ms   (start-up gate 250 ms)\n"
+           "   warm cache %5" PRId64 " ms   (cached servers are listed at once)\n"
            "   crash to status change: %" PRIu64
            " us (SIGKILL to a status without \"connected\")\n",
            cold, warm, crash_us);
