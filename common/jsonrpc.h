@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "common/json.h"
+#include "common/mcp.h"
 #include "common/strbuf.h"
 
 /*
@@ -19,18 +20,7 @@
 /* Bytes asked of read(2) at a time: large enough that a 16 MiB message needs few calls. */
 #define FRAMER_READ_CHUNK (64u * 1024u)
 
-/* JSON-RPC 2.0 error codes. */
-enum {
-    JSONRPC_PARSE_ERROR = -32700,
-    JSONRPC_INVALID_REQUEST = -32600,
-    JSONRPC_METHOD_NOT_FOUND = -32601,
-    JSONRPC_INVALID_PARAMS = -32602,
-    JSONRPC_INTERNAL_ERROR = -32603,
-    /* mcpd's own codes live in the implementation-defined range. */
-    MCPD_ERROR_NOT_INITIALIZED = -32002,
-    MCPD_ERROR_TOO_MANY_CALLS = -32003,
-    MCPD_ERROR_UNAVAILABLE = -32004,
-};
+/* Error codes (JSONRPC_*, MCP_ERROR_*, MCPD_ERROR_*) are in common/mcp.h. */
 
 typedef enum JsonrpcKind {
     JSONRPC_REQUEST,

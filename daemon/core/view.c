@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// view: a workspace's tool view, the merged tools/list its agents see, built once per change.
+// view: a workspace's tool view (declared in workspace.h), built once per change, shared.
 
 #include <assert.h>
 #include <stdlib.h>
@@ -8,11 +8,9 @@
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/util.h"
-#include "daemon/core/manager-private.h"
 #include "daemon/core/naming.h"
-#include "daemon/core/surface.h"
 #include "daemon/core/toolset.h"
-#include "daemon/core/view.h"
+#include "daemon/core/workspace.h"
 
 static void view_clear(Workspace *ws)
 {
@@ -34,11 +32,12 @@ static void expose_ui_meta(Workspace *ws, Server *s, yajl_val meta)
     const char *uri = json_get_string(ui, "resourceUri"), *flat;
 
     if (uri)
-        json_object_set(ui, "resourceUri", json_string_new_take(surface_expose_uri(ws, s, uri)));
+        json_object_set(ui, "resourceUri",
+                        json_string_new_take(ws->reg->ext->expose_uri(ws, s, uri)));
     flat = json_get_string(meta, "ui/resourceUri");
     if (flat)
         json_object_set(meta, "ui/resourceUri",
-                        json_string_new_take(surface_expose_uri(ws, s, flat)));
+                        json_string_new_take(ws->reg->ext->expose_uri(ws, s, flat)));
 }
 
 static yajl_val exposed_tool(Workspace *ws, const char *name, Server *s, yajl_val t)

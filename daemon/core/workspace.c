@@ -13,11 +13,10 @@
 #include "common/jsonrpc.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "daemon/core/manager-private.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/naming.h"
-#include "daemon/core/surface.h"
 #include "daemon/core/toolset.h"
-#include "daemon/core/view.h"
+#include "daemon/core/workspace.h"
 
 static void ws_check_gate(Workspace *ws);
 
@@ -29,9 +28,9 @@ bool ws_has_server(const Workspace *ws, const Server *s)
     return false;
 }
 
-Workspace *ws_of_peer(Manager *m, const Peer *p)
+Workspace *ws_of_peer(WorkspaceRegistry *m, const Peer *p)
 {
-    Workspace *ws = p->workspace_id ? idmap_get(&m->workspaces, p->workspace_id) : NULL;
+    Workspace *ws = p->workspace_id ? idmap_get(&m->by_id, p->workspace_id) : NULL;
 
     return ws ? ws : m->user_ws;
 }
@@ -50,7 +49,7 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
         return;
     memcpy(ws->notified_hash, hash, sizeof(hash));
     jsonrpc_write_notification(&sb, "notifications/tools/list_changed", NULL);
-    for (Peer *p = ws->m->peers->first; p; p = p->next)
+    for (Peer *p = ws->reg->peers->first; p; p = p->next)
         if (p->initialized && p->workspace_id == ws->id)
             peer_send_sb(p, &sb);
     strbuf_deinit(&sb);
@@ -63,18 +62,18 @@ static void ws_changed(Workspace *ws)
     struct timeval tv;
 
     ws->dirty = true;
-    if (ws->m->shutting_down || evtimer_pending(ws->ev_notify, NULL))
+    if (ws->reg->servers->shutting_down || evtimer_pending(ws->ev_notify, NULL))
         return;
     tv_ms(&tv, LIST_CHANGED_COALESCE_MS);
     evtimer_add(ws->ev_notify, &tv);
 }
 
-void server_views_changed(Server *s)
+void server_views_changed(WorkspaceRegistry *wr, Server *s)
 {
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&s->m->workspaces, &pos, NULL, &v)) {
+    while (idmap_next(&wr->by_id, &pos, NULL, &v)) {
         Workspace *ws = v;
         if (!ws_has_server(ws, s))
             continue;
@@ -93,7 +92,7 @@ void server_views_changed(Server *s)
  */
 static uint64_t ws_gate_left_ms(const Workspace *ws)
 {
-    uint64_t deadline = ws->connect_started_ms + (uint64_t)ws->m->settings.startup_timeout_ms;
+    uint64_t deadline = ws->connect_started_ms + (uint64_t)ws->reg->settings->startup_timeout_ms;
     uint64_t now = now_ms();
 
     return now >= deadline ? 0 : deadline - now;
@@ -113,8 +112,8 @@ static void ws_gate_arm(Workspace *ws)
 
 /*
  * A tools/list may be answered when no server is connecting, or once startupTimeoutMs has
- * passed (by default 0: at once) and every server still connecting has stand-in tools to show
- * (deferred). Servers with nothing to show are waited for, each bounded by its own timeout.
+ * passed and every server still connecting has stand-in tools to show (deferred). Servers
+ * with nothing to show are waited for, each bounded by its own timeout.
  */
 static bool ws_gate_open(Workspace *ws)
 {
@@ -132,19 +131,16 @@ static bool ws_gate_open(Workspace *ws)
 
 static void send_view(Workspace *ws, Peer *p, yajl_val id)
 {
-    StrBuf sb = STRBUF_INIT;
     Server *only;
 
-    if (surface_passthrough(ws->m, p, &only)) {
+    if (ws->reg->ext->passthrough(ws->reg->ext_ud, p, &only)) {
         /* The one server's tools as it lists them, as if the agent spoke to it directly. */
         StrBuf r = STRBUF_INIT;
         strbuf_puts(&r, "{\"tools\":");
         strbuf_puts(&r, only && only->tools ? only->tools->text : "[]");
         strbuf_putc(&r, '}');
-        jsonrpc_write_result_raw(&sb, id, r.data, r.len);
+        agent_reply_raw(ws->reg->peers, p->id, id, r.data, r.len);
         strbuf_deinit(&r);
-        peer_send_sb(p, &sb);
-        strbuf_deinit(&sb);
         return;
     }
     ws_view_send(ws, p, id);
@@ -161,12 +157,12 @@ static void ws_check_gate(Workspace *ws)
         return;
     }
     while ((w = ws->waiters)) {
-        Peer *p = peer_get(ws->m->peers, w->peer_id);
+        Peer *p = peer_get(ws->reg->peers, w->peer_id);
         ws->waiters = w->next;
         if (p && w->kind < 0)
             send_view(ws, p, w->id);
         else if (p)
-            surface_list(ws->m, p, w->id, (SurfaceKind)w->kind, w->params);
+            ws->reg->ext->list(ws->reg->ext_ud, p, w->id, w->kind, w->params);
         json_free(w->id);
         json_free(w->params);
         free(w);
@@ -180,7 +176,7 @@ static void on_gate(evutil_socket_t fd, short what, void *arg)
 }
 
 /* A list (kind -1: tools) answered now, or queued until the start-up gate opens. */
-static void list_or_wait(Manager *m, Peer *p, yajl_val id, int kind, yajl_val params)
+static void list_or_wait(WorkspaceRegistry *m, Peer *p, yajl_val id, int kind, yajl_val params)
 {
     Workspace *ws = ws_of_peer(m, p);
     ListWaiter *w, **tail;
@@ -189,7 +185,7 @@ static void list_or_wait(Manager *m, Peer *p, yajl_val id, int kind, yajl_val pa
         if (kind < 0)
             send_view(ws, p, id);
         else
-            surface_list(m, p, id, (SurfaceKind)kind, params);
+            m->ext->list(m->ext_ud, p, id, kind, params);
         return;
     }
     w = xcalloc(1, sizeof(*w));
@@ -203,14 +199,14 @@ static void list_or_wait(Manager *m, Peer *p, yajl_val id, int kind, yajl_val pa
     ws_gate_arm(ws);
 }
 
-void manager_list_tools(Manager *m, Peer *p, yajl_val id)
+void ws_list_tools(WorkspaceRegistry *wr, Peer *p, yajl_val id)
 {
-    list_or_wait(m, p, id, -1, NULL);
+    list_or_wait(wr, p, id, -1, NULL);
 }
 
-void surface_list_gated(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params)
+void ws_list_gated(WorkspaceRegistry *wr, Peer *p, yajl_val id, int kind, yajl_val params)
 {
-    list_or_wait(m, p, id, (int)kind, params);
+    list_or_wait(wr, p, id, kind, params);
 }
 
 /* ---- workspaces ---- */
@@ -221,22 +217,22 @@ static void on_linger(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     log_info("workspace %s: no agent for %" PRId64 " ms: releasing its servers", ws->root,
-             ws->m->settings.workspace_linger_ms);
+             ws->reg->settings->workspace_linger_ms);
     ws_free(ws);
 }
 
-Workspace *ws_new(Manager *m, const char *root)
+Workspace *ws_new(WorkspaceRegistry *m, const char *root)
 {
     Workspace *ws = xcalloc(1, sizeof(*ws));
 
-    ws->id = ++m->next_workspace_id;
-    ws->m = m;
+    ws->id = ++m->next_id;
+    ws->reg = m;
     ws->root = root ? xstrdup(root) : NULL;
     ws->ev_gate = evtimer_new(m->base, on_gate, ws);
     ws->ev_notify = evtimer_new(m->base, on_notify, ws);
     ws->ev_linger = evtimer_new(m->base, on_linger, ws);
     ws->dirty = true;
-    idmap_put(&m->workspaces, ws->id, ws);
+    idmap_put(&m->by_id, ws->id, ws);
     return ws;
 }
 
@@ -248,13 +244,13 @@ static void result_set(yajl_val results, const char *name, const char *what)
 
 void ws_load(Workspace *ws, yajl_val results)
 {
-    Manager *m = ws->m;
+    WorkspaceRegistry *m = ws->reg;
     DiscoverOptions opt = {m->config_file, ws->root};
     Server **old = ws->servers;
     size_t n_old = ws->n_servers;
     ConfigSet set;
 
-    config_discover(&set, &opt, &m->settings);
+    config_discover(&set, &opt, m->settings);
     ws->servers = xcalloc(set.n_servers ? set.n_servers : 1, sizeof(*ws->servers));
     ws->n_servers = 0;
     ws->connect_started_ms = now_ms();
@@ -264,7 +260,7 @@ void ws_load(Workspace *ws, yajl_val results)
         const char *start =
             c->source.level == CONFIG_LEVEL_PROJECT && ws->root ? ws->root : m->home;
         bool created;
-        Server *s = server_acquire(m, c, start, &created);
+        Server *s = server_acquire(m->servers, c, start, &created);
         bool kept = false;
         for (size_t j = 0; j < n_old; j++)
             kept |= old[j] == s;
@@ -301,16 +297,16 @@ void ws_load(Workspace *ws, yajl_val results)
     config_set_deinit(&set);
     ws_gate_arm(ws);
     ws_changed(ws);
-    surface_ws_changed(ws);
+    ws->reg->ext->changed(ws);
     ws_check_gate(ws);
 }
 
 void ws_free(Workspace *ws)
 {
-    Manager *m = ws->m;
+    WorkspaceRegistry *m = ws->reg;
     ListWaiter *w;
 
-    idmap_remove(&m->workspaces, ws->id);
+    idmap_remove(&m->by_id, ws->id);
     if (m->user_ws == ws)
         m->user_ws = NULL;
     while ((w = ws->waiters)) {
@@ -324,7 +320,7 @@ void ws_free(Workspace *ws)
     free(ws->servers);
     config_set_deinit(&ws->problems);
     ws_view_deinit(ws);
-    surface_ws_free(ws);
+    m->ext->freed(ws);
     event_free(ws->ev_gate);
     event_free(ws->ev_notify);
     event_free(ws->ev_linger);
@@ -333,7 +329,7 @@ void ws_free(Workspace *ws)
 }
 
 /* The workspace of a project root: found, or created and connecting. */
-static Workspace *ws_for_cwd(Manager *m, const char *cwd, char **whyp)
+static Workspace *ws_for_cwd(WorkspaceRegistry *m, const char *cwd, char **whyp)
 {
     char real[PATH_MAX];
     struct stat st;
@@ -353,7 +349,7 @@ static Workspace *ws_for_cwd(Manager *m, const char *cwd, char **whyp)
         *whyp = xasprintf("_meta[\"mcpd/cwd\"]: %s is not a directory", cwd);
         return NULL;
     }
-    while (idmap_next(&m->workspaces, &pos, NULL, &v))
+    while (idmap_next(&m->by_id, &pos, NULL, &v))
         if (((Workspace *)v)->root && streq(((Workspace *)v)->root, real))
             return v;
     ws = ws_new(m, real);
@@ -362,59 +358,34 @@ static Workspace *ws_for_cwd(Manager *m, const char *cwd, char **whyp)
     return ws;
 }
 
-/* ---- sessions ---- */
+/* ---- agents: their workspace and session ---- */
 
-static Session *session_by_token(Manager *m, const char *token)
+int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token, char **whyp)
 {
-    size_t pos = 0, n = strlen(token);
-    Session *found = NULL;
-    void *v;
-
-    /* Every session is compared, in constant time, so timing tells nothing of the tokens. */
-    while (idmap_next(&m->sessions, &pos, NULL, &v)) {
-        Session *se = v;
-        if (n == sizeof(se->token) - 1 && mem_equal_consttime(se->token, token, n))
-            found = se;
-    }
-    return found;
-}
-
-int manager_attach(Manager *m, Peer *p, const char *cwd, const char *token, char **whyp)
-{
-    unsigned char raw[SESSION_TOKEN_BYTES];
     Workspace *ws;
     Session *se;
+    int r;
 
     if (token) {
-        se = session_by_token(m, token);
-        if (!se || se->uid != p->uid) {
+        se = session_find_token(&m->sessions, token, p->uid);
+        if (!se) {
             *whyp = xstrdup("_meta[\"mcpd/session\"] names no live session: the parent agent "
                             "has gone, or MCPD_SESSION is wrong");
-            return -EACCES;
+            return WS_E_NO_SESSION;
         }
-        ws = idmap_get(&m->workspaces, se->workspace_id);
+        ws = idmap_get(&m->by_id, se->workspace_id);
         if (!ws) {
             *whyp = xstrdup("the session's workspace has gone");
-            return -ENOENT;
+            return WS_E_GONE;
         }
         se->n_members++;
         p->parent_peer_id = se->owner_peer_id;
     } else {
         ws = cwd ? ws_for_cwd(m, cwd, whyp) : m->user_ws;
         if (!ws)
-            return -EINVAL;
-        if (random_bytes(raw, sizeof(raw)) < 0) {
-            *whyp = xstrdup("no randomness for a session token");
-            return -EIO;
-        }
-        se = xcalloc(1, sizeof(*se));
-        se->id = ++m->next_session_id;
-        hex_encode(se->token, raw, sizeof(raw));
-        se->uid = p->uid;
-        se->owner_peer_id = p->id;
-        se->workspace_id = ws->id;
-        se->n_members = 1;
-        idmap_put(&m->sessions, se->id, se);
+            return WS_E_BAD_CWD;
+        if ((r = session_open(&m->sessions, p, ws->id, &se, whyp)) < 0)
+            return r;
     }
     p->session_id = se->id;
     p->workspace_id = ws->id;
@@ -423,41 +394,64 @@ int manager_attach(Manager *m, Peer *p, const char *cwd, const char *token, char
     return 0;
 }
 
-const char *manager_peer_token(Manager *m, Peer *p)
+const char *ws_peer_token(WorkspaceRegistry *m, Peer *p)
 {
-    Session *se = idmap_get(&m->sessions, p->session_id);
+    Session *se = session_get(&m->sessions, p->session_id);
 
     return se ? se->token : NULL;
 }
 
-void ws_peer_left(Manager *m, Peer *p)
+void ws_peer_left(WorkspaceRegistry *m, Peer *p)
 {
-    Session *se = idmap_get(&m->sessions, p->session_id);
-    Workspace *ws = p->workspace_id ? idmap_get(&m->workspaces, p->workspace_id) : NULL;
+    Workspace *ws = p->workspace_id ? idmap_get(&m->by_id, p->workspace_id) : NULL;
 
-    if (se && se->n_members)
-        se->n_members--;
-    if (se && se->owner_peer_id == p->id) {
-        /* A token dies with the agent that owns it; joined subagents keep their workspace. */
-        idmap_remove(&m->sessions, se->id);
-        explicit_bzero(se->token, sizeof(se->token));
-        free(se);
-    }
+    session_leave(&m->sessions, p->session_id, p);
     if (!ws || !ws->n_agents)
         return;
-    if (--ws->n_agents == 0 && ws != m->user_ws && !m->shutting_down) {
+    if (--ws->n_agents == 0 && ws != m->user_ws && !m->servers->shutting_down) {
         struct timeval tv;
-        tv_ms(&tv, m->settings.workspace_linger_ms);
+        tv_ms(&tv, m->settings->workspace_linger_ms);
         evtimer_add(ws->ev_linger, &tv);
     }
 }
 
-void sessions_deinit(Manager *m)
+void ws_registry_init(WorkspaceRegistry *wr, ServerRegistry *servers, PeerRegistry *peers,
+                      const Settings *settings, const char *config_file, const char *home)
+{
+    memset(wr, 0, sizeof(*wr));
+    wr->base = servers->base;
+    wr->servers = servers;
+    wr->peers = peers;
+    wr->settings = settings;
+    wr->config_file = config_file;
+    wr->home = home;
+}
+
+void ws_registry_shutdown(WorkspaceRegistry *wr)
 {
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&m->sessions, &pos, NULL, &v))
-        free(v);
-    idmap_deinit(&m->sessions);
+    while (idmap_next(&wr->by_id, &pos, NULL, &v)) {
+        Workspace *ws = v;
+        Server **servers = ws->servers;
+        size_t n = ws->n_servers;
+        ws->servers = NULL;
+        ws->n_servers = 0;
+        ws->dirty = true;
+        for (size_t i = 0; i < n; i++)
+            server_release(servers[i]);
+        free(servers);
+    }
+}
+
+void ws_registry_deinit(WorkspaceRegistry *wr)
+{
+    size_t pos = 0;
+    void *v;
+
+    while (idmap_next(&wr->by_id, &pos, NULL, &v))
+        ws_free(v);
+    idmap_deinit(&wr->by_id);
+    session_registry_deinit(&wr->sessions);
 }

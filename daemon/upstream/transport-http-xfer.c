@@ -19,7 +19,6 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/http.h"
-#include "daemon/upstream/oauth-login.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/sse.h"
 #include "daemon/upstream/transport-http-private.h"

@@ -19,7 +19,6 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/http.h"
-#include "daemon/upstream/oauth-login.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/sse.h"
 #include "daemon/upstream/transport-http-private.h"
@@ -569,7 +568,6 @@ void transport_http_shutdown(void)
         t->closing = true;
         http_free(t);
     }
-    oauth_login_shutdown();
     http_shutdown();
 }
 
