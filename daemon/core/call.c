@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/call.h"
+#include "daemon/core/toolset.h"
 
 /* A request from an agent routed to one upstream, from arrival to its one reply. */
 typedef struct Call {
@@ -378,9 +379,8 @@ static void call_start(CallRegistry *m, Peer *p, char *id, const char *name, con
 
     if (m->workspaces->ext->passthrough(m->workspaces->ext_ud, p, &s)) {
         /* The agent sees one server as itself: the name is the server's own. */
-        for (size_t i = 0; s && i < json_array_len(s->tools) && !tool; i++)
-            if (streq(json_get_string(json_array_at(s->tools, i), "name"), name))
-                tool = name;
+        if (s && toolset_has(s->tools, name))
+            tool = name;
     } else if ((vt = ws_view_find(ws_of_peer(m->workspaces, p), name)) &&
                (s = server_get(m->servers, vt->server_id))) {
         tool = vt->tool;

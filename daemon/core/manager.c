@@ -16,6 +16,7 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/cache.h"
 #include "daemon/core/manager.h"
+#include "daemon/core/toolset.h"
 #include "daemon/sys/runlog.h"
 
 /* An mcpd/wait request. */
@@ -344,7 +345,7 @@ void manager_counts(Manager *m, unsigned *connectedp, unsigned *totalp, unsigned
         t++;
         if (s->state == SERVER_CONNECTED)
             c++;
-        tools += (unsigned)json_array_len(s->tools);
+        tools += (unsigned)toolset_len(s->tools);
     }
     *connectedp = c;
     *totalp = t;
@@ -436,7 +437,7 @@ static yajl_val server_status(Server *s)
     json_object_set(o, "transport",
                     json_string_new(s->up && s->up->transport ? s->up->transport->ops->kind
                                                               : transport_type_name(s->cfg->type)));
-    json_object_set(o, "tools", json_int_new((int64_t)json_array_len(s->tools)));
+    json_object_set(o, "tools", json_int_new((int64_t)toolset_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
     if (server_manager(s)->ext.server_status)
         server_manager(s)->ext.server_status(s, o);
@@ -497,6 +498,9 @@ static yajl_val workspace_status(Workspace *ws)
     json_object_set(o, "servers", names);
     json_object_set(o, "tools", json_int_new((int64_t)ws->n_view));
     json_object_set(o, "nameCollisions", json_int_new(ws->n_collisions));
+    /* Views built and tools/list answers that shared one by reference. */
+    json_object_set(o, "viewBuilds", json_int_new((int64_t)ws->n_view_builds));
+    json_object_set(o, "viewSends", json_int_new((int64_t)ws->n_view_sends));
     if (!ws->n_agents && ws->root && evtimer_pending(ws->ev_linger, NULL))
         json_object_set(o, "lingering", json_bool_new(true));
     return o;

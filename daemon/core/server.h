@@ -51,7 +51,7 @@ typedef struct Server {
     Upstream *up;
     struct Resolve *resolving; /* connect-time values (resolve.h) in flight, or NULL */
 
-    yajl_val tools;          /* array of upstream tool objects, or NULL */
+    struct ToolSet *tools;   /* upstream tool objects as JSON text (toolset.h), or NULL */
     bool tools_deferred;     /* tools are a stand-in (last known) while not connected */
     size_t n_tools_filtered; /* tools its filters (enabledTools, ...) hide from agents */
     uint64_t connect_started_ms;

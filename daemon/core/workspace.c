@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/naming.h"
+#include "daemon/core/toolset.h"
 #include "daemon/core/workspace.h"
 
 static void ws_check_gate(Workspace *ws);
@@ -35,142 +36,6 @@ Workspace *ws_of_peer(WorkspaceRegistry *m, const Peer *p)
     return ws ? ws : m->user_ws;
 }
 
-/* ---- the tool view ---- */
-
-static void view_clear(Workspace *ws)
-{
-    for (size_t i = 0; i < ws->n_view; i++)
-        free(ws->view[i].name);
-    free(ws->view);
-    ws->view = NULL;
-    ws->n_view = 0;
-}
-
-/* The tool as agents see it (DESIGN section 3). */
-/*
- * MCP Apps: the tool names its UI resource in _meta.ui.resourceUri (and the older flat key
- * _meta["ui/resourceUri"]); agents must read it back through mcpd, so it is the exposed URI.
- */
-static void expose_ui_meta(Workspace *ws, Server *s, yajl_val meta)
-{
-    yajl_val ui = json_get_object(meta, "ui");
-    const char *uri = json_get_string(ui, "resourceUri"), *flat;
-
-    if (uri)
-        json_object_set(ui, "resourceUri",
-                        json_string_new_take(ws->reg->ext->expose_uri(ws, s, uri)));
-    flat = json_get_string(meta, "ui/resourceUri");
-    if (flat)
-        json_object_set(meta, "ui/resourceUri",
-                        json_string_new_take(ws->reg->ext->expose_uri(ws, s, flat)));
-}
-
-static yajl_val exposed_tool(Workspace *ws, const char *name, Server *s, yajl_val t)
-{
-    static const char *const copied[] = {"title", "outputSchema", "annotations", "icons"};
-    const char *tool = json_get_string(t, "name"), *desc = json_get_string(t, "description");
-    yajl_val o = json_object_new(), schema = json_get_object(t, "inputSchema"), meta;
-    const char *prov = s->cfg->source.provider_name;
-
-    json_object_set(o, "name", json_string_new(name));
-    for (size_t i = 0; i < N_ELEMENTS(copied); i++)
-        if (json_get(t, copied[i]))
-            json_object_set(o, copied[i], json_copy(json_get(t, copied[i])));
-    if (desc)
-        json_object_set(o, "description", json_string_new(desc));
-    else {
-        _cleanup_free_ char *d = xasprintf("MCP tool from %s", s->cfg->name);
-        json_object_set(o, "description", json_string_new(d));
-    }
-    schema = schema ? json_copy(schema) : json_object_new();
-    if (!json_get(schema, "type"))
-        json_object_set(schema, "type", json_string_new("object"));
-    if (streq(json_get_string(schema, "type"), "object") && !json_get(schema, "properties"))
-        json_object_set(schema, "properties", json_object_new());
-    json_object_set(o, "inputSchema", schema);
-    meta = json_copy(json_get_object(t, "_meta"));
-    if (!meta)
-        meta = json_object_new();
-    expose_ui_meta(ws, s, meta);
-    _cleanup_free_ char *label = xasprintf("%s/%s", s->cfg->name, tool);
-    _cleanup_free_ char *path =
-        prov ? xasprintf("mcp:%s via %s", s->cfg->name, prov) : xasprintf("mcp:%s", s->cfg->name);
-    json_object_set(meta, "mcpd/server", json_string_new(s->cfg->name));
-    json_object_set(meta, "mcpd/tool", json_string_new(tool));
-    json_object_set(meta, "mcpd/label", json_string_new(label));
-    json_object_set(meta, "mcpd/path", json_string_new(path));
-    json_object_set(meta, "mcpd/deferred", json_bool_new(s->tools_deferred));
-    json_object_set(o, "_meta", meta);
-    return o;
-}
-
-typedef struct Named {
-    Server *s;
-    yajl_val def;
-} Named;
-
-static void view_rebuild(Workspace *ws)
-{
-    size_t n = 0, k = 0;
-    _cleanup_free_ Named *all = NULL;
-    _cleanup_free_ NamingEntry *entries = NULL;
-
-    view_clear(ws);
-    strbuf_reset(&ws->view_json);
-    for (size_t i = 0; i < ws->n_servers; i++)
-        n += json_array_len(ws->servers[i]->tools);
-    all = xcalloc(n ? n : 1, sizeof(*all));
-    entries = xcalloc(n ? n : 1, sizeof(*entries));
-    for (size_t i = 0; i < ws->n_servers; i++) {
-        Server *s = ws->servers[i];
-        for (size_t j = 0; j < json_array_len(s->tools); j++, k++) {
-            all[k].s = s;
-            all[k].def = json_array_at(s->tools, j);
-            entries[k].server = s->cfg->name;
-            entries[k].tool = json_get_string(all[k].def, "name");
-            entries[k].data = &all[k];
-        }
-    }
-    naming_assign(entries, n); /* sorted by name on return */
-    ws->n_collisions = 0;
-    ws->view = xcalloc(n ? n : 1, sizeof(*ws->view));
-    strbuf_puts(&ws->view_json, "{\"tools\":[");
-    for (size_t i = 0; i < n; i++) {
-        Named *nm = entries[i].data;
-        yajl_val o = exposed_tool(ws, entries[i].name, nm->s, nm->def);
-        if (i)
-            strbuf_putc(&ws->view_json, ',');
-        json_write(&ws->view_json, o);
-        json_free(o);
-        ws->view[i].name = entries[i].name;
-        ws->view[i].server_id = nm->s->id;
-        ws->view[i].tool = entries[i].tool;
-        ws->n_collisions += entries[i].collided != 0;
-    }
-    ws->n_view = n;
-    strbuf_puts(&ws->view_json, "]}");
-    ws->dirty = false;
-}
-
-void ws_view_ensure(Workspace *ws)
-{
-    if (ws->dirty || !ws->view_json.data)
-        view_rebuild(ws);
-}
-
-static int cmp_view_name(const void *key, const void *elem)
-{
-    return strcmp(key, ((const ViewTool *)elem)->name);
-}
-
-const ViewTool *ws_view_find(Workspace *ws, const char *name)
-{
-    ws_view_ensure(ws);
-    if (!name || !ws->n_view)
-        return NULL;
-    return bsearch(name, ws->view, ws->n_view, sizeof(ViewTool), cmp_view_name);
-}
-
 /* The coalesced list_changed: only when the view's bytes really changed, only to its agents. */
 static void on_notify(evutil_socket_t fd, short what, void *arg)
 {
@@ -180,7 +45,7 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     ws_view_ensure(ws);
-    sha256_hex(hash, ws->view_json.data, ws->view_json.len);
+    sha256_hex(hash, ws->view_text->data, ws->view_text->len);
     if (streq(hash, ws->notified_hash))
         return;
     memcpy(ws->notified_hash, hash, sizeof(hash));
@@ -273,15 +138,15 @@ static void send_view(Workspace *ws, Peer *p, yajl_val id)
 
     if (ws->reg->ext->passthrough(ws->reg->ext_ud, p, &only)) {
         /* The one server's tools as it lists them, as if the agent spoke to it directly. */
-        yajl_val r = json_object_new();
-        json_object_set(r, "tools",
-                        only && only->tools ? json_copy(only->tools) : json_array_new());
-        agent_reply(ws->reg->peers, p->id, id, r);
-        json_free(r);
+        StrBuf r = STRBUF_INIT;
+        strbuf_puts(&r, "{\"tools\":");
+        strbuf_puts(&r, only && only->tools ? only->tools->text : "[]");
+        strbuf_putc(&r, '}');
+        agent_reply_raw(ws->reg->peers, p->id, id, r.data, r.len);
+        strbuf_deinit(&r);
         return;
     }
-    ws_view_ensure(ws);
-    agent_reply_raw(ws->reg->peers, p->id, id, ws->view_json.data, ws->view_json.len);
+    ws_view_send(ws, p, id);
 }
 
 static void ws_check_gate(Workspace *ws)
@@ -457,8 +322,7 @@ void ws_free(Workspace *ws)
         server_release(ws->servers[i]);
     free(ws->servers);
     config_set_deinit(&ws->problems);
-    view_clear(ws);
-    strbuf_deinit(&ws->view_json);
+    ws_view_deinit(ws);
     m->ext->freed(ws);
     event_free(ws->ev_gate);
     event_free(ws->ev_notify);

@@ -52,6 +52,17 @@ typedef struct ListWaiter {
  * A project root (or the user workspace): the servers its agents see and its tool view.
  * Servers are shared between workspaces by identity (name, config hash, start directory).
  */
+/*
+ * The view's JSON ({"tools":[...]}), built once per change and shared by reference: the
+ * workspace holds one reference, and each agent's output queue one until it has been written.
+ * The view's functions (ws_view_*) are in view.c.
+ */
+typedef struct ViewText {
+    unsigned refs;
+    size_t len;
+    char *data; /* NUL-terminated */
+} ViewText;
+
 typedef struct Workspace {
     uint64_t id;
     WorkspaceRegistry *reg;
@@ -65,7 +76,8 @@ typedef struct Workspace {
     bool dirty;
     ViewTool *view;
     size_t n_view;
-    StrBuf view_json; /* {"tools":[...]} ready to send */
+    ViewText *view_text; /* {"tools":[...]} ready to send, shared */
+    uint64_t n_view_builds, n_view_sends;
     char notified_hash[2 * SHA256_DIGEST_SIZE + 1];
     unsigned n_collisions;
     unsigned n_agents;
@@ -140,6 +152,12 @@ Workspace *ws_of_peer(WorkspaceRegistry *wr, const Peer *p);
 const ViewTool *ws_view_find(Workspace *ws, const char *name);
 /** Rebuild the tool view if anything changed since it was built. */
 void ws_view_ensure(Workspace *ws);
+/** Free the view (safe on a workspace that never built one). */
+void ws_view_deinit(Workspace *ws);
+/** Answer a tools/list with the view: its bytes are queued by reference, never copied. */
+void ws_view_send(Workspace *ws, Peer *p, yajl_val id);
+/** Drop one reference to a view's JSON (safe on NULL); returns NULL. */
+ViewText *view_text_unref(ViewText *vt);
 /** A server's tools or state changed: every workspace that sees it rebuilds and is told. */
 void server_views_changed(WorkspaceRegistry *wr, Server *s);
 /** tools/list for a peer: answered now or once the start-up gate opens. */

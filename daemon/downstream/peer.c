@@ -218,6 +218,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     (void)what;
     for (int i = 0; i < PEER_READS_PER_WAKE && !p->dead; i++) {
         ssize_t n = framer_read_fd(&p->in, fd);
+        /* A read that did not fill the buffer emptied the socket: no read just for EAGAIN. */
+        bool drained = n > 0 && p->in.len + 1 < p->in.cap;
         if (n == -EAGAIN)
             break;
         if (n == 0 || (n < 0 && n != -EINTR)) {
@@ -237,9 +239,13 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
             if (!handle_line(p, line, len))
                 return;
         }
+        if (drained)
+            break;
     }
-    if (!p->dead)
+    if (!p->dead) {
         track_partial(p, line_ended);
+        framer_release_big(&p->in);
+    }
 }
 
 static void on_writable(evutil_socket_t fd, short what, void *arg)
@@ -337,6 +343,30 @@ void peer_send(Peer *p, const char *data, size_t n)
          * Written once the loop has handled everything that is ready now: the replies made in
          * one batch leave in one write, and the agent reads them in one wake-up.
          */
+        event_active(p->ev_write, EV_WRITE, 1);
+}
+
+void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg)
+{
+    size_t queued = evbuffer_get_length(p->out);
+
+    if (p->dead || p->close_reason) {
+        done(data, n, arg);
+        return;
+    }
+    if (queued + n > p->reg->max_queue) {
+        _cleanup_free_ char *why =
+            xasprintf("output queue over %zu bytes: the client is not reading", p->reg->max_queue);
+        done(data, n, arg);
+        close_later(p, why);
+        return;
+    }
+    if (evbuffer_add_reference(p->out, data, n, done, arg) < 0) {
+        done(data, n, arg);
+        close_later(p, "out of memory");
+        return;
+    }
+    if (queued == 0)
         event_active(p->ev_write, EV_WRITE, 1);
 }
 

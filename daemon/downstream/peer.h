@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "common/idmap.h"
@@ -81,6 +82,11 @@ Peer *peer_get(PeerRegistry *reg, uint64_t id);
 Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid);
 /** Queue bytes (whole lines) to a peer; a peer whose queue overflows is dropped. */
 void peer_send(Peer *p, const char *data, size_t n);
+/**
+ * Queue n bytes that stay owned by the caller (sent without a copy); done(data, n, arg) runs
+ * once the peer no longer needs them: sent, dropped, or at once when the peer refuses them.
+ */
+void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg);
 /** Queue the contents of sb. */
 static inline void peer_send_sb(Peer *p, const StrBuf *sb)
 {

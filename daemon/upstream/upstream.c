@@ -154,6 +154,17 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
     return 0;
 }
 
+/* Decimal digits of v, without the printf machinery: two of these run per call. */
+static void put_u64(StrBuf *sb, uint64_t v)
+{
+    char digits[20], *p = digits + sizeof(digits);
+
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10));
+    strbuf_append(sb, p, (size_t)(digits + sizeof(digits) - p));
+}
+
 int upstream_request_text(Upstream *u, const char *method, const char *meta, const char *body,
                           int64_t timeout_ms, unsigned flags, UpstreamReplyFn fn, void *ctx,
                           uint64_t *idp)
@@ -164,13 +175,20 @@ int upstream_request_text(Upstream *u, const char *method, const char *meta, con
     int r;
 
     strbuf_reset(sb);
-    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
+    strbuf_puts(sb, "{\"jsonrpc\":\"2.0\",\"id\":");
+    put_u64(sb, id);
+    strbuf_puts(sb, ",\"method\":");
     json_write_string(sb, method, strlen(method));
     strbuf_puts(sb, ",\"params\":{");
-    if (flags & UPSTREAM_PROGRESS)
-        strbuf_printf(sb, "\"_meta\":{\"progressToken\":%" PRIu64 "%s%s}", id, has_meta ? "," : "",
-                      has_meta ? meta : "");
-    else if (has_meta)
+    if (flags & UPSTREAM_PROGRESS) {
+        strbuf_puts(sb, "\"_meta\":{\"progressToken\":");
+        put_u64(sb, id);
+        if (has_meta) {
+            strbuf_putc(sb, ',');
+            strbuf_puts(sb, meta);
+        }
+        strbuf_putc(sb, '}');
+    } else if (has_meta)
         strbuf_printf(sb, "\"_meta\":{%s}", meta);
     if (body && *body) {
         if ((flags & UPSTREAM_PROGRESS) || has_meta)

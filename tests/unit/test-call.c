@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include "daemon/core/toolset.h"
 #include "tests/unit/core-fakes.h"
 
 /* A tools/call of name with params text, as an agent would send it. */
@@ -62,7 +63,7 @@ static Server *hand_server(Core *c, const char *name, ServerState st)
     ServerConfig cfg = core_cfg_disabled(name);
     Server *s = core_add_server(c, &cfg);
 
-    s->tools = json_parse("[{\"name\":\"t\"}]", NULL);
+    s->tools = toolset_new_take(json_parse("[{\"name\":\"t\"}]", NULL));
     s->state = st;
     s->cfg->timeout_ms = CORE_WAIT_MS; /* the deferred call's own bound */
     return s;
