@@ -111,6 +111,16 @@ ssize_t framer_read_fd(Framer *f, int fd);
  * removed) and stays valid until the next call. Blank lines are skipped.
  */
 int framer_next(Framer *f, char **linep, size_t *lenp);
+/*
+ * A read buffer past this grew for a line longer than a read (a tools/list page, a large
+ * result); ordinary messages fit in one. Kept, it would hold megabytes per connection for good.
+ */
+#define FRAMER_KEEP_BYTES (2 * FRAMER_READ_CHUNK)
+/**
+ * Free a buffer grown past FRAMER_KEEP_BYTES once it holds nothing pending (call between reads,
+ * after the lines are handled); the next read starts a fresh chunk.
+ */
+void framer_release_big(Framer *f);
 /** Bytes buffered that are not yet a complete line. */
 static inline size_t framer_pending(const Framer *f)
 {

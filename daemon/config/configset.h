@@ -146,7 +146,7 @@ typedef struct DiscoverOptions {
 #define CONFIG_DEFAULT_TIMEOUT_MS      30000
 #define CONFIG_DEFAULT_CALL_TIMEOUT_MS 60000
 #define CONFIG_MAX_CALL_TIMEOUT_MS     600000
-#define CONFIG_DEFAULT_STARTUP_MS      250
+#define CONFIG_DEFAULT_STARTUP_MS      0 /* cached servers: listed at once */
 #define CONFIG_MAX_SERVER_NAME         100
 #define CONFIG_DEFAULT_LINGER_MS       300000
 /*

@@ -105,6 +105,7 @@ Agent *agent_ensure(AgentRegistry *ar, uint64_t id)
     if (!a) {
         a = xcalloc(1, sizeof(*a));
         a->id = id;
+        a->log_level = -1;
         idmap_put(&ar->by_id, id, a);
     }
     return a;
@@ -117,6 +118,11 @@ void agent_remove(AgentRegistry *ar, uint64_t id)
     if (!a)
         return;
     idmap_deinit(&a->calls);
+    idmap_deinit(&a->requests);
+    free(a->client_name);
+    free(a->client_version);
+    free(a->protocol_version);
+    free(a->cwd);
     free(a);
 }
 

@@ -3,6 +3,7 @@
 // that has gone is skipped quietly, so async work never holds a Peer pointer.
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,23 +17,41 @@
  * The MCP side of one connection, kept by the id of its peer: what the core owns of an agent
  * beyond its socket. The connection (fd, framing, output queue, reaping) stays in peer.c.
  */
+/* Client capabilities an agent declared in initialize: which server requests it can answer. */
+enum {
+    AGENT_CAP_SAMPLING = 1 << 0,
+    AGENT_CAP_ELICITATION = 1 << 1,
+    AGENT_CAP_ROOTS = 1 << 2,
+};
+
 typedef struct Agent {
     uint64_t id; /* its peer's id */
+    bool initialized;
+    char *client_name, *client_version, *protocol_version;
+    char *cwd;             /* _meta["mcpd/cwd"] of its initialize, or NULL */
+    uint64_t workspace_id; /* 0: not attached (the user workspace) */
+    uint64_t session_id;   /* the session it opened or joined */
+    uint64_t parent_id;    /* for a subagent: the agent whose session it joined */
+    unsigned caps;         /* AGENT_CAP_* */
+    int log_level;         /* logging/setLevel, or -1 */
+    unsigned calls_in_flight;
+    uint64_t n_requests;
     /* The calls it has in flight, by its own request id: the key is agent_request_key() of the
      * id's JSON text, the value the first Call with that key (call.c chains the others). */
     IdMap calls;
+    IdMap requests; /* id it sees -> ServerRequest: what upstreams asked it (call.c) */
 } Agent;
 
-/* Every agent that has had a call, by id. */
+/* Every agent that has said something (created on its first message), by id. */
 typedef struct AgentRegistry {
     IdMap by_id; /* peer id -> Agent */
 } AgentRegistry;
 
 /** An agent by its peer's id, or NULL. */
 Agent *agent_get(AgentRegistry *ar, uint64_t id);
-/** The agent of peer id, created when it has none yet. */
+/** The agent of peer id, created (fresh: not initialized, log level -1) when it has none yet. */
 Agent *agent_ensure(AgentRegistry *ar, uint64_t id);
-/** Forget an agent (its peer went away); its calls must be gone or no longer point to it. */
+/** Forget an agent (its peer went away, or its initialize is undone); its calls are gone. */
 void agent_remove(AgentRegistry *ar, uint64_t id);
 /** Free every agent. */
 void agent_registry_deinit(AgentRegistry *ar);

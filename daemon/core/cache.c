@@ -190,6 +190,18 @@ static int entry_write(const char *dir, const char *path, StrBuf *sbp, char **wh
 int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
                 int64_t now_wall_ms, int64_t ttl_ms, char **whyp)
 {
+    StrBuf text = STRBUF_INIT;
+
+    json_write(&text, tools);
+    int r = cache_store_json(dir, cfg, server_info, text.data, text.len, now_wall_ms, ttl_ms, whyp);
+    strbuf_deinit(&text);
+    return r;
+}
+
+int cache_store_json(const char *dir, const ServerConfig *cfg, yajl_val server_info,
+                     const char *tools_json, size_t n, int64_t now_wall_ms, int64_t ttl_ms,
+                     char **whyp)
+{
     _cleanup_free_ char *path = NULL;
     StrBuf sb = STRBUF_INIT;
 
@@ -200,7 +212,7 @@ int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, 
     strbuf_puts(&sb, ",\"serverInfo\":");
     json_write(&sb, server_info);
     strbuf_puts(&sb, ",\"tools\":");
-    json_write(&sb, tools);
+    strbuf_append(&sb, tools_json, n);
     strbuf_puts(&sb, "}\n");
     return entry_write(dir, path, &sb, whyp);
 }

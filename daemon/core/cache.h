@@ -40,6 +40,10 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
  */
 int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
                 int64_t now_wall_ms, int64_t ttl_ms, char **whyp);
+/** cache_store() with the tools array already as JSON text (tools_json[0..n)). */
+int cache_store_json(const char *dir, const ServerConfig *cfg, yajl_val server_info,
+                     const char *tools_json, size_t n, int64_t now_wall_ms, int64_t ttl_ms,
+                     char **whyp);
 /**
  * Where surface entries live: the "surface" sibling of the tool cache dir (newly allocated).
  * Separate files in a separate dir, so a connect's tool write never waits for the lists that

@@ -15,6 +15,7 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/call.h"
 #include "daemon/core/mrtr.h"
+#include "daemon/core/toolset.h"
 
 /* A request from an agent routed to one upstream, from arrival to its one reply. */
 typedef struct Call {
@@ -95,7 +96,7 @@ static yajl_val error_result(int64_t code, const char *message, yajl_val data)
 /* Enter c in its agent's map (by its request id) and its server's list. */
 static void call_own(Call *c, Server *s)
 {
-    Agent *a = agent_ensure(&c->reg->agents, c->peer_id);
+    Agent *a = agent_ensure(c->reg->agents, c->peer_id);
 
     c->key = agent_request_key(c->orig_id);
     c->next_same_key = idmap_get(&a->calls, c->key);
@@ -106,7 +107,7 @@ static void call_own(Call *c, Server *s)
 /* Take c out of its agent's map; the server's list is left to the caller. */
 static void call_disown(Call *c)
 {
-    Agent *a = agent_get(&c->reg->agents, c->peer_id);
+    Agent *a = agent_get(c->reg->agents, c->peer_id);
     Call *head = a ? idmap_get(&a->calls, c->key) : NULL, **pp;
 
     for (pp = &head; *pp && *pp != c; pp = &(*pp)->next_same_key)
@@ -122,15 +123,15 @@ static void call_disown(Call *c)
 
 static void call_free(Call *c)
 {
-    Peer *p = peer_get(c->reg->peers, c->peer_id);
+    Agent *a = agent_get(c->reg->agents, c->peer_id);
     Server *s = server_get(c->reg->servers, c->server_id);
 
     idmap_remove(&c->reg->calls, c->id);
     call_disown(c);
     if (s)
         idmap_remove(&s->calls, c->id);
-    if (p && p->calls_in_flight)
-        p->calls_in_flight--;
+    if (a && a->calls_in_flight)
+        a->calls_in_flight--;
     if (s) {
         if (s->calls_in_flight)
             s->calls_in_flight--;
@@ -227,7 +228,8 @@ static void call_mrtr_retry(void *owner, uint64_t call_id, const char *extra, in
 /* A modern server's input_required result: true when mrtr.c took the call over (or failed it). */
 static bool call_mrtr(Call *c, Server *s, const UpstreamReply *r)
 {
-    MrtrEnv env = {c->reg->base, c->reg->peers, c->reg->workspaces, &c->reg->next_request_id};
+    MrtrEnv env = {c->reg->base, c->reg->peers, c->reg->agents, c->reg->workspaces,
+                   &c->reg->next_request_id};
     _cleanup_free_ char *why = NULL;
     MrtrOutcome o =
         mrtr_begin(&env, c->reg, s, c->id, c->peer_id, &c->mrtr_rounds, r, call_mrtr_retry, &why);
@@ -286,7 +288,7 @@ static void call_send(Call *c, Server *s)
     c->waiting = false;
     c->upstream_id = s->up->id;
     s->calls_total++;
-    upstream_next_log_level(s->up, mrtr_log_level(c->reg->peers, c->peer_id));
+    upstream_next_log_level(s->up, mrtr_log_level(c->reg->agents, c->peer_id));
     r = upstream_request_text(s->up, c->method, c->meta, c->body, s->cfg->call_timeout_ms,
                               UPSTREAM_PROGRESS | UPSTREAM_RAW, on_call_reply, c, &c->request_id);
     if (r < 0) {
@@ -378,9 +380,10 @@ void calls_server_settled(CallRegistry *cr, Server *s)
 static void call_new(CallRegistry *m, Peer *p, Server *s, const char *method, char *id, char *body,
                      char *meta, char *token)
 {
+    Agent *a = agent_ensure(m->agents, p->id);
     Call *c;
 
-    if (p->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
+    if (a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
         _cleanup_free_ char *msg =
             xasprintf("too many calls in flight: %d is the limit per agent; wait for answers first",
                       AGENT_MAX_CALLS_IN_FLIGHT);
@@ -404,7 +407,7 @@ static void call_new(CallRegistry *m, Peer *p, Server *s, const char *method, ch
     c->server_id = s->id;
     idmap_put(&m->calls, c->id, c);
     call_own(c, s);
-    p->calls_in_flight++;
+    a->calls_in_flight++;
     s->calls_in_flight++;
     call_dispatch(c, s);
 }
@@ -423,9 +426,8 @@ static void call_start(CallRegistry *m, Peer *p, char *id, const char *name, con
 
     if (m->workspaces->ext->passthrough(m->workspaces->ext_ud, p, &s)) {
         /* The agent sees one server as itself: the name is the server's own. */
-        for (size_t i = 0; s && i < json_array_len(s->tools) && !tool; i++)
-            if (streq(json_get_string(json_array_at(s->tools, i), "name"), name))
-                tool = name;
+        if (s && toolset_has(s->tools, name))
+            tool = name;
     } else if ((vt = ws_view_find(ws_of_peer(m->workspaces, p), name)) &&
                (s = server_get(m->servers, vt->server_id))) {
         tool = vt->tool;
@@ -523,7 +525,7 @@ void call_tool_fast(CallRegistry *m, Peer *p, JsonSpan id, JsonSpan name, JsonSp
 /* The agent's call of that request id: one lookup in its own map, no scan. */
 static Call *call_find(CallRegistry *m, uint64_t peer_id, yajl_val orig_id)
 {
-    Agent *a = agent_get(&m->agents, peer_id);
+    Agent *a = agent_get(m->agents, peer_id);
     _cleanup_free_ char *id = NULL;
     Call *c;
 
@@ -563,7 +565,14 @@ void call_cancel(CallRegistry *m, Peer *p, yajl_val request_id)
 
 static void sreq_free(ServerRequest *sr)
 {
+    Server *s = server_get(sr->reg->servers, sr->server_id);
+    Agent *a = agent_get(sr->reg->agents, sr->peer_id);
+
     idmap_remove(&sr->reg->server_requests, sr->id);
+    if (s)
+        idmap_remove(&s->requests, sr->id);
+    if (a)
+        idmap_remove(&a->requests, sr->id);
     event_free(sr->timer);
     json_free(sr->up_id);
     json_free(sr->schema);
@@ -617,13 +626,14 @@ static Peer *causing_peer(CallRegistry *cr, Server *s, unsigned cap, Peer **anyp
     while (idmap_next(&s->live_calls, &pos, NULL, &v)) {
         Call *c = v;
         Peer *p = peer_get(cr->peers, c->peer_id);
-        if (!p)
+        Agent *a = agent_get(cr->agents, c->peer_id);
+        if (!p || !a)
             continue;
         if (c->id > any_call) {
             any_call = c->id;
             *anyp = p;
         }
-        if ((p->caps & cap) && c->id > best_call) {
+        if ((a->caps & cap) && c->id > best_call) {
             best_call = c->id;
             best = p;
         }
@@ -695,6 +705,8 @@ void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, 
           s->cfg->call_timeout_ms > 0 ? s->cfg->call_timeout_ms : CONFIG_DEFAULT_CALL_TIMEOUT_MS);
     evtimer_add(sr->timer, &tv);
     idmap_put(&m->server_requests, sr->id, sr);
+    idmap_put(&s->requests, sr->id, sr);
+    idmap_put(&agent_ensure(m->agents, p->id)->requests, sr->id, sr);
     jsonrpc_write_request(&sb, sr->id, method, params);
     peer_send_sb(p, &sb);
     strbuf_deinit(&sb);
@@ -764,10 +776,9 @@ static void sreq_cancelled_upstream(CallRegistry *cr, Server *s, yajl_val params
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&cr->server_requests, &pos, NULL, &v)) {
+    while (idmap_next(&s->requests, &pos, NULL, &v)) {
         ServerRequest *sr = v;
-        if (sr->server_id == s->id && s->up && sr->upstream_id == s->up->id &&
-            json_equal(sr->up_id, rid)) {
+        if (s->up && sr->upstream_id == s->up->id && json_equal(sr->up_id, rid)) {
             sreq_withdraw(sr, "cancelled by the server");
             sreq_free(sr);
             return;
@@ -780,9 +791,9 @@ void calls_upstream_closed(CallRegistry *cr, Server *s, uint64_t upstream_id)
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&cr->server_requests, &pos, NULL, &v)) {
+    while (idmap_next(&s->requests, &pos, NULL, &v)) {
         ServerRequest *sr = v;
-        if (sr->server_id == s->id && sr->upstream_id == upstream_id) {
+        if (sr->upstream_id == upstream_id) {
             sreq_withdraw(sr, "the server's session ended");
             sreq_free(sr);
         }
@@ -802,18 +813,15 @@ void calls_server_removed(CallRegistry *m, Server *s)
             call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
         }
     }
-    while (idmap_next(&m->server_requests, &pos, NULL, &v)) {
-        ServerRequest *sr = v;
-        if (sr->server_id == s->id) {
-            sreq_withdraw(sr, "the server was disconnected");
-            sreq_free(sr);
-        }
+    while (idmap_next(&s->requests, &pos, NULL, &v)) {
+        sreq_withdraw(v, "the server was disconnected");
+        sreq_free(v);
     }
 }
 
 void calls_peer_gone(CallRegistry *m, Peer *p)
 {
-    Agent *a = agent_get(&m->agents, p->id);
+    Agent *a = agent_get(m->agents, p->id);
     _cleanup_free_ uint64_t *ids = NULL;
     size_t pos = 0, n = 0;
     void *v;
@@ -832,13 +840,9 @@ void calls_peer_gone(CallRegistry *m, Peer *p)
         if (c)
             call_abort(c, "client disconnected");
     }
-    agent_remove(&m->agents, p->id);
     pos = 0;
-    while (idmap_next(&m->server_requests, &pos, NULL, &v)) {
-        ServerRequest *sr = v;
-        if (sr->peer_id == p->id)
-            sreq_fail(sr, JSONRPC_INTERNAL_ERROR, "the agent that was asked disconnected");
-    }
+    while (a && idmap_next(&a->requests, &pos, NULL, &v))
+        sreq_fail(v, JSONRPC_INTERNAL_ERROR, "the agent that was asked disconnected");
     mrtr_peer_gone(m, p);
 }
 
@@ -855,7 +859,6 @@ void call_registry_deinit(CallRegistry *m)
         call_free(v);
     idmap_deinit(&m->server_requests);
     idmap_deinit(&m->calls);
-    agent_registry_deinit(&m->agents);
     strbuf_deinit(&m->scratch);
 }
 
@@ -864,6 +867,7 @@ void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
     memset(cr, 0, sizeof(*cr));
     cr->base = workspaces->base;
     cr->peers = workspaces->peers;
+    cr->agents = workspaces->agents;
     cr->servers = workspaces->servers;
     cr->workspaces = workspaces;
 }
@@ -901,8 +905,9 @@ static void route_log_message(CallRegistry *cr, Server *s, yajl_val params)
     jsonrpc_write_notification(&sb, "notifications/message", out);
     json_free(out);
     for (Peer *p = cr->peers->first; p; p = p->next) {
-        int want = p->log_level >= 0 ? p->log_level : LOG_LEVEL_DEFAULT;
-        if (p->initialized && level >= want && ws_has_server(ws_of_peer(cr->workspaces, p), s))
+        Agent *a = agent_get(cr->agents, p->id);
+        int want = a && a->log_level >= 0 ? a->log_level : LOG_LEVEL_DEFAULT;
+        if (a && a->initialized && level >= want && ws_has_server(ws_of_peer(cr->workspaces, p), s))
             peer_send_sb(p, &sb);
     }
     strbuf_deinit(&sb);
@@ -931,10 +936,12 @@ void logging_update(CallRegistry *cr, Server *s)
 {
     int want = -1;
 
-    for (Peer *p = cr->peers->first; p; p = p->next)
-        if (p->initialized && p->log_level >= 0 && (want < 0 || p->log_level < want) &&
+    for (Peer *p = cr->peers->first; p; p = p->next) {
+        Agent *a = agent_get(cr->agents, p->id);
+        if (a && a->initialized && a->log_level >= 0 && (want < 0 || a->log_level < want) &&
             ws_has_server(ws_of_peer(cr->workspaces, p), s))
-            want = p->log_level;
+            want = a->log_level;
+    }
     if (want < 0 || want == s->log_level || s->state != SERVER_CONNECTED || !s->up ||
         !json_get(s->up->capabilities, "logging"))
         return;
@@ -949,7 +956,7 @@ void call_set_log_level(CallRegistry *m, Peer *p, int level)
 {
     Workspace *ws = ws_of_peer(m->workspaces, p);
 
-    p->log_level = level;
+    agent_ensure(m->agents, p->id)->log_level = level;
     for (size_t i = 0; i < ws->n_servers; i++)
         logging_update(m, ws->servers[i]);
 }

@@ -29,7 +29,7 @@ typedef struct CallRegistry {
     ServerRegistry *servers;
     WorkspaceRegistry *workspaces; /* its ext reaches the surface (URIs, passthrough) */
     IdMap calls;                   /* id -> Call: every call, for the daemon's exit */
-    AgentRegistry agents;          /* each agent's calls by its request ids */
+    AgentRegistry *agents;         /* each agent's calls by its request ids */
     IdMap server_requests;         /* downstream id -> ServerRequest */
     uint64_t next_call_id;
     uint64_t next_request_id;

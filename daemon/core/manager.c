@@ -16,6 +16,7 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/cache.h"
 #include "daemon/core/manager.h"
+#include "daemon/core/toolset.h"
 #include "daemon/sys/runlog.h"
 
 /* An mcpd/wait request. */
@@ -51,6 +52,7 @@ void manager_peer_gone(Manager *m, Peer *p)
     if (m->ext.peer_gone)
         m->ext.peer_gone(m, p);
     ws_peer_left(&m->workspaces, p);
+    agent_remove(&m->agents, p->id);
 }
 
 /* ---- what servers report ---- */
@@ -343,7 +345,7 @@ void manager_counts(Manager *m, unsigned *connectedp, unsigned *totalp, unsigned
         t++;
         if (s->state == SERVER_CONNECTED)
             c++;
-        tools += (unsigned)json_array_len(s->tools);
+        tools += (unsigned)toolset_len(s->tools);
     }
     *connectedp = c;
     *totalp = t;
@@ -435,7 +437,7 @@ static yajl_val server_status(Server *s)
     json_object_set(o, "transport",
                     json_string_new(s->up && s->up->transport ? s->up->transport->ops->kind
                                                               : transport_type_name(s->cfg->type)));
-    json_object_set(o, "tools", json_int_new((int64_t)json_array_len(s->tools)));
+    json_object_set(o, "tools", json_int_new((int64_t)toolset_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
     if (server_manager(s)->ext.server_status)
         server_manager(s)->ext.server_status(s, o);
@@ -496,6 +498,9 @@ static yajl_val workspace_status(Workspace *ws)
     json_object_set(o, "servers", names);
     json_object_set(o, "tools", json_int_new((int64_t)ws->n_view));
     json_object_set(o, "nameCollisions", json_int_new(ws->n_collisions));
+    /* Views built and tools/list answers that shared one by reference. */
+    json_object_set(o, "viewBuilds", json_int_new((int64_t)ws->n_view_builds));
+    json_object_set(o, "viewSends", json_int_new((int64_t)ws->n_view_sends));
     if (!ws->n_agents && ws->root && evtimer_pending(ws->ev_linger, NULL))
         json_object_set(o, "lingering", json_bool_new(true));
     return o;
@@ -503,34 +508,40 @@ static yajl_val workspace_status(Workspace *ws)
 
 static yajl_val agent_status(Manager *m, Peer *p)
 {
-    yajl_val a = json_object_new();
-    Workspace *ws = p->workspace_id ? idmap_get(&m->workspaces.by_id, p->workspace_id) : NULL;
-    Peer *parent = p->parent_peer_id ? peer_get(m->peers, p->parent_peer_id) : NULL;
+    static const Agent fresh = {.log_level = -1}; /* one that has said nothing yet */
+    yajl_val o = json_object_new();
+    const Agent *a = agent_get(&m->agents, p->id);
+    Workspace *ws;
+    Peer *parent;
 
-    json_object_set(a, "id", json_int_new((int64_t)p->id));
-    json_object_set(a, "pid", json_int_new(p->pid));
-    if (p->client_name)
-        json_object_set(a, "name", json_string_new(p->client_name));
-    if (p->client_version)
-        json_object_set(a, "version", json_string_new(p->client_version));
-    json_object_set(a, "initialized", json_bool_new(p->initialized));
+    if (!a)
+        a = &fresh;
+    ws = a->workspace_id ? idmap_get(&m->workspaces.by_id, a->workspace_id) : NULL;
+    parent = a->parent_id ? peer_get(m->peers, a->parent_id) : NULL;
+    json_object_set(o, "id", json_int_new((int64_t)p->id));
+    json_object_set(o, "pid", json_int_new(p->pid));
+    if (a->client_name)
+        json_object_set(o, "name", json_string_new(a->client_name));
+    if (a->client_version)
+        json_object_set(o, "version", json_string_new(a->client_version));
+    json_object_set(o, "initialized", json_bool_new(a->initialized));
     if (ws) {
-        json_object_set(a, "workspace", json_int_new((int64_t)ws->id));
-        json_object_set(a, "root", ws->root ? json_string_new(ws->root) : json_null_new());
+        json_object_set(o, "workspace", json_int_new((int64_t)ws->id));
+        json_object_set(o, "root", ws->root ? json_string_new(ws->root) : json_null_new());
     }
-    if (p->session_id)
-        json_object_set(a, "session", json_int_new((int64_t)p->session_id));
-    if (p->parent_peer_id) {
-        json_object_set(a, "parent", json_int_new((int64_t)p->parent_peer_id));
+    if (a->session_id)
+        json_object_set(o, "session", json_int_new((int64_t)a->session_id));
+    if (a->parent_id) {
+        json_object_set(o, "parent", json_int_new((int64_t)a->parent_id));
         if (parent)
-            json_object_set(a, "parentPid", json_int_new(parent->pid));
+            json_object_set(o, "parentPid", json_int_new(parent->pid));
     }
-    if (p->log_level >= 0)
-        json_object_set(a, "logLevel", json_int_new(p->log_level));
-    json_object_set(a, "callsInFlight", json_int_new(p->calls_in_flight));
-    json_object_set(a, "bytesQueued", json_int_new((int64_t)peer_queued(p)));
-    json_object_set(a, "connectedAt", json_int_new(p->connected_wall_ms));
-    return a;
+    if (a->log_level >= 0)
+        json_object_set(o, "logLevel", json_int_new(a->log_level));
+    json_object_set(o, "callsInFlight", json_int_new(a->calls_in_flight));
+    json_object_set(o, "bytesQueued", json_int_new((int64_t)peer_queued(p)));
+    json_object_set(o, "connectedAt", json_int_new(p->connected_wall_ms));
+    return o;
 }
 
 yajl_val manager_status(Manager *m)
@@ -584,7 +595,8 @@ void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, cons
     m->cache_dir = cache_dir();
     m->started_wall_ms = wall_ms();
     server_registry_init(&m->servers, base, &m->settings, m->cache_dir, &server_events, m);
-    ws_registry_init(&m->workspaces, &m->servers, peers, &m->settings, config_file, m->home);
+    ws_registry_init(&m->workspaces, &m->servers, peers, &m->agents, &m->settings, config_file,
+                     m->home);
     call_registry_init(&m->calls, &m->workspaces);
 }
 
@@ -606,6 +618,7 @@ void manager_deinit(Manager *m)
     if (m->ext.deinit)
         m->ext.deinit(m);
     server_registry_deinit(&m->servers);
+    agent_registry_deinit(&m->agents);
     free(m->home);
     free(m->cache_dir);
 }

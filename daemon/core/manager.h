@@ -15,6 +15,7 @@
 #include "common/jsonscan.h"
 #include "common/strbuf.h"
 #include "daemon/config/config.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/call.h"
 #include "daemon/core/server.h"
 #include "daemon/core/workspace.h"
@@ -47,6 +48,7 @@ struct Manager {
     const char *config_file;
     char *home;
     char *cache_dir;
+    AgentRegistry agents;
     ServerRegistry servers;
     WorkspaceRegistry workspaces;
     CallRegistry calls;
@@ -100,7 +102,10 @@ void manager_cancel(Manager *m, Peer *p, yajl_val request_id);
 int manager_attach(Manager *m, Peer *p, const char *cwd, const char *token, char **whyp);
 /** The session token a peer hands to its subagents. */
 const char *manager_peer_token(Manager *m, Peer *p);
-/** A peer went away: cancel its calls upstream, forget its waiters, leave its workspace. */
+/**
+ * A peer went away (or its initialize is undone): cancel its calls upstream, leave its workspace
+ * and session, forget its agent.
+ */
 void manager_peer_gone(Manager *m, Peer *p);
 /** A response from a peer to a request mcpd forwarded to it (sampling, elicitation, roots). */
 void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg);

@@ -38,9 +38,9 @@ typedef struct MrtrAsk {
 
 static IdMap asks; /* agent request id -> MrtrAsk, for every manager */
 
-const char *mrtr_log_level(PeerRegistry *peers, uint64_t peer_id)
+const char *mrtr_log_level(AgentRegistry *agents, uint64_t peer_id)
 {
-    Peer *p = peer_get(peers, peer_id);
+    Agent *p = agent_get(agents, peer_id);
 
     /* An agent that never sent logging/setLevel hears info and up (call.c's default). */
     return mcp_level_name(p && p->log_level >= 0 && p->log_level < MCP_N_LEVELS ? p->log_level
@@ -113,11 +113,11 @@ static void on_round_timeout(evutil_socket_t fd, short what, void *arg)
 unsigned mrtr_method_cap(const char *method)
 {
     if (streq(method, "elicitation/create"))
-        return PEER_CAP_ELICITATION;
+        return AGENT_CAP_ELICITATION;
     if (streq(method, "sampling/createMessage"))
-        return PEER_CAP_SAMPLING;
+        return AGENT_CAP_SAMPLING;
     if (streq(method, "roots/list"))
-        return PEER_CAP_ROOTS;
+        return AGENT_CAP_ROOTS;
     return 0;
 }
 
@@ -138,7 +138,7 @@ static yajl_val roots_of(const MrtrEnv *env, Peer *p)
 }
 
 /* Whether every input request can go to this agent; else *whyp says which cannot. */
-static bool requests_ok(Server *s, Peer *p, yajl_val reqs, char **whyp)
+static bool requests_ok(Server *s, unsigned caps, yajl_val reqs, char **whyp)
 {
     if (!reqs || !reqs->u.object.len || reqs->u.object.len > MRTR_MAX_INPUT_REQUESTS) {
         *whyp = xasprintf("MCP server %s answered input_required with %s inputRequests (1 to %d "
@@ -154,11 +154,11 @@ static bool requests_ok(Server *s, Peer *p, yajl_val reqs, char **whyp)
                               method ? method : "(an input request without a method)");
             return false;
         }
-        if (!(p->caps & cap) && cap != PEER_CAP_ROOTS) {
+        if (!(caps & cap) && cap != AGENT_CAP_ROOTS) {
             *whyp = xasprintf("MCP server %s needs %s from the agent to go on, and this agent "
                               "did not declare the %s capability",
                               s->cfg->name, method,
-                              cap == PEER_CAP_ELICITATION ? "elicitation" : "sampling");
+                              cap == AGENT_CAP_ELICITATION ? "elicitation" : "sampling");
             return false;
         }
     }
@@ -166,7 +166,7 @@ static bool requests_ok(Server *s, Peer *p, yajl_val reqs, char **whyp)
 }
 
 /* Put each input request to the agent (roots/list without the capability: answered here). */
-static void round_ask(MrtrRound *rd, Peer *p, yajl_val reqs)
+static void round_ask(MrtrRound *rd, Peer *p, unsigned caps, yajl_val reqs)
 {
     for (size_t i = 0; i < reqs->u.object.len; i++) {
         yajl_val req = reqs->u.object.values[i];
@@ -174,7 +174,7 @@ static void round_ask(MrtrRound *rd, Peer *p, yajl_val reqs)
         StrBuf sb = STRBUF_INIT;
         MrtrAsk *a;
 
-        if (streq(method, "roots/list") && !(p->caps & PEER_CAP_ROOTS)) {
+        if (streq(method, "roots/list") && !(caps & AGENT_CAP_ROOTS)) {
             json_object_set(rd->responses, reqs->u.object.keys[i], roots_of(&rd->env, p));
             continue;
         }
@@ -210,6 +210,7 @@ MrtrOutcome mrtr_begin(const MrtrEnv *env, void *owner, Server *s, uint64_t call
     _cleanup_json_ yajl_val owned = NULL;
     yajl_val result = parse_result(r, &owned), reqs, state;
     Peer *p = peer_get(env->peers, peer_id);
+    Agent *ag = agent_get(env->agents, peer_id);
     MrtrRound *rd;
     struct timeval tv;
 
@@ -217,7 +218,7 @@ MrtrOutcome mrtr_begin(const MrtrEnv *env, void *owner, Server *s, uint64_t call
         return MRTR_COMPLETE; /* absent means complete */
     reqs = json_get_object(result, "inputRequests");
     state = json_get(result, "requestState");
-    if (!p) {
+    if (!p || !ag) {
         *whyp = xstrdup("the agent is gone");
         return MRTR_FAILED;
     }
@@ -226,7 +227,7 @@ MrtrOutcome mrtr_begin(const MrtrEnv *env, void *owner, Server *s, uint64_t call
                           s->cfg->name, MRTR_MAX_ROUNDS);
         return MRTR_FAILED;
     }
-    if (!requests_ok(s, p, reqs, whyp))
+    if (!requests_ok(s, ag->caps, reqs, whyp))
         return MRTR_FAILED;
     rd = xcalloc(1, sizeof(*rd));
     rd->env = *env;
@@ -238,7 +239,7 @@ MrtrOutcome mrtr_begin(const MrtrEnv *env, void *owner, Server *s, uint64_t call
     rd->state = state && !YAJL_IS_NULL(state) ? json_to_string(state) : NULL;
     log_full(LOG_DEBUG, s->cfg->name, "mrtr", "input_required (round %u): asking the agent",
              *roundsp);
-    round_ask(rd, p, reqs);
+    round_ask(rd, p, ag->caps, reqs);
     if (!rd->n_waiting) {
         round_done(rd); /* roots only, answered here: the retry goes out at once */
         return MRTR_STARTED;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/jsonrpc.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/server.h"
 #include "daemon/core/workspace.h"
 #include "daemon/downstream/peer.h"
@@ -22,6 +23,7 @@
 typedef struct MrtrEnv {
     struct event_base *base;
     PeerRegistry *peers;
+    AgentRegistry *agents;         /* their capabilities and log levels */
     WorkspaceRegistry *workspaces; /* roots/list answered from the agent's workspace */
     uint64_t *next_request_id;     /* ids of requests to agents, shared with the owner's */
 } MrtrEnv;
@@ -55,9 +57,9 @@ void mrtr_peer_gone(void *owner, Peer *p);
 /** Free every round of owner. */
 void mrtr_deinit(void *owner);
 /**
- * The capability (PEER_CAP_*) an agent must have declared to be asked a server's request
+ * The capability (AGENT_CAP_*) an agent must have declared to be asked a server's request
  * (sampling/createMessage, elicitation/create, roots/list), or 0 for a method not forwarded.
  */
 unsigned mrtr_method_cap(const char *method);
 /** The MCP log level an agent hears (for a modern request's _meta), a static string. */
-const char *mrtr_log_level(PeerRegistry *peers, uint64_t peer_id);
+const char *mrtr_log_level(AgentRegistry *agents, uint64_t peer_id);

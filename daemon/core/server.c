@@ -13,6 +13,7 @@
 #include "daemon/config/resolve.h"
 #include "daemon/core/cache.h"
 #include "daemon/core/server.h"
+#include "daemon/core/toolset.h"
 
 /* Tell the layers above: ev is static, each member may be NULL. */
 #define EMIT(s, name, ...)                                                                         \
@@ -150,7 +151,7 @@ static void server_fail(Server *s, const char *why, int retryable)
         s->tools_deferred = true;
     } else if (s->state == SERVER_FAILED) {
         /* Nothing will come back by itself: its tools leave the view. */
-        s->tools = json_free(s->tools);
+        s->tools = toolset_free(s->tools);
         s->tools_deferred = false;
         EMIT(s, cleared);
     } else if (s->tools) {
@@ -179,8 +180,9 @@ static void server_store_cache(Server *s)
         server_cache_problem(s, why);
         return;
     }
-    if (cache_store(s->reg->cache_dir, s->cfg, s->up ? s->up->server_info : NULL, s->tools, now,
-                    s->reg->settings->cache_ttl_days * 86400000LL, &why) < 0) {
+    if (cache_store_json(s->reg->cache_dir, s->cfg, s->up ? s->up->server_info : NULL,
+                         s->tools ? s->tools->text : "[]", s->tools ? s->tools->len : 2, now,
+                         s->reg->settings->cache_ttl_days * 86400000LL, &why) < 0) {
         log_full(LOG_WARNING, s->cfg->name, "cache", "tool cache not written: %s", why);
         return;
     }
@@ -219,21 +221,17 @@ static void server_load_cache(Server *s)
         log_full(LOG_NOTICE, s->cfg->name, "cache", "cache miss: %s", why);
     if (r != 0)
         return;
-    s->tools = tools;
-    s->n_tools_filtered = config_filter_tools(s->cfg, s->tools);
+    s->n_tools_filtered = config_filter_tools(s->cfg, tools);
+    s->tools = toolset_new_take(tools);
     s->tools_deferred = true;
     s->cache_saved_wall_ms = saved;
-    log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache", json_array_len(tools));
+    log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache", toolset_len(s->tools));
 }
 
 /* Fingerprint of a tool list, to skip the work a re-list that changed nothing would cause. */
-static void tools_fingerprint(char out[2 * SHA256_DIGEST_SIZE + 1], yajl_val tools)
+static void tools_fingerprint(char out[2 * SHA256_DIGEST_SIZE + 1], const ToolSet *tools)
 {
-    StrBuf sb = STRBUF_INIT;
-
-    json_write(&sb, tools);
-    sha256_hex(out, sb.data ? sb.data : "", sb.len);
-    strbuf_deinit(&sb);
+    sha256_hex(out, tools->text, tools->len);
 }
 
 /* Take a successful list's tools; false when they are the ones already held. */
@@ -241,25 +239,27 @@ static bool server_take_tools(Server *s, const UpstreamReply *r)
 {
     char fp[2 * SHA256_DIGEST_SIZE + 1];
     /* Taken, not copied (upstream_list_tools allows it): lists may hold 10 000 tools. */
-    yajl_val tools = json_object_take(r->result, "tools");
+    yajl_val tree = json_object_take(r->result, "tools");
+    ToolSet *tools;
 
     free(s->list_note);
     s->list_note = r->message ? xstrdup(r->message) : NULL;
     if (s->list_note)
         log_full(LOG_WARNING, s->cfg->name, "tools", "%s", s->list_note);
-    if (!YAJL_IS_ARRAY(tools)) {
-        json_free(tools);
-        tools = json_array_new();
+    if (!YAJL_IS_ARRAY(tree)) {
+        json_free(tree);
+        tree = json_array_new();
     }
     /* The user's filters (enabledTools, disabledTools): hidden tools never reach agents. */
-    s->n_tools_filtered = config_filter_tools(s->cfg, tools);
+    s->n_tools_filtered = config_filter_tools(s->cfg, tree);
+    tools = toolset_new_take(tree);
     tools_fingerprint(fp, tools);
     if (s->tools && streq(fp, s->tools_fp)) {
-        json_free(tools);
+        toolset_free(tools);
         return false;
     }
     memcpy(s->tools_fp, fp, sizeof(fp));
-    json_free(s->tools);
+    toolset_free(s->tools);
     s->tools = tools;
     return true;
 }
@@ -320,7 +320,7 @@ static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
     server_store_cache(s);
     EMIT(s, connected);
     log_full(LOG_INFO, s->cfg->name, "connected", "connected in %" PRIu64 " ms with %zu tools",
-             now_ms() - s->connect_started_ms, json_array_len(s->tools));
+             now_ms() - s->connect_started_ms, toolset_len(s->tools));
     server_settled(s);
     server_list_finished(s);
 }
@@ -596,7 +596,8 @@ static void server_remove(Server *s)
     free(s->cache_problem);
     idmap_deinit(&s->live_calls);
     idmap_deinit(&s->calls);
-    json_free(s->tools);
+    idmap_deinit(&s->requests);
+    toolset_free(s->tools);
     free(s->last_error);
     free(s->start_dir);
     free(s->auth_challenge);
@@ -624,7 +625,7 @@ void server_stop(Server *s)
 {
     server_clear_timers(s);
     server_close_upstream(s);
-    s->tools = json_free(s->tools);
+    s->tools = toolset_free(s->tools);
     s->tools_deferred = false;
     EMIT(s, cleared);
     s->idle_stopped = false;

@@ -51,7 +51,7 @@ typedef struct Server {
     Upstream *up;
     struct Resolve *resolving; /* connect-time values (resolve.h) in flight, or NULL */
 
-    yajl_val tools;          /* array of upstream tool objects, or NULL */
+    struct ToolSet *tools;   /* upstream tool objects as JSON text (toolset.h), or NULL */
     bool tools_deferred;     /* tools are a stand-in (last known) while not connected */
     size_t n_tools_filtered; /* tools its filters (enabledTools, ...) hide from agents */
     uint64_t connect_started_ms;
@@ -79,6 +79,7 @@ typedef struct Server {
     char *start_dir;      /* where a stdio server starts when its config names no cwd */
     IdMap live_calls;     /* upstream request id -> Call, for routing progress */
     IdMap calls;          /* call id -> Call: every call routed to it (call.c owns them) */
+    IdMap requests;       /* id -> ServerRequest: its requests forwarded to agents (call.c) */
     int log_level;        /* logging/setLevel sent upstream, or -1 */
     bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */
     char *auth_challenge; /* its WWW-Authenticate text */

@@ -8,6 +8,10 @@
 #include "common/idmap.h"
 #include "daemon/downstream/peer.h"
 
+/* Random bytes of a session token (hex-encoded to twice as many characters): 128 bits cannot be
+ * guessed. */
+#define SESSION_TOKEN_BYTES 16
+
 /* An agent session: the agent that opened it and the subagents that joined by its token. */
 typedef struct Session {
     uint64_t id;

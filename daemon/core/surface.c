@@ -593,9 +593,11 @@ static void on_ws_notify(evutil_socket_t fd, short what, void *arg)
             continue;
         strbuf_reset(&sb);
         jsonrpc_write_notification(&sb, kinds[k].changed, NULL);
-        for (Peer *p = ws->reg->peers->first; p; p = p->next)
-            if (p->initialized && p->workspace_id == ws->id)
+        for (Peer *p = ws->reg->peers->first; p; p = p->next) {
+            Agent *a = agent_get(ws->reg->agents, p->id);
+            if (a && a->initialized && a->workspace_id == ws->id)
                 peer_send_sb(p, &sb);
+        }
     }
     strbuf_deinit(&sb);
 }

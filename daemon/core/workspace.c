@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/naming.h"
+#include "daemon/core/toolset.h"
 #include "daemon/core/workspace.h"
 
 static void ws_check_gate(Workspace *ws);
@@ -29,145 +30,10 @@ bool ws_has_server(const Workspace *ws, const Server *s)
 
 Workspace *ws_of_peer(WorkspaceRegistry *m, const Peer *p)
 {
-    Workspace *ws = p->workspace_id ? idmap_get(&m->by_id, p->workspace_id) : NULL;
+    Agent *a = agent_get(m->agents, p->id);
+    Workspace *ws = a && a->workspace_id ? idmap_get(&m->by_id, a->workspace_id) : NULL;
 
     return ws ? ws : m->user_ws;
-}
-
-/* ---- the tool view ---- */
-
-static void view_clear(Workspace *ws)
-{
-    for (size_t i = 0; i < ws->n_view; i++)
-        free(ws->view[i].name);
-    free(ws->view);
-    ws->view = NULL;
-    ws->n_view = 0;
-}
-
-/* The tool as agents see it (DESIGN section 3). */
-/*
- * MCP Apps: the tool names its UI resource in _meta.ui.resourceUri (and the older flat key
- * _meta["ui/resourceUri"]); agents must read it back through mcpd, so it is the exposed URI.
- */
-static void expose_ui_meta(Workspace *ws, Server *s, yajl_val meta)
-{
-    yajl_val ui = json_get_object(meta, "ui");
-    const char *uri = json_get_string(ui, "resourceUri"), *flat;
-
-    if (uri)
-        json_object_set(ui, "resourceUri",
-                        json_string_new_take(ws->reg->ext->expose_uri(ws, s, uri)));
-    flat = json_get_string(meta, "ui/resourceUri");
-    if (flat)
-        json_object_set(meta, "ui/resourceUri",
-                        json_string_new_take(ws->reg->ext->expose_uri(ws, s, flat)));
-}
-
-static yajl_val exposed_tool(Workspace *ws, const char *name, Server *s, yajl_val t)
-{
-    static const char *const copied[] = {"title", "outputSchema", "annotations", "icons"};
-    const char *tool = json_get_string(t, "name"), *desc = json_get_string(t, "description");
-    yajl_val o = json_object_new(), schema = json_get_object(t, "inputSchema"), meta;
-    const char *prov = s->cfg->source.provider_name;
-
-    json_object_set(o, "name", json_string_new(name));
-    for (size_t i = 0; i < N_ELEMENTS(copied); i++)
-        if (json_get(t, copied[i]))
-            json_object_set(o, copied[i], json_copy(json_get(t, copied[i])));
-    if (desc)
-        json_object_set(o, "description", json_string_new(desc));
-    else {
-        _cleanup_free_ char *d = xasprintf("MCP tool from %s", s->cfg->name);
-        json_object_set(o, "description", json_string_new(d));
-    }
-    schema = schema ? json_copy(schema) : json_object_new();
-    if (!json_get(schema, "type"))
-        json_object_set(schema, "type", json_string_new("object"));
-    if (streq(json_get_string(schema, "type"), "object") && !json_get(schema, "properties"))
-        json_object_set(schema, "properties", json_object_new());
-    json_object_set(o, "inputSchema", schema);
-    meta = json_copy(json_get_object(t, "_meta"));
-    if (!meta)
-        meta = json_object_new();
-    expose_ui_meta(ws, s, meta);
-    _cleanup_free_ char *label = xasprintf("%s/%s", s->cfg->name, tool);
-    _cleanup_free_ char *path =
-        prov ? xasprintf("mcp:%s via %s", s->cfg->name, prov) : xasprintf("mcp:%s", s->cfg->name);
-    json_object_set(meta, "mcpd/server", json_string_new(s->cfg->name));
-    json_object_set(meta, "mcpd/tool", json_string_new(tool));
-    json_object_set(meta, "mcpd/label", json_string_new(label));
-    json_object_set(meta, "mcpd/path", json_string_new(path));
-    json_object_set(meta, "mcpd/deferred", json_bool_new(s->tools_deferred));
-    json_object_set(o, "_meta", meta);
-    return o;
-}
-
-typedef struct Named {
-    Server *s;
-    yajl_val def;
-} Named;
-
-static void view_rebuild(Workspace *ws)
-{
-    size_t n = 0, k = 0;
-    _cleanup_free_ Named *all = NULL;
-    _cleanup_free_ NamingEntry *entries = NULL;
-
-    view_clear(ws);
-    strbuf_reset(&ws->view_json);
-    for (size_t i = 0; i < ws->n_servers; i++)
-        n += json_array_len(ws->servers[i]->tools);
-    all = xcalloc(n ? n : 1, sizeof(*all));
-    entries = xcalloc(n ? n : 1, sizeof(*entries));
-    for (size_t i = 0; i < ws->n_servers; i++) {
-        Server *s = ws->servers[i];
-        for (size_t j = 0; j < json_array_len(s->tools); j++, k++) {
-            all[k].s = s;
-            all[k].def = json_array_at(s->tools, j);
-            entries[k].server = s->cfg->name;
-            entries[k].tool = json_get_string(all[k].def, "name");
-            entries[k].data = &all[k];
-        }
-    }
-    naming_assign(entries, n); /* sorted by name on return */
-    ws->n_collisions = 0;
-    ws->view = xcalloc(n ? n : 1, sizeof(*ws->view));
-    strbuf_puts(&ws->view_json, "{\"tools\":[");
-    for (size_t i = 0; i < n; i++) {
-        Named *nm = entries[i].data;
-        yajl_val o = exposed_tool(ws, entries[i].name, nm->s, nm->def);
-        if (i)
-            strbuf_putc(&ws->view_json, ',');
-        json_write(&ws->view_json, o);
-        json_free(o);
-        ws->view[i].name = entries[i].name;
-        ws->view[i].server_id = nm->s->id;
-        ws->view[i].tool = entries[i].tool;
-        ws->n_collisions += entries[i].collided != 0;
-    }
-    ws->n_view = n;
-    strbuf_puts(&ws->view_json, "]}");
-    ws->dirty = false;
-}
-
-void ws_view_ensure(Workspace *ws)
-{
-    if (ws->dirty || !ws->view_json.data)
-        view_rebuild(ws);
-}
-
-static int cmp_view_name(const void *key, const void *elem)
-{
-    return strcmp(key, ((const ViewTool *)elem)->name);
-}
-
-const ViewTool *ws_view_find(Workspace *ws, const char *name)
-{
-    ws_view_ensure(ws);
-    if (!name || !ws->n_view)
-        return NULL;
-    return bsearch(name, ws->view, ws->n_view, sizeof(ViewTool), cmp_view_name);
 }
 
 /* The coalesced list_changed: only when the view's bytes really changed, only to its agents. */
@@ -179,14 +45,16 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     ws_view_ensure(ws);
-    sha256_hex(hash, ws->view_json.data, ws->view_json.len);
+    sha256_hex(hash, ws->view_text->data, ws->view_text->len);
     if (streq(hash, ws->notified_hash))
         return;
     memcpy(ws->notified_hash, hash, sizeof(hash));
     jsonrpc_write_notification(&sb, "notifications/tools/list_changed", NULL);
-    for (Peer *p = ws->reg->peers->first; p; p = p->next)
-        if (p->initialized && p->workspace_id == ws->id)
+    for (Peer *p = ws->reg->peers->first; p; p = p->next) {
+        Agent *a = agent_get(ws->reg->agents, p->id);
+        if (a && a->initialized && a->workspace_id == ws->id)
             peer_send_sb(p, &sb);
+    }
     strbuf_deinit(&sb);
     log_debug("tool view of %s changed: %zu tools; agents notified",
               ws->root ? ws->root : "the user workspace", ws->n_view);
@@ -270,15 +138,15 @@ static void send_view(Workspace *ws, Peer *p, yajl_val id)
 
     if (ws->reg->ext->passthrough(ws->reg->ext_ud, p, &only)) {
         /* The one server's tools as it lists them, as if the agent spoke to it directly. */
-        yajl_val r = json_object_new();
-        json_object_set(r, "tools",
-                        only && only->tools ? json_copy(only->tools) : json_array_new());
-        agent_reply(ws->reg->peers, p->id, id, r);
-        json_free(r);
+        StrBuf r = STRBUF_INIT;
+        strbuf_puts(&r, "{\"tools\":");
+        strbuf_puts(&r, only && only->tools ? only->tools->text : "[]");
+        strbuf_putc(&r, '}');
+        agent_reply_raw(ws->reg->peers, p->id, id, r.data, r.len);
+        strbuf_deinit(&r);
         return;
     }
-    ws_view_ensure(ws);
-    agent_reply_raw(ws->reg->peers, p->id, id, ws->view_json.data, ws->view_json.len);
+    ws_view_send(ws, p, id);
 }
 
 static void ws_check_gate(Workspace *ws)
@@ -454,8 +322,7 @@ void ws_free(Workspace *ws)
         server_release(ws->servers[i]);
     free(ws->servers);
     config_set_deinit(&ws->problems);
-    view_clear(ws);
-    strbuf_deinit(&ws->view_json);
+    ws_view_deinit(ws);
     m->ext->freed(ws);
     event_free(ws->ev_gate);
     event_free(ws->ev_notify);
@@ -498,6 +365,7 @@ static Workspace *ws_for_cwd(WorkspaceRegistry *m, const char *cwd, char **whyp)
 
 int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token, char **whyp)
 {
+    Agent *a = agent_ensure(m->agents, p->id);
     Workspace *ws;
     Session *se;
     int r;
@@ -515,7 +383,7 @@ int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token,
             return WS_E_GONE;
         }
         se->n_members++;
-        p->parent_peer_id = se->owner_peer_id;
+        a->parent_id = se->owner_peer_id;
     } else {
         ws = cwd ? ws_for_cwd(m, cwd, whyp) : m->user_ws;
         if (!ws)
@@ -523,8 +391,8 @@ int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token,
         if ((r = session_open(&m->sessions, p, ws->id, &se, whyp)) < 0)
             return r;
     }
-    p->session_id = se->id;
-    p->workspace_id = ws->id;
+    a->session_id = se->id;
+    a->workspace_id = ws->id;
     ws->n_agents++;
     event_del(ws->ev_linger);
     return 0;
@@ -532,16 +400,19 @@ int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token,
 
 const char *ws_peer_token(WorkspaceRegistry *m, Peer *p)
 {
-    Session *se = session_get(&m->sessions, p->session_id);
+    Agent *a = agent_get(m->agents, p->id);
+    Session *se = a ? session_get(&m->sessions, a->session_id) : NULL;
 
     return se ? se->token : NULL;
 }
 
 void ws_peer_left(WorkspaceRegistry *m, Peer *p)
 {
-    Workspace *ws = p->workspace_id ? idmap_get(&m->by_id, p->workspace_id) : NULL;
+    Agent *a = agent_get(m->agents, p->id);
+    Workspace *ws = a && a->workspace_id ? idmap_get(&m->by_id, a->workspace_id) : NULL;
 
-    session_leave(&m->sessions, p->session_id, p);
+    if (a)
+        session_leave(&m->sessions, a->session_id, p);
     if (!ws || !ws->n_agents)
         return;
     if (--ws->n_agents == 0 && ws != m->user_ws && !m->servers->shutting_down) {
@@ -552,12 +423,14 @@ void ws_peer_left(WorkspaceRegistry *m, Peer *p)
 }
 
 void ws_registry_init(WorkspaceRegistry *wr, ServerRegistry *servers, PeerRegistry *peers,
-                      const Settings *settings, const char *config_file, const char *home)
+                      AgentRegistry *agents, const Settings *settings, const char *config_file,
+                      const char *home)
 {
     memset(wr, 0, sizeof(*wr));
     wr->base = servers->base;
     wr->servers = servers;
     wr->peers = peers;
+    wr->agents = agents;
     wr->settings = settings;
     wr->config_file = config_file;
     wr->home = home;

@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "common/strbuf.h"
 #include "daemon/config/config.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/server.h"
 #include "daemon/core/session.h"
 #include "daemon/downstream/peer.h"
@@ -51,6 +52,17 @@ typedef struct ListWaiter {
  * A project root (or the user workspace): the servers its agents see and its tool view.
  * Servers are shared between workspaces by identity (name, config hash, start directory).
  */
+/*
+ * The view's JSON ({"tools":[...]}), built once per change and shared by reference: the
+ * workspace holds one reference, and each agent's output queue one until it has been written.
+ * The view's functions (ws_view_*) are in view.c.
+ */
+typedef struct ViewText {
+    unsigned refs;
+    size_t len;
+    char *data; /* NUL-terminated */
+} ViewText;
+
 typedef struct Workspace {
     uint64_t id;
     WorkspaceRegistry *reg;
@@ -64,7 +76,8 @@ typedef struct Workspace {
     bool dirty;
     ViewTool *view;
     size_t n_view;
-    StrBuf view_json; /* {"tools":[...]} ready to send */
+    ViewText *view_text; /* {"tools":[...]} ready to send, shared */
+    uint64_t n_view_builds, n_view_sends;
     char notified_hash[2 * SHA256_DIGEST_SIZE + 1];
     unsigned n_collisions;
     unsigned n_agents;
@@ -100,6 +113,7 @@ struct WorkspaceRegistry {
     const char *config_file;
     const char *home;
     PeerRegistry *peers;
+    AgentRegistry *agents;
     ServerRegistry *servers;
     IdMap by_id; /* id -> Workspace */
     Workspace *user_ws;
@@ -118,20 +132,32 @@ enum {
 
 /** Set up an empty registry; nothing is discovered until ws_new() and ws_load(). */
 void ws_registry_init(WorkspaceRegistry *wr, ServerRegistry *servers, PeerRegistry *peers,
-                      const Settings *settings, const char *config_file, const char *home);
+                      AgentRegistry *agents, const Settings *settings, const char *config_file,
+                      const char *home);
 /** Empty every workspace of its servers (daemon exit): agents may still ask, and get nothing. */
 void ws_registry_shutdown(WorkspaceRegistry *wr);
 /** Free every workspace and session. */
 void ws_registry_deinit(WorkspaceRegistry *wr);
+/** A new workspace of root (NULL: the user workspace), empty until ws_load(). */
 Workspace *ws_new(WorkspaceRegistry *wr, const char *root);
 /** (Re)discover a workspace's servers and connect them; results: name -> what happened. */
 void ws_load(Workspace *ws, yajl_val results);
+/** Free a workspace: its waiting lists are dropped, its servers released. */
 void ws_free(Workspace *ws);
+/** Whether s is one of the workspace's servers. */
 bool ws_has_server(const Workspace *ws, const Server *s);
 /** The workspace of a peer (the user workspace for one not attached). */
 Workspace *ws_of_peer(WorkspaceRegistry *wr, const Peer *p);
+/** The tool agents of ws call name, or NULL. */
 const ViewTool *ws_view_find(Workspace *ws, const char *name);
+/** Rebuild the tool view if anything changed since it was built. */
 void ws_view_ensure(Workspace *ws);
+/** Free the view (safe on a workspace that never built one). */
+void ws_view_deinit(Workspace *ws);
+/** Answer a tools/list with the view: its bytes are queued by reference, never copied. */
+void ws_view_send(Workspace *ws, Peer *p, yajl_val id);
+/** Drop one reference to a view's JSON (safe on NULL); returns NULL. */
+ViewText *view_text_unref(ViewText *vt);
 /** A server's tools or state changed: every workspace that sees it rebuilds and is told. */
 void server_views_changed(WorkspaceRegistry *wr, Server *s);
 /** tools/list for a peer: answered now or once the start-up gate opens. */

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-// peer: one downstream connection on the socket (framing, bounded output, identity).
+// peer: one downstream connection on the socket (framing, bounded output, reaping); what the
+// agent on it is and does is the core's (daemon/core/agent.h).
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "common/idmap.h"
@@ -22,8 +24,6 @@ typedef bool (*PeerFastFn)(Peer *p, const char *line, size_t len, void *userdata
 /* Told when a peer goes away (after its last message), so its work can be cancelled. */
 typedef void (*PeerGoneFn)(Peer *p, void *userdata);
 
-#define SESSION_TOKEN_BYTES 16
-
 /*
  * How long a line may stay unfinished (bytes with no newline yet). An agent writes a message
  * in one go: even a maximal 16 MiB line crosses a local socket in well under a second, and a
@@ -32,13 +32,6 @@ typedef void (*PeerGoneFn)(Peer *p, void *userdata);
  * The hidden setting partialLineTimeoutMs overrides it (tests make it short).
  */
 #define PEER_PARTIAL_LINE_TIMEOUT_MS 30000
-
-/* Client capabilities an agent declared in initialize: which server requests it can answer. */
-enum {
-    PEER_CAP_SAMPLING = 1 << 0,
-    PEER_CAP_ELICITATION = 1 << 1,
-    PEER_CAP_ROOTS = 1 << 2,
-};
 
 struct Peer {
     uint64_t id;
@@ -49,21 +42,13 @@ struct Peer {
     struct event *ev_read, *ev_write;
     Framer in;
     struct evbuffer *out;
-    bool initialized, dead;
-    char *client_name, *client_version, *protocol_version;
-    char *cwd;
+    bool dead;
+    char *label;               /* how logs name it (the agent's clientInfo.name), or NULL */
     char *close_reason;        /* set by peer_send: closed from the loop, never inside a send */
     struct event *ev_partial;  /* fires when an unfinished line has waited too long */
     size_t partial_bytes;      /* bytes of the unfinished line held in in */
     uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
-    uint64_t workspace_id;
-    uint64_t session_id;     /* the session it opened or joined */
-    uint64_t parent_peer_id; /* for a subagent: the agent whose session it joined */
-    unsigned caps;           /* PEER_CAP_* */
-    int log_level;           /* logging/setLevel, or -1 */
-    unsigned calls_in_flight;
     int64_t connected_wall_ms;
-    uint64_t n_requests;
     Peer *next, *prev;
 };
 
@@ -97,6 +82,11 @@ Peer *peer_get(PeerRegistry *reg, uint64_t id);
 Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid);
 /** Queue bytes (whole lines) to a peer; a peer whose queue overflows is dropped. */
 void peer_send(Peer *p, const char *data, size_t n);
+/**
+ * Queue n bytes that stay owned by the caller (sent without a copy); done(data, n, arg) runs
+ * once the peer no longer needs them: sent, dropped, or at once when the peer refuses them.
+ */
+void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg);
 /** Queue the contents of sb. */
 static inline void peer_send_sb(Peer *p, const StrBuf *sb)
 {

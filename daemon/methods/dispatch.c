@@ -34,7 +34,9 @@ static const Method *find_method(const char *name)
 /* Checks every handler relies on, so handlers only do their own work. */
 static bool check_args(MethodsCtx *d, const Method *mt, Peer *p, JsonrpcMsg *m)
 {
-    if ((mt->flags & METHOD_NEEDS_INIT) && !p->initialized) {
+    Agent *a = agent_get(&d->manager->agents, p->id);
+
+    if ((mt->flags & METHOD_NEEDS_INIT) && !(a && a->initialized)) {
         methods_error(d, p, m->id, MCPD_ERROR_NOT_INITIALIZED,
                       "send initialize before any other request");
         return false;
@@ -62,9 +64,10 @@ bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
     static const char *const meta[] = {"progressToken"};
     JsonSpan v[N_ELEMENTS(top)], pv[N_ELEMENTS(inner)], tok = {NULL, 0};
     MethodsCtx *d = userdata;
+    Agent *a = agent_get(&d->manager->agents, p->id);
 
     /* Only the common shape of tools/call; everything else takes the general path. */
-    if (!p->initialized || jsonscan_members(line, len, top, N_ELEMENTS(top), v) != 4 ||
+    if (!a || !a->initialized || jsonscan_members(line, len, top, N_ELEMENTS(top), v) != 4 ||
         !jsonscan_span_eq(v[0], "\"2.0\"") || !jsonscan_span_eq(v[2], "\"tools/call\"") ||
         !(jsonscan_is_int(v[1], NULL) || jsonscan_is_plain_string(v[1])) ||
         jsonscan_members(v[3].p, v[3].n, inner, N_ELEMENTS(inner), pv) < 0 ||
@@ -72,7 +75,7 @@ bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
         return false;
     if (pv[2].p && (jsonscan_members(pv[2].p, pv[2].n, meta, 1, &tok) != 1 || !tok.p))
         return false;
-    p->n_requests++;
+    a->n_requests++;
     manager_call_tool_fast(d->manager, p, v[1], pv[0], pv[1], tok);
     return true;
 }
@@ -82,7 +85,7 @@ void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
     MethodsCtx *d = userdata;
     const Method *mt;
 
-    p->n_requests++;
+    agent_ensure(&d->manager->agents, p->id)->n_requests++;
     if (m->kind == JSONRPC_RESPONSE || m->kind == JSONRPC_ERROR_RESPONSE) {
         /* An answer to a request mcpd forwarded (sampling, elicitation, roots). */
         manager_peer_response(d->manager, p, m);

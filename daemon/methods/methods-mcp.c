@@ -23,19 +23,21 @@ static const char *pick_version(const char *asked)
     return served_versions[0];
 }
 
-static void take_client_info(Peer *p, yajl_val params)
+static void take_client_info(Agent *a, Peer *p, yajl_val params)
 {
     yajl_val info = json_get_object(params, "clientInfo");
     const char *name = json_get_string(info, "name"), *version = json_get_string(info, "version");
     yajl_val caps = json_get_object(params, "capabilities");
 
-    if (name)
-        p->client_name = xstrdup(name);
+    if (name) {
+        a->client_name = xstrdup(name);
+        p->label = xstrdup(name);
+    }
     if (version)
-        p->client_version = xstrdup(version);
-    p->caps = (json_get_object(caps, "sampling") ? PEER_CAP_SAMPLING : 0) |
-              (json_get_object(caps, "elicitation") ? PEER_CAP_ELICITATION : 0) |
-              (json_get_object(caps, "roots") ? PEER_CAP_ROOTS : 0);
+        a->client_version = xstrdup(version);
+    a->caps = (json_get_object(caps, "sampling") ? AGENT_CAP_SAMPLING : 0) |
+              (json_get_object(caps, "elicitation") ? AGENT_CAP_ELICITATION : 0) |
+              (json_get_object(caps, "roots") ? AGENT_CAP_ROOTS : 0);
 }
 
 static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
@@ -45,8 +47,9 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     const char *token = json_get_string(pmeta, "mcpd/session");
     const char *only = json_get_string(pmeta, "mcpd/server");
     _cleanup_free_ char *why = NULL;
+    Agent *a = agent_get(&d->manager->agents, p->id);
 
-    if (p->initialized) {
+    if (a && a->initialized) {
         methods_error(d, p, m->id, JSONRPC_INVALID_REQUEST, "already initialized");
         return;
     }
@@ -64,19 +67,18 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     }
     if ((json_get(pmeta, "mcpd/server") && (!only || !*only)) ||
         (only && surface_passthrough_set(d->manager, p, only, &why) < 0)) {
-        /* Undo the attach, so that a corrected initialize starts clean. */
+        /* Undo the attach (its agent goes), so that a corrected initialize starts clean. */
         manager_peer_gone(d->manager, p);
-        p->workspace_id = p->session_id = 0;
-        p->parent_peer_id = 0;
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS,
                       why ? why : "_meta[\"mcpd/server\"] must be a server's name");
         return;
     }
+    a = agent_ensure(&d->manager->agents, p->id); /* made by the attach */
     if (cwd)
-        p->cwd = xstrdup(cwd);
-    take_client_info(p, m->params);
+        a->cwd = xstrdup(cwd);
+    take_client_info(a, p, m->params);
     version = pick_version(json_get_string(m->params, "protocolVersion"));
-    p->protocol_version = xstrdup(version);
+    a->protocol_version = xstrdup(version);
     r = json_object_new();
     caps = json_object_new();
     tools = json_object_new();
@@ -101,11 +103,11 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     char *instructions = surface_instructions(d->manager, p);
     if (instructions)
         json_object_set(r, "instructions", json_string_new_take(instructions));
-    p->initialized = true;
+    a->initialized = true;
     methods_reply(d, p, m->id, r);
     json_free(r);
     log_debug("peer %llu initialized: %s %s (protocol %s)", (unsigned long long)p->id,
-              p->client_name ? p->client_name : "?", p->client_version ? p->client_version : "",
+              a->client_name ? a->client_name : "?", a->client_version ? a->client_version : "",
               version);
 }
 

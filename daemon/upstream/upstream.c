@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <strings.h>
 
 #include "common/json.h"
 #include "common/jsonrpc.h"
@@ -13,6 +12,7 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "daemon/upstream/tool-headers.h"
 #include "daemon/upstream/upstream.h"
 
 static const char *const accepted_versions[] = {
@@ -265,6 +265,17 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
     return 0;
 }
 
+/* Decimal digits of v, without the printf machinery: two of these run per call. */
+static void put_u64(StrBuf *sb, uint64_t v)
+{
+    char digits[20], *p = digits + sizeof(digits);
+
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10));
+    strbuf_append(sb, p, (size_t)(digits + sizeof(digits) - p));
+}
+
 /*
  * The _meta members every modern request carries; an agent's own io.modelcontextprotocol/ keys
  * are dropped from *metap (mcpd is the client here), except its logLevel, which wins.
@@ -384,13 +395,20 @@ int upstream_request_text(Upstream *u, const char *method, const char *meta, con
         goto send;
     }
     strbuf_reset(sb);
-    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
+    strbuf_puts(sb, "{\"jsonrpc\":\"2.0\",\"id\":");
+    put_u64(sb, id);
+    strbuf_puts(sb, ",\"method\":");
     json_write_string(sb, method, strlen(method));
     strbuf_puts(sb, ",\"params\":{");
-    if (flags & UPSTREAM_PROGRESS)
-        strbuf_printf(sb, "\"_meta\":{\"progressToken\":%" PRIu64 "%s%s}", id, has_meta ? "," : "",
-                      has_meta ? meta : "");
-    else if (has_meta)
+    if (flags & UPSTREAM_PROGRESS) {
+        strbuf_puts(sb, "\"_meta\":{\"progressToken\":");
+        put_u64(sb, id);
+        if (has_meta) {
+            strbuf_putc(sb, ',');
+            strbuf_puts(sb, meta);
+        }
+        strbuf_putc(sb, '}');
+    } else if (has_meta)
         strbuf_printf(sb, "\"_meta\":{%s}", meta);
     if (body && *body) {
         if ((flags & UPSTREAM_PROGRESS) || has_meta)
@@ -976,36 +994,6 @@ static void list_note_tools(ListCtx *lc)
     lc->note = xasprintf("the server lists more than %" PRId64 " %s; only the first %" PRId64
                          " are served (raise maxToolsPerServer in mcpd.json to see more)",
                          lc->lim.max_tools, lc->key, lc->lim.max_tools);
-}
-
-/*
- * 2026-07-28 (SEP-2243): a parameter mirrored into a header by x-mcp-header must name a header
- * (visible ASCII, no colon), once per tool whatever the case, on a string, integer or boolean.
- * A tool that breaks this is not served; the rest of the list is. NULL: nothing wrong.
- */
-static const char *tool_headers_problem(yajl_val tool)
-{
-    yajl_val props = json_get_object(json_get_object(tool, "inputSchema"), "properties");
-
-    for (size_t i = 0; props && i < props->u.object.len; i++) {
-        yajl_val p = props->u.object.values[i], h = json_get(p, "x-mcp-header");
-        const char *name = YAJL_GET_STRING(h), *type = json_get_string(p, "type");
-        if (!h)
-            continue;
-        if (!name || !*name)
-            return "an x-mcp-header that is empty or not a string";
-        for (const char *c = name; *c; c++)
-            if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == ':')
-                return "an x-mcp-header that is not a header name";
-        if (!streq(type, "string") && !streq(type, "integer") && !streq(type, "boolean"))
-            return "an x-mcp-header on a parameter that is not a string, integer or boolean";
-        for (size_t j = 0; j < i; j++) {
-            const char *other = json_get_string(props->u.object.values[j], "x-mcp-header");
-            if (other && strcasecmp(other, name) == 0)
-                return "the same x-mcp-header on two parameters";
-        }
-    }
-    return NULL;
 }
 
 /* Take the named tools of one page, up to the bound; false once the bound cut it short. */

@@ -30,6 +30,7 @@ typedef struct Core {
     Settings settings;
     char *tmp;
     PeerRegistry peers;
+    AgentRegistry agents;
     ServerRegistry servers;
     WorkspaceRegistry workspaces;
     CallRegistry calls;
@@ -165,7 +166,8 @@ static inline void core_init(Core *c)
     peer_registry_init(&c->peers, c->base, (size_t)c->settings.max_message_bytes, core_no_dispatch,
                        NULL, c);
     server_registry_init(&c->servers, c->base, &c->settings, c->tmp, &core_server_events, c);
-    ws_registry_init(&c->workspaces, &c->servers, &c->peers, &c->settings, NULL, c->tmp);
+    ws_registry_init(&c->workspaces, &c->servers, &c->peers, &c->agents, &c->settings, NULL,
+                     c->tmp);
     c->workspaces.ext = &fake_ws_ext;
     c->workspaces.ext_ud = c;
     call_registry_init(&c->calls, &c->workspaces);
@@ -180,6 +182,7 @@ static inline void core_deinit(Core *c)
     call_registry_deinit(&c->calls);
     ws_registry_deinit(&c->workspaces);
     server_registry_deinit(&c->servers);
+    agent_registry_deinit(&c->agents);
     peer_registry_deinit(&c->peers);
     /* Let deferred frees (upstreams, transports) run. */
     for (int i = 0; i < 20; i++)
@@ -212,7 +215,7 @@ static Peer *core_agent(Core *c, int *fdp)
         abort();
     fcntl(sv[1], F_SETFL, O_NONBLOCK);
     p = peer_new(&c->peers, sv[0], getuid(), getpid()); /* sv[0] consumed */
-    p->initialized = true;
+    agent_ensure(&c->agents, p->id)->initialized = true;
     *fdp = sv[1];
     return p;
 }

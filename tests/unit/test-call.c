@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include "daemon/core/toolset.h"
 #include "tests/unit/core-fakes.h"
 
 /* A tools/call of name with params text, as an agent would send it. */
@@ -62,7 +63,7 @@ static Server *hand_server(Core *c, const char *name, ServerState st)
     ServerConfig cfg = core_cfg_disabled(name);
     Server *s = core_add_server(c, &cfg);
 
-    s->tools = json_parse("[{\"name\":\"t\"}]", NULL);
+    s->tools = toolset_new_take(json_parse("[{\"name\":\"t\"}]", NULL));
     s->state = st;
     s->cfg->timeout_ms = CORE_WAIT_MS; /* the deferred call's own bound */
     return s;
@@ -80,16 +81,16 @@ static void test_deferred_call_runs_on_settle(void)
     check_quiet(&c, fd);
     /* Waiting: owned by its server and its agent. */
     CHECK_INTEQ(s->calls.n, 1);
-    CHECK_INTEQ(agent_get(&c.calls.agents, p->id)->calls.n, 1);
-    CHECK_INTEQ(p->calls_in_flight, 1);
+    CHECK_INTEQ(agent_get(&c.agents, p->id)->calls.n, 1);
+    CHECK_INTEQ(agent_get(&c.agents, p->id)->calls_in_flight, 1);
     /* It settles as failed: the waiting call fails with the server's state and error. */
     s->state = SERVER_FAILED;
     s->last_error = xstrdup("it broke");
     calls_server_settled(&c.calls, s);
     check_reply(&c, fd, "\"a\"", "MCP server not connected: srv (failed: it broke)");
     CHECK_INTEQ(s->calls.n, 0);
-    CHECK_INTEQ(agent_get(&c.calls.agents, p->id)->calls.n, 0);
-    CHECK_INTEQ(p->calls_in_flight, 0);
+    CHECK_INTEQ(agent_get(&c.agents, p->id)->calls.n, 0);
+    CHECK_INTEQ(agent_get(&c.agents, p->id)->calls_in_flight, 0);
     close(fd);
     core_deinit(&c);
 }
@@ -136,15 +137,15 @@ static void test_cancel_by_the_agents_own_id(void)
     CHECK_INTEQ(s->calls.n, 3);
     call_cancel(&c.calls, p, x);
     CHECK_INTEQ(s->calls.n, 2);
-    CHECK_INTEQ(agent_get(&c.calls.agents, q->id)->calls.n, 1);
+    CHECK_INTEQ(agent_get(&c.agents, q->id)->calls.n, 1);
     call_cancel(&c.calls, p, seven);
     CHECK_INTEQ(s->calls.n, 1);
-    CHECK_INTEQ(p->calls_in_flight, 0);
+    CHECK_INTEQ(agent_get(&c.agents, p->id)->calls_in_flight, 0);
     check_quiet(&c, fd); /* an abort stays an abort: no reply */
-    /* q goes: its call goes with it, without a reply, and so does its agent entry. */
+    /* q goes: its call goes with it, without a reply. */
     calls_peer_gone(&c.calls, q);
     CHECK_INTEQ(s->calls.n, 0);
-    CHECK(agent_get(&c.calls.agents, q->id) == NULL);
+    CHECK_INTEQ(agent_get(&c.agents, q->id)->calls.n, 0);
     CHECK_INTEQ(c.calls.calls.n, 0);
     close(fd);
     close(fd2);

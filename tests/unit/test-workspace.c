@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 
+#include "daemon/core/toolset.h"
 #include "tests/unit/core-fakes.h"
 
 static Server *tools_server(Core *c, const char *name, const char *tools, ServerState st)
@@ -12,7 +13,7 @@ static Server *tools_server(Core *c, const char *name, const char *tools, Server
     ServerConfig cfg = core_cfg_disabled(name);
     Server *s = core_add_server(c, &cfg);
 
-    s->tools = tools ? json_parse(tools, NULL) : NULL;
+    s->tools = tools ? toolset_new_take(json_parse(tools, NULL)) : NULL;
     s->state = st;
     return s;
 }
@@ -43,11 +44,11 @@ static void test_view_names_and_lookups(void)
     }
     CHECK_INTEQ(from_a, 1);
     CHECK_INTEQ(from_b, 1);
-    CHECK(strstr(ws->view_json.data, "\"mcpd/server\":\"Alpha\"") != NULL);
+    CHECK(strstr(ws->view_text->data, "\"mcpd/server\":\"Alpha\"") != NULL);
     CHECK(ws_view_find(ws, "nope") == NULL);
     /* A server's tools change: the view follows once rebuilt. */
-    json_free(b->tools);
-    b->tools = json_parse("[]", NULL);
+    toolset_free(b->tools);
+    b->tools = toolset_new_take(json_parse("[]", NULL));
     server_views_changed(&c.workspaces, b);
     CHECK(ws->dirty);
     ws_view_ensure(ws);
@@ -74,7 +75,7 @@ static void test_gate_waits_for_a_connecting_server(void)
     CHECK(c.workspaces.user_ws->waiters != NULL);
     /* Prompts wait behind the same gate. */
     ws_list_gated(&c.workspaces, p, id, 0, NULL);
-    slow->tools = json_parse("[{\"name\":\"s\"}]", NULL);
+    slow->tools = toolset_new_take(json_parse("[{\"name\":\"s\"}]", NULL));
     slow->state = SERVER_CONNECTED;
     server_views_changed(&c.workspaces, slow);
     _cleanup_free_ char *line = core_read_line(&c, fd, CORE_WAIT_MS);
@@ -96,13 +97,14 @@ static void test_sessions(void)
     core_init(&c);
     Peer *owner = core_agent(&c, &fd1), *sub = core_agent(&c, &fd2), *other = core_agent(&c, &fd3);
     CHECK_INTEQ(ws_attach(&c.workspaces, owner, NULL, NULL, &why), 0);
-    CHECK_INTEQ(owner->workspace_id, c.workspaces.user_ws->id);
+    Agent *ao = agent_get(&c.agents, owner->id), *as = agent_get(&c.agents, sub->id);
+    CHECK_INTEQ(ao->workspace_id, c.workspaces.user_ws->id);
     _cleanup_free_ char *token = xstrdup(ws_peer_token(&c.workspaces, owner));
     CHECK_INTEQ(strlen(token), 2 * SESSION_TOKEN_BYTES);
     /* A subagent joins by the token: same workspace, the owner as its parent. */
     CHECK_INTEQ(ws_attach(&c.workspaces, sub, NULL, token, &why), 0);
-    CHECK_INTEQ(sub->parent_peer_id, owner->id);
-    CHECK_INTEQ(sub->session_id, owner->session_id);
+    CHECK_INTEQ(as->parent_id, owner->id);
+    CHECK_INTEQ(as->session_id, ao->session_id);
     CHECK_INTEQ(c.workspaces.user_ws->n_agents, 2);
     /* Another user's agent cannot join by a token it learnt. */
     other->uid = getuid() + 1;
