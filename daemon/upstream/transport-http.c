@@ -205,10 +205,13 @@ static void on_resume_timer(evutil_socket_t fd, short what, void *arg)
     Xfer *x = arg;
 
     (void)fd, (void)what;
-    if (x->t->reported || !idmap_get(&x->t->outstanding, x->req_id))
+    if (x->t->reported || !idmap_get(&x->t->outstanding, x->req_id)) {
         ht_xfer_free(x);
-    else
-        ht_xfer_start(x);
+        return;
+    }
+    /* With "resuming in" above, the log shows when the wait was armed and when it ended. */
+    log_full(LOG_DEBUG, x->t->base.server, "http", "resuming the dropped stream now");
+    ht_xfer_start(x);
 }
 
 /*

@@ -13,6 +13,9 @@ cleanup() {
         kill -TERM "$mcpd_pid"
         wait "$mcpd_pid" 2>/dev/null
     fi
+    if [ -n "${MCPD_CONFORMANCE_NOTES:-}" ]; then
+        grep -E '\[conf\] (stream dropped|resuming)' "$tmp/mcpd.log" >>"$MCPD_CONFORMANCE_NOTES"
+    fi
     rm -rf "$tmp"
 }
 trap cleanup EXIT
