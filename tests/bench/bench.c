@@ -211,16 +211,40 @@ static void measure_sequential(Path *p, uint64_t *lat, size_t n)
 
 /* n sequential calls (a multiple of 10) on every path into lat[k], in alternating rounds after
  * one warm-up round each, so all paths see the same machine (frequency, other load). */
+/* Rounds of workload 1: each path runs n / N_ROUNDS calls per round, the paths in turn. */
+#define N_ROUNDS 10
+
 static void measure_rounds(Path *paths, size_t k, uint64_t **lat, size_t n)
 {
-    size_t round = n / 10;
+    size_t round = n / N_ROUNDS;
 
     /* Pass 0 is the warm-up; pass 1 measures over its figures. */
-    for (size_t pass = 0; pass <= 10; pass++)
+    for (size_t pass = 0; pass <= N_ROUNDS; pass++)
         for (size_t j = 0; j < k; j++) {
             measure_sequential(&paths[j], lat[j] + (pass ? pass - 1 : 0) * round, round);
             h_sleep_ms(paths[j].settle_ms);
         }
+}
+
+/*
+ * mcpd's added p50 over the relay's, per round (the three paths ran back to back in it), then
+ * the median of the rounds: the machine's load drifts between rounds, much less within one.
+ * 0 when the relay added nothing in some round. Sorts each round's latencies in place.
+ */
+static double median_round_ratio(uint64_t *const lat[3], size_t n)
+{
+    size_t round = n / N_ROUNDS;
+    double ratio[N_ROUNDS];
+
+    for (size_t r = 0; r < N_ROUNDS; r++) {
+        uint64_t d = pct(lat[0] + r * round, round, 0.5), m = pct(lat[1] + r * round, round, 0.5);
+        uint64_t x = pct(lat[2] + r * round, round, 0.5);
+        if (x <= d)
+            return 0;
+        ratio[r] = ((double)m - (double)d) / (double)(x - d);
+    }
+    qsort(ratio, N_ROUNDS, sizeof(ratio[0]), cmp_double);
+    return (ratio[N_ROUNDS / 2 - 1] + ratio[N_ROUNDS / 2]) / 2;
 }
 
 static void bench_overhead(Harness *h)
@@ -242,35 +266,44 @@ static void bench_overhead(Harness *h)
     Path paths[3] = {stream_path(&d, "echo"), stream_path(&s, "mcp_echo1_echo"),
                      relay_path ? stream_path(&r, "echo") : (Path){0}};
     measure_rounds(paths, k, lat, n);
+    double round_ratio = relay_path ? median_round_ratio(lat, n) : 0;
     direct_stop(&d);
     if (relay_path)
         direct_stop(&r);
     close(s.in);
     framer_deinit(&s.f);
-    uint64_t dp50 = pct(lat[0], n, 0.5), dp99 = pct(lat[0], n, 0.99);
-    uint64_t mp50 = pct(lat[1], n, 0.5), mp99 = pct(lat[1], n, 0.99);
-    printf("1. call overhead (%zu sequential echo calls each, in alternating rounds)\n"
-           "   direct  p50 %6" PRIu64 " us  p99 %6" PRIu64 " us\n"
-           "   mcpd    p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64
-           " us, p99 %" PRId64 " us\n",
-           n, dp50, dp99, mp50, mp99, (int64_t)(mp50 - dp50), (int64_t)(mp99 - dp99));
+    uint64_t dp50 = pct(lat[0], n, 0.5), dp90 = pct(lat[0], n, 0.9), dp99 = pct(lat[0], n, 0.99);
+    uint64_t mp50 = pct(lat[1], n, 0.5), mp90 = pct(lat[1], n, 0.9), mp99 = pct(lat[1], n, 0.99);
+    printf("1. call overhead (%zu sequential echo calls each, in %d alternating rounds)\n"
+           "   direct  p50 %6" PRIu64 " us  p90 %6" PRIu64 " us  p99 %6" PRIu64 " us\n"
+           "   mcpd    p50 %6" PRIu64 " us  p90 %6" PRIu64 " us  p99 %6" PRIu64
+           " us   added p50 %" PRId64 " us, p90 %" PRId64 " us\n",
+           n, N_ROUNDS, dp50, dp90, dp99, mp50, mp90, mp99, (int64_t)(mp50 - dp50),
+           (int64_t)(mp90 - dp90));
     result("overhead",
            "{\"calls\":%zu,\"directP50Us\":%" PRIu64 ",\"directP99Us\":%" PRIu64
            ",\"mcpdP50Us\":%" PRIu64 ",\"mcpdP99Us\":%" PRIu64 ",\"addedP50Us\":%" PRId64 "}",
            n, dp50, dp99, mp50, mp99, (int64_t)(mp50 - dp50));
     if (relay_path) {
-        uint64_t rp50 = pct(lat[2], n, 0.5), rp99 = pct(lat[2], n, 0.99);
+        uint64_t rp50 = pct(lat[2], n, 0.5), rp90 = pct(lat[2], n, 0.9),
+                 rp99 = pct(lat[2], n, 0.99);
         int64_t added = (int64_t)(mp50 - dp50), relay_added = (int64_t)(rp50 - dp50);
-        printf("   relay   p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64
+        int64_t added90 = (int64_t)(mp90 - dp90), relay_added90 = (int64_t)(rp90 - dp90);
+        printf("   relay   p50 %6" PRIu64 " us  p90 %6" PRIu64 " us  p99 %6" PRIu64
+               " us   added p50 %" PRId64 " us, p90 %" PRId64
                " us (a null relay: one extra hop, nothing parsed)\n"
-               "   mcpd's added latency / the null relay's: %.2f\n",
-               rp50, rp99, relay_added,
-               relay_added > 0 ? (double)added / (double)relay_added : 0.0);
+               "   mcpd's added latency / the null relay's: p50 %.2f, p90 %.2f; median of the "
+               "rounds' p50 ratios %.2f\n",
+               rp50, rp90, rp99, relay_added, relay_added90,
+               relay_added > 0 ? (double)added / (double)relay_added : 0.0,
+               relay_added90 > 0 ? (double)added90 / (double)relay_added90 : 0.0, round_ratio);
         result("relay",
-               "{\"p50Us\":%" PRIu64 ",\"p99Us\":%" PRIu64 ",\"addedP50Us\":%" PRId64
-               ",\"mcpdOverRelay\":%.3f}",
-               rp50, rp99, relay_added,
-               relay_added > 0 ? (double)added / (double)relay_added : 0.0);
+               "{\"p50Us\":%" PRIu64 ",\"p90Us\":%" PRIu64 ",\"p99Us\":%" PRIu64
+               ",\"addedP50Us\":%" PRId64 ",\"mcpdOverRelay\":%.3f,\"mcpdOverRelayP90\":%.3f,"
+               "\"mcpdOverRelayRounds\":%.3f}",
+               rp50, rp90, rp99, relay_added,
+               relay_added > 0 ? (double)added / (double)relay_added : 0.0,
+               relay_added90 > 0 ? (double)added90 / (double)relay_added90 : 0.0, round_ratio);
     }
     for (size_t j = 0; j < k; j++) {
         free(paths[j].params);
