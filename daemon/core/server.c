@@ -180,9 +180,10 @@ static void server_store_cache(Server *s)
         server_cache_problem(s, why);
         return;
     }
-    if (cache_store_json(s->reg->cache_dir, s->cfg, s->up ? s->up->server_info : NULL,
-                         s->tools ? s->tools->text : "[]", s->tools ? s->tools->len : 2, now,
-                         s->reg->settings->cache_ttl_days * 86400000LL, &why) < 0) {
+    size_t len;
+    _cleanup_free_ char *text = toolset_json(s->tools, &len);
+    if (cache_store_json(s->reg->cache_dir, s->cfg, s->up ? s->up->server_info : NULL, text, len,
+                         now, s->reg->settings->cache_ttl_days * 86400000LL, &why) < 0) {
         log_full(LOG_WARNING, s->cfg->name, "cache", "tool cache not written: %s", why);
         return;
     }
@@ -231,7 +232,10 @@ static void server_load_cache(Server *s)
 /* Fingerprint of a tool list, to skip the work a re-list that changed nothing would cause. */
 static void tools_fingerprint(char out[2 * SHA256_DIGEST_SIZE + 1], const ToolSet *tools)
 {
-    sha256_hex(out, tools->text, tools->len);
+    size_t len;
+    _cleanup_free_ char *text = toolset_json(tools, &len);
+
+    sha256_hex(out, text, len);
 }
 
 /* Take a successful list's tools; false when they are the ones already held. */

@@ -40,68 +40,94 @@ static void expose_ui_meta(Workspace *ws, Server *s, yajl_val meta)
                         json_string_new_take(ws->reg->ext->expose_uri(ws, s, flat)));
 }
 
-static yajl_val exposed_tool(Workspace *ws, const char *name, Server *s, yajl_val t)
-{
-    static const char *const copied[] = {"title", "outputSchema", "annotations", "icons"};
-    const char *tool = json_get_string(t, "name"), *desc = json_get_string(t, "description");
-    yajl_val o = json_object_new(), schema = json_get_object(t, "inputSchema"), meta;
-    const char *prov = s->cfg->source.provider_name;
+/* The keys mcpd adds to each tool's _meta. */
+static const char *const mcpd_meta_keys[] = {"mcpd/server", "mcpd/tool", "mcpd/label", "mcpd/path",
+                                             "mcpd/deferred"};
 
-    json_object_set(o, "name", json_string_new(name));
-    for (size_t i = 0; i < N_ELEMENTS(copied); i++)
-        if (json_get(t, copied[i]))
-            json_object_set(o, copied[i], json_copy(json_get(t, copied[i])));
-    if (desc)
-        json_object_set(o, "description", json_string_new(desc));
-    else {
-        _cleanup_free_ char *d = xasprintf("MCP tool from %s", s->cfg->name);
-        json_object_set(o, "description", json_string_new(d));
-    }
-    schema = schema ? json_copy(schema) : json_object_new();
-    if (!json_get(schema, "type"))
-        json_object_set(schema, "type", json_string_new("object"));
-    if (streq(json_get_string(schema, "type"), "object") && !json_get(schema, "properties"))
-        json_object_set(schema, "properties", json_object_new());
-    json_object_set(o, "inputSchema", schema);
-    meta = json_copy(json_get_object(t, "_meta"));
-    if (!meta)
-        meta = json_object_new();
-    expose_ui_meta(ws, s, meta);
+static void put_string_member(StrBuf *sb, const char *key, const char *value)
+{
+    json_write_string(sb, key, strlen(key));
+    strbuf_putc(sb, ':');
+    json_write_string(sb, value, strlen(value));
+    strbuf_putc(sb, ',');
+}
+
+/* The tool's _meta as agents see it: its own members (UI URIs exposed), then mcpd's. */
+static void write_meta(StrBuf *sb, Workspace *ws, Server *s, const char *tool, const char *own,
+                       size_t own_len)
+{
+    const char *prov = s->cfg->source.provider_name;
     _cleanup_free_ char *label = xasprintf("%s/%s", s->cfg->name, tool);
     _cleanup_free_ char *path =
         prov ? xasprintf("mcp:%s via %s", s->cfg->name, prov) : xasprintf("mcp:%s", s->cfg->name);
-    json_object_set(meta, "mcpd/server", json_string_new(s->cfg->name));
-    json_object_set(meta, "mcpd/tool", json_string_new(tool));
-    json_object_set(meta, "mcpd/label", json_string_new(label));
-    json_object_set(meta, "mcpd/path", json_string_new(path));
-    json_object_set(meta, "mcpd/deferred", json_bool_new(s->tools_deferred));
-    json_object_set(o, "_meta", meta);
-    return o;
+    yajl_val meta = NULL;
+
+    strbuf_putc(sb, '{');
+    /* Our own writer made the text: it parses (it is skipped only when out of memory). */
+    if (own && json_parse_full(&meta, own, own_len, JSON_UTF8_REPAIR, NULL) == 0) {
+        expose_ui_meta(ws, s, meta);
+        for (size_t i = 0; i < N_ELEMENTS(mcpd_meta_keys); i++)
+            json_free(json_object_take(meta, mcpd_meta_keys[i]));
+        for (size_t i = 0; i < meta->u.object.len; i++) {
+            const char *k = meta->u.object.keys[i];
+            json_write_string(sb, k, strlen(k));
+            strbuf_putc(sb, ':');
+            json_write(sb, meta->u.object.values[i]);
+            strbuf_putc(sb, ',');
+        }
+        json_free(meta);
+    }
+    put_string_member(sb, "mcpd/server", s->cfg->name);
+    put_string_member(sb, "mcpd/tool", tool);
+    put_string_member(sb, "mcpd/label", label);
+    put_string_member(sb, "mcpd/path", path);
+    strbuf_puts(sb, s->tools_deferred ? "\"mcpd/deferred\":true}" : "\"mcpd/deferred\":false}");
 }
 
-/* The built view, sized exactly: a 10 000-tool view is 4 MB, and agents may hold it a while. */
+/*
+ * The tool as agents see it (DESIGN section 3): {"name":<assigned>, the body as the set keeps
+ * it, "_meta":{...}}. Returns where the body starts in sb, for the set's rebase.
+ */
+static size_t write_exposed_tool(StrBuf *sb, Workspace *ws, const char *name, Server *s, size_t i)
+{
+    const char *tool = toolset_name(s->tools, i), *body, *meta;
+    size_t body_len, meta_len, at;
+
+    strbuf_puts(sb, "{\"name\":");
+    json_write_string(sb, name, strlen(name));
+    strbuf_putc(sb, ',');
+    if (!s->tools->spans[i].has_description) {
+        _cleanup_free_ char *d = xasprintf("MCP tool from %s", s->cfg->name);
+        put_string_member(sb, "description", d);
+    }
+    body = toolset_body(s->tools, i, &body_len);
+    at = sb->len;
+    strbuf_append(sb, body, body_len);
+    strbuf_puts(sb, ",\"_meta\":");
+    meta = toolset_meta(s->tools, i, &meta_len);
+    write_meta(sb, ws, s, tool ? tool : "", meta, meta_len);
+    strbuf_putc(sb, '}');
+    return at;
+}
+
+/* The built view, sized exactly: a 10 000-tool view is 6 MB, and agents may hold it a while. */
 static ViewText *view_text_new(StrBuf *sb)
 {
-    ViewText *vt = xcalloc(1, sizeof(*vt));
+    size_t len;
+    char *data = strbuf_detach(sb, &len);
 
-    vt->refs = 1;
-    vt->data = strbuf_detach(sb, &vt->len);
-    vt->data = xrealloc(vt->data, vt->len + 1);
-    return vt;
+    return shared_text_new_take(data, len);
 }
 
 ViewText *view_text_unref(ViewText *vt)
 {
-    if (vt && --vt->refs == 0) {
-        free(vt->data);
-        free(vt);
-    }
-    return NULL;
+    return shared_text_unref(vt);
 }
 
 typedef struct Named {
     Server *s;
-    size_t index; /* in the server's tool set */
+    size_t index;    /* in the server's tool set */
+    size_t body_off; /* where its body was written in the new view */
 } Named;
 
 static void view_rebuild(Workspace *ws)
@@ -132,13 +158,9 @@ static void view_rebuild(Workspace *ws)
     strbuf_puts(&sb, "{\"tools\":[");
     for (size_t i = 0; i < n; i++) {
         Named *nm = entries[i].data;
-        yajl_val def = toolset_parse(nm->s->tools, nm->index);
-        yajl_val o = exposed_tool(ws, entries[i].name, nm->s, def);
         if (i)
             strbuf_putc(&sb, ',');
-        json_write(&sb, o);
-        json_free(o);
-        json_free(def);
+        nm->body_off = write_exposed_tool(&sb, ws, entries[i].name, nm->s, nm->index);
         ws->view[i].name = entries[i].name;
         ws->view[i].server_id = nm->s->id;
         ws->view[i].tool = entries[i].tool;
@@ -148,8 +170,18 @@ static void view_rebuild(Workspace *ws)
     strbuf_puts(&sb, "]}");
     view_text_unref(ws->view_text);
     ws->view_text = view_text_new(&sb);
+    /* Each server's bodies now live in the view: its own copy goes (all[] is in server order). */
+    for (size_t i = 0, k0 = 0; i < ws->n_servers; i++) {
+        ToolSet *ts = ws->servers[i]->tools;
+        size_t m = toolset_len(ts);
+        _cleanup_free_ size_t *offs = xcalloc(m ? m : 1, sizeof(*offs));
+        for (size_t j = 0; j < m; j++)
+            offs[j] = all[k0 + j].body_off;
+        toolset_rebase(ts, ws->view_text, offs);
+        k0 += m;
+    }
     ws->n_view_builds++;
-    toolset_trim_after(n); /* the trees made and freed above, one per tool */
+    toolset_trim_after(n); /* the set texts freed above */
     ws->dirty = false;
 }
 

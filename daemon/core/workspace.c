@@ -139,8 +139,9 @@ static void send_view(Workspace *ws, Peer *p, yajl_val id)
     if (ws->reg->ext->passthrough(ws->reg->ext_ud, p, &only)) {
         /* The one server's tools as it lists them, as if the agent spoke to it directly. */
         StrBuf r = STRBUF_INIT;
+        _cleanup_free_ char *tools = toolset_json(only ? only->tools : NULL, NULL);
         strbuf_puts(&r, "{\"tools\":");
-        strbuf_puts(&r, only && only->tools ? only->tools->text : "[]");
+        strbuf_puts(&r, tools);
         strbuf_putc(&r, '}');
         agent_reply_raw(ws->reg->peers, p->id, id, r.data, r.len);
         strbuf_deinit(&r);

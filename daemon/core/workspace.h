@@ -18,6 +18,7 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/server.h"
 #include "daemon/core/session.h"
+#include "daemon/core/toolset.h"
 #include "daemon/downstream/peer.h"
 
 typedef struct WorkspaceRegistry WorkspaceRegistry;
@@ -57,11 +58,7 @@ typedef struct ListWaiter {
  * workspace holds one reference, and each agent's output queue one until it has been written.
  * The view's functions (ws_view_*) are in view.c.
  */
-typedef struct ViewText {
-    unsigned refs;
-    size_t len;
-    char *data; /* NUL-terminated */
-} ViewText;
+typedef SharedText ViewText;
 
 typedef struct Workspace {
     uint64_t id;

@@ -95,6 +95,31 @@ static void direct_start(Direct *d, const char *const *argv)
     framer_init(&d->f, JSONRPC_MAX_LINE_DEFAULT);
 }
 
+/*
+ * The child on one end of a unix stream socket (its stdin and stdout), we on the other: the
+ * null relay's front, the same transport agents use to reach mcpd, so the floor pays what
+ * mcpd's hop pays (a unix socket wakes its reader differently from a pipe).
+ */
+static void direct_start_socket(Direct *d, const char *const *argv)
+{
+    int sv[2];
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        exit(99);
+    d->pid = fork();
+    if (d->pid == 0) {
+        dup2(sv[1], 0);
+        dup2(sv[1], 1);
+        int nul = open("/dev/null", O_WRONLY);
+        dup2(nul, 2);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(sv[1]);
+    d->in = d->out = sv[0];
+    framer_init(&d->f, JSONRPC_MAX_LINE_DEFAULT);
+}
+
 /* Read one response line (skipping notifications); returns its id. */
 static int64_t direct_read(Direct *d)
 {
@@ -147,7 +172,8 @@ static void reap(pid_t pid)
 static void direct_stop(Direct *d)
 {
     close(d->in);
-    close(d->out);
+    if (d->out != d->in)
+        close(d->out);
     reap(d->pid);
     framer_deinit(&d->f);
 }
@@ -211,16 +237,40 @@ static void measure_sequential(Path *p, uint64_t *lat, size_t n)
 
 /* n sequential calls (a multiple of 10) on every path into lat[k], in alternating rounds after
  * one warm-up round each, so all paths see the same machine (frequency, other load). */
+/* Rounds of workload 1: each path runs n / N_ROUNDS calls per round, the paths in turn. */
+#define N_ROUNDS 10
+
 static void measure_rounds(Path *paths, size_t k, uint64_t **lat, size_t n)
 {
-    size_t round = n / 10;
+    size_t round = n / N_ROUNDS;
 
     /* Pass 0 is the warm-up; pass 1 measures over its figures. */
-    for (size_t pass = 0; pass <= 10; pass++)
+    for (size_t pass = 0; pass <= N_ROUNDS; pass++)
         for (size_t j = 0; j < k; j++) {
             measure_sequential(&paths[j], lat[j] + (pass ? pass - 1 : 0) * round, round);
             h_sleep_ms(paths[j].settle_ms);
         }
+}
+
+/*
+ * mcpd's added p50 over the relay's, per round (the three paths ran back to back in it), then
+ * the median of the rounds: the machine's load drifts between rounds, much less within one.
+ * 0 when the relay added nothing in some round. Sorts each round's latencies in place.
+ */
+static double median_round_ratio(uint64_t *const lat[3], size_t n)
+{
+    size_t round = n / N_ROUNDS;
+    double ratio[N_ROUNDS];
+
+    for (size_t r = 0; r < N_ROUNDS; r++) {
+        uint64_t d = pct(lat[0] + r * round, round, 0.5), m = pct(lat[1] + r * round, round, 0.5);
+        uint64_t x = pct(lat[2] + r * round, round, 0.5);
+        if (x <= d)
+            return 0;
+        ratio[r] = ((double)m - (double)d) / (double)(x - d);
+    }
+    qsort(ratio, N_ROUNDS, sizeof(ratio[0]), cmp_double);
+    return (ratio[N_ROUNDS / 2 - 1] + ratio[N_ROUNDS / 2]) / 2;
 }
 
 static void bench_overhead(Harness *h)
@@ -236,41 +286,50 @@ static void bench_overhead(Harness *h)
     sock_as_direct(&s, sock_connect(h->socket));
     direct_init(&s);
     if (relay_path) {
-        direct_start(&r, relay_argv);
+        direct_start_socket(&r, relay_argv);
         direct_init(&r);
     }
     Path paths[3] = {stream_path(&d, "echo"), stream_path(&s, "mcp_echo1_echo"),
                      relay_path ? stream_path(&r, "echo") : (Path){0}};
     measure_rounds(paths, k, lat, n);
+    double round_ratio = relay_path ? median_round_ratio(lat, n) : 0;
     direct_stop(&d);
     if (relay_path)
         direct_stop(&r);
     close(s.in);
     framer_deinit(&s.f);
-    uint64_t dp50 = pct(lat[0], n, 0.5), dp99 = pct(lat[0], n, 0.99);
-    uint64_t mp50 = pct(lat[1], n, 0.5), mp99 = pct(lat[1], n, 0.99);
-    printf("1. call overhead (%zu sequential echo calls each, in alternating rounds)\n"
-           "   direct  p50 %6" PRIu64 " us  p99 %6" PRIu64 " us\n"
-           "   mcpd    p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64
-           " us, p99 %" PRId64 " us\n",
-           n, dp50, dp99, mp50, mp99, (int64_t)(mp50 - dp50), (int64_t)(mp99 - dp99));
+    uint64_t dp50 = pct(lat[0], n, 0.5), dp90 = pct(lat[0], n, 0.9), dp99 = pct(lat[0], n, 0.99);
+    uint64_t mp50 = pct(lat[1], n, 0.5), mp90 = pct(lat[1], n, 0.9), mp99 = pct(lat[1], n, 0.99);
+    printf("1. call overhead (%zu sequential echo calls each, in %d alternating rounds)\n"
+           "   direct  p50 %6" PRIu64 " us  p90 %6" PRIu64 " us  p99 %6" PRIu64 " us\n"
+           "   mcpd    p50 %6" PRIu64 " us  p90 %6" PRIu64 " us  p99 %6" PRIu64
+           " us   added p50 %" PRId64 " us, p90 %" PRId64 " us\n",
+           n, N_ROUNDS, dp50, dp90, dp99, mp50, mp90, mp99, (int64_t)(mp50 - dp50),
+           (int64_t)(mp90 - dp90));
     result("overhead",
            "{\"calls\":%zu,\"directP50Us\":%" PRIu64 ",\"directP99Us\":%" PRIu64
            ",\"mcpdP50Us\":%" PRIu64 ",\"mcpdP99Us\":%" PRIu64 ",\"addedP50Us\":%" PRId64 "}",
            n, dp50, dp99, mp50, mp99, (int64_t)(mp50 - dp50));
     if (relay_path) {
-        uint64_t rp50 = pct(lat[2], n, 0.5), rp99 = pct(lat[2], n, 0.99);
+        uint64_t rp50 = pct(lat[2], n, 0.5), rp90 = pct(lat[2], n, 0.9),
+                 rp99 = pct(lat[2], n, 0.99);
         int64_t added = (int64_t)(mp50 - dp50), relay_added = (int64_t)(rp50 - dp50);
-        printf("   relay   p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64
-               " us (a null relay: one extra hop, nothing parsed)\n"
-               "   mcpd's added latency / the null relay's: %.2f\n",
-               rp50, rp99, relay_added,
-               relay_added > 0 ? (double)added / (double)relay_added : 0.0);
+        int64_t added90 = (int64_t)(mp90 - dp90), relay_added90 = (int64_t)(rp90 - dp90);
+        printf("   relay   p50 %6" PRIu64 " us  p90 %6" PRIu64 " us  p99 %6" PRIu64
+               " us   added p50 %" PRId64 " us, p90 %" PRId64
+               " us (a null relay on a unix socket: one extra hop, nothing parsed)\n"
+               "   mcpd's added latency / the null relay's: p50 %.2f, p90 %.2f; median of the "
+               "rounds' p50 ratios %.2f\n",
+               rp50, rp90, rp99, relay_added, relay_added90,
+               relay_added > 0 ? (double)added / (double)relay_added : 0.0,
+               relay_added90 > 0 ? (double)added90 / (double)relay_added90 : 0.0, round_ratio);
         result("relay",
-               "{\"p50Us\":%" PRIu64 ",\"p99Us\":%" PRIu64 ",\"addedP50Us\":%" PRId64
-               ",\"mcpdOverRelay\":%.3f}",
-               rp50, rp99, relay_added,
-               relay_added > 0 ? (double)added / (double)relay_added : 0.0);
+               "{\"p50Us\":%" PRIu64 ",\"p90Us\":%" PRIu64 ",\"p99Us\":%" PRIu64
+               ",\"addedP50Us\":%" PRId64 ",\"mcpdOverRelay\":%.3f,\"mcpdOverRelayP90\":%.3f,"
+               "\"mcpdOverRelayRounds\":%.3f}",
+               rp50, rp90, rp99, relay_added,
+               relay_added > 0 ? (double)added / (double)relay_added : 0.0,
+               relay_added90 > 0 ? (double)added90 / (double)relay_added90 : 0.0, round_ratio);
     }
     for (size_t j = 0; j < k; j++) {
         free(paths[j].params);
@@ -303,6 +362,44 @@ static uint64_t cpu_ticks(pid_t pid)
     if (p)
         sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st);
     return ut + st;
+}
+
+/*
+ * Time on CPU of a process in ns (/proc/PID/schedstat, the scheduler's own clock): the ticks
+ * of /proc/PID/stat are 10 ms, too coarse for a second or two of load. 0 when unreadable.
+ */
+static uint64_t cpu_ns(pid_t pid)
+{
+    char path[64];
+    unsigned long long ns = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    if (fscanf(f, "%llu", &ns) != 1)
+        ns = 0;
+    fclose(f);
+    return ns;
+}
+
+/* Context switches of a process, voluntary and not (/proc/PID/status); -1 when unreadable. */
+static double ctx_switches(pid_t pid)
+{
+    char path[64], line[256];
+    double n = -1;
+    unsigned long long v;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+            sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+            n = (n < 0 ? 0 : n) + (double)v;
+    fclose(f);
+    return n;
 }
 
 typedef struct ProcTree {
@@ -1241,13 +1338,13 @@ static void bench_agents(Harness *h)
         via[i].lat = xcalloc(n, sizeof(uint64_t));
     }
     double rd = run_seqs(direct, K, all_d);
-    uint64_t ticks0 = cpu_ticks(h->pid);
-    double io0 = io_calls(h->pid);
+    uint64_t ns0 = cpu_ns(h->pid);
+    double io0 = io_calls(h->pid), cs0 = ctx_switches(h->pid);
     double rm = run_seqs(via, K, all_m);
     double io_per_call = (io_calls(h->pid) - io0) / (double)(K * n);
+    double cs_per_call = (ctx_switches(h->pid) - cs0) / (double)(K * n);
     /* mcpd's own CPU (user + system) per call while the 100 agents call through it. */
-    double cpu_us =
-        (double)(cpu_ticks(h->pid) - ticks0) * 1e6 / (double)sysconf(_SC_CLK_TCK) / (double)(K * n);
+    double cpu_us = (double)(cpu_ns(h->pid) - ns0) / 1e3 / (double)(K * n);
     uint64_t dp50 = pct(all_d, K * n, 0.5), dp99 = pct(all_d, K * n, 0.99);
     uint64_t mp50 = pct(all_m, K * n, 0.5), mp99 = pct(all_m, K * n, 0.99);
     printf("8. %d agents at once, sequential echo calls (%zu each)\n"
@@ -1257,10 +1354,12 @@ static void bench_agents(Harness *h)
            " us  p99 %6" PRIu64 " us   ratio %.2f\n",
            K, n, K, rd, dp50, dp99, rm, mp50, mp99, rm / rd);
     printf("   mcpd CPU per call at %d agents: %.2f us (user + system); read+write calls per call "
-           "%.2f\n",
-           K, cpu_us, io_per_call);
-    result("agentsCpu", "{\"agents\":%d,\"mcpdCpuUsPerCall\":%.3f,\"mcpdIoPerCall\":%.3f}", K,
-           cpu_us, io_per_call);
+           "%.2f; context switches per call %.2f\n",
+           K, cpu_us, io_per_call, cs_per_call);
+    result("agentsCpu",
+           "{\"agents\":%d,\"mcpdCpuUsPerCall\":%.3f,\"mcpdIoPerCall\":%.3f,"
+           "\"mcpdCtxSwitchesPerCall\":%.3f}",
+           K, cpu_us, io_per_call, cs_per_call);
     result("agents",
            "{\"agents\":%d,\"callsEach\":%zu,\"directPerSec\":%.0f,\"directP50Us\":%" PRIu64
            ",\"directP99Us\":%" PRIu64 ",\"mcpdPerSec\":%.0f,\"mcpdP50Us\":%" PRIu64

@@ -19,44 +19,79 @@ static const char TOOLS[] =
 static void test_round_trip(void)
 {
     yajl_val tree = json_parse(TOOLS, NULL);
-    StrBuf want = STRBUF_INIT;
+    _cleanup_json_ yajl_val want = json_parse(TOOLS, NULL);
+    size_t len, body_len;
 
-    json_write(&want, tree);
     ToolSet *ts = toolset_new_take(tree); /* consumed */
     CHECK_INTEQ(toolset_len(ts), 3);
     CHECK_STREQ(toolset_name(ts, 0), "echo");
     CHECK_STREQ(toolset_name(ts, 1), NULL);
     CHECK_STREQ(toolset_name(ts, 2), "add");
-    /* The text is the writer's own form of the whole array, sized exactly. */
-    CHECK_INTEQ(ts->len, want.len);
-    CHECK(memcmp(ts->text, want.data, want.len) == 0 && ts->text[ts->len] == '\0');
+    /* The tools come back as listed, whole, whether kept plain or kept whole. */
+    _cleanup_free_ char *text = toolset_json(ts, &len);
+    _cleanup_json_ yajl_val back = json_parse(text, NULL);
+    CHECK_INTEQ(len, strlen(text));
+    CHECK(json_equal(back, want));
     for (size_t i = 0; i < toolset_len(ts); i++) {
         _cleanup_json_ yajl_val t = toolset_parse(ts, i);
-        _cleanup_json_ yajl_val all = json_parse(want.data, NULL);
-        StrBuf a = STRBUF_INIT, b = STRBUF_INIT;
-        json_write(&a, t);
-        json_write(&b, json_array_at(all, i));
-        CHECK_STREQ(strbuf_str(&a), strbuf_str(&b));
-        strbuf_deinit(&a);
-        strbuf_deinit(&b);
+        CHECK(json_equal(t, json_array_at(want, i)));
     }
+    /* The first is plain; the others are kept whole (no name; a schema to complete). */
+    CHECK_INTEQ(ts->spans[0].orig_len, 0);
+    CHECK(ts->spans[1].orig_len > 0 && ts->spans[2].orig_len > 0);
+    /* Bodies are in their exposed form: the schema completed, the description kept. */
+    const char *body = toolset_body(ts, 2, &body_len);
+    _cleanup_free_ char *b = xstrndup(body, body_len);
+    CHECK(strstr(b, "\"inputSchema\":{\"type\":\"object\",\"properties\":{}}") != NULL);
+    CHECK(!ts->spans[2].has_description && ts->spans[0].has_description);
+    body = toolset_body(ts, 1, &body_len);
+    CHECK(memmem(body, body_len, "{\"type\":\"object\",\"properties\":{}}", 33) != NULL);
     CHECK(toolset_has(ts, "add"));
     CHECK(!toolset_has(ts, "ad"));
     CHECK(!toolset_has(ts, NULL));
     CHECK(toolset_free(ts) == NULL);
-    strbuf_deinit(&want);
+}
+
+/* After a rebase the bodies are read from the new text, and the old one is let go. */
+static void test_rebase(void)
+{
+    ToolSet *ts = toolset_new_take(json_parse(TOOLS, NULL));
+    StrBuf sb = STRBUF_INIT;
+    size_t offs[3], len, body_len;
+    _cleanup_free_ char *before = toolset_json(ts, &len);
+
+    strbuf_puts(&sb, "padding ");
+    for (size_t i = 0; i < 3; i++) {
+        const char *body = toolset_body(ts, i, &body_len);
+        offs[i] = sb.len;
+        strbuf_append(&sb, body, body_len);
+        strbuf_puts(&sb, " | ");
+    }
+    char *data = strbuf_detach(&sb, &len);
+    SharedText *st = shared_text_new_take(data, len);
+    toolset_rebase(ts, st, offs);
+    CHECK_INTEQ(st->refs, 2);
+    CHECK(ts->text == st);
+    _cleanup_free_ char *after = toolset_json(ts, NULL);
+    CHECK_STREQ(after, before);
+    shared_text_unref(st);
+    CHECK(toolset_free(ts) == NULL); /* frees st, its last reference (ASan checks) */
 }
 
 static void test_empty_and_not_an_array(void)
 {
     ToolSet *ts = toolset_new_take(json_array_new());
 
+    _cleanup_free_ char *a = toolset_json(ts, NULL), *b = NULL, *c = toolset_json(NULL, NULL);
+
     CHECK_INTEQ(toolset_len(ts), 0);
-    CHECK_STREQ(ts->text, "[]");
+    CHECK_STREQ(a, "[]");
     toolset_free(ts);
     ts = toolset_new_take(json_parse("{\"tools\":1}", NULL));
     CHECK_INTEQ(toolset_len(ts), 0);
-    CHECK_STREQ(ts->text, "[]");
+    b = toolset_json(ts, NULL);
+    CHECK_STREQ(b, "[]");
+    CHECK_STREQ(c, "[]");
     toolset_free(ts);
     CHECK_INTEQ(toolset_len(NULL), 0);
     CHECK(!toolset_has(NULL, "x"));
@@ -103,6 +138,7 @@ static void test_framer_release_big(void)
 int main(void)
 {
     RUN(test_round_trip);
+    RUN(test_rebase);
     RUN(test_empty_and_not_an_array);
     RUN(test_framer_release_big);
     return test_main_result();
