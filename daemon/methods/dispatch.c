@@ -6,6 +6,7 @@
 
 #include "common/json.h"
 #include "common/jsonscan.h"
+#include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/core/agent.h"
 #include "daemon/methods/methods.h"
@@ -61,7 +62,7 @@ bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
 {
     static const char *const top[] = {"jsonrpc", "id", "method", "params"};
     static const char *const inner[] = {"name", "arguments", "_meta"};
-    static const char *const meta[] = {"progressToken"};
+    static const char *const meta[] = {MCP_META_PROGRESS_TOKEN};
     JsonSpan v[N_ELEMENTS(top)], pv[N_ELEMENTS(inner)], tok = {NULL, 0};
     MethodsCtx *d = userdata;
     Agent *a = agent_get(&d->manager->agents, p->id);
