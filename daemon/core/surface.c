@@ -191,7 +191,7 @@ int surface_passthrough_set(Manager *m, Peer *p, const char *name, char **whyp)
         *whyp = xasprintf("_meta[\"mcpd/server\"]: no server \"%s\" in this agent's workspace "
                           "(see mcpctl status)",
                           name);
-        return -ENOENT;
+        return SURFACE_E_UNKNOWN_SERVER;
     }
     free(idmap_remove(&m->passthrough, p->id));
     idmap_put(&m->passthrough, p->id, xstrdup(name));

@@ -57,13 +57,13 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     }
     if (token && !*token)
         token = NULL; /* MCPD_SESSION set but empty: no parent */
-    if (manager_attach(d->manager, p, cwd && *cwd ? cwd : NULL, token, &why) != 0) {
+    if (ws_attach(&d->manager->workspaces, p, cwd && *cwd ? cwd : NULL, token, &why) != 0) {
         log_info("peer %llu (pid %d) refused: %s", (unsigned long long)p->id, (int)p->pid, why);
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, why);
         return;
     }
     if ((json_get(pmeta, MCPD_META_SERVER) && (!only || !*only)) ||
-        (only && surface_passthrough_set(d->manager, p, only, &why) < 0)) {
+        (only && surface_passthrough_set(d->manager, p, only, &why) != 0)) {
         /* Undo the attach (its agent goes), so that a corrected initialize starts clean. */
         manager_peer_gone(d->manager, p);
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS,
@@ -92,7 +92,8 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     json_object_set(info, "name", json_string_new("mcpd"));
     json_object_set(info, "version", json_string_new(MCPD_VERSION));
     meta = json_object_new();
-    json_object_set(meta, MCPD_META_SESSION, json_string_new(manager_peer_token(d->manager, p)));
+    json_object_set(meta, MCPD_META_SESSION,
+                    json_string_new(ws_peer_token(&d->manager->workspaces, p)));
     json_object_set(r, "protocolVersion", json_string_new(version));
     json_object_set(r, "capabilities", caps);
     json_object_set(r, "serverInfo", info);
@@ -116,12 +117,12 @@ static void m_ping(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 
 static void m_tools_list(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
-    manager_list_tools(d->manager, p, m->id);
+    ws_list_tools(&d->manager->workspaces, p, m->id);
 }
 
 static void m_tools_call(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
-    manager_call_tool(d->manager, p, m->id, m->params);
+    call_tool(&d->manager->calls, p, m->id, m->params);
 }
 
 static void m_prompts_list(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
@@ -177,13 +178,13 @@ static void m_logging_set_level(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
-    manager_set_log_level(d->manager, p, level);
+    call_set_log_level(&d->manager->calls, p, level);
     methods_reply(d, p, m->id, NULL);
 }
 
 static void n_cancelled(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
-    manager_cancel(d->manager, p, json_get(m->params, "requestId"));
+    call_cancel(&d->manager->calls, p, json_get(m->params, "requestId"));
 }
 
 static void n_ignore(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
