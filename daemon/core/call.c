@@ -821,14 +821,15 @@ void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
 
 /* ---- notifications for agents ---- */
 
-/* Progress goes to the one agent whose call it is, under that agent's own token. */
+/*
+ * Progress goes to the one agent whose call it is, under that agent's own token: the upstream
+ * request it names is the call's (its ctx), pending for exactly as long as the call lives.
+ */
 static void route_progress(CallRegistry *cr, Server *s, yajl_val params)
 {
-    yajl_val tok = json_get(params, MCP_META_PROGRESS_TOKEN), out;
-    Call *c = NULL;
+    Call *c = upstream_progress_ctx(s->up, params);
+    yajl_val out;
 
-    if (YAJL_IS_INTEGER(tok) && tok->u.number.i > 0)
-        c = idmap_get(&s->live_calls, (uint64_t)tok->u.number.i);
     if (!c || !c->progress_token)
         return; /* finished, cancelled, or the agent asked for no progress */
     out = json_copy(params);
