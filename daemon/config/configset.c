@@ -427,7 +427,7 @@ static int validate(ServerConfig *c, StrBuf *err)
 static const char *const known_fields[] = {
     "type",           "command", "args",      "env",          "cwd",           "url",
     "headers",        "enabled", "reconnect", "timeout",      "callTimeout",   "idleTimeoutMs",
-    "pingIntervalMs", "auth",    "oauth",     "enabledTools", "disabledTools",
+    "pingIntervalMs", "auth",    "oauth",     "enabledTools", "disabledTools", "protocol",
 };
 
 /*
@@ -510,7 +510,7 @@ static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
         (r = take_string_map(c, obj, "headers", &c->headers, err)) < 0 ||
         (r = take_bool(c, obj, "enabled", &c->enabled, err)) < 0 ||
         (r = take_bool(c, obj, "reconnect", &c->reconnect, err)) < 0 ||
-        (r = take_auth(c, obj, err)) < 0 ||
+        (r = take_auth(c, obj, err)) < 0 || (r = server_config_take_protocol(c, obj, err)) < 0 ||
         (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
         (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
         return r;

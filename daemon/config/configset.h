@@ -17,6 +17,13 @@ typedef enum TransportType {
     TRANSPORT_AUTO, /* a url without a type: probe Streamable HTTP, fall back to SSE */
 } TransportType;
 
+/* Which MCP protocol era a server is spoken to in (the "protocol" field). */
+typedef enum ProtocolEra {
+    PROTOCOL_AUTO,   /* probe server/discover, fall back to initialize */
+    PROTOCOL_MODERN, /* 2026-07-28: stateless, per-request _meta */
+    PROTOCOL_LEGACY, /* 2024-11-05 .. 2025-11-25: initialize and a session */
+} ProtocolEra;
+
 typedef enum ConfigLevel {
     CONFIG_LEVEL_USER,
     CONFIG_LEVEL_PROJECT,
@@ -46,6 +53,7 @@ typedef struct ServerConfig {
     int64_t idle_timeout_ms;  /* 0: never stop an idle server */
     int64_t ping_interval_ms; /* 0: no health pings */
     bool reconnect;
+    ProtocolEra protocol;
     char *auth_type;     /* auth.type ("oauth", "apikey"), or NULL */
     char *credential_id; /* auth.credentialId: a key of the credential store, or NULL */
     yajl_val oauth; /* the "oauth" sign-in options (daemon/upstream/oauth.c checks them), or NULL */
@@ -57,6 +65,13 @@ typedef struct ServerConfig {
     char hash[2 * SHA256_DIGEST_SIZE + 1];
     SourceMeta source;
 } ServerConfig;
+
+struct StrBuf;
+/**
+ * Read a server entry's "protocol" field into c->protocol ("auto" when absent); a value that is
+ * none of "auto", "2026-07-28", "2025", "legacy" is -EINVAL with the reason appended to err.
+ */
+int server_config_take_protocol(ServerConfig *c, yajl_val obj, struct StrBuf *err);
 
 /* A discovery problem: the file, the server (may be NULL) and what is wrong. */
 typedef struct ConfigProblem {

@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/call.h"
+#include "daemon/core/mrtr.h"
 #include "daemon/core/toolset.h"
 
 /* A request from an agent routed to one upstream, from arrival to its one reply. */
@@ -35,6 +36,8 @@ typedef struct Call {
     struct event *ev_wait;
     uint64_t key;               /* agent_request_key(orig_id): its entry in Agent.calls */
     struct Call *next_same_key; /* the agent's other calls under that key (equal ids, or hash) */
+    unsigned mrtr_rounds;       /* input_required rounds so far (mrtr.c) */
+    char *body_base;            /* body before the first round's inputResponses, or NULL */
 } Call;
 
 /* A request from an upstream (sampling, elicitation, roots) forwarded to one agent. */
@@ -131,6 +134,7 @@ static void call_free(Call *c)
     free(c->progress_token);
     free(c->meta);
     free(c->body);
+    free(c->body_base);
     free(c);
 }
 
@@ -188,6 +192,46 @@ static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
     reply_result_tree(c->reg, c->peer_id, c->orig_id, tree);
 }
 
+static void call_dispatch(Call *c, Server *s);
+
+/* The answers to a server's input requests are in (mrtr.c): the call goes again with them. */
+static void call_mrtr_retry(void *owner, uint64_t call_id, const char *extra, int64_t code,
+                            const char *message)
+{
+    CallRegistry *cr = owner;
+    Call *c = idmap_get(&cr->calls, call_id);
+    Server *s = c ? server_get(cr->servers, c->server_id) : NULL;
+
+    if (!c)
+        return; /* cancelled or its agent left meanwhile */
+    if (!extra || !s)
+        return call_fail(c, code, message ? message : "the server went away", NULL);
+    if (!c->body_base)
+        c->body_base = c->body;
+    else
+        free(c->body);
+    c->body = xasprintf("%s,%s", c->body_base, extra);
+    call_dispatch(c, s);
+}
+
+/* A modern server's input_required result: true when mrtr.c took the call over (or failed it). */
+static bool call_mrtr(Call *c, Server *s, const UpstreamReply *r)
+{
+    MrtrEnv env = {c->reg->base, c->reg->peers, c->reg->agents, c->reg->workspaces,
+                   &c->reg->next_request_id};
+    _cleanup_free_ char *why = NULL;
+    MrtrOutcome o =
+        mrtr_begin(&env, c->reg, s, c->id, c->peer_id, &c->mrtr_rounds, r, call_mrtr_retry, &why);
+
+    if (o == MRTR_COMPLETE)
+        return false;
+    idmap_remove(&s->live_calls, c->request_id);
+    c->request_id = 0; /* no upstream request until the retry: a cancel just ends it */
+    if (o == MRTR_FAILED)
+        call_fail(c, JSONRPC_METHOD_NOT_FOUND, why, NULL);
+    return true;
+}
+
 static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     Call *c = ctx;
@@ -197,6 +241,8 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 
     switch (r->outcome) {
     case UPSTREAM_OK:
+        if (s && call_mrtr(c, s, r))
+            return;
         call_reply_ok(c, s, r);
         call_free(c);
         return;
@@ -231,6 +277,7 @@ static void call_send(Call *c, Server *s)
     c->waiting = false;
     c->upstream_id = s->up->id;
     s->calls_total++;
+    upstream_next_log_level(s->up, mrtr_log_level(c->reg->agents, c->peer_id));
     r = upstream_request_text(s->up, c->method, c->meta, c->body, s->cfg->call_timeout_ms,
                               UPSTREAM_PROGRESS | UPSTREAM_RAW, on_call_reply, c, &c->request_id);
     if (r < 0) {
@@ -553,18 +600,6 @@ static void on_sreq_timeout(evutil_socket_t fd, short what, void *arg)
     sreq_fail(sr, MCP_ERROR_REQUEST_TIMEOUT, msg);
 }
 
-/* The capability an agent must have declared to be asked a method, or 0 for none known. */
-static unsigned method_cap(const char *method)
-{
-    if (streq(method, "sampling/createMessage"))
-        return AGENT_CAP_SAMPLING;
-    if (streq(method, "elicitation/create"))
-        return AGENT_CAP_ELICITATION;
-    if (streq(method, "roots/list"))
-        return AGENT_CAP_ROOTS;
-    return 0;
-}
-
 /*
  * The agent whose call caused a request: over stdio nothing names the call, so it is the
  * agent with the most recent call in flight on that server (among those that can answer).
@@ -625,7 +660,7 @@ static void answer_roots(CallRegistry *cr, Server *s, yajl_val id, Workspace *ws
 
 void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, yajl_val params)
 {
-    unsigned cap = method_cap(method);
+    unsigned cap = mrtr_method_cap(method);
     Peer *any = NULL, *p = cap ? causing_peer(m, s, cap, &any) : NULL;
     ServerRequest *sr;
     struct timeval tv;
@@ -688,6 +723,8 @@ void call_peer_response(CallRegistry *m, Peer *p, JsonrpcMsg *msg)
     ServerRequest *sr = NULL;
     Server *s;
 
+    if (mrtr_peer_response(m, p, msg))
+        return;
     if (YAJL_IS_INTEGER(msg->id) && msg->id->u.number.i > 0)
         sr = idmap_get(&m->server_requests, (uint64_t)msg->id->u.number.i);
     if (!sr || sr->peer_id != p->id) {
@@ -792,6 +829,7 @@ void calls_peer_gone(CallRegistry *m, Peer *p)
     pos = 0;
     while (a && idmap_next(&a->requests, &pos, NULL, &v))
         sreq_fail(v, JSONRPC_INTERNAL_ERROR, "the agent that was asked disconnected");
+    mrtr_peer_gone(m, p);
 }
 
 void call_registry_deinit(CallRegistry *m)
@@ -799,6 +837,7 @@ void call_registry_deinit(CallRegistry *m)
     size_t pos = 0;
     void *v;
 
+    mrtr_deinit(m);
     while (idmap_next(&m->server_requests, &pos, NULL, &v))
         sreq_free(v);
     pos = 0;

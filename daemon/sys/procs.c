@@ -323,6 +323,42 @@ static bool seen_before(const ProcId *seen, size_t n_seen, const ProcInfo *pi)
     return false;
 }
 
+/*
+ * Signal the chosen processes of one scan, each after its chosen parent (pid order is no guide
+ * once pids wrap): a parent that outlived its child for a moment could react to that death. An
+ * ASan build's leak checker is such a parent: its tracer is a clone sharing its environment (tag
+ * included), and a tracer killed first makes the process it checks die with "LeakSanitizer has
+ * encountered a fatal error". A round with no parent left to wait for (a ppid loop through a
+ * reused pid) signals the rest as they come. Returns how many were signalled for the first time.
+ */
+static size_t signal_chosen(const Scan *s, int sig, ProcId **seenp, size_t *n_seenp)
+{
+    bool *done = xcalloc(s->n ? s->n : 1, sizeof(bool));
+    size_t fresh = 0;
+
+    for (bool progress = true, force = false; progress || !force;) {
+        force = !progress;
+        progress = false;
+        for (size_t i = 0; i < s->n; i++) {
+            ssize_t k;
+            if (!s->chosen[i] || done[i])
+                continue;
+            k = scan_find(s, s->p[i].ppid);
+            if (!force && k >= 0 && s->chosen[k] && !done[k])
+                continue; /* its parent first */
+            done[i] = progress = true;
+            if (seen_before(*seenp, *n_seenp, &s->p[i]))
+                continue;
+            (void)kill(s->p[i].pid, sig);
+            *seenp = xrealloc(*seenp, (*n_seenp + 1) * sizeof(**seenp));
+            (*seenp)[(*n_seenp)++] = (ProcId){s->p[i].pid, s->p[i].start};
+            fresh++;
+        }
+    }
+    free(done);
+    return fresh;
+}
+
 unsigned procs_signal(const ProcTarget *t, int sig)
 {
     ProcId *seen = NULL;
@@ -348,14 +384,7 @@ unsigned procs_signal(const ProcTarget *t, int sig)
         }
         scan_choose(&s, t, procfd);
         n_scanned += s.n;
-        for (size_t i = 0; i < s.n; i++) {
-            if (!s.chosen[i] || seen_before(seen, n_seen, &s.p[i]))
-                continue;
-            (void)kill(s.p[i].pid, sig);
-            seen = xrealloc(seen, (n_seen + 1) * sizeof(*seen));
-            seen[n_seen++] = (ProcId){s.p[i].pid, s.p[i].start};
-            fresh++;
-        }
+        fresh = signal_chosen(&s, sig, &seen, &n_seen);
         scan_free(&s);
         if (!fresh)
             break;

@@ -90,6 +90,9 @@ static void test_notify(Harness *h)
     close(fd);
 }
 
+/* Between two connects while the activated socket is bound but not yet listening. */
+#define CONNECT_RETRY_MS 10
+
 /* The first client connects before mcpd runs at all, and is answered. */
 static void test_socket_activation(Harness *h)
 {
@@ -116,9 +119,10 @@ static void test_socket_activation(Harness *h)
     mcpc_client *c = mcpc_new(&o);
     /* The socket file appears at bind(), before listen(): until then a connect is refused. */
     int r = -1;
-    for (int i = 0; i < 3000 && (r = mcpc_connect(c)) != 0; i++) {
+    for (int waited = 0; waited < H_START_TIMEOUT_MS && (r = mcpc_connect(c)) != 0;
+         waited += CONNECT_RETRY_MS) {
         mcpc_free(c);
-        h_sleep_ms(10);
+        h_sleep_ms(CONNECT_RETRY_MS);
         c = mcpc_new(&o);
     }
     CHECK_MSG(r == 0, "connect: %s", mcpc_errmsg(c));

@@ -303,7 +303,9 @@ static void reset(void)
     seen = (Seen){0};
 }
 
-static ServerConfig stdio_cfg = {.name = "fake", .type = TRANSPORT_STDIO, .timeout_ms = 30000};
+/* The 2025 handshake is what these tests drive: the era is pinned, so no server/discover probe. */
+static ServerConfig stdio_cfg = {
+    .name = "fake", .type = TRANSPORT_STDIO, .timeout_ms = 30000, .protocol = PROTOCOL_LEGACY};
 
 /* Start a session and answer its initialize with result (JSON text of the result object). */
 static Upstream *start_with(const ServerConfig *cfg, const char *result)
@@ -405,7 +407,8 @@ static void test_handshake_refused(void)
 
 static void test_http_config_uses_http(void)
 {
-    ServerConfig cfg = {.name = "remote", .type = TRANSPORT_HTTP, .timeout_ms = 30000};
+    ServerConfig cfg = {
+        .name = "remote", .type = TRANSPORT_HTTP, .timeout_ms = 30000, .protocol = PROTOCOL_LEGACY};
     Upstream *u = start_with(&cfg, READY_RESULT);
 
     CHECK_STREQ(fake.kind, "http");
@@ -787,6 +790,74 @@ static void test_auth_challenge(void)
     finish(u);
 }
 
+/* Auto era: server/discover first; -32022 naming 2026-07-28 is retried; a result makes it modern.
+ */
+static void test_era_modern(void)
+{
+    ServerConfig cfg = {.name = "modern", .type = TRANSPORT_STDIO, .timeout_ms = 30000};
+    _cleanup_free_ char *why = NULL;
+    Upstream *u = NULL;
+    int64_t id;
+
+    reset();
+    memcpy(cfg.hash, "modern-hash", sizeof("modern-hash"));
+    CHECK_INTEQ(upstream_start(&u, base, &cfg, "/", 60000, &events, NULL, &why), 0);
+    _cleanup_json_ yajl_val probe = sent_msg("server/discover");
+    yajl_val meta = json_get_object(json_get_object(probe, "params"), "_meta");
+    CHECK_STREQ(json_get_string(meta, MCP_META_PROTOCOL_VERSION), MCP_PROTOCOL_2026_07_28);
+    CHECK(json_get_object(meta, MCP_META_CLIENT_CAPABILITIES));
+    CHECK(json_get_object(meta, MCP_META_CLIENT_INFO));
+    id = sent_id("server/discover");
+    fake_push("{\"jsonrpc\":\"2.0\",\"id\":%" PRId64 ",\"error\":{\"code\":-32022,\"message\":"
+              "\"no\",\"data\":{\"supported\":[\"" MCP_PROTOCOL_2026_07_28 "\"]}}}",
+              id);
+    run_pending();
+    CHECK_INTEQ(sent_count("server/discover"), 2);
+    CHECK_INTEQ(sent_count("initialize"), 0);
+    fake_push("{\"jsonrpc\":\"2.0\",\"id\":%" PRId64 ",\"result\":{\"resultType\":\"complete\","
+              "\"supportedVersions\":[\"" MCP_PROTOCOL_2026_07_28
+              "\"],\"capabilities\":{\"tools\":{}},"
+              "\"_meta\":{\"" MCP_META_SERVER_INFO "\":{\"name\":\"m\",\"version\":\"1\"}}}}",
+              id + 1);
+    CHECK(run_until(&seen.ready));
+    CHECK(upstream_is_modern(u));
+    CHECK_STREQ(u->protocol_version, MCP_PROTOCOL_2026_07_28);
+    CHECK_STREQ(json_get_string(u->server_info, "name"), "m");
+    CHECK_INTEQ(sent_count("initialize"), 0);
+    /* A modern session has no ping (discover instead) and no logging/setLevel. */
+    CHECK(upstream_request(u, "logging/setLevel", NULL, 1000, 0, on_reply, NULL, NULL) < 0);
+    finish(u);
+}
+
+/* Auto era: any other answer to the probe means the 2025 era, remembered for the next start. */
+static void test_era_fallback(void)
+{
+    ServerConfig cfg = {.name = "old", .type = TRANSPORT_STDIO, .timeout_ms = 30000};
+    _cleanup_free_ char *why = NULL;
+    Upstream *u = NULL;
+
+    reset();
+    memcpy(cfg.hash, "old-hash", sizeof("old-hash"));
+    CHECK_INTEQ(upstream_start(&u, base, &cfg, "/", 60000, &events, NULL, &why), 0);
+    fake_push("{\"jsonrpc\":\"2.0\",\"id\":%" PRId64 ",\"error\":{\"code\":-32601,\"message\":"
+              "\"Method not found\"}}",
+              sent_id("server/discover"));
+    run_pending();
+    CHECK(sent_id("initialize") > 0);
+    fake_push("{\"jsonrpc\":\"2.0\",\"id\":%" PRId64 ",\"result\":%s}", sent_id("initialize"),
+              READY_RESULT);
+    CHECK(run_until(&seen.ready));
+    CHECK(!upstream_is_modern(u));
+    finish(u);
+    /* The next session of the same config goes straight to initialize. */
+    reset();
+    CHECK_INTEQ(upstream_start(&u, base, &cfg, "/", 60000, &events, NULL, &why), 0);
+    CHECK_INTEQ(sent_count("server/discover"), 0);
+    CHECK(sent_id("initialize") > 0);
+    finish(u);
+    upstream_forget_era(cfg.hash);
+}
+
 int main(void)
 {
     base = event_base_new();
@@ -808,6 +879,8 @@ int main(void)
     RUN(test_close_with_requests_pending);
     RUN(test_send_failure);
     RUN(test_auth_challenge);
+    RUN(test_era_modern);
+    RUN(test_era_fallback);
     reset();
     event_free(fake.deliver);
     event_base_free(base);
