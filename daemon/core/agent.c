@@ -93,6 +93,36 @@ void agent_notify(PeerRegistry *peers, uint64_t agent_id, const char *method, ya
     strbuf_deinit(&sb);
 }
 
+void agent_broadcast(PeerRegistry *peers, AgentRegistry *agents, const char *method,
+                     yajl_val params, AgentFilter want, void *ctx)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    for (Peer *p = peers->first; p; p = p->next) {
+        Agent *a = agent_get(agents, p->id);
+        if (!a || !a->initialized || (want && !want(a, ctx)))
+            continue;
+        if (!sb.len)
+            jsonrpc_write_notification(&sb, method, params);
+        peer_send_sb(p, &sb);
+    }
+    strbuf_deinit(&sb);
+}
+
+bool agent_request(PeerRegistry *peers, uint64_t agent_id, uint64_t id, const char *method,
+                   yajl_val params)
+{
+    Peer *p = peer_get(peers, agent_id);
+    StrBuf sb = STRBUF_INIT;
+
+    if (!p)
+        return false;
+    jsonrpc_write_request(&sb, id, method, params);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+    return true;
+}
+
 Agent *agent_get(AgentRegistry *ar, uint64_t id)
 {
     return idmap_get(&ar->by_id, id);

@@ -77,3 +77,17 @@ void agent_reply_error(PeerRegistry *peers, uint64_t agent_id, yajl_val id, int 
                        const char *message);
 /** A notification (params may be NULL). */
 void agent_notify(PeerRegistry *peers, uint64_t agent_id, const char *method, yajl_val params);
+/** Whether an initialized agent is to get a broadcast; ctx is the caller's. */
+typedef bool (*AgentFilter)(const Agent *a, void *ctx);
+/**
+ * A notification (params may be NULL) to every initialized agent that is still connected and that
+ * want accepts (want NULL: all of them); the message is built once.
+ */
+void agent_broadcast(PeerRegistry *peers, AgentRegistry *agents, const char *method,
+                     yajl_val params, AgentFilter want, void *ctx);
+/**
+ * A request mcpd sends agent agent_id under its own id (a server's request it forwards); false
+ * when the agent is gone, so the caller can answer the server itself.
+ */
+bool agent_request(PeerRegistry *peers, uint64_t agent_id, uint64_t id, const char *method,
+                   yajl_val params);

@@ -9,6 +9,7 @@
 
 #include "common/json.h"
 #include "common/jsonrpc.h"
+#include "common/mcp.h"
 #include "common/jsonscan.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -52,20 +53,8 @@ typedef struct ServerRequest {
     struct event *timer;
 } ServerRequest;
 
-/* Log levels of MCP (RFC 5424 names), least severe first. */
-static const char *const log_levels[] = {
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
-};
 /* An agent that never sent logging/setLevel hears messages from this level up. */
-#define LOG_LEVEL_DEFAULT 1
-
-int mcp_log_level(const char *name)
-{
-    for (size_t i = 0; name && i < N_ELEMENTS(log_levels); i++)
-        if (streq(name, log_levels[i]))
-            return (int)i;
-    return -1;
-}
+#define LOG_LEVEL_DEFAULT MCP_LEVEL_INFO
 
 /*
  * Everything that is not a tool result becomes one, as the seed's tool bridge does: the text
@@ -86,7 +75,7 @@ static yajl_val error_result(int64_t code, const char *message, yajl_val data)
     json_object_set(err, "message", json_string_new(message));
     if (data)
         json_object_set(err, "data", json_copy(data));
-    json_object_set(meta, "mcpd/error", err);
+    json_object_set(meta, MCPD_META_ERROR, err);
     json_object_set(r, "_meta", meta);
     return r;
 }
@@ -267,12 +256,12 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
         call_fail(c, r->code, msg, r->data);
         return;
     case UPSTREAM_TIMEOUT:
-        call_fail(c, -32001, r->message, NULL);
+        call_fail(c, MCP_ERROR_REQUEST_TIMEOUT, r->message, NULL);
         return;
     case UPSTREAM_CLOSED:
         msg =
             xasprintf("MCP server %s closed the connection during the call: %s", name, r->message);
-        call_fail(c, -32000, msg, NULL);
+        call_fail(c, MCP_ERROR_CONNECTION_CLOSED, msg, NULL);
         return;
     case UPSTREAM_CANCELLED:
         /* An abort stays an abort: the agent gets no response. */
@@ -295,7 +284,7 @@ static void call_send(Call *c, Server *s)
         _cleanup_free_ char *msg =
             xasprintf("MCP server %s: cannot send the call: %s", s->cfg->name, strerror(-r));
         c->request_id = 0;
-        call_fail(c, -32000, msg, NULL);
+        call_fail(c, MCP_ERROR_CONNECTION_CLOSED, msg, NULL);
         return;
     }
     idmap_put(&s->live_calls, c->request_id, c);
@@ -310,7 +299,7 @@ static void on_call_wait_timeout(evutil_socket_t fd, short what, void *arg)
                   s && s->last_error ? ": " : "", s && s->last_error ? s->last_error : "");
 
     (void)fd, (void)what;
-    call_fail(c, -32001, msg, NULL);
+    call_fail(c, MCP_ERROR_REQUEST_TIMEOUT, msg, NULL);
 }
 
 /* Route a call by the server's state: run it, wait for the connection, or fail it. */
@@ -461,7 +450,7 @@ static void split_meta(yajl_val meta, char **meta_textp, char **tokenp)
         return;
     /* _meta passes through; the progress token is mcpd's own upstream (rewritten). */
     mc = json_copy(meta);
-    tok = json_object_take(mc, "progressToken");
+    tok = json_object_take(mc, MCP_META_PROGRESS_TOKEN);
     if (tok)
         *tokenp = json_to_string(tok);
     if (mc->u.object.len) {
@@ -608,7 +597,7 @@ static void on_sreq_timeout(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     sreq_withdraw(sr, "timeout");
-    sreq_fail(sr, -32001, msg);
+    sreq_fail(sr, MCP_ERROR_REQUEST_TIMEOUT, msg);
 }
 
 /*
@@ -675,7 +664,6 @@ void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, 
     Peer *any = NULL, *p = cap ? causing_peer(m, s, cap, &any) : NULL;
     ServerRequest *sr;
     struct timeval tv;
-    StrBuf sb = STRBUF_INIT;
 
     if (!p && streq(method, "roots/list")) {
         answer_roots(m, s, id, any ? ws_of_peer(m->workspaces, any) : NULL);
@@ -707,9 +695,7 @@ void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, 
     idmap_put(&m->server_requests, sr->id, sr);
     idmap_put(&s->requests, sr->id, sr);
     idmap_put(&agent_ensure(m->agents, p->id)->requests, sr->id, sr);
-    jsonrpc_write_request(&sb, sr->id, method, params);
-    peer_send_sb(p, &sb);
-    strbuf_deinit(&sb);
+    agent_request(m->peers, p->id, sr->id, method, params);
 }
 
 /* An agent accepted a form without some fields that have defaults: mcpd fills them in. */
@@ -874,43 +860,51 @@ void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
 
 /* ---- notifications for agents ---- */
 
-/* Progress goes to the one agent whose call it is, under that agent's own token. */
+/*
+ * Progress goes to the one agent whose call it is, under that agent's own token: the upstream
+ * request it names is the call's (its ctx), pending for exactly as long as the call lives.
+ */
 static void route_progress(CallRegistry *cr, Server *s, yajl_val params)
 {
-    yajl_val tok = json_get(params, "progressToken"), out;
-    Call *c = NULL;
+    Call *c = upstream_progress_ctx(s->up, params);
+    yajl_val out;
 
-    if (YAJL_IS_INTEGER(tok) && tok->u.number.i > 0)
-        c = idmap_get(&s->live_calls, (uint64_t)tok->u.number.i);
     if (!c || !c->progress_token)
         return; /* finished, cancelled, or the agent asked for no progress */
     out = json_copy(params);
-    json_object_set(out, "progressToken", json_parse(c->progress_token, NULL));
+    json_object_set(out, MCP_META_PROGRESS_TOKEN, json_parse(c->progress_token, NULL));
     agent_notify(cr->peers, c->peer_id, "notifications/progress", out);
     json_free(out);
+}
+
+/* Which agents get one server's log message: those that see the server, at their own level. */
+typedef struct LogAudience {
+    CallRegistry *cr;
+    Server *s;
+    int level;
+} LogAudience;
+
+static bool log_wanted(const Agent *a, void *ctx)
+{
+    LogAudience *la = ctx;
+    int want = a->log_level >= 0 ? a->log_level : LOG_LEVEL_DEFAULT;
+
+    return la->level >= want && ws_has_server(ws_of_agent(la->cr->workspaces, a), la->s);
 }
 
 /* Log messages go to every agent that sees the server, filtered by its own level. */
 static void route_log_message(CallRegistry *cr, Server *s, yajl_val params)
 {
-    int level = mcp_log_level(json_get_string(params, "level"));
-    StrBuf sb = STRBUF_INIT;
+    LogAudience la = {cr, s, mcp_level_from_name(json_get_string(params, "level"))};
     yajl_val out;
 
-    if (level < 0)
+    if (la.level < 0)
         return;
     out = json_copy(params);
     if (!json_get(out, "logger"))
         json_object_set(out, "logger", json_string_new(s->cfg->name));
-    jsonrpc_write_notification(&sb, "notifications/message", out);
+    agent_broadcast(cr->peers, cr->agents, "notifications/message", out, log_wanted, &la);
     json_free(out);
-    for (Peer *p = cr->peers->first; p; p = p->next) {
-        Agent *a = agent_get(cr->agents, p->id);
-        int want = a && a->log_level >= 0 ? a->log_level : LOG_LEVEL_DEFAULT;
-        if (a && a->initialized && level >= want && ws_has_server(ws_of_peer(cr->workspaces, p), s))
-            peer_send_sb(p, &sb);
-    }
-    strbuf_deinit(&sb);
 }
 
 void route_notification(CallRegistry *cr, Server *s, const char *method, yajl_val params)
@@ -946,7 +940,7 @@ void logging_update(CallRegistry *cr, Server *s)
         !json_get(s->up->capabilities, "logging"))
         return;
     yajl_val params = json_object_new();
-    json_object_set(params, "level", json_string_new(log_levels[want]));
+    json_object_set(params, "level", json_string_new(mcp_level_name(want)));
     if (upstream_request(s->up, "logging/setLevel", params, s->cfg->timeout_ms, false, on_set_level,
                          NULL, NULL) == 0)
         s->log_level = want;

@@ -58,8 +58,6 @@ void call_cancel(CallRegistry *cr, Peer *p, yajl_val request_id);
 void call_peer_response(CallRegistry *cr, Peer *p, JsonrpcMsg *msg);
 /** logging/setLevel from a peer (level already checked); upstream levels follow. */
 void call_set_log_level(CallRegistry *cr, Peer *p, int level);
-/** An MCP log level's rank (0 debug .. 7 emergency), or -1 for an unknown name. */
-int mcp_log_level(const char *name);
 
 /** The server settled: its waiting calls run or fail. */
 void calls_server_settled(CallRegistry *cr, Server *s);

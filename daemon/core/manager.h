@@ -82,35 +82,11 @@ yajl_val manager_reload(Manager *m, const char *root);
 /** Disconnect everything (daemon exit); transports finish in the background. */
 void manager_shutdown(Manager *m);
 
-/** tools/list for a peer: answered now or once the start-up gate opens. */
-void manager_list_tools(Manager *m, Peer *p, yajl_val id);
-/** tools/call for a peer (params already checked to have a string name). */
-void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params);
-/**
- * The same from scanned text (the hot path): id an integer or a string without escapes, name a
- * string without escapes, args an object or absent, token absent or the only member of _meta.
- */
-void manager_call_tool_fast(Manager *m, Peer *p, JsonSpan id, JsonSpan name, JsonSpan args,
-                            JsonSpan token);
-/** notifications/cancelled from a peer. */
-void manager_cancel(Manager *m, Peer *p, yajl_val request_id);
-/**
- * initialize: place a peer in a workspace and a session. With a token it joins that session
- * (its workspace); otherwise cwd (or NULL: the user workspace) selects the workspace and a new
- * session starts. Returns 0, a WS_E_* outcome or -errno, with *whyp set unless 0.
- */
-int manager_attach(Manager *m, Peer *p, const char *cwd, const char *token, char **whyp);
-/** The session token a peer hands to its subagents. */
-const char *manager_peer_token(Manager *m, Peer *p);
 /**
  * A peer went away (or its initialize is undone): cancel its calls upstream, leave its workspace
  * and session, forget its agent.
  */
 void manager_peer_gone(Manager *m, Peer *p);
-/** A response from a peer to a request mcpd forwarded to it (sampling, elicitation, roots). */
-void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg);
-/** logging/setLevel from a peer (level already checked); upstream levels follow. */
-void manager_set_log_level(Manager *m, Peer *p, int level);
 /** mcpd/status result. */
 yajl_val manager_status(Manager *m);
 /*

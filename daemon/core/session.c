@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // session: agent sessions, opened by an agent and joined by its subagents through its token.
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,10 +17,11 @@ int session_open(SessionRegistry *sr, const Peer *p, uint64_t workspace_id, Sess
 {
     unsigned char raw[SESSION_TOKEN_BYTES];
     Session *se;
+    int r = random_bytes(raw, sizeof(raw));
 
-    if (random_bytes(raw, sizeof(raw)) < 0) {
-        *whyp = xstrdup("no randomness for a session token");
-        return -EIO;
+    if (r < 0) {
+        *whyp = xasprintf("no randomness for a session token: %s", strerror(-r));
+        return r;
     }
     se = xcalloc(1, sizeof(*se));
     se->id = ++sr->next_id;

@@ -32,7 +32,7 @@ typedef struct SessionRegistry {
 Session *session_get(SessionRegistry *sr, uint64_t id);
 /**
  * Open a session for agent p of workspace workspace_id, with a fresh random token. Returns 0, or
- * -EIO when the system has no randomness (*whyp set).
+ * -errno of getrandom when the system has no randomness (*whyp set).
  */
 int session_open(SessionRegistry *sr, const Peer *p, uint64_t workspace_id, Session **sep,
                  char **whyp);

@@ -12,6 +12,7 @@
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
+#include "common/mcp.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/core/cache.h"
@@ -190,7 +191,7 @@ int surface_passthrough_set(Manager *m, Peer *p, const char *name, char **whyp)
         *whyp = xasprintf("_meta[\"mcpd/server\"]: no server \"%s\" in this agent's workspace "
                           "(see mcpctl status)",
                           name);
-        return -ENOENT;
+        return SURFACE_E_UNKNOWN_SERVER;
     }
     free(idmap_remove(&m->passthrough, p->id));
     idmap_put(&m->passthrough, p->id, xstrdup(name));
@@ -486,10 +487,10 @@ static void set_meta(yajl_val o, yajl_val def, Server *s, const char *orig_key, 
 
     if (!meta)
         meta = json_object_new();
-    json_object_set(meta, "mcpd/server", json_string_new(s->cfg->name));
+    json_object_set(meta, MCPD_META_SERVER, json_string_new(s->cfg->name));
     if (orig_key)
         json_object_set(meta, orig_key, json_string_new(orig));
-    json_object_set(meta, "mcpd/deferred", json_bool_new(s->state != SERVER_CONNECTED));
+    json_object_set(meta, MCPD_META_DEFERRED, json_bool_new(s->state != SERVER_CONNECTED));
     json_object_set(o, "_meta", meta);
 }
 
@@ -505,7 +506,7 @@ static yajl_val view_build(Workspace *ws, SurfaceKind k)
             PromptRef *r = e[i].data;
             yajl_val o = json_copy(r->def);
             json_object_set(o, "name", json_string_new(e[i].name));
-            set_meta(o, r->def, r->s, "mcpd/prompt", e[i].tool);
+            set_meta(o, r->def, r->s, MCPD_META_PROMPT, e[i].tool);
             json_array_push(out, o);
         }
         prompt_names_free(e, n);
@@ -520,8 +521,8 @@ static yajl_val view_build(Workspace *ws, SurfaceKind k)
             const char *uri = json_get_string(def, key);
             json_object_set(o, key,
                             json_string_new_take(expose_kind(ws, sorted, sorted[i], k, uri)));
-            set_meta(o, def, sorted[i], k == SURFACE_TEMPLATES ? "mcpd/uriTemplate" : "mcpd/uri",
-                     uri);
+            set_meta(o, def, sorted[i],
+                     k == SURFACE_TEMPLATES ? MCPD_META_URI_TEMPLATE : MCPD_META_URI, uri);
             json_array_push(out, o);
         }
     }
@@ -591,13 +592,8 @@ static void on_ws_notify(evutil_socket_t fd, short what, void *arg)
     for (int k = 0; k < SURFACE_TEMPLATES; k++) {
         if (!send[k])
             continue;
-        strbuf_reset(&sb);
-        jsonrpc_write_notification(&sb, kinds[k].changed, NULL);
-        for (Peer *p = ws->reg->peers->first; p; p = p->next) {
-            Agent *a = agent_get(ws->reg->agents, p->id);
-            if (a && a->initialized && a->workspace_id == ws->id)
-                peer_send_sb(p, &sb);
-        }
+        agent_broadcast(ws->reg->peers, ws->reg->agents, kinds[k].changed, NULL, ws_agent_attached,
+                        ws);
     }
     strbuf_deinit(&sb);
 }

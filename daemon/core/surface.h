@@ -85,7 +85,14 @@ void surface_complete(Manager *m, Peer *p, yajl_val id, yajl_val params);
  * Single-server passthrough: an agent that asked for one server at initialize sees only its
  * tools, prompts and resources, under their own names and URIs, unchanged.
  */
-/** Make p see only the server name (of its workspace); -ENOENT with *whyp when there is none. */
+/* Outcomes the caller must handle (STYLE.md 5). */
+enum {
+    SURFACE_E_UNKNOWN_SERVER = 1, /* no server of that name in the agent's workspace */
+};
+/**
+ * Make p see only the server name (of its workspace): 0, or SURFACE_E_UNKNOWN_SERVER with *whyp
+ * saying so.
+ */
 int surface_passthrough_set(Manager *m, Peer *p, const char *name, char **whyp);
 /** Whether p is a passthrough agent; *sp is then its server, or NULL when it has gone. */
 bool surface_passthrough(Manager *m, const Peer *p, Server **sp);

@@ -30,10 +30,19 @@ bool ws_has_server(const Workspace *ws, const Server *s)
 
 Workspace *ws_of_peer(WorkspaceRegistry *m, const Peer *p)
 {
-    Agent *a = agent_get(m->agents, p->id);
+    return ws_of_agent(m, agent_get(m->agents, p->id));
+}
+
+Workspace *ws_of_agent(WorkspaceRegistry *m, const Agent *a)
+{
     Workspace *ws = a && a->workspace_id ? idmap_get(&m->by_id, a->workspace_id) : NULL;
 
     return ws ? ws : m->user_ws;
+}
+
+bool ws_agent_attached(const Agent *a, void *ws)
+{
+    return a->workspace_id == ((Workspace *)ws)->id;
 }
 
 /* The coalesced list_changed: only when the view's bytes really changed, only to its agents. */
@@ -41,7 +50,6 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 {
     Workspace *ws = arg;
     char hash[2 * SHA256_DIGEST_SIZE + 1];
-    StrBuf sb = STRBUF_INIT;
 
     (void)fd, (void)what;
     ws_view_ensure(ws);
@@ -49,13 +57,8 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
     if (streq(hash, ws->notified_hash))
         return;
     memcpy(ws->notified_hash, hash, sizeof(hash));
-    jsonrpc_write_notification(&sb, "notifications/tools/list_changed", NULL);
-    for (Peer *p = ws->reg->peers->first; p; p = p->next) {
-        Agent *a = agent_get(ws->reg->agents, p->id);
-        if (a && a->initialized && a->workspace_id == ws->id)
-            peer_send_sb(p, &sb);
-    }
-    strbuf_deinit(&sb);
+    agent_broadcast(ws->reg->peers, ws->reg->agents, "notifications/tools/list_changed", NULL,
+                    ws_agent_attached, ws);
     log_debug("tool view of %s changed: %zu tools; agents notified",
               ws->root ? ws->root : "the user workspace", ws->n_view);
 }

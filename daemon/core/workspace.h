@@ -145,6 +145,10 @@ void ws_free(Workspace *ws);
 bool ws_has_server(const Workspace *ws, const Server *s);
 /** The workspace of a peer (the user workspace for one not attached). */
 Workspace *ws_of_peer(WorkspaceRegistry *wr, const Peer *p);
+/** The workspace of an agent (NULL or not attached: the user workspace). */
+Workspace *ws_of_agent(WorkspaceRegistry *wr, const Agent *a);
+/** AgentFilter for agent_broadcast: the agents attached to workspace ws. */
+bool ws_agent_attached(const Agent *a, void *ws);
 /** The tool agents of ws call name, or NULL. */
 const ViewTool *ws_view_find(Workspace *ws, const char *name);
 /** Rebuild the tool view if anything changed since it was built. */

@@ -6,6 +6,7 @@
 
 #include "common/json.h"
 #include "common/jsonscan.h"
+#include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/core/agent.h"
 #include "daemon/methods/methods.h"
@@ -61,7 +62,7 @@ bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
 {
     static const char *const top[] = {"jsonrpc", "id", "method", "params"};
     static const char *const inner[] = {"name", "arguments", "_meta"};
-    static const char *const meta[] = {"progressToken"};
+    static const char *const meta[] = {MCP_META_PROGRESS_TOKEN};
     JsonSpan v[N_ELEMENTS(top)], pv[N_ELEMENTS(inner)], tok = {NULL, 0};
     MethodsCtx *d = userdata;
     Agent *a = agent_get(&d->manager->agents, p->id);
@@ -76,7 +77,7 @@ bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
     if (pv[2].p && (jsonscan_members(pv[2].p, pv[2].n, meta, 1, &tok) != 1 || !tok.p))
         return false;
     a->n_requests++;
-    manager_call_tool_fast(d->manager, p, v[1], pv[0], pv[1], tok);
+    call_tool_fast(&d->manager->calls, p, v[1], pv[0], pv[1], tok);
     return true;
 }
 
@@ -88,7 +89,7 @@ void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
     agent_ensure(&d->manager->agents, p->id)->n_requests++;
     if (m->kind == JSONRPC_RESPONSE || m->kind == JSONRPC_ERROR_RESPONSE) {
         /* An answer to a request mcpd forwarded (sampling, elicitation, roots). */
-        manager_peer_response(d->manager, p, m);
+        call_peer_response(&d->manager->calls, p, m);
         return;
     }
     mt = find_method(m->method);

@@ -6,21 +6,17 @@
 #include "common/json.h"
 #include "common/jsonscan.h"
 #include "common/log.h"
+#include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/methods/methods.h"
 #include "daemon/core/surface.h"
 
-/* Revisions served downstream, newest first (DESIGN section 3). */
-static const char *const served_versions[] = {
-    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
-};
-
+/* The revision served downstream (DESIGN section 3): the one asked for, else the newest. */
 static const char *pick_version(const char *asked)
 {
-    for (size_t i = 0; asked && served_versions[i]; i++)
-        if (streq(asked, served_versions[i]))
-            return served_versions[i];
-    return served_versions[0];
+    const char *v = mcp_protocol_find(asked);
+
+    return v ? v : MCP_PROTOCOL_LATEST;
 }
 
 static void take_client_info(Agent *a, Peer *p, yajl_val params)
@@ -43,9 +39,9 @@ static void take_client_info(Agent *a, Peer *p, yajl_val params)
 static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     yajl_val r, caps, tools, exp, mcpd, info, meta, pmeta = json_get_object(m->params, "_meta");
-    const char *version, *cwd = json_get_string(pmeta, "mcpd/cwd");
-    const char *token = json_get_string(pmeta, "mcpd/session");
-    const char *only = json_get_string(pmeta, "mcpd/server");
+    const char *version, *cwd = json_get_string(pmeta, MCPD_META_CWD);
+    const char *token = json_get_string(pmeta, MCPD_META_SESSION);
+    const char *only = json_get_string(pmeta, MCPD_META_SERVER);
     _cleanup_free_ char *why = NULL;
     Agent *a = agent_get(&d->manager->agents, p->id);
 
@@ -53,20 +49,21 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         methods_error(d, p, m->id, JSONRPC_INVALID_REQUEST, "already initialized");
         return;
     }
-    if ((json_get(pmeta, "mcpd/cwd") && !cwd) || (json_get(pmeta, "mcpd/session") && !token)) {
+    if ((json_get(pmeta, MCPD_META_CWD) && !cwd) ||
+        (json_get(pmeta, MCPD_META_SESSION) && !token)) {
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS,
                       "_meta[\"mcpd/cwd\"] and _meta[\"mcpd/session\"] must be strings");
         return;
     }
     if (token && !*token)
         token = NULL; /* MCPD_SESSION set but empty: no parent */
-    if (manager_attach(d->manager, p, cwd && *cwd ? cwd : NULL, token, &why) != 0) {
+    if (ws_attach(&d->manager->workspaces, p, cwd && *cwd ? cwd : NULL, token, &why) != 0) {
         log_info("peer %llu (pid %d) refused: %s", (unsigned long long)p->id, (int)p->pid, why);
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, why);
         return;
     }
-    if ((json_get(pmeta, "mcpd/server") && (!only || !*only)) ||
-        (only && surface_passthrough_set(d->manager, p, only, &why) < 0)) {
+    if ((json_get(pmeta, MCPD_META_SERVER) && (!only || !*only)) ||
+        (only && surface_passthrough_set(d->manager, p, only, &why) != 0)) {
         /* Undo the attach (its agent goes), so that a corrected initialize starts clean. */
         manager_peer_gone(d->manager, p);
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS,
@@ -95,7 +92,8 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     json_object_set(info, "name", json_string_new("mcpd"));
     json_object_set(info, "version", json_string_new(MCPD_VERSION));
     meta = json_object_new();
-    json_object_set(meta, "mcpd/session", json_string_new(manager_peer_token(d->manager, p)));
+    json_object_set(meta, MCPD_META_SESSION,
+                    json_string_new(ws_peer_token(&d->manager->workspaces, p)));
     json_object_set(r, "protocolVersion", json_string_new(version));
     json_object_set(r, "capabilities", caps);
     json_object_set(r, "serverInfo", info);
@@ -119,12 +117,12 @@ static void m_ping(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 
 static void m_tools_list(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
-    manager_list_tools(d->manager, p, m->id);
+    ws_list_tools(&d->manager->workspaces, p, m->id);
 }
 
 static void m_tools_call(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
-    manager_call_tool(d->manager, p, m->id, m->params);
+    call_tool(&d->manager->calls, p, m->id, m->params);
 }
 
 static void m_prompts_list(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
@@ -170,7 +168,7 @@ static void m_complete(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 static void m_logging_set_level(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     const char *name = json_get_string(m->params, "level");
-    int level = mcp_log_level(name);
+    int level = mcp_level_from_name(name);
 
     if (level < 0) {
         _cleanup_free_ char *msg = xasprintf(
@@ -180,13 +178,13 @@ static void m_logging_set_level(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
-    manager_set_log_level(d->manager, p, level);
+    call_set_log_level(&d->manager->calls, p, level);
     methods_reply(d, p, m->id, NULL);
 }
 
 static void n_cancelled(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
-    manager_cancel(d->manager, p, json_get(m->params, "requestId"));
+    call_cancel(&d->manager->calls, p, json_get(m->params, "requestId"));
 }
 
 static void n_ignore(MethodsCtx *d, Peer *p, JsonrpcMsg *m)

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "common/json.h"
+#include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/methods-trust.h"
@@ -179,16 +180,16 @@ static void m_logout(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 }
 
 const Method methods_mcpd[] = {
-    {"mcpd/status", m_status, METHOD_NEEDS_INIT, NULL},
-    {"mcpd/reload", m_reload, METHOD_NEEDS_INIT, NULL},
-    {"mcpd/connect", m_connect, METHOD_NEEDS_INIT, "server"},
-    {"mcpd/disconnect", m_disconnect, METHOD_NEEDS_INIT, "server"},
-    {"mcpd/wait", m_wait, METHOD_NEEDS_INIT, "server"},
-    {"mcpd/logs", m_logs, METHOD_NEEDS_INIT, "server"},
-    {"mcpd/discover", m_discover, METHOD_NEEDS_INIT, NULL},
-    {"mcpd/trust", methods_trust, METHOD_NEEDS_INIT, "cwd"},
-    {"mcpd/login", m_login, METHOD_NEEDS_INIT, "server"},
-    {"mcpd/loginWait", m_login_wait, METHOD_NEEDS_INIT, "server"},
-    {"mcpd/logout", m_logout, METHOD_NEEDS_INIT, "server"},
+    {MCPD_METHOD_STATUS, m_status, METHOD_NEEDS_INIT, NULL},
+    {MCPD_METHOD_RELOAD, m_reload, METHOD_NEEDS_INIT, NULL},
+    {MCPD_METHOD_CONNECT, m_connect, METHOD_NEEDS_INIT, "server"},
+    {MCPD_METHOD_DISCONNECT, m_disconnect, METHOD_NEEDS_INIT, "server"},
+    {MCPD_METHOD_WAIT, m_wait, METHOD_NEEDS_INIT, "server"},
+    {MCPD_METHOD_LOGS, m_logs, METHOD_NEEDS_INIT, "server"},
+    {MCPD_METHOD_DISCOVER, m_discover, METHOD_NEEDS_INIT, NULL},
+    {MCPD_METHOD_TRUST, methods_trust, METHOD_NEEDS_INIT, "cwd"},
+    {MCPD_METHOD_LOGIN, m_login, METHOD_NEEDS_INIT, "server"},
+    {MCPD_METHOD_LOGIN_WAIT, m_login_wait, METHOD_NEEDS_INIT, "server"},
+    {MCPD_METHOD_LOGOUT, m_logout, METHOD_NEEDS_INIT, "server"},
     {NULL, NULL, 0, NULL},
 };

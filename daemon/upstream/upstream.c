@@ -537,15 +537,32 @@ static void handle_server_request(Upstream *u, JsonrpcMsg *m)
         upstream_respond_error(u, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found");
 }
 
-/* Progress for one of our calls re-arms its timer (bounded by the hard cap). */
-static void note_progress(Upstream *u, yajl_val params)
+/* The request sent with UPSTREAM_PROGRESS that a progress notification names, or NULL. */
+static UpstreamPending *progress_target(Upstream *u, yajl_val params)
 {
     yajl_val tok = json_get(params, "progressToken");
     UpstreamPending *p;
 
     if (YAJL_IS_INTEGER(tok) && tok->u.number.i > 0 &&
         (p = idmap_get(&u->pending, (uint64_t)tok->u.number.i)) && p->progress)
+        return p;
+    return NULL;
+}
+
+/* Progress for one of our calls re-arms its timer (bounded by the hard cap). */
+static void note_progress(Upstream *u, yajl_val params)
+{
+    UpstreamPending *p = progress_target(u, params);
+
+    if (p)
         arm_timer(p);
+}
+
+void *upstream_progress_ctx(Upstream *u, yajl_val params)
+{
+    UpstreamPending *p = u ? progress_target(u, params) : NULL;
+
+    return p ? p->ctx : NULL;
 }
 
 /*

@@ -135,6 +135,11 @@ int upstream_request_text(Upstream *u, const char *method, const char *meta, con
                           uint64_t *idp);
 /** Send a notification; params is taken. */
 int upstream_notify(Upstream *u, const char *method, yajl_val params);
+/**
+ * The ctx of the request (sent with UPSTREAM_PROGRESS, still pending) that the params of a
+ * notifications/progress name, or NULL: progress reaches its request's owner without a lookup.
+ */
+void *upstream_progress_ctx(Upstream *u, yajl_val params);
 /** Cancel a request: notifications/cancelled upstream, and the reply fn runs with CANCELLED. */
 void upstream_cancel(Upstream *u, uint64_t id, const char *reason);
 /** Answer a server-to-client request (id as the server sent it). */
