@@ -31,6 +31,7 @@ static void on_peer_gone(Peer *p, void *userdata)
     Daemon *d = userdata;
 
     manager_peer_gone(&d->manager, p);
+    methods_modern_gone(p);
 }
 
 static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
@@ -292,6 +293,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     peer_registry_init(&d->peers, d->base, (size_t)d->settings.max_message_bytes, methods_dispatch,
                        on_peer_gone, d);
     d->peers.fast = methods_fast;
+    d->peers.filter = methods_modern_filter;
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
     if ((ret = watch_init(&d->watch, d->base, on_watch_apply, on_watch_root_live, d)) < 0)

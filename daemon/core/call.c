@@ -869,3 +869,19 @@ void manager_set_log_level(Manager *m, Peer *p, int level)
     for (size_t i = 0; i < ws->n_servers; i++)
         logging_update(ws->servers[i]);
 }
+
+char *call_cause_of_request(Manager *m, uint64_t request_id)
+{
+    ServerRequest *sr = idmap_get(&m->server_requests, request_id);
+    Server *s = sr ? idmap_get(&m->servers, sr->server_id) : NULL;
+    Call *best = NULL;
+    size_t pos = 0;
+    void *v;
+
+    while (s && idmap_next(&s->live_calls, &pos, NULL, &v)) {
+        Call *c = v;
+        if (c->peer_id == sr->peer_id && (!best || c->id > best->id))
+            best = c;
+    }
+    return best ? xstrdup(best->orig_id) : NULL;
+}

@@ -201,6 +201,11 @@ const char *manager_peer_token(Manager *m, Peer *p);
 void manager_peer_gone(Manager *m, Peer *p);
 /** A response from a peer to a request mcpd forwarded to it (sampling, elicitation, roots). */
 void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg);
+/**
+ * The agent's id (JSON text, to free) of the call that caused request_id, a request mcpd
+ * forwarded to that agent; NULL when none is known. For MRTR toward 2026-07-28 agents.
+ */
+char *call_cause_of_request(Manager *m, uint64_t request_id);
 /** logging/setLevel from a peer (level already checked); upstream levels follow. */
 void manager_set_log_level(Manager *m, Peer *p, int level);
 /** mcpd/status result. */

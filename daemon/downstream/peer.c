@@ -307,6 +307,14 @@ static void close_later(Peer *p, const char *reason)
 
 void peer_send(Peer *p, const char *data, size_t n)
 {
+    if (p->era == PEER_ERA_MODERN && p->reg->filter && !p->dead && !p->close_reason)
+        p->reg->filter(p, data, n, p->reg->userdata);
+    else
+        peer_send_unfiltered(p, data, n);
+}
+
+void peer_send_unfiltered(Peer *p, const char *data, size_t n)
+{
     size_t queued;
 
     if (p->dead || p->close_reason)

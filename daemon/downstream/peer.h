@@ -21,6 +21,8 @@ typedef void (*PeerDispatchFn)(Peer *p, JsonrpcMsg *m, void *userdata);
 typedef bool (*PeerFastFn)(Peer *p, const char *line, size_t len, void *userdata);
 /* Told when a peer goes away (after its last message), so its work can be cancelled. */
 typedef void (*PeerGoneFn)(Peer *p, void *userdata);
+/* Sees what goes to a modern (2026-07-28) peer; it sends with peer_send_unfiltered. */
+typedef void (*PeerFilterFn)(Peer *p, const char *data, size_t n, void *userdata);
 
 #define SESSION_TOKEN_BYTES 16
 
@@ -32,6 +34,13 @@ typedef void (*PeerGoneFn)(Peer *p, void *userdata);
  * The hidden setting partialLineTimeoutMs overrides it (tests make it short).
  */
 #define PEER_PARTIAL_LINE_TIMEOUT_MS 30000
+
+/* The MCP era of a peer, fixed by its first message (docs/modern.md). */
+typedef enum PeerEra {
+    PEER_ERA_UNKNOWN, /* nothing but server/discover yet */
+    PEER_ERA_LEGACY,  /* 2024-11-05 .. 2025-11-25: initialize first */
+    PEER_ERA_MODERN,  /* 2026-07-28: every request carries its own _meta */
+} PeerEra;
 
 /* Client capabilities an agent declared in initialize: which server requests it can answer. */
 enum {
@@ -62,6 +71,8 @@ struct Peer {
     unsigned caps;           /* PEER_CAP_* */
     int log_level;           /* logging/setLevel, or -1 */
     unsigned calls_in_flight;
+    PeerEra era;
+    void *modern; /* a modern peer's state (methods-modern.c), or NULL */
     int64_t connected_wall_ms;
     uint64_t n_requests;
     Peer *next, *prev;
@@ -81,6 +92,7 @@ struct PeerRegistry {
     PeerDispatchFn dispatch;
     PeerFastFn fast; /* may be NULL */
     PeerGoneFn gone;
+    PeerFilterFn filter; /* may be NULL: what goes to modern peers */
     void *userdata;
     Peer *reap; /* dead peers waiting for the loop to free them */
     struct event *ev_reap;
@@ -97,6 +109,8 @@ Peer *peer_get(PeerRegistry *reg, uint64_t id);
 Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid);
 /** Queue bytes (whole lines) to a peer; a peer whose queue overflows is dropped. */
 void peer_send(Peer *p, const char *data, size_t n);
+/** peer_send without the modern filter (for the filter itself). */
+void peer_send_unfiltered(Peer *p, const char *data, size_t n);
 /** Queue the contents of sb. */
 static inline void peer_send_sb(Peer *p, const StrBuf *sb)
 {

@@ -9,10 +9,11 @@
 #include "common/util.h"
 #include "daemon/daemon.h"
 #include "daemon/methods/methods.h"
+#include "daemon/methods/methods-modern.h"
 #include "daemon/core/surface.h"
 
 /* Revisions served downstream, newest first (DESIGN section 3). */
-static const char *const served_versions[] = {
+const char *const methods_served_versions[] = {
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
 };
 
@@ -34,12 +35,36 @@ void methods_error(Peer *p, yajl_val id, int code, const char *message)
     strbuf_deinit(&sb);
 }
 
+yajl_val methods_capabilities(Manager *mg, Peer *p)
+{
+    yajl_val caps = json_object_new(), tools = json_object_new(), exp = json_object_new();
+    yajl_val mcpd = json_object_new();
+
+    json_object_set(tools, "listChanged", json_bool_new(true));
+    json_object_set(caps, "tools", tools);
+    json_object_set(caps, "logging", json_object_new());
+    surface_capabilities(mg, p, caps);
+    json_object_set(mcpd, "protocol", json_int_new(1));
+    json_object_set(exp, "mcpd", mcpd);
+    json_object_set(caps, "experimental", exp);
+    return caps;
+}
+
+yajl_val methods_server_info(void)
+{
+    yajl_val info = json_object_new();
+
+    json_object_set(info, "name", json_string_new("mcpd"));
+    json_object_set(info, "version", json_string_new(MCPD_VERSION));
+    return info;
+}
+
 static const char *pick_version(const char *asked)
 {
-    for (size_t i = 0; asked && served_versions[i]; i++)
-        if (streq(asked, served_versions[i]))
-            return served_versions[i];
-    return served_versions[0];
+    for (size_t i = 0; asked && methods_served_versions[i]; i++)
+        if (streq(asked, methods_served_versions[i]))
+            return methods_served_versions[i];
+    return methods_served_versions[0];
 }
 
 static void take_client_info(Peer *p, yajl_val params)
@@ -59,7 +84,7 @@ static void take_client_info(Peer *p, yajl_val params)
 
 static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
 {
-    yajl_val r, caps, tools, exp, mcpd, info, meta, pmeta = json_get_object(m->params, "_meta");
+    yajl_val r, caps, info, meta, pmeta = json_get_object(m->params, "_meta");
     const char *version, *cwd = json_get_string(pmeta, "mcpd/cwd");
     const char *token = json_get_string(pmeta, "mcpd/session");
     const char *only = json_get_string(pmeta, "mcpd/server");
@@ -97,20 +122,8 @@ static void m_initialize(Daemon *d, Peer *p, JsonrpcMsg *m)
     version = pick_version(json_get_string(m->params, "protocolVersion"));
     p->protocol_version = xstrdup(version);
     r = json_object_new();
-    caps = json_object_new();
-    tools = json_object_new();
-    json_object_set(tools, "listChanged", json_bool_new(true));
-    json_object_set(caps, "tools", tools);
-    json_object_set(caps, "logging", json_object_new());
-    surface_capabilities(&d->manager, p, caps);
-    exp = json_object_new();
-    mcpd = json_object_new();
-    json_object_set(mcpd, "protocol", json_int_new(1));
-    json_object_set(exp, "mcpd", mcpd);
-    json_object_set(caps, "experimental", exp);
-    info = json_object_new();
-    json_object_set(info, "name", json_string_new("mcpd"));
-    json_object_set(info, "version", json_string_new(MCPD_VERSION));
+    caps = methods_capabilities(&d->manager, p);
+    info = methods_server_info();
     meta = json_object_new();
     json_object_set(meta, "mcpd/session", json_string_new(manager_peer_token(&d->manager, p)));
     json_object_set(r, "protocolVersion", json_string_new(version));
@@ -275,7 +288,8 @@ bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
     Daemon *d = userdata;
 
     /* Only the common shape of tools/call; everything else takes the general path. */
-    if (!p->initialized || jsonscan_members(line, len, top, N_ELEMENTS(top), v) != 4 ||
+    if (!p->initialized || p->era == PEER_ERA_MODERN ||
+        jsonscan_members(line, len, top, N_ELEMENTS(top), v) != 4 ||
         !jsonscan_span_eq(v[0], "\"2.0\"") || !jsonscan_span_eq(v[2], "\"tools/call\"") ||
         !(jsonscan_is_int(v[1], NULL) || jsonscan_is_plain_string(v[1])) ||
         jsonscan_members(v[3].p, v[3].n, inner, N_ELEMENTS(inner), pv) < 0 ||
@@ -294,6 +308,8 @@ void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
     const Method *mt;
 
     p->n_requests++;
+    if (methods_modern_dispatch(&d->manager, p, m))
+        return; /* server/discover, or a 2026-07-28 agent's own method or retry */
     if (m->kind == JSONRPC_RESPONSE || m->kind == JSONRPC_ERROR_RESPONSE) {
         /* An answer to a request mcpd forwarded (sampling, elicitation, roots). */
         manager_peer_response(&d->manager, p, m);

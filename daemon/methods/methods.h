@@ -29,6 +29,10 @@ extern const Method methods_mcpd[];
 bool methods_fast(Peer *p, const char *line, size_t len, void *userdata);
 /** Dispatch one message from a peer (the PeerDispatchFn). */
 void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata);
+/** What goes to a 2026-07-28 agent, reshaped for its era (the PeerFilterFn, methods-modern.c). */
+void methods_modern_filter(Peer *p, const char *data, size_t n, void *userdata);
+/** A peer went away: its 2026-07-28 state goes (methods-modern.c). */
+void methods_modern_gone(Peer *p);
 /** Reply helpers used by the handlers. */
 void methods_reply(Peer *p, yajl_val id, yajl_val result);
 void methods_error(Peer *p, yajl_val id, int code, const char *message);
