@@ -1052,6 +1052,8 @@ static yajl_val agent_status(Manager *m, Peer *p)
     if (p->client_version)
         json_object_set(a, "version", json_string_new(p->client_version));
     json_object_set(a, "initialized", json_bool_new(p->initialized));
+    if (p->protocol_version)
+        json_object_set(a, "protocolVersion", json_string_new(p->protocol_version));
     if (ws) {
         json_object_set(a, "workspace", json_int_new((int64_t)ws->id));
         json_object_set(a, "root", ws->root ? json_string_new(ws->root) : json_null_new());

@@ -390,7 +390,7 @@ static bool bad_meta(Peer *p, JsonrpcMsg *m, const char *field, const char *want
 
 /* The workspace from mcpd/cwd and mcpd/session: the first request's, or a change while idle. */
 static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const char *cwd,
-                   const char *token)
+                   const char *token, const char *only)
 {
     const char *want_cwd = cwd ? cwd : "", *want_session = token ? token : "";
     _cleanup_free_ char *why = NULL;
@@ -415,6 +415,12 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
         methods_error(p, m->id, JSONRPC_INVALID_PARAMS, why);
         return false;
     }
+    if (only && surface_passthrough_set(mg, p, only, &why) < 0) {
+        manager_peer_gone(mg, p); /* undone, so that a corrected request starts clean */
+        p->workspace_id = p->session_id = p->parent_peer_id = 0;
+        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, why);
+        return false;
+    }
     free(ma->cwd);
     free(ma->session);
     ma->cwd = xstrdup(want_cwd);
@@ -431,7 +437,7 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
 static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
 {
     yajl_val meta = json_get(m->params, "_meta"), v, caps, info;
-    const char *cwd, *token, *name;
+    const char *cwd, *token, *name, *only;
     int level;
 
     if (meta && !YAJL_IS_OBJECT(meta)) {
@@ -464,7 +470,11 @@ static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
     token = json_get_string(meta, "mcpd/session");
     if (v && !token)
         return bad_meta(p, m, "mcpd/session", "a string (MCPD_SESSION of the parent agent)");
-    if (!attach(mg, p, ma, m, cwd, token))
+    v = json_get(meta, "mcpd/server");
+    only = json_get_string(meta, "mcpd/server");
+    if (v && (!only || !*only))
+        return bad_meta(p, m, "mcpd/server", "a server's name");
+    if (!attach(mg, p, ma, m, cwd, token, only))
         return false;
     if (caps)
         p->caps = (json_get_object(caps, "sampling") ? PEER_CAP_SAMPLING : 0) |
