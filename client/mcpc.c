@@ -17,9 +17,21 @@
 
 #define MCPC_DEFAULT_TIMEOUT_MS 120000
 
-/* An asynchronous request waiting for its answer. */
+/*
+ * An asynchronous request waiting for its answer. In the 2026 era it keeps what it sent, so an
+ * input_required answer can be fulfilled through the server-request handler and the request
+ * sent again (MRTR) under a new wire id; the caller keeps knowing it by id.
+ */
 typedef struct Pending {
     unsigned long long id;
+    unsigned long long wire_id; /* the id of its latest send */
+    char *method;               /* 2026 era: what to send again */
+    yajl_val params;
+    yajl_val asks;    /* the inputRequests being answered, or NULL */
+    yajl_val answers; /* key -> result, as the handler answers */
+    yajl_val state;   /* the requestState to echo, or NULL */
+    size_t waiting;   /* answers still due */
+    unsigned rounds;  /* input_required rounds so far */
     mcpc_result_fn fn;
     mcpc_progress_fn progress;
     void *userdata;
@@ -45,7 +57,18 @@ struct mcpc_client {
     int list_changed;
     Pending *pending;
     int n_pending;
+    int era; /* MCPC_ERA_2025 or MCPC_ERA_2026 */
 };
+
+/* The 2026-07-28 revision and the _meta keys each of its requests carries. */
+#define MCPC_MODERN_VERSION "2026-07-28"
+/*
+ * input_required rounds one request may take before libmcpc gives up: a server asks a few
+ * questions in turn; one that keeps asking is looping.
+ */
+#define MCPC_MAX_INPUT_ROUNDS 16
+/* The id handed to the server-request handler for one input request: prefix, round, key. */
+#define MCPC_INPUT_ID_PREFIX "mcpc-input/"
 
 static char *dup_or_null(const char *s)
 {
@@ -141,18 +164,28 @@ static int send_notification(mcpc_client *c, const char *method, yajl_val params
 
 /* ---- pending asynchronous requests ---- */
 
-static Pending *pending_take(mcpc_client *c, unsigned long long id)
+static void pending_unlink(mcpc_client *c, Pending *p)
 {
     for (Pending **pp = &c->pending; *pp; pp = &(*pp)->next)
-        if ((*pp)->id == id) {
-            Pending *p = *pp;
+        if (*pp == p) {
             *pp = p->next;
             c->n_pending--;
+            return;
+        }
+}
+
+/* By the id an answer from mcpd carries (its latest send). */
+static Pending *pending_take(mcpc_client *c, unsigned long long wire_id)
+{
+    for (Pending *p = c->pending; p; p = p->next)
+        if (p->wire_id == wire_id) {
+            pending_unlink(c, p);
             return p;
         }
     return NULL;
 }
 
+/* By the id the caller knows. */
 static Pending *pending_find(mcpc_client *c, unsigned long long id)
 {
     for (Pending *p = c->pending; p; p = p->next)
@@ -165,6 +198,11 @@ static void pending_finish(mcpc_client *c, Pending *p, int status, const char *j
 {
     (void)c;
     p->fn(p->userdata, p->id, status, json);
+    free(p->method);
+    json_free(p->params);
+    json_free(p->asks);
+    json_free(p->answers);
+    json_free(p->state);
     free(p);
 }
 
@@ -224,6 +262,142 @@ static void answer_request(mcpc_client *c, JsonrpcMsg *m)
     strbuf_deinit(&sb);
 }
 
+/* ---- the 2026 era: per-request _meta and input_required (MRTR) ---- */
+
+/* What each 2026-era request carries in params._meta (the caller's own keys win). */
+static void stamp_meta(mcpc_client *c, yajl_val params)
+{
+    yajl_val meta = json_get_object(params, "_meta"), caps = json_object_new();
+    yajl_val info = json_object_new();
+
+    if (!meta) {
+        meta = json_object_new();
+        json_object_set(params, "_meta", meta);
+    }
+    if (c->server_request) {
+        /* With a handler, input_required results can be fulfilled. */
+        json_object_set(caps, "sampling", json_object_new());
+        json_object_set(caps, "elicitation", json_object_new());
+        json_object_set(caps, "roots", json_object_new());
+    }
+    json_object_set(info, "name", json_string_new(c->client_name));
+    json_object_set(info, "version", json_string_new(c->client_version));
+    if (!json_get(meta, "io.modelcontextprotocol/protocolVersion"))
+        json_object_set(meta, "io.modelcontextprotocol/protocolVersion",
+                        json_string_new(MCPC_MODERN_VERSION));
+    if (!json_get(meta, "io.modelcontextprotocol/clientCapabilities"))
+        json_object_set(meta, "io.modelcontextprotocol/clientCapabilities", caps);
+    else
+        json_free(caps);
+    if (!json_get(meta, "io.modelcontextprotocol/clientInfo"))
+        json_object_set(meta, "io.modelcontextprotocol/clientInfo", info);
+    else
+        json_free(info);
+    if (c->cwd && !json_get(meta, "mcpd/cwd"))
+        json_object_set(meta, "mcpd/cwd", json_string_new(c->cwd));
+    if (c->session_in && !json_get(meta, "mcpd/session"))
+        json_object_set(meta, "mcpd/session", json_string_new(c->session_in));
+}
+
+/* The request goes again, with the answers and the state, under a new wire id. */
+static void input_retry(mcpc_client *c, Pending *p)
+{
+    StrBuf sb = STRBUF_INIT;
+    int r;
+
+    json_object_set(p->params, "inputResponses", p->answers);
+    p->answers = NULL;
+    if (p->state)
+        json_object_set(p->params, "requestState", json_copy(p->state));
+    else
+        json_free(json_object_take(p->params, "requestState"));
+    json_free(p->asks);
+    p->asks = NULL;
+    p->wire_id = ++c->next_id;
+    jsonrpc_write_request(&sb, p->wire_id, p->method, p->params);
+    r = send_sb(c, &sb, false);
+    strbuf_deinit(&sb);
+    if (r < 0) {
+        pending_unlink(c, p);
+        pending_finish(c, p, r, NULL);
+    }
+}
+
+/*
+ * An input_required answer to p: with a handler, each input request goes to it under an id of
+ * libmcpc's own (answered through mcpc_respond) and p waits for the answers. Returns false when
+ * p is to be finished with result as it is (no handler, too many rounds, not input_required).
+ */
+static bool input_required(mcpc_client *c, Pending *p, yajl_val result)
+{
+    yajl_val asks = json_get_object(result, "inputRequests");
+    unsigned long long round;
+
+    if (c->era != MCPC_ERA_2026 || !c->server_request || !p->method ||
+        !streq(json_get_string(result, "resultType") ?: "", "input_required") || !asks ||
+        !asks->u.object.len || p->rounds >= MCPC_MAX_INPUT_ROUNDS)
+        return false;
+    p->rounds++;
+    p->asks = json_copy(asks);
+    p->answers = json_object_new();
+    json_free(p->state);
+    p->state = json_copy(json_get(result, "requestState"));
+    p->waiting = p->asks->u.object.len;
+    /* Back in the list (not answerable by mcpd: the wire id is spent), so cancel and
+     * timeouts still find it. */
+    p->next = c->pending;
+    c->pending = p;
+    c->n_pending++;
+    round = p->wire_id;
+    /* From the message's own tree: a handler that answers at once may finish the round (and
+     * p) before the loop ends. */
+    for (size_t i = 0; i < asks->u.object.len; i++) {
+        yajl_val ask = asks->u.object.values[i];
+        _cleanup_free_ char *key =
+            xasprintf(MCPC_INPUT_ID_PREFIX "%llu/%s", round, asks->u.object.keys[i]);
+        _cleanup_free_ char *id = NULL;
+        StrBuf sb = STRBUF_INIT;
+        json_write_string(&sb, key, strlen(key));
+        id = strbuf_detach(&sb, NULL);
+        _cleanup_free_ char *params =
+            json_get(ask, "params") ? json_to_string(json_get(ask, "params")) : xstrdup("{}");
+        c->server_request(c->server_request_ud, id, json_get_string(ask, "method") ?: "", params);
+    }
+    return true;
+}
+
+/* mcpc_respond for an input request: kept until all are answered. Returns 1 when it was one. */
+static int input_answer(mcpc_client *c, const char *id_text, yajl_val result, const char *message)
+{
+    unsigned long long round;
+    int used = 0;
+    Pending *p;
+
+    if (strncmp(id_text, MCPC_INPUT_ID_PREFIX, strlen(MCPC_INPUT_ID_PREFIX)) != 0 ||
+        sscanf(id_text + strlen(MCPC_INPUT_ID_PREFIX), "%llu/%n", &round, &used) != 1 || !used)
+        return 0;
+    for (p = c->pending; p && !(p->asks && p->wire_id == round); p = p->next)
+        ;
+    const char *key = id_text + strlen(MCPC_INPUT_ID_PREFIX) + used;
+    if (!p || !json_get(p->asks, key) || json_get(p->answers, key))
+        return fail(c, -ENOENT, "no input request %s is waiting for an answer", id_text);
+    if (message) {
+        /* An input request has no error form: the request fails with the handler's error. */
+        _cleanup_json_ yajl_val err = json_object_new();
+        _cleanup_free_ char *json = NULL;
+        json_object_set(err, "code", json_int_new(JSONRPC_INTERNAL_ERROR));
+        json_object_set(err, "message", json_string_new(message));
+        json = json_to_string(err);
+        pending_unlink(c, p);
+        pending_finish(c, p, MCPC_E_RPC, json);
+        return 1;
+    }
+    json_object_set(p->answers, key, json_copy(result));
+    if (--p->waiting == 0)
+        input_retry(c, p);
+    return 1;
+}
+
 /*
  * Handle one line. Returns 1 when it was the response to wait_id (its outcome in *rp and
  * *resultp), 0 otherwise, or a failure about the connection itself.
@@ -261,9 +435,15 @@ static int handle_line(mcpc_client *c, char *line, size_t len, uint64_t wait_id,
             }
             r = 1;
         } else if ((p = pending_take(c, id))) {
-            _cleanup_free_ char *json =
-                json_to_string(m.kind == JSONRPC_RESPONSE ? m.result : m.error);
-            pending_finish(c, p, m.kind == JSONRPC_RESPONSE ? 0 : MCPC_E_RPC, json);
+            const char *token = json_get_string(json_get_object(m.result, "_meta"), "mcpd/session");
+            if (token && !c->session && c->era == MCPC_ERA_2026)
+                c->session = xstrdup(token); /* told once, with the first result */
+            /* input_required with a handler: it answers, then p goes again (MRTR). */
+            if (m.kind != JSONRPC_RESPONSE || !input_required(c, p, m.result)) {
+                _cleanup_free_ char *json =
+                    json_to_string(m.kind == JSONRPC_RESPONSE ? m.result : m.error);
+                pending_finish(c, p, m.kind == JSONRPC_RESPONSE ? 0 : MCPC_E_RPC, json);
+            }
         }
         /* else: an answer to a request given up on (cancelled, timed out): dropped */
     }
@@ -349,7 +529,8 @@ int mcpc_process(mcpc_client *c, int timeout_ms)
     return r == -ETIMEDOUT ? 0 : r;
 }
 
-static int request_val(mcpc_client *c, const char *method, yajl_val params, char **resultp)
+/* A blocking request the 2025 way: sent, and its answer waited for by id. */
+static int request_wait(mcpc_client *c, const char *method, yajl_val params, char **resultp)
 {
     StrBuf sb = STRBUF_INIT;
     uint64_t id = ++c->next_id;
@@ -363,6 +544,72 @@ static int request_val(mcpc_client *c, const char *method, yajl_val params, char
     if (r < 0)
         return r;
     return wait_response_until(c, id, resultp, c->timeout_ms);
+}
+
+static int request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
+                         mcpc_progress_fn progress, void *userdata, unsigned long long *idp);
+
+/* A blocking request of the 2026 era waits on the asynchronous path, which fulfils MRTR. */
+typedef struct SyncWait {
+    bool done;
+    int status;
+    char *json;
+} SyncWait;
+
+static void sync_done(void *userdata, unsigned long long id, int status, const char *json)
+{
+    SyncWait *w = userdata;
+
+    (void)id;
+    w->done = true;
+    w->status = status;
+    w->json = json ? xstrdup(json) : NULL;
+}
+
+static int request_modern(mcpc_client *c, const char *method, yajl_val params, char **resultp)
+{
+    _cleanup_json_ yajl_val own = params ? json_copy(params) : json_object_new();
+    _cleanup_json_ yajl_val err = NULL;
+    unsigned long long id = 0;
+    SyncWait w = {0};
+    int r;
+
+    if ((r = request_async(c, method, own, sync_done, NULL, &w, &id)) < 0)
+        return r;
+    while (!w.done) {
+        struct pollfd pfd = {c->fd, (short)(POLLIN | (mcpc_want_write(c) ? POLLOUT : 0)), 0};
+        if (poll(&pfd, 1, mcpc_next_timeout(c)) < 0 && errno != EINTR) {
+            r = -errno;
+            (void)mcpc_cancel(c, id); /* answers w: nothing points at this frame afterwards */
+            free(w.json);
+            return fail(c, r, "poll: %s", strerror(-r));
+        }
+        (void)mcpc_dispatch(c); /* a lost connection answers w with -ECONNRESET */
+    }
+    if (w.status == 0) {
+        *resultp = w.json;
+        return 0;
+    }
+    if (w.status == MCPC_E_RPC) {
+        yajl_val code;
+        err = json_parse(w.json, NULL);
+        code = json_get(err, "code");
+        r = fail(c, MCPC_E_RPC, "%s (code %lld)", json_get_string(err, "message") ?: "error",
+                 YAJL_IS_INTEGER(code) ? (long long)code->u.number.i : 0LL);
+    } else if (w.status == -ETIMEDOUT) {
+        r = fail(c, -ETIMEDOUT, "no answer from mcpd within %d ms", c->timeout_ms);
+    } else {
+        r = c->errmsg[0] ? w.status : fail(c, w.status, "%s", strerror(-w.status));
+    }
+    free(w.json);
+    return r;
+}
+
+static int request_val(mcpc_client *c, const char *method, yajl_val params, char **resultp)
+{
+    if (c->era == MCPC_ERA_2026)
+        return request_modern(c, method, params, resultp);
+    return request_wait(c, method, params, resultp);
 }
 
 static int parse_object(mcpc_client *c, const char *what, const char *text, yajl_val *outp)
@@ -441,6 +688,36 @@ static int open_socket(mcpc_client *c)
     return 0;
 }
 
+/* The 2026 era has no handshake: server/discover says whether mcpd serves it. */
+static int connect_modern(mcpc_client *c)
+{
+    _cleanup_json_ yajl_val params = json_object_new(), result = NULL;
+    _cleanup_free_ char *text = NULL;
+    yajl_val versions;
+    int r;
+
+    stamp_meta(c, params);
+    r = request_wait(c, "server/discover", params, &text);
+    result = r == 0 ? json_parse(text, NULL) : NULL;
+    versions = json_get_array(result, "supportedVersions");
+    for (size_t i = 0; i < json_array_len(versions); i++)
+        if (YAJL_IS_STRING(json_array_at(versions, i)) &&
+            streq(json_array_at(versions, i)->u.string, MCPC_MODERN_VERSION))
+            return 0;
+    if (r == 0)
+        r = fail(c, -EPROTONOSUPPORT,
+                 "mcpd does not serve MCP %s (server/discover does not offer it): use "
+                 "MCPC_ERA_2025",
+                 MCPC_MODERN_VERSION);
+    else if (r == MCPC_E_RPC)
+        r = fail(c, -EPROTONOSUPPORT,
+                 "mcpd does not serve MCP %s (server/discover failed: %s): use MCPC_ERA_2025",
+                 MCPC_MODERN_VERSION, c->errmsg);
+    close(c->fd);
+    c->fd = -1;
+    return r;
+}
+
 int mcpc_connect(mcpc_client *c)
 {
     _cleanup_json_ yajl_val params = NULL, result = NULL;
@@ -453,6 +730,8 @@ int mcpc_connect(mcpc_client *c)
         return 0;
     if ((r = open_socket(c)) < 0)
         return r;
+    if (c->era == MCPC_ERA_2026)
+        return connect_modern(c);
     params = init_params(c);
     r = request_val(c, "initialize", params, &text);
     if (r != 0) {
@@ -627,6 +906,8 @@ static int request_async(mcpc_client *c, const char *method, yajl_val params, mc
         return fail(c, -ENOTCONN, "not connected to mcpd");
     if (!fn)
         return fail(c, -EINVAL, "an asynchronous request needs a result callback");
+    if (c->era == MCPC_ERA_2026)
+        stamp_meta(c, params);
     if (progress) {
         /* The request id doubles as the progress token: unique on this connection. */
         yajl_val meta = json_get_object(params, "_meta");
@@ -642,7 +923,11 @@ static int request_async(mcpc_client *c, const char *method, yajl_val params, mc
     if (r < 0)
         return r;
     p = xcalloc(1, sizeof(*p));
-    p->id = id;
+    p->id = p->wire_id = id;
+    if (c->era == MCPC_ERA_2026) {
+        p->method = xstrdup(method);
+        p->params = json_copy(params);
+    }
     p->fn = fn;
     p->progress = progress;
     p->userdata = userdata;
@@ -724,14 +1009,15 @@ int mcpc_complete_async(mcpc_client *c, const char *ref_json, const char *argume
 
 int mcpc_cancel(mcpc_client *c, unsigned long long id)
 {
-    Pending *p = pending_take(c, id);
+    Pending *p = pending_find(c, id);
     _cleanup_json_ yajl_val params = NULL;
     int r;
 
     if (!p)
         return fail(c, -ENOENT, "no request %llu is pending", id);
+    pending_unlink(c, p);
     params = json_object_new();
-    json_object_set(params, "requestId", json_int_new((int64_t)id));
+    json_object_set(params, "requestId", json_int_new((int64_t)p->wire_id));
     json_object_set(params, "reason", json_string_new("cancelled by the client"));
     r = send_notification(c, "notifications/cancelled", params);
     pending_finish(c, p, -ECANCELED, NULL);
@@ -753,6 +1039,8 @@ static int respond(mcpc_client *c, const char *id_json, yajl_val result, int cod
 
     if (!id_json || !(id = json_parse(id_json, NULL)))
         return fail(c, -EINVAL, "the request id is not valid JSON");
+    if (YAJL_IS_STRING(id) && (r = input_answer(c, id->u.string, result, message)) != 0)
+        return r < 0 ? r : 0;
     if (message)
         jsonrpc_write_error(&sb, id, code, message, NULL);
     else
@@ -790,9 +1078,9 @@ static void expire_pending(mcpc_client *c)
             ;
         if (!p)
             return;
-        pending_take(c, p->id);
+        pending_unlink(c, p);
         yajl_val params = json_object_new();
-        json_object_set(params, "requestId", json_int_new((int64_t)p->id));
+        json_object_set(params, "requestId", json_int_new((int64_t)p->wire_id));
         json_object_set(params, "reason", json_string_new("timeout"));
         (void)send_notification(c, "notifications/cancelled", params);
         json_free(params);
@@ -844,6 +1132,21 @@ int mcpc_next_timeout(const mcpc_client *c)
 }
 
 /* ---- the rest ---- */
+
+int mcpc_set_protocol_era(mcpc_client *c, int era)
+{
+    if (era != MCPC_ERA_2025 && era != MCPC_ERA_2026)
+        return fail(c, -EINVAL, "unknown protocol era %d (MCPC_ERA_2025 or MCPC_ERA_2026)", era);
+    if (c->fd >= 0)
+        return fail(c, -EISCONN, "the era is chosen before mcpc_connect");
+    c->era = era;
+    return 0;
+}
+
+int mcpc_protocol_era(const mcpc_client *c)
+{
+    return c->era;
+}
 
 const char *mcpc_session(const mcpc_client *c)
 {

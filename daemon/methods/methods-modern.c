@@ -92,6 +92,7 @@ typedef struct ModernAgent {
     Wrapped *wrapped;
     size_t n_wrapped;
     char *cwd, *session; /* what it attached with ("" for none) */
+    bool told_session;   /* its session token went out (_meta of its first result) */
     bool sinking;        /* a resources/subscribe reply of mcpd's own is due */
     bool sink_ok;
 } ModernAgent;
@@ -423,6 +424,7 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
     }
     free(ma->cwd);
     free(ma->session);
+    ma->told_session = false;
     ma->cwd = xstrdup(want_cwd);
     ma->session = xstrdup(want_session);
     free(p->cwd);
@@ -938,6 +940,16 @@ static void result_out(ModernAgent *ma, Peer *p, JsonrpcMsg *msg, Pending *pd)
                 return;
             }
             json_object_set(r, "requestState", json_string_new(token));
+        }
+        if (!ma->told_session && p->initialized) {
+            /* What initialize's _meta gives a 2025 agent: the token its subagents join by. */
+            yajl_val meta = json_get_object(r, "_meta");
+            if (!meta) {
+                meta = json_object_new();
+                json_object_set(r, "_meta", meta);
+            }
+            json_object_set(meta, "mcpd/session", json_string_new(manager_peer_token(ma->mg, p)));
+            ma->told_session = true;
         }
         if (pd && in_list(pd->method, list_methods, N_ELEMENTS(list_methods))) {
             if (!json_get(r, "ttlMs"))

@@ -437,6 +437,102 @@ static void test_mrtr_abandoned(Harness *h)
     h_check_healthy(h, "modern agent leaves during MRTR", CONTROL);
 }
 
+/* libmcpc in the 2026 era: discover, stateless calls, MRTR through its handler, a session. */
+typedef struct Answerer {
+    mcpc_client *c;
+    int asked;
+} Answerer;
+
+static void on_input(void *userdata, const char *id, const char *method, const char *params)
+{
+    Answerer *a = userdata;
+
+    (void)params;
+    a->asked++;
+    if (streq(method, "elicitation/create"))
+        CHECK(mcpc_respond(a->c, id, "{\"action\":\"accept\",\"content\":{\"name\":\"Grace\"}}") ==
+              0);
+    else
+        CHECK(mcpc_respond_error(a->c, id, -32601, "not here") == 0);
+}
+
+static void test_libmcpc(Harness *h)
+{
+    mcpc_options o = {.socket_path = h->socket, .client_name = "modern-lib", .timeout_ms = 60000};
+    Answerer a = {0};
+    char *res = NULL;
+    int is_error = -1;
+
+    a.c = mcpc_new(&o);
+    CHECK(mcpc_set_protocol_era(a.c, 7) == -EINVAL);
+    CHECK(mcpc_set_protocol_era(a.c, MCPC_ERA_2026) == 0);
+    mcpc_set_server_request_handler(a.c, on_input, &a);
+    CHECK_MSG(mcpc_connect(a.c) == 0, "%s", mcpc_errmsg(a.c));
+    CHECK(mcpc_protocol_era(a.c) == MCPC_ERA_2026);
+    CHECK(mcpc_set_protocol_era(a.c, MCPC_ERA_2025) == -EISCONN);
+    char *t = h_call_text(a.c, CONTROL, "{\"text\":\"from libmcpc\"}", &is_error);
+    CHECK_MSG(t && strstr(t, "from libmcpc") && !is_error, "echo gave %s", t);
+    free(t);
+    CHECK_MSG(mcpc_session(a.c) != NULL, "no session token for a 2026-era client");
+    CHECK(mcpc_call_tool(a.c, "mcp_asker_ask",
+                         "{\"method\":\"elicitation/create\",\"params\":{\"message\":\"Name?\","
+                         "\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"name\":{"
+                         "\"type\":\"string\"}}}}}",
+                         &res, &is_error) == 0);
+    CHECK_MSG(res && strstr(res, "Grace") && strstr(res, "\"resultType\":\"complete\""),
+              "MRTR through libmcpc gave %s", res ? res : mcpc_errmsg(a.c));
+    CHECK(a.asked == 1);
+    free(res);
+    res = NULL;
+
+    /* mcpd lists it as a 2026-07-28 agent; a 2025 subagent joins its session. */
+    mcpc_options so = {
+        .socket_path = h->socket, .client_name = "modern-sub", .session = mcpc_session(a.c)};
+    mcpc_client *sub = mcpc_new(&so);
+    CHECK(mcpc_connect(sub) == 0);
+    _cleanup_json_ yajl_val st = h_status(sub);
+    yajl_val agents = json_get_array(st, "agents");
+    bool seen = false, joined = false;
+    for (size_t i = 0; i < json_array_len(agents); i++) {
+        yajl_val ag = json_array_at(agents, i);
+        if (streq(json_get_string(ag, "name"), "modern-lib"))
+            seen = streq(json_get_string(ag, "protocolVersion"), "2026-07-28");
+        if (streq(json_get_string(ag, "name"), "modern-sub"))
+            joined = json_get(ag, "parent") != NULL;
+    }
+    CHECK_MSG(seen, "mcpd/status does not show modern-lib at 2026-07-28");
+    CHECK_MSG(joined, "the subagent did not join the 2026-era agent's session");
+    mcpc_free(sub);
+    mcpc_free(a.c);
+
+    /*
+     * Without a handler libmcpc declares no elicitation: the server's request is refused. A
+     * caller that declares it in its own _meta gets the input_required result as it is.
+     */
+    mcpc_client *plain = mcpc_new(&o);
+    CHECK(mcpc_set_protocol_era(plain, MCPC_ERA_2026) == 0);
+    CHECK(mcpc_connect(plain) == 0);
+    CHECK(mcpc_call_tool(plain, "mcp_asker_ask",
+                         "{\"method\":\"elicitation/create\",\"params\":{\"message\":\"m\","
+                         "\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}",
+                         &res, NULL) == 0);
+    CHECK_MSG(res && strstr(res, "-32601"), "without a handler: %s",
+              res ? res : mcpc_errmsg(plain));
+    free(res);
+    res = NULL;
+    CHECK(mcpc_request(plain, "tools/call",
+                       "{\"name\":\"mcp_asker_ask\",\"arguments\":{\"method\":"
+                       "\"elicitation/create\",\"params\":{\"message\":\"m\",\"requestedSchema\":{"
+                       "\"type\":\"object\",\"properties\":{}}}},\"_meta\":{"
+                       "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}}",
+                       &res) == 0);
+    CHECK_MSG(res && strstr(res, "input_required") && strstr(res, "requestState"),
+              "a caller's own capabilities: %s", res ? res : mcpc_errmsg(plain));
+    free(res);
+    mcpc_free(plain);
+    h_check_healthy(h, "libmcpc in the 2026 era", CONTROL);
+}
+
 int main(void)
 {
     Harness h;
@@ -459,6 +555,7 @@ int main(void)
     test_listen(&h, c);
     test_mrtr(&h);
     test_mrtr_abandoned(&h);
+    test_libmcpc(&h);
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
