@@ -9,6 +9,7 @@
 #include <sys/un.h>
 
 #include "client/include/mcpc.h"
+#include "client/mcpc-private.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/paths.h"
@@ -16,59 +17,6 @@
 #include "common/util.h"
 
 #define MCPC_DEFAULT_TIMEOUT_MS 120000
-
-/*
- * An asynchronous request waiting for its answer. In the 2026 era it keeps what it sent, so an
- * input_required answer can be fulfilled through the server-request handler and the request
- * sent again (MRTR) under a new wire id; the caller keeps knowing it by id.
- */
-typedef struct Pending {
-    unsigned long long id;
-    unsigned long long wire_id; /* the id of its latest send */
-    char *method;               /* 2026 era: what to send again */
-    yajl_val params;
-    yajl_val asks;    /* the inputRequests being answered, or NULL */
-    yajl_val answers; /* key -> result, as the handler answers */
-    yajl_val state;   /* the requestState to echo, or NULL */
-    size_t waiting;   /* answers still due */
-    unsigned rounds;  /* input_required rounds so far */
-    mcpc_result_fn fn;
-    mcpc_progress_fn progress;
-    void *userdata;
-    uint64_t deadline_ms;
-    struct Pending *next;
-} Pending;
-
-struct mcpc_client {
-    char *socket_path, *client_name, *client_version, *cwd, *session_in;
-    int timeout_ms;
-    int fd;
-    Framer in;
-    StrBuf out; /* queued output; out_off bytes of it already sent */
-    size_t out_off;
-    uint64_t next_id;
-    char *session;
-    char *session_env;
-    char errmsg[512];
-    mcpc_notify_fn notify;
-    void *notify_ud;
-    mcpc_server_request_fn server_request;
-    void *server_request_ud;
-    int list_changed;
-    Pending *pending;
-    int n_pending;
-    int era; /* MCPC_ERA_2025 or MCPC_ERA_2026 */
-};
-
-/* The 2026-07-28 revision and the _meta keys each of its requests carries. */
-#define MCPC_MODERN_VERSION "2026-07-28"
-/*
- * input_required rounds one request may take before libmcpc gives up: a server asks a few
- * questions in turn; one that keeps asking is looping.
- */
-#define MCPC_MAX_INPUT_ROUNDS 16
-/* The id handed to the server-request handler for one input request: prefix, round, key. */
-#define MCPC_INPUT_ID_PREFIX "mcpc-input/"
 
 static char *dup_or_null(const char *s)
 {
@@ -99,8 +47,7 @@ mcpc_client *mcpc_new(const mcpc_options *opts)
     return c;
 }
 
-static int fail(mcpc_client *c, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(mcpc_client *c, int r, const char *fmt, ...)
+int libmcpc_fail(mcpc_client *c, int r, const char *fmt, ...)
 {
     va_list ap;
 
@@ -127,26 +74,26 @@ static int flush_out(mcpc_client *c, bool block)
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && errno != EAGAIN)
-            return fail(c, -errno, "cannot send to mcpd: %s", strerror(errno));
+            return libmcpc_fail(c, -errno, "cannot send to mcpd: %s", strerror(errno));
         if (!block)
             return 0;
         uint64_t now = now_ms();
         if (now >= deadline)
-            return fail(c, -ETIMEDOUT, "mcpd has not read from its socket for %d ms",
-                        c->timeout_ms);
+            return libmcpc_fail(c, -ETIMEDOUT, "mcpd has not read from its socket for %d ms",
+                                c->timeout_ms);
         struct pollfd pfd = {c->fd, POLLOUT, 0};
         if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
-            return fail(c, -errno, "poll: %s", strerror(errno));
+            return libmcpc_fail(c, -errno, "poll: %s", strerror(errno));
     }
     strbuf_reset(&c->out);
     c->out_off = 0;
     return 0;
 }
 
-static int send_sb(mcpc_client *c, const StrBuf *sb, bool block)
+int libmcpc_send_sb(mcpc_client *c, const StrBuf *sb, bool block)
 {
     if (c->fd < 0)
-        return fail(c, -ENOTCONN, "not connected to mcpd");
+        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
     strbuf_append(&c->out, sb->data, sb->len);
     return flush_out(c, block);
 }
@@ -157,14 +104,14 @@ static int send_notification(mcpc_client *c, const char *method, yajl_val params
     int r;
 
     jsonrpc_write_notification(&sb, method, params);
-    r = send_sb(c, &sb, false);
+    r = libmcpc_send_sb(c, &sb, false);
     strbuf_deinit(&sb);
     return r;
 }
 
 /* ---- pending asynchronous requests ---- */
 
-static void pending_unlink(mcpc_client *c, Pending *p)
+void libmcpc_pending_unlink(mcpc_client *c, Pending *p)
 {
     for (Pending **pp = &c->pending; *pp; pp = &(*pp)->next)
         if (*pp == p) {
@@ -179,7 +126,7 @@ static Pending *pending_take(mcpc_client *c, unsigned long long wire_id)
 {
     for (Pending *p = c->pending; p; p = p->next)
         if (p->wire_id == wire_id) {
-            pending_unlink(c, p);
+            libmcpc_pending_unlink(c, p);
             return p;
         }
     return NULL;
@@ -194,7 +141,7 @@ static Pending *pending_find(mcpc_client *c, unsigned long long id)
     return NULL;
 }
 
-static void pending_finish(mcpc_client *c, Pending *p, int status, const char *json)
+void libmcpc_pending_finish(mcpc_client *c, Pending *p, int status, const char *json)
 {
     (void)c;
     p->fn(p->userdata, p->id, status, json);
@@ -214,7 +161,7 @@ static void pending_fail_all(mcpc_client *c, int status)
     while ((p = c->pending)) {
         c->pending = p->next;
         c->n_pending--;
-        pending_finish(c, p, status, NULL);
+        libmcpc_pending_finish(c, p, status, NULL);
     }
 }
 
@@ -258,144 +205,8 @@ static void answer_request(mcpc_client *c, JsonrpcMsg *m)
         jsonrpc_write_result(&sb, m->id, NULL);
     else
         jsonrpc_write_error(&sb, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
-    (void)send_sb(c, &sb, false);
+    (void)libmcpc_send_sb(c, &sb, false);
     strbuf_deinit(&sb);
-}
-
-/* ---- the 2026 era: per-request _meta and input_required (MRTR) ---- */
-
-/* What each 2026-era request carries in params._meta (the caller's own keys win). */
-static void stamp_meta(mcpc_client *c, yajl_val params)
-{
-    yajl_val meta = json_get_object(params, "_meta"), caps = json_object_new();
-    yajl_val info = json_object_new();
-
-    if (!meta) {
-        meta = json_object_new();
-        json_object_set(params, "_meta", meta);
-    }
-    if (c->server_request) {
-        /* With a handler, input_required results can be fulfilled. */
-        json_object_set(caps, "sampling", json_object_new());
-        json_object_set(caps, "elicitation", json_object_new());
-        json_object_set(caps, "roots", json_object_new());
-    }
-    json_object_set(info, "name", json_string_new(c->client_name));
-    json_object_set(info, "version", json_string_new(c->client_version));
-    if (!json_get(meta, "io.modelcontextprotocol/protocolVersion"))
-        json_object_set(meta, "io.modelcontextprotocol/protocolVersion",
-                        json_string_new(MCPC_MODERN_VERSION));
-    if (!json_get(meta, "io.modelcontextprotocol/clientCapabilities"))
-        json_object_set(meta, "io.modelcontextprotocol/clientCapabilities", caps);
-    else
-        json_free(caps);
-    if (!json_get(meta, "io.modelcontextprotocol/clientInfo"))
-        json_object_set(meta, "io.modelcontextprotocol/clientInfo", info);
-    else
-        json_free(info);
-    if (c->cwd && !json_get(meta, "mcpd/cwd"))
-        json_object_set(meta, "mcpd/cwd", json_string_new(c->cwd));
-    if (c->session_in && !json_get(meta, "mcpd/session"))
-        json_object_set(meta, "mcpd/session", json_string_new(c->session_in));
-}
-
-/* The request goes again, with the answers and the state, under a new wire id. */
-static void input_retry(mcpc_client *c, Pending *p)
-{
-    StrBuf sb = STRBUF_INIT;
-    int r;
-
-    json_object_set(p->params, "inputResponses", p->answers);
-    p->answers = NULL;
-    if (p->state)
-        json_object_set(p->params, "requestState", json_copy(p->state));
-    else
-        json_free(json_object_take(p->params, "requestState"));
-    json_free(p->asks);
-    p->asks = NULL;
-    p->wire_id = ++c->next_id;
-    jsonrpc_write_request(&sb, p->wire_id, p->method, p->params);
-    r = send_sb(c, &sb, false);
-    strbuf_deinit(&sb);
-    if (r < 0) {
-        pending_unlink(c, p);
-        pending_finish(c, p, r, NULL);
-    }
-}
-
-/*
- * An input_required answer to p: with a handler, each input request goes to it under an id of
- * libmcpc's own (answered through mcpc_respond) and p waits for the answers. Returns false when
- * p is to be finished with result as it is (no handler, too many rounds, not input_required).
- */
-static bool input_required(mcpc_client *c, Pending *p, yajl_val result)
-{
-    yajl_val asks = json_get_object(result, "inputRequests");
-    unsigned long long round;
-
-    if (c->era != MCPC_ERA_2026 || !c->server_request || !p->method ||
-        !streq(json_get_string(result, "resultType") ?: "", "input_required") || !asks ||
-        !asks->u.object.len || p->rounds >= MCPC_MAX_INPUT_ROUNDS)
-        return false;
-    p->rounds++;
-    p->asks = json_copy(asks);
-    p->answers = json_object_new();
-    json_free(p->state);
-    p->state = json_copy(json_get(result, "requestState"));
-    p->waiting = p->asks->u.object.len;
-    /* Back in the list (not answerable by mcpd: the wire id is spent), so cancel and
-     * timeouts still find it. */
-    p->next = c->pending;
-    c->pending = p;
-    c->n_pending++;
-    round = p->wire_id;
-    /* From the message's own tree: a handler that answers at once may finish the round (and
-     * p) before the loop ends. */
-    for (size_t i = 0; i < asks->u.object.len; i++) {
-        yajl_val ask = asks->u.object.values[i];
-        _cleanup_free_ char *key =
-            xasprintf(MCPC_INPUT_ID_PREFIX "%llu/%s", round, asks->u.object.keys[i]);
-        _cleanup_free_ char *id = NULL;
-        StrBuf sb = STRBUF_INIT;
-        json_write_string(&sb, key, strlen(key));
-        id = strbuf_detach(&sb, NULL);
-        _cleanup_free_ char *params =
-            json_get(ask, "params") ? json_to_string(json_get(ask, "params")) : xstrdup("{}");
-        c->server_request(c->server_request_ud, id, json_get_string(ask, "method") ?: "", params);
-    }
-    return true;
-}
-
-/* mcpc_respond for an input request: kept until all are answered. Returns 1 when it was one. */
-static int input_answer(mcpc_client *c, const char *id_text, yajl_val result, const char *message)
-{
-    unsigned long long round;
-    int used = 0;
-    Pending *p;
-
-    if (strncmp(id_text, MCPC_INPUT_ID_PREFIX, strlen(MCPC_INPUT_ID_PREFIX)) != 0 ||
-        sscanf(id_text + strlen(MCPC_INPUT_ID_PREFIX), "%llu/%n", &round, &used) != 1 || !used)
-        return 0;
-    for (p = c->pending; p && !(p->asks && p->wire_id == round); p = p->next)
-        ;
-    const char *key = id_text + strlen(MCPC_INPUT_ID_PREFIX) + used;
-    if (!p || !json_get(p->asks, key) || json_get(p->answers, key))
-        return fail(c, -ENOENT, "no input request %s is waiting for an answer", id_text);
-    if (message) {
-        /* An input request has no error form: the request fails with the handler's error. */
-        _cleanup_json_ yajl_val err = json_object_new();
-        _cleanup_free_ char *json = NULL;
-        json_object_set(err, "code", json_int_new(JSONRPC_INTERNAL_ERROR));
-        json_object_set(err, "message", json_string_new(message));
-        json = json_to_string(err);
-        pending_unlink(c, p);
-        pending_finish(c, p, MCPC_E_RPC, json);
-        return 1;
-    }
-    json_object_set(p->answers, key, json_copy(result));
-    if (--p->waiting == 0)
-        input_retry(c, p);
-    return 1;
 }
 
 /*
@@ -411,7 +222,7 @@ static int handle_line(mcpc_client *c, char *line, size_t len, uint64_t wait_id,
 
     if (jsonrpc_msg_parse(&m, line, len, &err) != 0) {
         jsonrpc_msg_deinit(&m);
-        return fail(c, -EPROTO, "mcpd sent an invalid message: %s", err);
+        return libmcpc_fail(c, -EPROTO, "mcpd sent an invalid message: %s", err);
     }
     if (m.kind == JSONRPC_NOTIFICATION) {
         deliver_notification(c, &m);
@@ -419,7 +230,7 @@ static int handle_line(mcpc_client *c, char *line, size_t len, uint64_t wait_id,
         answer_request(c, &m);
     } else if (!m.id && m.kind == JSONRPC_ERROR_RESPONSE) {
         /* An error without an id is about the connection itself (refused, dropped). */
-        r = fail(c, MCPC_E_RPC, "%s", json_get_string(m.error, "message") ?: "error");
+        r = libmcpc_fail(c, MCPC_E_RPC, "%s", json_get_string(m.error, "message") ?: "error");
     } else if (YAJL_IS_INTEGER(m.id) && m.id->u.number.i > 0) {
         uint64_t id = (uint64_t)m.id->u.number.i;
         Pending *p;
@@ -429,9 +240,9 @@ static int handle_line(mcpc_client *c, char *line, size_t len, uint64_t wait_id,
                 *rp = 0;
             } else {
                 yajl_val code = json_get(m.error, "code");
-                *rp = fail(c, MCPC_E_RPC, "%s (code %lld)",
-                           json_get_string(m.error, "message") ?: "error",
-                           YAJL_IS_INTEGER(code) ? (long long)code->u.number.i : 0LL);
+                *rp = libmcpc_fail(c, MCPC_E_RPC, "%s (code %lld)",
+                                   json_get_string(m.error, "message") ?: "error",
+                                   YAJL_IS_INTEGER(code) ? (long long)code->u.number.i : 0LL);
             }
             r = 1;
         } else if ((p = pending_take(c, id))) {
@@ -439,10 +250,10 @@ static int handle_line(mcpc_client *c, char *line, size_t len, uint64_t wait_id,
             if (token && !c->session && c->era == MCPC_ERA_2026)
                 c->session = xstrdup(token); /* told once, with the first result */
             /* input_required with a handler: it answers, then p goes again (MRTR). */
-            if (m.kind != JSONRPC_RESPONSE || !input_required(c, p, m.result)) {
+            if (m.kind != JSONRPC_RESPONSE || !libmcpc_input_required(c, p, m.result)) {
                 _cleanup_free_ char *json =
                     json_to_string(m.kind == JSONRPC_RESPONSE ? m.result : m.error);
-                pending_finish(c, p, m.kind == JSONRPC_RESPONSE ? 0 : MCPC_E_RPC, json);
+                libmcpc_pending_finish(c, p, m.kind == JSONRPC_RESPONSE ? 0 : MCPC_E_RPC, json);
             }
         }
         /* else: an answer to a request given up on (cancelled, timed out): dropped */
@@ -462,7 +273,7 @@ static int drain_lines(mcpc_client *c, uint64_t wait_id, char **resultp, int *rp
         if (r == FRAMER_E_AGAIN)
             return 0;
         if (r == FRAMER_E_TOOBIG)
-            return fail(c, -EMSGSIZE, "a message from mcpd exceeds %zu bytes", c->in.max);
+            return libmcpc_fail(c, -EMSGSIZE, "a message from mcpd exceeds %zu bytes", c->in.max);
         r = handle_line(c, line, len, wait_id, resultp, rp);
         if (r != 0)
             return r;
@@ -475,11 +286,11 @@ static int read_some(mcpc_client *c)
     ssize_t n = framer_read_fd(&c->in, c->fd);
 
     if (n == 0)
-        return fail(c, -ECONNRESET, "mcpd closed the connection");
+        return libmcpc_fail(c, -ECONNRESET, "mcpd closed the connection");
     if (n == -EAGAIN || n == -EINTR)
         return 0;
     if (n < 0)
-        return fail(c, (int)n, "cannot read from mcpd: %s", strerror((int)-n));
+        return libmcpc_fail(c, (int)n, "cannot read from mcpd: %s", strerror((int)-n));
     return 1;
 }
 
@@ -506,13 +317,13 @@ static int wait_response_until(mcpc_client *c, uint64_t id, char **resultp, int 
             return lost(c, r);
         uint64_t now = now_ms();
         if (now >= deadline)
-            return fail(c, -ETIMEDOUT, "no answer from mcpd within %d ms", timeout_ms);
+            return libmcpc_fail(c, -ETIMEDOUT, "no answer from mcpd within %d ms", timeout_ms);
         struct pollfd pfd = {c->fd, (short)(POLLIN | (mcpc_want_write(c) ? POLLOUT : 0)), 0};
         int pr = poll(&pfd, 1, (int)(deadline - now));
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr < 0)
-            return fail(c, -errno, "poll: %s", strerror(errno));
+            return libmcpc_fail(c, -errno, "poll: %s", strerror(errno));
         if (pr > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)) && (r = read_some(c)) < 0)
             return lost(c, r);
     }
@@ -523,93 +334,34 @@ int mcpc_process(mcpc_client *c, int timeout_ms)
     int r;
 
     if (c->fd < 0)
-        return fail(c, -ENOTCONN, "not connected to mcpd");
+        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
     /* Id 0 is never used for a request: this only drains notifications. */
     r = wait_response_until(c, 0, NULL, timeout_ms);
     return r == -ETIMEDOUT ? 0 : r;
 }
 
 /* A blocking request the 2025 way: sent, and its answer waited for by id. */
-static int request_wait(mcpc_client *c, const char *method, yajl_val params, char **resultp)
+int libmcpc_request_wait(mcpc_client *c, const char *method, yajl_val params, char **resultp)
 {
     StrBuf sb = STRBUF_INIT;
     uint64_t id = ++c->next_id;
     int r;
 
     if (c->fd < 0)
-        return fail(c, -ENOTCONN, "not connected to mcpd");
+        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
     jsonrpc_write_request(&sb, id, method, params);
-    r = send_sb(c, &sb, true);
+    r = libmcpc_send_sb(c, &sb, true);
     strbuf_deinit(&sb);
     if (r < 0)
         return r;
     return wait_response_until(c, id, resultp, c->timeout_ms);
 }
 
-static int request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
-                         mcpc_progress_fn progress, void *userdata, unsigned long long *idp);
-
-/* A blocking request of the 2026 era waits on the asynchronous path, which fulfils MRTR. */
-typedef struct SyncWait {
-    bool done;
-    int status;
-    char *json;
-} SyncWait;
-
-static void sync_done(void *userdata, unsigned long long id, int status, const char *json)
-{
-    SyncWait *w = userdata;
-
-    (void)id;
-    w->done = true;
-    w->status = status;
-    w->json = json ? xstrdup(json) : NULL;
-}
-
-static int request_modern(mcpc_client *c, const char *method, yajl_val params, char **resultp)
-{
-    _cleanup_json_ yajl_val own = params ? json_copy(params) : json_object_new();
-    _cleanup_json_ yajl_val err = NULL;
-    unsigned long long id = 0;
-    SyncWait w = {0};
-    int r;
-
-    if ((r = request_async(c, method, own, sync_done, NULL, &w, &id)) < 0)
-        return r;
-    while (!w.done) {
-        struct pollfd pfd = {c->fd, (short)(POLLIN | (mcpc_want_write(c) ? POLLOUT : 0)), 0};
-        if (poll(&pfd, 1, mcpc_next_timeout(c)) < 0 && errno != EINTR) {
-            r = -errno;
-            (void)mcpc_cancel(c, id); /* answers w: nothing points at this frame afterwards */
-            free(w.json);
-            return fail(c, r, "poll: %s", strerror(-r));
-        }
-        (void)mcpc_dispatch(c); /* a lost connection answers w with -ECONNRESET */
-    }
-    if (w.status == 0) {
-        *resultp = w.json;
-        return 0;
-    }
-    if (w.status == MCPC_E_RPC) {
-        yajl_val code;
-        err = json_parse(w.json, NULL);
-        code = json_get(err, "code");
-        r = fail(c, MCPC_E_RPC, "%s (code %lld)", json_get_string(err, "message") ?: "error",
-                 YAJL_IS_INTEGER(code) ? (long long)code->u.number.i : 0LL);
-    } else if (w.status == -ETIMEDOUT) {
-        r = fail(c, -ETIMEDOUT, "no answer from mcpd within %d ms", c->timeout_ms);
-    } else {
-        r = c->errmsg[0] ? w.status : fail(c, w.status, "%s", strerror(-w.status));
-    }
-    free(w.json);
-    return r;
-}
-
 static int request_val(mcpc_client *c, const char *method, yajl_val params, char **resultp)
 {
     if (c->era == MCPC_ERA_2026)
-        return request_modern(c, method, params, resultp);
-    return request_wait(c, method, params, resultp);
+        return libmcpc_request_modern(c, method, params, resultp);
+    return libmcpc_request_wait(c, method, params, resultp);
 }
 
 static int parse_object(mcpc_client *c, const char *what, const char *text, yajl_val *outp)
@@ -620,10 +372,10 @@ static int parse_object(mcpc_client *c, const char *what, const char *text, yajl
     if (!text)
         return 0;
     if (!(*outp = json_parse(text, &err)))
-        return fail(c, -EINVAL, "%s are not valid JSON: %s", what, err);
+        return libmcpc_fail(c, -EINVAL, "%s are not valid JSON: %s", what, err);
     if (!YAJL_IS_OBJECT(*outp)) {
         *outp = json_free(*outp);
-        return fail(c, -EINVAL, "%s must be a JSON object", what);
+        return libmcpc_fail(c, -EINVAL, "%s must be a JSON object", what);
     }
     return 0;
 }
@@ -668,54 +420,25 @@ static int open_socket(mcpc_client *c)
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
     if (strlen(c->socket_path) >= sizeof(sa.sun_path))
-        return fail(c, -ENAMETOOLONG, "socket path %s is too long", c->socket_path);
+        return libmcpc_fail(c, -ENAMETOOLONG, "socket path %s is too long", c->socket_path);
     strcpy(sa.sun_path, c->socket_path);
     c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (c->fd < 0)
-        return fail(c, -errno, "socket: %s", strerror(errno));
+        return libmcpc_fail(c, -errno, "socket: %s", strerror(errno));
     if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         int e = errno;
         close(c->fd);
         c->fd = -1;
-        return fail(c, -e, "cannot connect to mcpd at %s: %s%s", c->socket_path, strerror(e),
-                    e == ENOENT || e == ECONNREFUSED
-                        ? " (is mcpd running? start it with `mcpd` or `systemctl --user start "
-                          "mcpd.socket`)"
-                        : "");
+        return libmcpc_fail(
+            c, -e, "cannot connect to mcpd at %s: %s%s", c->socket_path, strerror(e),
+            e == ENOENT || e == ECONNREFUSED
+                ? " (is mcpd running? start it with `mcpd` or `systemctl --user start "
+                  "mcpd.socket`)"
+                : "");
     }
     /* Non-blocking: the asynchronous API never waits; blocking calls poll. */
     fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
     return 0;
-}
-
-/* The 2026 era has no handshake: server/discover says whether mcpd serves it. */
-static int connect_modern(mcpc_client *c)
-{
-    _cleanup_json_ yajl_val params = json_object_new(), result = NULL;
-    _cleanup_free_ char *text = NULL;
-    yajl_val versions;
-    int r;
-
-    stamp_meta(c, params);
-    r = request_wait(c, "server/discover", params, &text);
-    result = r == 0 ? json_parse(text, NULL) : NULL;
-    versions = json_get_array(result, "supportedVersions");
-    for (size_t i = 0; i < json_array_len(versions); i++)
-        if (YAJL_IS_STRING(json_array_at(versions, i)) &&
-            streq(json_array_at(versions, i)->u.string, MCPC_MODERN_VERSION))
-            return 0;
-    if (r == 0)
-        r = fail(c, -EPROTONOSUPPORT,
-                 "mcpd does not serve MCP %s (server/discover does not offer it): use "
-                 "MCPC_ERA_2025",
-                 MCPC_MODERN_VERSION);
-    else if (r == MCPC_E_RPC)
-        r = fail(c, -EPROTONOSUPPORT,
-                 "mcpd does not serve MCP %s (server/discover failed: %s): use MCPC_ERA_2025",
-                 MCPC_MODERN_VERSION, c->errmsg);
-    close(c->fd);
-    c->fd = -1;
-    return r;
 }
 
 int mcpc_connect(mcpc_client *c)
@@ -731,7 +454,7 @@ int mcpc_connect(mcpc_client *c)
     if ((r = open_socket(c)) < 0)
         return r;
     if (c->era == MCPC_ERA_2026)
-        return connect_modern(c);
+        return libmcpc_connect_modern(c);
     params = init_params(c);
     r = request_val(c, "initialize", params, &text);
     if (r != 0) {
@@ -836,7 +559,7 @@ int mcpc_list_resource_templates(mcpc_client *c, const char *cursor, char **resu
 int mcpc_read_resource(mcpc_client *c, const char *uri, char **resultp)
 {
     if (!uri)
-        return fail(c, -EINVAL, "a resource needs a URI");
+        return libmcpc_fail(c, -EINVAL, "a resource needs a URI");
     return str_request(c, "resources/read", "uri", uri, resultp);
 }
 
@@ -845,7 +568,7 @@ int mcpc_subscribe_resource(mcpc_client *c, const char *uri, int on)
     _cleanup_free_ char *out = NULL;
 
     if (!uri)
-        return fail(c, -EINVAL, "a subscription needs a URI");
+        return libmcpc_fail(c, -EINVAL, "a subscription needs a URI");
     return str_request(c, on ? "resources/subscribe" : "resources/unsubscribe", "uri", uri, &out);
 }
 
@@ -856,7 +579,7 @@ int mcpc_get_prompt(mcpc_client *c, const char *name, const char *arguments_json
 
     c->errmsg[0] = '\0';
     if (!name)
-        return fail(c, -EINVAL, "a prompt needs a name");
+        return libmcpc_fail(c, -EINVAL, "a prompt needs a name");
     if (!(params = str_params(c, "name", name, "arguments", arguments_json, false, &r)))
         return r;
     return request_val(c, "prompts/get", params, resultp);
@@ -868,7 +591,7 @@ static yajl_val complete_params(mcpc_client *c, const char *ref_json, const char
     yajl_val params, arg;
 
     if (!ref_json || !argument) {
-        *rp = fail(c, -EINVAL, "a completion needs a ref and an argument name");
+        *rp = libmcpc_fail(c, -EINVAL, "a completion needs a ref and an argument name");
         return NULL;
     }
     if (!(params = str_params(c, NULL, NULL, "ref", ref_json, true, rp)))
@@ -894,8 +617,8 @@ int mcpc_complete(mcpc_client *c, const char *ref_json, const char *argument, co
 
 /* ---- asynchronous API ---- */
 
-static int request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
-                         mcpc_progress_fn progress, void *userdata, unsigned long long *idp)
+int libmcpc_request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
+                          mcpc_progress_fn progress, void *userdata, unsigned long long *idp)
 {
     StrBuf sb = STRBUF_INIT;
     Pending *p;
@@ -903,11 +626,11 @@ static int request_async(mcpc_client *c, const char *method, yajl_val params, mc
     int r;
 
     if (c->fd < 0)
-        return fail(c, -ENOTCONN, "not connected to mcpd");
+        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
     if (!fn)
-        return fail(c, -EINVAL, "an asynchronous request needs a result callback");
+        return libmcpc_fail(c, -EINVAL, "an asynchronous request needs a result callback");
     if (c->era == MCPC_ERA_2026)
-        stamp_meta(c, params);
+        libmcpc_stamp_meta(c, params);
     if (progress) {
         /* The request id doubles as the progress token: unique on this connection. */
         yajl_val meta = json_get_object(params, "_meta");
@@ -918,7 +641,7 @@ static int request_async(mcpc_client *c, const char *method, yajl_val params, mc
         json_object_set(meta, "progressToken", json_int_new((int64_t)id));
     }
     jsonrpc_write_request(&sb, id, method, params);
-    r = send_sb(c, &sb, false);
+    r = libmcpc_send_sb(c, &sb, false);
     strbuf_deinit(&sb);
     if (r < 0)
         return r;
@@ -951,7 +674,7 @@ int mcpc_request_async(mcpc_client *c, const char *method, const char *params_js
         return r;
     if (!params)
         params = json_object_new();
-    return request_async(c, method, params, fn, NULL, userdata, idp);
+    return libmcpc_request_async(c, method, params, fn, NULL, userdata, idp);
 }
 
 int mcpc_call_tool_async(mcpc_client *c, const char *name, const char *arguments_json,
@@ -964,7 +687,7 @@ int mcpc_call_tool_async(mcpc_client *c, const char *name, const char *arguments
     c->errmsg[0] = '\0';
     if (!(params = call_params(c, name, arguments_json, &r)))
         return r;
-    return request_async(c, "tools/call", params, fn, progress, userdata, idp);
+    return libmcpc_request_async(c, "tools/call", params, fn, progress, userdata, idp);
 }
 
 int mcpc_get_prompt_async(mcpc_client *c, const char *name, const char *arguments_json,
@@ -975,10 +698,10 @@ int mcpc_get_prompt_async(mcpc_client *c, const char *name, const char *argument
 
     c->errmsg[0] = '\0';
     if (!name)
-        return fail(c, -EINVAL, "a prompt needs a name");
+        return libmcpc_fail(c, -EINVAL, "a prompt needs a name");
     if (!(params = str_params(c, "name", name, "arguments", arguments_json, false, &r)))
         return r;
-    return request_async(c, "prompts/get", params, fn, NULL, userdata, idp);
+    return libmcpc_request_async(c, "prompts/get", params, fn, NULL, userdata, idp);
 }
 
 int mcpc_read_resource_async(mcpc_client *c, const char *uri, mcpc_result_fn fn, void *userdata,
@@ -989,9 +712,9 @@ int mcpc_read_resource_async(mcpc_client *c, const char *uri, mcpc_result_fn fn,
 
     c->errmsg[0] = '\0';
     if (!uri)
-        return fail(c, -EINVAL, "a resource needs a URI");
+        return libmcpc_fail(c, -EINVAL, "a resource needs a URI");
     params = str_params(c, "uri", uri, NULL, NULL, false, &r);
-    return request_async(c, "resources/read", params, fn, NULL, userdata, idp);
+    return libmcpc_request_async(c, "resources/read", params, fn, NULL, userdata, idp);
 }
 
 int mcpc_complete_async(mcpc_client *c, const char *ref_json, const char *argument,
@@ -1004,7 +727,7 @@ int mcpc_complete_async(mcpc_client *c, const char *ref_json, const char *argume
     c->errmsg[0] = '\0';
     if (!(params = complete_params(c, ref_json, argument, value, &r)))
         return r;
-    return request_async(c, "completion/complete", params, fn, NULL, userdata, idp);
+    return libmcpc_request_async(c, "completion/complete", params, fn, NULL, userdata, idp);
 }
 
 int mcpc_cancel(mcpc_client *c, unsigned long long id)
@@ -1014,13 +737,13 @@ int mcpc_cancel(mcpc_client *c, unsigned long long id)
     int r;
 
     if (!p)
-        return fail(c, -ENOENT, "no request %llu is pending", id);
-    pending_unlink(c, p);
+        return libmcpc_fail(c, -ENOENT, "no request %llu is pending", id);
+    libmcpc_pending_unlink(c, p);
     params = json_object_new();
     json_object_set(params, "requestId", json_int_new((int64_t)p->wire_id));
     json_object_set(params, "reason", json_string_new("cancelled by the client"));
     r = send_notification(c, "notifications/cancelled", params);
-    pending_finish(c, p, -ECANCELED, NULL);
+    libmcpc_pending_finish(c, p, -ECANCELED, NULL);
     return r;
 }
 
@@ -1038,14 +761,14 @@ static int respond(mcpc_client *c, const char *id_json, yajl_val result, int cod
     int r;
 
     if (!id_json || !(id = json_parse(id_json, NULL)))
-        return fail(c, -EINVAL, "the request id is not valid JSON");
-    if (YAJL_IS_STRING(id) && (r = input_answer(c, id->u.string, result, message)) != 0)
+        return libmcpc_fail(c, -EINVAL, "the request id is not valid JSON");
+    if (YAJL_IS_STRING(id) && (r = libmcpc_input_answer(c, id->u.string, result, message)) != 0)
         return r < 0 ? r : 0;
     if (message)
         jsonrpc_write_error(&sb, id, code, message, NULL);
     else
         jsonrpc_write_result(&sb, id, result);
-    r = send_sb(c, &sb, false);
+    r = libmcpc_send_sb(c, &sb, false);
     strbuf_deinit(&sb);
     return r;
 }
@@ -1078,13 +801,13 @@ static void expire_pending(mcpc_client *c)
             ;
         if (!p)
             return;
-        pending_unlink(c, p);
+        libmcpc_pending_unlink(c, p);
         yajl_val params = json_object_new();
         json_object_set(params, "requestId", json_int_new((int64_t)p->wire_id));
         json_object_set(params, "reason", json_string_new("timeout"));
         (void)send_notification(c, "notifications/cancelled", params);
         json_free(params);
-        pending_finish(c, p, -ETIMEDOUT, NULL);
+        libmcpc_pending_finish(c, p, -ETIMEDOUT, NULL);
     }
 }
 
@@ -1093,7 +816,7 @@ int mcpc_dispatch(mcpc_client *c)
     int r, unused = 0;
 
     if (c->fd < 0)
-        return fail(c, -ENOTCONN, "not connected to mcpd");
+        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
     if ((r = flush_out(c, false)) < 0)
         return lost(c, r);
     /* Bounded: a flood from mcpd cannot keep the caller's loop here forever. */
@@ -1136,9 +859,10 @@ int mcpc_next_timeout(const mcpc_client *c)
 int mcpc_set_protocol_era(mcpc_client *c, int era)
 {
     if (era != MCPC_ERA_2025 && era != MCPC_ERA_2026)
-        return fail(c, -EINVAL, "unknown protocol era %d (MCPC_ERA_2025 or MCPC_ERA_2026)", era);
+        return libmcpc_fail(c, -EINVAL, "unknown protocol era %d (MCPC_ERA_2025 or MCPC_ERA_2026)",
+                            era);
     if (c->fd >= 0)
-        return fail(c, -EISCONN, "the era is chosen before mcpc_connect");
+        return libmcpc_fail(c, -EISCONN, "the era is chosen before mcpc_connect");
     c->era = era;
     return 0;
 }

@@ -432,6 +432,19 @@ void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
     split_meta(meta, &meta_text, &token);
     if (args)
         args_text = json_to_string(args);
+    if (json_get(params, "inputResponses") || json_get(params, "requestState")) {
+        /* A 2026-07-28 retry (MRTR): its answers and state follow the arguments upstream. */
+        StrBuf sb = STRBUF_INIT;
+        strbuf_puts(&sb, args_text ? args_text : "{}");
+        for (size_t i = 0; i < params->u.object.len; i++)
+            if (streq(params->u.object.keys[i], "inputResponses") ||
+                streq(params->u.object.keys[i], "requestState")) {
+                strbuf_printf(&sb, ",\"%s\":", params->u.object.keys[i]);
+                json_write(&sb, params->u.object.values[i]);
+            }
+        free(args_text);
+        args_text = strbuf_detach(&sb, NULL);
+    }
     call_start(m, p, json_to_string(id), name, args_text, args_text ? strlen(args_text) : 0,
                meta_text, token);
 }

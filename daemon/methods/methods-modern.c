@@ -493,6 +493,22 @@ static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
     return true;
 }
 
+/*
+ * The request's envelope is this hop's: the era's keys and mcpd's own leave _meta before the
+ * request goes on (an upstream gets its own envelope; the rest of _meta passes untouched).
+ */
+static void strip_envelope(yajl_val params)
+{
+    static const char *const keys[] = {
+        MODERN_META_VERSION, MODERN_META_CAPS, MODERN_META_INFO, MODERN_META_LOG_LEVEL,
+        "mcpd/cwd",          "mcpd/session",   "mcpd/server",
+    };
+    yajl_val meta = json_get_object(params, "_meta");
+
+    for (size_t i = 0; meta && i < N_ELEMENTS(keys); i++)
+        json_free(json_object_take(meta, keys[i]));
+}
+
 /* ---- subscriptions/listen ---- */
 
 /* resources/subscribe (on) or unsubscribe for this peer, its reply kept from the agent. */
@@ -838,6 +854,7 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
                       "the id is in use by a request of this connection still in flight");
         return true;
     }
+    strip_envelope(m->params);
     if (streq(m->method, "subscriptions/listen")) {
         listen_start(mg, p, ma, m, id);
         return true;

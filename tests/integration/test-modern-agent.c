@@ -437,6 +437,131 @@ static void test_mrtr_abandoned(Harness *h)
     h_check_healthy(h, "modern agent leaves during MRTR", CONTROL);
 }
 
+/* A modern server's input_required reaches a modern agent with mcpd's own requestState. */
+static void test_wrapped_state(Harness *h)
+{
+    Conn a, b;
+    _cleanup_json_ yajl_val first = NULL, other = NULL, done = NULL, replay = NULL;
+    const char *state;
+
+    conn_open(&a, h);
+    conn_open(&b, h);
+    conn_send(&a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+                  "\"name\":\"mcp_mrtr_form\",\"arguments\":{}," META "}}");
+    first = conn_until(&a, "\"id\":1,", NULL);
+    state = path_string(first, "result", "requestState");
+    CHECK_MSG(streq(path_string(first, "result", "resultType"), "input_required"),
+              "the server's input_required did not pass");
+    CHECK_MSG(state && !strstr(state, "srv-state"), "the server's requestState reached the agent");
+    CHECK(
+        json_get_object(json_get_object(json_get_object(first, "result"), "inputRequests"), "who"));
+    if (!state)
+        return;
+    conn_send(&b,
+              "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+              "\"name\":\"mcp_mrtr_form\",\"arguments\":{},\"requestState\":\"%s\","
+              "\"inputResponses\":{\"who\":{\"action\":\"accept\",\"content\":{\"name\":"
+              "\"Eve\"}}}," META "}}",
+              state);
+    other = conn_until(&b, "\"id\":1,", NULL);
+    CHECK_MSG(error_code(other) == -32602, "another agent replayed the state");
+    conn_send(&a,
+              "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+              "\"name\":\"mcp_mrtr_form\",\"arguments\":{},\"requestState\":\"%s\","
+              "\"inputResponses\":{\"who\":{\"action\":\"accept\",\"content\":{\"name\":"
+              "\"Lin\"}}}," META "}}",
+              state);
+    done = conn_until(&a, "\"id\":2,", NULL);
+    const char *text = json_get_string(
+        json_array_at(json_get_array(json_get_object(done, "result"), "content"), 0), "text");
+    CHECK_MSG(text && strstr(text, "state=srv-state-1 name=Lin"),
+              "the retry reached the server as %s", text ? text : "(nothing)");
+    /* A state serves one retry. */
+    conn_send(&a,
+              "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+              "\"name\":\"mcp_mrtr_form\",\"arguments\":{},\"requestState\":\"%s\","
+              "\"inputResponses\":{}," META "}}",
+              state);
+    replay = conn_until(&a, "\"id\":3,", NULL);
+    CHECK_MSG(error_code(replay) == -32602, "a used requestState was accepted again");
+    conn_close(&a);
+    conn_close(&b);
+    h_check_healthy(h, "a modern server's requestState wrapped", CONTROL);
+}
+
+/* Two agents wait for input at once; each answer goes to its own call. */
+static void test_mrtr_two_agents(Harness *h)
+{
+    static const char ask[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"mcp_asker_ask\",\"arguments\":{\"method\":\"elicitation/create\",\"params\":{"
+        "\"message\":\"Name?\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{"
+        "\"name\":{\"type\":\"string\"}}}}}," META "}}";
+    Conn c[2];
+    yajl_val first[2] = {NULL, NULL};
+    const char *names[2] = {"Alice", "Bob"};
+
+    for (int i = 0; i < 2; i++) {
+        conn_open(&c[i], h);
+        conn_send(&c[i], "%s", ask);
+        first[i] = conn_until(&c[i], "\"id\":\"x\"", NULL);
+    }
+    const char *s0 = path_string(first[0], "result", "requestState");
+    const char *s1 = path_string(first[1], "result", "requestState");
+    CHECK_MSG(s0 && s1 && !streq(s0, s1), "two agents share a requestState");
+    for (int i = 1; i >= 0; i--) {
+        yajl_val reqs = json_get_object(json_get_object(first[i], "result"), "inputRequests");
+        const char *state = path_string(first[i], "result", "requestState");
+        if (!reqs || reqs->u.object.len != 1 || !state) {
+            CHECK_MSG(false, "agent %d got no input request", i);
+            continue;
+        }
+        conn_send(&c[i],
+                  "{\"jsonrpc\":\"2.0\",\"id\":\"y\",\"method\":\"tools/call\",\"params\":{"
+                  "\"name\":\"mcp_asker_ask\",\"arguments\":{},\"inputResponses\":{\"%s\":{"
+                  "\"action\":\"accept\",\"content\":{\"name\":\"%s\"}}},\"requestState\":"
+                  "\"%s\"," META "}}",
+                  reqs->u.object.keys[0], names[i], state);
+        _cleanup_json_ yajl_val done = conn_until(&c[i], "\"id\":\"y\"", NULL);
+        const char *text = json_get_string(
+            json_array_at(json_get_array(json_get_object(done, "result"), "content"), 0), "text");
+        CHECK_MSG(text && strstr(text, names[i]) && !strstr(text, names[1 - i]),
+                  "agent %d's call ended with %s", i, text ? text : "(nothing)");
+    }
+    for (int i = 0; i < 2; i++) {
+        json_free(first[i]);
+        conn_close(&c[i]);
+    }
+    h_check_healthy(h, "two modern agents in MRTR at once", CONTROL);
+}
+
+/* The log level comes from each request's _meta (logging/setLevel is gone). */
+static void test_log_level(Harness *h)
+{
+    Conn c;
+    StrBuf seen = STRBUF_INIT;
+
+    conn_open(&c, h);
+    conn_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+                  "\"name\":\"mcp_asker_say\",\"arguments\":{\"level\":\"info\",\"text\":"
+                  "\"quiet-please\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":" V
+                  ",\"io.modelcontextprotocol/logLevel\":\"error\"}}}");
+    json_free(conn_until(&c, "\"id\":1,", &seen));
+    CHECK_MSG(!strstr(seen.data ? seen.data : "", "quiet-please"),
+              "an info message reached an agent at level error: %s", seen.data);
+    strbuf_reset(&seen);
+    conn_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+                  "\"name\":\"mcp_asker_say\",\"arguments\":{\"level\":\"info\",\"text\":"
+                  "\"loud-and-clear\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":" V
+                  ",\"io.modelcontextprotocol/logLevel\":\"debug\"}}}");
+    json_free(conn_until(&c, "\"id\":2,", &seen));
+    CHECK_MSG(strstr(seen.data ? seen.data : "", "loud-and-clear"),
+              "no info message at level debug: %s", seen.data ? seen.data : "");
+    strbuf_deinit(&seen);
+    conn_close(&c);
+    h_check_healthy(h, "per-request log level", CONTROL);
+}
+
 /* libmcpc in the 2026 era: discover, stateless calls, MRTR through its handler, a session. */
 typedef struct Answerer {
     mcpc_client *c;
@@ -537,24 +662,34 @@ int main(void)
 {
     Harness h;
     mcpc_client *c;
-    _cleanup_free_ char *cfg =
-        xasprintf("{\"mcpServers\": {"
-                  "\"steady\": {\"command\": \"%s\"},"
-                  "\"spare\": {\"command\": \"%s\"},"
-                  "\"asker\": {\"command\": \"%s\", \"args\": [\"--ask\"]}}}",
-                  h_fake(), h_fake(), h_fake());
+    const char *mrtr = getenv("MRTR_SERVER");
+    _cleanup_free_ char *cfg = NULL;
+
+    if (!mrtr) {
+        fprintf(stderr, "MRTR_SERVER is not set (run through meson)\n");
+        return 1;
+    }
+    cfg = xasprintf("{\"mcpServers\": {"
+                    "\"steady\": {\"command\": \"%s\"},"
+                    "\"spare\": {\"command\": \"%s\"},"
+                    "\"mrtr\": {\"command\": \"%s\"},"
+                    "\"asker\": {\"command\": \"%s\", \"args\": [\"--ask\"]}}}",
+                    h_fake(), h_fake(), mrtr, h_fake());
 
     h_setup(&h, "modern-agent");
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     c = h_client(&h, "modern");
-    h_settle(&h, c, "steady", "spare", "asker", NULL);
+    h_settle(&h, c, "steady", "spare", "asker", "mrtr", NULL);
     test_discover(&h);
     test_stateless(&h);
     test_hostile_meta(&h);
     test_listen(&h, c);
     test_mrtr(&h);
     test_mrtr_abandoned(&h);
+    test_wrapped_state(&h);
+    test_mrtr_two_agents(&h);
+    test_log_level(&h);
     test_libmcpc(&h);
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
