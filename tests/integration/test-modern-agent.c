@@ -359,6 +359,55 @@ static void test_listen(Harness *h, mcpc_client *ctl)
     h_check_healthy(h, "subscriptions/listen", CONTROL);
 }
 
+static int64_t server_subs(mcpc_client *ctl, const char *server)
+{
+    _cleanup_json_ yajl_val st = h_status(ctl);
+    int64_t n = -1;
+
+    json_get_int(h_server(st, server), "subscriptions", &n);
+    return n;
+}
+
+/* Resource updates through a listen: subscribed at the server, announced with the id. */
+static void test_listen_resources(Harness *h, mcpc_client *ctl)
+{
+    Conn c;
+    StrBuf skipped = STRBUF_INIT;
+    _cleanup_json_ yajl_val ack = NULL;
+    yajl_val list;
+    int64_t n = -1;
+
+    conn_open(&c, h);
+    conn_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"subscriptions/listen\","
+                  "\"params\":{\"notifications\":{\"resourceSubscriptions\":[\"mem://shared\","
+                  "\"mem://shared\"]}," META "}}");
+    ack = conn_until(&c, "notifications/subscriptions/acknowledged", NULL);
+    list = json_get_array(json_get_object(json_get_object(ack, "params"), "notifications"),
+                          "resourceSubscriptions");
+    CHECK_MSG(
+        json_array_len(list) == 1 &&
+            streq(YAJL_IS_STRING(json_array_at(list, 0)) ? json_array_at(list, 0)->u.string : "",
+                  "mem://shared"),
+        "the acknowledgement should hold mem://shared once");
+    CHECK_MSG(server_subs(ctl, "surf") == 1, "surf holds %lld subscriptions",
+              (long long)server_subs(ctl, "surf"));
+    conn_send(&c,
+              "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{"
+              "\"name\":\"mcp_surf_touch\",\"arguments\":{\"uri\":\"mem://shared\"}," META "}}");
+    json_free(conn_until(&c, "\"id\":8,", &skipped));
+    CHECK_MSG(skipped.data && strstr(skipped.data, "notifications/resources/updated") &&
+                  strstr(skipped.data, "\"io.modelcontextprotocol/subscriptionId\":7"),
+              "no update with the subscription id: %s", skipped.data ? skipped.data : "");
+    conn_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+                  "\"requestId\":7}}");
+    for (int waited = 0; waited < H_WAIT_MS && (n = server_subs(ctl, "surf")) != 0; waited += 100)
+        h_sleep_ms(100);
+    CHECK_MSG(n == 0, "surf still holds %lld subscriptions after the listen ended", (long long)n);
+    strbuf_deinit(&skipped);
+    conn_close(&c);
+    h_check_healthy(h, "subscriptions/listen for resources", CONTROL);
+}
+
 /* A legacy server's elicitation reaches a modern agent as input_required; the retry resumes. */
 static void test_mrtr(Harness *h)
 {
@@ -662,29 +711,31 @@ int main(void)
 {
     Harness h;
     mcpc_client *c;
-    const char *mrtr = getenv("MRTR_SERVER");
+    const char *mrtr = getenv("MRTR_SERVER"), *surface = getenv("SURFACE_SERVER");
     _cleanup_free_ char *cfg = NULL;
 
-    if (!mrtr) {
-        fprintf(stderr, "MRTR_SERVER is not set (run through meson)\n");
+    if (!mrtr || !surface) {
+        fprintf(stderr, "MRTR_SERVER and SURFACE_SERVER must be set (run through meson)\n");
         return 1;
     }
     cfg = xasprintf("{\"mcpServers\": {"
                     "\"steady\": {\"command\": \"%s\"},"
                     "\"spare\": {\"command\": \"%s\"},"
                     "\"mrtr\": {\"command\": \"%s\"},"
+                    "\"surf\": {\"command\": \"%s\", \"args\": [\"--name\", \"surf\"]},"
                     "\"asker\": {\"command\": \"%s\", \"args\": [\"--ask\"]}}}",
-                    h_fake(), h_fake(), mrtr, h_fake());
+                    h_fake(), h_fake(), mrtr, surface, h_fake());
 
     h_setup(&h, "modern-agent");
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     c = h_client(&h, "modern");
-    h_settle(&h, c, "steady", "spare", "asker", "mrtr", NULL);
+    h_settle(&h, c, "steady", "spare", "asker", "mrtr", "surf", NULL);
     test_discover(&h);
     test_stateless(&h);
     test_hostile_meta(&h);
     test_listen(&h, c);
+    test_listen_resources(&h, c);
     test_mrtr(&h);
     test_mrtr_abandoned(&h);
     test_wrapped_state(&h);
