@@ -164,15 +164,20 @@ static void pending_free(Pending *pd)
     free(pd);
 }
 
-static void pending_remove(ModernAgent *ma, Pending *pd)
+static void pending_unlink(ModernAgent *ma, Pending *pd)
 {
     for (Pending **pp = &ma->pending; *pp; pp = &(*pp)->next)
         if (*pp == pd) {
             *pp = pd->next;
             ma->n_pending--;
-            pending_free(pd);
             return;
         }
+}
+
+static void pending_remove(ModernAgent *ma, Pending *pd)
+{
+    pending_unlink(ma, pd);
+    pending_free(pd);
 }
 
 /* By the id the handlers answer. */
@@ -627,6 +632,8 @@ static void listen_end(Manager *mg, Peer *p, ModernAgent *ma, Listen *l)
 
 /* ---- MRTR toward a legacy server ---- */
 
+static void abandon(ModernAgent *ma, Peer *p, Pending *pd, const char *why);
+
 static void on_retry_expired(evutil_socket_t fd, short what, void *arg)
 {
     Pending *pd = arg;
@@ -637,9 +644,10 @@ static void on_retry_expired(evutil_socket_t fd, short what, void *arg)
     (void)fd, (void)what;
     log_info("peer %llu: no retry for %s %s within %d s: the call is cancelled",
              (unsigned long long)ma->peer_id, pd->method, pd->id, MODERN_RETRY_WAIT_MS / 1000);
-    if (p && id)
-        manager_cancel(ma->mg, p, id);
-    pending_remove(ma, pd);
+    if (p)
+        abandon(ma, p, pd, "the agent did not come back with the answers in time");
+    else
+        pending_remove(ma, pd);
 }
 
 /* An input request's key names the request mcpd forwarded: "mcpd-<id>". */
@@ -660,6 +668,26 @@ static void refuse_server_request(Manager *mg, Peer *p, yajl_val id, const char 
     json_object_set(resp.error, "message", json_string_new(why));
     manager_peer_response(mg, p, &resp);
     json_free(resp.error);
+}
+
+/*
+ * The agent gave up on a request (cancel, or no retry in time): questions the server still
+ * waits on are refused now, not at their timeout, and the call is cancelled upstream.
+ */
+static void abandon(ModernAgent *ma, Peer *p, Pending *pd, const char *why)
+{
+    yajl_val sets[] = {pd->shown, pd->asks};
+    _cleanup_json_ yajl_val id = json_parse(pd->id, NULL);
+
+    pending_unlink(ma, pd);
+    for (size_t k = 0; k < N_ELEMENTS(sets); k++)
+        for (size_t i = 0; sets[k] && i < sets[k]->u.object.len; i++) {
+            _cleanup_json_ yajl_val rid = key_id(sets[k]->u.object.keys[i]);
+            refuse_server_request(ma->mg, p, rid, why);
+        }
+    if (id)
+        manager_cancel(ma->mg, p, id);
+    pending_free(pd);
 }
 
 /* The call's agent gets input_required with every question not yet shown. */
@@ -735,12 +763,12 @@ static void server_request(ModernAgent *ma, Peer *p, JsonrpcMsg *msg)
 }
 
 /* The server withdrew a request (or it timed out): the agent need not answer it. */
-static bool withdrawn(ModernAgent *ma, yajl_val rid)
+static void withdrawn(ModernAgent *ma, yajl_val rid)
 {
     _cleanup_free_ char *key = NULL;
 
     if (!YAJL_IS_INTEGER(rid))
-        return false;
+        return;
     key = xasprintf(KEY_PREFIX "%lld", (long long)rid->u.number.i);
     for (Pending *pd = ma->pending; pd; pd = pd->next) {
         yajl_val v = json_object_take(pd->shown, key);
@@ -748,10 +776,9 @@ static bool withdrawn(ModernAgent *ma, yajl_val rid)
             v = json_object_take(pd->asks, key);
         if (v) {
             json_free(v);
-            return true;
+            return;
         }
     }
-    return false;
 }
 
 static void filter_line(ModernAgent *ma, Peer *p, const char *line, size_t len);
@@ -821,12 +848,8 @@ static void cancelled(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
         listen_end(mg, p, ma, l);
         return;
     }
-    if (pd) {
-        _cleanup_json_ yajl_val id = json_parse(pd->id, NULL);
-        pending_remove(ma, pd);
-        if (id)
-            manager_cancel(mg, p, id);
-    }
+    if (pd)
+        abandon(ma, p, pd, "the agent cancelled the call");
 }
 
 static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
@@ -1005,9 +1028,14 @@ static void notification_out(ModernAgent *ma, Peer *p, JsonrpcMsg *msg, const ch
     bool updated = streq(msg->method, "notifications/resources/updated");
     StrBuf sb = STRBUF_INIT;
 
-    if (streq(msg->method, "notifications/cancelled") &&
-        withdrawn(ma, json_get(msg->params, "requestId")))
-        return; /* about a question the agent was asked as input: it never saw a request */
+    if (streq(msg->method, "notifications/cancelled")) {
+        /*
+         * mcpd cancels only requests it sent an agent, and a modern agent was sent none: its
+         * input requests went out as results. The question is void; the agent hears nothing.
+         */
+        withdrawn(ma, json_get(msg->params, "requestId"));
+        return;
+    }
     if (!tools && !prompts && !resources && !updated) {
         peer_send_unfiltered(p, line, len);
         peer_send_unfiltered(p, "\n", 1);

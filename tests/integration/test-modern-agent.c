@@ -471,19 +471,41 @@ static void test_mrtr(Harness *h)
     h_check_healthy(h, "MRTR toward a modern agent", CONTROL);
 }
 
-/* An agent that leaves while its call waits for input: the call is cancelled, nothing leaks. */
-static void test_mrtr_abandoned(Harness *h)
+/* An agent that cancels, or leaves, while its call waits for input: nothing stays behind. */
+static void test_mrtr_abandoned(Harness *h, mcpc_client *ctl)
 {
+    static const char ask[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+        "\"name\":\"mcp_asker_ask\",\"arguments\":{\"method\":\"elicitation/create\","
+        "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":\"object\","
+        "\"properties\":{}}}}," META "}}";
+    StrBuf skipped = STRBUF_INIT;
+    int64_t n = -1;
     Conn a;
 
     conn_open(&a, h);
-    conn_send(&a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
-                  "\"name\":\"mcp_asker_ask\",\"arguments\":{\"method\":\"elicitation/create\","
-                  "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":\"object\","
-                  "\"properties\":{}}}}," META "}}");
+    conn_send(&a, "%s", ask);
+    json_free(conn_until(&a, "input_required", NULL));
+    conn_send(&a, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+                  "\"requestId\":1}}");
+    for (int waited = 0; waited < H_WAIT_MS; waited += 100) {
+        _cleanup_json_ yajl_val st = h_status(ctl);
+        json_get_int(h_server(st, "asker"), "callsInFlight", &n);
+        if (n == 0)
+            break;
+        h_sleep_ms(100);
+    }
+    CHECK_MSG(n == 0, "a cancelled call waiting for input stays in flight (%lld)", (long long)n);
+    conn_send(&a, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+                  "\"name\":\"" CONTROL "\",\"arguments\":{\"text\":\"after\"}," META "}}");
+    json_free(conn_until(&a, "\"id\":2,", &skipped));
+    CHECK_MSG(!skipped.data, "after the cancel the agent got %s", skipped.data);
+    strbuf_deinit(&skipped);
+    /* The same again, but the agent leaves. */
+    conn_send(&a, "%s", ask);
     json_free(conn_until(&a, "input_required", NULL));
     conn_close(&a);
-    h_check_healthy(h, "modern agent leaves during MRTR", CONTROL);
+    h_check_healthy(h, "modern agent cancels or leaves during MRTR", CONTROL);
 }
 
 /* A modern server's input_required reaches a modern agent with mcpd's own requestState. */
@@ -737,7 +759,7 @@ int main(void)
     test_listen(&h, c);
     test_listen_resources(&h, c);
     test_mrtr(&h);
-    test_mrtr_abandoned(&h);
+    test_mrtr_abandoned(&h, c);
     test_wrapped_state(&h);
     test_mrtr_two_agents(&h);
     test_log_level(&h);
