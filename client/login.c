@@ -13,6 +13,7 @@
 #include "client/include/mcpc.h"
 #include "client/login.h"
 #include "common/json.h"
+#include "common/mcp.h"
 #include "common/util.h"
 
 static int fail(mcpc_client *c, int r)
@@ -67,7 +68,7 @@ int login_run(mcpc_client *c, const char *server, LoginMode mode, bool json)
                         *wait_params = NULL, *done = NULL;
     _cleanup_json_ yajl_val res = NULL;
     const char *url;
-    int r = mcpc_request(c, "mcpd/login", params, &out);
+    int r = mcpc_request(c, MCPD_METHOD_LOGIN, params, &out);
 
     if (r != 0)
         return fail(c, r);
@@ -80,7 +81,7 @@ int login_run(mcpc_client *c, const char *server, LoginMode mode, bool json)
         if (mode == LOGIN_BROWSER)
             open_browser(url);
         wait_params = server_params(server, false);
-        r = mcpc_request(c, "mcpd/loginWait", wait_params, &done);
+        r = mcpc_request(c, MCPD_METHOD_LOGIN_WAIT, wait_params, &done);
         if (r != 0)
             return fail(c, r);
     }
@@ -95,7 +96,7 @@ int logout_run(mcpc_client *c, const char *server, bool json)
 {
     _cleanup_free_ char *params = server_params(server, false), *out = NULL;
     _cleanup_json_ yajl_val res = NULL;
-    int r = mcpc_request(c, "mcpd/logout", params, &out);
+    int r = mcpc_request(c, MCPD_METHOD_LOGOUT, params, &out);
 
     if (r != 0)
         return fail(c, r);

@@ -10,6 +10,7 @@
 
 #include "client/trust.h"
 #include "common/json.h"
+#include "common/mcp.h"
 #include "common/util.h"
 
 /* The exit statuses mcpctl documents. */
@@ -62,7 +63,7 @@ int trust_run(mcpc_client *c, bool untrust, const char *dir, const char *server,
         json_object_set(p, "revoke", json_bool_new(true));
     params = json_to_string(p);
     json_free(p);
-    if ((r = mcpc_request(c, "mcpd/trust", params, &out)) != 0) {
+    if ((r = mcpc_request(c, MCPD_METHOD_TRUST, params, &out)) != 0) {
         fprintf(stderr, "mcpctl: %s\n", mcpc_errmsg(c));
         return r == -ECONNRESET || r == -ECONNREFUSED ? TRUST_EXIT_NO_DAEMON : TRUST_EXIT_FAILED;
     }

@@ -305,3 +305,12 @@ int framer_next(Framer *f, char **linep, size_t *lenp)
         return 0;
     }
 }
+
+void framer_release_big(Framer *f)
+{
+    if (f->cap <= FRAMER_KEEP_BYTES || f->start != f->len || f->discarding)
+        return;
+    free(f->buf);
+    f->buf = NULL;
+    f->cap = f->len = f->start = f->scan = 0;
+}

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "common/json.h"
+#include "common/mcp.h"
 #include "common/strbuf.h"
 
 /*
@@ -19,18 +20,7 @@
 /* Bytes asked of read(2) at a time: large enough that a 16 MiB message needs few calls. */
 #define FRAMER_READ_CHUNK (64u * 1024u)
 
-/* JSON-RPC 2.0 error codes. */
-enum {
-    JSONRPC_PARSE_ERROR = -32700,
-    JSONRPC_INVALID_REQUEST = -32600,
-    JSONRPC_METHOD_NOT_FOUND = -32601,
-    JSONRPC_INVALID_PARAMS = -32602,
-    JSONRPC_INTERNAL_ERROR = -32603,
-    /* mcpd's own codes live in the implementation-defined range. */
-    MCPD_ERROR_NOT_INITIALIZED = -32002,
-    MCPD_ERROR_TOO_MANY_CALLS = -32003,
-    MCPD_ERROR_UNAVAILABLE = -32004,
-};
+/* Error codes (JSONRPC_*, MCP_ERROR_*, MCPD_ERROR_*) are in common/mcp.h. */
 
 typedef enum JsonrpcKind {
     JSONRPC_REQUEST,
@@ -121,6 +111,16 @@ ssize_t framer_read_fd(Framer *f, int fd);
  * removed) and stays valid until the next call. Blank lines are skipped.
  */
 int framer_next(Framer *f, char **linep, size_t *lenp);
+/*
+ * A read buffer past this grew for a line longer than a read (a tools/list page, a large
+ * result); ordinary messages fit in one. Kept, it would hold megabytes per connection for good.
+ */
+#define FRAMER_KEEP_BYTES (2 * FRAMER_READ_CHUNK)
+/**
+ * Free a buffer grown past FRAMER_KEEP_BYTES once it holds nothing pending (call between reads,
+ * after the lines are handled); the next read starts a fresh chunk.
+ */
+void framer_release_big(Framer *f);
 /** Bytes buffered that are not yet a complete line. */
 static inline size_t framer_pending(const Framer *f)
 {

@@ -70,12 +70,3 @@ bool mem_equal_consttime(const void *a, const void *b, size_t n);
 
 /** Parse a decimal integer in [min, max]; return 0 or -EINVAL / -ERANGE. */
 int parse_int64(const char *s, int64_t min, int64_t max, int64_t *outp);
-
-/*
- * A copy of s with the secrets of every URL in it shown as "***": the password of its
- * userinfo ("scheme://user:***@host") and the value of any query parameter whose name says it
- * is one ("?api_key=***", "&exaApiKey=***": names holding key, token, secret, password, auth
- * or sig). For showing config values that may carry URLs (a url, an argument of a proxy
- * command); everything else is kept as written. Newly allocated.
- */
-char *url_redact_secrets(const char *s);

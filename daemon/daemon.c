@@ -12,6 +12,8 @@
 #include "common/util.h"
 #include "daemon/sys/child.h"
 #include "daemon/daemon.h"
+#include "daemon/core/oauth-login.h"
+#include "daemon/core/surface.h"
 #include "daemon/methods/methods.h"
 #include "daemon/sys/procs.h"
 #include "daemon/sys/runlog.h"
@@ -28,10 +30,20 @@
 
 static void on_peer_gone(Peer *p, void *userdata)
 {
-    Daemon *d = userdata;
+    Daemon *d = ((MethodsCtx *)userdata)->ud;
 
     manager_peer_gone(&d->manager, p);
-    methods_modern_gone(p);
+}
+
+/* A server got 401 and failed: a stored refresh token may bring it back (oauth-login). */
+static void on_server_signed_out(Server *s)
+{
+    oauth_login_refresh(s);
+}
+
+static yajl_val methods_reload(void *ud, const char *root)
+{
+    return daemon_reload(ud, root);
 }
 
 static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
@@ -161,7 +173,7 @@ static bool on_watch_root_live(const char *root, void *userdata)
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&d->manager.workspaces, &pos, NULL, &v))
+    while (idmap_next(&d->manager.workspaces.by_id, &pos, NULL, &v))
         if (((Workspace *)v)->root && streq(((Workspace *)v)->root, root))
             return true;
     return false;
@@ -290,12 +302,25 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     event_add(d->ev_int, NULL);
     event_add(d->ev_hup, NULL);
     event_add(d->ev_chld, NULL);
+    d->methods = (MethodsCtx){
+        .manager = &d->manager,
+        .settings = &d->settings,
+        .settings_problems = &d->settings_problems,
+        .settings_path = d->settings_path,
+        .config_file = d->config_file,
+        .listener = &d->listener,
+        .started_wall_ms = d->started_wall_ms,
+        .reload = methods_reload,
+        .ud = d,
+    };
     peer_registry_init(&d->peers, d->base, (size_t)d->settings.max_message_bytes, methods_dispatch,
-                       on_peer_gone, d);
+                       on_peer_gone, &d->methods);
     d->peers.fast = methods_fast;
     d->peers.filter = methods_modern_filter;
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
+    surface_init(&d->manager);
+    d->manager.ext.server_signed_out = on_server_signed_out;
     if ((ret = watch_init(&d->watch, d->base, on_watch_apply, on_watch_root_live, d)) < 0)
         return ret;
     /* From now on, every file discovery reads or looks for is watched. */
@@ -332,6 +357,7 @@ void daemon_deinit(Daemon *d)
         peer_registry_deinit(&d->peers);
         /* Run the loop once more so deferred frees (upstreams, transports) complete. */
         event_base_loop(d->base, EVLOOP_NONBLOCK);
+        oauth_login_shutdown(); /* sign-ins and refreshes end while http still runs */
         transport_http_shutdown();
         runlog_clear();
     }

@@ -11,6 +11,7 @@
 #include "daemon/core/manager.h"
 #include "daemon/downstream/peer.h"
 #include "daemon/config/watch.h"
+#include "daemon/methods/methods.h"
 
 typedef struct DaemonOptions {
     const char *config_file;
@@ -27,7 +28,8 @@ typedef struct Daemon {
     Listener listener;
     PeerRegistry peers;
     Manager manager;
-    Watcher watch; /* hot reload */
+    MethodsCtx methods; /* what the methods see of it */
+    Watcher watch;      /* hot reload */
     struct event *ev_term, *ev_int, *ev_hup, *ev_chld, *ev_stop_tick, *ev_watchdog, *ev_status;
     char *last_status;
     bool stopping;

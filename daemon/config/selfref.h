@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "daemon/config/config.h"
+#include "daemon/config/configset.h"
 
 /* What discovery and `mcpctl config` say about an entry that is mcpd's own bridge. */
 #define SELFREF_REASON                                                                             \

@@ -4,7 +4,8 @@
 
 #include <yajl/yajl_tree.h>
 
-#include "daemon/config/config.h"
+#include "daemon/config/collect.h"
+#include "daemon/config/configset.h"
 
 typedef struct ConfigSource ConfigSource;
 
@@ -19,35 +20,8 @@ struct ConfigSource {
 /** The providers, highest priority first, ending with a zeroed entry. */
 extern const ConfigSource config_sources[];
 
-/**
- * Read and parse a JSON file; -ENOENT quietly when missing, other failures recorded in set.
- * level says whose file it is: a project's is not read through a symbolic link.
- */
-int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_val *outp);
-/**
- * Read a whole regular file (bounded, never blocking); -ENOENT quietly when missing, other
- * failures (a FIFO, a device, a project file that is a link, ...) recorded in set.
- */
-int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char **textp,
-                     size_t *lenp);
 /** The index of a provider id in config_sources[], or -1. */
 int config_source_index(const char *id);
-
-/*
- * Map one entry from a provider's own shape to mcpd's native one: 0 and a new object in *outp,
- * or -EINVAL with a reason in *whyp (to free).
- */
-typedef int (*ConfigMapFn)(const char *name, yajl_val in, yajl_val *outp, char **whyp);
-
-/**
- * Add every entry of an object of servers (key names it in messages), each mapped through map
- * (NULL: already native), with config_add_entry's rules.
- */
-void config_add_entries(ConfigSet *set, yajl_val servers, const char *key, const SourceMeta *src,
-                        const Settings *settings, ConfigMapFn map);
-/** Read a JSON file and add the servers under its top-level member key. */
-void config_load_json_servers(ConfigSet *set, const char *path, const char *key,
-                              const SourceMeta *src, const Settings *settings, ConfigMapFn map);
 
 /** Whether arr (an array, or NULL) holds the string s. */
 bool source_names_contain(yajl_val arr, const char *s);

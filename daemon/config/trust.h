@@ -1,82 +1,15 @@
 // SPDX-License-Identifier: MIT
-// trust: the gate for project-level servers (mcpd's approval store and the agents' own approvals).
+// trust: what mcpd/trust does to a project root: approve the entries discovery held back there,
+// or revoke approvals.
 #pragma once
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include <yajl/yajl_tree.h>
 
-#include "common/hash.h"
+#include "daemon/config/trust-gate.h"
 
-struct SourceMeta;
 struct Settings;
-
-/* An approval names one entry of one file as written: a changed entry needs approving again. */
-typedef char TrustHash[2 * SHA256_DIGEST_SIZE + 1];
-
-/* A project entry discovery held back, for mcpd/trust to approve. */
-typedef struct TrustPending {
-    char *name;
-    char *path;
-    char *shown; /* the command line or URL, as the server would run */
-    TrustHash hash;
-} TrustPending;
-
-/* What decides, for one project root, which of its entries may run. */
-typedef struct Trust {
-    char *root;       /* realpath of the project */
-    char *store_path; /* mcpd's approvals: $XDG_STATE_HOME/mcpd/trust.json */
-    yajl_val store;   /* {"version": 1, "projects": {root: {name: [hash, ...]}}} */
-    /* Claude Code's answers for <root>/.mcp.json (~/.claude.json projects[root]). */
-    bool claude_all;
-    yajl_val claude_enabled;  /* array of names, or NULL */
-    yajl_val claude_disabled; /* array of names, or NULL */
-    bool codex_trusted;       /* [projects."<root>"] trust_level = "trusted" */
-    bool gemini_trusted;      /* ~/.gemini/trustedFolders.json, or folder trust switched off */
-    bool store_broken;        /* the store exists but could not be read: never overwrite it */
-    TrustPending *pending;    /* entries held back, in the order seen */
-    size_t n_pending;
-} Trust;
-
-typedef enum TrustVerdict {
-    TRUST_APPROVED, /* not gated, or approved by mcpd or the owning agent */
-    TRUST_PENDING,  /* held back until approved; *whyp says how to approve it */
-    TRUST_REJECTED, /* rejected by the owning agent (the user said no there) */
-    TRUST_FOREIGN,  /* the file is not the user's own: never runs anything */
-} TrustVerdict;
-
-/* Old approvals kept per server name: a few edits back, not an unbounded history. */
-#define TRUST_MAX_HASHES_PER_SERVER 16
-
-/**
- * Load the approvals that apply to root (a realpath): mcpd's store and each agent's own keys.
- * Unreadable or malformed files approve nothing; their problems are returned in *whyp (to
- * free, NULL when none) so the caller can report them.
- */
-void trust_init(Trust *t, const char *root, char **whyp);
-/** Release; safe on a zeroed value. */
-void trust_deinit(Trust *t);
-/** mcpd's store path (newly allocated). */
-char *trust_store_path(void);
-
-/**
- * Decide for one entry (its mapped form, as mcpd reads it) from a file of src. Entries from
- * files outside the project root are not gated. shown is the command line or URL. On anything
- * but TRUST_APPROVED, *whyp (to free) says why and what to do; a TRUST_PENDING entry is also
- * remembered in t->pending.
- */
-TrustVerdict trust_check(Trust *t, const struct SourceMeta *src, const char *name, yajl_val entry,
-                         const char *shown, char **whyp);
-
-/**
- * Approve the pending entries (all, or those named server) in mcpd's store and write it
- * durably. *np: how many were approved. Returns 0 or -errno with *whyp (to free); a store
- * that could not be read is never overwritten (-EIO).
- */
-int trust_approve(Trust *t, const char *server, size_t *np, char **whyp);
-/** Remove mcpd's approvals for the root (all, or server's). Returns 0 or -errno with *whyp. */
-int trust_revoke(Trust *t, const char *server, size_t *np, char **whyp);
 
 /**
  * What mcpctl trust does: discover root (a realpath) through its gate and approve what it held

@@ -13,6 +13,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/core/cache.h"
+#include "daemon/sys/durable.h"
 
 /*
  * A cache file larger than this is not ours: a list is bounded by maxListBytes (16 MiB by
@@ -175,43 +176,6 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
     return 0;
 }
 
-int cache_write_durably(const char *dir, const char *path, const StrBuf *sb, char **whyp)
-{
-    _cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-    _cleanup_close_ int dfd = -1;
-    int fd, r = 0;
-
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0 && errno == EEXIST) {
-        /* A temp file left by a crash of this very pid number: it is ours to replace. */
-        unlink(tmp);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    }
-    if (fd < 0) {
-        r = -errno;
-        *whyp = xasprintf("cannot create %s: %s", tmp, strerror(-r));
-        return r;
-    }
-    if ((r = fd_write_all(fd, sb->data, sb->len)) < 0 || (fsync(fd) < 0 && (r = -errno))) {
-        *whyp = xasprintf("cannot write %s: %s", tmp, strerror(-r));
-        close(fd);
-        unlink(tmp);
-        return r;
-    }
-    close(fd);
-    if (rename(tmp, path) < 0) {
-        r = -errno;
-        *whyp = xasprintf("cannot rename %s: %s", tmp, strerror(-r));
-        unlink(tmp);
-        return r;
-    }
-    /* The rename is durable only once the directory is. */
-    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0)
-        (void)fsync(dfd);
-    return 0;
-}
-
 /* The members every entry starts with, after its opening brace. */
 static void entry_head(StrBuf *sb, const ServerConfig *cfg, int64_t now_wall_ms, int64_t ttl_ms)
 {
@@ -226,6 +190,18 @@ static int entry_write(const char *dir, const char *path, StrBuf *sbp, char **wh
 int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
                 int64_t now_wall_ms, int64_t ttl_ms, char **whyp)
 {
+    StrBuf text = STRBUF_INIT;
+
+    json_write(&text, tools);
+    int r = cache_store_json(dir, cfg, server_info, text.data, text.len, now_wall_ms, ttl_ms, whyp);
+    strbuf_deinit(&text);
+    return r;
+}
+
+int cache_store_json(const char *dir, const ServerConfig *cfg, yajl_val server_info,
+                     const char *tools_json, size_t n, int64_t now_wall_ms, int64_t ttl_ms,
+                     char **whyp)
+{
     _cleanup_free_ char *path = NULL;
     StrBuf sb = STRBUF_INIT;
 
@@ -236,7 +212,7 @@ int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, 
     strbuf_puts(&sb, ",\"serverInfo\":");
     json_write(&sb, server_info);
     strbuf_puts(&sb, ",\"tools\":");
-    json_write(&sb, tools);
+    strbuf_append(&sb, tools_json, n);
     strbuf_puts(&sb, "}\n");
     return entry_write(dir, path, &sb, whyp);
 }
@@ -253,7 +229,7 @@ static int entry_write(const char *dir, const char *path, StrBuf *sb, char **why
         strbuf_deinit(sb);
         return -EFBIG;
     }
-    r = cache_write_durably(dir, path, sb, whyp);
+    r = durable_write(dir, path, sb->data, sb->len, whyp);
     strbuf_deinit(sb);
     return r;
 }

@@ -24,11 +24,6 @@ char *cache_dir(void);
  * others: 0, or CACHE_E_UNSAFE with *whyp naming the path and the fix.
  */
 int cache_check_dir(const char *dir, char **whyp);
-/**
- * Write sb to path in dir durably (temp file, fsync, rename, fsync of the directory), mode
- * 0600; return 0 or -errno with *whyp set. Also used for the run records (runlog.c).
- */
-int cache_write_durably(const char *dir, const char *path, const StrBuf *sb, char **whyp);
 /** The file for a server: <dir>/<name>-<confighash>.json (newly allocated). */
 char *cache_path(const char *dir, const ServerConfig *cfg);
 /**
@@ -45,6 +40,10 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
  */
 int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
                 int64_t now_wall_ms, int64_t ttl_ms, char **whyp);
+/** cache_store() with the tools array already as JSON text (tools_json[0..n)). */
+int cache_store_json(const char *dir, const ServerConfig *cfg, yajl_val server_info,
+                     const char *tools_json, size_t n, int64_t now_wall_ms, int64_t ttl_ms,
+                     char **whyp);
 /**
  * Where surface entries live: the "surface" sibling of the tool cache dir (newly allocated).
  * Separate files in a separate dir, so a connect's tool write never waits for the lists that
@@ -60,5 +59,3 @@ int cache_store_surface(const char *dir, const ServerConfig *cfg, yajl_val surfa
 /** Read a server's surface entry: 0 with *surfacep (owned), or as cache_load(). */
 int cache_load_surface(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms,
                        yajl_val *surfacep, char **whyp);
-/** Replace path with sb's bytes durably (temp file 0600, fsync, rename, fsync of dir). */
-int cache_write_durably(const char *dir, const char *path, const StrBuf *sb, char **whyp);

@@ -12,13 +12,15 @@
 #include "common/jsonscan.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "daemon/core/manager-private.h"
-#include "daemon/core/surface.h"
+#include "daemon/core/agent.h"
+#include "daemon/core/call.h"
+#include "daemon/core/mrtr.h"
+#include "daemon/core/toolset.h"
 
 /* A request from an agent routed to one upstream, from arrival to its one reply. */
 typedef struct Call {
     uint64_t id;
-    Manager *m;
+    CallRegistry *reg;
     const char *method; /* static: tools/call, prompts/get, resources/read, completion/complete */
     bool tool;          /* tools/call: every failure becomes a tool result (DESIGN section 3) */
     uint64_t peer_id;
@@ -31,12 +33,16 @@ typedef struct Call {
     uint64_t request_id;
     bool waiting; /* for its server to connect */
     struct event *ev_wait;
+    uint64_t key;               /* agent_request_key(orig_id): its entry in Agent.calls */
+    struct Call *next_same_key; /* the agent's other calls under that key (equal ids, or hash) */
+    unsigned mrtr_rounds;       /* input_required rounds so far (mrtr.c) */
+    char *body_base;            /* body before the first round's inputResponses, or NULL */
 } Call;
 
 /* A request from an upstream (sampling, elicitation, roots) forwarded to one agent. */
 typedef struct ServerRequest {
     uint64_t id; /* the id the agent sees */
-    Manager *m;
+    CallRegistry *reg;
     uint64_t peer_id;
     uint64_t server_id;
     uint64_t upstream_id;
@@ -87,14 +93,45 @@ static yajl_val error_result(int64_t code, const char *message, yajl_val data)
 
 /* ---- calls ---- */
 
+/* Enter c in its agent's map (by its request id) and its server's list. */
+static void call_own(Call *c, Server *s)
+{
+    Agent *a = agent_ensure(c->reg->agents, c->peer_id);
+
+    c->key = agent_request_key(c->orig_id);
+    c->next_same_key = idmap_get(&a->calls, c->key);
+    idmap_put(&a->calls, c->key, c);
+    idmap_put(&s->calls, c->id, c);
+}
+
+/* Take c out of its agent's map; the server's list is left to the caller. */
+static void call_disown(Call *c)
+{
+    Agent *a = agent_get(c->reg->agents, c->peer_id);
+    Call *head = a ? idmap_get(&a->calls, c->key) : NULL, **pp;
+
+    for (pp = &head; *pp && *pp != c; pp = &(*pp)->next_same_key)
+        ;
+    if (!*pp)
+        return; /* the agent has gone: its map went with it */
+    *pp = c->next_same_key;
+    if (head)
+        idmap_put(&a->calls, c->key, head);
+    else
+        idmap_remove(&a->calls, c->key);
+}
+
 static void call_free(Call *c)
 {
-    Peer *p = peer_get(c->m->peers, c->peer_id);
-    Server *s = idmap_get(&c->m->servers, c->server_id);
+    Agent *a = agent_get(c->reg->agents, c->peer_id);
+    Server *s = server_get(c->reg->servers, c->server_id);
 
-    idmap_remove(&c->m->calls, c->id);
-    if (p && p->calls_in_flight)
-        p->calls_in_flight--;
+    idmap_remove(&c->reg->calls, c->id);
+    call_disown(c);
+    if (s)
+        idmap_remove(&s->calls, c->id);
+    if (a && a->calls_in_flight)
+        a->calls_in_flight--;
     if (s) {
         if (s->calls_in_flight)
             s->calls_in_flight--;
@@ -108,60 +145,29 @@ static void call_free(Call *c)
     free(c->progress_token);
     free(c->meta);
     free(c->body);
+    free(c->body_base);
     free(c);
 }
 
-/* {"jsonrpc":"2.0","id":<id>,"result":<raw>} to a peer, ids and results as JSON text. */
-static void reply_result_text(Manager *m, uint64_t peer_id, const char *id, const char *raw,
-                              size_t n)
-{
-    Peer *p = peer_get(m->peers, peer_id);
-    StrBuf *sb = &m->scratch;
-
-    if (!p)
-        return;
-    strbuf_reset(sb);
-    strbuf_puts(sb, "{\"jsonrpc\":\"2.0\",\"id\":");
-    strbuf_puts(sb, id);
-    strbuf_puts(sb, ",\"result\":");
-    strbuf_append(sb, raw, n);
-    strbuf_puts(sb, "}\n");
-    peer_send_sb(p, sb);
-}
-
-static void reply_result_tree(Manager *m, uint64_t peer_id, const char *id, yajl_val result)
+/* A result as a tree, written as text under the agent's id as text. */
+static void reply_result_tree(CallRegistry *m, uint64_t peer_id, const char *id, yajl_val result)
 {
     StrBuf body = STRBUF_INIT;
 
     json_write(&body, result);
-    reply_result_text(m, peer_id, id, body.data, body.len);
+    agent_reply_text(m->peers, &m->scratch, peer_id, id, body.data, body.len);
     strbuf_deinit(&body);
-}
-
-static void reply_error_text(Manager *m, uint64_t peer_id, const char *id, int code,
-                             const char *message)
-{
-    Peer *p = peer_get(m->peers, peer_id);
-    StrBuf *sb = &m->scratch;
-
-    if (!p)
-        return;
-    strbuf_reset(sb);
-    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":", id,
-                  code);
-    json_write_string(sb, message, strlen(message));
-    strbuf_puts(sb, "}}\n");
-    peer_send_sb(p, sb);
 }
 
 static void call_fail(Call *c, int64_t code, const char *message, yajl_val data)
 {
     if (c->tool) {
         _cleanup_json_ yajl_val r = error_result(code, message, data);
-        reply_result_tree(c->m, c->peer_id, c->orig_id, r);
+        reply_result_tree(c->reg, c->peer_id, c->orig_id, r);
     } else {
         /* Other methods have no result form for failures: the agent gets the error itself. */
-        reply_error_text(c->m, c->peer_id, c->orig_id, (int)code, message);
+        agent_reply_error_text(c->reg->peers, &c->reg->scratch, c->peer_id, c->orig_id, (int)code,
+                               message);
     }
     call_free(c);
 }
@@ -169,16 +175,18 @@ static void call_fail(Call *c, int64_t code, const char *message, yajl_val data)
 /* A successful result: URIs are rewritten into the agent's view where they appear. */
 static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
 {
-    Peer *p = peer_get(c->m->peers, c->peer_id);
+    Peer *p = peer_get(c->reg->peers, c->peer_id);
     _cleanup_json_ yajl_val tree = NULL;
     Server *only;
 
-    if (p && surface_passthrough(c->m, p, &only))
+    if (p && c->reg->workspaces->ext->passthrough(c->reg->workspaces->ext_ud, p, &only))
         p = NULL; /* the agent sees the server as itself: its URIs stay as they are */
 
-    if (r->raw && (!s || !p || (c->tool && !surface_raw_has_uris(r->raw, r->raw_len)))) {
+    if (r->raw &&
+        (!s || !p || (c->tool && !c->reg->workspaces->ext->raw_has_uris(r->raw, r->raw_len)))) {
         /* The hot path: nothing to rewrite, the bytes go through. */
-        reply_result_text(c->m, c->peer_id, c->orig_id, r->raw, r->raw_len);
+        agent_reply_text(c->reg->peers, &c->reg->scratch, c->peer_id, c->orig_id, r->raw,
+                         r->raw_len);
         return;
     }
     if (!r->raw)
@@ -186,23 +194,69 @@ static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
     else if (json_parse_full(&tree, r->raw, r->raw_len, JSON_UTF8_REPAIR, NULL) != 0)
         tree = NULL;
     if (!tree) {
-        reply_result_text(c->m, c->peer_id, c->orig_id, r->raw, r->raw_len);
+        agent_reply_text(c->reg->peers, &c->reg->scratch, c->peer_id, c->orig_id, r->raw,
+                         r->raw_len);
         return;
     }
     if (s && p)
-        surface_rewrite_result(ws_of_peer(c->m, p), s, tree);
-    reply_result_tree(c->m, c->peer_id, c->orig_id, tree);
+        c->reg->workspaces->ext->rewrite_result(ws_of_peer(c->reg->workspaces, p), s, tree);
+    reply_result_tree(c->reg, c->peer_id, c->orig_id, tree);
+}
+
+static void call_dispatch(Call *c, Server *s);
+
+/* The answers to a server's input requests are in (mrtr.c): the call goes again with them. */
+static void call_mrtr_retry(void *owner, uint64_t call_id, const char *extra, int64_t code,
+                            const char *message)
+{
+    CallRegistry *cr = owner;
+    Call *c = idmap_get(&cr->calls, call_id);
+    Server *s = c ? server_get(cr->servers, c->server_id) : NULL;
+
+    if (!c)
+        return; /* cancelled or its agent left meanwhile */
+    if (!extra || !s)
+        return call_fail(c, code, message ? message : "the server went away", NULL);
+    if (!c->body_base)
+        c->body_base = c->body;
+    else
+        free(c->body);
+    c->body = xasprintf("%s,%s", c->body_base, extra);
+    call_dispatch(c, s);
+}
+
+/* A modern server's input_required result: true when mrtr.c took the call over (or failed it). */
+static bool call_mrtr(Call *c, Server *s, const UpstreamReply *r)
+{
+    MrtrEnv env = {c->reg->base, c->reg->peers, c->reg->agents, c->reg->workspaces,
+                   &c->reg->next_request_id};
+    _cleanup_free_ char *why = NULL;
+    const Agent *a = agent_get(c->reg->agents, c->peer_id);
+    MrtrOutcome o;
+
+    if (a && a->era == AGENT_ERA_MODERN)
+        return false; /* it takes input_required itself (methods-modern.c wraps the state) */
+    o = mrtr_begin(&env, c->reg, s, c->id, c->peer_id, &c->mrtr_rounds, r, call_mrtr_retry, &why);
+    if (o == MRTR_COMPLETE)
+        return false;
+    idmap_remove(&s->live_calls, c->request_id);
+    c->request_id = 0; /* no upstream request until the retry: a cancel just ends it */
+    if (o == MRTR_FAILED)
+        call_fail(c, JSONRPC_METHOD_NOT_FOUND, why, NULL);
+    return true;
 }
 
 static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     Call *c = ctx;
-    Server *s = idmap_get(&c->m->servers, c->server_id);
+    Server *s = server_get(c->reg->servers, c->server_id);
     const char *name = s ? s->cfg->name : u->name;
     _cleanup_free_ char *msg = NULL;
 
     switch (r->outcome) {
     case UPSTREAM_OK:
+        if (s && call_mrtr(c, s, r))
+            return;
         call_reply_ok(c, s, r);
         call_free(c);
         return;
@@ -237,6 +291,7 @@ static void call_send(Call *c, Server *s)
     c->waiting = false;
     c->upstream_id = s->up->id;
     s->calls_total++;
+    upstream_next_log_level(s->up, mrtr_log_level(c->reg->agents, c->peer_id));
     r = upstream_request_text(s->up, c->method, c->meta, c->body, s->cfg->call_timeout_ms,
                               UPSTREAM_PROGRESS | UPSTREAM_RAW, on_call_reply, c, &c->request_id);
     if (r < 0) {
@@ -252,7 +307,7 @@ static void call_send(Call *c, Server *s)
 static void on_call_wait_timeout(evutil_socket_t fd, short what, void *arg)
 {
     Call *c = arg;
-    Server *s = idmap_get(&c->m->servers, c->server_id);
+    Server *s = server_get(c->reg->servers, c->server_id);
     _cleanup_free_ char *msg =
         xasprintf("MCP server %s did not connect in time%s%s", s ? s->cfg->name : "?",
                   s && s->last_error ? ": " : "", s && s->last_error ? s->last_error : "");
@@ -277,7 +332,7 @@ static void call_dispatch(Call *c, Server *s)
         struct timeval tv;
         c->waiting = true;
         if (!c->ev_wait) {
-            c->ev_wait = evtimer_new(c->m->base, on_call_wait_timeout, c);
+            c->ev_wait = evtimer_new(c->reg->base, on_call_wait_timeout, c);
             tv_ms(&tv, s->cfg->timeout_ms > 0 ? s->cfg->timeout_ms : CONFIG_DEFAULT_TIMEOUT_MS);
             evtimer_add(c->ev_wait, &tv);
         }
@@ -289,15 +344,32 @@ static void call_dispatch(Call *c, Server *s)
     call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
 }
 
-void calls_server_settled(Server *s)
+/*
+ * The ids of the calls in map (a server's list), collected first: what is done to each may
+ * free it, or others.
+ */
+static uint64_t *call_ids(const IdMap *map, size_t *np)
 {
-    size_t pos = 0;
-    void *v;
+    uint64_t *ids = xcalloc(map->n ? map->n : 1, sizeof(*ids)), id;
+    size_t pos = 0, n = 0;
 
-    while (idmap_next(&s->m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (!c->waiting || c->server_id != s->id || s->state == SERVER_CONNECTING ||
-            s->state == SERVER_BACKOFF)
+    while (n < map->n && idmap_next(map, &pos, &id, NULL))
+        ids[n++] = id;
+    *np = n;
+    return ids;
+}
+
+void calls_server_settled(CallRegistry *cr, Server *s)
+{
+    size_t n;
+    _cleanup_free_ uint64_t *ids = NULL;
+
+    if (!s->calls.n || s->state == SERVER_CONNECTING || s->state == SERVER_BACKOFF)
+        return;
+    ids = call_ids(&s->calls, &n);
+    for (size_t i = 0; i < n; i++) {
+        Call *c = idmap_get(&s->calls, ids[i]);
+        if (!c || !c->waiting)
             continue;
         event_del(c->ev_wait);
         call_dispatch(c, s);
@@ -308,16 +380,17 @@ void calls_server_settled(Server *s)
  * Start a call of method on server s. Takes id (the agent's id as JSON text), meta, body and
  * token (owned, may be NULL); body is the members of params other than _meta, as JSON text.
  */
-static void call_new(Manager *m, Peer *p, Server *s, const char *method, char *id, char *body,
+static void call_new(CallRegistry *m, Peer *p, Server *s, const char *method, char *id, char *body,
                      char *meta, char *token)
 {
+    Agent *a = agent_ensure(m->agents, p->id);
     Call *c;
 
-    if (p->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
+    if (a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
         _cleanup_free_ char *msg =
             xasprintf("too many calls in flight: %d is the limit per agent; wait for answers first",
                       AGENT_MAX_CALLS_IN_FLIGHT);
-        reply_error_text(m, p->id, id, MCPD_ERROR_TOO_MANY_CALLS, msg);
+        agent_reply_error_text(m->peers, &m->scratch, p->id, id, MCPD_ERROR_TOO_MANY_CALLS, msg);
         free(id);
         free(body);
         free(meta);
@@ -326,7 +399,7 @@ static void call_new(Manager *m, Peer *p, Server *s, const char *method, char *i
     }
     c = xcalloc(1, sizeof(*c));
     c->id = ++m->next_call_id;
-    c->m = m;
+    c->reg = m;
     c->method = method;
     c->tool = streq(method, "tools/call");
     c->peer_id = p->id;
@@ -336,7 +409,8 @@ static void call_new(Manager *m, Peer *p, Server *s, const char *method, char *i
     c->body = body;
     c->server_id = s->id;
     idmap_put(&m->calls, c->id, c);
-    p->calls_in_flight++;
+    call_own(c, s);
+    a->calls_in_flight++;
     s->calls_in_flight++;
     call_dispatch(c, s);
 }
@@ -345,7 +419,7 @@ static void call_new(Manager *m, Peer *p, Server *s, const char *method, char *i
  * Start a tools/call. Takes id (the agent's id as JSON text), meta and token (owned, may be
  * NULL); args is the arguments object as JSON text (NULL: {}).
  */
-static void call_start(Manager *m, Peer *p, char *id, const char *name, const char *args,
+static void call_start(CallRegistry *m, Peer *p, char *id, const char *name, const char *args,
                        size_t args_len, char *meta, char *token)
 {
     const ViewTool *vt = NULL;
@@ -353,18 +427,17 @@ static void call_start(Manager *m, Peer *p, char *id, const char *name, const ch
     const char *tool = NULL;
     Server *s = NULL;
 
-    if (surface_passthrough(m, p, &s)) {
+    if (m->workspaces->ext->passthrough(m->workspaces->ext_ud, p, &s)) {
         /* The agent sees one server as itself: the name is the server's own. */
-        for (size_t i = 0; s && i < json_array_len(s->tools) && !tool; i++)
-            if (streq(json_get_string(json_array_at(s->tools, i), "name"), name))
-                tool = name;
-    } else if ((vt = ws_view_find(ws_of_peer(m, p), name)) &&
-               (s = idmap_get(&m->servers, vt->server_id))) {
+        if (s && toolset_has(s->tools, name))
+            tool = name;
+    } else if ((vt = ws_view_find(ws_of_peer(m->workspaces, p), name)) &&
+               (s = server_get(m->servers, vt->server_id))) {
         tool = vt->tool;
     }
     if (!tool) {
         _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
-        reply_error_text(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
+        agent_reply_error_text(m->peers, &m->scratch, p->id, id, JSONRPC_INVALID_PARAMS, msg);
         free(id);
         free(meta);
         free(token);
@@ -403,7 +476,8 @@ static void split_meta(yajl_val meta, char **meta_textp, char **tokenp)
     }
 }
 
-void call_route(Manager *m, Peer *p, yajl_val id, Server *s, const char *method, yajl_val params)
+void call_route(CallRegistry *m, Peer *p, yajl_val id, Server *s, const char *method,
+                yajl_val params)
 {
     _cleanup_json_ yajl_val body = params ? json_copy(params) : json_object_new();
     _cleanup_json_ yajl_val meta = json_object_take(body, "_meta");
@@ -417,7 +491,7 @@ void call_route(Manager *m, Peer *p, yajl_val id, Server *s, const char *method,
     strbuf_deinit(&sb);
 }
 
-void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
+void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
 {
     const char *name = json_get_string(params, "name");
     yajl_val args = json_get(params, "arguments"), meta = json_get_object(params, "_meta");
@@ -425,8 +499,8 @@ void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
     char *meta_text = NULL, *token = NULL;
 
     if (args && !YAJL_IS_OBJECT(args)) {
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS,
-                            "\"arguments\" must be an object");
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS,
+                          "\"arguments\" must be an object");
         return;
     }
     split_meta(meta, &meta_text, &token);
@@ -449,8 +523,8 @@ void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
                meta_text, token);
 }
 
-void manager_call_tool_fast(Manager *m, Peer *p, JsonSpan id, JsonSpan name, JsonSpan args,
-                            JsonSpan token)
+void call_tool_fast(CallRegistry *m, Peer *p, JsonSpan id, JsonSpan name, JsonSpan args,
+                    JsonSpan token)
 {
     char buf[256];
     size_t n = name.n - 2;
@@ -464,24 +538,26 @@ void manager_call_tool_fast(Manager *m, Peer *p, JsonSpan id, JsonSpan name, Jso
         free(tool);
 }
 
-static Call *call_find(Manager *m, uint64_t peer_id, yajl_val orig_id)
+/* The agent's call of that request id: one lookup in its own map, no scan. */
+static Call *call_find(CallRegistry *m, uint64_t peer_id, yajl_val orig_id)
 {
-    _cleanup_free_ char *id = json_to_string(orig_id);
-    size_t pos = 0;
-    void *v;
+    Agent *a = agent_get(m->agents, peer_id);
+    _cleanup_free_ char *id = NULL;
+    Call *c;
 
-    while (idmap_next(&m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (c->peer_id == peer_id && streq(c->orig_id, id))
+    if (!a || !a->calls.n)
+        return NULL;
+    id = json_to_string(orig_id);
+    for (c = idmap_get(&a->calls, agent_request_key(id)); c; c = c->next_same_key)
+        if (streq(c->orig_id, id))
             return c;
-    }
     return NULL;
 }
 
 /* Stop a call without replying: cancelled upstream if it got there. */
 static void call_abort(Call *c, const char *reason)
 {
-    Server *s = idmap_get(&c->m->servers, c->server_id);
+    Server *s = server_get(c->reg->servers, c->server_id);
 
     if (!c->waiting && s && s->up && s->up->id == c->upstream_id && c->request_id) {
         upstream_cancel(s->up, c->request_id, reason); /* frees c through on_call_reply */
@@ -490,7 +566,7 @@ static void call_abort(Call *c, const char *reason)
     call_free(c);
 }
 
-void manager_cancel(Manager *m, Peer *p, yajl_val request_id)
+void call_cancel(CallRegistry *m, Peer *p, yajl_val request_id)
 {
     Call *c = request_id ? call_find(m, p->id, request_id) : NULL;
 
@@ -505,7 +581,14 @@ void manager_cancel(Manager *m, Peer *p, yajl_val request_id)
 
 static void sreq_free(ServerRequest *sr)
 {
-    idmap_remove(&sr->m->server_requests, sr->id);
+    Server *s = server_get(sr->reg->servers, sr->server_id);
+    Agent *a = agent_get(sr->reg->agents, sr->peer_id);
+
+    idmap_remove(&sr->reg->server_requests, sr->id);
+    if (s)
+        idmap_remove(&s->requests, sr->id);
+    if (a)
+        idmap_remove(&a->requests, sr->id);
     event_free(sr->timer);
     json_free(sr->up_id);
     json_free(sr->schema);
@@ -516,7 +599,7 @@ static void sreq_free(ServerRequest *sr)
 /* The upstream gets an error for a request no agent answered. */
 static void sreq_fail(ServerRequest *sr, int code, const char *message)
 {
-    Server *s = idmap_get(&sr->m->servers, sr->server_id);
+    Server *s = server_get(sr->reg->servers, sr->server_id);
 
     if (s && s->up && s->up->id == sr->upstream_id)
         upstream_respond_error(s->up, sr->up_id, code, message);
@@ -530,7 +613,7 @@ static void sreq_withdraw(ServerRequest *sr, const char *reason)
 
     json_object_set(params, "requestId", json_int_new((int64_t)sr->id));
     json_object_set(params, "reason", json_string_new(reason));
-    manager_notify_peer(sr->m, sr->peer_id, "notifications/cancelled", params);
+    agent_notify(sr->reg->peers, sr->peer_id, "notifications/cancelled", params);
     json_free(params);
 }
 
@@ -544,23 +627,11 @@ static void on_sreq_timeout(evutil_socket_t fd, short what, void *arg)
     sreq_fail(sr, -32001, msg);
 }
 
-/* The capability an agent must have declared to be asked a method, or 0 for none known. */
-static unsigned method_cap(const char *method)
-{
-    if (streq(method, "sampling/createMessage"))
-        return PEER_CAP_SAMPLING;
-    if (streq(method, "elicitation/create"))
-        return PEER_CAP_ELICITATION;
-    if (streq(method, "roots/list"))
-        return PEER_CAP_ROOTS;
-    return 0;
-}
-
 /*
  * The agent whose call caused a request: over stdio nothing names the call, so it is the
  * agent with the most recent call in flight on that server (among those that can answer).
  */
-static Peer *causing_peer(Server *s, unsigned cap, Peer **anyp)
+static Peer *causing_peer(CallRegistry *cr, Server *s, unsigned cap, Peer **anyp)
 {
     Peer *best = NULL;
     uint64_t best_call = 0, any_call = 0;
@@ -570,14 +641,15 @@ static Peer *causing_peer(Server *s, unsigned cap, Peer **anyp)
     *anyp = NULL;
     while (idmap_next(&s->live_calls, &pos, NULL, &v)) {
         Call *c = v;
-        Peer *p = peer_get(s->m->peers, c->peer_id);
-        if (!p)
+        Peer *p = peer_get(cr->peers, c->peer_id);
+        Agent *a = agent_get(cr->agents, c->peer_id);
+        if (!p || !a)
             continue;
         if (c->id > any_call) {
             any_call = c->id;
             *anyp = p;
         }
-        if ((p->caps & cap) && c->id > best_call) {
+        if ((a->caps & cap) && c->id > best_call) {
             best_call = c->id;
             best = p;
         }
@@ -586,7 +658,7 @@ static Peer *causing_peer(Server *s, unsigned cap, Peer **anyp)
 }
 
 /* roots/list answered by mcpd: the root of the workspace in question. */
-static void answer_roots(Server *s, yajl_val id, Workspace *ws)
+static void answer_roots(CallRegistry *cr, Server *s, yajl_val id, Workspace *ws)
 {
     yajl_val r = json_object_new(), roots = json_array_new();
     size_t pos = 0;
@@ -594,7 +666,7 @@ static void answer_roots(Server *s, yajl_val id, Workspace *ws)
 
     if (!ws || !ws->root) {
         /* No agent to ask: the first project workspace that uses the server. */
-        while (idmap_next(&s->m->workspaces, &pos, NULL, &v))
+        while (idmap_next(&cr->workspaces->by_id, &pos, NULL, &v))
             if (((Workspace *)v)->root && ws_has_server(v, s)) {
                 ws = v;
                 break;
@@ -613,17 +685,16 @@ static void answer_roots(Server *s, yajl_val id, Workspace *ws)
     json_free(r);
 }
 
-void route_request(Server *s, yajl_val id, const char *method, yajl_val params)
+void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, yajl_val params)
 {
-    Manager *m = s->m;
-    unsigned cap = method_cap(method);
-    Peer *any = NULL, *p = cap ? causing_peer(s, cap, &any) : NULL;
+    unsigned cap = mrtr_method_cap(method);
+    Peer *any = NULL, *p = cap ? causing_peer(m, s, cap, &any) : NULL;
     ServerRequest *sr;
     struct timeval tv;
     StrBuf sb = STRBUF_INIT;
 
     if (!p && streq(method, "roots/list")) {
-        answer_roots(s, id, any ? ws_of_peer(m, any) : NULL);
+        answer_roots(m, s, id, any ? ws_of_peer(m->workspaces, any) : NULL);
         return;
     }
     if (!p) {
@@ -637,7 +708,7 @@ void route_request(Server *s, yajl_val id, const char *method, yajl_val params)
     }
     sr = xcalloc(1, sizeof(*sr));
     sr->id = ++m->next_request_id;
-    sr->m = m;
+    sr->reg = m;
     sr->peer_id = p->id;
     sr->server_id = s->id;
     sr->upstream_id = s->up->id;
@@ -650,6 +721,8 @@ void route_request(Server *s, yajl_val id, const char *method, yajl_val params)
           s->cfg->call_timeout_ms > 0 ? s->cfg->call_timeout_ms : CONFIG_DEFAULT_CALL_TIMEOUT_MS);
     evtimer_add(sr->timer, &tv);
     idmap_put(&m->server_requests, sr->id, sr);
+    idmap_put(&s->requests, sr->id, sr);
+    idmap_put(&agent_ensure(m->agents, p->id)->requests, sr->id, sr);
     jsonrpc_write_request(&sb, sr->id, method, params);
     peer_send_sb(p, &sb);
     strbuf_deinit(&sb);
@@ -675,11 +748,13 @@ static void fill_defaults(yajl_val result, yajl_val schema)
     }
 }
 
-void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg)
+void call_peer_response(CallRegistry *m, Peer *p, JsonrpcMsg *msg)
 {
     ServerRequest *sr = NULL;
     Server *s;
 
+    if (mrtr_peer_response(m, p, msg))
+        return;
     if (YAJL_IS_INTEGER(msg->id) && msg->id->u.number.i > 0)
         sr = idmap_get(&m->server_requests, (uint64_t)msg->id->u.number.i);
     if (!sr || sr->peer_id != p->id) {
@@ -687,7 +762,7 @@ void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg)
         log_debug("peer %llu: response to an unknown request dropped", (unsigned long long)p->id);
         return;
     }
-    s = idmap_get(&m->servers, sr->server_id);
+    s = server_get(m->servers, sr->server_id);
     if (s && s->up && s->up->id == sr->upstream_id) {
         if (msg->kind == JSONRPC_RESPONSE) {
             _cleanup_json_ yajl_val r = json_copy(msg->result);
@@ -711,16 +786,15 @@ void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg)
 }
 
 /* The upstream cancelled one of its requests: the agent is told, the entry goes. */
-static void sreq_cancelled_upstream(Server *s, yajl_val params)
+static void sreq_cancelled_upstream(CallRegistry *cr, Server *s, yajl_val params)
 {
     yajl_val rid = json_get(params, "requestId");
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&s->m->server_requests, &pos, NULL, &v)) {
+    while (idmap_next(&s->requests, &pos, NULL, &v)) {
         ServerRequest *sr = v;
-        if (sr->server_id == s->id && s->up && sr->upstream_id == s->up->id &&
-            json_equal(sr->up_id, rid)) {
+        if (s->up && sr->upstream_id == s->up->id && json_equal(sr->up_id, rid)) {
             sreq_withdraw(sr, "cancelled by the server");
             sreq_free(sr);
             return;
@@ -728,66 +802,72 @@ static void sreq_cancelled_upstream(Server *s, yajl_val params)
     }
 }
 
-void calls_upstream_closed(Server *s, uint64_t upstream_id)
+void calls_upstream_closed(CallRegistry *cr, Server *s, uint64_t upstream_id)
 {
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&s->m->server_requests, &pos, NULL, &v)) {
+    while (idmap_next(&s->requests, &pos, NULL, &v)) {
         ServerRequest *sr = v;
-        if (sr->server_id == s->id && sr->upstream_id == upstream_id) {
+        if (sr->upstream_id == upstream_id) {
             sreq_withdraw(sr, "the server's session ended");
             sreq_free(sr);
         }
     }
 }
 
-void calls_server_removed(Server *s)
+void calls_server_removed(CallRegistry *m, Server *s)
 {
-    Manager *m = s->m;
-    size_t pos = 0;
+    size_t pos = 0, n;
     void *v;
+    _cleanup_free_ uint64_t *ids = call_ids(&s->calls, &n);
 
-    while (idmap_next(&m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (c->server_id == s->id) {
+    for (size_t i = 0; i < n; i++) {
+        Call *c = idmap_get(&s->calls, ids[i]);
+        if (c) {
             _cleanup_free_ char *msg = xasprintf("MCP server %s was disconnected", s->cfg->name);
             call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
         }
     }
-    pos = 0;
-    while (idmap_next(&m->server_requests, &pos, NULL, &v)) {
-        ServerRequest *sr = v;
-        if (sr->server_id == s->id) {
-            sreq_withdraw(sr, "the server was disconnected");
-            sreq_free(sr);
-        }
+    while (idmap_next(&s->requests, &pos, NULL, &v)) {
+        sreq_withdraw(v, "the server was disconnected");
+        sreq_free(v);
     }
 }
 
-void calls_peer_gone(Manager *m, Peer *p)
+void calls_peer_gone(CallRegistry *m, Peer *p)
 {
-    size_t pos = 0;
+    Agent *a = agent_get(m->agents, p->id);
+    _cleanup_free_ uint64_t *ids = NULL;
+    size_t pos = 0, n = 0;
     void *v;
 
-    while (idmap_next(&m->calls, &pos, NULL, &v)) {
-        Call *c = v;
-        if (c->peer_id == p->id)
+    /* Its own calls only, by id: aborting one may free it (and nothing else of the agent). */
+    while (a && idmap_next(&a->calls, &pos, NULL, &v))
+        for (Call *c = v; c; c = c->next_same_key)
+            n++;
+    ids = xcalloc(n ? n : 1, sizeof(*ids));
+    n = pos = 0;
+    while (a && idmap_next(&a->calls, &pos, NULL, &v))
+        for (Call *c = v; c; c = c->next_same_key)
+            ids[n++] = c->id;
+    for (size_t i = 0; i < n; i++) {
+        Call *c = idmap_get(&m->calls, ids[i]);
+        if (c)
             call_abort(c, "client disconnected");
     }
     pos = 0;
-    while (idmap_next(&m->server_requests, &pos, NULL, &v)) {
-        ServerRequest *sr = v;
-        if (sr->peer_id == p->id)
-            sreq_fail(sr, JSONRPC_INTERNAL_ERROR, "the agent that was asked disconnected");
-    }
+    while (a && idmap_next(&a->requests, &pos, NULL, &v))
+        sreq_fail(v, JSONRPC_INTERNAL_ERROR, "the agent that was asked disconnected");
+    mrtr_peer_gone(m, p);
 }
 
-void calls_deinit(Manager *m)
+void call_registry_deinit(CallRegistry *m)
 {
     size_t pos = 0;
     void *v;
 
+    mrtr_deinit(m);
     while (idmap_next(&m->server_requests, &pos, NULL, &v))
         sreq_free(v);
     pos = 0;
@@ -795,12 +875,23 @@ void calls_deinit(Manager *m)
         call_free(v);
     idmap_deinit(&m->server_requests);
     idmap_deinit(&m->calls);
+    strbuf_deinit(&m->scratch);
+}
+
+void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
+{
+    memset(cr, 0, sizeof(*cr));
+    cr->base = workspaces->base;
+    cr->peers = workspaces->peers;
+    cr->agents = workspaces->agents;
+    cr->servers = workspaces->servers;
+    cr->workspaces = workspaces;
 }
 
 /* ---- notifications for agents ---- */
 
 /* Progress goes to the one agent whose call it is, under that agent's own token. */
-static void route_progress(Server *s, yajl_val params)
+static void route_progress(CallRegistry *cr, Server *s, yajl_val params)
 {
     yajl_val tok = json_get(params, "progressToken"), out;
     Call *c = NULL;
@@ -811,12 +902,12 @@ static void route_progress(Server *s, yajl_val params)
         return; /* finished, cancelled, or the agent asked for no progress */
     out = json_copy(params);
     json_object_set(out, "progressToken", json_parse(c->progress_token, NULL));
-    manager_notify_peer(s->m, c->peer_id, "notifications/progress", out);
+    agent_notify(cr->peers, c->peer_id, "notifications/progress", out);
     json_free(out);
 }
 
 /* Log messages go to every agent that sees the server, filtered by its own level. */
-static void route_log_message(Server *s, yajl_val params)
+static void route_log_message(CallRegistry *cr, Server *s, yajl_val params)
 {
     int level = mcp_log_level(json_get_string(params, "level"));
     StrBuf sb = STRBUF_INIT;
@@ -829,22 +920,23 @@ static void route_log_message(Server *s, yajl_val params)
         json_object_set(out, "logger", json_string_new(s->cfg->name));
     jsonrpc_write_notification(&sb, "notifications/message", out);
     json_free(out);
-    for (Peer *p = s->m->peers->first; p; p = p->next) {
-        int want = p->log_level >= 0 ? p->log_level : LOG_LEVEL_DEFAULT;
-        if (p->initialized && level >= want && ws_has_server(ws_of_peer(s->m, p), s))
+    for (Peer *p = cr->peers->first; p; p = p->next) {
+        Agent *a = agent_get(cr->agents, p->id);
+        int want = a && a->log_level >= 0 ? a->log_level : LOG_LEVEL_DEFAULT;
+        if (a && a->initialized && level >= want && ws_has_server(ws_of_peer(cr->workspaces, p), s))
             peer_send_sb(p, &sb);
     }
     strbuf_deinit(&sb);
 }
 
-void route_notification(Server *s, const char *method, yajl_val params)
+void route_notification(CallRegistry *cr, Server *s, const char *method, yajl_val params)
 {
     if (streq(method, "notifications/progress"))
-        route_progress(s, params);
+        route_progress(cr, s, params);
     else if (streq(method, "notifications/message"))
-        route_log_message(s, params);
+        route_log_message(cr, s, params);
     else if (streq(method, "notifications/cancelled"))
-        sreq_cancelled_upstream(s, params);
+        sreq_cancelled_upstream(cr, s, params);
 }
 
 /* ---- logging levels ---- */
@@ -856,14 +948,16 @@ static void on_set_level(Upstream *u, void *ctx, const UpstreamReply *r)
         log_full(LOG_INFO, u->name, "logging", "logging/setLevel failed: %s", r->message);
 }
 
-void logging_update(Server *s)
+void logging_update(CallRegistry *cr, Server *s)
 {
     int want = -1;
 
-    for (Peer *p = s->m->peers->first; p; p = p->next)
-        if (p->initialized && p->log_level >= 0 && (want < 0 || p->log_level < want) &&
-            ws_has_server(ws_of_peer(s->m, p), s))
-            want = p->log_level;
+    for (Peer *p = cr->peers->first; p; p = p->next) {
+        Agent *a = agent_get(cr->agents, p->id);
+        if (a && a->initialized && a->log_level >= 0 && (want < 0 || a->log_level < want) &&
+            ws_has_server(ws_of_peer(cr->workspaces, p), s))
+            want = a->log_level;
+    }
     if (want < 0 || want == s->log_level || s->state != SERVER_CONNECTED || !s->up ||
         !json_get(s->up->capabilities, "logging"))
         return;
@@ -874,23 +968,24 @@ void logging_update(Server *s)
         s->log_level = want;
 }
 
-void manager_set_log_level(Manager *m, Peer *p, int level)
+void call_set_log_level(CallRegistry *m, Peer *p, int level)
 {
-    Workspace *ws = ws_of_peer(m, p);
+    Workspace *ws = ws_of_peer(m->workspaces, p);
 
-    p->log_level = level;
+    agent_ensure(m->agents, p->id)->log_level = level;
     for (size_t i = 0; i < ws->n_servers; i++)
-        logging_update(ws->servers[i]);
+        logging_update(m, ws->servers[i]);
 }
 
-char *call_cause_of_request(Manager *m, uint64_t request_id)
+char *call_cause_of_request(CallRegistry *cr, uint64_t request_id)
 {
-    ServerRequest *sr = idmap_get(&m->server_requests, request_id);
-    Server *s = sr ? idmap_get(&m->servers, sr->server_id) : NULL;
+    ServerRequest *sr = idmap_get(&cr->server_requests, request_id);
+    Server *s = sr ? server_get(cr->servers, sr->server_id) : NULL;
     Call *best = NULL;
     size_t pos = 0;
     void *v;
 
+    /* The agent's latest call still at that server is the one the server is serving. */
     while (s && idmap_next(&s->live_calls, &pos, NULL, &v)) {
         Call *c = v;
         if (c->peer_id == sr->peer_id && (!best || c->id > best->id))

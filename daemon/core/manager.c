@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// manager: upstream servers and their lifecycle (connect pipeline, start-up gate, tools, calls).
+// manager: the core wired together (servers, workspaces, calls), control by name, mcpd/wait,
+// status.
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,11 +13,10 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/cache.h"
-#include "daemon/core/manager-private.h"
-#include "daemon/core/surface.h"
-#include "daemon/upstream/oauth-login.h"
-#include "daemon/config/resolve.h"
+#include "daemon/core/manager.h"
+#include "daemon/core/toolset.h"
 #include "daemon/sys/runlog.h"
 
 /* An mcpd/wait request. */
@@ -29,671 +29,148 @@ typedef struct ServerWaiter {
     struct ServerWaiter *next;
 } ServerWaiter;
 
-const char *server_state_name(ServerState s)
-{
-    static const char *const names[] = {
-        [SERVER_DISABLED] = "disabled",   [SERVER_CONNECTING] = "connecting",
-        [SERVER_CONNECTED] = "connected", [SERVER_FAILED] = "failed",
-        [SERVER_BACKOFF] = "backoff",     [SERVER_STOPPED] = "stopped",
-    };
-    return names[s];
-}
-
 static void waiters_server_settled(Server *s);
-
-static void server_set_state(Server *s, ServerState st, const char *error)
-{
-    if (s->state != st)
-        log_full(st == SERVER_FAILED ? LOG_WARNING : LOG_INFO, s->cfg->name, "state",
-                 "%s -> %s%s%s", server_state_name(s->state), server_state_name(st),
-                 error ? ": " : "", error ? error : "");
-    s->state = st;
-    s->since_wall_ms = wall_ms();
-    if (s->m->on_change)
-        s->m->on_change(s->m->on_change_ud);
-    if (error) {
-        free(s->last_error);
-        s->last_error = xstrdup(error);
-        s->last_error_wall_ms = wall_ms();
-    }
-}
 
 Server *manager_find_server(Manager *m, Peer *p, const char *name)
 {
-    Workspace *ws = p ? ws_of_peer(m, p) : m->user_ws;
+    Workspace *ws = p ? ws_of_peer(&m->workspaces, p) : m->workspaces.user_ws;
 
     for (size_t i = 0; ws && name && i < ws->n_servers; i++)
         if (streq(ws->servers[i]->cfg->name, name))
             return ws->servers[i];
-    for (size_t i = 0; name && i < m->n_order; i++)
-        if (streq(m->order[i]->cfg->name, name))
-            return m->order[i];
+    for (size_t i = 0; name && i < m->servers.n_order; i++)
+        if (streq(m->servers.order[i]->cfg->name, name))
+            return m->servers.order[i];
     return NULL;
 }
 
 /* ---- replies to agents ---- */
 
-void manager_reply_result(Manager *m, uint64_t peer_id, yajl_val id, yajl_val result)
-{
-    Peer *p = peer_get(m->peers, peer_id);
-    StrBuf sb = STRBUF_INIT;
-
-    if (!p)
-        return;
-    jsonrpc_write_result(&sb, id, result);
-    peer_send_sb(p, &sb);
-    strbuf_deinit(&sb);
-}
-
-void manager_reply_error(Manager *m, uint64_t peer_id, yajl_val id, int code, const char *msg)
-{
-    Peer *p = peer_get(m->peers, peer_id);
-    StrBuf sb = STRBUF_INIT;
-
-    if (!p)
-        return;
-    jsonrpc_write_error(&sb, id, code, msg, NULL);
-    peer_send_sb(p, &sb);
-    strbuf_deinit(&sb);
-}
-
-void manager_notify_peer(Manager *m, uint64_t peer_id, const char *method, yajl_val params)
-{
-    Peer *p = peer_get(m->peers, peer_id);
-    StrBuf sb = STRBUF_INIT;
-
-    if (!p)
-        return;
-    jsonrpc_write_notification(&sb, method, params);
-    peer_send_sb(p, &sb);
-    strbuf_deinit(&sb);
-}
-
 void manager_peer_gone(Manager *m, Peer *p)
 {
-    calls_peer_gone(m, p);
-    surface_peer_gone(m, p);
-    ws_peer_left(m, p);
+    calls_peer_gone(&m->calls, p);
+    if (m->ext.peer_gone)
+        m->ext.peer_gone(m, p);
+    ws_peer_left(&m->workspaces, p);
+    agent_remove(&m->agents, p->id);
 }
 
-/* ---- server lifecycle ---- */
+/* ---- what servers report ---- */
 
-static void server_clear_timers(Server *s)
+static void on_server_created(void *ud, Server *s)
 {
-    event_del(s->ev_connect_timeout);
-    event_del(s->ev_retry);
-    event_del(s->ev_health);
-    s->ping_in_flight = false;
+    Manager *m = ud;
+
+    if (m->ext.server_created)
+        m->ext.server_created(s);
 }
 
-/* The health tick runs at the ping interval, or the idle timeout, whichever is shorter. */
-static void server_arm_health(Server *s)
+static void on_server_state(void *ud, Server *s)
 {
-    int64_t ping = s->cfg->ping_interval_ms,
-            idle = s->cfg->type == TRANSPORT_STDIO ? s->cfg->idle_timeout_ms : 0;
-    int64_t ms = ping && idle ? MIN(ping, idle) : ping ? ping : idle;
-    struct timeval tv;
+    Manager *m = ud;
 
-    if (ms <= 0 || s->state != SERVER_CONNECTED)
-        return;
-    tv_ms(&tv, ms);
-    evtimer_add(s->ev_health, &tv);
-}
-
-/* Close the session, if any; the transport finishes shutting down in the background. */
-static void server_store_cache(Server *s);
-
-static void server_close_upstream(Server *s)
-{
-    Upstream *u = s->up;
-
-    /* A re-list's write still waiting is done now, while the session's serverInfo is known. */
-    if (u && evtimer_pending(s->ev_cache, NULL))
-        server_store_cache(s);
-
-    resolve_cancel(s->resolving); /* a resolution in flight: its commands are killed */
-    s->resolving = NULL;
-    s->up = NULL;
-    s->log_level = -1;
-    s->listing = s->relist_pending = false; /* its list, if any, dies with it */
-    if (u)
-        calls_upstream_closed(s, u->id);
-    upstream_close(u);
+    (void)s;
+    if (m->on_change)
+        m->on_change(m->on_change_ud);
 }
 
 /* Any change of "connecting": waiting calls, mcpd/wait, the gate, the view. */
-static void server_settled(Server *s)
+static void on_server_settled(void *ud, Server *s)
 {
-    calls_server_settled(s);
+    Manager *m = ud;
+
+    calls_server_settled(&m->calls, s);
     waiters_server_settled(s);
-    server_views_changed(s);
+    server_views_changed(&m->workspaces, s);
 }
 
-static bool breaker_tripped(Server *s)
+static void on_server_tools_changed(void *ud, Server *s)
 {
-    uint64_t now = now_ms();
+    Manager *m = ud;
 
-    s->failures[s->n_failures++ % BREAKER_FAILURES] = now;
-    if (s->n_failures < BREAKER_FAILURES)
-        return false;
-    /* The oldest of the last five is the slot we write next. */
-    return now - s->failures[s->n_failures % BREAKER_FAILURES] <= BREAKER_WINDOW_MS;
+    server_views_changed(&m->workspaces, s);
 }
 
-/* server_fail's retryable may also be this: the system was short of fds or processes. */
-#define FAIL_TRANSIENT 2
-
-/*
- * A connect attempt failed or a live session died. Retry with backoff unless reconnect is
- * off, the failure is one a retry cannot fix, or the server keeps failing (breaker). A
- * FAIL_TRANSIENT failure is no fault of the server's: always retried, never counted.
- */
-static void server_fail(Server *s, const char *why, int retryable)
+static void on_server_connected(void *ud, Server *s)
 {
-    struct timeval tv;
-    bool transient = retryable == FAIL_TRANSIENT;
+    Manager *m = ud;
 
-    server_clear_timers(s);
-    server_close_upstream(s);
-    if (retryable && (s->cfg->reconnect || transient) && !s->m->shutting_down) {
-        if (!transient && breaker_tripped(s)) {
-            _cleanup_free_ char *msg = xasprintf(
-                "%s (failed %d times within %d s; not retrying: run `mcpctl connect %s` or "
-                "reload once it is fixed)",
-                why, BREAKER_FAILURES, BREAKER_WINDOW_MS / 1000, s->cfg->name);
-            server_set_state(s, SERVER_FAILED, msg);
-        } else {
-            s->backoff_ms =
-                s->backoff_ms ? MIN(s->backoff_ms * 2, BACKOFF_MAX_MS) : BACKOFF_FIRST_MS;
-            s->next_attempt_wall_ms = wall_ms() + s->backoff_ms;
-            server_set_state(s, SERVER_BACKOFF, why);
-            tv_ms(&tv, s->backoff_ms);
-            evtimer_add(s->ev_retry, &tv);
-        }
-    } else {
-        server_set_state(s, SERVER_FAILED, why);
-    }
-    if (s->state == SERVER_FAILED && s->needs_auth && s->tools) {
-        /*
-         * Signed out: a sign-in brings it back, so agents keep its last known tools (deferred),
-         * and a call gets the way out ("run: mcpctl login NAME") instead of "Unknown tool".
-         */
-        s->tools_deferred = true;
-    } else if (s->state == SERVER_FAILED) {
-        /* Nothing will come back by itself: its tools leave the view. */
-        s->tools = json_free(s->tools);
-        s->tools_deferred = false;
-        surface_server_clear(s);
-    } else if (s->tools) {
-        s->tools_deferred = true;
-    }
-    server_settled(s);
+    if (m->ext.server_connected)
+        m->ext.server_connected(s);
 }
 
-/* Why this server's cache is not used (not private), for status; NULL once it works again. */
-static void server_cache_problem(Server *s, const char *why)
+static void on_server_cleared(void *ud, Server *s)
 {
-    if (why && (!s->cache_problem || !streq(s->cache_problem, why)))
-        log_full(LOG_WARNING, s->cfg->name, "cache", "tool cache not used: %s", why);
-    free(s->cache_problem);
-    s->cache_problem = why ? xstrdup(why) : NULL;
+    Manager *m = ud;
+
+    if (m->ext.server_cleared)
+        m->ext.server_cleared(s);
 }
 
-/* Best effort, like the seed's MCPToolCache.set: a failure is logged, never fatal. */
-static void server_store_cache(Server *s)
+static void on_server_notification(void *ud, Server *s, const char *method, yajl_val params)
 {
-    _cleanup_free_ char *why = NULL;
-    int64_t now = wall_ms();
+    Manager *m = ud;
 
-    event_del(s->ev_cache);
-    if (cache_check_dir(s->m->cache_dir, &why) != 0) {
-        server_cache_problem(s, why);
-        return;
-    }
-    if (cache_store(s->m->cache_dir, s->cfg, s->up ? s->up->server_info : NULL, s->tools, now,
-                    s->m->settings.cache_ttl_days * 86400000LL, &why) < 0) {
-        log_full(LOG_WARNING, s->cfg->name, "cache", "tool cache not written: %s", why);
-        return;
-    }
-    s->cache_saved_wall_ms = now;
-    s->cache_writes++;
-    server_cache_problem(s, NULL);
+    if (!m->ext.server_notification || !m->ext.server_notification(s, method, params))
+        route_notification(&m->calls, s, method, params);
 }
 
-static void on_cache_timer(evutil_socket_t fd, short what, void *arg)
+static void on_server_request(void *ud, Server *s, yajl_val id, const char *method, yajl_val params)
 {
-    (void)fd, (void)what;
-    server_store_cache(arg);
+    Manager *m = ud;
+
+    route_request(&m->calls, s, id, method, params);
 }
 
-/* Re-lists write the cache at most once per CACHE_WRITE_DEBOUNCE_MS: a burst makes one write. */
-static void server_schedule_cache(Server *s)
+static void on_server_closed(void *ud, Server *s, uint64_t upstream_id)
 {
-    struct timeval tv;
+    Manager *m = ud;
 
-    if (evtimer_pending(s->ev_cache, NULL))
-        return;
-    tv_ms(&tv, CACHE_WRITE_DEBOUNCE_MS);
-    evtimer_add(s->ev_cache, &tv);
+    calls_upstream_closed(&m->calls, s, upstream_id);
 }
 
-static void server_load_cache(Server *s)
+static void on_server_signed_out(void *ud, Server *s)
 {
-    _cleanup_free_ char *why = NULL;
-    yajl_val tools = NULL;
-    int64_t saved = 0;
-    int r = cache_load(s->m->cache_dir, s->cfg, wall_ms(), &tools, &saved, &why);
+    Manager *m = ud;
 
-    if (r == CACHE_E_UNSAFE)
-        server_cache_problem(s, why);
-    if (r == CACHE_E_STALE)
-        log_full(LOG_NOTICE, s->cfg->name, "cache", "cache miss: %s", why);
-    if (r != 0)
-        return;
-    s->tools = tools;
-    s->n_tools_filtered = config_filter_tools(s->cfg, s->tools);
-    s->tools_deferred = true;
-    s->cache_saved_wall_ms = saved;
-    log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache", json_array_len(tools));
+    if (m->ext.server_signed_out)
+        m->ext.server_signed_out(s);
 }
 
-/* Fingerprint of a tool list, to skip the work a re-list that changed nothing would cause. */
-static void tools_fingerprint(char out[2 * SHA256_DIGEST_SIZE + 1], yajl_val tools)
+/* Disconnected and forgotten: its calls fail, its waiters hear "removed". */
+static void on_server_removed(void *ud, Server *s)
 {
-    StrBuf sb = STRBUF_INIT;
+    Manager *m = ud;
 
-    json_write(&sb, tools);
-    sha256_hex(out, sb.data ? sb.data : "", sb.len);
-    strbuf_deinit(&sb);
-}
-
-/* Take a successful list's tools; false when they are the ones already held. */
-static bool server_take_tools(Server *s, const UpstreamReply *r)
-{
-    char fp[2 * SHA256_DIGEST_SIZE + 1];
-    /* Taken, not copied (upstream_list_tools allows it): lists may hold 10 000 tools. */
-    yajl_val tools = json_object_take(r->result, "tools");
-
-    free(s->list_note);
-    s->list_note = r->message ? xstrdup(r->message) : NULL;
-    if (s->list_note)
-        log_full(LOG_WARNING, s->cfg->name, "tools", "%s", s->list_note);
-    if (!YAJL_IS_ARRAY(tools)) {
-        json_free(tools);
-        tools = json_array_new();
-    }
-    /* The user's filters (enabledTools, disabledTools): hidden tools never reach agents. */
-    s->n_tools_filtered = config_filter_tools(s->cfg, tools);
-    tools_fingerprint(fp, tools);
-    if (s->tools && streq(fp, s->tools_fp)) {
-        json_free(tools);
-        return false;
-    }
-    memcpy(s->tools_fp, fp, sizeof(fp));
-    json_free(s->tools);
-    s->tools = tools;
-    return true;
-}
-
-static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r);
-static void on_relist_done(Upstream *u, void *ctx, const UpstreamReply *r);
-
-/* The one tools/list in flight for this server's session. */
-static void server_list_tools(Server *s, UpstreamReplyFn fn)
-{
-    UpstreamListLimits lim = {
-        .max_tools = s->m->settings.max_tools_per_server,
-        .max_pages = s->m->settings.max_list_pages,
-        .max_bytes = s->m->settings.max_list_bytes,
-    };
-
-    s->listing = true;
-    s->relist_pending = false;
-    s->lists_total++;
-    upstream_list_tools(s->up, s->cfg->timeout_ms, &lim, fn, s);
-}
-
-/* A list finished: a list_changed that came meanwhile gets its one re-list now. */
-static void server_list_finished(Server *s)
-{
-    if (s->relist_pending && s->state == SERVER_CONNECTED && s->up)
-        server_list_tools(s, on_relist_done);
-}
-
-static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
-{
-    Server *s = ctx;
-    _cleanup_free_ char *msg = NULL;
-
-    if (r->outcome == UPSTREAM_CANCELLED || s->up != u)
-        return;
-    s->listing = false;
-    if (r->outcome != UPSTREAM_OK) {
-        /* A failed first tools/list is a failed server, not a connected one (B5). */
-        msg = r->outcome == UPSTREAM_ERROR
-                  ? xasprintf("tools/list failed: MCP error %" PRId64 ": %s", r->code, r->message)
-                  : xasprintf("tools/list failed: %s", r->message);
-        server_fail(s, msg, true);
-        return;
-    }
-    server_clear_timers(s);
-    /* Forget the cached list's fingerprint: a connect always refreshes the cache file. */
-    s->tools_fp[0] = '\0';
-    server_take_tools(s, r);
-    s->tools_deferred = false;
-    s->backoff_ms = 0;
-    free(s->last_error);
-    s->last_error = s->list_note ? xstrdup(s->list_note) : NULL;
-    server_set_state(s, SERVER_CONNECTED, NULL);
-    s->last_used_ms = now_ms();
-    s->idle_stopped = false;
-    server_arm_health(s);
-    server_store_cache(s);
-    surface_server_connected(s);
-    log_full(LOG_INFO, s->cfg->name, "connected", "connected in %" PRIu64 " ms with %zu tools",
-             now_ms() - s->connect_started_ms, json_array_len(s->tools));
-    server_settled(s);
-    server_list_finished(s);
-}
-
-static void on_upstream_ready(void *userdata)
-{
-    Server *s = userdata;
-
-    server_list_tools(s, on_list_done);
-}
-
-static void on_relist_done(Upstream *u, void *ctx, const UpstreamReply *r)
-{
-    Server *s = ctx;
-
-    if (r->outcome == UPSTREAM_CANCELLED || s->up != u)
-        return;
-    s->listing = false;
-    if (s->state != SERVER_CONNECTED)
-        return;
-    if (r->outcome != UPSTREAM_OK) {
-        log_full(LOG_WARNING, s->cfg->name, "tools", "re-listing tools failed: %s", r->message);
-        free(s->last_error);
-        s->last_error = xasprintf("re-listing tools failed: %s", r->message);
-    } else {
-        free(s->last_error);
-        s->last_error = NULL;
-        if (server_take_tools(s, r)) {
-            server_schedule_cache(s);
-            server_views_changed(s);
-        }
-        if (s->list_note)
-            s->last_error = xstrdup(s->list_note);
-    }
-    server_list_finished(s);
-}
-
-static void on_upstream_notification(void *userdata, const char *method, yajl_val params)
-{
-    Server *s = userdata;
-
-    if (streq(method, "notifications/tools/list_changed")) {
-        /* One list in flight at most: changes meanwhile make one re-list after it. */
-        if (s->listing)
-            s->relist_pending = true;
-        else if (s->state == SERVER_CONNECTED)
-            server_list_tools(s, on_relist_done);
-        return;
-    }
-    if (!surface_notification(s, method, params))
-        route_notification(s, method, params);
-}
-
-static void on_upstream_request(void *userdata, yajl_val id, const char *method, yajl_val params)
-{
-    route_request(userdata, id, method, params);
-}
-
-static void on_upstream_auth(void *userdata, const char *challenge)
-{
-    Server *s = userdata;
-
-    s->needs_auth = true;
-    free(s->auth_challenge);
-    s->auth_challenge = xstrdup(challenge);
-}
-
-static void on_upstream_closed(void *userdata, const char *reason)
-{
-    Server *s = userdata;
-    _cleanup_free_ char *msg = NULL;
-
-    /* A 403 step-up left the connection up: a later close is not about credentials. */
-    if (s->needs_auth &&
-        !strstr(s->auth_challenge ? s->auth_challenge : "", "insufficient_scope")) {
-        /* Retrying cannot fix missing credentials: a refresh token may, else a person must. */
-        msg = xasprintf("%s; run: mcpctl login %s", reason, s->cfg->name);
-        server_fail(s, msg, false);
-        oauth_login_refresh(s);
-        return;
-    }
-    if (s->state == SERVER_CONNECTED) {
-        msg = xasprintf("connection lost: %s", reason);
-        server_fail(s, msg, true);
-    } else {
-        server_fail(s, reason, true);
-    }
-}
-
-static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
-{
-    Server *s = arg;
-    _cleanup_free_ char *msg =
-        xasprintf("Connection to MCP server \"%s\" timed out after %" PRId64 "ms", s->cfg->name,
-                  s->cfg->timeout_ms);
-
-    (void)fd, (void)what;
-    /* The late session is closed here, never leaked (B4). */
-    server_fail(s, msg, true);
-}
-
-static void on_ping_reply(Upstream *u, void *ctx, const UpstreamReply *r)
-{
-    Server *s = ctx;
-    _cleanup_free_ char *msg = NULL;
-
-    if (r->outcome == UPSTREAM_CANCELLED || s->up != u)
-        return;
-    s->ping_in_flight = false;
-    if (r->outcome == UPSTREAM_OK || r->outcome == UPSTREAM_ERROR)
-        return; /* any answer, even -32601, shows the server is alive */
-    msg = xasprintf("health ping failed: %s", r->message);
-    server_fail(s, msg, true);
-}
-
-static void idle_stop(Server *s)
-{
-    log_full(LOG_INFO, s->cfg->name, "idle", "unused for %" PRId64 " ms: stopping it",
-             s->cfg->idle_timeout_ms);
-    server_clear_timers(s);
-    server_close_upstream(s);
-    if (s->tools)
-        s->tools_deferred = true;
-    s->idle_stopped = true;
-    server_set_state(s, SERVER_STOPPED, NULL);
-    server_settled(s);
-}
-
-static void on_health(evutil_socket_t fd, short what, void *arg)
-{
-    Server *s = arg;
-    int64_t idle = s->cfg->type == TRANSPORT_STDIO ? s->cfg->idle_timeout_ms : 0;
-
-    (void)fd, (void)what;
-    if (s->state != SERVER_CONNECTED || !s->up)
-        return;
-    if (idle > 0 && !s->calls_in_flight && now_ms() - s->last_used_ms >= (uint64_t)idle) {
-        idle_stop(s);
-        return;
-    }
-    if (s->cfg->ping_interval_ms > 0 && !s->ping_in_flight) {
-        /* A pong must come within the interval; a missed one marks the connection dead. */
-        s->ping_in_flight = upstream_request(s->up, "ping", NULL, s->cfg->ping_interval_ms, false,
-                                             on_ping_reply, s, NULL) == 0;
-    }
-    server_arm_health(s);
-}
-
-static void on_retry(evutil_socket_t fd, short what, void *arg)
-{
-    Server *s = arg;
-
-    (void)fd, (void)what;
-    /* Every automatic retry is a restart, whether or not the attempt before it ever connected. */
-    s->restarts++;
-    server_connect(s);
-}
-
-/* Values resolved (or not): start the transport with the resolved copy, then forget it. */
-static void on_resolved(void *userdata, ServerConfig *resolved, const char *error, bool retryable)
-{
-    static const UpstreamEvents ev = {on_upstream_ready, on_upstream_closed,
-                                      on_upstream_notification, on_upstream_request,
-                                      on_upstream_auth};
-    Server *s = userdata;
-    Manager *m = s->m;
-    _cleanup_free_ char *why = NULL;
-    const char *cwd = s->start_dir;
-    struct timeval tv;
-    int r;
-
-    s->resolving = NULL;
-    if (!resolved) {
-        /* A failing !command may work later (a locked vault); an untrusted file will not. */
-        server_fail(s, error, retryable);
-        return;
-    }
-    /* The resolved copy holds secrets: only the transport sees it; s->cfg stays unresolved. */
-    r = upstream_start(&s->up, m->base, resolved, cwd, m->settings.max_call_timeout_ms, &ev, s,
-                       &why);
-    server_config_free(resolved);
-    if (r < 0) {
-        /* No such command, bad cwd: the config must change first; out of fds: wait. */
-        server_fail(s, why, transport_error_is_transient(r) ? FAIL_TRANSIENT : false);
-        return;
-    }
-    if (s->cfg->timeout_ms > 0) {
-        tv_ms(&tv, s->cfg->timeout_ms);
-        evtimer_add(s->ev_connect_timeout, &tv);
-    }
-}
-
-void server_connect(Server *s)
-{
-    Manager *m = s->m;
-
-    if (s->up || s->resolving || !s->cfg->enabled || m->shutting_down)
-        return;
-    server_clear_timers(s);
-    s->connect_started_ms = now_ms();
-    s->needs_auth = false;
-    server_set_state(s, SERVER_CONNECTING, NULL);
-    if (s->tools)
-        s->tools_deferred = true;
-    /* !commands and credentials resolve on the loop (never blocking it), then on_resolved. */
-    resolve_start(&s->resolving, m->base, s->cfg, NULL, on_resolved, s);
-}
-
-/* Identity of a connection: name, unresolved config, and where a stdio server starts. */
-static bool server_matches(const Server *s, const ServerConfig *cfg, const char *start_dir)
-{
-    return server_config_same(s->cfg, cfg) && s->cfg->enabled == cfg->enabled &&
-           (cfg->type != TRANSPORT_STDIO || cfg->cwd || streq(s->start_dir, start_dir));
-}
-
-Server *server_acquire(Manager *m, const ServerConfig *cfg, const char *start_dir, bool *createdp)
-{
-    Server *s;
-
-    *createdp = false;
-    for (size_t i = 0; i < m->n_order; i++)
-        if (server_matches(m->order[i], cfg, start_dir)) {
-            m->order[i]->n_refs++;
-            return m->order[i];
-        }
-    *createdp = true;
-    s = xcalloc(1, sizeof(*s));
-    s->id = ++m->next_server_id;
-    s->m = m;
-    s->cfg = server_config_copy(cfg);
-    s->start_dir = xstrdup(start_dir);
-    s->n_refs = 1;
-    s->log_level = -1;
-    s->state = cfg->enabled ? SERVER_STOPPED : SERVER_DISABLED;
-    s->since_wall_ms = wall_ms();
-    s->ev_connect_timeout = evtimer_new(m->base, on_connect_timeout, s);
-    s->ev_retry = evtimer_new(m->base, on_retry, s);
-    s->ev_health = evtimer_new(m->base, on_health, s);
-    s->ev_cache = evtimer_new(m->base, on_cache_timer, s);
-    if (cfg->enabled) {
-        server_load_cache(s);
-        surface_load_cache(s);
-    }
-    idmap_put(&m->servers, s->id, s);
-    m->order = xrealloc(m->order, (m->n_order + 1) * sizeof(*m->order));
-    m->order[m->n_order++] = s;
-    return s;
-}
-
-/* Disconnect and forget a server: exactly its own tools leave the views (B2, B3). */
-static void server_remove(Server *s)
-{
-    Manager *m = s->m;
-
-    server_clear_timers(s);
-    server_close_upstream(s);
-    s->state = SERVER_STOPPED;
-    calls_server_removed(s);
+    calls_server_removed(&m->calls, s);
     waiters_server_settled(s);
-    idmap_remove(&m->servers, s->id);
-    for (size_t i = 0; i < m->n_order; i++)
-        if (m->order[i] == s) {
-            memmove(m->order + i, m->order + i + 1, (m->n_order - i - 1) * sizeof(*m->order));
-            m->n_order--;
-            break;
-        }
-    event_free(s->ev_connect_timeout);
-    event_free(s->ev_retry);
-    event_free(s->ev_health);
-    event_free(s->ev_cache);
-    free(s->list_note);
-    free(s->cache_problem);
-    idmap_deinit(&s->live_calls);
-    surface_server_free(s);
-    json_free(s->tools);
-    free(s->last_error);
-    free(s->start_dir);
-    free(s->auth_challenge);
-    server_config_free(s->cfg);
-    free(s);
+    if (m->ext.server_removed)
+        m->ext.server_removed(s);
 }
 
-void server_release(Server *s)
-{
-    if (s && --s->n_refs == 0)
-        server_remove(s);
-}
-
-yajl_val problems_json(const ConfigSet *set)
-{
-    return config_problems_json(set);
-}
+static const ServerEvents server_events = {
+    .created = on_server_created,
+    .state_changed = on_server_state,
+    .settled = on_server_settled,
+    .tools_changed = on_server_tools_changed,
+    .connected = on_server_connected,
+    .cleared = on_server_cleared,
+    .notification = on_server_notification,
+    .request = on_server_request,
+    .closed = on_server_closed,
+    .signed_out = on_server_signed_out,
+    .removed = on_server_removed,
+};
 
 void manager_start(Manager *m)
 {
-    m->user_ws = ws_new(m, NULL);
-    ws_load(m->user_ws, NULL);
+    m->workspaces.user_ws = ws_new(&m->workspaces, NULL);
+    ws_load(m->workspaces.user_ws, NULL);
 }
 
 static void ws_problems_into(yajl_val arr, const Workspace *ws)
 {
-    yajl_val probs = problems_json(&ws->problems);
+    yajl_val probs = config_problems_json(&ws->problems);
 
     for (size_t i = 0; i < probs->u.array.len; i++) {
         if (ws->root)
@@ -706,12 +183,12 @@ static void ws_problems_into(yajl_val arr, const Workspace *ws)
 yajl_val manager_reload(Manager *m, const char *root)
 {
     yajl_val result = json_object_new(), servers = json_object_new(), probs = json_array_new();
-    _cleanup_free_ Workspace **all = xcalloc(m->workspaces.n + 1, sizeof(*all));
+    _cleanup_free_ Workspace **all = xcalloc(m->workspaces.by_id.n + 1, sizeof(*all));
     size_t n = 0, pos = 0;
     void *v;
 
     /* Collected first: a load may release servers, never workspaces, but keep it simple. */
-    while (idmap_next(&m->workspaces, &pos, NULL, &v))
+    while (idmap_next(&m->workspaces.by_id, &pos, NULL, &v))
         if (!root || (((Workspace *)v)->root && streq(((Workspace *)v)->root, root)))
             all[n++] = v;
     for (size_t i = 0; i < n; i++) {
@@ -740,7 +217,7 @@ static void waiter_finish(ServerWaiter *w, Server *s, bool timed_out)
     json_object_set(r, "timedOut", json_bool_new(timed_out));
     if (s && s->last_error)
         json_object_set(r, "error", json_string_new(s->last_error));
-    manager_reply_result(w->m, w->peer_id, w->id, r);
+    agent_reply(w->m->peers, w->peer_id, w->id, r);
     json_free(r);
     event_free(w->timer);
     json_free(w->id);
@@ -752,12 +229,12 @@ static void on_waiter_timeout(evutil_socket_t fd, short what, void *arg)
     ServerWaiter *w = arg;
 
     (void)fd, (void)what;
-    waiter_finish(w, idmap_get(&w->m->servers, w->server_id), true);
+    waiter_finish(w, server_get(&w->m->servers, w->server_id), true);
 }
 
 static void waiters_server_settled(Server *s)
 {
-    ServerWaiter *w = s->m->server_waiters, *next;
+    ServerWaiter *w = server_manager(s)->server_waiters, *next;
 
     for (; w; w = next) {
         next = w->next;
@@ -775,7 +252,7 @@ void manager_wait(Manager *m, Peer *p, yajl_val id, const char *name, int64_t ti
 
     if (!s) {
         _cleanup_free_ char *msg = xasprintf("Unknown server: %s", name);
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
     w = xcalloc(1, sizeof(*w));
@@ -802,19 +279,14 @@ int manager_connect(Manager *m, Peer *p, const char *name, char **whyp)
 
     if (!s) {
         *whyp = xasprintf("Unknown server: %s", name);
-        return -ENOENT;
+        return MANAGER_E_UNKNOWN_SERVER;
     }
     if (!s->cfg->enabled) {
         *whyp = xasprintf("Server %s is disabled in %s", name,
                           s->cfg->source.path ? s->cfg->source.path : "its config");
-        return -EPERM;
+        return MANAGER_E_DISABLED;
     }
-    s->n_failures = 0;
-    s->backoff_ms = 0;
-    if (s->state != SERVER_CONNECTED && s->state != SERVER_CONNECTING) {
-        server_close_upstream(s);
-        server_connect(s);
-    }
+    server_restart(s);
     return 0;
 }
 
@@ -824,18 +296,9 @@ int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp)
 
     if (!s) {
         *whyp = xasprintf("Unknown server: %s", name);
-        return -ENOENT;
+        return MANAGER_E_UNKNOWN_SERVER;
     }
-    server_clear_timers(s);
-    server_close_upstream(s);
-    s->tools = json_free(s->tools);
-    s->tools_deferred = false;
-    surface_server_clear(s);
-    s->idle_stopped = false;
-    server_set_state(s, SERVER_STOPPED, NULL);
-    free(s->last_error);
-    s->last_error = NULL;
-    server_settled(s);
+    server_stop(s);
     return 0;
 }
 
@@ -849,7 +312,7 @@ int manager_logs(Manager *m, Peer *p, const char *name, uint64_t since, yajl_val
 
     if (!s) {
         *whyp = xasprintf("Unknown server: %s", name);
-        return -ENOENT;
+        return MANAGER_E_UNKNOWN_SERVER;
     }
     /* A stdio server not started yet by this mcpd may have runs a previous one recorded. */
     if (s->cfg->type == TRANSPORT_STDIO)
@@ -875,14 +338,14 @@ void manager_counts(Manager *m, unsigned *connectedp, unsigned *totalp, unsigned
 {
     unsigned c = 0, t = 0, tools = 0;
 
-    for (size_t i = 0; i < m->n_order; i++) {
-        Server *s = m->order[i];
+    for (size_t i = 0; i < m->servers.n_order; i++) {
+        Server *s = m->servers.order[i];
         if (s->state == SERVER_DISABLED)
             continue;
         t++;
         if (s->state == SERVER_CONNECTED)
             c++;
-        tools += (unsigned)json_array_len(s->tools);
+        tools += (unsigned)toolset_len(s->tools);
     }
     *connectedp = c;
     *totalp = t;
@@ -974,9 +437,10 @@ static yajl_val server_status(Server *s)
     json_object_set(o, "transport",
                     json_string_new(s->up && s->up->transport ? s->up->transport->ops->kind
                                                               : transport_type_name(s->cfg->type)));
-    json_object_set(o, "tools", json_int_new((int64_t)json_array_len(s->tools)));
+    json_object_set(o, "tools", json_int_new((int64_t)toolset_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
-    surface_status(s, o);
+    if (server_manager(s)->ext.server_status)
+        server_manager(s)->ext.server_status(s, o);
     if (s->n_tools_filtered)
         json_object_set(o, "toolsFiltered", json_int_new((int64_t)s->n_tools_filtered));
     if (s->idle_stopped)
@@ -1034,6 +498,9 @@ static yajl_val workspace_status(Workspace *ws)
     json_object_set(o, "servers", names);
     json_object_set(o, "tools", json_int_new((int64_t)ws->n_view));
     json_object_set(o, "nameCollisions", json_int_new(ws->n_collisions));
+    /* Views built and tools/list answers that shared one by reference. */
+    json_object_set(o, "viewBuilds", json_int_new((int64_t)ws->n_view_builds));
+    json_object_set(o, "viewSends", json_int_new((int64_t)ws->n_view_sends));
     if (!ws->n_agents && ws->root && evtimer_pending(ws->ev_linger, NULL))
         json_object_set(o, "lingering", json_bool_new(true));
     return o;
@@ -1041,36 +508,42 @@ static yajl_val workspace_status(Workspace *ws)
 
 static yajl_val agent_status(Manager *m, Peer *p)
 {
-    yajl_val a = json_object_new();
-    Workspace *ws = p->workspace_id ? idmap_get(&m->workspaces, p->workspace_id) : NULL;
-    Peer *parent = p->parent_peer_id ? peer_get(m->peers, p->parent_peer_id) : NULL;
+    static const Agent fresh = {.log_level = -1}; /* one that has said nothing yet */
+    yajl_val o = json_object_new();
+    const Agent *a = agent_get(&m->agents, p->id);
+    Workspace *ws;
+    Peer *parent;
 
-    json_object_set(a, "id", json_int_new((int64_t)p->id));
-    json_object_set(a, "pid", json_int_new(p->pid));
-    if (p->client_name)
-        json_object_set(a, "name", json_string_new(p->client_name));
-    if (p->client_version)
-        json_object_set(a, "version", json_string_new(p->client_version));
-    json_object_set(a, "initialized", json_bool_new(p->initialized));
-    if (p->protocol_version)
-        json_object_set(a, "protocolVersion", json_string_new(p->protocol_version));
+    if (!a)
+        a = &fresh;
+    ws = a->workspace_id ? idmap_get(&m->workspaces.by_id, a->workspace_id) : NULL;
+    parent = a->parent_id ? peer_get(m->peers, a->parent_id) : NULL;
+    json_object_set(o, "id", json_int_new((int64_t)p->id));
+    json_object_set(o, "pid", json_int_new(p->pid));
+    if (a->client_name)
+        json_object_set(o, "name", json_string_new(a->client_name));
+    if (a->client_version)
+        json_object_set(o, "version", json_string_new(a->client_version));
+    json_object_set(o, "initialized", json_bool_new(a->initialized));
+    if (a->protocol_version)
+        json_object_set(o, "protocolVersion", json_string_new(a->protocol_version));
     if (ws) {
-        json_object_set(a, "workspace", json_int_new((int64_t)ws->id));
-        json_object_set(a, "root", ws->root ? json_string_new(ws->root) : json_null_new());
+        json_object_set(o, "workspace", json_int_new((int64_t)ws->id));
+        json_object_set(o, "root", ws->root ? json_string_new(ws->root) : json_null_new());
     }
-    if (p->session_id)
-        json_object_set(a, "session", json_int_new((int64_t)p->session_id));
-    if (p->parent_peer_id) {
-        json_object_set(a, "parent", json_int_new((int64_t)p->parent_peer_id));
+    if (a->session_id)
+        json_object_set(o, "session", json_int_new((int64_t)a->session_id));
+    if (a->parent_id) {
+        json_object_set(o, "parent", json_int_new((int64_t)a->parent_id));
         if (parent)
-            json_object_set(a, "parentPid", json_int_new(parent->pid));
+            json_object_set(o, "parentPid", json_int_new(parent->pid));
     }
-    if (p->log_level >= 0)
-        json_object_set(a, "logLevel", json_int_new(p->log_level));
-    json_object_set(a, "callsInFlight", json_int_new(p->calls_in_flight));
-    json_object_set(a, "bytesQueued", json_int_new((int64_t)peer_queued(p)));
-    json_object_set(a, "connectedAt", json_int_new(p->connected_wall_ms));
-    return a;
+    if (a->log_level >= 0)
+        json_object_set(o, "logLevel", json_int_new(a->log_level));
+    json_object_set(o, "callsInFlight", json_int_new(a->calls_in_flight));
+    json_object_set(o, "bytesQueued", json_int_new((int64_t)peer_queued(p)));
+    json_object_set(o, "connectedAt", json_int_new(p->connected_wall_ms));
+    return o;
 }
 
 yajl_val manager_status(Manager *m)
@@ -1080,31 +553,32 @@ yajl_val manager_status(Manager *m)
     size_t pos = 0;
     void *v;
 
-    for (size_t i = 0; i < m->n_order; i++) {
-        yajl_val so = server_status(m->order[i]);
-        json_object_set(so, "id", json_int_new((int64_t)m->order[i]->id));
+    for (size_t i = 0; i < m->servers.n_order; i++) {
+        yajl_val so = server_status(m->servers.order[i]);
+        json_object_set(so, "id", json_int_new((int64_t)m->servers.order[i]->id));
         json_array_push(servers, so);
     }
     for (Peer *p = m->peers->first; p; p = p->next)
         json_array_push(agents, agent_status(m, p));
-    while (idmap_next(&m->workspaces, &pos, NULL, &v)) {
+    while (idmap_next(&m->workspaces.by_id, &pos, NULL, &v)) {
         json_array_push(wss, workspace_status(v));
         ws_problems_into(probs, v);
     }
     json_object_set(o, "servers", servers);
     json_object_set(o, "agents", agents);
     json_object_set(o, "workspaces", wss);
-    if (m->user_ws) {
-        ws_view_ensure(m->user_ws);
-        json_object_set(o, "tools", json_int_new((int64_t)m->user_ws->n_view));
-        json_object_set(o, "nameCollisions", json_int_new(m->user_ws->n_collisions));
+    if (m->workspaces.user_ws) {
+        Workspace *uws = m->workspaces.user_ws;
+        ws_view_ensure(uws);
+        json_object_set(o, "tools", json_int_new((int64_t)uws->n_view));
+        json_object_set(o, "nameCollisions", json_int_new(uws->n_collisions));
     }
-    for (size_t i = 0; i < m->n_order; i++)
-        if (m->order[i]->cache_problem) {
+    for (size_t i = 0; i < m->servers.n_order; i++)
+        if (m->servers.order[i]->cache_problem) {
             yajl_val cp = json_object_new();
-            json_object_set(cp, "server", json_string_new(m->order[i]->cfg->name));
+            json_object_set(cp, "server", json_string_new(m->servers.order[i]->cfg->name));
             json_object_set(cp, "path", json_string_new(m->cache_dir));
-            json_object_set(cp, "error", json_string_new(m->order[i]->cache_problem));
+            json_object_set(cp, "error", json_string_new(m->servers.order[i]->cache_problem));
             json_array_push(probs, cp);
         }
     json_object_set(o, "problems", probs);
@@ -1122,47 +596,79 @@ void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, cons
     m->home = paths_home();
     m->cache_dir = cache_dir();
     m->started_wall_ms = wall_ms();
+    server_registry_init(&m->servers, base, &m->settings, m->cache_dir, &server_events, m);
+    ws_registry_init(&m->workspaces, &m->servers, peers, &m->agents, &m->settings, config_file,
+                     m->home);
+    call_registry_init(&m->calls, &m->workspaces);
 }
 
 void manager_shutdown(Manager *m)
 {
-    size_t pos = 0;
-    void *v;
-
-    m->shutting_down = true;
+    m->servers.shutting_down = true;
     /* Workspaces stay (agents may still ask during the grace period), empty. */
-    while (idmap_next(&m->workspaces, &pos, NULL, &v)) {
-        Workspace *ws = v;
-        Server **servers = ws->servers;
-        size_t n = ws->n_servers;
-        ws->servers = NULL;
-        ws->n_servers = 0;
-        ws->dirty = true;
-        for (size_t i = 0; i < n; i++)
-            server_release(servers[i]);
-        free(servers);
-    }
-    while (m->n_order)
-        server_remove(m->order[m->n_order - 1]);
+    ws_registry_shutdown(&m->workspaces);
+    server_registry_shutdown(&m->servers);
 }
 
 void manager_deinit(Manager *m)
 {
-    size_t pos = 0;
-    void *v;
-
     manager_shutdown(m);
     while (m->server_waiters)
         waiter_finish(m->server_waiters, NULL, false);
-    calls_deinit(m);
-    while (idmap_next(&m->workspaces, &pos, NULL, &v))
-        ws_free(v);
-    idmap_deinit(&m->workspaces);
-    sessions_deinit(m);
-    surface_passthrough_deinit(m);
-    idmap_deinit(&m->servers);
-    free(m->order);
+    call_registry_deinit(&m->calls);
+    ws_registry_deinit(&m->workspaces);
+    if (m->ext.deinit)
+        m->ext.deinit(m);
+    server_registry_deinit(&m->servers);
+    agent_registry_deinit(&m->agents);
     free(m->home);
     free(m->cache_dir);
-    strbuf_deinit(&m->scratch);
+}
+
+/* ---- what agents ask, passed to the module that owns it ---- */
+
+void manager_list_tools(Manager *m, Peer *p, yajl_val id)
+{
+    ws_list_tools(&m->workspaces, p, id);
+}
+
+void manager_call_tool(Manager *m, Peer *p, yajl_val id, yajl_val params)
+{
+    call_tool(&m->calls, p, id, params);
+}
+
+void manager_call_tool_fast(Manager *m, Peer *p, JsonSpan id, JsonSpan name, JsonSpan args,
+                            JsonSpan token)
+{
+    call_tool_fast(&m->calls, p, id, name, args, token);
+}
+
+void manager_cancel(Manager *m, Peer *p, yajl_val request_id)
+{
+    call_cancel(&m->calls, p, request_id);
+}
+
+int manager_attach(Manager *m, Peer *p, const char *cwd, const char *token, char **whyp)
+{
+    return ws_attach(&m->workspaces, p, cwd, token, whyp);
+}
+
+const char *manager_peer_token(Manager *m, Peer *p)
+{
+    return ws_peer_token(&m->workspaces, p);
+}
+
+void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg)
+{
+    call_peer_response(&m->calls, p, msg);
+}
+
+char *manager_cause_of_request(Manager *m, uint64_t request_id)
+{
+    return call_cause_of_request(&m->calls, request_id);
+}
+
+void manager_set_log_level(Manager *m, Peer *p, int level)
+{
+    call_set_log_level(&m->calls, p, level);
 }

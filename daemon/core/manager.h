@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// manager: upstream servers and their lifecycle (connect pipeline, start-up gate, tools, calls).
+// manager: the core wired together (servers, workspaces, calls), control by name, mcpd/wait,
+// status.
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -13,125 +15,32 @@
 #include "common/jsonscan.h"
 #include "common/strbuf.h"
 #include "daemon/config/config.h"
+#include "daemon/core/agent.h"
+#include "daemon/core/call.h"
+#include "daemon/core/server.h"
+#include "daemon/core/workspace.h"
 #include "daemon/downstream/peer.h"
-#include "daemon/upstream/upstream.h"
-
-typedef enum ServerState {
-    SERVER_DISABLED,
-    SERVER_CONNECTING,
-    SERVER_CONNECTED,
-    SERVER_FAILED,
-    SERVER_BACKOFF,
-    SERVER_STOPPED,
-} ServerState;
-
-/* Reconnect policy beyond the seed (DESIGN section 4). */
-#define BACKOFF_FIRST_MS  500
-#define BACKOFF_MAX_MS    60000
-#define BREAKER_FAILURES  5
-#define BREAKER_WINDOW_MS 60000
-/*
- * A re-list's cache write waits this long, so a burst of list_changed makes one fsynced write;
- * a crash in the window costs only a stale cache, which the next connect rewrites.
- */
-#define CACHE_WRITE_DEBOUNCE_MS 2000
-/* Agents hear of tool changes at most this often; a burst of changes makes one notification. */
-#define LIST_CHANGED_COALESCE_MS 50
 
 typedef struct Manager Manager;
 
-/* One upstream server connection and everything known about it. */
-typedef struct Server {
-    uint64_t id;
-    Manager *m;
-    ServerConfig *cfg;
-    ServerState state;
-    int64_t since_wall_ms;
-    char *last_error;
-    int64_t last_error_wall_ms; /* when last_error was set */
-    Upstream *up;
-    struct Resolve *resolving; /* connect-time values (resolve.h) in flight, or NULL */
-
-    yajl_val tools;          /* array of upstream tool objects, or NULL */
-    bool tools_deferred;     /* tools are a stand-in (last known) while not connected */
-    size_t n_tools_filtered; /* tools its filters (enabledTools, ...) hide from agents */
-    uint64_t connect_started_ms;
-    struct event *ev_connect_timeout, *ev_retry, *ev_health;
-    uint64_t last_used_ms; /* monotonic: last call started or finished */
-    bool idle_stopped;     /* stopped for idleness: restarts on the next call */
-    bool ping_in_flight;
-    int64_t next_attempt_wall_ms;
-    int64_t backoff_ms;
-    uint64_t failures[BREAKER_FAILURES]; /* monotonic ms of recent failures, ring */
-    unsigned n_failures;
-    unsigned restarts;           /* every automatic respawn/reconnect after a failure or a loss */
-    int64_t cache_saved_wall_ms; /* when the cached tool list was written; 0: none */
-    struct event *ev_cache;      /* a re-list's debounced cache write */
-    uint64_t cache_writes;       /* cache files written, for status */
-    char *cache_problem;         /* why its cache is not used (not private), or NULL */
-    bool listing;                /* a tools/list is in flight (one at most) */
-    bool relist_pending;         /* list_changed came during it: re-list once it ends */
-    uint64_t lists_total;        /* tools/list runs started, for status */
-    char *list_note;             /* the bound that cut the last list short, or NULL */
-    char tools_fp[2 * SHA256_DIGEST_SIZE + 1]; /* fingerprint of tools as last listed */
-    unsigned calls_in_flight;
-    uint64_t calls_total;
-    unsigned n_refs;      /* workspaces that use it */
-    char *start_dir;      /* where a stdio server starts when its config names no cwd */
-    IdMap live_calls;     /* upstream request id -> Call, for routing progress */
-    int log_level;        /* logging/setLevel sent upstream, or -1 */
-    bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */
-    char *auth_challenge; /* its WWW-Authenticate text */
-
-    struct ServerSurface *surface; /* prompts, resources, subscriptions (surface.h), or NULL */
-} Server;
-
-/* One exposed tool in a workspace's view. */
-typedef struct ViewTool {
-    char *name;
-    uint64_t server_id;
-    const char *tool; /* borrowed from the server's tool list; valid until the view rebuilds */
-} ViewTool;
-
 /*
- * A project root (or the user workspace): the servers its agents see and its tool view.
- * Servers are shared between workspaces by identity (name, config hash, start directory).
+ * What the layers above (surface.c: prompts, resources; oauth-login) add to servers and agents.
+ * Members are filled in once by those layers (surface_init, oauth-login); each may be NULL.
  */
-typedef struct Workspace {
-    uint64_t id;
-    Manager *m;
-    char *root;       /* realpath; NULL: the user workspace */
-    Server **servers; /* in priority order; each holds a reference */
-    size_t n_servers;
-    ConfigSet problems; /* discovery problems of its last load */
-    uint64_t connect_started_ms;
-    struct event *ev_gate, *ev_notify, *ev_linger;
-    struct ListWaiter *waiters;
-    bool dirty;
-    ViewTool *view;
-    size_t n_view;
-    StrBuf view_json; /* {"tools":[...]} ready to send */
-    char notified_hash[2 * SHA256_DIGEST_SIZE + 1];
-    unsigned n_collisions;
-    unsigned n_agents;
+typedef struct ManagerExt {
+    void (*server_created)(Server *s);   /* its last known surface from the cache */
+    void (*server_connected)(Server *s); /* lists fetched, subscriptions renewed */
+    void (*server_cleared)(Server *s);   /* its lists leave every view */
+    void (*server_removed)(Server *s);   /* free its part */
+    /** An upstream notification of the surface; false when it is not one. */
+    bool (*server_notification)(Server *s, const char *method, yajl_val params);
+    void (*server_status)(Server *s, yajl_val o);
+    void (*server_signed_out)(Server *s); /* 401: refresh stored credentials (oauth-login) */
+    void (*peer_gone)(Manager *m, Peer *p);
+    void (*deinit)(Manager *m);
+} ManagerExt;
 
-    struct WsSurface *surface; /* prompts and resources notifications (surface.h), or NULL */
-} Workspace;
-
-/* An agent session: the agent that opened it and the subagents that joined by its token. */
-typedef struct Session {
-    uint64_t id;
-    char token[2 * SESSION_TOKEN_BYTES + 1];
-    uid_t uid;
-    uint64_t owner_peer_id;
-    uint64_t workspace_id;
-    unsigned n_members;
-} Session;
-
-/* Per-agent limit of tools/call requests in flight; beyond it calls get MCPD_ERROR_TOO_MANY_CALLS.
- */
-#define AGENT_MAX_CALLS_IN_FLIGHT 256
-
+/* The core: servers, the workspaces that see them, and the calls routed through them. */
 struct Manager {
     struct event_base *base;
     PeerRegistry *peers;
@@ -139,28 +48,24 @@ struct Manager {
     const char *config_file;
     char *home;
     char *cache_dir;
-    IdMap servers;  /* id -> Server */
-    Server **order; /* creation order */
-    size_t n_order;
-    uint64_t next_server_id;
-    IdMap workspaces; /* id -> Workspace */
-    Workspace *user_ws;
-    uint64_t next_workspace_id;
-    IdMap sessions; /* id -> Session */
-    uint64_t next_session_id;
-    IdMap calls;                         /* id -> Call */
-    IdMap server_requests;               /* downstream id -> ServerRequest */
+    AgentRegistry agents;
+    ServerRegistry servers;
+    WorkspaceRegistry workspaces;
+    CallRegistry calls;
     struct ServerWaiter *server_waiters; /* mcpd/wait requests */
-    uint64_t next_call_id;
-    uint64_t next_request_id;
-    StrBuf scratch; /* reused for replies on the hot path */
-    bool shutting_down;
     int64_t started_wall_ms;
     void (*on_change)(void *userdata); /* a server changed state (for sd_notify STATUS=) */
     void *on_change_ud;
+    ManagerExt ext;
 
     IdMap passthrough; /* peer id -> name of the one server it sees as itself (surface.h) */
 };
+
+/** The manager a server belongs to (its registry is the manager's). */
+static inline Manager *server_manager(const Server *s)
+{
+    return (Manager *)((char *)s->reg - offsetof(Manager, servers));
+}
 
 /** Set up; nothing connects until manager_load(). */
 void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, const Settings *s,
@@ -192,12 +97,15 @@ void manager_cancel(Manager *m, Peer *p, yajl_val request_id);
 /**
  * initialize: place a peer in a workspace and a session. With a token it joins that session
  * (its workspace); otherwise cwd (or NULL: the user workspace) selects the workspace and a new
- * session starts. Returns 0 or -errno with *whyp set.
+ * session starts. Returns 0, a WS_E_* outcome or -errno, with *whyp set unless 0.
  */
 int manager_attach(Manager *m, Peer *p, const char *cwd, const char *token, char **whyp);
 /** The session token a peer hands to its subagents. */
 const char *manager_peer_token(Manager *m, Peer *p);
-/** A peer went away: cancel its calls upstream, forget its waiters, leave its workspace. */
+/**
+ * A peer went away (or its initialize is undone): cancel its calls upstream, leave its workspace
+ * and session, forget its agent.
+ */
 void manager_peer_gone(Manager *m, Peer *p);
 /** A response from a peer to a request mcpd forwarded to it (sampling, elicitation, roots). */
 void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg);
@@ -205,7 +113,7 @@ void manager_peer_response(Manager *m, Peer *p, JsonrpcMsg *msg);
  * The agent's id (JSON text, to free) of the call that caused request_id, a request mcpd
  * forwarded to that agent; NULL when none is known. For MRTR toward 2026-07-28 agents.
  */
-char *call_cause_of_request(Manager *m, uint64_t request_id);
+char *manager_cause_of_request(Manager *m, uint64_t request_id);
 /** logging/setLevel from a peer (level already checked); upstream levels follow. */
 void manager_set_log_level(Manager *m, Peer *p, int level);
 /** mcpd/status result. */
@@ -214,9 +122,15 @@ yajl_val manager_status(Manager *m);
  * Control by server name: the server of that name in the peer's workspace, else the first
  * of that name in any workspace.
  */
-/** mcpd/connect: (re)connect one server, resetting its breaker. */
+/* Outcomes of control by name the caller must handle (STYLE.md 5); *whyp says which server. */
+enum {
+    MANAGER_E_UNKNOWN_SERVER = 1, /* no server of that name */
+    MANAGER_E_DISABLED,           /* its config disables it */
+};
+
+/** mcpd/connect: (re)connect one server, resetting its breaker; 0 or MANAGER_E_*. */
 int manager_connect(Manager *m, Peer *p, const char *name, char **whyp);
-/** mcpd/disconnect: stop one server and remove its tools. */
+/** mcpd/disconnect: stop one server and remove its tools; 0 or MANAGER_E_UNKNOWN_SERVER. */
 int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp);
 /**
  * mcpd/logs: a server's recorded runs from run `since` on (0: all kept), each with its exit and
@@ -228,7 +142,5 @@ int manager_logs(Manager *m, Peer *p, const char *name, uint64_t since, yajl_val
 void manager_wait(Manager *m, Peer *p, yajl_val id, const char *name, int64_t timeout_ms);
 /** Counts for sd_notify STATUS= and logs. */
 void manager_counts(Manager *m, unsigned *connectedp, unsigned *totalp, unsigned *toolsp);
-/** An MCP log level's rank (0 debug .. 7 emergency), or -1 for an unknown name. */
-int mcp_log_level(const char *name);
-/** Name of a state. */
-const char *server_state_name(ServerState s);
+/** The server for a control request by name (the peer's workspace first). */
+Server *manager_find_server(Manager *m, Peer *p, const char *name);

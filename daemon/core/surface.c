@@ -15,7 +15,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/core/cache.h"
-#include "daemon/core/manager-private.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/naming.h"
 #include "daemon/core/surface.h"
 
@@ -70,7 +70,7 @@ static ServerSurface *srv(Server *s)
 {
     if (!s->surface) {
         s->surface = xcalloc(1, sizeof(*s->surface));
-        s->surface->ev_cache = evtimer_new(s->m->base, on_cache_timer, s);
+        s->surface->ev_cache = evtimer_new(s->reg->base, on_cache_timer, s);
     }
     return s->surface;
 }
@@ -91,10 +91,10 @@ static void on_cache_timer(evutil_socket_t fd, short what, void *arg)
         json_object_set(o, "instructions", json_string_new(ss->instructions));
     for (int k = 0; k < SURFACE_N; k++)
         json_object_set(o, kinds[k].key, ss->lists[k] ? json_copy(ss->lists[k]) : json_array_new());
-    _cleanup_free_ char *dir = cache_surface_dir(s->m->cache_dir);
+    _cleanup_free_ char *dir = cache_surface_dir(s->reg->cache_dir);
 
-    if (cache_store_surface(dir, s->cfg, o, wall_ms(), s->m->settings.cache_ttl_days * 86400000LL,
-                            &why) < 0)
+    if (cache_store_surface(dir, s->cfg, o, wall_ms(),
+                            s->reg->settings->cache_ttl_days * 86400000LL, &why) < 0)
         log_full(LOG_WARNING, s->cfg->name, "cache", "surface cache not written: %s", why);
 }
 
@@ -118,7 +118,7 @@ void surface_load_cache(Server *s)
     _cleanup_free_ char *why = NULL;
     _cleanup_json_ yajl_val o = NULL;
     ServerSurface *ss;
-    _cleanup_free_ char *dir = cache_surface_dir(s->m->cache_dir);
+    _cleanup_free_ char *dir = cache_surface_dir(s->reg->cache_dir);
     int r = cache_load_surface(dir, s->cfg, wall_ms(), &o, &why);
 
     if (r == CACHE_E_STALE)
@@ -186,7 +186,7 @@ static Server *ws_server_named(Workspace *ws, const char *name)
 
 int surface_passthrough_set(Manager *m, Peer *p, const char *name, char **whyp)
 {
-    if (!ws_server_named(ws_of_peer(m, p), name)) {
+    if (!ws_server_named(ws_of_peer(&m->workspaces, p), name)) {
         *whyp = xasprintf("_meta[\"mcpd/server\"]: no server \"%s\" in this agent's workspace "
                           "(see mcpctl status)",
                           name);
@@ -204,7 +204,7 @@ bool surface_passthrough(Manager *m, const Peer *p, Server **sp)
     /* The common case, no passthrough agent at all, costs one load. */
     if (!m->passthrough.n || !(name = idmap_get(&m->passthrough, p->id)))
         return false;
-    *sp = ws_server_named(ws_of_peer(m, p), name);
+    *sp = ws_server_named(ws_of_peer(&m->workspaces, p), name);
     return true;
 }
 
@@ -337,7 +337,7 @@ static bool uri_valid(const char *uri, char **whyp)
 static Server *route_uri(Manager *m, Peer *p, const char *uri, SurfaceKind k, char **origp,
                          char **whyp)
 {
-    Workspace *ws = ws_of_peer(m, p);
+    Workspace *ws = ws_of_peer(&m->workspaces, p);
     _cleanup_free_ Server **sorted = ws_sorted(ws);
     const char *key = k == SURFACE_TEMPLATES ? "uriTemplate" : "uri", *rest;
     Server *s, *only = NULL;
@@ -530,7 +530,7 @@ static yajl_val view_build(Workspace *ws, SurfaceKind k)
 
 void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind k, yajl_val params)
 {
-    Workspace *ws = ws_of_peer(m, p);
+    Workspace *ws = ws_of_peer(&m->workspaces, p);
     yajl_val cur = json_get(params, "cursor"), r, page;
     Server *s;
     _cleanup_json_ yajl_val all = NULL;
@@ -542,8 +542,8 @@ void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind k, yajl_val para
         errno = 0;
         off = c && *c ? strtoull(c, &end, 10) : 0;
         if (!c || !*c || *end || errno || !isdigit((unsigned char)*c)) {
-            manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS,
-                                "invalid cursor: pass back the nextCursor of the previous page");
+            agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS,
+                              "invalid cursor: pass back the nextCursor of the previous page");
             return;
         }
     }
@@ -564,7 +564,7 @@ void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind k, yajl_val para
         _cleanup_free_ char *next = xasprintf("%llu", off + SURFACE_PAGE_SIZE);
         json_object_set(r, "nextCursor", json_string_new(next));
     }
-    manager_reply_result(m, p->id, id, r);
+    agent_reply(m->peers, p->id, id, r);
     json_free(r);
 }
 
@@ -593,9 +593,11 @@ static void on_ws_notify(evutil_socket_t fd, short what, void *arg)
             continue;
         strbuf_reset(&sb);
         jsonrpc_write_notification(&sb, kinds[k].changed, NULL);
-        for (Peer *p = ws->m->peers->first; p; p = p->next)
-            if (p->initialized && p->workspace_id == ws->id)
+        for (Peer *p = ws->reg->peers->first; p; p = p->next) {
+            Agent *a = agent_get(ws->reg->agents, p->id);
+            if (a && a->initialized && a->workspace_id == ws->id)
                 peer_send_sb(p, &sb);
+        }
     }
     strbuf_deinit(&sb);
 }
@@ -604,7 +606,7 @@ static WsSurface *ws_surface(Workspace *ws)
 {
     if (!ws->surface) {
         ws->surface = xcalloc(1, sizeof(*ws->surface));
-        ws->surface->ev_notify = evtimer_new(ws->m->base, on_ws_notify, ws);
+        ws->surface->ev_notify = evtimer_new(ws->reg->base, on_ws_notify, ws);
     }
     return ws->surface;
 }
@@ -622,7 +624,7 @@ void surface_ws_changed(Workspace *ws)
 {
     struct timeval tv;
 
-    if (ws->m->shutting_down)
+    if (ws->reg->servers->shutting_down)
         return;
     /* On the first change the hashes start empty: agents hear of the first lists. */
     ws_surface(ws);
@@ -638,7 +640,7 @@ static void surface_changed(Server *s)
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&s->m->workspaces, &pos, NULL, &v))
+    while (idmap_next(&server_manager(s)->workspaces.by_id, &pos, NULL, &v))
         if (ws_has_server(v, s))
             surface_ws_changed(v);
 }
@@ -656,7 +658,7 @@ static void surface_fetch(Server *s, SurfaceKind k);
 static void on_surface_list(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     ListJob *job = ctx;
-    Server *s = idmap_get(&job->m->servers, job->server_id);
+    Server *s = server_get(&job->m->servers, job->server_id);
     SurfaceKind k = job->kind;
     ServerSurface *ss;
     yajl_val list;
@@ -692,9 +694,9 @@ static void surface_fetch(Server *s, SurfaceKind k)
 {
     ServerSurface *ss = srv(s);
     UpstreamListLimits lim = {
-        .max_tools = s->m->settings.max_tools_per_server,
-        .max_pages = s->m->settings.max_list_pages,
-        .max_bytes = s->m->settings.max_list_bytes,
+        .max_tools = s->reg->settings->max_tools_per_server,
+        .max_pages = s->reg->settings->max_list_pages,
+        .max_bytes = s->reg->settings->max_list_bytes,
     };
     ListJob *job;
 
@@ -704,7 +706,7 @@ static void surface_fetch(Server *s, SurfaceKind k)
     }
     job = xcalloc(1, sizeof(*job));
     job->server_id = s->id;
-    job->m = s->m;
+    job->m = server_manager(s);
     job->kind = k;
     ss->listing[k] = true;
     ss->relist[k] = false;
@@ -797,16 +799,16 @@ static void route_updated(Server *s, yajl_val params)
         if (!streq(ss->subs[i].uri, uri))
             continue;
         for (size_t j = 0; j < ss->subs[i].n_peers; j++) {
-            Peer *p = peer_get(s->m->peers, ss->subs[i].peers[j]);
+            Peer *p = peer_get(server_manager(s)->peers, ss->subs[i].peers[j]);
             if (!p)
                 continue;
             _cleanup_json_ yajl_val out = json_copy(params);
             Server *only;
-            if (!surface_passthrough(s->m, p, &only))
-                json_object_set(
-                    out, "uri",
-                    json_string_new_take(surface_expose_uri(ws_of_peer(s->m, p), s, uri)));
-            manager_notify_peer(s->m, p->id, "notifications/resources/updated", out);
+            if (!surface_passthrough(server_manager(s), p, &only))
+                json_object_set(out, "uri",
+                                json_string_new_take(surface_expose_uri(
+                                    ws_of_peer(&server_manager(s)->workspaces, p), s, uri)));
+            agent_notify(server_manager(s)->peers, p->id, "notifications/resources/updated", out);
         }
         return;
     }
@@ -850,7 +852,7 @@ void surface_status(Server *s, yajl_val o)
 
 void surface_capabilities(Manager *m, Peer *p, yajl_val caps)
 {
-    Workspace *ws = ws_of_peer(m, p);
+    Workspace *ws = ws_of_peer(&m->workspaces, p);
     bool prompts = false, resources = false, subscribe = false, completions = false;
     Server *only = NULL;
     bool pass = surface_passthrough(m, p, &only);
@@ -884,7 +886,7 @@ void surface_capabilities(Manager *m, Peer *p, yajl_val caps)
 
 char *surface_instructions(Manager *m, Peer *p)
 {
-    Workspace *ws = ws_of_peer(m, p);
+    Workspace *ws = ws_of_peer(&m->workspaces, p);
     _cleanup_free_ Server **sorted = ws_sorted(ws);
     StrBuf sb = STRBUF_INIT;
     Server *only;
@@ -914,10 +916,10 @@ void surface_prompt_get(Manager *m, Peer *p, yajl_val id, yajl_val params)
     Server *only;
 
     if (surface_passthrough(m, p, &only) && only) {
-        call_route(m, p, id, only, "prompts/get", params);
+        call_route(&m->calls, p, id, only, "prompts/get", params);
         return;
     }
-    e = prompt_names(ws_of_peer(m, p), &n);
+    e = prompt_names(ws_of_peer(&m->workspaces, p), &n);
 
     for (size_t i = 0; i < n; i++) {
         if (!streq(e[i].name, name))
@@ -925,13 +927,13 @@ void surface_prompt_get(Manager *m, Peer *p, yajl_val id, yajl_val params)
         PromptRef *r = e[i].data;
         fwd = json_copy(params);
         json_object_set(fwd, "name", json_string_new(e[i].tool));
-        call_route(m, p, id, r->s, "prompts/get", fwd);
+        call_route(&m->calls, p, id, r->s, "prompts/get", fwd);
         prompt_names_free(e, n);
         return;
     }
     prompt_names_free(e, n);
     _cleanup_free_ char *msg = xasprintf("Unknown prompt: %s (see prompts/list)", name);
-    manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, msg);
+    agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, msg);
 }
 
 void surface_read(Manager *m, Peer *p, yajl_val id, yajl_val params)
@@ -941,12 +943,12 @@ void surface_read(Manager *m, Peer *p, yajl_val id, yajl_val params)
     _cleanup_json_ yajl_val fwd = NULL;
 
     if (!s) {
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, why);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, why);
         return;
     }
     fwd = json_copy(params);
     json_object_set(fwd, "uri", json_string_new(orig));
-    call_route(m, p, id, s, "resources/read", fwd);
+    call_route(&m->calls, p, id, s, "resources/read", fwd);
 }
 
 static SurfaceSub *sub_find(ServerSurface *ss, const char *uri)
@@ -991,7 +993,7 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
     bool can = false;
 
     if (!s) {
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, why);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, why);
         return;
     }
     ss = srv(s);
@@ -1000,14 +1002,14 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
         _cleanup_free_ char *msg =
             xasprintf("MCP server %s does not offer resource subscriptions (resources.subscribe)",
                       s->cfg->name);
-        manager_reply_error(m, p->id, id, JSONRPC_METHOD_NOT_FOUND, msg);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_METHOD_NOT_FOUND, msg);
         return;
     }
     sub = sub_find(ss, orig);
     if (!on) {
         if (sub && sub_has(sub, p->id))
             sub_leave(s, sub, p->id);
-        manager_reply_result(m, p->id, id, NULL);
+        agent_reply(m->peers, p->id, id, NULL);
         return;
     }
     if (!sub && ss->n_subs >= SURFACE_MAX_SUBS) {
@@ -1015,7 +1017,7 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
             xasprintf("MCP server %s already has %d resource subscriptions, the most mcpd keeps "
                       "per server; unsubscribe from some (resources/unsubscribe) first",
                       s->cfg->name, SURFACE_MAX_SUBS);
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_REQUEST, msg);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_REQUEST, msg);
         return;
     }
     if (!sub) {
@@ -1030,14 +1032,14 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
         sub->peers = xrealloc(sub->peers, (sub->n_peers + 1) * sizeof(*sub->peers));
         sub->peers[sub->n_peers++] = p->id;
     }
-    manager_reply_result(m, p->id, id, NULL);
+    agent_reply(m->peers, p->id, id, NULL);
 }
 
 void surface_peer_gone(Manager *m, Peer *p)
 {
     free(idmap_remove(&m->passthrough, p->id));
-    for (size_t i = 0; i < m->n_order; i++) {
-        Server *s = m->order[i];
+    for (size_t i = 0; i < m->servers.n_order; i++) {
+        Server *s = m->servers.order[i];
         ServerSurface *ss = s->surface;
         for (size_t j = ss ? ss->n_subs : 0; j-- > 0;)
             if (sub_has(&ss->subs[j], p->id))
@@ -1059,7 +1061,7 @@ void surface_complete(Manager *m, Peer *p, yajl_val id, yajl_val params)
             why = xstrdup("the server this agent sees has left its workspace");
     } else if (type && streq(type, "ref/prompt") && json_get_string(ref, "name")) {
         size_t n;
-        NamingEntry *e = prompt_names(ws_of_peer(m, p), &n);
+        NamingEntry *e = prompt_names(ws_of_peer(&m->workspaces, p), &n);
         for (size_t i = 0; i < n && !s; i++)
             if (streq(e[i].name, json_get_string(ref, "name"))) {
                 s = ((PromptRef *)e[i].data)->s;
@@ -1079,14 +1081,55 @@ void surface_complete(Manager *m, Peer *p, yajl_val id, yajl_val params)
                       "{type:\"ref/resource\", uri}");
     }
     if (!s) {
-        manager_reply_error(m, p->id, id, JSONRPC_INVALID_PARAMS, why);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, why);
         return;
     }
     if (s->surface && s->surface->caps && !json_get(s->surface->caps, "completions")) {
         _cleanup_free_ char *msg =
             xasprintf("MCP server %s does not offer completions", s->cfg->name);
-        manager_reply_error(m, p->id, id, JSONRPC_METHOD_NOT_FOUND, msg);
+        agent_reply_error(m->peers, p->id, id, JSONRPC_METHOD_NOT_FOUND, msg);
         return;
     }
-    call_route(m, p, id, s, "completion/complete", fwd);
+    call_route(&m->calls, p, id, s, "completion/complete", fwd);
+}
+
+/* ---- set-up ---- */
+
+void surface_list_gated(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params)
+{
+    ws_list_gated(&m->workspaces, p, id, (int)kind, params);
+}
+
+static bool ext_passthrough(void *ud, const Peer *p, Server **sp)
+{
+    return surface_passthrough(ud, p, sp);
+}
+
+static void ext_list(void *ud, Peer *p, yajl_val id, int kind, yajl_val params)
+{
+    surface_list(ud, p, id, (SurfaceKind)kind, params);
+}
+
+static const WorkspaceExt ws_ext = {
+    .expose_uri = surface_expose_uri,
+    .rewrite_result = surface_rewrite_result,
+    .raw_has_uris = surface_raw_has_uris,
+    .passthrough = ext_passthrough,
+    .list = ext_list,
+    .changed = surface_ws_changed,
+    .freed = surface_ws_free,
+};
+
+void surface_init(Manager *m)
+{
+    m->ext.server_created = surface_load_cache;
+    m->ext.server_connected = surface_server_connected;
+    m->ext.server_cleared = surface_server_clear;
+    m->ext.server_removed = surface_server_free;
+    m->ext.server_notification = surface_notification;
+    m->ext.server_status = surface_status;
+    m->ext.peer_gone = surface_peer_gone;
+    m->ext.deinit = surface_passthrough_deinit;
+    m->workspaces.ext = &ws_ext;
+    m->workspaces.ext_ud = m;
 }

@@ -12,15 +12,6 @@
 #include "common/json.h"
 #include "daemon/core/manager.h"
 
-/* A string node that takes (and frees) a malloc'd string. */
-static inline yajl_val json_string_new_take(char *text)
-{
-    yajl_val v = json_string_new(text);
-
-    free(text);
-    return v;
-}
-
 typedef enum SurfaceKind {
     SURFACE_PROMPTS,
     SURFACE_RESOURCES,
@@ -50,7 +41,7 @@ typedef struct ServerSurface ServerSurface;
 /* A workspace's part: its coalesced list_changed notifications (Workspace.surface). */
 typedef struct WsSurface WsSurface;
 
-/* ---- servers (manager.c) ---- */
+/* ---- servers (through ManagerExt) ---- */
 
 /** The server's session is up (first list done): capabilities kept, lists fetched, resubscribed. */
 void surface_server_connected(Server *s);
@@ -65,7 +56,7 @@ bool surface_notification(Server *s, const char *method, yajl_val params);
 /** Counts for status: prompts, resources, resourceTemplates, subscriptions. */
 void surface_status(Server *s, yajl_val o);
 
-/* ---- workspaces (workspace.c) ---- */
+/* ---- workspaces and calls (through WorkspaceExt) ---- */
 
 void surface_ws_free(Workspace *ws);
 /** The workspace's server set changed: agents hear of prompt and resource changes (coalesced). */
@@ -84,7 +75,7 @@ void surface_capabilities(Manager *m, Peer *p, yajl_val caps);
 /** Each server's instructions, labelled; NULL when none has any. */
 char *surface_instructions(Manager *m, Peer *p);
 void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params);
-/** The same behind the workspace's start-up gate, like tools/list (workspace.c). */
+/** The same behind the workspace's start-up gate, like tools/list (ws_list_gated). */
 void surface_list_gated(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params);
 void surface_prompt_get(Manager *m, Peer *p, yajl_val id, yajl_val params);
 void surface_read(Manager *m, Peer *p, yajl_val id, yajl_val params);
@@ -102,7 +93,7 @@ void surface_passthrough_deinit(Manager *m);
 /** A peer went away: its subscriptions end (upstream too, when it was the last). */
 void surface_peer_gone(Manager *m, Peer *p);
 
-/* ---- call.c ---- */
+/* ---- set-up ---- */
 
-/** Route an agent request to server s: params are sent as given (owned by the caller). */
-void call_route(Manager *m, Peer *p, yajl_val id, Server *s, const char *method, yajl_val params);
+/** Plug the surface into the core (its ManagerExt and WorkspaceExt); once, after manager_init. */
+void surface_init(Manager *m);

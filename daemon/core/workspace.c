@@ -13,9 +13,10 @@
 #include "common/jsonrpc.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "daemon/core/manager-private.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/naming.h"
-#include "daemon/core/surface.h"
+#include "daemon/core/toolset.h"
+#include "daemon/core/workspace.h"
 
 static void ws_check_gate(Workspace *ws);
 
@@ -27,146 +28,12 @@ bool ws_has_server(const Workspace *ws, const Server *s)
     return false;
 }
 
-Workspace *ws_of_peer(Manager *m, const Peer *p)
+Workspace *ws_of_peer(WorkspaceRegistry *m, const Peer *p)
 {
-    Workspace *ws = p->workspace_id ? idmap_get(&m->workspaces, p->workspace_id) : NULL;
+    Agent *a = agent_get(m->agents, p->id);
+    Workspace *ws = a && a->workspace_id ? idmap_get(&m->by_id, a->workspace_id) : NULL;
 
     return ws ? ws : m->user_ws;
-}
-
-/* ---- the tool view ---- */
-
-static void view_clear(Workspace *ws)
-{
-    for (size_t i = 0; i < ws->n_view; i++)
-        free(ws->view[i].name);
-    free(ws->view);
-    ws->view = NULL;
-    ws->n_view = 0;
-}
-
-/* The tool as agents see it (DESIGN section 3). */
-/*
- * MCP Apps: the tool names its UI resource in _meta.ui.resourceUri (and the older flat key
- * _meta["ui/resourceUri"]); agents must read it back through mcpd, so it is the exposed URI.
- */
-static void expose_ui_meta(Workspace *ws, Server *s, yajl_val meta)
-{
-    yajl_val ui = json_get_object(meta, "ui");
-    const char *uri = json_get_string(ui, "resourceUri"), *flat;
-
-    if (uri)
-        json_object_set(ui, "resourceUri", json_string_new_take(surface_expose_uri(ws, s, uri)));
-    flat = json_get_string(meta, "ui/resourceUri");
-    if (flat)
-        json_object_set(meta, "ui/resourceUri",
-                        json_string_new_take(surface_expose_uri(ws, s, flat)));
-}
-
-static yajl_val exposed_tool(Workspace *ws, const char *name, Server *s, yajl_val t)
-{
-    static const char *const copied[] = {"title", "outputSchema", "annotations", "icons"};
-    const char *tool = json_get_string(t, "name"), *desc = json_get_string(t, "description");
-    yajl_val o = json_object_new(), schema = json_get_object(t, "inputSchema"), meta;
-    const char *prov = s->cfg->source.provider_name;
-
-    json_object_set(o, "name", json_string_new(name));
-    for (size_t i = 0; i < N_ELEMENTS(copied); i++)
-        if (json_get(t, copied[i]))
-            json_object_set(o, copied[i], json_copy(json_get(t, copied[i])));
-    if (desc)
-        json_object_set(o, "description", json_string_new(desc));
-    else {
-        _cleanup_free_ char *d = xasprintf("MCP tool from %s", s->cfg->name);
-        json_object_set(o, "description", json_string_new(d));
-    }
-    schema = schema ? json_copy(schema) : json_object_new();
-    if (!json_get(schema, "type"))
-        json_object_set(schema, "type", json_string_new("object"));
-    if (streq(json_get_string(schema, "type"), "object") && !json_get(schema, "properties"))
-        json_object_set(schema, "properties", json_object_new());
-    json_object_set(o, "inputSchema", schema);
-    meta = json_copy(json_get_object(t, "_meta"));
-    if (!meta)
-        meta = json_object_new();
-    expose_ui_meta(ws, s, meta);
-    _cleanup_free_ char *label = xasprintf("%s/%s", s->cfg->name, tool);
-    _cleanup_free_ char *path =
-        prov ? xasprintf("mcp:%s via %s", s->cfg->name, prov) : xasprintf("mcp:%s", s->cfg->name);
-    json_object_set(meta, "mcpd/server", json_string_new(s->cfg->name));
-    json_object_set(meta, "mcpd/tool", json_string_new(tool));
-    json_object_set(meta, "mcpd/label", json_string_new(label));
-    json_object_set(meta, "mcpd/path", json_string_new(path));
-    json_object_set(meta, "mcpd/deferred", json_bool_new(s->tools_deferred));
-    json_object_set(o, "_meta", meta);
-    return o;
-}
-
-typedef struct Named {
-    Server *s;
-    yajl_val def;
-} Named;
-
-static void view_rebuild(Workspace *ws)
-{
-    size_t n = 0, k = 0;
-    _cleanup_free_ Named *all = NULL;
-    _cleanup_free_ NamingEntry *entries = NULL;
-
-    view_clear(ws);
-    strbuf_reset(&ws->view_json);
-    for (size_t i = 0; i < ws->n_servers; i++)
-        n += json_array_len(ws->servers[i]->tools);
-    all = xcalloc(n ? n : 1, sizeof(*all));
-    entries = xcalloc(n ? n : 1, sizeof(*entries));
-    for (size_t i = 0; i < ws->n_servers; i++) {
-        Server *s = ws->servers[i];
-        for (size_t j = 0; j < json_array_len(s->tools); j++, k++) {
-            all[k].s = s;
-            all[k].def = json_array_at(s->tools, j);
-            entries[k].server = s->cfg->name;
-            entries[k].tool = json_get_string(all[k].def, "name");
-            entries[k].data = &all[k];
-        }
-    }
-    naming_assign(entries, n); /* sorted by name on return */
-    ws->n_collisions = 0;
-    ws->view = xcalloc(n ? n : 1, sizeof(*ws->view));
-    strbuf_puts(&ws->view_json, "{\"tools\":[");
-    for (size_t i = 0; i < n; i++) {
-        Named *nm = entries[i].data;
-        yajl_val o = exposed_tool(ws, entries[i].name, nm->s, nm->def);
-        if (i)
-            strbuf_putc(&ws->view_json, ',');
-        json_write(&ws->view_json, o);
-        json_free(o);
-        ws->view[i].name = entries[i].name;
-        ws->view[i].server_id = nm->s->id;
-        ws->view[i].tool = entries[i].tool;
-        ws->n_collisions += entries[i].collided != 0;
-    }
-    ws->n_view = n;
-    strbuf_puts(&ws->view_json, "]}");
-    ws->dirty = false;
-}
-
-void ws_view_ensure(Workspace *ws)
-{
-    if (ws->dirty || !ws->view_json.data)
-        view_rebuild(ws);
-}
-
-static int cmp_view_name(const void *key, const void *elem)
-{
-    return strcmp(key, ((const ViewTool *)elem)->name);
-}
-
-const ViewTool *ws_view_find(Workspace *ws, const char *name)
-{
-    ws_view_ensure(ws);
-    if (!name || !ws->n_view)
-        return NULL;
-    return bsearch(name, ws->view, ws->n_view, sizeof(ViewTool), cmp_view_name);
 }
 
 /* The coalesced list_changed: only when the view's bytes really changed, only to its agents. */
@@ -178,14 +45,16 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     ws_view_ensure(ws);
-    sha256_hex(hash, ws->view_json.data, ws->view_json.len);
+    sha256_hex(hash, ws->view_text->data, ws->view_text->len);
     if (streq(hash, ws->notified_hash))
         return;
     memcpy(ws->notified_hash, hash, sizeof(hash));
     jsonrpc_write_notification(&sb, "notifications/tools/list_changed", NULL);
-    for (Peer *p = ws->m->peers->first; p; p = p->next)
-        if (p->initialized && p->workspace_id == ws->id)
+    for (Peer *p = ws->reg->peers->first; p; p = p->next) {
+        Agent *a = agent_get(ws->reg->agents, p->id);
+        if (a && a->initialized && a->workspace_id == ws->id)
             peer_send_sb(p, &sb);
+    }
     strbuf_deinit(&sb);
     log_debug("tool view of %s changed: %zu tools; agents notified",
               ws->root ? ws->root : "the user workspace", ws->n_view);
@@ -196,18 +65,18 @@ static void ws_changed(Workspace *ws)
     struct timeval tv;
 
     ws->dirty = true;
-    if (ws->m->shutting_down || evtimer_pending(ws->ev_notify, NULL))
+    if (ws->reg->servers->shutting_down || evtimer_pending(ws->ev_notify, NULL))
         return;
     tv_ms(&tv, LIST_CHANGED_COALESCE_MS);
     evtimer_add(ws->ev_notify, &tv);
 }
 
-void server_views_changed(Server *s)
+void server_views_changed(WorkspaceRegistry *wr, Server *s)
 {
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&s->m->workspaces, &pos, NULL, &v)) {
+    while (idmap_next(&wr->by_id, &pos, NULL, &v)) {
         Workspace *ws = v;
         if (!ws_has_server(ws, s))
             continue;
@@ -226,7 +95,7 @@ void server_views_changed(Server *s)
  */
 static uint64_t ws_gate_left_ms(const Workspace *ws)
 {
-    uint64_t deadline = ws->connect_started_ms + (uint64_t)ws->m->settings.startup_timeout_ms;
+    uint64_t deadline = ws->connect_started_ms + (uint64_t)ws->reg->settings->startup_timeout_ms;
     uint64_t now = now_ms();
 
     return now >= deadline ? 0 : deadline - now;
@@ -265,24 +134,19 @@ static bool ws_gate_open(Workspace *ws)
 
 static void send_view(Workspace *ws, Peer *p, yajl_val id)
 {
-    StrBuf sb = STRBUF_INIT;
     Server *only;
 
-    if (surface_passthrough(ws->m, p, &only)) {
+    if (ws->reg->ext->passthrough(ws->reg->ext_ud, p, &only)) {
         /* The one server's tools as it lists them, as if the agent spoke to it directly. */
-        yajl_val r = json_object_new();
-        json_object_set(r, "tools",
-                        only && only->tools ? json_copy(only->tools) : json_array_new());
-        jsonrpc_write_result(&sb, id, r);
-        json_free(r);
-        peer_send_sb(p, &sb);
-        strbuf_deinit(&sb);
+        StrBuf r = STRBUF_INIT;
+        strbuf_puts(&r, "{\"tools\":");
+        strbuf_puts(&r, only && only->tools ? only->tools->text : "[]");
+        strbuf_putc(&r, '}');
+        agent_reply_raw(ws->reg->peers, p->id, id, r.data, r.len);
+        strbuf_deinit(&r);
         return;
     }
-    ws_view_ensure(ws);
-    jsonrpc_write_result_raw(&sb, id, ws->view_json.data, ws->view_json.len);
-    peer_send_sb(p, &sb);
-    strbuf_deinit(&sb);
+    ws_view_send(ws, p, id);
 }
 
 static void ws_check_gate(Workspace *ws)
@@ -296,12 +160,12 @@ static void ws_check_gate(Workspace *ws)
         return;
     }
     while ((w = ws->waiters)) {
-        Peer *p = peer_get(ws->m->peers, w->peer_id);
+        Peer *p = peer_get(ws->reg->peers, w->peer_id);
         ws->waiters = w->next;
         if (p && w->kind < 0)
             send_view(ws, p, w->id);
         else if (p)
-            surface_list(ws->m, p, w->id, (SurfaceKind)w->kind, w->params);
+            ws->reg->ext->list(ws->reg->ext_ud, p, w->id, w->kind, w->params);
         json_free(w->id);
         json_free(w->params);
         free(w);
@@ -315,7 +179,7 @@ static void on_gate(evutil_socket_t fd, short what, void *arg)
 }
 
 /* A list (kind -1: tools) answered now, or queued until the start-up gate opens. */
-static void list_or_wait(Manager *m, Peer *p, yajl_val id, int kind, yajl_val params)
+static void list_or_wait(WorkspaceRegistry *m, Peer *p, yajl_val id, int kind, yajl_val params)
 {
     Workspace *ws = ws_of_peer(m, p);
     ListWaiter *w, **tail;
@@ -324,7 +188,7 @@ static void list_or_wait(Manager *m, Peer *p, yajl_val id, int kind, yajl_val pa
         if (kind < 0)
             send_view(ws, p, id);
         else
-            surface_list(m, p, id, (SurfaceKind)kind, params);
+            m->ext->list(m->ext_ud, p, id, kind, params);
         return;
     }
     w = xcalloc(1, sizeof(*w));
@@ -338,14 +202,14 @@ static void list_or_wait(Manager *m, Peer *p, yajl_val id, int kind, yajl_val pa
     ws_gate_arm(ws);
 }
 
-void manager_list_tools(Manager *m, Peer *p, yajl_val id)
+void ws_list_tools(WorkspaceRegistry *wr, Peer *p, yajl_val id)
 {
-    list_or_wait(m, p, id, -1, NULL);
+    list_or_wait(wr, p, id, -1, NULL);
 }
 
-void surface_list_gated(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params)
+void ws_list_gated(WorkspaceRegistry *wr, Peer *p, yajl_val id, int kind, yajl_val params)
 {
-    list_or_wait(m, p, id, (int)kind, params);
+    list_or_wait(wr, p, id, kind, params);
 }
 
 /* ---- workspaces ---- */
@@ -356,22 +220,22 @@ static void on_linger(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     log_info("workspace %s: no agent for %" PRId64 " ms: releasing its servers", ws->root,
-             ws->m->settings.workspace_linger_ms);
+             ws->reg->settings->workspace_linger_ms);
     ws_free(ws);
 }
 
-Workspace *ws_new(Manager *m, const char *root)
+Workspace *ws_new(WorkspaceRegistry *m, const char *root)
 {
     Workspace *ws = xcalloc(1, sizeof(*ws));
 
-    ws->id = ++m->next_workspace_id;
-    ws->m = m;
+    ws->id = ++m->next_id;
+    ws->reg = m;
     ws->root = root ? xstrdup(root) : NULL;
     ws->ev_gate = evtimer_new(m->base, on_gate, ws);
     ws->ev_notify = evtimer_new(m->base, on_notify, ws);
     ws->ev_linger = evtimer_new(m->base, on_linger, ws);
     ws->dirty = true;
-    idmap_put(&m->workspaces, ws->id, ws);
+    idmap_put(&m->by_id, ws->id, ws);
     return ws;
 }
 
@@ -383,13 +247,13 @@ static void result_set(yajl_val results, const char *name, const char *what)
 
 void ws_load(Workspace *ws, yajl_val results)
 {
-    Manager *m = ws->m;
+    WorkspaceRegistry *m = ws->reg;
     DiscoverOptions opt = {m->config_file, ws->root};
     Server **old = ws->servers;
     size_t n_old = ws->n_servers;
     ConfigSet set;
 
-    config_discover(&set, &opt, &m->settings);
+    config_discover(&set, &opt, m->settings);
     ws->servers = xcalloc(set.n_servers ? set.n_servers : 1, sizeof(*ws->servers));
     ws->n_servers = 0;
     ws->connect_started_ms = now_ms();
@@ -399,7 +263,7 @@ void ws_load(Workspace *ws, yajl_val results)
         const char *start =
             c->source.level == CONFIG_LEVEL_PROJECT && ws->root ? ws->root : m->home;
         bool created;
-        Server *s = server_acquire(m, c, start, &created);
+        Server *s = server_acquire(m->servers, c, start, &created);
         bool kept = false;
         for (size_t j = 0; j < n_old; j++)
             kept |= old[j] == s;
@@ -436,16 +300,16 @@ void ws_load(Workspace *ws, yajl_val results)
     config_set_deinit(&set);
     ws_gate_arm(ws);
     ws_changed(ws);
-    surface_ws_changed(ws);
+    ws->reg->ext->changed(ws);
     ws_check_gate(ws);
 }
 
 void ws_free(Workspace *ws)
 {
-    Manager *m = ws->m;
+    WorkspaceRegistry *m = ws->reg;
     ListWaiter *w;
 
-    idmap_remove(&m->workspaces, ws->id);
+    idmap_remove(&m->by_id, ws->id);
     if (m->user_ws == ws)
         m->user_ws = NULL;
     while ((w = ws->waiters)) {
@@ -458,9 +322,8 @@ void ws_free(Workspace *ws)
         server_release(ws->servers[i]);
     free(ws->servers);
     config_set_deinit(&ws->problems);
-    view_clear(ws);
-    strbuf_deinit(&ws->view_json);
-    surface_ws_free(ws);
+    ws_view_deinit(ws);
+    m->ext->freed(ws);
     event_free(ws->ev_gate);
     event_free(ws->ev_notify);
     event_free(ws->ev_linger);
@@ -469,7 +332,7 @@ void ws_free(Workspace *ws)
 }
 
 /* The workspace of a project root: found, or created and connecting. */
-static Workspace *ws_for_cwd(Manager *m, const char *cwd, char **whyp)
+static Workspace *ws_for_cwd(WorkspaceRegistry *m, const char *cwd, char **whyp)
 {
     char real[PATH_MAX];
     struct stat st;
@@ -489,7 +352,7 @@ static Workspace *ws_for_cwd(Manager *m, const char *cwd, char **whyp)
         *whyp = xasprintf("_meta[\"mcpd/cwd\"]: %s is not a directory", cwd);
         return NULL;
     }
-    while (idmap_next(&m->workspaces, &pos, NULL, &v))
+    while (idmap_next(&m->by_id, &pos, NULL, &v))
         if (((Workspace *)v)->root && streq(((Workspace *)v)->root, real))
             return v;
     ws = ws_new(m, real);
@@ -498,102 +361,106 @@ static Workspace *ws_for_cwd(Manager *m, const char *cwd, char **whyp)
     return ws;
 }
 
-/* ---- sessions ---- */
+/* ---- agents: their workspace and session ---- */
 
-static Session *session_by_token(Manager *m, const char *token)
+int ws_attach(WorkspaceRegistry *m, Peer *p, const char *cwd, const char *token, char **whyp)
 {
-    size_t pos = 0, n = strlen(token);
-    Session *found = NULL;
-    void *v;
-
-    /* Every session is compared, in constant time, so timing tells nothing of the tokens. */
-    while (idmap_next(&m->sessions, &pos, NULL, &v)) {
-        Session *se = v;
-        if (n == sizeof(se->token) - 1 && mem_equal_consttime(se->token, token, n))
-            found = se;
-    }
-    return found;
-}
-
-int manager_attach(Manager *m, Peer *p, const char *cwd, const char *token, char **whyp)
-{
-    unsigned char raw[SESSION_TOKEN_BYTES];
+    Agent *a = agent_ensure(m->agents, p->id);
     Workspace *ws;
     Session *se;
+    int r;
 
     if (token) {
-        se = session_by_token(m, token);
-        if (!se || se->uid != p->uid) {
+        se = session_find_token(&m->sessions, token, p->uid);
+        if (!se) {
             *whyp = xstrdup("_meta[\"mcpd/session\"] names no live session: the parent agent "
                             "has gone, or MCPD_SESSION is wrong");
-            return -EACCES;
+            return WS_E_NO_SESSION;
         }
-        ws = idmap_get(&m->workspaces, se->workspace_id);
+        ws = idmap_get(&m->by_id, se->workspace_id);
         if (!ws) {
             *whyp = xstrdup("the session's workspace has gone");
-            return -ENOENT;
+            return WS_E_GONE;
         }
         se->n_members++;
-        p->parent_peer_id = se->owner_peer_id;
+        a->parent_id = se->owner_peer_id;
     } else {
         ws = cwd ? ws_for_cwd(m, cwd, whyp) : m->user_ws;
         if (!ws)
-            return -EINVAL;
-        if (random_bytes(raw, sizeof(raw)) < 0) {
-            *whyp = xstrdup("no randomness for a session token");
-            return -EIO;
-        }
-        se = xcalloc(1, sizeof(*se));
-        se->id = ++m->next_session_id;
-        hex_encode(se->token, raw, sizeof(raw));
-        se->uid = p->uid;
-        se->owner_peer_id = p->id;
-        se->workspace_id = ws->id;
-        se->n_members = 1;
-        idmap_put(&m->sessions, se->id, se);
+            return WS_E_BAD_CWD;
+        if ((r = session_open(&m->sessions, p, ws->id, &se, whyp)) < 0)
+            return r;
     }
-    p->session_id = se->id;
-    p->workspace_id = ws->id;
+    a->session_id = se->id;
+    a->workspace_id = ws->id;
     ws->n_agents++;
     event_del(ws->ev_linger);
     return 0;
 }
 
-const char *manager_peer_token(Manager *m, Peer *p)
+const char *ws_peer_token(WorkspaceRegistry *m, Peer *p)
 {
-    Session *se = idmap_get(&m->sessions, p->session_id);
+    Agent *a = agent_get(m->agents, p->id);
+    Session *se = a ? session_get(&m->sessions, a->session_id) : NULL;
 
     return se ? se->token : NULL;
 }
 
-void ws_peer_left(Manager *m, Peer *p)
+void ws_peer_left(WorkspaceRegistry *m, Peer *p)
 {
-    Session *se = idmap_get(&m->sessions, p->session_id);
-    Workspace *ws = p->workspace_id ? idmap_get(&m->workspaces, p->workspace_id) : NULL;
+    Agent *a = agent_get(m->agents, p->id);
+    Workspace *ws = a && a->workspace_id ? idmap_get(&m->by_id, a->workspace_id) : NULL;
 
-    if (se && se->n_members)
-        se->n_members--;
-    if (se && se->owner_peer_id == p->id) {
-        /* A token dies with the agent that owns it; joined subagents keep their workspace. */
-        idmap_remove(&m->sessions, se->id);
-        explicit_bzero(se->token, sizeof(se->token));
-        free(se);
-    }
+    if (a)
+        session_leave(&m->sessions, a->session_id, p);
     if (!ws || !ws->n_agents)
         return;
-    if (--ws->n_agents == 0 && ws != m->user_ws && !m->shutting_down) {
+    if (--ws->n_agents == 0 && ws != m->user_ws && !m->servers->shutting_down) {
         struct timeval tv;
-        tv_ms(&tv, m->settings.workspace_linger_ms);
+        tv_ms(&tv, m->settings->workspace_linger_ms);
         evtimer_add(ws->ev_linger, &tv);
     }
 }
 
-void sessions_deinit(Manager *m)
+void ws_registry_init(WorkspaceRegistry *wr, ServerRegistry *servers, PeerRegistry *peers,
+                      AgentRegistry *agents, const Settings *settings, const char *config_file,
+                      const char *home)
+{
+    memset(wr, 0, sizeof(*wr));
+    wr->base = servers->base;
+    wr->servers = servers;
+    wr->peers = peers;
+    wr->agents = agents;
+    wr->settings = settings;
+    wr->config_file = config_file;
+    wr->home = home;
+}
+
+void ws_registry_shutdown(WorkspaceRegistry *wr)
 {
     size_t pos = 0;
     void *v;
 
-    while (idmap_next(&m->sessions, &pos, NULL, &v))
-        free(v);
-    idmap_deinit(&m->sessions);
+    while (idmap_next(&wr->by_id, &pos, NULL, &v)) {
+        Workspace *ws = v;
+        Server **servers = ws->servers;
+        size_t n = ws->n_servers;
+        ws->servers = NULL;
+        ws->n_servers = 0;
+        ws->dirty = true;
+        for (size_t i = 0; i < n; i++)
+            server_release(servers[i]);
+        free(servers);
+    }
+}
+
+void ws_registry_deinit(WorkspaceRegistry *wr)
+{
+    size_t pos = 0;
+    void *v;
+
+    while (idmap_next(&wr->by_id, &pos, NULL, &v))
+        ws_free(v);
+    idmap_deinit(&wr->by_id);
+    session_registry_deinit(&wr->sessions);
 }

@@ -49,10 +49,7 @@ static void on_reap(evutil_socket_t fd, short what, void *arg)
     while (reg->reap) {
         Peer *p = reg->reap;
         reg->reap = p->next;
-        free(p->client_name);
-        free(p->client_version);
-        free(p->protocol_version);
-        free(p->cwd);
+        free(p->label);
         free(p->close_reason);
         free(p);
     }
@@ -221,6 +218,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     (void)what;
     for (int i = 0; i < PEER_READS_PER_WAKE && !p->dead; i++) {
         ssize_t n = framer_read_fd(&p->in, fd);
+        /* A read that did not fill the buffer emptied the socket: no read just for EAGAIN. */
+        bool drained = n > 0 && p->in.len + 1 < p->in.cap;
         if (n == -EAGAIN)
             break;
         if (n == 0 || (n < 0 && n != -EINTR)) {
@@ -240,9 +239,13 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
             if (!handle_line(p, line, len))
                 return;
         }
+        if (drained)
+            break;
     }
-    if (!p->dead)
+    if (!p->dead) {
         track_partial(p, line_ended);
+        framer_release_big(&p->in);
+    }
 }
 
 static void on_writable(evutil_socket_t fd, short what, void *arg)
@@ -271,7 +274,6 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
     p->id = ++reg->next_id;
     p->reg = reg;
     p->fd = fd;
-    p->log_level = -1;
     p->uid = uid;
     p->pid = pid;
     p->connected_wall_ms = wall_ms();
@@ -307,7 +309,7 @@ static void close_later(Peer *p, const char *reason)
 
 void peer_send(Peer *p, const char *data, size_t n)
 {
-    if (p->era == PEER_ERA_MODERN && p->reg->filter && !p->dead && !p->close_reason)
+    if (p->filtered && p->reg->filter && !p->dead && !p->close_reason)
         p->reg->filter(p, data, n, p->reg->userdata);
     else
         peer_send_unfiltered(p, data, n);
@@ -352,6 +354,36 @@ void peer_send_unfiltered(Peer *p, const char *data, size_t n)
         event_active(p->ev_write, EV_WRITE, 1);
 }
 
+void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg)
+{
+    size_t queued = evbuffer_get_length(p->out);
+
+    if (p->dead || p->close_reason) {
+        done(data, n, arg);
+        return;
+    }
+    if (p->filtered && p->reg->filter) {
+        /* The filter reshapes what it sees into new lines: the caller's bytes are done with. */
+        p->reg->filter(p, data, n, p->reg->userdata);
+        done(data, n, arg);
+        return;
+    }
+    if (queued + n > p->reg->max_queue) {
+        _cleanup_free_ char *why =
+            xasprintf("output queue over %zu bytes: the client is not reading", p->reg->max_queue);
+        done(data, n, arg);
+        close_later(p, why);
+        return;
+    }
+    if (evbuffer_add_reference(p->out, data, n, done, arg) < 0) {
+        done(data, n, arg);
+        close_later(p, "out of memory");
+        return;
+    }
+    if (queued == 0)
+        event_active(p->ev_write, EV_WRITE, 1);
+}
+
 void peer_close(Peer *p, const char *reason)
 {
     PeerRegistry *reg = p->reg;
@@ -361,8 +393,8 @@ void peer_close(Peer *p, const char *reason)
     p->dead = true;
     if (reason)
         log_full(LOG_NOTICE, NULL, "peer", "dropping client %llu (pid %d%s%s): %s",
-                 (unsigned long long)p->id, (int)p->pid, p->client_name ? ", " : "",
-                 p->client_name ? p->client_name : "", reason);
+                 (unsigned long long)p->id, (int)p->pid, p->label ? ", " : "",
+                 p->label ? p->label : "", reason);
     else
         log_debug("peer %llu disconnected", (unsigned long long)p->id);
     if (reg->gone)

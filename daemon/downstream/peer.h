@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-// peer: one downstream connection on the socket (framing, bounded output, identity).
+// peer: one downstream connection on the socket (framing, bounded output, reaping); what the
+// agent on it is and does is the core's (daemon/core/agent.h).
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "common/idmap.h"
@@ -24,8 +26,6 @@ typedef void (*PeerGoneFn)(Peer *p, void *userdata);
 /* Sees what goes to a modern (2026-07-28) peer; it sends with peer_send_unfiltered. */
 typedef void (*PeerFilterFn)(Peer *p, const char *data, size_t n, void *userdata);
 
-#define SESSION_TOKEN_BYTES 16
-
 /*
  * How long a line may stay unfinished (bytes with no newline yet). An agent writes a message
  * in one go: even a maximal 16 MiB line crosses a local socket in well under a second, and a
@@ -34,20 +34,6 @@ typedef void (*PeerFilterFn)(Peer *p, const char *data, size_t n, void *userdata
  * The hidden setting partialLineTimeoutMs overrides it (tests make it short).
  */
 #define PEER_PARTIAL_LINE_TIMEOUT_MS 30000
-
-/* The MCP era of a peer, fixed by its first message (docs/modern.md). */
-typedef enum PeerEra {
-    PEER_ERA_UNKNOWN, /* nothing but server/discover yet */
-    PEER_ERA_LEGACY,  /* 2024-11-05 .. 2025-11-25: initialize first */
-    PEER_ERA_MODERN,  /* 2026-07-28: every request carries its own _meta */
-} PeerEra;
-
-/* Client capabilities an agent declared in initialize: which server requests it can answer. */
-enum {
-    PEER_CAP_SAMPLING = 1 << 0,
-    PEER_CAP_ELICITATION = 1 << 1,
-    PEER_CAP_ROOTS = 1 << 2,
-};
 
 struct Peer {
     uint64_t id;
@@ -58,23 +44,14 @@ struct Peer {
     struct event *ev_read, *ev_write;
     Framer in;
     struct evbuffer *out;
-    bool initialized, dead;
-    char *client_name, *client_version, *protocol_version;
-    char *cwd;
+    bool dead;
+    char *label;               /* how logs name it (the agent's clientInfo.name), or NULL */
     char *close_reason;        /* set by peer_send: closed from the loop, never inside a send */
     struct event *ev_partial;  /* fires when an unfinished line has waited too long */
     size_t partial_bytes;      /* bytes of the unfinished line held in in */
     uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
-    uint64_t workspace_id;
-    uint64_t session_id;     /* the session it opened or joined */
-    uint64_t parent_peer_id; /* for a subagent: the agent whose session it joined */
-    unsigned caps;           /* PEER_CAP_* */
-    int log_level;           /* logging/setLevel, or -1 */
-    unsigned calls_in_flight;
-    PeerEra era;
-    void *modern; /* a modern peer's state (methods-modern.c), or NULL */
+    bool filtered;             /* what goes out passes the registry's filter (a 2026-07-28 agent) */
     int64_t connected_wall_ms;
-    uint64_t n_requests;
     Peer *next, *prev;
 };
 
@@ -109,8 +86,13 @@ Peer *peer_get(PeerRegistry *reg, uint64_t id);
 Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid);
 /** Queue bytes (whole lines) to a peer; a peer whose queue overflows is dropped. */
 void peer_send(Peer *p, const char *data, size_t n);
-/** peer_send without the modern filter (for the filter itself). */
+/** peer_send without the filter (for the filter itself). */
 void peer_send_unfiltered(Peer *p, const char *data, size_t n);
+/**
+ * Queue n bytes that stay owned by the caller (sent without a copy); done(data, n, arg) runs
+ * once the peer no longer needs them: sent, dropped, or at once when the peer refuses them.
+ */
+void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg);
 /** Queue the contents of sb. */
 static inline void peer_send_sb(Peer *p, const StrBuf *sb)
 {

@@ -9,19 +9,18 @@
 
 #include "common/json.h"
 #include "common/util.h"
-#include "daemon/daemon.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/methods-trust.h"
-#include "daemon/upstream/oauth-login.h"
+#include "daemon/core/oauth-login.h"
 #include "daemon/sys/systemd.h"
 
 /* mcpd/wait never holds a request longer than this. */
 #define WAIT_MAX_MS 600000
 
 /* Problems in mcpd.json belong wherever config problems are shown. */
-static void append_settings_problems(Daemon *d, yajl_val problems)
+static void append_settings_problems(MethodsCtx *d, yajl_val problems)
 {
-    yajl_val sp = config_problems_json(&d->settings_problems);
+    yajl_val sp = config_problems_json(d->settings_problems);
 
     for (size_t i = 0; problems && i < sp->u.array.len; i++) {
         json_array_push(problems, sp->u.array.values[i]);
@@ -30,25 +29,25 @@ static void append_settings_problems(Daemon *d, yajl_val problems)
     json_free(sp);
 }
 
-static void m_status(Daemon *d, Peer *p, JsonrpcMsg *m)
+static void m_status(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
-    yajl_val r = manager_status(&d->manager), dm = json_object_new();
+    yajl_val r = manager_status(d->manager), dm = json_object_new();
 
     json_object_set(dm, "pid", json_int_new(getpid()));
     json_object_set(dm, "version", json_string_new(MCPD_VERSION));
     json_object_set(dm, "startedAt", json_int_new(d->started_wall_ms));
-    json_object_set(dm, "socket", json_string_new(d->listener.path));
-    json_object_set(dm, "refusedConnections", json_int_new((int64_t)d->listener.n_refused));
+    json_object_set(dm, "socket", json_string_new(d->listener->path));
+    json_object_set(dm, "refusedConnections", json_int_new((int64_t)d->listener->n_refused));
     if (d->config_file)
         json_object_set(dm, "configFile", json_string_new(d->config_file));
     json_object_set(dm, "systemd", systemd_describe());
     json_object_set(r, "daemon", dm);
     append_settings_problems(d, json_get_array(r, "problems"));
-    methods_reply(p, m->id, r);
+    methods_reply(d, p, m->id, r);
     json_free(r);
 }
 
-static void m_reload(Daemon *d, Peer *p, JsonrpcMsg *m)
+static void m_reload(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     const char *cwd = json_get_string(m->params, "cwd");
     char real[PATH_MAX];
@@ -57,55 +56,56 @@ static void m_reload(Daemon *d, Peer *p, JsonrpcMsg *m)
     if (json_get(m->params, "cwd") && (!cwd || !realpath(cwd, real))) {
         _cleanup_free_ char *msg =
             xasprintf("params.cwd: %s", cwd ? strerror(errno) : "must be a string");
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
-    r = daemon_reload(d, cwd ? real : NULL);
+    r = d->reload(d->ud, cwd ? real : NULL);
 
-    methods_reply(p, m->id, r);
+    methods_reply(d, p, m->id, r);
     json_free(r);
 }
 
-static void reply_outcome(Peer *p, yajl_val id, int r, char *why)
+static void reply_outcome(MethodsCtx *d, Peer *p, yajl_val id, int r, char *why)
 {
-    if (r < 0)
-        methods_error(p, id, JSONRPC_INVALID_PARAMS, why);
+    if (r != 0)
+        methods_error(d, p, id, JSONRPC_INVALID_PARAMS, why);
     else
-        methods_reply(p, id, NULL);
+        methods_reply(d, p, id, NULL);
     free(why);
 }
 
-static void m_connect(Daemon *d, Peer *p, JsonrpcMsg *m)
+static void m_connect(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     char *why = NULL;
-    int r = manager_connect(&d->manager, p, json_get_string(m->params, "server"), &why);
+    int r = manager_connect(d->manager, p, json_get_string(m->params, "server"), &why);
 
-    reply_outcome(p, m->id, r, why);
+    reply_outcome(d, p, m->id, r, why);
 }
 
-static void m_disconnect(Daemon *d, Peer *p, JsonrpcMsg *m)
+static void m_disconnect(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     char *why = NULL;
-    int r = manager_disconnect(&d->manager, p, json_get_string(m->params, "server"), &why);
+    int r = manager_disconnect(d->manager, p, json_get_string(m->params, "server"), &why);
 
-    reply_outcome(p, m->id, r, why);
+    reply_outcome(d, p, m->id, r, why);
 }
 
-static void m_wait(Daemon *d, Peer *p, JsonrpcMsg *m)
+static void m_wait(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     int64_t timeout = CONFIG_DEFAULT_TIMEOUT_MS;
     int r = json_get_int(m->params, "timeoutMs", &timeout);
 
     if (r == -EINVAL || timeout < 0) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "timeoutMs must be a non-negative integer");
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS,
+                      "timeoutMs must be a non-negative integer");
         return;
     }
-    manager_wait(&d->manager, p, m->id, json_get_string(m->params, "server"),
+    manager_wait(d->manager, p, m->id, json_get_string(m->params, "server"),
                  MIN(timeout, WAIT_MAX_MS));
 }
 
 /* mcpd/logs {server, since?}: the server's recorded runs (see manager_logs). */
-static void m_logs(Daemon *d, Peer *p, JsonrpcMsg *m)
+static void m_logs(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     int64_t since = 0;
     yajl_val res = NULL;
@@ -113,16 +113,17 @@ static void m_logs(Daemon *d, Peer *p, JsonrpcMsg *m)
     int r;
 
     if (json_get_int(m->params, "since", &since) == -EINVAL || since < 0) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "since must be a run number (1, 2, ...)");
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS,
+                      "since must be a run number (1, 2, ...)");
         return;
     }
-    r = manager_logs(&d->manager, p, json_get_string(m->params, "server"), (uint64_t)since, &res,
+    r = manager_logs(d->manager, p, json_get_string(m->params, "server"), (uint64_t)since, &res,
                      &why);
-    if (r < 0) {
-        reply_outcome(p, m->id, r, why);
+    if (r != 0) {
+        reply_outcome(d, p, m->id, r, why);
         return;
     }
-    methods_reply(p, m->id, res);
+    methods_reply(d, p, m->id, res);
     json_free(res);
 }
 
@@ -130,7 +131,7 @@ static void m_logs(Daemon *d, Peer *p, JsonrpcMsg *m)
  * mcpd/discover {cwd?}: what discovery finds for that project (or the user workspace),
  * without connecting: the winners with their source, every entry not used and why, problems.
  */
-static void m_discover(Daemon *d, Peer *p, JsonrpcMsg *m)
+static void m_discover(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     yajl_val cwd = json_get(m->params, "cwd"), r;
     _cleanup_free_ char *root = NULL;
@@ -139,17 +140,17 @@ static void m_discover(Daemon *d, Peer *p, JsonrpcMsg *m)
 
     if (cwd && !YAJL_IS_NULL(cwd)) {
         if (!YAJL_IS_STRING(cwd) || cwd->u.string[0] != '/') {
-            methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "cwd must be an absolute path");
+            methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, "cwd must be an absolute path");
             return;
         }
         if (!(root = realpath(cwd->u.string, NULL))) {
             _cleanup_free_ char *msg = xasprintf("cwd \"%s\": %s", cwd->u.string, strerror(errno));
-            methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+            methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
             return;
         }
     }
     opt.root = root;
-    config_discover_quiet(&set, &opt, &d->settings);
+    config_discover_quiet(&set, &opt, d->settings);
     r = config_describe(&set);
     config_set_deinit(&set);
     json_object_set(r, "root", root ? json_string_new(root) : json_null_new());
@@ -157,8 +158,24 @@ static void m_discover(Daemon *d, Peer *p, JsonrpcMsg *m)
     if (d->config_file)
         json_object_set(r, "configFile", json_string_new(d->config_file));
     append_settings_problems(d, json_get_array(r, "problems"));
-    methods_reply(p, m->id, r);
+    methods_reply(d, p, m->id, r);
     json_free(r);
+}
+
+/* mcpd/login, mcpd/loginWait, mcpd/logout: sign-in orchestration (core/oauth-login.c). */
+static void m_login(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
+{
+    oauth_m_login(d->manager, p, m);
+}
+
+static void m_login_wait(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
+{
+    oauth_m_login_wait(d->manager, p, m);
+}
+
+static void m_logout(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
+{
+    oauth_m_logout(d->manager, p, m);
 }
 
 const Method methods_mcpd[] = {
@@ -170,8 +187,8 @@ const Method methods_mcpd[] = {
     {"mcpd/logs", m_logs, METHOD_NEEDS_INIT, "server"},
     {"mcpd/discover", m_discover, METHOD_NEEDS_INIT, NULL},
     {"mcpd/trust", methods_trust, METHOD_NEEDS_INIT, "cwd"},
-    {"mcpd/login", oauth_m_login, METHOD_NEEDS_INIT, "server"},
-    {"mcpd/loginWait", oauth_m_login_wait, METHOD_NEEDS_INIT, "server"},
-    {"mcpd/logout", oauth_m_logout, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/login", m_login, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/loginWait", m_login_wait, METHOD_NEEDS_INIT, "server"},
+    {"mcpd/logout", m_logout, METHOD_NEEDS_INIT, "server"},
     {NULL, NULL, 0, NULL},
 };

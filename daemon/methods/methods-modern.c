@@ -9,12 +9,15 @@
 #include <stdlib.h>
 
 #include "common/json.h"
+#include "common/mcp.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "daemon/core/agent.h"
 #include "daemon/core/manager.h"
 #include "daemon/core/surface.h"
 #include "daemon/methods/methods-modern.h"
 #include "daemon/methods/methods.h"
+#include "daemon/methods/modern-state.h"
 
 /*
  * Requests one modern agent may have in flight. Calls are bounded on their own (per agent,
@@ -33,19 +36,17 @@
  */
 #define MODERN_MAX_INPUT_REQUESTS 16
 /*
- * How long mcpd keeps a call whose input_required went out, waiting for the retry: a person
- * may be filling a form. After it the call is cancelled upstream and the requestState is void.
- */
-#define MODERN_RETRY_WAIT_MS (10 * 60 * 1000)
-/* A modern server's requestStates kept per connection (wrapped, for retries). */
-#define MODERN_MAX_WRAPPED 64
-/* Random bytes in a requestState token: unguessable by another agent. */
-#define MODERN_TOKEN_BYTES 16
-/*
  * ttlMs on list results: mcpd's lists change when servers come and go, which listeners hear
  * at once; a client that does not listen re-lists after this long.
  */
 #define MODERN_LIST_TTL_MS 60000
+
+/*
+ * An unfinished line the filter holds: mcpd sends a line in pieces only for a result it keeps
+ * whole elsewhere (the tools/list view), which the largest message bound (16 MiB) already caps;
+ * twice that is only reached by a bug, and then the line is dropped rather than grown forever.
+ */
+#define MODERN_MAX_PARTIAL (32 * 1024 * 1024)
 
 /* The id of mcpd's own resources/subscribe replies while a listen is set up (never sent). */
 #define SINK_ID "mcpd/listen-subscribe"
@@ -74,14 +75,6 @@ typedef struct Listen {
     size_t n_uris;
 } Listen;
 
-/* A modern server's requestState, handed to this agent under a token of mcpd's. */
-typedef struct Wrapped {
-    struct Wrapped *next;
-    char token[2 * MODERN_TOKEN_BYTES + 1];
-    yajl_val state;
-    int64_t expires_ms;
-} Wrapped;
-
 typedef struct ModernAgent {
     Manager *mg;
     uint64_t peer_id;
@@ -89,9 +82,9 @@ typedef struct ModernAgent {
     size_t n_pending;
     Listen *listens;
     size_t n_listens;
-    Wrapped *wrapped;
-    size_t n_wrapped;
+    WrapTable wrapped;   /* a modern server's requestStates, under tokens of mcpd's */
     char *cwd, *session; /* what it attached with ("" for none) */
+    StrBuf partial;      /* the start of a line sent in pieces, until its newline */
     bool told_session;   /* its session token went out (_meta of its first result) */
     bool sinking;        /* a resources/subscribe reply of mcpd's own is due */
     bool sink_ok;
@@ -129,17 +122,14 @@ static void error_data(Peer *p, yajl_val id, int code, const char *message, yajl
     strbuf_deinit(&sb);
 }
 
-/* A fresh unguessable token, or false (logged) when the system has no randomness to give. */
-static bool new_token(char *out)
+static void reply(Peer *p, yajl_val id, yajl_val result)
 {
-    unsigned char raw[MODERN_TOKEN_BYTES];
+    agent_reply(p->reg, p->id, id, result);
+}
 
-    if (random_bytes(raw, sizeof(raw)) < 0) {
-        log_error("no randomness for a requestState token");
-        return false;
-    }
-    hex_encode(out, raw, sizeof(raw));
-    return true;
+static void fail(Peer *p, yajl_val id, int code, const char *message)
+{
+    agent_reply_error(p->reg, p->id, id, code, message);
 }
 
 static void arm_ms(struct event *ev, int64_t ms)
@@ -214,79 +204,43 @@ static Listen *listen_by_id(ModernAgent *ma, const char *id)
     return NULL;
 }
 
-/* ---- wrapped requestStates of modern servers ---- */
-
-static void wrapped_expire(ModernAgent *ma, int64_t now)
-{
-    for (Wrapped **wp = &ma->wrapped; *wp;) {
-        Wrapped *w = *wp;
-        if (w->expires_ms > now) {
-            wp = &w->next;
-            continue;
-        }
-        *wp = w->next;
-        ma->n_wrapped--;
-        json_free(w->state);
-        free(w);
-    }
-}
-
-/* Keep state under a fresh token (the oldest goes when the table is full), or NULL. */
-static const char *wrap_state(ModernAgent *ma, yajl_val state)
-{
-    Wrapped *w = xcalloc(1, sizeof(*w)), **last;
-
-    wrapped_expire(ma, now_ms());
-    if (ma->n_wrapped >= MODERN_MAX_WRAPPED) {
-        for (last = &ma->wrapped; (*last)->next; last = &(*last)->next)
-            ;
-        json_free((*last)->state);
-        free(*last);
-        *last = NULL;
-        ma->n_wrapped--;
-    }
-    if (!new_token(w->token)) {
-        free(w);
-        return NULL;
-    }
-    w->state = json_copy(state);
-    w->expires_ms = now_ms() + MODERN_RETRY_WAIT_MS;
-    w->next = ma->wrapped;
-    ma->wrapped = w;
-    ma->n_wrapped++;
-    return w->token;
-}
-
-/* The server's own requestState for token (taken out of the table), or NULL. */
-static yajl_val unwrap_state(ModernAgent *ma, const char *token)
-{
-    wrapped_expire(ma, now_ms());
-    for (Wrapped **wp = &ma->wrapped; *wp; wp = &(*wp)->next) {
-        Wrapped *w = *wp;
-        if (streq(w->token, token)) {
-            yajl_val v = w->state;
-            *wp = w->next;
-            ma->n_wrapped--;
-            free(w);
-            return v;
-        }
-    }
-    return NULL;
-}
-
 /* ---- lifetime ---- */
 
+static void modern_free(void *arg);
+
+/* The modern state of p's agent, made (and p's output filtered) on first use. */
 static ModernAgent *agent_of(Manager *mg, Peer *p)
 {
-    ModernAgent *ma = p->modern;
+    Agent *a = agent_ensure(&mg->agents, p->id);
+    ModernAgent *ma = a->modern;
 
     if (!ma) {
         ma = xcalloc(1, sizeof(*ma));
         ma->mg = mg;
         ma->peer_id = p->id;
-        p->modern = ma;
+        a->modern = ma;
+        a->modern_free = modern_free;
+        p->filtered = true;
     }
     return ma;
+}
+
+/*
+ * Undo p's attach (its workspace and session) while keeping what the era holds: the core
+ * forgets the agent, which comes back fresh with the same modern state.
+ */
+static Agent *detach(Manager *mg, Peer *p, ModernAgent *ma)
+{
+    Agent *a = agent_get(&mg->agents, p->id);
+
+    if (a)
+        a->modern = NULL;
+    manager_peer_gone(mg, p);
+    a = agent_ensure(&mg->agents, p->id);
+    a->era = AGENT_ERA_MODERN;
+    a->modern = ma;
+    a->modern_free = modern_free;
+    return a;
 }
 
 static void listen_free(Listen *l)
@@ -298,12 +252,14 @@ static void listen_free(Listen *l)
     free(l);
 }
 
-void methods_modern_gone(Peer *p)
+/* The agent went (Agent.modern_free): its era's state goes with it. */
+static void modern_free(void *arg)
 {
-    ModernAgent *ma = p->modern;
+    ModernAgent *ma = arg;
+    Peer *p = peer_get(ma->mg->peers, ma->peer_id);
 
-    if (!ma)
-        return;
+    if (p)
+        p->filtered = false;
     while (ma->pending) {
         Pending *pd = ma->pending;
         ma->pending = pd->next;
@@ -314,11 +270,11 @@ void methods_modern_gone(Peer *p)
         ma->listens = l->next;
         listen_free(l);
     }
-    wrapped_expire(ma, INT64_MAX);
+    wrap_table_clear(&ma->wrapped);
+    strbuf_deinit(&ma->partial);
     free(ma->cwd);
     free(ma->session);
     free(ma);
-    p->modern = NULL;
 }
 
 /* ---- server/discover ---- */
@@ -327,10 +283,10 @@ static bool version_known(const char *v)
 {
     if (!v)
         return false;
-    if (streq(v, MODERN_VERSION))
+    if (streq(v, MCP_PROTOCOL_2026_07_28))
         return true;
-    for (size_t i = 0; methods_served_versions[i]; i++)
-        if (streq(v, methods_served_versions[i]))
+    for (size_t i = 0; mcp_protocol_versions[i]; i++)
+        if (streq(v, mcp_protocol_versions[i]))
             return true;
     return false;
 }
@@ -342,21 +298,21 @@ static void unsupported_version(Peer *p, yajl_val id, yajl_val asked, bool disco
     yajl_val list = json_array_new();
     _cleanup_free_ char *msg = NULL;
 
-    json_array_push(list, json_string_new(MODERN_VERSION));
-    for (size_t i = 0; discover && methods_served_versions[i]; i++)
-        json_array_push(list, json_string_new(methods_served_versions[i]));
+    json_array_push(list, json_string_new(MCP_PROTOCOL_2026_07_28));
+    for (size_t i = 0; discover && mcp_protocol_versions[i]; i++)
+        json_array_push(list, json_string_new(mcp_protocol_versions[i]));
     json_object_set(data, "supported", list);
     json_object_set(data, "requested", asked ? json_copy(asked) : json_null_new());
     msg = xasprintf("Unsupported protocol version: mcpd serves %s without initialize (and the "
                     "2025 revisions after initialize)",
-                    MODERN_VERSION);
-    error_data(p, id, MODERN_ERROR_UNSUPPORTED_VERSION, msg, data);
+                    MCP_PROTOCOL_2026_07_28);
+    error_data(p, id, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION, msg, data);
 }
 
 static void discover(Manager *mg, Peer *p, JsonrpcMsg *m)
 {
     yajl_val meta = json_get_object(m->params, "_meta"),
-             asked = json_get(meta, MODERN_META_VERSION);
+             asked = json_get(meta, MCP_META_PROTOCOL_VERSION);
     _cleanup_json_ yajl_val r = NULL;
     yajl_val versions, rmeta;
     char *instructions;
@@ -367,9 +323,9 @@ static void discover(Manager *mg, Peer *p, JsonrpcMsg *m)
     }
     r = json_object_new();
     versions = json_array_new();
-    json_array_push(versions, json_string_new(MODERN_VERSION));
-    for (size_t i = 0; methods_served_versions[i]; i++)
-        json_array_push(versions, json_string_new(methods_served_versions[i]));
+    json_array_push(versions, json_string_new(MCP_PROTOCOL_2026_07_28));
+    for (size_t i = 0; mcp_protocol_versions[i]; i++)
+        json_array_push(versions, json_string_new(mcp_protocol_versions[i]));
     json_object_set(r, "resultType", json_string_new("complete"));
     json_object_set(r, "supportedVersions", versions);
     json_object_set(r, "capabilities", methods_capabilities(mg, p));
@@ -379,9 +335,9 @@ static void discover(Manager *mg, Peer *p, JsonrpcMsg *m)
     json_object_set(r, "ttlMs", json_int_new(MODERN_LIST_TTL_MS));
     json_object_set(r, "cacheScope", json_string_new("private"));
     rmeta = json_object_new();
-    json_object_set(rmeta, MODERN_META_SERVER, methods_server_info());
+    json_object_set(rmeta, MCP_META_SERVER_INFO, methods_server_info());
     json_object_set(r, "_meta", rmeta);
-    methods_reply(p, m->id, r);
+    reply(p, m->id, r);
 }
 
 /* ---- a request's _meta ---- */
@@ -390,7 +346,7 @@ static bool bad_meta(Peer *p, JsonrpcMsg *m, const char *field, const char *want
 {
     _cleanup_free_ char *msg = xasprintf("params._meta[\"%s\"] must be %s", field, want);
 
-    methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+    fail(p, m->id, JSONRPC_INVALID_PARAMS, msg);
     return false;
 }
 
@@ -400,31 +356,29 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
 {
     const char *want_cwd = cwd ? cwd : "", *want_session = token ? token : "";
     _cleanup_free_ char *why = NULL;
+    Agent *a = agent_ensure(&mg->agents, p->id);
 
-    if (p->initialized) {
+    if (a->initialized) {
         if ((!cwd || streq(want_cwd, ma->cwd)) && (!token || streq(want_session, ma->session)))
             return true;
-        if (p->calls_in_flight || ma->n_pending || ma->n_listens) {
-            methods_error(p, m->id, JSONRPC_INVALID_PARAMS,
-                          "params._meta names another workspace or session than this "
-                          "connection's while it has requests or listens open: use another "
-                          "connection, or wait for them to end");
+        if (a->calls_in_flight || ma->n_pending || ma->n_listens) {
+            fail(p, m->id, JSONRPC_INVALID_PARAMS,
+                 "params._meta names another workspace or session than this "
+                 "connection's while it has requests or listens open: use another "
+                 "connection, or wait for them to end");
             return false;
         }
-        manager_peer_gone(mg, p);
-        p->workspace_id = p->session_id = p->parent_peer_id = 0;
-        p->initialized = false;
+        detach(mg, p, ma);
     }
     if (manager_attach(mg, p, *want_cwd ? want_cwd : NULL, *want_session ? want_session : NULL,
-                       &why) < 0) {
+                       &why) != 0) {
         log_info("peer %llu (pid %d) refused: %s", (unsigned long long)p->id, (int)p->pid, why);
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, why);
+        fail(p, m->id, JSONRPC_INVALID_PARAMS, why);
         return false;
     }
     if (only && surface_passthrough_set(mg, p, only, &why) < 0) {
-        manager_peer_gone(mg, p); /* undone, so that a corrected request starts clean */
-        p->workspace_id = p->session_id = p->parent_peer_id = 0;
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, why);
+        detach(mg, p, ma); /* undone, so that a corrected request starts clean */
+        fail(p, m->id, JSONRPC_INVALID_PARAMS, why);
         return false;
     }
     free(ma->cwd);
@@ -432,11 +386,12 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
     ma->told_session = false;
     ma->cwd = xstrdup(want_cwd);
     ma->session = xstrdup(want_session);
-    free(p->cwd);
-    p->cwd = *want_cwd ? xstrdup(want_cwd) : NULL;
-    if (!p->protocol_version)
-        p->protocol_version = xstrdup(MODERN_VERSION);
-    p->initialized = true;
+    a = agent_ensure(&mg->agents, p->id); /* made by the attach */
+    free(a->cwd);
+    a->cwd = *want_cwd ? xstrdup(want_cwd) : NULL;
+    if (!a->protocol_version)
+        a->protocol_version = xstrdup(MCP_PROTOCOL_2026_07_28);
+    a->initialized = true;
     return true;
 }
 
@@ -445,55 +400,59 @@ static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
 {
     yajl_val meta = json_get(m->params, "_meta"), v, caps, info;
     const char *cwd, *token, *name, *only;
+    Agent *a;
     int level;
 
     if (meta && !YAJL_IS_OBJECT(meta)) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "params._meta must be an object");
+        fail(p, m->id, JSONRPC_INVALID_PARAMS, "params._meta must be an object");
         return false;
     }
     /* No version at all is unsupported too: the answer names the one to send. */
-    v = json_get(meta, MODERN_META_VERSION);
-    if (!YAJL_IS_STRING(v) || !streq(v->u.string, MODERN_VERSION)) {
+    v = json_get(meta, MCP_META_PROTOCOL_VERSION);
+    if (!YAJL_IS_STRING(v) || !streq(v->u.string, MCP_PROTOCOL_2026_07_28)) {
         unsupported_version(p, m->id, v, false);
         return false;
     }
-    caps = json_get(meta, MODERN_META_CAPS);
+    caps = json_get(meta, MCP_META_CLIENT_CAPABILITIES);
     if (caps && !YAJL_IS_OBJECT(caps))
-        return bad_meta(p, m, MODERN_META_CAPS, "an object");
-    info = json_get(meta, MODERN_META_INFO);
+        return bad_meta(p, m, MCP_META_CLIENT_CAPABILITIES, "an object");
+    info = json_get(meta, MCP_META_CLIENT_INFO);
     if (info && !YAJL_IS_OBJECT(info))
-        return bad_meta(p, m, MODERN_META_INFO, "an object");
-    v = json_get(meta, MODERN_META_LOG_LEVEL);
-    level = v && YAJL_IS_STRING(v) ? mcp_log_level(v->u.string) : -1;
+        return bad_meta(p, m, MCP_META_CLIENT_INFO, "an object");
+    v = json_get(meta, MCP_META_LOG_LEVEL);
+    level = v && YAJL_IS_STRING(v) ? mcp_level_from_name(v->u.string) : -1;
     if (v && level < 0)
-        return bad_meta(p, m, MODERN_META_LOG_LEVEL,
+        return bad_meta(p, m, MCP_META_LOG_LEVEL,
                         "a log level: debug, info, notice, warning, error, critical, alert or "
                         "emergency");
-    v = json_get(meta, "mcpd/cwd");
-    cwd = json_get_string(meta, "mcpd/cwd");
+    v = json_get(meta, MCPD_META_CWD);
+    cwd = json_get_string(meta, MCPD_META_CWD);
     if (v && !cwd)
-        return bad_meta(p, m, "mcpd/cwd", "a string (the agent's working directory)");
-    v = json_get(meta, "mcpd/session");
-    token = json_get_string(meta, "mcpd/session");
+        return bad_meta(p, m, MCPD_META_CWD, "a string (the agent's working directory)");
+    v = json_get(meta, MCPD_META_SESSION);
+    token = json_get_string(meta, MCPD_META_SESSION);
     if (v && !token)
-        return bad_meta(p, m, "mcpd/session", "a string (MCPD_SESSION of the parent agent)");
-    v = json_get(meta, "mcpd/server");
-    only = json_get_string(meta, "mcpd/server");
+        return bad_meta(p, m, MCPD_META_SESSION, "a string (MCPD_SESSION of the parent agent)");
+    v = json_get(meta, MCPD_META_SERVER);
+    only = json_get_string(meta, MCPD_META_SERVER);
     if (v && (!only || !*only))
-        return bad_meta(p, m, "mcpd/server", "a server's name");
+        return bad_meta(p, m, MCPD_META_SERVER, "a server's name");
     if (!attach(mg, p, ma, m, cwd, token, only))
         return false;
+    a = agent_ensure(&mg->agents, p->id);
     if (caps)
-        p->caps = (json_get_object(caps, "sampling") ? PEER_CAP_SAMPLING : 0) |
-                  (json_get_object(caps, "elicitation") ? PEER_CAP_ELICITATION : 0) |
-                  (json_get_object(caps, "roots") ? PEER_CAP_ROOTS : 0);
+        a->caps = (json_get_object(caps, "sampling") ? AGENT_CAP_SAMPLING : 0) |
+                  (json_get_object(caps, "elicitation") ? AGENT_CAP_ELICITATION : 0) |
+                  (json_get_object(caps, "roots") ? AGENT_CAP_ROOTS : 0);
     name = json_get_string(info, "name");
-    if (name && !p->client_name) {
+    if (name && !a->client_name) {
         const char *version = json_get_string(info, "version");
-        p->client_name = xstrdup(name);
-        p->client_version = version ? xstrdup(version) : NULL;
+        a->client_name = xstrdup(name);
+        a->client_version = version ? xstrdup(version) : NULL;
+        if (!p->label)
+            p->label = xstrdup(name);
     }
-    if (level >= 0 && level != p->log_level)
+    if (level >= 0 && level != a->log_level)
         manager_set_log_level(mg, p, level);
     return true;
 }
@@ -505,8 +464,13 @@ static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
 static void strip_envelope(yajl_val params)
 {
     static const char *const keys[] = {
-        MODERN_META_VERSION, MODERN_META_CAPS, MODERN_META_INFO, MODERN_META_LOG_LEVEL,
-        "mcpd/cwd",          "mcpd/session",   "mcpd/server",
+        MCP_META_PROTOCOL_VERSION,
+        MCP_META_CLIENT_CAPABILITIES,
+        MCP_META_CLIENT_INFO,
+        MCP_META_LOG_LEVEL,
+        MCPD_META_CWD,
+        MCPD_META_SESSION,
+        MCPD_META_SERVER,
     };
     yajl_val meta = json_get_object(params, "_meta");
 
@@ -547,9 +511,9 @@ static void listen_start(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, c
     bool on;
 
     if (!YAJL_IS_OBJECT(want)) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS,
-                      "params.notifications must be an object (toolsListChanged, "
-                      "promptsListChanged, resourcesListChanged, resourceSubscriptions)");
+        fail(p, m->id, JSONRPC_INVALID_PARAMS,
+             "params.notifications must be an object (toolsListChanged, "
+             "promptsListChanged, resourcesListChanged, resourceSubscriptions)");
         return;
     }
     uris = json_get(want, "resourceSubscriptions");
@@ -558,20 +522,20 @@ static void listen_start(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, c
             xasprintf("params.notifications.resourceSubscriptions must be an array of at most %d "
                       "URIs",
                       MODERN_MAX_LISTEN_URIS);
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+        fail(p, m->id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
     for (size_t i = 0; i < json_array_len(uris); i++)
         if (!YAJL_IS_STRING(json_array_at(uris, i))) {
-            methods_error(p, m->id, JSONRPC_INVALID_PARAMS,
-                          "params.notifications.resourceSubscriptions must hold URI strings");
+            fail(p, m->id, JSONRPC_INVALID_PARAMS,
+                 "params.notifications.resourceSubscriptions must hold URI strings");
             return;
         }
     if (ma->n_listens >= MODERN_MAX_LISTENS) {
         _cleanup_free_ char *msg = xasprintf("this connection already has %d subscriptions/listen "
                                              "streams, the most mcpd keeps: cancel one first",
                                              MODERN_MAX_LISTENS);
-        methods_error(p, m->id, JSONRPC_INVALID_REQUEST, msg);
+        fail(p, m->id, JSONRPC_INVALID_REQUEST, msg);
         return;
     }
     ack = json_object_new();
@@ -605,7 +569,7 @@ static void listen_start(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, c
     ma->listens = l;
     ma->n_listens++;
     meta = json_object_new();
-    json_object_set(meta, MODERN_META_SUB_ID, json_copy(m->id));
+    json_object_set(meta, MCP_META_SUBSCRIPTION_ID, json_copy(m->id));
     json_object_set(ack, "_meta", meta);
     jsonrpc_write_notification(&sb, "notifications/subscriptions/acknowledged", ack);
     send_line(p, &sb);
@@ -697,7 +661,7 @@ static void ask_agent(Peer *p, Pending *pd)
                             id = json_parse(pd->down_id ? pd->down_id : pd->id, NULL);
     StrBuf sb = STRBUF_INIT;
 
-    if (!pd->token[0] && !new_token(pd->token)) {
+    if (!pd->token[0] && !modern_new_token(pd->token)) {
         for (size_t i = 0; i < pd->asks->u.object.len; i++) {
             _cleanup_json_ yajl_val rid = key_id(pd->asks->u.object.keys[i]);
             refuse_server_request(pd->ma->mg, p, rid, "mcpd has no randomness for a requestState");
@@ -734,7 +698,7 @@ static void server_request(ModernAgent *ma, Peer *p, JsonrpcMsg *msg)
 
     if (!YAJL_IS_INTEGER(msg->id))
         return;
-    cause = call_cause_of_request(ma->mg, (uint64_t)msg->id->u.number.i);
+    cause = manager_cause_of_request(ma->mg, (uint64_t)msg->id->u.number.i);
     pd = cause ? pending_by_id(ma, cause) : NULL;
     if (!pd) {
         refuse_server_request(ma->mg, p, msg->id,
@@ -791,15 +755,15 @@ static void resume(Manager *mg, Peer *p, ModernAgent *ma, Pending *pd, JsonrpcMs
     char *held;
 
     if (!streq(m->method, pd->method) || !pd->parked) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS,
-                      !pd->parked ? "params.requestState is being retried already"
-                                  : "params.requestState belongs to another method");
+        fail(p, m->id, JSONRPC_INVALID_PARAMS,
+             !pd->parked ? "params.requestState is being retried already"
+                         : "params.requestState belongs to another method");
         return;
     }
     if (pd->shown && pd->shown->u.object.len && !YAJL_IS_OBJECT(answers)) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS,
-                      "params.inputResponses must be an object with an answer to each of "
-                      "inputRequests");
+        fail(p, m->id, JSONRPC_INVALID_PARAMS,
+             "params.inputResponses must be an object with an answer to each of "
+             "inputRequests");
         return;
     }
     for (size_t i = 0; pd->shown && i < pd->shown->u.object.len; i++) {
@@ -809,7 +773,7 @@ static void resume(Manager *mg, Peer *p, ModernAgent *ma, Pending *pd, JsonrpcMs
                 xasprintf("params.inputResponses[\"%s\"] must be the result object for that "
                           "input request",
                           pd->shown->u.object.keys[i]);
-            methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+            fail(p, m->id, JSONRPC_INVALID_PARAMS, msg);
             return;
         }
     }
@@ -862,19 +826,19 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
     if (in_list(m->method, removed_methods, N_ELEMENTS(removed_methods))) {
         _cleanup_free_ char *msg = xasprintf("Method not found: %s (not part of MCP %s, which "
                                              "this connection speaks)",
-                                             m->method, MODERN_VERSION);
-        methods_error(p, m->id, JSONRPC_METHOD_NOT_FOUND, msg);
+                                             m->method, MCP_PROTOCOL_2026_07_28);
+        fail(p, m->id, JSONRPC_METHOD_NOT_FOUND, msg);
         return true;
     }
     if (m->params && !YAJL_IS_OBJECT(m->params)) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "params must be an object");
+        fail(p, m->id, JSONRPC_INVALID_PARAMS, "params must be an object");
         return true;
     }
     if (!take_meta(mg, p, ma, m))
         return true;
     if (pending_by_down_id(ma, id) || listen_by_id(ma, id)) {
-        methods_error(p, m->id, JSONRPC_INVALID_REQUEST,
-                      "the id is in use by a request of this connection still in flight");
+        fail(p, m->id, JSONRPC_INVALID_REQUEST,
+             "the id is in use by a request of this connection still in flight");
         return true;
     }
     strip_envelope(m->params);
@@ -884,16 +848,16 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
     }
     rs = json_get(m->params, "requestState");
     if (rs) {
-        yajl_val orig = YAJL_IS_STRING(rs) ? unwrap_state(ma, rs->u.string) : NULL;
+        yajl_val orig = YAJL_IS_STRING(rs) ? wrap_table_take(&ma->wrapped, rs->u.string) : NULL;
         pd = YAJL_IS_STRING(rs) && !orig ? pending_by_token(ma, rs->u.string) : NULL;
         if (pd) {
             resume(mg, p, ma, pd, m, id);
             return true;
         }
         if (!orig) {
-            methods_error(p, m->id, JSONRPC_INVALID_PARAMS,
-                          "params.requestState is unknown here: expired, already used, or from "
-                          "another connection; send the request again without it");
+            fail(p, m->id, JSONRPC_INVALID_PARAMS,
+                 "params.requestState is unknown here: expired, already used, or from "
+                 "another connection; send the request again without it");
             return true;
         }
         json_object_set(m->params, "requestState", orig); /* the server's own, for its retry */
@@ -902,7 +866,7 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
         _cleanup_free_ char *msg = xasprintf("this connection has %d requests in flight, the most "
                                              "mcpd keeps: wait for some answers",
                                              MODERN_MAX_PENDING);
-        methods_error(p, m->id, MCPD_ERROR_TOO_MANY_CALLS, msg);
+        fail(p, m->id, MCPD_ERROR_TOO_MANY_CALLS, msg);
         return true;
     }
     pd = xcalloc(1, sizeof(*pd));
@@ -917,34 +881,36 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
 
 bool methods_modern_dispatch(Manager *mg, Peer *p, JsonrpcMsg *m)
 {
-    if (p->era == PEER_ERA_LEGACY)
+    Agent *a = agent_ensure(&mg->agents, p->id);
+
+    if (a->era == AGENT_ERA_LEGACY)
         return false;
     if (m->kind == JSONRPC_REQUEST && streq(m->method, "server/discover")) {
         /* A probe: the era is fixed by what comes next (docs/modern.md). */
         if (m->params && !YAJL_IS_OBJECT(m->params))
-            methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "params must be an object");
+            fail(p, m->id, JSONRPC_INVALID_PARAMS, "params must be an object");
         else
             discover(mg, p, m);
         return true;
     }
-    if (p->era == PEER_ERA_UNKNOWN) {
+    if (a->era == AGENT_ERA_UNKNOWN) {
         if (m->kind != JSONRPC_REQUEST)
             return false;
         if (streq(m->method, "initialize") ||
-            !json_get(json_get_object(m->params, "_meta"), MODERN_META_VERSION)) {
-            p->era = PEER_ERA_LEGACY;
+            !json_get(json_get_object(m->params, "_meta"), MCP_META_PROTOCOL_VERSION)) {
+            a->era = AGENT_ERA_LEGACY;
             return false;
         }
-        p->era = PEER_ERA_MODERN;
+        a->era = AGENT_ERA_MODERN;
         agent_of(mg, p);
-        log_debug("peer %llu speaks MCP %s", (unsigned long long)p->id, MODERN_VERSION);
+        log_debug("peer %llu speaks MCP %s", (unsigned long long)p->id, MCP_PROTOCOL_2026_07_28);
     }
     switch (m->kind) {
     case JSONRPC_RESPONSE:
     case JSONRPC_ERROR_RESPONSE:
         /* mcpd sends modern agents no requests: nothing to answer. */
         log_debug("peer %llu: a response from a %s agent dropped", (unsigned long long)p->id,
-                  MODERN_VERSION);
+                  MCP_PROTOCOL_2026_07_28);
         return true;
     case JSONRPC_NOTIFICATION:
         if (!streq(m->method, "notifications/cancelled") || !YAJL_IS_OBJECT(m->params))
@@ -958,6 +924,13 @@ bool methods_modern_dispatch(Manager *mg, Peer *p, JsonrpcMsg *m)
 }
 
 /* ---- what goes out ---- */
+
+static bool agent_initialized(ModernAgent *ma)
+{
+    Agent *a = agent_get(&ma->mg->agents, ma->peer_id);
+
+    return a && a->initialized;
+}
 
 static void result_out(ModernAgent *ma, Peer *p, JsonrpcMsg *msg, Pending *pd)
 {
@@ -973,7 +946,7 @@ static void result_out(ModernAgent *ma, Peer *p, JsonrpcMsg *msg, Pending *pd)
         if (!rt)
             json_object_set(r, "resultType", json_string_new("complete"));
         else if (streq(rt, "input_required") && json_get(r, "requestState")) {
-            const char *token = wrap_state(ma, json_get(r, "requestState"));
+            const char *token = wrap_table_put(&ma->wrapped, json_get(r, "requestState"));
             if (!token) {
                 error_data(p, id, JSONRPC_INTERNAL_ERROR,
                            "mcpd has no randomness to protect the server's requestState", NULL);
@@ -981,14 +954,15 @@ static void result_out(ModernAgent *ma, Peer *p, JsonrpcMsg *msg, Pending *pd)
             }
             json_object_set(r, "requestState", json_string_new(token));
         }
-        if (!ma->told_session && p->initialized) {
+        if (!ma->told_session && agent_initialized(ma)) {
             /* What initialize's _meta gives a 2025 agent: the token its subagents join by. */
             yajl_val meta = json_get_object(r, "_meta");
             if (!meta) {
                 meta = json_object_new();
                 json_object_set(r, "_meta", meta);
             }
-            json_object_set(meta, "mcpd/session", json_string_new(manager_peer_token(ma->mg, p)));
+            json_object_set(meta, MCPD_META_SESSION,
+                            json_string_new(manager_peer_token(ma->mg, p)));
             ma->told_session = true;
         }
         if (pd && in_list(pd->method, list_methods, N_ELEMENTS(list_methods))) {
@@ -1053,7 +1027,7 @@ static void notification_out(ModernAgent *ma, Peer *p, JsonrpcMsg *msg, const ch
             meta = json_object_new();
             json_object_set(params, "_meta", meta);
         }
-        json_object_set(meta, MODERN_META_SUB_ID, json_parse(l->id, NULL));
+        json_object_set(meta, MCP_META_SUBSCRIPTION_ID, json_parse(l->id, NULL));
         jsonrpc_write_notification(&sb, msg->method, params);
         send_line(p, &sb);
     }
@@ -1104,20 +1078,41 @@ static void filter_line(ModernAgent *ma, Peer *p, const char *line, size_t len)
 
 void methods_modern_filter(Peer *p, const char *data, size_t n, void *userdata)
 {
-    ModernAgent *ma = p->modern;
+    MethodsCtx *d = userdata;
+    Agent *a = agent_get(&d->manager->agents, p->id);
+    ModernAgent *ma = a ? a->modern : NULL;
 
-    (void)userdata;
     if (!ma) {
-        peer_send_unfiltered(p, data, n); /* cannot happen: the era and the state come together */
+        peer_send_unfiltered(p, data, n); /* its agent is gone: nothing left to reshape */
         return;
     }
+    /*
+     * A line may come in pieces (the tools/list view is sent by reference between its
+     * envelope's halves): pieces are held until their newline, so each line is seen whole.
+     */
     while (n) {
         const char *nl = memchr(data, '\n', n);
         size_t len = nl ? (size_t)(nl - data) : n;
-        if (len)
+        if (!nl) {
+            if (ma->partial.len + n > MODERN_MAX_PARTIAL) {
+                log_error("peer %llu: an unfinished line of mcpd's own over %d bytes dropped",
+                          (unsigned long long)p->id, MODERN_MAX_PARTIAL);
+                strbuf_reset(&ma->partial);
+                return;
+            }
+            strbuf_append(&ma->partial, data, n);
+            return;
+        }
+        if (ma->partial.len) {
+            size_t whole;
+            char *line;
+            strbuf_append(&ma->partial, data, len);
+            line = strbuf_detach(&ma->partial, &whole);
+            filter_line(ma, p, line, whole);
+            free(line);
+        } else if (len) {
             filter_line(ma, p, data, len);
-        if (!nl)
-            break;
+        }
         n -= len + 1;
         data = nl + 1;
     }

@@ -7,11 +7,10 @@
 
 #include "common/json.h"
 #include "common/util.h"
-#include "daemon/daemon.h"
 #include "daemon/methods/methods-trust.h"
 #include "daemon/config/trust.h"
 
-void methods_trust(Daemon *d, Peer *p, JsonrpcMsg *m)
+void methods_trust(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     const char *cwd = json_get_string(m->params, "cwd"), *server = NULL;
     _cleanup_free_ char *root = NULL, *why = NULL;
@@ -22,7 +21,7 @@ void methods_trust(Daemon *d, Peer *p, JsonrpcMsg *m)
 
     if (!cwd || cwd[0] != '/' || json_get_bool(m->params, "revoke", &revoke) == -EINVAL ||
         (sv && !(YAJL_IS_STRING(sv) && sv->u.string[0]))) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS,
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS,
                       "params: cwd must be an absolute path, server a non-empty string, revoke "
                       "true or false");
         return;
@@ -30,13 +29,13 @@ void methods_trust(Daemon *d, Peer *p, JsonrpcMsg *m)
     server = sv ? sv->u.string : NULL;
     if (!(root = realpath(cwd, NULL))) {
         _cleanup_free_ char *msg = xasprintf("cwd \"%s\": %s", cwd, strerror(errno));
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
     r = revoke ? trust_revoke_root(root, server, &n, &why)
-               : trust_approve_root(root, &d->settings, server, &approved, &why);
+               : trust_approve_root(root, d->settings, server, &approved, &why);
     if (r < 0) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, why ? why : strerror(-r));
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, why ? why : strerror(-r));
         return;
     }
     result = json_object_new();
@@ -46,7 +45,7 @@ void methods_trust(Daemon *d, Peer *p, JsonrpcMsg *m)
     else
         json_object_set(result, "approved", approved);
     /* The workspace of that root picks the change up now, as a reload would. */
-    json_object_set(result, "reload", daemon_reload(d, root));
-    methods_reply(p, m->id, result);
+    json_object_set(result, "reload", d->reload(d->ud, root));
+    methods_reply(d, p, m->id, result);
     json_free(result);
 }

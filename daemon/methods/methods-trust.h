@@ -11,4 +11,4 @@
  * (all, or server), or with revoke remove mcpd's approvals; then reload that workspace. The
  * reply lists what changed: {root, approved | revoked: [{name, path, command}], reload}.
  */
-void methods_trust(Daemon *d, Peer *p, JsonrpcMsg *m);
+void methods_trust(MethodsCtx *d, Peer *p, JsonrpcMsg *m);

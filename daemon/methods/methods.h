@@ -1,13 +1,28 @@
 // SPDX-License-Identifier: MIT
-// methods: the socket's method tables (MCP methods, mcpd/ methods) and the dispatcher.
+// methods: the socket's method tables (MCP methods, mcpd/ methods), their context and dispatch.
 #pragma once
 
 #include <yajl/yajl_tree.h>
 
 #include "common/jsonrpc.h"
+#include "daemon/config/config.h"
+#include "daemon/core/manager.h"
+#include "daemon/downstream/listener.h"
 #include "daemon/downstream/peer.h"
 
-typedef struct Daemon Daemon;
+/* What the methods see of the daemon: filled in by daemon.c (the layer above), once. */
+typedef struct MethodsCtx {
+    Manager *manager;
+    const Settings *settings;
+    const ConfigSet *settings_problems; /* of the last settings load */
+    const char *settings_path;
+    const char *config_file;
+    const Listener *listener;
+    int64_t started_wall_ms;
+    /** Reload settings and discovery (every workspace, or only that of root). */
+    yajl_val (*reload)(void *ud, const char *root);
+    void *ud;
+} MethodsCtx;
 
 /* Argument checks done before a handler runs. */
 typedef enum MethodFlags {
@@ -17,7 +32,7 @@ typedef enum MethodFlags {
 
 typedef struct Method {
     const char *name;
-    void (*handler)(Daemon *d, Peer *p, JsonrpcMsg *m);
+    void (*handler)(MethodsCtx *d, Peer *p, JsonrpcMsg *m);
     unsigned flags;
     const char *string_param; /* a params member that must be a non-empty string, or NULL */
 } Method;
@@ -29,10 +44,8 @@ extern const Method methods_mcpd[];
 bool methods_fast(Peer *p, const char *line, size_t len, void *userdata);
 /** Dispatch one message from a peer (the PeerDispatchFn). */
 void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata);
+/** Replies to the peer a handler serves, through the core's reply API (by its id). */
+void methods_reply(MethodsCtx *d, Peer *p, yajl_val id, yajl_val result);
+void methods_error(MethodsCtx *d, Peer *p, yajl_val id, int code, const char *message);
 /** What goes to a 2026-07-28 agent, reshaped for its era (the PeerFilterFn, methods-modern.c). */
 void methods_modern_filter(Peer *p, const char *data, size_t n, void *userdata);
-/** A peer went away: its 2026-07-28 state goes (methods-modern.c). */
-void methods_modern_gone(Peer *p);
-/** Reply helpers used by the handlers. */
-void methods_reply(Peer *p, yajl_val id, yajl_val result);
-void methods_error(Peer *p, yajl_val id, int code, const char *message);

@@ -16,8 +16,8 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/util.h"
-#include "daemon/core/cache.h"
 #include "daemon/sys/child.h"
+#include "daemon/sys/durable.h"
 #include "daemon/sys/runlog.h"
 
 /*
@@ -162,7 +162,7 @@ static void runlog_save(RunLog *rl)
     json_object_set(o, "runs", runs);
     json_write(&sb, o);
     json_free(o);
-    if (cache_write_durably(state_dir, path, &sb, &why) < 0 && !warned) {
+    if (durable_write(state_dir, path, sb.data, sb.len, &why) < 0 && !warned) {
         warned = true;
         log_full(LOG_WARNING, rl->name, "runlog", "cannot keep the run record: %s", why);
     }

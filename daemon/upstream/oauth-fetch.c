@@ -13,7 +13,6 @@
 #include "common/util.h"
 #include "daemon/upstream/http.h"
 #include "daemon/upstream/oauth-fetch.h"
-#include "daemon/upstream/oauth.h"
 
 static bool header_is(const char *line, size_t n, const char *name, const char **valuep,
                       size_t *lenp)

@@ -10,6 +10,11 @@
 
 #include "common/strbuf.h"
 
+/* Each metadata, registration or token request must answer within this. */
+#define OAUTH_FETCH_TIMEOUT_MS 30000
+/* Metadata and token responses are small JSON documents; larger bodies are refused. */
+#define OAUTH_BODY_MAX (256u * 1024u)
+
 typedef struct Fetch Fetch;
 /* The exchange ended (x->res, x->status, x->body); the callee frees x (maybe later). */
 typedef void (*FetchFn)(void *owner, Fetch *x);

@@ -17,7 +17,7 @@
 #include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/core/cache.h"
+#include "daemon/sys/durable.h"
 #include "daemon/upstream/oauth-store.h"
 
 /* A few dozen sign-ins fit in a few KiB; a larger file is not one of ours. */
@@ -214,7 +214,7 @@ static int store_write(const OAuthToken *extra, size_t skip, char **whyp)
         entry_write(&sb, extra);
     }
     strbuf_puts(&sb, "]}\n");
-    r = cache_write_durably(dir, path, &sb, whyp);
+    r = durable_write(dir, path, sb.data, sb.len, whyp);
     explicit_bzero(sb.data, sb.cap);
     strbuf_deinit(&sb);
     return r;

@@ -21,6 +21,7 @@
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/mcp.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/http.h"
@@ -942,7 +943,7 @@ static void flow_begin(OAuthFlow *f)
 {
     static const char probe[] =
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-        "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+        "{\"protocolVersion\":\"" MCP_PROTOCOL_LATEST "\",\"capabilities\":{},"
         "\"clientInfo\":{\"name\":\"mcpd\",\"version\":\"" MCPD_VERSION "\"}}}";
 
     if (f->opt_token && (f->opt_authz || f->client_credentials)) {

@@ -11,10 +11,6 @@
 
 /* A whole sign-in, browser included, is given up after this long (a person may be slow). */
 #define OAUTH_FLOW_TIMEOUT_MS (5 * 60 * 1000)
-/* Each metadata, registration or token request must answer within this. */
-#define OAUTH_FETCH_TIMEOUT_MS 30000
-/* Metadata and token responses are small JSON documents; larger bodies are refused. */
-#define OAUTH_BODY_MAX (256u * 1024u)
 /* Step-up (403 insufficient_scope) sign-ins allowed for one server before it is refused. */
 #define OAUTH_STEP_UP_MAX 3
 

@@ -72,6 +72,8 @@ typedef struct Xfer {
     struct event *timer;
     struct event *ev_delay; /* XFER_RESUME: waits the server's retry delay before starting */
     bool timed_out;
+    bool modern;                 /* a 2026-07-28 request: no session, its own headers */
+    struct curl_slist *mcp_hdrs; /* modern: MCP-Protocol-Version, Mcp-Method, Mcp-Name, ... */
     struct Xfer *next, *prev;
 } Xfer;
 
@@ -107,6 +109,9 @@ struct HttpTransport {
     char *get_last_id;
     char *probe_status; /* auto: what the POST said, for the failure message */
     bool closing, reported;
+    bool modern;           /* a modern request was answered: the server speaks 2026-07-28 */
+    yajl_val tool_headers; /* {tool: {param: HeaderName}} from the tools' x-mcp-header */
+    IdMap list_ids;        /* tools/list requests in flight: 1 first page, 2 a later one */
     struct HttpTransport *next_live, *prev_live;
 };
 
@@ -143,3 +148,13 @@ extern const TransportOps ht_ops_legacy;
 void ht_start_legacy(HttpTransport *t);
 int ht_legacy_endpoint(Xfer *x, const SseEvent *ev);
 void ht_legacy_get_done(Xfer *x, CURLcode res);
+
+/* transport-http-modern.c: 2026-07-28 requests. */
+/** The protocol version a message's _meta names, or NULL (a 2025-era message). */
+const char *htm_version(yajl_val msg);
+/** The headers of a modern POST (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*). */
+struct curl_slist *htm_request_headers(HttpTransport *t, yajl_val msg);
+/** A tools/list result passed by: remember each tool's x-mcp-header parameters. */
+void htm_note_tools(HttpTransport *t, yajl_val result, bool first_page);
+/** A non-2xx body that is a JSON-RPC error for x's request, as a message line; else NULL. */
+char *htm_error_line(Xfer *x);

@@ -19,7 +19,6 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/http.h"
-#include "daemon/upstream/oauth-login.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/sse.h"
 #include "daemon/upstream/transport-http-private.h"
@@ -108,7 +107,10 @@ static void take_one(HttpTransport *t, yajl_val m, const char *text, size_t len)
 
     if (YAJL_IS_OBJECT(m) && !json_get(m, "method") && YAJL_IS_INTEGER(id) && id->u.number.i > 0) {
         uint64_t rid = (uint64_t)id->u.number.i;
+        uintptr_t page = (uintptr_t)idmap_remove(&t->list_ids, rid);
         idmap_remove(&t->outstanding, rid);
+        if (page)
+            htm_note_tools(t, json_get_object(m, "result"), page == 1);
         if (t->have_init_id && rid == t->init_id) {
             const char *v = json_get_string(json_get_object(m, "result"), "protocolVersion");
             if (v) {
@@ -161,6 +163,7 @@ void ht_xfer_free(Xfer *x)
         curl_easy_cleanup(x->easy);
     }
     curl_slist_free_all(x->hdrs);
+    curl_slist_free_all(x->mcp_hdrs);
     if (x->timer)
         event_free(x->timer);
     if (x->ev_delay)
@@ -261,7 +264,7 @@ void ht_headers_apply(Xfer *x, const char *ct)
     x->headers_done = true;
     ht_note_status(x);
     x->sse = x->status / 100 == 2 && ct && strncasecmp(ct, "text/event-stream", 17) == 0;
-    if (x->status / 100 == 2 && x->hdr_session && x->kind == XFER_POST &&
+    if (x->status / 100 == 2 && x->hdr_session && x->kind == XFER_POST && !x->modern &&
         !streq(x->hdr_session, t->session_id)) {
         bool valid = *x->hdr_session != '\0';
         for (const char *p = x->hdr_session; *p; p++)
@@ -386,11 +389,13 @@ int ht_xfer_launch(Xfer *x)
         if (x->last_event_id)
             l = add_header(l, "Last-Event-ID", x->last_event_id);
     }
-    x->sent_session = streamable && t->session_id && !x->foreign;
+    x->sent_session = streamable && t->session_id && !x->foreign && !x->modern;
     if (x->sent_session)
         l = add_header(l, "MCP-Session-Id", t->session_id);
-    if (streamable && t->protocol_version && !x->foreign)
+    if (streamable && t->protocol_version && !x->foreign && !x->modern)
         l = add_header(l, "MCP-Protocol-Version", t->protocol_version);
+    for (struct curl_slist *h = x->mcp_hdrs; h; h = h->next)
+        l = curl_slist_append(l, h->data); /* modern: the version, method and names */
     if (!x->foreign)
         l = add_config_headers(t, l);
     if (!x->foreign) /* a stored sign-in (mcpctl login), unless the config sets Authorization */

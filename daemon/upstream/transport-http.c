@@ -19,7 +19,6 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/http.h"
-#include "daemon/upstream/oauth-login.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/sse.h"
 #include "daemon/upstream/transport-http-private.h"
@@ -42,6 +41,7 @@ typedef struct OutInfo {
     bool request;
     const char *method;
     uint64_t cancel_id; /* notifications/cancelled: the request given up */
+    bool modern;        /* _meta names a protocol version: a 2026-07-28 request */
     yajl_val root;
 } OutInfo;
 
@@ -60,6 +60,7 @@ static void out_info(OutInfo *o, const char *body)
         YAJL_IS_INTEGER(rid = json_get(json_get_object(o->root, "params"), "requestId")) &&
         rid->u.number.i > 0)
         o->cancel_id = (uint64_t)rid->u.number.i;
+    o->modern = htm_version(o->root) != NULL;
 }
 
 /* The request gave up upstream: its open stream, if any, is no longer wanted. */
@@ -70,7 +71,8 @@ static void drop_streams_for(HttpTransport *t, uint64_t id)
     idmap_remove(&t->outstanding, id);
     for (; x; x = next) {
         next = x->next;
-        if (x->req_id == id && (x->kind == XFER_RESUME || (x->kind == XFER_POST && x->sse)))
+        if (x->req_id == id &&
+            (x->kind == XFER_RESUME || (x->kind == XFER_POST && (x->sse || x->modern))))
             ht_xfer_free(x);
     }
 }
@@ -83,8 +85,17 @@ static void post_message(HttpTransport *t, char *body, size_t len)
     Xfer *x;
 
     out_info(&o, body);
+    if (o.cancel_id && t->modern) {
+        /* 2026-07-28: closing the response stream is the cancellation. */
+        drop_streams_for(t, o.cancel_id);
+        json_free(o.root);
+        free(body);
+        return;
+    }
     if (streq(o.method, "tools/call") && t->call_timeout_ms > bound)
         bound = t->call_timeout_ms;
+    if (streq(o.method, "subscriptions/listen"))
+        bound = 0; /* a stream that stays open for as long as the session: no inactivity bound */
     x = ht_xfer_new(t, XFER_POST, url, bound);
     x->body = body;
     x->body_len = len;
@@ -102,6 +113,13 @@ static void post_message(HttpTransport *t, char *body, size_t len)
     }
     if (o.cancel_id)
         drop_streams_for(t, o.cancel_id);
+    if (o.modern) {
+        x->modern = true;
+        x->mcp_hdrs = htm_request_headers(t, o.root);
+        if (streq(o.method, "tools/list") && o.id)
+            idmap_put(&t->list_ids, o.id,
+                      (void *)(uintptr_t)(json_get(json_get(o.root, "params"), "cursor") ? 2 : 1));
+    }
     json_free(o.root);
     ht_xfer_start(x);
 }
@@ -193,6 +211,26 @@ static void on_resume_timer(evutil_socket_t fd, short what, void *arg)
         ht_xfer_start(x);
 }
 
+/*
+ * 2026-07-28 has no resumption: a stream that ends before its response lost the request, and
+ * upstream.c sends it again under a new id when the error says so.
+ */
+static void stream_lost(Xfer *x)
+{
+    HttpTransport *t = x->t;
+    StrBuf line = STRBUF_INIT;
+
+    if (!x->req_id || !idmap_remove(&t->outstanding, x->req_id))
+        return;
+    strbuf_printf(&line,
+                  "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"error\":{\"code\":-32000,\"message\":"
+                  "\"the server closed the response stream before answering\",\"data\":{"
+                  "\"mcpd/streamLost\":true}}}",
+                  x->req_id);
+    ht_upcall(t, UP_MESSAGE, line.data, line.len);
+    strbuf_deinit(&line);
+}
+
 /* A stream ended before its response: wait `retry` and GET with Last-Event-ID (2025-11-25). */
 static void schedule_resume(Xfer *x)
 {
@@ -201,6 +239,8 @@ static void schedule_resume(Xfer *x)
     Xfer *r;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
+    if (x->modern)
+        return stream_lost(x);
     if (!x->parser.id.len || x->resumes >= RESUME_MAX) {
         ht_synth_error(t, x->req_id, "the server closed the response stream before answering%s",
                        x->parser.id.len ? " (gave up resuming it)" : " (and it cannot be resumed)");
@@ -311,6 +351,22 @@ static void post_done(Xfer *x, CURLcode res)
         ht_synth_error(t, x->req_id, "HTTP request to %s failed: %s", t->shown_url, why);
         return;
     }
+    if (x->modern && x->status / 100 == 2)
+        t->modern = true;
+    if (x->modern && x->status / 100 != 2 && x->status != 401) {
+        /*
+         * A 4xx with a JSON-RPC error is the answer (-32022 with the versions, -32601, ...);
+         * anything else is an error too, and upstream.c reads it as "not modern". Either way
+         * the auto probe is not decided by it: the initialize that may follow decides.
+         */
+        _cleanup_free_ char *line = htm_error_line(x);
+        _cleanup_free_ char *e = line ? NULL : ht_error_text(x);
+        if (line && idmap_remove(&t->outstanding, x->req_id))
+            ht_upcall(t, UP_MESSAGE, line, strlen(line));
+        else if (!line)
+            ht_synth_error(t, x->req_id, "%s", e);
+        return;
+    }
     if (t->mode == MODE_PROBE) {
         if (x->status == 400 || x->status == 404 || x->status == 405) {
             /* The backwards-compatibility probe: an old server does not take the POST. */
@@ -354,7 +410,7 @@ static void post_done(Xfer *x, CURLcode res)
     }
     if (res != CURLE_OK) {
         why = xasprintf("%s", x->timed_out ? "timed out" : curl_easy_strerror(res));
-        if (x->sse && !x->timed_out)
+        if ((x->sse || x->modern) && !x->timed_out)
             return schedule_resume(x);
         ht_synth_error(t, x->req_id, "HTTP response from %s %s (body incomplete)", t->shown_url,
                        why);
@@ -506,6 +562,8 @@ static void http_free(HttpTransport *t)
     event_free(t->ev_free);
     event_free(t->ev_get);
     idmap_deinit(&t->outstanding);
+    idmap_deinit(&t->list_ids);
+    json_free(t->tool_headers);
     json_free(t->headers);
     free(t->url);
     free(t->shown_url);
@@ -569,7 +627,6 @@ void transport_http_shutdown(void)
         t->closing = true;
         http_free(t);
     }
-    oauth_login_shutdown();
     http_shutdown();
 }
 
@@ -582,6 +639,8 @@ static void http_status(Transport *tr, yajl_val obj)
     json_object_set(obj, "url", json_string_new(t->shown_url));
     json_object_set(obj, "httpTransport", json_string_new(modes[t->mode]));
     json_object_set(obj, "session", json_bool_new(t->session_id != NULL));
+    if (t->modern)
+        json_object_set(obj, "httpProtocol", json_string_new("2026-07-28 (stateless)"));
     if (t->last_status)
         json_object_set(obj, "lastHttpStatus", json_int_new(t->last_status));
     if (t->mode == MODE_STREAMABLE)

@@ -215,6 +215,8 @@ static void on_stdout(evutil_socket_t fd, short what, void *arg)
             s->base.cb.message(s->base.userdata, line, len);
         /* The owner may have closed us from inside the callback: stop feeding it. */
     }
+    if (!s->closing)
+        framer_release_big(&s->in);
 }
 
 static void on_eof_grace(evutil_socket_t fd, short what, void *arg)

@@ -12,11 +12,70 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "daemon/upstream/tool-headers.h"
 #include "daemon/upstream/upstream.h"
 
 static const char *const accepted_versions[] = {
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
 };
+
+/*
+ * An auto stdio server that ignores server/discover (servers that drop requests before
+ * initialize do) costs this much on its first connect only: then its era is remembered. Long
+ * enough for a loaded machine to start a node or python server, short against the 30 s
+ * handshake bound. Over HTTP every server answers a POST (a legacy one with a 4xx), so silence
+ * there is a slow server, not an old one: the probe gets the whole handshake bound.
+ */
+#define UPSTREAM_DISCOVER_PROBE_MS 5000
+/* -32022 with our version among the supported: retried once, then the server is not believed. */
+#define UPSTREAM_DISCOVER_TRIES_MAX 2
+
+/*
+ * What mcpd honours for its agents (both eras): roots are answered from the workspace root when
+ * no agent does; sampling and elicitation go to the agent whose call asked for them.
+ */
+#define CLIENT_CAPABILITIES_JSON "{\"roots\":{},\"sampling\":{},\"elicitation\":{}}"
+#define MODERN_META_PREFIX       "io.modelcontextprotocol/"
+/* A listen stream that broke is opened again after this, doubling up to the cap (seconds of
+ * silence cost nothing; a server that keeps dropping it is not hammered). */
+#define LISTEN_BACKOFF_MIN_MS 1000
+#define LISTEN_BACKOFF_MAX_MS 60000
+/*
+ * 2026-07-28 over HTTP: a response stream that breaks loses the request, which is sent again
+ * under a new id. A server that breaks it every time is given up on after this many.
+ */
+#define UPSTREAM_REISSUE_MAX 3
+/* A list's ttlMs below this is read as this: a server cannot make mcpd poll it in a loop. */
+#define LIST_TTL_MIN_MS 1000
+
+/* The lists whose ttlMs mcpd honours, and what it tells its owner when one runs out. */
+static const struct {
+    const char *method, *changed;
+} ttl_lists[] = {
+    {"tools/list", "notifications/tools/list_changed"},
+    {"prompts/list", "notifications/prompts/list_changed"},
+    {"resources/list", "notifications/resources/list_changed"},
+    {"resources/templates/list", "notifications/resources/list_changed"},
+};
+
+/* The era each server spoke last, by config hash: a legacy server is not probed again. */
+static IdMap era_memory;
+
+static uint64_t era_key(const char *config_hash)
+{
+    return hash_fnv1a(config_hash, strlen(config_hash)) | 1; /* never 0, which IdMap refuses */
+}
+
+static void era_remember(Upstream *u, UpstreamEra era)
+{
+    if (u->era_key)
+        idmap_put(&era_memory, u->era_key, (void *)(uintptr_t)era);
+}
+
+void upstream_forget_era(const char *config_hash)
+{
+    idmap_remove(&era_memory, era_key(config_hash));
+}
 
 typedef struct UpstreamPending {
     Upstream *u;
@@ -27,14 +86,35 @@ typedef struct UpstreamPending {
     int64_t timeout_ms;
     uint64_t deadline_cap_ms; /* hard cap for progress-extended calls, monotonic */
     bool progress;
-    bool raw; /* a plain result may be delivered as text */
+    bool raw;          /* a plain result may be delivered as text */
+    char *line;        /* modern HTTP: the request as sent, for a re-issue; else NULL */
+    uint64_t wire_id;  /* the id it was last sent under, when re-issued; else 0 */
+    unsigned reissues; /* times sent again after a broken stream */
 } UpstreamPending;
 
 static void pending_free(UpstreamPending *p)
 {
     if (p->timer)
         event_free(p->timer);
+    free(p->line);
     free(p);
+}
+
+/* The id the server knows a request by (a re-issue changed it). */
+static uint64_t wire_id(const UpstreamPending *p)
+{
+    return p->wire_id ? p->wire_id : p->id;
+}
+
+/* The request an answer is for, by the id it came under. */
+static UpstreamPending *pending_by_wire(Upstream *u, uint64_t id)
+{
+    UpstreamPending *p = idmap_get(&u->pending, id);
+    uintptr_t orig;
+
+    if (p || !u->wire_ids.n || !(orig = (uintptr_t)idmap_get(&u->wire_ids, id)))
+        return p;
+    return idmap_get(&u->pending, orig);
 }
 
 /* Remove p from the table and deliver its one reply. */
@@ -43,6 +123,8 @@ static void pending_finish(UpstreamPending *p, const UpstreamReply *reply)
     Upstream *u = p->u;
 
     idmap_remove(&u->pending, p->id);
+    if (p->wire_id)
+        idmap_remove(&u->wire_ids, p->wire_id);
     if (p->raw)
         u->n_raw_pending--;
     p->fn(u, p->ctx, reply);
@@ -83,7 +165,7 @@ static void on_request_timeout(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     /* The lifecycle page: on timeout, cancel upstream and stop waiting. */
-    json_object_set(params, "requestId", json_int_new((int64_t)p->id));
+    json_object_set(params, "requestId", json_int_new((int64_t)wire_id(p)));
     json_object_set(params, "reason", json_string_new("timeout"));
     upstream_notify(u, "notifications/cancelled", params);
     fail_pending(p, UPSTREAM_TIMEOUT, msg);
@@ -128,12 +210,41 @@ static void pending_add(Upstream *u, uint64_t id, int64_t timeout_ms, unsigned f
     idmap_put(&u->pending, id, p);
 }
 
+/* Members of an object as JSON text, without its braces ("" for none); newly allocated. */
+static char *members_text(yajl_val obj)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    if (!YAJL_IS_OBJECT(obj) || !obj->u.object.len)
+        return xstrdup("");
+    json_write(&sb, obj);
+    sb.data[sb.len - 1] = '\0';
+    memmove(sb.data, sb.data + 1, sb.len - 1);
+    return strbuf_detach(&sb, NULL);
+}
+
+/* A modern request: params become text, so _meta is built in one place. */
+static int request_modern(Upstream *u, const char *method, yajl_val params, int64_t timeout_ms,
+                          unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
+{
+    _cleanup_json_ yajl_val meta = json_object_take(params, "_meta");
+    _cleanup_free_ char *meta_text = NULL, *body = members_text(params);
+
+    json_free(json_object_take(meta, "progressToken"));
+    meta_text = members_text(meta);
+    json_free(params);
+    return upstream_request_text(u, method, meta_text, body, timeout_ms, flags, fn, ctx, idp);
+}
+
 int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t timeout_ms,
                      unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
 {
-    uint64_t id = ++u->next_id;
+    uint64_t id;
     int r;
 
+    if (upstream_is_modern(u) || streq(method, "server/discover"))
+        return request_modern(u, method, params, timeout_ms, flags, fn, ctx, idp);
+    id = ++u->next_id;
     if (flags & UPSTREAM_PROGRESS) {
         yajl_val meta = json_get_object(params, "_meta");
         if (!meta) {
@@ -154,23 +265,150 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
     return 0;
 }
 
+/* Decimal digits of v, without the printf machinery: two of these run per call. */
+static void put_u64(StrBuf *sb, uint64_t v)
+{
+    char digits[20], *p = digits + sizeof(digits);
+
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10));
+    strbuf_append(sb, p, (size_t)(digits + sizeof(digits) - p));
+}
+
+/*
+ * The _meta members every modern request carries; an agent's own io.modelcontextprotocol/ keys
+ * are dropped from *metap (mcpd is the client here), except its logLevel, which wins.
+ */
+static void modern_meta(Upstream *u, StrBuf *sb, const char **metap, char **ownedp)
+{
+    const char *level = u->next_log_level;
+
+    strbuf_puts(sb, "\"" MCP_META_PROTOCOL_VERSION "\":\"" UPSTREAM_MODERN_VERSION "\","
+                    "\"" MCP_META_CLIENT_CAPABILITIES "\":" CLIENT_CAPABILITIES_JSON ","
+                    "\"" MCP_META_CLIENT_INFO "\":{\"name\":\"mcpd\",\"version\":\"" MCPD_VERSION
+                    "\"}");
+    u->next_log_level = NULL;
+    if (*metap && strstr(*metap, "\"" MODERN_META_PREFIX)) {
+        _cleanup_free_ char *text = xasprintf("{%s}", *metap);
+        _cleanup_json_ yajl_val m = json_parse(text, NULL);
+        for (size_t i = 0; m && YAJL_IS_OBJECT(m) && i < m->u.object.len;) {
+            const char *k = m->u.object.keys[i];
+            if (startswith(k, MODERN_META_PREFIX) && !streq(k, MCP_META_LOG_LEVEL))
+                json_free(json_object_take(m, k));
+            else
+                i++;
+        }
+        if (json_get(m, MCP_META_LOG_LEVEL))
+            level = NULL;
+        *metap = *ownedp = members_text(m);
+    }
+    if (level)
+        strbuf_printf(sb, ",\"" MCP_META_LOG_LEVEL "\":\"%s\"", level);
+}
+
+static void listen_restart(Upstream *u);
+
+static void on_local_ok(evutil_socket_t fd, short what, void *arg)
+{
+    _cleanup_json_ yajl_val empty = json_object_new();
+    UpstreamReply r = {.outcome = UPSTREAM_OK, .result = empty};
+
+    (void)fd, (void)what;
+    pending_finish(arg, &r);
+}
+
+/*
+ * 2026-07-28 has no resources/subscribe: the URI joins (or leaves) the resourceSubscriptions of
+ * the listen stream, which is opened again, and the request is answered here, from the loop.
+ */
+static int subscribe_by_listen(Upstream *u, const char *method, const char *body,
+                               UpstreamReplyFn fn, void *ctx, uint64_t *idp)
+{
+    _cleanup_free_ char *text = xasprintf("{%s}", body ? body : "");
+    _cleanup_json_ yajl_val b = json_parse(text, NULL);
+    const char *uri = json_get_string(b, "uri");
+    bool on = streq(method, "resources/subscribe");
+    uint64_t id = ++u->next_id;
+    UpstreamPending *p;
+    size_t i;
+
+    if (!uri)
+        return -EINVAL;
+    if (!u->listen_uris)
+        u->listen_uris = json_array_new();
+    for (i = 0; i < json_array_len(u->listen_uris); i++)
+        if (streq(YAJL_GET_STRING(json_array_at(u->listen_uris, i)), uri))
+            break;
+    if (on && i == json_array_len(u->listen_uris))
+        json_array_push(u->listen_uris, json_string_new(uri));
+    else if (!on && i < json_array_len(u->listen_uris)) {
+        yajl_val a = u->listen_uris;
+        json_free(a->u.array.values[i]);
+        memmove(&a->u.array.values[i], &a->u.array.values[i + 1],
+                (a->u.array.len - i - 1) * sizeof(*a->u.array.values));
+        a->u.array.len--;
+    }
+    listen_restart(u);
+    pending_add(u, id, 0, 0, fn, ctx);
+    p = idmap_get(&u->pending, id);
+    p->timer = evtimer_new(u->base, on_local_ok, p);
+    event_active(p->timer, EV_TIMEOUT, 0);
+    if (idp)
+        *idp = id;
+    return 0;
+}
+
 int upstream_request_text(Upstream *u, const char *method, const char *meta, const char *body,
                           int64_t timeout_ms, unsigned flags, UpstreamReplyFn fn, void *ctx,
                           uint64_t *idp)
 {
-    uint64_t id = ++u->next_id;
+    uint64_t id;
     StrBuf *sb = &u->scratch;
+    _cleanup_free_ char *owned = NULL;
+    bool modern = upstream_is_modern(u) || streq(method, "server/discover");
     bool has_meta = meta && *meta;
     int r;
 
+    if (upstream_is_modern(u) &&
+        (streq(method, "resources/subscribe") || streq(method, "resources/unsubscribe")))
+        return subscribe_by_listen(u, method, body, fn, ctx, idp);
+    id = ++u->next_id;
+    if (modern && streq(method, "ping"))
+        method = "server/discover"; /* 2026-07-28 has no ping: discover is the health check */
+    else if (modern && streq(method, "logging/setLevel"))
+        return -EOPNOTSUPP; /* the level goes with each request instead */
+    if (modern) {
+        /* _meta is never empty here: the members mcpd adds come first. */
+        StrBuf m = STRBUF_INIT;
+        if (flags & UPSTREAM_PROGRESS)
+            strbuf_printf(&m, "\"progressToken\":%" PRIu64 ",", id);
+        modern_meta(u, &m, &meta, &owned);
+        if (meta && *meta)
+            strbuf_printf(&m, ",%s", meta);
+        strbuf_reset(sb);
+        strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
+        json_write_string(sb, method, strlen(method));
+        strbuf_printf(sb, ",\"params\":{\"_meta\":{%s}%s%s}}\n", strbuf_str(&m),
+                      body && *body ? "," : "", body ? body : "");
+        strbuf_deinit(&m);
+        goto send;
+    }
     strbuf_reset(sb);
-    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
+    strbuf_puts(sb, "{\"jsonrpc\":\"2.0\",\"id\":");
+    put_u64(sb, id);
+    strbuf_puts(sb, ",\"method\":");
     json_write_string(sb, method, strlen(method));
     strbuf_puts(sb, ",\"params\":{");
-    if (flags & UPSTREAM_PROGRESS)
-        strbuf_printf(sb, "\"_meta\":{\"progressToken\":%" PRIu64 "%s%s}", id, has_meta ? "," : "",
-                      has_meta ? meta : "");
-    else if (has_meta)
+    if (flags & UPSTREAM_PROGRESS) {
+        strbuf_puts(sb, "\"_meta\":{\"progressToken\":");
+        put_u64(sb, id);
+        if (has_meta) {
+            strbuf_putc(sb, ',');
+            strbuf_puts(sb, meta);
+        }
+        strbuf_putc(sb, '}');
+    } else if (has_meta)
         strbuf_printf(sb, "\"_meta\":{%s}", meta);
     if (body && *body) {
         if ((flags & UPSTREAM_PROGRESS) || has_meta)
@@ -178,10 +416,15 @@ int upstream_request_text(Upstream *u, const char *method, const char *meta, con
         strbuf_puts(sb, body);
     }
     strbuf_puts(sb, "}}\n");
+send:
     r = send_line(u, sb);
     if (r < 0)
         return r;
     pending_add(u, id, timeout_ms, flags, fn, ctx);
+    if (modern && !u->stdio && !streq(method, "subscriptions/listen")) {
+        UpstreamPending *p = idmap_get(&u->pending, id);
+        p->line = xstrndup(sb->data, sb->len); /* kept for a re-issue (broken stream) */
+    }
     if (idp)
         *idp = id;
     return 0;
@@ -195,11 +438,39 @@ void upstream_cancel(Upstream *u, uint64_t id, const char *reason)
     if (!p)
         return;
     params = json_object_new();
-    json_object_set(params, "requestId", json_int_new((int64_t)id));
+    json_object_set(params, "requestId", json_int_new((int64_t)wire_id(p)));
     if (reason)
         json_object_set(params, "reason", json_string_new(reason));
     upstream_notify(u, "notifications/cancelled", params);
     fail_pending(p, UPSTREAM_CANCELLED, reason ? reason : "cancelled");
+}
+
+/*
+ * The HTTP transport lost a modern request's response stream: the request goes again, the
+ * same bytes under a new id (its progress token stays, so progress still finds it).
+ */
+static bool reissue(Upstream *u, UpstreamPending *p)
+{
+    const char *rest = p->line ? strstr(p->line, ",\"method\":") : NULL;
+    uint64_t id = ++u->next_id;
+    StrBuf *sb = &u->scratch;
+
+    if (!rest || p->reissues >= UPSTREAM_REISSUE_MAX)
+        return false;
+    strbuf_reset(sb);
+    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 "%s", id, rest);
+    if (send_line(u, sb) < 0)
+        return false;
+    if (p->wire_id)
+        idmap_remove(&u->wire_ids, p->wire_id);
+    p->wire_id = id;
+    p->reissues++;
+    idmap_put(&u->wire_ids, id, (void *)(uintptr_t)p->id);
+    free(p->line);
+    p->line = xstrndup(sb->data, sb->len);
+    log_full(LOG_INFO, u->name, "http",
+             "the response stream broke: request %" PRIu64 " sent again as %" PRIu64, p->id, id);
+    return true;
 }
 
 static void handle_response(Upstream *u, JsonrpcMsg *m)
@@ -208,12 +479,19 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
     UpstreamReply r = {0};
 
     if (!YAJL_IS_INTEGER(m->id) || m->id->u.number.i <= 0 ||
-        !(p = idmap_get(&u->pending, (uint64_t)m->id->u.number.i))) {
+        !(p = pending_by_wire(u, (uint64_t)m->id->u.number.i))) {
         /* Late answers to timed-out or cancelled requests land here: drop them. */
         log_debug("[%s] response for unknown request id dropped", u->name);
         return;
     }
-    if (m->kind == JSONRPC_RESPONSE) {
+    if (m->kind == JSONRPC_RESPONSE && !p->raw &&
+        streq(json_get_string(m->result, "resultType"), "input_required")) {
+        /* Only calls (raw, see call.c and mrtr.c) can gather input; a list or probe cannot. */
+        r.outcome = UPSTREAM_ERROR;
+        r.code = JSONRPC_INTERNAL_ERROR;
+        r.message = "the server asked for input (resultType input_required) where mcpd has no "
+                    "agent to ask";
+    } else if (m->kind == JSONRPC_RESPONSE) {
         r.outcome = UPSTREAM_OK;
         r.result = m->result;
     } else {
@@ -224,6 +502,8 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
         if (!r.message)
             r.message = "(no message)";
         r.data = json_get(m->error, "data");
+        if (YAJL_IS_TRUE(json_get(r.data, "mcpd/streamLost")) && reissue(u, p))
+            return;
     }
     pending_finish(p, &r);
 }
@@ -282,7 +562,7 @@ static bool fast_response(Upstream *u, const char *line, size_t len)
     /* Nothing waits for raw text (a tools/list in flight, say): not worth a scan. */
     if (!u->n_raw_pending || jsonscan_members(line, len, names, N_ELEMENTS(names), v) < 0 ||
         !jsonscan_span_eq(v[0], "\"2.0\"") || v[3].p || v[4].p || !v[2].p ||
-        !jsonscan_is_int(v[1], &id) || id <= 0 || !(p = idmap_get(&u->pending, (uint64_t)id)) ||
+        !jsonscan_is_int(v[1], &id) || id <= 0 || !(p = pending_by_wire(u, (uint64_t)id)) ||
         !p->raw)
         return false;
     UpstreamReply r = {.outcome = UPSTREAM_OK, .raw = v[2].p, .raw_len = v[2].n};
@@ -319,6 +599,10 @@ static void on_message(void *userdata, char *line, size_t len)
     case JSONRPC_NOTIFICATION:
         if (streq(m.method, "notifications/progress"))
             note_progress(u, m.params);
+        if (streq(m.method, "notifications/subscriptions/acknowledged")) {
+            u->listen_backoff_ms = 0; /* the stream is up: a later break starts the pause afresh */
+            break;
+        }
         if (u->ev.notification && !u->closed)
             u->ev.notification(u->userdata, m.method, m.params);
         break;
@@ -335,6 +619,8 @@ static void on_transport_closed(void *userdata, const char *reason)
     if (u->closed || u->dead)
         return;
     u->dead = true;
+    if (!u->initialized && u->era_key)
+        idmap_remove(&era_memory, u->era_key); /* re-probe next time */
     while (idmap_next(&u->pending, &pos, NULL, &v))
         fail_pending(v, UPSTREAM_CLOSED, reason);
     if (u->ev.closed)
@@ -377,10 +663,14 @@ static void on_initialize(Upstream *u, void *ctx, const UpstreamReply *r)
         why = msg = xasprintf("server answered protocol version \"%s\", which mcpd does not speak",
                               version);
     if (why) {
+        if (u->era_key)
+            idmap_remove(&era_memory, u->era_key); /* re-probe next time */
         if (u->ev.closed)
             u->ev.closed(u->userdata, why);
         return;
     }
+    u->era = UPSTREAM_ERA_LEGACY;
+    era_remember(u, UPSTREAM_ERA_LEGACY);
     u->protocol_version = xstrdup(version);
     u->server_info = json_copy(json_get_object(r->result, "serverInfo"));
     u->capabilities = json_copy(json_get_object(r->result, "capabilities"));
@@ -394,21 +684,181 @@ static void on_initialize(Upstream *u, void *ctx, const UpstreamReply *r)
 
 static yajl_val initialize_params(void)
 {
-    yajl_val p = json_object_new(), info = json_object_new(), caps = json_object_new();
+    yajl_val p = json_object_new(), info = json_object_new();
+    yajl_val caps = json_parse(CLIENT_CAPABILITIES_JSON, NULL);
 
     json_object_set(info, "name", json_string_new("mcpd"));
     json_object_set(info, "version", json_string_new(MCPD_VERSION));
-    /*
-     * roots: mcpd answers from the workspace root when no agent does. sampling and elicitation
-     * go to the agent whose call caused them; with none that can, the server gets -32601.
-     */
-    json_object_set(caps, "roots", json_object_new());
-    json_object_set(caps, "sampling", json_object_new());
-    json_object_set(caps, "elicitation", json_object_new());
     json_object_set(p, "protocolVersion", json_string_new(UPSTREAM_PROTOCOL_VERSION));
     json_object_set(p, "capabilities", caps);
     json_object_set(p, "clientInfo", info);
     return p;
+}
+
+static void send_initialize(Upstream *u)
+{
+    /*
+     * A child that died at once makes this write fail (EPIPE); its exit is reported by the
+     * transport like any other, so the failure is handled there, with the exit status.
+     */
+    int r = upstream_request(u, "initialize", initialize_params(), u->timeout_ms, false,
+                             on_initialize, NULL, NULL);
+    if (r < 0)
+        log_full(LOG_DEBUG, u->name, "connect", "cannot send initialize: %s", strerror(-r));
+}
+
+static bool offers_modern(yajl_val versions)
+{
+    for (size_t i = 0; YAJL_IS_ARRAY(versions) && i < versions->u.array.len; i++)
+        if (streq(YAJL_GET_STRING(versions->u.array.values[i]), UPSTREAM_MODERN_VERSION))
+            return true;
+    return false;
+}
+
+static void listen_start(Upstream *u);
+
+/* A DiscoverResult that offers our version: the session is modern from here on. */
+static void become_modern(Upstream *u, yajl_val result)
+{
+    yajl_val info = json_get_object(result, "serverInfo");
+    const char *instructions = json_get_string(result, "instructions");
+
+    if (!info)
+        info = json_get_object(json_get_object(result, "_meta"), MCP_META_SERVER_INFO);
+    u->era = UPSTREAM_ERA_MODERN;
+    era_remember(u, UPSTREAM_ERA_MODERN);
+    u->protocol_version = xstrdup(UPSTREAM_MODERN_VERSION);
+    u->server_info = json_copy(info);
+    u->capabilities = json_get_object(result, "capabilities")
+                          ? json_copy(json_get_object(result, "capabilities"))
+                          : json_object_new();
+    u->instructions = instructions ? xstrdup(instructions) : NULL;
+    u->initialized = true;
+    log_full(LOG_INFO, u->name, "connect", "speaking MCP %s (stateless)", UPSTREAM_MODERN_VERSION);
+    listen_start(u);
+    if (u->ev.ready)
+        u->ev.ready(u->userdata);
+}
+
+static void send_discover(Upstream *u);
+
+static void on_listen(Upstream *u, void *ctx, const UpstreamReply *r)
+{
+    struct timeval tv;
+
+    (void)ctx;
+    u->listen_id = 0;
+    if (r->outcome == UPSTREAM_CANCELLED || r->outcome == UPSTREAM_CLOSED || u->dead || u->closed)
+        return;
+    if (r->outcome == UPSTREAM_ERROR && r->code == JSONRPC_METHOD_NOT_FOUND) {
+        log_full(LOG_INFO, u->name, "listen",
+                 "subscriptions/listen is not served: list changes are not heard");
+        return;
+    }
+    /* The stream ended (it should not): listen again after a growing pause. */
+    u->listen_backoff_ms = u->listen_backoff_ms
+                               ? MIN(u->listen_backoff_ms * 2, LISTEN_BACKOFF_MAX_MS)
+                               : LISTEN_BACKOFF_MIN_MS;
+    log_full(LOG_DEBUG, u->name, "listen",
+             "subscriptions/listen ended (%s): again in %" PRId64 " ms",
+             r->message ? r->message : "a result", u->listen_backoff_ms);
+    tv.tv_sec = u->listen_backoff_ms / 1000;
+    tv.tv_usec = (u->listen_backoff_ms % 1000) * 1000;
+    evtimer_add(u->ev_listen, &tv);
+}
+
+/* What the stream listens for changed: the open one ends, a new one starts from the loop. */
+static void listen_restart(Upstream *u)
+{
+    struct timeval now = {0, 0};
+
+    if (u->listen_id)
+        upstream_cancel(u, u->listen_id, "the subscriptions changed");
+    u->listen_backoff_ms = 0;
+    evtimer_add(u->ev_listen, &now); /* several changes in one turn make one listen */
+}
+
+static void on_listen_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    listen_start(arg);
+}
+
+/*
+ * 2026-07-28 has no GET stream: list changes come on one subscriptions/listen request that
+ * stays open (a long POST stream over HTTP), for the lists the server says can change.
+ */
+static void listen_start(Upstream *u)
+{
+    static const struct {
+        const char *cap, *key;
+    } kinds[] = {
+        {"tools", "toolsListChanged"},
+        {"prompts", "promptsListChanged"},
+        {"resources", "resourcesListChanged"},
+    };
+    yajl_val params = json_object_new(), want = json_object_new();
+    int r;
+
+    for (size_t i = 0; i < N_ELEMENTS(kinds); i++)
+        if (YAJL_IS_TRUE(json_get(json_get_object(u->capabilities, kinds[i].cap), "listChanged")))
+            json_object_set(want, kinds[i].key, json_bool_new(true));
+    if (json_array_len(u->listen_uris))
+        json_object_set(want, "resourceSubscriptions", json_copy(u->listen_uris));
+    if (!want->u.object.len || u->closed || u->dead) {
+        json_free(want);
+        json_free(params);
+        return;
+    }
+    json_object_set(params, "notifications", want);
+    r = upstream_request(u, "subscriptions/listen", params, 0, 0, on_listen, NULL, &u->listen_id);
+    if (r < 0)
+        log_full(LOG_DEBUG, u->name, "listen", "cannot send subscriptions/listen: %s",
+                 strerror(-r));
+}
+
+static void on_discover(Upstream *u, void *ctx, const UpstreamReply *r)
+{
+    _cleanup_free_ char *why = NULL;
+
+    (void)ctx;
+    if (r->outcome == UPSTREAM_CANCELLED || u->dead || u->closed)
+        return;
+    if (r->outcome == UPSTREAM_OK && offers_modern(json_get(r->result, "supportedVersions")))
+        return become_modern(u, r->result);
+    if (r->outcome == UPSTREAM_ERROR && r->code == MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION &&
+        offers_modern(json_get(r->data, "supported")) &&
+        u->discover_tries < UPSTREAM_DISCOVER_TRIES_MAX)
+        return send_discover(u); /* a recognised modern error naming our version: once more */
+    if (r->outcome == UPSTREAM_OK)
+        why = xasprintf("its server/discover result does not offer %s", UPSTREAM_MODERN_VERSION);
+    else if (r->outcome == UPSTREAM_ERROR)
+        why = xasprintf("server/discover failed: MCP error %" PRId64 ": %s", r->code, r->message);
+    else
+        why = xasprintf("server/discover failed: %s", r->message);
+    if (u->pin == PROTOCOL_MODERN) {
+        _cleanup_free_ char *msg =
+            xasprintf("%s, and its \"protocol\" is pinned to %s", why, UPSTREAM_MODERN_VERSION);
+        if (u->ev.closed)
+            u->ev.closed(u->userdata, msg);
+        return;
+    }
+    log_full(LOG_INFO, u->name, "connect", "%s: speaking the 2025 era (initialize)", why);
+    send_initialize(u);
+}
+
+static void send_discover(Upstream *u)
+{
+    int64_t bound = u->timeout_ms > 0 ? u->timeout_ms : UPSTREAM_DISCOVER_PROBE_MS;
+    int r;
+
+    if (u->pin == PROTOCOL_AUTO && u->stdio)
+        bound = MIN(bound, UPSTREAM_DISCOVER_PROBE_MS);
+    u->discover_tries++;
+    r = upstream_request(u, "server/discover", json_object_new(), bound, 0, on_discover, NULL,
+                         NULL);
+    if (r < 0)
+        log_full(LOG_DEBUG, u->name, "connect", "cannot send server/discover: %s", strerror(-r));
 }
 
 int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *cfg,
@@ -426,23 +876,27 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
     u->ev = *ev;
     u->userdata = userdata;
     u->max_call_timeout_ms = max_call_timeout_ms;
+    u->ev_listen = evtimer_new(base, on_listen_timer, u);
     if (cfg->type == TRANSPORT_STDIO)
         r = transport_stdio_new(&u->transport, base, cfg, default_cwd, &cb, u, whyp);
     else
         r = transport_http_new(&u->transport, base, cfg, max_call_timeout_ms, &cb, u, whyp);
     if (r < 0) {
+        event_free(u->ev_listen);
         free(u->name);
         free(u);
         return r;
     }
-    /*
-     * A child that died at once makes this write fail (EPIPE); its exit is reported by the
-     * transport like any other, so the failure is handled there, with the exit status.
-     */
-    r = upstream_request(u, "initialize", initialize_params(), cfg->timeout_ms, false,
-                         on_initialize, NULL, NULL);
-    if (r < 0)
-        log_full(LOG_DEBUG, u->name, "connect", "cannot send initialize: %s", strerror(-r));
+    u->pin = cfg->protocol;
+    u->timeout_ms = cfg->timeout_ms;
+    u->stdio = cfg->type == TRANSPORT_STDIO;
+    u->era_key = era_key(cfg->hash);
+    if (cfg->protocol == PROTOCOL_LEGACY ||
+        (cfg->protocol == PROTOCOL_AUTO &&
+         (uintptr_t)idmap_get(&era_memory, u->era_key) == UPSTREAM_ERA_LEGACY))
+        send_initialize(u);
+    else
+        send_discover(u);
     *up = u;
     return 0;
 }
@@ -457,9 +911,64 @@ typedef struct ListCtx {
     int64_t timeout_ms;
     UpstreamListLimits lim;
     int64_t pages, bytes;
-    IdMap seen; /* hashes of the cursors already asked for: a repeat is a loop */
-    char *note; /* the bound that cut the list short, or NULL */
+    IdMap seen;         /* hashes of the cursors already asked for: a repeat is a loop */
+    char *note;         /* the bound that cut the list short, or NULL */
+    int64_t ttl_ms;     /* modern: the smallest ttlMs of the pages, or -1 for none */
+    bool private_scope; /* modern: a page said cacheScope "private" */
 } ListCtx;
+
+/* A list's freshness ran out: the owner re-lists it as it would on list_changed. */
+static void on_list_ttl(evutil_socket_t fd, short what, void *arg)
+{
+    UpstreamListTtl *t = arg;
+    Upstream *u = t->u;
+
+    (void)fd, (void)what;
+    log_full(LOG_DEBUG, u->name, "list", "%s is past its ttlMs: listing it again",
+             ttl_lists[t->kind].method);
+    if (!u->closed && !u->dead && u->ev.notification)
+        u->ev.notification(u->userdata, ttl_lists[t->kind].changed, NULL);
+}
+
+/* Note a page's ttlMs and cacheScope (2026-07-28 list results). */
+static void list_note_cache(ListCtx *lc, yajl_val result)
+{
+    yajl_val ttl = json_get(result, "ttlMs");
+
+    if (YAJL_IS_INTEGER(ttl) && ttl->u.number.i >= 0 &&
+        (lc->ttl_ms < 0 || ttl->u.number.i < lc->ttl_ms))
+        lc->ttl_ms = ttl->u.number.i;
+    if (streq(json_get_string(result, "cacheScope"), "private"))
+        lc->private_scope = true;
+}
+
+/*
+ * The whole list is in: a ttlMs above 0 arms its re-list (0 means "do not cache", which the
+ * live list, replaced on every change, already honours), and the result says both.
+ */
+static void list_apply_cache(Upstream *u, ListCtx *lc, yajl_val result)
+{
+    struct timeval tv;
+
+    if (lc->ttl_ms < 0)
+        return;
+    json_object_set(result, "ttlMs", json_int_new(lc->ttl_ms));
+    json_object_set(result, "cacheScope",
+                    json_string_new(lc->private_scope ? "private" : "public"));
+    for (unsigned k = 0; k < N_ELEMENTS(ttl_lists); k++) {
+        int64_t ms = MAX(lc->ttl_ms, LIST_TTL_MIN_MS);
+        if (!streq(ttl_lists[k].method, lc->method) || lc->ttl_ms == 0)
+            continue;
+        if (!u->ttl[k].ev) {
+            u->ttl[k].u = u;
+            u->ttl[k].kind = k;
+            u->ttl[k].ev = evtimer_new(u->base, on_list_ttl, &u->ttl[k]);
+        }
+        tv.tv_sec = ms / 1000;
+        tv.tv_usec = (ms % 1000) * 1000;
+        evtimer_add(u->ttl[k].ev, &tv);
+    }
+}
 
 static void list_finish(Upstream *u, ListCtx *lc, const UpstreamReply *r)
 {
@@ -488,10 +997,16 @@ static void list_note_tools(ListCtx *lc)
 }
 
 /* Take the named tools of one page, up to the bound; false once the bound cut it short. */
-static bool list_take(ListCtx *lc, yajl_val tools)
+static bool list_take(Upstream *u, ListCtx *lc, yajl_val tools)
 {
     for (size_t i = 0; i < tools->u.array.len; i++) {
         yajl_val t = tools->u.array.values[i];
+        const char *bad;
+        if (upstream_is_modern(u) && streq(lc->key, "tools") && (bad = tool_headers_problem(t))) {
+            log_full(LOG_WARNING, u->name, "list", "tool %.100s is not served: it has %s",
+                     json_get_string(t, "name") ?: "(no name)", bad);
+            continue;
+        }
         if (!YAJL_IS_OBJECT(t) ||
             !json_get_string(t, streq(lc->key, "resources")           ? "uri"
                                 : streq(lc->key, "resourceTemplates") ? "uriTemplate"
@@ -534,13 +1049,14 @@ static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
         return list_finish(u, lc, r);
     lc->pages++;
     lc->bytes += (int64_t)u->message_len;
+    list_note_cache(lc, r->result);
     tools = json_get_array(r->result, lc->key);
     if (!tools) {
         _cleanup_free_ char *msg = xasprintf("%s result has no \"%s\" array", lc->method, lc->key);
         return list_fail(u, lc, msg);
     }
     next = json_get_string(r->result, "nextCursor");
-    if (list_take(lc, tools) && next && *next && list_want_more(lc)) {
+    if (list_take(u, lc, tools) && next && *next && list_want_more(lc)) {
         /* Never 0, the key idmap may not hold. */
         uint64_t key = hash_fnv1a(next, strlen(next)) | 1;
         if (idmap_get(&lc->seen, key)) {
@@ -558,6 +1074,7 @@ static void on_list_page(Upstream *u, void *ctx, const UpstreamReply *r)
     result = json_object_new();
     json_object_set(result, lc->key, lc->tools);
     lc->tools = NULL;
+    list_apply_cache(u, lc, result);
     UpstreamReply ok = {.outcome = UPSTREAM_OK, .result = result, .message = lc->note};
     list_finish(u, lc, &ok);
     json_free(result);
@@ -597,6 +1114,7 @@ void upstream_list(Upstream *u, const char *method, const char *key, const char 
     lc->tools = json_array_new();
     lc->timeout_ms = timeout_ms;
     lc->lim = *lim;
+    lc->ttl_ms = -1;
     if (!json_get(u->capabilities, capability)) {
         /* No such capability: the seed's listTools returns [] without asking. */
         yajl_val result = json_object_new();
@@ -615,7 +1133,13 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
 
     (void)fd, (void)what;
     event_free(u->ev_free);
+    event_free(u->ev_listen);
+    json_free(u->listen_uris);
+    for (size_t k = 0; k < N_ELEMENTS(u->ttl); k++)
+        if (u->ttl[k].ev)
+            event_free(u->ttl[k].ev);
     idmap_deinit(&u->pending);
+    idmap_deinit(&u->wire_ids);
     json_free(u->server_info);
     json_free(u->capabilities);
     free(u->protocol_version);
@@ -634,6 +1158,10 @@ void upstream_close(Upstream *u)
         return;
     u->closed = true;
     u->ev = (UpstreamEvents){0};
+    evtimer_del(u->ev_listen);
+    for (size_t k = 0; k < N_ELEMENTS(u->ttl); k++)
+        if (u->ttl[k].ev)
+            evtimer_del(u->ttl[k].ev);
     while (idmap_next(&u->pending, &pos, NULL, &v))
         fail_pending(v, UPSTREAM_CLOSED, "Transport closed");
     transport_close(u->transport);

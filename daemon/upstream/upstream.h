@@ -9,13 +9,30 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/idmap.h"
+#include "common/mcp.h"
 #include "daemon/config/config.h"
 #include "daemon/upstream/transport.h"
 
 /* The revision mcpd asks for, and every one it accepts back (mcp-spec-digest section 0). */
 #define UPSTREAM_PROTOCOL_VERSION "2025-11-25"
+/* The stateless revision: no initialize, per-request _meta, server/discover (spec digest 13). */
+#define UPSTREAM_MODERN_VERSION MCP_PROTOCOL_2026_07_28
+
+/* The era a session speaks; decided by the server/discover probe or the "protocol" field. */
+typedef enum UpstreamEra {
+    UPSTREAM_ERA_UNKNOWN, /* probing */
+    UPSTREAM_ERA_LEGACY,  /* initialize and a session */
+    UPSTREAM_ERA_MODERN,  /* 2026-07-28 */
+} UpstreamEra;
 
 typedef struct Upstream Upstream;
+
+/* A modern list's ttlMs: when it runs out, the owner hears the list changed and re-lists. */
+typedef struct UpstreamListTtl {
+    Upstream *u;
+    unsigned kind;
+    struct event *ev;
+} UpstreamListTtl;
 
 typedef enum UpstreamOutcome {
     UPSTREAM_OK,        /* result is set */
@@ -62,6 +79,7 @@ struct Upstream {
     struct event_base *base;
     Transport *transport;
     IdMap pending;        /* request id -> UpstreamPending */
+    IdMap wire_ids;       /* modern HTTP: id of a re-issued request -> its pending id */
     size_t n_raw_pending; /* of them, those that take a raw result */
     uint64_t next_id;
     bool initialized, closed, dead;
@@ -75,6 +93,18 @@ struct Upstream {
     int64_t max_call_timeout_ms;
     StrBuf scratch;     /* reused for outgoing lines */
     size_t message_len; /* length of the message being handled (tools/list counts bytes) */
+    UpstreamEra era;
+    ProtocolEra pin;            /* the server's "protocol" field */
+    unsigned discover_tries;    /* server/discover sent in this session */
+    uint64_t era_key;           /* the server's key in the era memory */
+    int64_t timeout_ms;         /* the server's handshake bound */
+    bool stdio;                 /* a child process: its discover probe is bounded shorter */
+    const char *next_log_level; /* modern: the calling agent's level for the next request */
+    uint64_t listen_id;         /* modern: the subscriptions/listen request open, or 0 */
+    int64_t listen_backoff_ms;  /* the wait before the next listen after a break */
+    struct event *ev_listen;    /* re-listen timer */
+    yajl_val listen_uris;       /* modern: resources subscribed (an array), or NULL */
+    UpstreamListTtl ttl[4];     /* modern: tools, prompts, resources, templates freshness */
 };
 
 /**
@@ -131,6 +161,21 @@ void upstream_list(Upstream *u, const char *method, const char *key, const char 
  * background, and u is freed from the loop. Safe inside any callback.
  */
 void upstream_close(Upstream *u);
+/** Does the session speak 2026-07-28 (no session, per-request _meta, MRTR)? */
+static inline bool upstream_is_modern(const Upstream *u)
+{
+    return u->era == UPSTREAM_ERA_MODERN;
+}
+/**
+ * Modern sessions: the log level (a static MCP level name) of the agent whose request is sent
+ * next; it goes in that request's _meta and is forgotten after it.
+ */
+static inline void upstream_next_log_level(Upstream *u, const char *level)
+{
+    u->next_log_level = level;
+}
+/** Forget what was learnt about a server's era (a config change, a failed connect). */
+void upstream_forget_era(const char *config_hash);
 /** Requests in flight. */
 static inline size_t upstream_n_pending(const Upstream *u)
 {

@@ -31,6 +31,8 @@
 #endif
 
 static bool short_mode;
+/* The null relay (null-relay.c): one extra hop, nothing parsed; NULL leaves it out. */
+static const char *relay_path;
 static StrBuf json_out = STRBUF_INIT;
 
 static void result(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -223,18 +225,26 @@ static void measure_rounds(Path *paths, size_t k, uint64_t **lat, size_t n)
 
 static void bench_overhead(Harness *h)
 {
-    size_t n = short_mode ? 2000 : 20000;
-    uint64_t *lat[2] = {xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t))};
-    const char *argv[] = {h_fake(), NULL};
-    Direct d, s;
+    size_t n = short_mode ? 2000 : 20000, k = relay_path ? 3 : 2;
+    uint64_t *lat[3] = {xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t)),
+                        xcalloc(n, sizeof(uint64_t))};
+    const char *argv[] = {h_fake(), NULL}, *relay_argv[] = {relay_path, h_fake(), NULL};
+    Direct d, s, r;
 
     direct_start(&d, argv);
     direct_init(&d);
     sock_as_direct(&s, sock_connect(h->socket));
     direct_init(&s);
-    Path paths[2] = {stream_path(&d, "echo"), stream_path(&s, "mcp_echo1_echo")};
-    measure_rounds(paths, 2, lat, n);
+    if (relay_path) {
+        direct_start(&r, relay_argv);
+        direct_init(&r);
+    }
+    Path paths[3] = {stream_path(&d, "echo"), stream_path(&s, "mcp_echo1_echo"),
+                     relay_path ? stream_path(&r, "echo") : (Path){0}};
+    measure_rounds(paths, k, lat, n);
     direct_stop(&d);
+    if (relay_path)
+        direct_stop(&r);
     close(s.in);
     framer_deinit(&s.f);
     uint64_t dp50 = pct(lat[0], n, 0.5), dp99 = pct(lat[0], n, 0.99);
@@ -248,7 +258,21 @@ static void bench_overhead(Harness *h)
            "{\"calls\":%zu,\"directP50Us\":%" PRIu64 ",\"directP99Us\":%" PRIu64
            ",\"mcpdP50Us\":%" PRIu64 ",\"mcpdP99Us\":%" PRIu64 ",\"addedP50Us\":%" PRId64 "}",
            n, dp50, dp99, mp50, mp99, (int64_t)(mp50 - dp50));
-    for (size_t j = 0; j < 2; j++) {
+    if (relay_path) {
+        uint64_t rp50 = pct(lat[2], n, 0.5), rp99 = pct(lat[2], n, 0.99);
+        int64_t added = (int64_t)(mp50 - dp50), relay_added = (int64_t)(rp50 - dp50);
+        printf("   relay   p50 %6" PRIu64 " us  p99 %6" PRIu64 " us   added p50 %" PRId64
+               " us (a null relay: one extra hop, nothing parsed)\n"
+               "   mcpd's added latency / the null relay's: %.2f\n",
+               rp50, rp99, relay_added,
+               relay_added > 0 ? (double)added / (double)relay_added : 0.0);
+        result("relay",
+               "{\"p50Us\":%" PRIu64 ",\"p99Us\":%" PRIu64 ",\"addedP50Us\":%" PRId64
+               ",\"mcpdOverRelay\":%.3f}",
+               rp50, rp99, relay_added,
+               relay_added > 0 ? (double)added / (double)relay_added : 0.0);
+    }
+    for (size_t j = 0; j < k; j++) {
         free(paths[j].params);
         free(lat[j]);
     }
@@ -693,7 +717,7 @@ static void bench_startup(void)
     h_teardown(&h);
     printf("4. start-up, 10 servers that take 2 s to initialize: daemon start to first tools/list\n"
            "   no cache   %5" PRId64 " ms\n"
-           "   warm cache %5" PRId64 " ms   (start-up gate 250 ms)\n"
+           "   warm cache %5" PRId64 " ms   (cached servers are listed at once)\n"
            "   crash to status change: %" PRIu64
            " us (SIGKILL to a status without \"connected\")\n",
            cold, warm, crash_us);
@@ -1216,7 +1240,14 @@ static void bench_agents(Harness *h)
         direct[i].lat = xcalloc(n, sizeof(uint64_t));
         via[i].lat = xcalloc(n, sizeof(uint64_t));
     }
-    double rd = run_seqs(direct, K, all_d), rm = run_seqs(via, K, all_m);
+    double rd = run_seqs(direct, K, all_d);
+    uint64_t ticks0 = cpu_ticks(h->pid);
+    double io0 = io_calls(h->pid);
+    double rm = run_seqs(via, K, all_m);
+    double io_per_call = (io_calls(h->pid) - io0) / (double)(K * n);
+    /* mcpd's own CPU (user + system) per call while the 100 agents call through it. */
+    double cpu_us =
+        (double)(cpu_ticks(h->pid) - ticks0) * 1e6 / (double)sysconf(_SC_CLK_TCK) / (double)(K * n);
     uint64_t dp50 = pct(all_d, K * n, 0.5), dp99 = pct(all_d, K * n, 0.99);
     uint64_t mp50 = pct(all_m, K * n, 0.5), mp99 = pct(all_m, K * n, 0.99);
     printf("8. %d agents at once, sequential echo calls (%zu each)\n"
@@ -1225,6 +1256,11 @@ static void bench_agents(Harness *h)
            "   mcpd, all on one upstream (1 server)    %8.0f calls/s  p50 %5" PRIu64
            " us  p99 %6" PRIu64 " us   ratio %.2f\n",
            K, n, K, rd, dp50, dp99, rm, mp50, mp99, rm / rd);
+    printf("   mcpd CPU per call at %d agents: %.2f us (user + system); read+write calls per call "
+           "%.2f\n",
+           K, cpu_us, io_per_call);
+    result("agentsCpu", "{\"agents\":%d,\"mcpdCpuUsPerCall\":%.3f,\"mcpdIoPerCall\":%.3f}", K,
+           cpu_us, io_per_call);
     result("agents",
            "{\"agents\":%d,\"callsEach\":%zu,\"directPerSec\":%.0f,\"directP50Us\":%" PRIu64
            ",\"directP99Us\":%" PRIu64 ",\"mcpdPerSec\":%.0f,\"mcpdP50Us\":%" PRIu64
@@ -1262,8 +1298,11 @@ int main(int argc, char **argv)
             short_mode = true;
         else if (streq(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
+        else if (streq(argv[i], "--relay") && i + 1 < argc)
+            relay_path = argv[++i];
         else {
-            fprintf(stderr, "usage: mcpd-bench [--short] [--only 1,2,...,8]\n");
+            fprintf(stderr,
+                    "usage: mcpd-bench [--short] [--only 1,2,...,8] [--relay NULL-RELAY]\n");
             return 2;
         }
     }

@@ -100,7 +100,12 @@ auth/*)
     done
     case "$out" in *test*) ;; *) fail "tools/call test-tool gave: $out" ;; esac
     ;;
-*) fail "scenario '${MCP_CONFORMANCE_SCENARIO:-}' is not driven by this wrapper (tools: $tools)" ;;
+*)
+    # Other scenarios are driven by an agent program on the socket when one is given.
+    [ -n "${MCPD_CONF_AGENT:-}" ] ||
+        fail "scenario '${MCP_CONFORMANCE_SCENARIO:-}' is not driven by this wrapper (tools: $tools)"
+    python3 "$MCPD_CONF_AGENT" "$sock" || fail "the agent's steps failed"
+    ;;
 esac
 kill -TERM "$mcpd_pid"
 wait "$mcpd_pid" || fail "mcpd exited with status $? on SIGTERM"

@@ -20,8 +20,6 @@
 #include "common/util.h"
 #include "tests/integration/harness.h"
 
-int h_failures;
-
 void h_sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};

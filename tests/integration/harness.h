@@ -10,26 +10,10 @@
 #include <yajl/yajl_tree.h>
 
 #include "client/include/mcpc.h"
+#include "tests/check.h"
 
-extern int h_failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            h_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK_MSG(cond, ...)                                                                       \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            h_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+/* Failed checks so far (tests/check.h counts them for the whole program). */
+#define h_failures check_n_failed
 
 /* Generous bounds: tests check behaviour, never speed, and must not flake on a loaded box. */
 #define H_START_TIMEOUT_MS 20000

@@ -167,7 +167,9 @@ static void check_auth(mcpc_client *c, const Srv *auth)
     CHECK(json_get_string(s, "lastError") && strstr(json_get_string(s, "lastError"), "401"));
     json_free(st);
     h_sleep_ms(1500); /* a retry would have happened by now (backoff starts at 0.5 s) */
-    CHECK(bg_count_lines(auth->log, "POST initialize", "auth=-") == 1);
+    /* the era probe (server/discover) met the 401 first: nothing else was tried */
+    CHECK(bg_count_lines(auth->log, "POST server/discover", "auth=-") == 1);
+    CHECK(bg_count_lines(auth->log, "POST initialize", "auth=-") == 0);
     CHECK(bg_count_lines(auth->log, "POST initialize", "auth=Bearer right") == 1);
 }
 
@@ -225,8 +227,8 @@ static void check_legacy(mcpc_client *c, const Srv *lg)
         CHECK_MSG(streq(t, "legacy"), "%s echo: %s", names[i], t);
         free(t);
     }
-    /* auto probed with a POST to the SSE URL first, which the old server refused */
-    CHECK(bg_count_lines(lg->log, "POST (not an endpoint)", NULL) == 1);
+    /* auto probed with POSTs (server/discover, initialize) to the SSE URL first: both refused */
+    CHECK(bg_count_lines(lg->log, "POST (not an endpoint)", NULL) == 2);
     CHECK(h_wait_state(c, "le", "failed", H_WAIT_MS));
     s = server_status(c, "le", &st);
     CHECK_MSG(json_get_string(s, "lastError") &&

@@ -12,7 +12,6 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/claude-json.h"
-#include "tests/unit/test-text.h"
 #include "tests/unit/test.h"
 
 static const char *sample =

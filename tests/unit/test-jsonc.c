@@ -6,7 +6,6 @@
 #include "common/json.h"
 #include "common/jsonc.h"
 #include "common/util.h"
-#include "tests/unit/test-text.h"
 #include "tests/unit/test.h"
 
 static yajl_val parse(const char *text, char **whyp)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/redact.h"
 #include "common/util.h"
 #include "tests/unit/test.h"
 

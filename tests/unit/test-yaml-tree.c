@@ -7,7 +7,6 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/yaml-tree.h"
-#include "tests/unit/test-text.h"
 #include "tests/unit/test.h"
 
 static char *as_json(const char *yaml)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test: the unit tests' checks, test runner and temp-dir helpers (one executable per module).
+// test: the unit tests' runner and temp-dir helpers (one executable per module); checks:
+// tests/check.h.
 #pragma once
 
 #include <ftw.h>
@@ -11,63 +12,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/*
- * A failed check prints file:line and the expression, counts the failure and carries on, so one
- * run shows every broken expectation; test_main_result() turns any failure into exit status 1.
- */
-static int test_n_checks;
-static int test_n_failed_checks;
+#include "tests/check.h"
+
+/* Tests run and failed; the checks are counted by tests/check.h. */
 static int test_n_tests;
 static int test_n_failed_tests;
-
-static inline void test_fail(const char *file, int line, const char *what)
-{
-    test_n_failed_checks++;
-    fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, what);
-}
-
-#define CHECK(expr)                                                                                \
-    do {                                                                                           \
-        test_n_checks++;                                                                           \
-        if (!(expr))                                                                               \
-            test_fail(__FILE__, __LINE__, #expr);                                                  \
-    } while (0)
-
-/* Strings compare equal when both are NULL or both hold the same text. */
-static inline void test_check_streq(const char *file, int line, const char *ea, const char *eb,
-                                    const char *a, const char *b)
-{
-    test_n_checks++;
-    if ((!a && !b) || (a && b && strcmp(a, b) == 0))
-        return;
-    test_n_failed_checks++;
-    fprintf(stderr, "%s:%d: CHECK_STREQ(%s, %s) failed:\n  left:  %s%s%s\n  right: %s%s%s\n", file,
-            line, ea, eb, a ? "\"" : "", a ? a : "NULL", a ? "\"" : "", b ? "\"" : "",
-            b ? b : "NULL", b ? "\"" : "");
-}
-
-#define CHECK_STREQ(a, b) test_check_streq(__FILE__, __LINE__, #a, #b, (a), (b))
-
-static inline void test_check_inteq(const char *file, int line, const char *ea, const char *eb,
-                                    intmax_t a, intmax_t b)
-{
-    test_n_checks++;
-    if (a == b)
-        return;
-    test_n_failed_checks++;
-    fprintf(stderr, "%s:%d: CHECK_INTEQ(%s, %s) failed: %jd != %jd\n", file, line, ea, eb, a, b);
-}
-
-#define CHECK_INTEQ(a, b) test_check_inteq(__FILE__, __LINE__, #a, #b, (intmax_t)(a), (intmax_t)(b))
 
 /* Run one test function and report it by name. */
 static inline void test_run(const char *name, void (*fn)(void))
 {
-    int before = test_n_failed_checks;
+    int before = check_n_failed;
 
     test_n_tests++;
     fn();
-    if (test_n_failed_checks != before) {
+    if (check_n_failed != before) {
         test_n_failed_tests++;
         fprintf(stderr, "FAIL %s\n", name);
     } else {
@@ -80,10 +38,10 @@ static inline void test_run(const char *name, void (*fn)(void))
 /* Summary line and exit status for main(). */
 static inline int test_main_result(void)
 {
-    printf("%d tests, %d checks, %d failed checks, %d failed tests\n", test_n_tests, test_n_checks,
-           test_n_failed_checks, test_n_failed_tests);
+    printf("%d tests, %d checks, %d failed checks, %d failed tests\n", test_n_tests, check_n_checks,
+           check_n_failed, test_n_failed_tests);
     fflush(stdout);
-    return test_n_failed_checks ? 1 : 0;
+    return check_n_failed ? 1 : 0;
 }
 
 /* A fresh private directory under /tmp (newly allocated); aborts when none can be made. */

@@ -10,10 +10,9 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "daemon/daemon.h"
-#include "daemon/core/manager-private.h" /* the servers by URL, server_connect (reconnect after sign-in) */
-#include "daemon/methods/methods.h"
-#include "daemon/upstream/oauth-login.h"
+#include "daemon/core/agent.h"
+#include "daemon/core/manager.h" /* the servers by URL, server_connect (reconnect after sign-in) */
+#include "daemon/core/oauth-login.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/oauth.h"
 
@@ -94,12 +93,12 @@ static void waiters_answer(Login *l)
     while ((w = l->waiters)) {
         l->waiters = w->next;
         if (l->r < 0) {
-            manager_reply_error(l->m, w->peer_id, w->id, JSONRPC_INTERNAL_ERROR, l->why);
+            agent_reply_error(l->m->peers, w->peer_id, w->id, JSONRPC_INTERNAL_ERROR, l->why);
         } else {
             yajl_val res = json_object_new();
             json_object_set(res, "signedIn", json_bool_new(true));
             json_object_set(res, "server", json_string_new(l->server));
-            manager_reply_result(l->m, w->peer_id, w->id, res);
+            agent_reply(l->m->peers, w->peer_id, w->id, res);
             json_free(res);
         }
         json_free(w->id);
@@ -131,8 +130,8 @@ static void login_free(Login *l)
 /* Every server at this URL (any workspace) comes back with the new token. */
 static void reconnect_resource(Manager *m, const char *resource)
 {
-    for (size_t i = 0; i < m->n_order; i++) {
-        Server *s = m->order[i];
+    for (size_t i = 0; i < m->servers.n_order; i++) {
+        Server *s = m->servers.order[i];
         if (!streq(s->cfg->url, resource) || !s->cfg->enabled)
             continue;
         if (s->state == SERVER_CONNECTED) {
@@ -184,7 +183,7 @@ static void on_login_url(void *userdata, const char *url)
     res = json_object_new();
     json_object_set(res, "authorizationUrl", json_string_new(url));
     json_object_set(res, "server", json_string_new(l->server));
-    manager_reply_result(l->m, w->peer_id, w->id, res);
+    agent_reply(l->m->peers, w->peer_id, w->id, res);
     json_free(res);
     json_free(w->id);
     free(w);
@@ -201,10 +200,10 @@ static void add_waiter(Login *l, Peer *p, yajl_val id)
     *pp = w;
 }
 
-static Server *http_server_or_error(Daemon *d, Peer *p, JsonrpcMsg *m)
+static Server *http_server_or_error(Manager *mgr, Peer *p, JsonrpcMsg *m)
 {
     const char *name = json_get_string(m->params, "server");
-    Server *s = manager_find_server(&d->manager, p, name);
+    Server *s = manager_find_server(mgr, p, name);
     _cleanup_free_ char *msg = NULL;
 
     if (!s)
@@ -212,7 +211,7 @@ static Server *http_server_or_error(Daemon *d, Peer *p, JsonrpcMsg *m)
     else if (!s->cfg->url)
         msg = xasprintf("Server %s is a stdio server: sign-in is for remote (http) servers", name);
     if (msg)
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+        agent_reply_error(mgr->peers, p->id, m->id, JSONRPC_INVALID_PARAMS, msg);
     return msg ? NULL : s;
 }
 
@@ -271,32 +270,32 @@ static Login *login_start(Manager *m, Server *s, bool headless, Peer *p, yajl_va
     return l;
 }
 
-void oauth_m_login(Daemon *d, Peer *p, JsonrpcMsg *m)
+void oauth_m_login(Manager *mgr, Peer *p, JsonrpcMsg *m)
 {
-    Server *s = http_server_or_error(d, p, m);
+    Server *s = http_server_or_error(mgr, p, m);
     _cleanup_free_ char *why = NULL;
     bool headless = false;
 
     if (!s)
         return;
     if (json_get_bool(m->params, "headless", &headless) == -EINVAL) {
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, "headless must be a boolean");
+        agent_reply_error(mgr->peers, p->id, m->id, JSONRPC_INVALID_PARAMS,
+                          "headless must be a boolean");
         return;
     }
-    if (!login_start(&d->manager, s, headless, p, m->id, &why))
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, why);
+    if (!login_start(mgr, s, headless, p, m->id, &why))
+        agent_reply_error(mgr->peers, p->id, m->id, JSONRPC_INVALID_PARAMS, why);
 }
 
-void oauth_m_login_wait(Daemon *d, Peer *p, JsonrpcMsg *m)
+void oauth_m_login_wait(Manager *mgr, Peer *p, JsonrpcMsg *m)
 {
     const char *name = json_get_string(m->params, "server");
     Login *l = login_find(name);
     _cleanup_free_ char *msg = NULL;
 
-    (void)d;
     if (!l) {
         msg = xasprintf("No sign-in to server %s was started: run mcpctl login %s", name, name);
-        methods_error(p, m->id, JSONRPC_INVALID_PARAMS, msg);
+        agent_reply_error(mgr->peers, p->id, m->id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
     add_waiter(l, p, m->id);
@@ -304,9 +303,9 @@ void oauth_m_login_wait(Daemon *d, Peer *p, JsonrpcMsg *m)
         waiters_answer(l);
 }
 
-void oauth_m_logout(Daemon *d, Peer *p, JsonrpcMsg *m)
+void oauth_m_logout(Manager *mgr, Peer *p, JsonrpcMsg *m)
 {
-    Server *s = http_server_or_error(d, p, m);
+    Server *s = http_server_or_error(mgr, p, m);
     Login *l;
     _cleanup_free_ char *why = NULL;
     yajl_val res;
@@ -322,22 +321,22 @@ void oauth_m_logout(Daemon *d, Peer *p, JsonrpcMsg *m)
     if (l)
         login_free(l);
     r = oauth_store_remove(s->cfg->url, &why);
-    renewal_arm(&d->manager, s->cfg->name, s->cfg->url); /* nothing stored: it goes */
+    renewal_arm(mgr, s->cfg->name, s->cfg->url); /* nothing stored: it goes */
     if (r < 0) {
-        methods_error(p, m->id, JSONRPC_INTERNAL_ERROR, why);
+        agent_reply_error(mgr->peers, p->id, m->id, JSONRPC_INTERNAL_ERROR, why);
         return;
     }
     log_full(LOG_INFO, s->cfg->name, "oauth", "%s", r == 0 ? "signed out" : "was not signed in");
     res = json_object_new();
     json_object_set(res, "removed", json_bool_new(r == 0));
-    methods_reply(p, m->id, res);
+    agent_reply(mgr->peers, p->id, m->id, res);
     json_free(res);
 }
 
 static void on_refreshed(void *userdata, int r, const char *why)
 {
     RefreshCtx *c = userdata;
-    Server *s = r == 0 ? idmap_get(&c->m->servers, c->server_id) : NULL;
+    Server *s = r == 0 ? server_get(&c->m->servers, c->server_id) : NULL;
 
     (void)why; /* logged by the refresh; the server keeps its "run: mcpctl login" error */
     if (s) {
@@ -371,16 +370,17 @@ bool oauth_login_refresh(Server *s)
         return false;
     if (t && t->refresh_token) {
         c = xcalloc(1, sizeof(*c));
-        c->m = s->m;
+        c->m = server_manager(s);
         c->server_id = s->id;
-        if (oauth_refresh_start(s->m->base, s->cfg->name, s->cfg->url, on_refreshed, c) != 0) {
+        if (oauth_refresh_start(s->reg->base, s->cfg->name, s->cfg->url, on_refreshed, c) != 0) {
             free(c);
             c = NULL;
         }
     }
     if (!c && client_credentials(s->cfg->oauth)) {
         /* A headless client gets its own token: no person is asked. */
-        if (!login_start(s->m, s, true, NULL, NULL, &why) || login_find(s->cfg->name)->done) {
+        if (!login_start(server_manager(s), s, true, NULL, NULL, &why) ||
+            login_find(s->cfg->name)->done) {
             log_full(LOG_WARNING, s->cfg->name, "oauth", "no client credentials token: %s",
                      why ? why : "the sign-in did not start");
             return false;

@@ -8,14 +8,12 @@
 #include "daemon/core/manager.h"
 #include "daemon/downstream/peer.h"
 
-typedef struct Daemon Daemon;
-
 /** mcpd/login {server, headless?}: start a sign-in; the reply carries the URL to open. */
-void oauth_m_login(Daemon *d, Peer *p, JsonrpcMsg *m);
+void oauth_m_login(Manager *mgr, Peer *p, JsonrpcMsg *m);
 /** mcpd/loginWait {server}: answers when that server's sign-in ends (bounded by the flow). */
-void oauth_m_login_wait(Daemon *d, Peer *p, JsonrpcMsg *m);
+void oauth_m_login_wait(Manager *mgr, Peer *p, JsonrpcMsg *m);
 /** mcpd/logout {server}: forget the stored sign-in. */
-void oauth_m_logout(Daemon *d, Peer *p, JsonrpcMsg *m);
+void oauth_m_logout(Manager *mgr, Peer *p, JsonrpcMsg *m);
 /**
  * Server s got 401 and has failed: refresh its stored token once and reconnect it if that
  * works. Return whether a refresh started.

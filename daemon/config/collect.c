@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+// collect: how discovery takes servers from files: reading them (bounded, last good version kept)
+// and the rules every entry passes before it joins the set.
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "common/jsonc.h"
+#include "common/paths.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/config/collect.h"
+#include "daemon/config/selfref.h"
+
+/* A config file larger than this is not a config file; refuse rather than slurp it. */
+#define CONFIG_MAX_FILE_BYTES (4u * 1024u * 1024u)
+/*
+ * Config files whose last good text is kept for safe reload: every provider's user and project
+ * files for a few dozen live projects; and at most this many bytes of them in all (the largest
+ * usual file, ~/.claude.json with its history, is a few MiB).
+ */
+#define CONFIG_GOOD_MAX       64
+#define CONFIG_GOOD_MAX_BYTES (32u * 1024u * 1024u)
+
+/* Kept as text, not as a parsed tree: a tree of a large ~/.claude.json is several times larger. */
+typedef struct GoodFile {
+    char *path;
+    char *text;
+} GoodFile;
+
+static GoodFile good[CONFIG_GOOD_MAX];
+static size_t n_good, good_bytes;
+static ConfigReadHook read_hook;
+static void *read_hook_ud;
+
+void config_set_read_hook(ConfigReadHook fn, void *userdata)
+{
+    read_hook = fn;
+    read_hook_ud = userdata;
+}
+
+/*
+ * Project-level files sit inside a repository someone else may have written: a link there
+ * could point at any file of the user's (a key, another agent's config full of tokens) and
+ * have it parsed and quoted back in errors, so it is not followed. User-level files are the
+ * user's own, and dotfile managers (stow, chezmoi, home-manager) commonly make ~/.claude.json
+ * or ~/.codex/config.toml links into a dotfiles repository: those are followed, but the target
+ * must still be a regular file. Either way nothing but a regular file is read, so a FIFO or a
+ * device never blocks the loop.
+ */
+int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char **textp,
+                     size_t *lenp)
+{
+    _cleanup_free_ char *why = NULL;
+    int r;
+
+    /* Hot reload watches what discovery looked at, found or not. */
+    if (read_hook && !set->quiet)
+        read_hook(path, set->root, read_hook_ud);
+    r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, NULL, textp,
+                           lenp, &why);
+    if (r == -ENOENT || r == -ENOTDIR)
+        return -ENOENT;
+    if (r < 0)
+        config_set_problem(set, path, NULL, "%s", why ? why : strerror(-r));
+    return r;
+}
+
+/*
+ * "LINE:COLUMN" of a jsonc error ("line L, column C: what"), so the problem reads like a
+ * compiler's path:line:column; NULL when the text failed a limit rather than the syntax.
+ */
+static char *json_error_where(const char *why)
+{
+    size_t line, col;
+
+    if (!why || sscanf(why, "line %zu, column %zu", &line, &col) != 2)
+        return NULL;
+    return xasprintf("%zu:%zu", line, col);
+}
+
+/* The last version of a JSON file that parsed, kept by path. */
+static const GoodFile *good_find(const char *path)
+{
+    for (size_t i = 0; i < n_good; i++)
+        if (streq(good[i].path, path))
+            return &good[i];
+    return NULL;
+}
+
+static void good_forget(const char *path)
+{
+    for (size_t i = 0; i < n_good; i++)
+        if (streq(good[i].path, path)) {
+            good_bytes -= strlen(good[i].text);
+            free(good[i].path);
+            free(good[i].text);
+            good[i] = good[--n_good];
+            return;
+        }
+}
+
+static void good_keep(const char *path, const char *text)
+{
+    const GoodFile *g = good_find(path);
+
+    if (g && streq(g->text, text))
+        return;
+    good_forget(path);
+    /* The oldest kept go first: they are the least likely to be mid-edit. */
+    while (n_good &&
+           (n_good >= CONFIG_GOOD_MAX || good_bytes + strlen(text) > CONFIG_GOOD_MAX_BYTES)) {
+        good_bytes -= strlen(good[0].text);
+        free(good[0].path);
+        free(good[0].text);
+        memmove(good, good + 1, (n_good - 1) * sizeof(*good));
+        n_good--;
+    }
+    good[n_good].path = xstrdup(path);
+    good[n_good++].text = xstrdup(text);
+    good_bytes += strlen(text);
+}
+
+void config_forget_good(void)
+{
+    while (n_good)
+        good_forget(good[0].path);
+}
+
+/**
+ * Read and parse a JSON config file. A missing file returns -ENOENT quietly; every other
+ * failure is recorded in set with the path. A file that parsed before and does not now (a
+ * typo, an editor's half-written save) gives its last good version instead, and says so with
+ * file:line:column: one typo never takes away every server of a file.
+ */
+int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_val *outp)
+{
+    _cleanup_free_ char *text = NULL, *why = NULL, *where = NULL;
+    const GoodFile *g;
+    size_t len = 0;
+    int r = config_read_text(set, path, level, &text, &len);
+
+    if (r == -ENOENT)
+        good_forget(path);
+    if (r < 0)
+        return r;
+    /* Errors name the line and column; a duplicate key keeps its last value (JSON.parse). */
+    *outp = jsonc_parse_strict(text, len, &why);
+    if (*outp) {
+        if (set->keep_last_good)
+            good_keep(path, text);
+        return 0;
+    }
+    where = json_error_where(why);
+    /* Only discovery falls back: approvals (trust.json) and settings must not outlive a typo. */
+    g = set->keep_last_good ? good_find(path) : NULL;
+    if (g) {
+        config_set_problem(set, path, NULL,
+                           "invalid JSON at %s%s%s: %s; kept its servers as they were before "
+                           "this change (fix the file and reload)",
+                           path, where ? ":" : "", where ? where : "", why);
+        *outp = jsonc_parse_strict(g->text, strlen(g->text), NULL);
+        return *outp ? 0 : -EINVAL;
+    }
+    config_set_problem(set, path, NULL, "invalid JSON at %s%s%s: %s; fix the file or move it away",
+                       path, where ? ":" : "", where ? where : "", why);
+    return -EINVAL;
+}
+
+/* ---- the rules ---- */
+
+void config_add_invalid(ConfigSet *set, const char *name, const SourceMeta *src, const char *why)
+{
+    config_set_problem(set, src->path, name, "%s", why);
+    config_set_skip(set, name, src, "invalid: %s", why);
+}
+
+/* One KEY=VALUE line of a .env file ("export " and surrounding quotes allowed) into env. */
+static void env_file_line(yajl_val env, const char *line, size_t n)
+{
+    _cleanup_free_ char *l = xstrndup(line, n);
+    char *p = l, *eq, *v;
+    size_t vn;
+
+    p += strspn(p, " \t");
+    if (startswith(p, "export "))
+        p += strlen("export ");
+    if (!*p || *p == '#' || !(eq = strchr(p, '=')) || eq == p)
+        return;
+    *eq = '\0';
+    for (char *e = eq; e > p && (e[-1] == ' ' || e[-1] == '\t');)
+        *--e = '\0';
+    v = eq + 1;
+    v += strspn(v, " \t");
+    vn = strlen(v);
+    while (vn && (v[vn - 1] == '\r' || v[vn - 1] == ' ' || v[vn - 1] == '\t'))
+        v[--vn] = '\0';
+    if (vn >= 2 && (v[0] == '"' || v[0] == '\'') && v[vn - 1] == v[0]) {
+        v[vn - 1] = '\0';
+        v++;
+    }
+    if (!json_get(env, p)) /* the entry's own env wins over its envFile */
+        json_object_set(env, p, json_string_new(v));
+}
+
+/*
+ * envFile (VS Code, Cursor): a .env file whose variables join env. A relative path starts
+ * where the server does (project root or home). A missing or unreadable file is a problem
+ * naming the server; the server still starts without it.
+ */
+static void take_env_file(ConfigSet *set, ServerConfig *c, yajl_val expanded)
+{
+    yajl_val v = json_get(expanded, "envFile");
+    _cleanup_free_ char *home = NULL, *path = NULL, *text = NULL;
+    size_t len = 0;
+
+    if (!v || c->type != TRANSPORT_STDIO)
+        return;
+    if (!YAJL_IS_STRING(v) || !v->u.string[0]) {
+        config_set_problem(set, c->source.path, c->name,
+                           "Server \"%s\": \"envFile\" must be a path; it is ignored", c->name);
+        return;
+    }
+    if (v->u.string[0] == '/')
+        path = xstrdup(v->u.string);
+    else
+        path =
+            paths_join(c->source.level == CONFIG_LEVEL_PROJECT && set->root ? set->root
+                                                                            : (home = paths_home()),
+                       v->u.string);
+    int r = config_read_text(set, path, c->source.level, &text, &len);
+    if (r == -ENOENT)
+        config_set_problem(set, c->source.path, c->name,
+                           "Server \"%s\": envFile %s does not exist; the server starts without it",
+                           c->name, path);
+    if (r < 0)
+        return;
+    if (!c->env)
+        c->env = json_object_new();
+    for (const char *p = text; p < text + len;) {
+        const char *nl = memchr(p, '\n', (size_t)(text + len - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
+        env_file_line(c->env, p, n);
+        p += n + 1;
+    }
+}
+
+void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const SourceMeta *src,
+                      const Settings *settings)
+{
+    _cleanup_json_ yajl_val expanded = NULL;
+    size_t n_problems = set->n_problems;
+    ServerConfig *c, *prev;
+    char *key = NULL;
+
+    /* The project filter runs before first-wins, so it never hides a user entry (B7). */
+    if (src->level == CONFIG_LEVEL_PROJECT && !settings->enable_project_config) {
+        config_set_skip(set, name, src, "project-level config is off (enableProjectConfig)");
+        return;
+    }
+    expanded = config_expand(written, set->root);
+    c = server_config_build(name, written, expanded, src, settings, set);
+    if (!c) {
+        /* Reported, and it masks nothing: a lower entry of the name may still win (B7). */
+        config_set_skip(set, name, src, "invalid: %s",
+                        set->n_problems > n_problems ? set->problems[n_problems].message : "?");
+        return;
+    }
+    if (selfref_is_bridge(c)) {
+        config_set_skip(set, name, src, "%s", SELFREF_REASON);
+        server_config_free(c);
+        return;
+    }
+    if (set->gate && !set->gate(set->gate_ctx, set, name, written, c)) {
+        server_config_free(c);
+        return;
+    }
+    take_env_file(set, c, expanded);
+    if (settings->filter_exa && config_is_exa(c, &key)) {
+        config_set_skip(set, name, src, "Exa server, filtered (filterExa)%s",
+                        key ? "; its API key was taken" : "");
+        if (key) {
+            set->exa_api_keys =
+                xrealloc(set->exa_api_keys, (set->n_exa_api_keys + 1) * sizeof(char *));
+            set->exa_api_keys[set->n_exa_api_keys++] = key;
+        }
+        server_config_free(c);
+        return;
+    }
+    if (c->cwd && c->cwd[0] != '/') {
+        /* A relative cwd is taken from where the server would start without one. */
+        _cleanup_free_ char *home = paths_home();
+        char *abs = paths_join(src->level == CONFIG_LEVEL_PROJECT && set->root ? set->root : home,
+                               startswith(c->cwd, "./") ? c->cwd + 2 : c->cwd);
+        free(c->cwd);
+        c->cwd = abs;
+    }
+    if ((prev = config_set_find(set, name))) {
+        /* First wins, whole entry; a disabled winner masks on purpose. */
+        config_set_skip(set, name, src, "%s %s (%s)",
+                        prev->enabled ? "shadowed by" : "masked by the disabled entry in",
+                        prev->source.path ? prev->source.path : "?", prev->source.provider_name);
+        server_config_free(c);
+        return;
+    }
+    config_set_add(set, c);
+}
+
+void config_add_entries(ConfigSet *set, yajl_val servers, const char *key, const SourceMeta *src,
+                        const Settings *settings, ConfigMapFn map)
+{
+    if (!servers || YAJL_IS_NULL(servers))
+        return;
+    if (!YAJL_IS_OBJECT(servers)) {
+        config_set_problem(set, src->path, NULL, "\"%s\" must be an object, not %s", key,
+                           json_type_name(servers));
+        return;
+    }
+    for (size_t i = 0; i < servers->u.object.len; i++) {
+        const char *name = servers->u.object.keys[i];
+        yajl_val entry = servers->u.object.values[i];
+        _cleanup_json_ yajl_val mapped = NULL;
+        _cleanup_free_ char *why = NULL;
+
+        if (map && YAJL_IS_OBJECT(entry)) {
+            if (map(name, entry, &mapped, &why) < 0) {
+                _cleanup_free_ char *msg = xasprintf("Server \"%s\": %s", name, why);
+                config_add_invalid(set, name, src, msg);
+                continue;
+            }
+            entry = mapped;
+        }
+        config_add_entry(set, name, entry, src, settings);
+    }
+}
+
+void config_load_json_servers(ConfigSet *set, const char *path, const char *key,
+                              const SourceMeta *src, const Settings *settings, ConfigMapFn map)
+{
+    _cleanup_json_ yajl_val root = NULL;
+    SourceMeta meta = *src;
+
+    meta.path = (char *)path;
+    if (config_read_json(set, path, src->level, &root) < 0)
+        return;
+    if (!YAJL_IS_OBJECT(root)) {
+        config_set_problem(set, path, NULL, "the top level must be an object with \"%s\"", key);
+        return;
+    }
+    config_add_entries(set, json_get(root, key), key, &meta, settings, map);
+}
+
+void config_load_native_file(ConfigSet *set, const char *path, const char *provider,
+                             const char *provider_name, ConfigLevel level, const Settings *settings)
+{
+    SourceMeta src = {(char *)provider, (char *)provider_name, (char *)path, level};
+
+    config_load_json_servers(set, path, "mcpServers", &src, settings, NULL);
+}

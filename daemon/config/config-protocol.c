@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+// config-protocol: a server entry's "protocol" field (which MCP era it is spoken to in).
+
+#include <errno.h>
+
+#include "common/json.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/config/configset.h"
+
+/* protocol: "auto" (the default), "2026-07-28", or "2025"/"legacy" for the initialize era. */
+int server_config_take_protocol(ServerConfig *c, yajl_val obj, StrBuf *err)
+{
+    const char *s = json_get_string(obj, "protocol");
+
+    if (!json_get(obj, "protocol") || YAJL_IS_NULL(json_get(obj, "protocol")) || streq(s, "auto"))
+        c->protocol = PROTOCOL_AUTO;
+    else if (streq(s, "2026-07-28"))
+        c->protocol = PROTOCOL_MODERN;
+    else if (streq(s, "2025") || streq(s, "legacy"))
+        c->protocol = PROTOCOL_LEGACY;
+    else {
+        strbuf_printf(err,
+                      "Server \"%s\": \"protocol\" must be \"auto\", \"2026-07-28\" or "
+                      "\"2025\" (also \"legacy\")",
+                      c->name);
+        return -EINVAL;
+    }
+    return 0;
+}

@@ -1,0 +1,828 @@
+// SPDX-License-Identifier: MIT
+// configset: server entries (ServerConfig) and the set discovery builds (ConfigSet): checks,
+// problems and skips, ${VAR} expansion, tool filters, the Exa rule, and the JSON mcpd/discover
+// shows.
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <strings.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/paths.h"
+#include "common/redact.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/config/configset.h"
+
+static char *format_va(const char *fmt, va_list ap)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    strbuf_vprintf(&sb, fmt, ap);
+    return strbuf_detach(&sb, NULL);
+}
+
+static void problem_add(ConfigSet *set, const char *path, const char *server, bool warning,
+                        char *message)
+{
+    ConfigProblem *p;
+
+    set->problems = xrealloc(set->problems, (set->n_problems + 1) * sizeof(*set->problems));
+    p = &set->problems[set->n_problems++];
+    p->path = path ? xstrdup(path) : NULL;
+    p->server = server ? xstrdup(server) : NULL;
+    p->message = message;
+    p->warning = warning;
+    if (!set->quiet)
+        log_full(LOG_WARNING, server, "config", "%s: %s%s", path ? path : "config",
+                 warning ? "warning: " : "", p->message);
+}
+
+void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    problem_add(set, path, server, false, format_va(fmt, ap));
+    va_end(ap);
+}
+
+void config_set_warning(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    problem_add(set, path, server, true, format_va(fmt, ap));
+    va_end(ap);
+}
+
+static void source_copy(SourceMeta *dst, const SourceMeta *src);
+
+static void source_deinit(SourceMeta *s)
+{
+    free(s->provider);
+    free(s->provider_name);
+    free(s->path);
+}
+
+void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, const char *fmt, ...)
+{
+    ConfigSkip *k;
+    va_list ap;
+
+    set->skipped = xrealloc(set->skipped, (set->n_skipped + 1) * sizeof(*set->skipped));
+    k = &set->skipped[set->n_skipped++];
+    k->name = xstrdup(name);
+    source_copy(&k->source, src);
+    va_start(ap, fmt);
+    k->reason = format_va(fmt, ap);
+    va_end(ap);
+    if (!set->quiet)
+        log_full(LOG_DEBUG, name, "config", "%s: not used: %s", src->path ? src->path : "config",
+                 k->reason);
+}
+
+void config_set_deinit(ConfigSet *set)
+{
+    for (size_t i = 0; i < set->n_servers; i++)
+        server_config_free(set->servers[i]);
+    free(set->servers);
+    for (size_t i = 0; i < set->n_problems; i++) {
+        free(set->problems[i].path);
+        free(set->problems[i].server);
+        free(set->problems[i].message);
+    }
+    free(set->problems);
+    for (size_t i = 0; i < set->n_skipped; i++) {
+        free(set->skipped[i].name);
+        source_deinit(&set->skipped[i].source);
+        free(set->skipped[i].reason);
+    }
+    free(set->skipped);
+    for (size_t i = 0; i < set->n_exa_api_keys; i++) {
+        explicit_bzero(set->exa_api_keys[i], strlen(set->exa_api_keys[i]));
+        free(set->exa_api_keys[i]);
+    }
+    free(set->exa_api_keys);
+    memset(set, 0, sizeof(*set));
+}
+
+ServerConfig *config_set_find(const ConfigSet *set, const char *name)
+{
+    for (size_t i = 0; i < set->n_servers; i++)
+        if (streq(set->servers[i]->name, name))
+            return set->servers[i];
+    return NULL;
+}
+
+void config_set_add(ConfigSet *set, ServerConfig *c)
+{
+    set->servers = xrealloc(set->servers, (set->n_servers + 1) * sizeof(*set->servers));
+    set->servers[set->n_servers++] = c;
+}
+
+const char *transport_type_name(TransportType t)
+{
+    switch (t) {
+    case TRANSPORT_STDIO:
+        return "stdio";
+    case TRANSPORT_HTTP:
+        return "http";
+    case TRANSPORT_SSE:
+        return "sse";
+    case TRANSPORT_AUTO:
+        return "auto";
+    }
+    return "?";
+}
+
+const char *config_level_name(ConfigLevel level)
+{
+    return level == CONFIG_LEVEL_PROJECT ? "project" : "user";
+}
+
+const char *config_check_name(const char *name)
+{
+    if (!name[0])
+        return "Server name cannot be empty";
+    if (strlen(name) > CONFIG_MAX_SERVER_NAME)
+        return "Server name is too long (max 100 characters)";
+    for (const char *p = name; *p; p++) {
+        char c = *p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return "Server name can only contain letters, numbers, dash, underscore, and dot";
+    }
+    return NULL;
+}
+
+static void source_copy(SourceMeta *dst, const SourceMeta *src)
+{
+    dst->provider = xstrdup(src->provider ? src->provider : "mcpd");
+    dst->provider_name = xstrdup(src->provider_name ? src->provider_name : dst->provider);
+    dst->path = src->path ? xstrdup(src->path) : NULL;
+    dst->level = src->level;
+}
+
+ServerConfig *server_config_free(ServerConfig *c)
+{
+    if (!c)
+        return NULL;
+    free(c->name);
+    free(c->command);
+    for (size_t i = 0; i < c->n_args; i++)
+        free(c->args[i]);
+    free(c->args);
+    json_free(c->env);
+    free(c->cwd);
+    free(c->url);
+    json_free(c->headers);
+    json_free(c->raw);
+    json_free(c->enabled_tools);
+    json_free(c->disabled_tools);
+    free(c->auth_type);
+    free(c->credential_id);
+    json_free(c->oauth);
+    source_deinit(&c->source);
+    free(c);
+    return NULL;
+}
+
+ServerConfig *server_config_copy(const ServerConfig *c)
+{
+    ServerConfig *n = xmalloc(sizeof(*n));
+
+    *n = *c;
+    n->name = xstrdup(c->name);
+    n->command = c->command ? xstrdup(c->command) : NULL;
+    n->args = c->n_args ? xmalloc(c->n_args * sizeof(char *)) : NULL;
+    for (size_t i = 0; i < c->n_args; i++)
+        n->args[i] = xstrdup(c->args[i]);
+    n->env = json_copy(c->env);
+    n->cwd = c->cwd ? xstrdup(c->cwd) : NULL;
+    n->url = c->url ? xstrdup(c->url) : NULL;
+    n->headers = json_copy(c->headers);
+    n->raw = json_copy(c->raw);
+    n->enabled_tools = json_copy(c->enabled_tools);
+    n->disabled_tools = json_copy(c->disabled_tools);
+    n->auth_type = c->auth_type ? xstrdup(c->auth_type) : NULL;
+    n->credential_id = c->credential_id ? xstrdup(c->credential_id) : NULL;
+    n->oauth = json_copy(c->oauth);
+    source_copy(&n->source, &c->source);
+    return n;
+}
+
+bool server_config_same(const ServerConfig *a, const ServerConfig *b)
+{
+    return streq(a->name, b->name) && streq(a->hash, b->hash);
+}
+
+/* A field that must be an object of strings (env, headers). */
+static int take_string_map(ServerConfig *c, yajl_val obj, const char *field, yajl_val *outp,
+                           StrBuf *err)
+{
+    yajl_val v = json_get(obj, field);
+
+    if (!v || YAJL_IS_NULL(v))
+        return 0;
+    if (!YAJL_IS_OBJECT(v)) {
+        strbuf_printf(err, "Server \"%s\": \"%s\" must be an object of strings", c->name, field);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < v->u.object.len; i++)
+        if (!YAJL_IS_STRING(v->u.object.values[i])) {
+            strbuf_printf(err, "Server \"%s\": \"%s.%s\" must be a string", c->name, field,
+                          v->u.object.keys[i]);
+            return -EINVAL;
+        }
+    *outp = json_copy(v);
+    return 0;
+}
+
+/*
+ * An optional number of milliseconds. A wrong value is a warning naming the field, and the
+ * default stays: a tuning knob written wrong must not take the server away.
+ */
+static void take_ms(ServerConfig *c, yajl_val obj, const char *field, int64_t *outp, StrBuf *warn)
+{
+    yajl_val v = json_get(obj, field);
+
+    if (!v || YAJL_IS_NULL(v))
+        return;
+    if (!YAJL_IS_INTEGER(v) || v->u.number.i < 0 || v->u.number.i > INT32_MAX) {
+        strbuf_printf(warn,
+                      "Server \"%s\": \"%s\" must be a non-negative number of milliseconds, not "
+                      "%s; using the default %" PRId64 "\n",
+                      c->name, field, json_type_name(v), *outp);
+        return;
+    }
+    *outp = v->u.number.i;
+}
+
+static int take_bool(ServerConfig *c, yajl_val obj, const char *field, bool *outp, StrBuf *err)
+{
+    int r = json_get_bool(obj, field, outp);
+
+    if (r == -EINVAL) {
+        strbuf_printf(err, "Server \"%s\": \"%s\" must be true or false", c->name, field);
+        return r;
+    }
+    return 0;
+}
+
+/* enabledTools / disabledTools: arrays of non-empty glob strings. */
+static int take_globs(ServerConfig *c, yajl_val obj, const char *field, yajl_val *outp, StrBuf *err)
+{
+    yajl_val v = json_get(obj, field);
+
+    if (!v || YAJL_IS_NULL(v))
+        return 0;
+    for (size_t i = 0; YAJL_IS_ARRAY(v) && i < v->u.array.len; i++)
+        if (!YAJL_IS_STRING(v->u.array.values[i]) || !v->u.array.values[i]->u.string[0])
+            v = NULL;
+    if (!YAJL_IS_ARRAY(v)) {
+        strbuf_printf(err,
+                      "Server \"%s\": \"%s\" must be an array of tool names (globs such as "
+                      "\"read_*\")",
+                      c->name, field);
+        return -EINVAL;
+    }
+    *outp = json_copy(v);
+    return 0;
+}
+
+static int take_type(ServerConfig *c, yajl_val obj, StrBuf *err)
+{
+    yajl_val t = json_get(obj, "type");
+    const char *s;
+
+    if (!t || YAJL_IS_NULL(t)) {
+        c->type = c->command || !c->url ? TRANSPORT_STDIO : TRANSPORT_AUTO;
+        return 0;
+    }
+    if (!YAJL_IS_STRING(t)) {
+        strbuf_printf(err, "Server \"%s\": \"type\" must be a string", c->name);
+        return -EINVAL;
+    }
+    s = t->u.string;
+    if (streq(s, "stdio"))
+        c->type = TRANSPORT_STDIO;
+    else if (streq(s, "http") || streq(s, "streamable-http") || streq(s, "streamableHttp"))
+        c->type = TRANSPORT_HTTP;
+    else if (streq(s, "sse"))
+        c->type = TRANSPORT_SSE;
+    else if (streq(s, "auto"))
+        c->type = TRANSPORT_AUTO;
+    else {
+        strbuf_printf(err, "Server \"%s\": unknown server type \"%s\"", c->name, s);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int take_strings(ServerConfig *c, yajl_val obj, StrBuf *err)
+{
+    yajl_val v;
+
+    if ((v = json_get(obj, "command")) && !YAJL_IS_NULL(v)) {
+        if (!YAJL_IS_STRING(v)) {
+            strbuf_printf(err, "Server \"%s\": \"command\" must be a string", c->name);
+            return -EINVAL;
+        }
+        if (v->u.string[0])
+            c->command = xstrdup(v->u.string);
+    }
+    if ((v = json_get(obj, "url")) && !YAJL_IS_NULL(v)) {
+        if (!YAJL_IS_STRING(v)) {
+            strbuf_printf(err, "Server \"%s\": \"url\" must be a string", c->name);
+            return -EINVAL;
+        }
+        if (v->u.string[0])
+            c->url = xstrdup(v->u.string);
+    }
+    if ((v = json_get(obj, "cwd")) && !YAJL_IS_NULL(v)) {
+        if (!YAJL_IS_STRING(v)) {
+            strbuf_printf(err, "Server \"%s\": \"cwd\" must be a string", c->name);
+            return -EINVAL;
+        }
+        if (v->u.string[0])
+            c->cwd = xstrdup(v->u.string);
+    }
+    if ((v = json_get(obj, "args")) && !YAJL_IS_NULL(v)) {
+        if (!YAJL_IS_ARRAY(v)) {
+            strbuf_printf(err, "Server \"%s\": \"args\" must be an array of strings", c->name);
+            return -EINVAL;
+        }
+        c->args = v->u.array.len ? xcalloc(v->u.array.len, sizeof(char *)) : NULL;
+        for (size_t i = 0; i < v->u.array.len; i++) {
+            yajl_val a = v->u.array.values[i];
+            if (!YAJL_IS_STRING(a)) {
+                strbuf_printf(err, "Server \"%s\": \"args[%zu]\" must be a string", c->name, i);
+                return -EINVAL;
+            }
+            c->args[c->n_args++] = xstrdup(a->u.string);
+        }
+    }
+    return 0;
+}
+
+/* auth: {type: "oauth" | "apikey", credentialId?: string} (seed 1.5). */
+static int take_auth(ServerConfig *c, yajl_val obj, StrBuf *err)
+{
+    yajl_val a = json_get(obj, "auth"), t, id;
+
+    c->oauth = YAJL_IS_OBJECT(json_get(obj, "oauth")) ? json_copy(json_get(obj, "oauth")) : NULL;
+    if (!a || YAJL_IS_NULL(a))
+        return 0;
+    t = json_get(a, "type");
+    id = json_get(a, "credentialId");
+    if (!YAJL_IS_OBJECT(a) || (t && !YAJL_IS_STRING(t)) || (id && !YAJL_IS_STRING(id))) {
+        strbuf_printf(err,
+                      "Server \"%s\": \"auth\" must be an object {\"type\": \"oauth\" or "
+                      "\"apikey\", \"credentialId\": string}",
+                      c->name);
+        return -EINVAL;
+    }
+    if (t && !streq(t->u.string, "oauth") && !streq(t->u.string, "apikey")) {
+        strbuf_printf(err, "Server \"%s\": unknown auth type \"%s\" (oauth or apikey)", c->name,
+                      t->u.string);
+        return -EINVAL;
+    }
+    c->auth_type = t ? xstrdup(t->u.string) : NULL;
+    c->credential_id = id && id->u.string[0] ? xstrdup(id->u.string) : NULL;
+    return 0;
+}
+
+/* The seed's validateServerConfig messages (reference/seed-origin.md 2.1). */
+static int validate(ServerConfig *c, StrBuf *err)
+{
+    /* In mcpd's own file {"enabled": false} alone is a mask: it names a server to switch off. */
+    if (!c->enabled && !c->command && !c->url && streq(c->source.provider, "mcpd"))
+        return 0;
+    if (c->command && c->url) {
+        strbuf_printf(err,
+                      "Server \"%s\": both \"command\" and \"url\" are set - server should be "
+                      "either stdio (command) OR http/sse (url), not both",
+                      c->name);
+        return -EINVAL;
+    }
+    if (c->type == TRANSPORT_STDIO && !c->command) {
+        strbuf_printf(err, "Server \"%s\": stdio server requires \"command\" field", c->name);
+        return -EINVAL;
+    }
+    if (c->type != TRANSPORT_STDIO && !c->url) {
+        strbuf_printf(err, "Server \"%s\": %s server requires \"url\" field", c->name,
+                      c->type == TRANSPORT_SSE ? "sse" : "http");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Fields mcpd reads from a server entry. */
+static const char *const known_fields[] = {
+    "type",           "command", "args",      "env",          "cwd",           "url",
+    "headers",        "enabled", "reconnect", "timeout",      "callTimeout",   "idleTimeoutMs",
+    "pingIntervalMs", "auth",    "oauth",     "enabledTools", "disabledTools", "protocol",
+};
+
+/*
+ * Fields other agents keep in the same entries for themselves: not mcpd's, not typos, so not
+ * worth a warning (Cline/Roo, Windsurf, Gemini CLI, VS Code, Claude Desktop extensions).
+ */
+static const char *const foreign_fields[] = {
+    "disabled",     "autoApprove", "alwaysAllow", "description", "trust", "includeTools",
+    "excludeTools", "envFile",     "httpUrl",     "serverUrl",   "name",  "transport",
+    "timeoutMs",    "gallery",     "version",     "id",          "dev",   "note",
+    "comment",      "$comment",    "metadata",    "tools",
+};
+
+static bool in_list(const char *const *list, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (streq(list[i], s))
+            return true;
+    return false;
+}
+
+/* Edit distance, capped: only near misses matter for "did you mean". */
+static unsigned edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned row[32], prev_diag, tmp;
+
+    if (lb >= N_ELEMENTS(row) || la >= 64)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        prev_diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            tmp = row[j];
+            unsigned sub =
+                prev_diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), sub);
+            prev_diag = tmp;
+        }
+    }
+    return row[lb];
+}
+
+/* Unknown fields are ignored, with a warning that names them (and the near miss, if any). */
+static void check_unknown_fields(ServerConfig *c, yajl_val obj, StrBuf *warn)
+{
+    for (size_t i = 0; i < obj->u.object.len; i++) {
+        const char *k = obj->u.object.keys[i], *best = NULL;
+        unsigned best_d = 3; /* a typo is one or two edits away */
+
+        if (in_list(known_fields, N_ELEMENTS(known_fields), k) ||
+            in_list(foreign_fields, N_ELEMENTS(foreign_fields), k))
+            continue;
+        for (size_t j = 0; j < N_ELEMENTS(known_fields); j++) {
+            unsigned d = edit_distance(k, known_fields[j]);
+            if (d < best_d) {
+                best_d = d;
+                best = known_fields[j];
+            }
+        }
+        strbuf_printf(warn, "Server \"%s\": unknown field \"%s\" ignored%s%s%s\n", c->name, k,
+                      best ? " (did you mean \"" : "", best ? best : "", best ? "\"?)" : "");
+    }
+}
+
+/* Errors refuse the entry (err); warnings (warn, one per line) leave it usable. */
+static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
+{
+    int r;
+
+    check_unknown_fields(c, obj, warn);
+    take_ms(c, obj, "timeout", &c->timeout_ms, warn);
+    take_ms(c, obj, "callTimeout", &c->call_timeout_ms, warn);
+    take_ms(c, obj, "idleTimeoutMs", &c->idle_timeout_ms, warn);
+    take_ms(c, obj, "pingIntervalMs", &c->ping_interval_ms, warn);
+    if ((r = take_strings(c, obj, err)) < 0 || (r = take_type(c, obj, err)) < 0 ||
+        (r = take_string_map(c, obj, "env", &c->env, err)) < 0 ||
+        (r = take_string_map(c, obj, "headers", &c->headers, err)) < 0 ||
+        (r = take_bool(c, obj, "enabled", &c->enabled, err)) < 0 ||
+        (r = take_bool(c, obj, "reconnect", &c->reconnect, err)) < 0 ||
+        (r = take_auth(c, obj, err)) < 0 || (r = server_config_take_protocol(c, obj, err)) < 0 ||
+        (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
+        (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
+        return r;
+    return validate(c, err);
+}
+
+/* Each line of warn as a warning about the entry. */
+static void add_warnings(ConfigSet *set, const SourceMeta *src, const char *name, StrBuf *warn)
+{
+    char *line = warn->data, *nl;
+
+    while (line && (nl = strchr(line, '\n'))) {
+        *nl = '\0';
+        config_set_warning(set, src->path, name, "%s", line);
+        line = nl + 1;
+    }
+}
+
+ServerConfig *server_config_from_json(const char *name, yajl_val obj, const SourceMeta *src,
+                                      const Settings *settings, ConfigSet *set)
+{
+    return server_config_build(name, obj, obj, src, settings, set);
+}
+
+ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val obj,
+                                  const SourceMeta *src, const Settings *settings, ConfigSet *set)
+{
+    ServerConfig *c;
+    StrBuf err = STRBUF_INIT, text = STRBUF_INIT, warn = STRBUF_INIT;
+    const char *bad_name = config_check_name(name);
+
+    if (bad_name) {
+        config_set_problem(set, src->path, name, "%s", bad_name);
+        return NULL;
+    }
+    if (!YAJL_IS_OBJECT(obj)) {
+        config_set_problem(set, src->path, name, "Server \"%s\": entry must be an object, not %s",
+                           name, json_type_name(obj));
+        return NULL;
+    }
+    c = xcalloc(1, sizeof(*c));
+    c->name = xstrdup(name);
+    c->enabled = true;
+    c->timeout_ms = settings->timeout_ms;
+    c->call_timeout_ms = settings->call_timeout_ms;
+    c->idle_timeout_ms = settings->idle_timeout_ms;
+    c->reconnect = settings->reconnect;
+    source_copy(&c->source, src);
+    c->allow_commands = streq(src->provider, "mcpd");
+    if (fill_fields(c, obj, &err, &warn) < 0) {
+        config_set_problem(set, src->path, name, "%s", strbuf_str(&err));
+        strbuf_deinit(&err);
+        strbuf_deinit(&warn);
+        return server_config_free(c);
+    }
+    add_warnings(set, src, name, &warn);
+    strbuf_deinit(&warn);
+    if (c->call_timeout_ms > settings->max_call_timeout_ms)
+        c->call_timeout_ms = settings->max_call_timeout_ms;
+    c->raw = json_copy(written);
+    json_write_sorted(&text, obj);
+    sha256_hex(c->hash, text.data, text.len);
+    strbuf_deinit(&text);
+    return c;
+}
+
+static void redact_url_secrets(yajl_val v)
+{
+    if (YAJL_IS_STRING(v) && strstr(v->u.string, "://")) {
+        char *shown = url_redact_secrets(v->u.string);
+        free(v->u.string);
+        v->u.string = shown;
+    }
+    for (size_t i = 0; YAJL_IS_ARRAY(v) && i < v->u.array.len; i++)
+        redact_url_secrets(v->u.array.values[i]);
+    for (size_t i = 0; YAJL_IS_OBJECT(v) && i < v->u.object.len; i++)
+        redact_url_secrets(v->u.object.values[i]);
+}
+
+/*
+ * The entry as written, with every env, headers and oauth value shown as "***", and so the secrets
+ * of any URL (the password in http://user:pw@host, an ?apiKey= parameter), in url or in a
+ * proxy's args.
+ */
+static yajl_val masked_raw(yajl_val raw)
+{
+    static const char *const secret_maps[] = {"env", "headers", "oauth"};
+    yajl_val out = json_copy(raw);
+
+    redact_url_secrets(out);
+
+    for (size_t i = 0; i < N_ELEMENTS(secret_maps); i++) {
+        yajl_val m = json_get(out, secret_maps[i]);
+        for (size_t j = 0; YAJL_IS_OBJECT(m) && j < m->u.object.len; j++) {
+            json_free(m->u.object.values[j]);
+            m->u.object.values[j] = json_string_new("***");
+        }
+    }
+    return out;
+}
+
+static void describe_source(yajl_val o, const SourceMeta *src)
+{
+    json_object_set(o, "provider", json_string_new(src->provider));
+    json_object_set(o, "providerName", json_string_new(src->provider_name));
+    if (src->path)
+        json_object_set(o, "path", json_string_new(src->path));
+    json_object_set(o, "level", json_string_new(config_level_name(src->level)));
+}
+
+yajl_val config_problems_json(const ConfigSet *set)
+{
+    yajl_val arr = json_array_new();
+
+    for (size_t i = 0; i < set->n_problems; i++) {
+        const ConfigProblem *p = &set->problems[i];
+        yajl_val o = json_object_new();
+        if (p->path)
+            json_object_set(o, "path", json_string_new(p->path));
+        if (p->server)
+            json_object_set(o, "server", json_string_new(p->server));
+        json_object_set(o, "error", json_string_new(p->message));
+        if (p->warning)
+            json_object_set(o, "severity", json_string_new("warning"));
+        json_array_push(arr, o);
+    }
+    return arr;
+}
+
+yajl_val config_describe(const ConfigSet *set)
+{
+    yajl_val o = json_object_new(), servers = json_array_new(), skipped = json_array_new();
+
+    for (size_t i = 0; i < set->n_servers; i++) {
+        const ServerConfig *c = set->servers[i];
+        yajl_val e = json_object_new();
+        json_object_set(e, "name", json_string_new(c->name));
+        describe_source(e, &c->source);
+        json_object_set(e, "transport", json_string_new(transport_type_name(c->type)));
+        json_object_set(e, "enabled", json_bool_new(c->enabled));
+        json_object_set(e, "config", masked_raw(c->raw));
+        json_array_push(servers, e);
+    }
+    for (size_t i = 0; i < set->n_skipped; i++) {
+        const ConfigSkip *k = &set->skipped[i];
+        yajl_val e = json_object_new();
+        json_object_set(e, "name", json_string_new(k->name));
+        describe_source(e, &k->source);
+        json_object_set(e, "reason", json_string_new(k->reason));
+        json_array_push(skipped, e);
+    }
+    json_object_set(o, "servers", servers);
+    json_object_set(o, "skipped", skipped);
+    json_object_set(o, "problems", config_problems_json(set));
+    json_object_set(o, "exaApiKeysFound", json_int_new((int64_t)set->n_exa_api_keys));
+    return o;
+}
+
+/* ---- ${VAR} expansion (seed 1.3) ---- */
+
+/* The value of one ${...} body, or NULL when unset and without a default. */
+static const char *expand_lookup(const char *body, size_t n, const char *root, char **homep)
+{
+    _cleanup_free_ char *name = NULL;
+    const char *dflt = NULL, *v;
+    size_t name_len = n;
+
+    for (size_t i = 0; i + 1 < n; i++)
+        if (body[i] == ':' && body[i + 1] == '-') {
+            name_len = i;
+            dflt = body + i + 2;
+            break;
+        }
+    name = xstrndup(body, name_len);
+    if (streq(name, "workspaceFolder"))
+        v = root;
+    else if (streq(name, "userHome"))
+        v = *homep ? *homep : (*homep = paths_home());
+    else
+        v = getenv(startswith(name, "env:") ? name + 4 : name);
+    if (v && v[0])
+        return v;
+    return dflt; /* points into body: the caller copies up to the closing brace */
+}
+
+static char *expand_string(const char *s, const char *root, char **homep)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    for (const char *p = s; *p;) {
+        const char *close = startswith(p, "${") ? strchr(p + 2, '}') : NULL;
+        if (!close || close == p + 2) {
+            strbuf_putc(&sb, *p++);
+            continue;
+        }
+        const char *body = p + 2, *v = expand_lookup(body, (size_t)(close - body), root, homep);
+        if (!v)
+            strbuf_append(&sb, p, (size_t)(close + 1 - p)); /* unset: left as written */
+        else if (v >= body && v <= close)
+            strbuf_append(&sb, v, (size_t)(close - v)); /* the default */
+        else
+            strbuf_puts(&sb, v);
+        p = close + 1;
+    }
+    return strbuf_detach(&sb, NULL);
+}
+
+static yajl_val expand_value(yajl_val v, const char *root, char **homep)
+{
+    yajl_val out;
+
+    if (YAJL_IS_STRING(v)) {
+        _cleanup_free_ char *e = expand_string(v->u.string, root, homep);
+        return json_string_new(e);
+    }
+    if (YAJL_IS_OBJECT(v)) {
+        out = json_object_new();
+        for (size_t i = 0; i < v->u.object.len; i++)
+            json_object_set(out, v->u.object.keys[i],
+                            expand_value(v->u.object.values[i], root, homep));
+        return out;
+    }
+    if (YAJL_IS_ARRAY(v)) {
+        out = json_array_new();
+        for (size_t i = 0; i < v->u.array.len; i++)
+            json_array_push(out, expand_value(v->u.array.values[i], root, homep));
+        return out;
+    }
+    return json_copy(v);
+}
+
+yajl_val config_expand(yajl_val v, const char *root)
+{
+    _cleanup_free_ char *home = NULL;
+
+    return expand_value(v, root, &home);
+}
+
+/* ---- tool filters ---- */
+
+static bool globs_match(yajl_val globs, const char *tool)
+{
+    for (size_t i = 0; i < json_array_len(globs); i++)
+        if (fnmatch(json_array_at(globs, i)->u.string, tool, 0) == 0)
+            return true;
+    return false;
+}
+
+bool config_tool_allowed(const ServerConfig *c, const char *tool)
+{
+    if (c->enabled_tools && !globs_match(c->enabled_tools, tool))
+        return false;
+    return !globs_match(c->disabled_tools, tool);
+}
+
+size_t config_filter_tools(const ServerConfig *c, yajl_val tools)
+{
+    size_t kept = 0, n = json_array_len(tools);
+
+    if (!c->enabled_tools && !c->disabled_tools)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        yajl_val t = tools->u.array.values[i];
+        const char *name = json_get_string(t, "name");
+        if (name && !config_tool_allowed(c, name))
+            json_free(t);
+        else
+            tools->u.array.values[kept++] = t;
+    }
+    tools->u.array.len = kept;
+    return n - kept;
+}
+
+/* ---- Exa (seed 1.6) ---- */
+
+static bool mentions_exa(const char *s)
+{
+    return s && strcasestr(s, "mcp.exa.ai") != NULL;
+}
+
+/* exaApiKey=<key> in a URL or argument, case-insensitive. */
+static char *exa_key_in(const char *s)
+{
+    const char *p = s ? strcasestr(s, "exaApiKey=") : NULL;
+    size_t n;
+
+    if (!p)
+        return NULL;
+    p += strlen("exaApiKey=");
+    n = strcspn(p, "& \t\r\n");
+    return n ? xstrndup(p, n) : NULL;
+}
+
+bool config_is_exa(const ServerConfig *c, char **keyp)
+{
+    bool exa = strcasecmp(c->name, "exa") == 0;
+    const char *env_key;
+    char *key = NULL;
+
+    if (c->type == TRANSPORT_STDIO) {
+        for (size_t i = 0; i < c->n_args && !exa; i++)
+            exa = mentions_exa(c->args[i]);
+    } else {
+        exa = exa || mentions_exa(c->url);
+    }
+    if (exa && keyp) {
+        key = exa_key_in(c->url);
+        for (size_t i = 0; i < c->n_args && !key; i++)
+            key = exa_key_in(c->args[i]);
+        if (!key && (env_key = json_get_string(c->env, "EXA_API_KEY")) && env_key[0])
+            key = xstrdup(env_key);
+        *keyp = key;
+    }
+    return exa;
+}

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+// configset: server entries (ServerConfig), the set discovery builds (ConfigSet) and the settings
+// they are checked against; the types every config module shares.
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "common/hash.h"
+
+typedef enum TransportType {
+    TRANSPORT_STDIO,
+    TRANSPORT_HTTP,
+    TRANSPORT_SSE,
+    TRANSPORT_AUTO, /* a url without a type: probe Streamable HTTP, fall back to SSE */
+} TransportType;
+
+/* Which MCP protocol era a server is spoken to in (the "protocol" field). */
+typedef enum ProtocolEra {
+    PROTOCOL_AUTO,   /* probe server/discover, fall back to initialize */
+    PROTOCOL_MODERN, /* 2026-07-28: stateless, per-request _meta */
+    PROTOCOL_LEGACY, /* 2024-11-05 .. 2025-11-25: initialize and a session */
+} ProtocolEra;
+
+typedef enum ConfigLevel {
+    CONFIG_LEVEL_USER,
+    CONFIG_LEVEL_PROJECT,
+} ConfigLevel;
+
+/* Where a server entry came from (the seed's SourceMeta). */
+typedef struct SourceMeta {
+    char *provider;      /* provider id, e.g. "mcpd" */
+    char *provider_name; /* display name, e.g. "mcpd (user)" */
+    char *path;          /* the file */
+    ConfigLevel level;
+} SourceMeta;
+
+typedef struct ServerConfig {
+    char *name;
+    TransportType type;
+    char *command;
+    char **args; /* n_args strings */
+    size_t n_args;
+    yajl_val env; /* object of string values, or NULL */
+    char *cwd;
+    char *url;
+    yajl_val headers; /* object of string values, or NULL */
+    bool enabled;
+    int64_t timeout_ms;       /* handshake and first tools/list */
+    int64_t call_timeout_ms;  /* tools/call, reset by progress */
+    int64_t idle_timeout_ms;  /* 0: never stop an idle server */
+    int64_t ping_interval_ms; /* 0: no health pings */
+    bool reconnect;
+    ProtocolEra protocol;
+    char *auth_type;     /* auth.type ("oauth", "apikey"), or NULL */
+    char *credential_id; /* auth.credentialId: a key of the credential store, or NULL */
+    yajl_val oauth; /* the "oauth" sign-in options (daemon/upstream/oauth.c checks them), or NULL */
+    yajl_val raw;   /* the entry as written (before ${VAR} expansion), for display */
+    bool allow_commands; /* "!cmd" values run: only in mcpd's own files (other agents: literal) */
+    yajl_val enabled_tools;  /* enabledTools: array of globs; only matching tools, or NULL: all */
+    yajl_val disabled_tools; /* disabledTools: array of globs never shown, or NULL */
+    /* Over the expanded entry with sorted keys: a changed variable is a changed server. */
+    char hash[2 * SHA256_DIGEST_SIZE + 1];
+    SourceMeta source;
+} ServerConfig;
+
+struct StrBuf;
+/**
+ * Read a server entry's "protocol" field into c->protocol ("auto" when absent); a value that is
+ * none of "auto", "2026-07-28", "2025", "legacy" is -EINVAL with the reason appended to err.
+ */
+int server_config_take_protocol(ServerConfig *c, yajl_val obj, struct StrBuf *err);
+
+/* A discovery problem: the file, the server (may be NULL) and what is wrong. */
+typedef struct ConfigProblem {
+    char *path;
+    char *server;
+    char *message;
+    bool warning; /* noted, nothing refused (an unknown field, a bad optional value ignored) */
+} ConfigProblem;
+
+/* An entry discovery saw and did not use, and why (shadowed, filtered, invalid, ...). */
+typedef struct ConfigSkip {
+    char *name;
+    SourceMeta source;
+    char *reason;
+} ConfigSkip;
+
+struct ConfigSet;
+/* Whether entry name (written as the file has it, c as built from it) may join set. */
+typedef bool (*ConfigGateFn)(void *ctx, struct ConfigSet *set, const char *name, yajl_val written,
+                             const ServerConfig *c);
+
+typedef struct ConfigSet {
+    ServerConfig **servers; /* winners, in priority order (disabled ones too: they mask) */
+    size_t n_servers;
+    ConfigProblem *problems;
+    size_t n_problems;
+    ConfigSkip *skipped; /* in the order they were seen */
+    size_t n_skipped;
+    char **exa_api_keys; /* keys found in filtered Exa servers (secrets: never shown) */
+    size_t n_exa_api_keys;
+    bool quiet;          /* problems are not logged (mcpd/discover previews) */
+    bool keep_last_good; /* discovery: a file that stops parsing gives its last good version */
+    const char *root;    /* borrowed: the project root during discovery, for ${workspaceFolder} */
+    /*
+     * The project trust gate during discovery (the driver installs trust_gate_entry of
+     * daemon/config/trust-gate.h): false holds the entry back, the reason already recorded in
+     * the set. NULL lets every entry through.
+     */
+    ConfigGateFn gate;
+    void *gate_ctx; /* borrowed: the gate's state (a Trust) */
+} ConfigSet;
+
+/* Daemon settings (mcpd.json); every field has a default. */
+typedef struct Settings {
+    bool enable_project_config;
+    int64_t startup_timeout_ms;
+    int64_t max_message_bytes;
+    int64_t cache_ttl_days;
+    int64_t timeout_ms;
+    int64_t call_timeout_ms;
+    int64_t max_call_timeout_ms;
+    int64_t idle_timeout_ms;
+    int64_t workspace_linger_ms;
+    int64_t max_tools_per_server; /* tools kept from one server's list */
+    int64_t max_list_pages;       /* pages fetched for one tools/list */
+    int64_t max_list_bytes;       /* bytes of pages read for one tools/list */
+    bool reconnect;
+    bool filter_exa;
+    bool hot_reload;             /* reload when a watched config file changes (watch.h) */
+    unsigned disabled_providers; /* bit i: config_sources[i] is switched off */
+    /* Hidden (tests): an agent's unfinished line older than this closes it (peer.h). */
+    int64_t partial_line_timeout_ms;
+} Settings;
+
+/* What discovery looks at. */
+typedef struct DiscoverOptions {
+    const char *config_file; /* --config: this file only, instead of the providers */
+    const char *root;        /* project root, or NULL for the user workspace */
+} DiscoverOptions;
+
+/* Defaults named once: the seed's constants (reference/seed-origin.md section 9). */
+#define CONFIG_DEFAULT_TIMEOUT_MS      30000
+#define CONFIG_DEFAULT_CALL_TIMEOUT_MS 60000
+#define CONFIG_MAX_CALL_TIMEOUT_MS     600000
+#define CONFIG_DEFAULT_STARTUP_MS      0 /* cached servers: listed at once */
+#define CONFIG_MAX_SERVER_NAME         100
+#define CONFIG_DEFAULT_LINGER_MS       300000
+/*
+ * An agent's unfinished line older than this closes it: the default of the hidden setting
+ * partialLineTimeoutMs, equal to PEER_PARTIAL_LINE_TIMEOUT_MS (daemon/downstream/peer.h gives
+ * the reason for 30 s); config sits below downstream, so the value is named here for Settings.
+ */
+#define CONFIG_DEFAULT_PARTIAL_LINE_MS 30000
+/*
+ * Work one server may cause with its tool list (mcpd.json maxToolsPerServer, maxListPages,
+ * maxListBytes). 10 000 tools is ten times the largest real server seen (a few hundred tools),
+ * while 10 000 modest tools still fit an agent's tools/list answer. 100 pages lets a server page
+ * 100 tools at a time up to that. 16 MiB matches the default message bound: one page's worth.
+ */
+#define CONFIG_DEFAULT_MAX_TOOLS  10000
+#define CONFIG_DEFAULT_MAX_PAGES  100
+#define CONFIG_DEFAULT_LIST_BYTES (16 * 1024 * 1024)
+/*
+ * The most maxListBytes may be raised to: a list must still fit in its cache file
+ * (CACHE_MAX_FILE_BYTES in cache.c, 32 MiB), or a warm start could never serve it.
+ */
+#define CONFIG_MAX_LIST_BYTES (32 * 1024 * 1024)
+
+/** Release a set; safe on a zeroed value. */
+void config_set_deinit(ConfigSet *set);
+/** Record a problem. */
+void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/** Record a warning: something noted and ignored, nothing refused. */
+void config_set_warning(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/** Problems as a JSON array of {path?, server?, error, severity?: "warning"}. */
+yajl_val config_problems_json(const ConfigSet *set);
+/**
+ * A set as JSON for mcpd/discover: {servers: [{name, provider, providerName, path, level,
+ * transport, enabled, config}], skipped: [{name, ..., reason}], problems, exaApiKeysFound}.
+ * config is the entry as written with env and headers values shown as "***".
+ */
+yajl_val config_describe(const ConfigSet *set);
+/** Record an entry that was seen and not used; the source strings are copied. */
+void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/** Append a winner; the set takes c. */
+void config_set_add(ConfigSet *set, ServerConfig *c);
+/** Find a server by name, or NULL. */
+ServerConfig *config_set_find(const ConfigSet *set, const char *name);
+
+/**
+ * Build a server entry from one native-format JSON object (mcpServers.<name>). On an invalid
+ * entry return NULL and record the reason in set. The source strings are copied.
+ */
+ServerConfig *server_config_from_json(const char *name, yajl_val obj, const SourceMeta *src,
+                                      const Settings *settings, ConfigSet *set);
+/**
+ * The same, when the entry as written (kept for display) differs from the one whose values
+ * are used (after ${VAR} expansion).
+ */
+ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val obj,
+                                  const SourceMeta *src, const Settings *settings, ConfigSet *set);
+/** Deep copy. */
+ServerConfig *server_config_copy(const ServerConfig *c);
+/** Release; returns NULL. */
+ServerConfig *server_config_free(ServerConfig *c);
+/** Whether two entries are the same server (name and unresolved config hash). */
+bool server_config_same(const ServerConfig *a, const ServerConfig *b);
+/** "stdio", "http", "sse" or "auto". */
+const char *transport_type_name(TransportType t);
+/** "user" or "project". */
+const char *config_level_name(ConfigLevel level);
+/** Check a server name; return NULL or a message (static). */
+const char *config_check_name(const char *name);
+
+/**
+ * Expand ${VAR}, ${VAR:-default}, ${env:VAR}, ${workspaceFolder} (root) and ${userHome} in
+ * every string of v (keys untouched); an unset variable without a default stays as written.
+ * Returns a new value.
+ */
+yajl_val config_expand(yajl_val v, const char *root);
+/** Whether the server's tool filters (enabledTools, then disabledTools, as globs) pass tool. */
+bool config_tool_allowed(const ServerConfig *c, const char *tool);
+/**
+ * Drop the tools the server's filters hide from an array of tool objects, in place; returns
+ * how many were dropped. NULL tools is allowed (0).
+ */
+size_t config_filter_tools(const ServerConfig *c, yajl_val tools);
+/** Whether a server is an Exa search server (seed 1.6); *keyp gets its API key or NULL. */
+bool config_is_exa(const ServerConfig *c, char **keyp);

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: MIT
+// trust-gate: the gate for project-level servers (mcpd's approval store and the agents' own
+// approvals), consulted by discovery for every project entry.
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "common/paths.h"
+#include "common/strbuf.h"
+#include "common/toml.h"
+#include "common/util.h"
+#include "daemon/config/collect.h"
+#include "daemon/config/configset.h"
+#include "daemon/config/source-imported.h"
+#include "daemon/config/source.h"
+#include "daemon/config/trust-gate.h"
+#include "daemon/sys/durable.h"
+
+char *trust_store_path(void)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    _cleanup_free_ char *dir =
+        state && state[0] == '/' ? xstrdup(state) : source_home_path(".local/state");
+
+    return paths_join(dir, "mcpd/trust.json");
+}
+
+/*
+ * Parse a JSON file quietly: a missing file is no answer, anything else wrong is noted in
+ * problems (NULL for files a provider reads and reports anyway).
+ */
+static yajl_val read_json(const char *path, StrBuf *problems)
+{
+    ConfigSet tmp = {.quiet = true};
+    yajl_val v = NULL;
+
+    if (config_read_json(&tmp, path, CONFIG_LEVEL_USER, &v) < 0)
+        v = NULL;
+    for (size_t i = 0; problems && i < tmp.n_problems; i++)
+        strbuf_printf(problems, "%s%s: %s", problems->len ? "; " : "", path,
+                      tmp.problems[i].message);
+    config_set_deinit(&tmp);
+    return v;
+}
+
+/* Claude Code asks before it runs a project's .mcp.json servers and keeps the answers here. */
+static void load_claude(Trust *t)
+{
+    _cleanup_free_ char *path = source_claude_json_path();
+    _cleanup_json_ yajl_val root = NULL;
+    ConfigSet quiet = {.quiet = true};
+
+    /* Streamed, with no size cap: the file holds Claude Code's chat history (claude-json.h). */
+    if (source_read_claude_json(&quiet, path, &root) < 0)
+        root = NULL;
+    config_set_deinit(&quiet);
+    yajl_val p = source_project_entry(json_get_object(root, "projects"), t->root);
+    yajl_val v;
+
+    json_get_bool(p, "enableAllProjectMcpServers", &t->claude_all);
+    if (YAJL_IS_ARRAY(v = json_get(p, "enabledMcpjsonServers")))
+        t->claude_enabled = json_copy(v);
+    if (YAJL_IS_ARRAY(v = json_get(p, "disabledMcpjsonServers")))
+        t->claude_disabled = json_copy(v);
+}
+
+/* Codex reads a project's .codex/config.toml only when the user config trusts the project. */
+static void load_codex(Trust *t)
+{
+    _cleanup_free_ char *path = source_codex_config_path(), *text = NULL, *err = NULL;
+    _cleanup_json_ yajl_val root = NULL;
+    ConfigSet tmp = {.quiet = true};
+    size_t len = 0;
+
+    /* A broken file is reported by the codex provider, which reads it too. */
+    if (config_read_text(&tmp, path, CONFIG_LEVEL_USER, &text, &len) == 0)
+        root = toml_parse(text, len, &err);
+    config_set_deinit(&tmp);
+    yajl_val p = source_project_entry(json_get_object(root, "projects"), t->root);
+    const char *level = json_get_string(p, "trust_level");
+    t->codex_trusted = level && streq(level, "trusted");
+}
+
+static bool path_within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    if (n == 1 && dir[0] == '/')
+        return path[0] == '/';
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * Gemini CLI's folder trust (on unless security.folderTrust.enabled is false): a
+ * trustedFolders.json rule TRUST_FOLDER trusts its path and everything below, TRUST_PARENT
+ * the path's parent and everything below; DO_NOT_TRUST trusts nothing.
+ */
+static void load_gemini(Trust *t, StrBuf *problems)
+{
+    _cleanup_free_ char *spath = source_home_path(".gemini/settings.json");
+    _cleanup_free_ char *fpath = source_home_path(".gemini/trustedFolders.json");
+    _cleanup_json_ yajl_val settings = read_json(spath, NULL); /* gemini reports it */
+    _cleanup_json_ yajl_val folders = NULL;
+    bool enabled = true;
+
+    json_get_bool(json_get_object(json_get_object(settings, "security"), "folderTrust"), "enabled",
+                  &enabled);
+    if (!enabled) {
+        t->gemini_trusted = true;
+        return;
+    }
+    folders = read_json(fpath, problems);
+    for (size_t i = 0; YAJL_IS_OBJECT(folders) && i < folders->u.object.len; i++) {
+        const char *key = folders->u.object.keys[i];
+        /* Gemini writes absolute paths; anything else ("", "foo") would resolve against mcpd's
+         * own directory and could approve every project. */
+        if (key[0] != '/')
+            continue;
+        const char *rule = YAJL_IS_STRING(folders->u.object.values[i])
+                               ? folders->u.object.values[i]->u.string
+                               : "";
+        _cleanup_free_ char *real = realpath(key, NULL);
+        _cleanup_free_ char *dir = NULL;
+        if (streq(rule, "TRUST_FOLDER"))
+            dir = xstrdup(real ? real : key);
+        else if (streq(rule, "TRUST_PARENT"))
+            dir = paths_dirname(real ? real : key);
+        if (dir && path_within(t->root, dir))
+            t->gemini_trusted = true;
+    }
+}
+
+static void load_store(Trust *t, StrBuf *problems)
+{
+    size_t before = problems->len;
+
+    t->store_path = trust_store_path();
+    t->store = read_json(t->store_path, problems);
+    t->store_broken = problems->len > before;
+    if (t->store && !YAJL_IS_OBJECT(json_get(t->store, "projects"))) {
+        t->store_broken = true;
+        strbuf_printf(problems, "%s%s: \"projects\" must be an object; approvals in it are ignored",
+                      problems->len ? "; " : "", t->store_path);
+        t->store = json_free(t->store);
+    }
+    if (!t->store) {
+        t->store = json_object_new();
+        json_object_set(t->store, "version", json_int_new(1));
+        json_object_set(t->store, "projects", json_object_new());
+    }
+}
+
+void trust_init(Trust *t, const char *root, char **whyp)
+{
+    StrBuf problems = STRBUF_INIT;
+
+    memset(t, 0, sizeof(*t));
+    t->root = xstrdup(root);
+    load_store(t, &problems);
+    load_claude(t);
+    load_codex(t);
+    load_gemini(t, &problems);
+    *whyp = problems.len ? strbuf_detach(&problems, NULL) : NULL;
+    strbuf_deinit(&problems);
+}
+
+void trust_deinit(Trust *t)
+{
+    free(t->root);
+    free(t->store_path);
+    json_free(t->store);
+    json_free(t->claude_enabled);
+    json_free(t->claude_disabled);
+    for (size_t i = 0; i < t->n_pending; i++) {
+        free(t->pending[i].name);
+        free(t->pending[i].path);
+        free(t->pending[i].shown);
+    }
+    free(t->pending);
+    memset(t, 0, sizeof(*t));
+}
+
+/* The file, then the entry with sorted keys: the same words in another file are another entry. */
+static void entry_hash(TrustHash out, const char *path, yajl_val entry)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    strbuf_puts(&sb, path);
+    strbuf_putc(&sb, '\n');
+    json_write_sorted(&sb, entry);
+    sha256_hex(out, sb.data, sb.len);
+    strbuf_deinit(&sb);
+}
+
+static yajl_val store_hashes(const Trust *t, const char *name)
+{
+    return json_get_array(json_get_object(json_get_object(t->store, "projects"), t->root), name);
+}
+
+/* A file another user owns, or any user may write, is not the user's word. */
+static int check_owner(const char *path, char **whyp)
+{
+    struct stat st;
+
+    if (stat(path, &st) < 0) {
+        *whyp = xasprintf("cannot check who owns %s: %s", path, strerror(errno));
+        return -errno;
+    }
+    if (st.st_uid != geteuid()) {
+        *whyp = xasprintf("%s is owned by uid %u, not by you (uid %u): mcpd runs nothing from "
+                          "another user's file; if it is yours, chown it",
+                          path, (unsigned)st.st_uid, (unsigned)geteuid());
+        return -EPERM;
+    }
+    if (st.st_mode & S_IWOTH) {
+        *whyp = xasprintf("%s is writable by every user (mode %04o): mcpd runs nothing from it; "
+                          "run chmod o-w %s",
+                          path, (unsigned)(st.st_mode & 07777), path);
+        return -EPERM;
+    }
+    return 0;
+}
+
+/* What the owning agent said about this entry: 1 approved, -1 rejected, 0 nothing. */
+static int agent_answer(const Trust *t, const char *rel, const char *name, const char **whop)
+{
+    if (streq(rel, ".mcp.json")) {
+        *whop = "Claude Code";
+        if (source_names_contain(t->claude_disabled, name)) {
+            /* mcpctl setup may have switched it off so that only mcpd starts it. */
+            ImportedSwitch was = source_imported_claude_switch(t->root, name);
+            return was == IMPORTED_SWITCH_APPROVED ? 1 : was == IMPORTED_SWITCH_PENDING ? 0 : -1;
+        }
+        return t->claude_all || source_names_contain(t->claude_enabled, name) ? 1 : 0;
+    }
+    if (streq(rel, ".codex/config.toml"))
+        return t->codex_trusted ? 1 : 0;
+    if (streq(rel, ".gemini/settings.json"))
+        return t->gemini_trusted ? 1 : 0;
+    return 0;
+}
+
+static void pending_add(Trust *t, const char *name, const char *path, const char *shown,
+                        const TrustHash hash)
+{
+    TrustPending *p;
+
+    t->pending = xrealloc(t->pending, (t->n_pending + 1) * sizeof(*t->pending));
+    p = &t->pending[t->n_pending++];
+    p->name = xstrdup(name);
+    p->path = xstrdup(path);
+    p->shown = xstrdup(shown);
+    memcpy(p->hash, hash, sizeof(TrustHash));
+}
+
+TrustVerdict trust_check(Trust *t, const SourceMeta *src, const char *name, yajl_val entry,
+                         const char *shown, char **whyp)
+{
+    const char *who = NULL;
+    yajl_val hashes;
+    TrustHash hash;
+    int answer;
+
+    if (src->level != CONFIG_LEVEL_PROJECT || !t || !t->root || !src->path ||
+        !path_within(src->path, t->root) || streq(src->path, t->root))
+        return TRUST_APPROVED;
+    if (check_owner(src->path, whyp) < 0)
+        return TRUST_FOREIGN;
+    entry_hash(hash, src->path, entry);
+    hashes = store_hashes(t, name);
+    for (size_t i = 0; i < json_array_len(hashes); i++)
+        if (YAJL_IS_STRING(json_array_at(hashes, i)) &&
+            streq(json_array_at(hashes, i)->u.string, hash))
+            return TRUST_APPROVED;
+    answer = agent_answer(t, src->path + strlen(t->root) + 1, name, &who);
+    if (answer > 0)
+        return TRUST_APPROVED;
+    pending_add(t, name, src->path, shown, hash);
+    if (answer < 0) {
+        *whyp = xasprintf("rejected in %s (disabledMcpjsonServers); to run it through mcpd "
+                          "anyway: mcpctl trust --server %s %s",
+                          who, name, t->root);
+        return TRUST_REJECTED;
+    }
+    *whyp = xasprintf("untrusted: this project's entry would run %s; nothing from a project "
+                      "runs until you approve it: mcpctl trust %s (all of its servers) or "
+                      "mcpctl trust --server %s %s",
+                      shown, t->root, name, t->root);
+    return TRUST_PENDING;
+}
+
+static int store_write(Trust *t, char **whyp)
+{
+    _cleanup_free_ char *dir = paths_dirname(t->store_path);
+    StrBuf sb = STRBUF_INIT;
+    int r;
+
+    if ((r = paths_mkdir_p(dir, 0700)) < 0) {
+        *whyp = xasprintf("cannot create %s: %s", dir, strerror(-r));
+        return r;
+    }
+    json_write(&sb, t->store);
+    strbuf_putc(&sb, '\n');
+    r = durable_write(dir, t->store_path, sb.data, sb.len, NULL);
+    strbuf_deinit(&sb);
+    if (r < 0)
+        *whyp = xasprintf("cannot write %s: %s", t->store_path, strerror(-r));
+    return r;
+}
+
+static int store_save(Trust *t, char **whyp)
+{
+    if (t->store_broken) {
+        *whyp = xasprintf("%s could not be read (see mcpctl status); fix or remove it first, "
+                          "so no approval in it is lost",
+                          t->store_path);
+        return -EIO;
+    }
+    return store_write(t, whyp);
+}
+
+/* Add hash to the root's list for name, dropping the oldest beyond the bound. */
+static void store_add(Trust *t, const char *name, const char *hash)
+{
+    yajl_val projects = json_get_object(t->store, "projects"), proj, old, list;
+
+    if (!(proj = json_get_object(projects, t->root))) {
+        json_object_set(projects, t->root, json_object_new());
+        proj = json_get_object(projects, t->root);
+    }
+    old = json_get_array(proj, name);
+    if (source_names_contain(old, hash))
+        return;
+    list = json_array_new();
+    size_t n = json_array_len(old),
+           first = n >= TRUST_MAX_HASHES_PER_SERVER ? n - TRUST_MAX_HASHES_PER_SERVER + 1 : 0;
+    for (size_t i = first; i < n; i++)
+        json_array_push(list, json_copy(json_array_at(old, i)));
+    json_array_push(list, json_string_new(hash));
+    json_object_set(proj, name, list);
+}
+
+int trust_approve(Trust *t, const char *server, size_t *np, char **whyp)
+{
+    *np = 0;
+    for (size_t i = 0; i < t->n_pending; i++) {
+        if (server && !streq(server, t->pending[i].name))
+            continue;
+        store_add(t, t->pending[i].name, t->pending[i].hash);
+        (*np)++;
+    }
+    return *np ? store_save(t, whyp) : 0;
+}
+
+int trust_revoke(Trust *t, const char *server, size_t *np, char **whyp)
+{
+    yajl_val projects = json_get_object(t->store, "projects");
+    yajl_val proj = json_get_object(projects, t->root), gone;
+
+    *np = 0;
+    if (!proj)
+        return 0;
+    gone = server ? json_object_take(proj, server) : json_object_take(projects, t->root);
+    if (!gone)
+        return 0;
+    *np = server ? 1 : gone->u.object.len;
+    json_free(gone);
+    return store_save(t, whyp);
+}
+
+/* The command line or URL the server would run, for the person deciding whether it may. */
+static char *shown_command(const ServerConfig *c)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    if (!c->command)
+        return xstrdup(c->url ? c->url : "(nothing: a disabled entry)");
+    for (size_t i = 0; i <= c->n_args; i++) {
+        const char *a = i ? c->args[i - 1] : c->command;
+        bool plain = a[0] && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789-_./=:,@%+") == strlen(a);
+        if (i)
+            strbuf_putc(&sb, ' ');
+        if (plain) {
+            strbuf_puts(&sb, a);
+            continue;
+        }
+        strbuf_putc(&sb, '\'');
+        for (const char *p = a; *p; p++)
+            strbuf_puts(&sb, *p == '\'' ? "'\\''" : (char[]){*p, 0});
+        strbuf_putc(&sb, '\'');
+    }
+    return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * The project trust gate: an entry from a file inside the project runs only once approved
+ * (mcpd's store or the owning agent's own answer), and never from a file another user owns.
+ * Held-back entries mask nothing and are both a skip (mcpctl config) and a problem (status).
+ */
+bool trust_gate_entry(void *ctx, ConfigSet *set, const char *name, yajl_val written,
+                      const ServerConfig *c)
+{
+    Trust *t = ctx;
+    _cleanup_free_ char *shown = NULL, *why = NULL;
+    TrustVerdict v;
+
+    shown = shown_command(c);
+    v = trust_check(t, &c->source, name, written, shown, &why);
+    if (v == TRUST_APPROVED)
+        return true;
+    config_set_problem(set, c->source.path, name, "%s", why);
+    config_set_skip(set, name, &c->source, "%s", why);
+    return false;
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// agent: what mcpd says to an agent, keyed by its id (replies, errors, notifications); an agent
+// that has gone is skipped quietly, so async work never holds a Peer pointer.
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "common/json.h"
+#include "common/jsonrpc.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "daemon/core/agent.h"
+
+void agent_reply(PeerRegistry *peers, uint64_t agent_id, yajl_val id, yajl_val result)
+{
+    Peer *p = peer_get(peers, agent_id);
+    StrBuf sb = STRBUF_INIT;
+
+    if (!p)
+        return;
+    jsonrpc_write_result(&sb, id, result);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+}
+
+void agent_reply_raw(PeerRegistry *peers, uint64_t agent_id, yajl_val id, const char *result,
+                     size_t n)
+{
+    Peer *p = peer_get(peers, agent_id);
+    StrBuf sb = STRBUF_INIT;
+
+    if (!p)
+        return;
+    jsonrpc_write_result_raw(&sb, id, result, n);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+}
+
+void agent_reply_text(PeerRegistry *peers, StrBuf *scratch, uint64_t agent_id, const char *id,
+                      const char *result, size_t n)
+{
+    Peer *p = peer_get(peers, agent_id);
+
+    if (!p)
+        return;
+    strbuf_reset(scratch);
+    strbuf_puts(scratch, "{\"jsonrpc\":\"2.0\",\"id\":");
+    strbuf_puts(scratch, id);
+    strbuf_puts(scratch, ",\"result\":");
+    strbuf_append(scratch, result, n);
+    strbuf_puts(scratch, "}\n");
+    peer_send_sb(p, scratch);
+}
+
+void agent_reply_error_text(PeerRegistry *peers, StrBuf *scratch, uint64_t agent_id, const char *id,
+                            int code, const char *message)
+{
+    Peer *p = peer_get(peers, agent_id);
+
+    if (!p)
+        return;
+    strbuf_reset(scratch);
+    strbuf_printf(scratch, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":", id,
+                  code);
+    json_write_string(scratch, message, strlen(message));
+    strbuf_puts(scratch, "}}\n");
+    peer_send_sb(p, scratch);
+}
+
+void agent_reply_error(PeerRegistry *peers, uint64_t agent_id, yajl_val id, int code,
+                       const char *message)
+{
+    Peer *p = peer_get(peers, agent_id);
+    StrBuf sb = STRBUF_INIT;
+
+    if (!p)
+        return;
+    jsonrpc_write_error(&sb, id, code, message, NULL);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+}
+
+void agent_notify(PeerRegistry *peers, uint64_t agent_id, const char *method, yajl_val params)
+{
+    Peer *p = peer_get(peers, agent_id);
+    StrBuf sb = STRBUF_INIT;
+
+    if (!p)
+        return;
+    jsonrpc_write_notification(&sb, method, params);
+    peer_send_sb(p, &sb);
+    strbuf_deinit(&sb);
+}
+
+Agent *agent_get(AgentRegistry *ar, uint64_t id)
+{
+    return idmap_get(&ar->by_id, id);
+}
+
+Agent *agent_ensure(AgentRegistry *ar, uint64_t id)
+{
+    Agent *a = idmap_get(&ar->by_id, id);
+
+    if (!a) {
+        a = xcalloc(1, sizeof(*a));
+        a->id = id;
+        a->log_level = -1;
+        idmap_put(&ar->by_id, id, a);
+    }
+    return a;
+}
+
+void agent_remove(AgentRegistry *ar, uint64_t id)
+{
+    Agent *a = idmap_remove(&ar->by_id, id);
+
+    if (!a)
+        return;
+    if (a->modern && a->modern_free)
+        a->modern_free(a->modern);
+    idmap_deinit(&a->calls);
+    idmap_deinit(&a->requests);
+    free(a->client_name);
+    free(a->client_version);
+    free(a->protocol_version);
+    free(a->cwd);
+    free(a);
+}
+
+void agent_registry_deinit(AgentRegistry *ar)
+{
+    size_t pos = 0;
+    uint64_t id;
+
+    while (idmap_next(&ar->by_id, &pos, &id, NULL))
+        agent_remove(ar, id);
+    idmap_deinit(&ar->by_id);
+}
+
+uint64_t agent_request_key(const char *id_text)
+{
+    uint64_t h = hash_fnv1a(id_text, strlen(id_text));
+
+    /* Equal keys are told apart by the id text itself (call.c), so any hash will do. */
+    return h ? h : 1;
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+// workspace: project roots and their server sets, tool views, start-up gates and agent sessions.
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+#include <event2/event.h>
+#include <yajl/yajl_tree.h>
+
+#include "common/hash.h"
+#include "common/idmap.h"
+#include "common/json.h"
+#include "common/strbuf.h"
+#include "daemon/config/config.h"
+#include "daemon/core/agent.h"
+#include "daemon/core/server.h"
+#include "daemon/core/session.h"
+#include "daemon/downstream/peer.h"
+
+typedef struct WorkspaceRegistry WorkspaceRegistry;
+
+/* A string node that takes (and frees) a malloc'd string. */
+static inline yajl_val json_string_new_take(char *text)
+{
+    yajl_val v = json_string_new(text);
+
+    free(text);
+    return v;
+}
+
+/* One exposed tool in a workspace's view. */
+typedef struct ViewTool {
+    char *name;
+    uint64_t server_id;
+    const char *tool; /* borrowed from the server's tool list; valid until the view rebuilds */
+} ViewTool;
+
+/* A tools/list waiting for a workspace's start-up gate. */
+typedef struct ListWaiter {
+    uint64_t peer_id;
+    yajl_val id;
+    struct ListWaiter *next;
+
+    int kind;        /* -1: tools/list; else the SurfaceKind of a prompts or resources list */
+    yajl_val params; /* that list's params (its cursor), or NULL */
+} ListWaiter;
+
+/*
+ * A project root (or the user workspace): the servers its agents see and its tool view.
+ * Servers are shared between workspaces by identity (name, config hash, start directory).
+ */
+/*
+ * The view's JSON ({"tools":[...]}), built once per change and shared by reference: the
+ * workspace holds one reference, and each agent's output queue one until it has been written.
+ * The view's functions (ws_view_*) are in view.c.
+ */
+typedef struct ViewText {
+    unsigned refs;
+    size_t len;
+    char *data; /* NUL-terminated */
+} ViewText;
+
+typedef struct Workspace {
+    uint64_t id;
+    WorkspaceRegistry *reg;
+    char *root;       /* realpath; NULL: the user workspace */
+    Server **servers; /* in priority order; each holds a reference */
+    size_t n_servers;
+    ConfigSet problems; /* discovery problems of its last load */
+    uint64_t connect_started_ms;
+    struct event *ev_gate, *ev_notify, *ev_linger;
+    struct ListWaiter *waiters;
+    bool dirty;
+    ViewTool *view;
+    size_t n_view;
+    ViewText *view_text; /* {"tools":[...]} ready to send, shared */
+    uint64_t n_view_builds, n_view_sends;
+    char notified_hash[2 * SHA256_DIGEST_SIZE + 1];
+    unsigned n_collisions;
+    unsigned n_agents;
+
+    struct WsSurface *surface; /* prompts and resources notifications (surface.h), or NULL */
+} Workspace;
+
+/*
+ * What the surface (prompts, resources, passthrough agents: surface.c, a layer above) adds to
+ * workspaces, their views and the calls routed through them. Installed once; ud is ext_ud.
+ */
+typedef struct WorkspaceExt {
+    /** The URI agents of ws see for uri as server s names it (new string). */
+    char *(*expose_uri)(Workspace *ws, Server *s, const char *uri);
+    /** Rewrite the URIs in a result of s for ws. */
+    void (*rewrite_result)(Workspace *ws, Server *s, yajl_val result);
+    /** Whether a raw result may hold URIs to rewrite (cheap: the tools/call hot path). */
+    bool (*raw_has_uris)(const char *raw, size_t len);
+    /** Whether p sees one server as itself; *sp is then that server, or NULL when gone. */
+    bool (*passthrough)(void *ud, const Peer *p, Server **sp);
+    /** Answer a prompts or resources list (kind: a SurfaceKind) once the gate is open. */
+    void (*list)(void *ud, Peer *p, yajl_val id, int kind, yajl_val params);
+    /** The workspace's server set changed. */
+    void (*changed)(Workspace *ws);
+    /** The workspace is being freed. */
+    void (*freed)(Workspace *ws);
+} WorkspaceExt;
+
+/* Every workspace, and the sessions of the agents in them. */
+struct WorkspaceRegistry {
+    struct event_base *base;
+    const Settings *settings;
+    const char *config_file;
+    const char *home;
+    PeerRegistry *peers;
+    AgentRegistry *agents;
+    ServerRegistry *servers;
+    IdMap by_id; /* id -> Workspace */
+    Workspace *user_ws;
+    uint64_t next_id;
+    SessionRegistry sessions;
+    const WorkspaceExt *ext; /* never NULL once the surface is set up */
+    void *ext_ud;
+};
+
+/* Outcomes of ws_attach() the caller must handle (STYLE.md 5); *whyp says what to do. */
+enum {
+    WS_E_NO_SESSION = 1, /* the token names no live session of this user */
+    WS_E_GONE,           /* the session's workspace has gone */
+    WS_E_BAD_CWD,        /* the agent's cwd is not an absolute path to a directory */
+};
+
+/** Set up an empty registry; nothing is discovered until ws_new() and ws_load(). */
+void ws_registry_init(WorkspaceRegistry *wr, ServerRegistry *servers, PeerRegistry *peers,
+                      AgentRegistry *agents, const Settings *settings, const char *config_file,
+                      const char *home);
+/** Empty every workspace of its servers (daemon exit): agents may still ask, and get nothing. */
+void ws_registry_shutdown(WorkspaceRegistry *wr);
+/** Free every workspace and session. */
+void ws_registry_deinit(WorkspaceRegistry *wr);
+/** A new workspace of root (NULL: the user workspace), empty until ws_load(). */
+Workspace *ws_new(WorkspaceRegistry *wr, const char *root);
+/** (Re)discover a workspace's servers and connect them; results: name -> what happened. */
+void ws_load(Workspace *ws, yajl_val results);
+/** Free a workspace: its waiting lists are dropped, its servers released. */
+void ws_free(Workspace *ws);
+/** Whether s is one of the workspace's servers. */
+bool ws_has_server(const Workspace *ws, const Server *s);
+/** The workspace of a peer (the user workspace for one not attached). */
+Workspace *ws_of_peer(WorkspaceRegistry *wr, const Peer *p);
+/** The tool agents of ws call name, or NULL. */
+const ViewTool *ws_view_find(Workspace *ws, const char *name);
+/** Rebuild the tool view if anything changed since it was built. */
+void ws_view_ensure(Workspace *ws);
+/** Free the view (safe on a workspace that never built one). */
+void ws_view_deinit(Workspace *ws);
+/** Answer a tools/list with the view: its bytes are queued by reference, never copied. */
+void ws_view_send(Workspace *ws, Peer *p, yajl_val id);
+/** Drop one reference to a view's JSON (safe on NULL); returns NULL. */
+ViewText *view_text_unref(ViewText *vt);
+/** A server's tools or state changed: every workspace that sees it rebuilds and is told. */
+void server_views_changed(WorkspaceRegistry *wr, Server *s);
+/** tools/list for a peer: answered now or once the start-up gate opens. */
+void ws_list_tools(WorkspaceRegistry *wr, Peer *p, yajl_val id);
+/** A prompts or resources list (kind: a SurfaceKind) behind the same gate. */
+void ws_list_gated(WorkspaceRegistry *wr, Peer *p, yajl_val id, int kind, yajl_val params);
+/**
+ * initialize: place a peer in a workspace and a session. With a token it joins that session
+ * (its workspace); otherwise cwd (or NULL: the user workspace) selects the workspace and a new
+ * session starts. Returns 0, a WS_E_* outcome, or -errno (no randomness); *whyp set unless 0.
+ */
+int ws_attach(WorkspaceRegistry *wr, Peer *p, const char *cwd, const char *token, char **whyp);
+/** The session token a peer hands to its subagents. */
+const char *ws_peer_token(WorkspaceRegistry *wr, Peer *p);
+/** A peer went away: it leaves its session and workspace. */
+void ws_peer_left(WorkspaceRegistry *wr, Peer *p);

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// dispatch: every line from an agent to its method (the hot path for tools/call first), with the
+// checks every handler relies on, and the handlers' replies.
+
+#include <stdio.h>
+
+#include "common/json.h"
+#include "common/jsonscan.h"
+#include "common/util.h"
+#include "daemon/core/agent.h"
+#include "daemon/methods/methods.h"
+#include "daemon/methods/methods-modern.h"
+
+void methods_reply(MethodsCtx *d, Peer *p, yajl_val id, yajl_val result)
+{
+    agent_reply(d->manager->peers, p->id, id, result);
+}
+
+void methods_error(MethodsCtx *d, Peer *p, yajl_val id, int code, const char *message)
+{
+    agent_reply_error(d->manager->peers, p->id, id, code, message);
+}
+
+static const Method *find_method(const char *name)
+{
+    const Method *tables[] = {methods_mcp, methods_mcpd};
+
+    for (size_t t = 0; t < N_ELEMENTS(tables); t++)
+        for (const Method *mt = tables[t]; mt->name; mt++)
+            if (streq(mt->name, name))
+                return mt;
+    return NULL;
+}
+
+/* Checks every handler relies on, so handlers only do their own work. */
+static bool check_args(MethodsCtx *d, const Method *mt, Peer *p, JsonrpcMsg *m)
+{
+    Agent *a = agent_get(&d->manager->agents, p->id);
+
+    if ((mt->flags & METHOD_NEEDS_INIT) && !(a && a->initialized)) {
+        methods_error(d, p, m->id, MCPD_ERROR_NOT_INITIALIZED,
+                      "send initialize before any other request");
+        return false;
+    }
+    if (m->params && !YAJL_IS_OBJECT(m->params)) {
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, "params must be an object");
+        return false;
+    }
+    if (mt->string_param) {
+        const char *v = json_get_string(m->params, mt->string_param);
+        if (!v || !*v) {
+            _cleanup_free_ char *msg =
+                xasprintf("params.%s must be a non-empty string", mt->string_param);
+            methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
+{
+    static const char *const top[] = {"jsonrpc", "id", "method", "params"};
+    static const char *const inner[] = {"name", "arguments", "_meta"};
+    static const char *const meta[] = {"progressToken"};
+    JsonSpan v[N_ELEMENTS(top)], pv[N_ELEMENTS(inner)], tok = {NULL, 0};
+    MethodsCtx *d = userdata;
+    Agent *a = agent_get(&d->manager->agents, p->id);
+
+    /* Only the common shape of tools/call; everything else takes the general path. */
+    if (!a || !a->initialized || a->era == AGENT_ERA_MODERN ||
+        jsonscan_members(line, len, top, N_ELEMENTS(top), v) != 4 ||
+        !jsonscan_span_eq(v[0], "\"2.0\"") || !jsonscan_span_eq(v[2], "\"tools/call\"") ||
+        !(jsonscan_is_int(v[1], NULL) || jsonscan_is_plain_string(v[1])) ||
+        jsonscan_members(v[3].p, v[3].n, inner, N_ELEMENTS(inner), pv) < 0 ||
+        !jsonscan_is_plain_string(pv[0]) || pv[0].n <= 2 || (pv[1].p && pv[1].p[0] != '{'))
+        return false;
+    if (pv[2].p && (jsonscan_members(pv[2].p, pv[2].n, meta, 1, &tok) != 1 || !tok.p))
+        return false;
+    a->n_requests++;
+    manager_call_tool_fast(d->manager, p, v[1], pv[0], pv[1], tok);
+    return true;
+}
+
+void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
+{
+    MethodsCtx *d = userdata;
+    const Method *mt;
+
+    agent_ensure(&d->manager->agents, p->id)->n_requests++;
+    if (methods_modern_dispatch(d->manager, p, m))
+        return; /* server/discover, or a 2026-07-28 agent's own method or retry */
+    if (m->kind == JSONRPC_RESPONSE || m->kind == JSONRPC_ERROR_RESPONSE) {
+        /* An answer to a request mcpd forwarded (sampling, elicitation, roots). */
+        manager_peer_response(d->manager, p, m);
+        return;
+    }
+    mt = find_method(m->method);
+    if (m->kind == JSONRPC_NOTIFICATION) {
+        /* Notifications are never answered, known or not. */
+        if (mt && (mt->flags & METHOD_NOTIFICATION) && (!m->params || YAJL_IS_OBJECT(m->params)))
+            mt->handler(d, p, m);
+        return;
+    }
+    if (!mt || (mt->flags & METHOD_NOTIFICATION)) {
+        _cleanup_free_ char *msg = xasprintf("Method not found: %s", m->method);
+        methods_error(d, p, m->id, JSONRPC_METHOD_NOT_FOUND, msg);
+        return;
+    }
+    if (check_args(d, mt, p, m))
+        mt->handler(d, p, m);
+}
