@@ -224,6 +224,7 @@ void daemon_stop(Daemon *d, const char *why)
     if (d->ev_watchdog)
         event_del(d->ev_watchdog);
     listener_deinit(&d->listener);
+    methods_modern_shutdown(&d->methods);
     while (d->peers.first)
         peer_close(d->peers.first, NULL);
     manager_shutdown(&d->manager);

@@ -25,6 +25,14 @@
  * waiting for a server to start), far above what an agent sends at once.
  */
 #define MODERN_MAX_PENDING 1024
+/*
+ * A request mcpd has not answered after this long no longer counts toward that bound once the
+ * bound is reached: a call's own timeout is at most 10 min (CONFIG_MAX_CALL_TIMEOUT_MS), so an
+ * entry twice as old is one whose answer was lost, not one still running (or one a progress
+ * stream keeps alive, which only loses its reshaping: its answer still goes out, complete).
+ * Calls in MRTR have their own expiry (MODERN_RETRY_WAIT_MS) and are left alone.
+ */
+#define MODERN_PENDING_STALE_MS (2 * CONFIG_MAX_CALL_TIMEOUT_MS)
 /* subscriptions/listen streams per connection: one per kind of interest is the usual case. */
 #define MODERN_MAX_LISTENS 16
 /* URIs one listen may name: the surface keeps at most 1024 per server, shared by all agents. */
@@ -57,6 +65,7 @@ typedef struct Pending {
     char *id;      /* the id the handlers answer (JSON text): the agent's first request's */
     char *down_id; /* the id of the agent's latest retry, or NULL: id */
     char *method;
+    int64_t since_ms; /* when the agent sent it */
     /* MRTR: a legacy server's requests during this call, carried to the agent as input. */
     char token[2 * MODERN_TOKEN_BYTES + 1]; /* the requestState, "" until needed */
     bool parked;                            /* an input_required went out: wait for a retry */
@@ -168,6 +177,26 @@ static void pending_remove(ModernAgent *ma, Pending *pd)
 {
     pending_unlink(ma, pd);
     pending_free(pd);
+}
+
+/* Forget requests never answered (MODERN_PENDING_STALE_MS), so they stop counting. */
+static void pending_sweep(ModernAgent *ma)
+{
+    int64_t now = now_ms();
+
+    for (Pending **pp = &ma->pending; *pp;) {
+        Pending *pd = *pp;
+        if (pd->token[0] || pd->parked || now - pd->since_ms < MODERN_PENDING_STALE_MS) {
+            pp = &pd->next;
+            continue;
+        }
+        log_info("peer %llu: %s %s unanswered after %d s: no longer counted",
+                 (unsigned long long)ma->peer_id, pd->method, pd->id,
+                 (int)(MODERN_PENDING_STALE_MS / 1000));
+        *pp = pd->next;
+        ma->n_pending--;
+        pending_free(pd);
+    }
 }
 
 /* By the id the handlers answer. */
@@ -862,6 +891,8 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
         }
         json_object_set(m->params, "requestState", orig); /* the server's own, for its retry */
     }
+    if (ma->n_pending >= MODERN_MAX_PENDING)
+        pending_sweep(ma);
     if (ma->n_pending >= MODERN_MAX_PENDING) {
         _cleanup_free_ char *msg = xasprintf("this connection has %d requests in flight, the most "
                                              "mcpd keeps: wait for some answers",
@@ -872,6 +903,7 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
     pd = xcalloc(1, sizeof(*pd));
     pd->id = xstrdup(id);
     pd->method = xstrdup(m->method);
+    pd->since_ms = now_ms();
     pd->ma = ma;
     pd->next = ma->pending;
     ma->pending = pd;
@@ -1074,6 +1106,25 @@ static void filter_line(ModernAgent *ma, Peer *p, const char *line, size_t len)
         notification_out(ma, p, &msg, line, len);
     }
     jsonrpc_msg_deinit(&msg);
+}
+
+void methods_modern_shutdown(MethodsCtx *d)
+{
+    _cleanup_json_ yajl_val done = json_object_new();
+    StrBuf sb = STRBUF_INIT;
+
+    /* The listen's response ends its stream: the agent hears that mcpd closed it on purpose. */
+    json_object_set(done, "resultType", json_string_new("complete"));
+    for (Peer *p = d->manager->peers->first; p; p = p->next) {
+        Agent *a = agent_get(&d->manager->agents, p->id);
+        ModernAgent *ma = a ? a->modern : NULL;
+        for (Listen *l = ma ? ma->listens : NULL; l; l = l->next) {
+            _cleanup_json_ yajl_val id = json_parse(l->id, NULL);
+            jsonrpc_write_result(&sb, id, done);
+            send_line(p, &sb);
+        }
+    }
+    strbuf_deinit(&sb);
 }
 
 void methods_modern_filter(Peer *p, const char *data, size_t n, void *userdata)

@@ -733,6 +733,8 @@ int main(void)
 {
     Harness h;
     mcpc_client *c;
+    Conn listener;
+    _cleanup_json_ yajl_val end = NULL;
     const char *mrtr = getenv("MRTR_SERVER"), *surface = getenv("SURFACE_SERVER");
     _cleanup_free_ char *cfg = NULL;
 
@@ -765,7 +767,17 @@ int main(void)
     test_log_level(&h);
     test_libmcpc(&h);
     mcpc_free(c);
+    /* At shutdown an open listen gets its response: the stream ended on purpose. */
+    conn_open(&listener, &h);
+    conn_send(&listener, "{\"jsonrpc\":\"2.0\",\"id\":\"sub-end\","
+                         "\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":{"
+                         "\"toolsListChanged\":true}," META "}}");
+    json_free(conn_until(&listener, "notifications/subscriptions/acknowledged", NULL));
     CHECK(h_stop(&h) == 0);
+    end = conn_until(&listener, "\"id\":\"sub-end\"", NULL);
+    CHECK_MSG(streq(path_string(end, "result", "resultType"), "complete"),
+              "no listen response at shutdown");
+    conn_close(&listener);
     h_teardown(&h);
     return h_finish("test-modern-agent");
 }
