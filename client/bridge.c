@@ -200,19 +200,36 @@ static void line_classify(const char *line, size_t len, char **idp, bool *has_me
  * With a server name (--server), _meta["mcpd/server"] asks for that one server's passthrough.
  * This holds for an initialize that is not the host's first message (a host that probes with
  * ping or server/discover first): mcpd binds a connection to its workspace at initialize.
- * Returns false, appending nothing, when the line is not an initialize request to rewrite.
+ * A 2026-07-28 host sends no initialize: its requests carry _meta with the protocol version,
+ * and mcpd binds the connection at the first one other than server/discover, so the identity
+ * rides on each of them until that one has gone (*attachedp then becomes true).
+ * Returns false, appending nothing, when the line is not a request to rewrite.
  */
 static bool add_identity(StrBuf *out, const char *line, size_t len, const char *cwd,
-                         const char *server)
+                         const char *server, bool *attachedp)
 {
     _cleanup_free_ char *err = NULL;
     JsonrpcMsg m;
     const char *session = getenv("MCPD_SESSION");
+    bool modern = false;
 
     if (jsonrpc_msg_parse(&m, line, len, &err) != 0 || m.kind != JSONRPC_REQUEST ||
-        !streq(m.method, "initialize") || (m.params && !YAJL_IS_OBJECT(m.params))) {
+        (m.params && !YAJL_IS_OBJECT(m.params))) {
         jsonrpc_msg_deinit(&m);
         return false;
+    }
+    if (streq(m.method, "initialize")) {
+        *attachedp = true; /* a 2025 host: nothing more to add after this */
+    } else {
+        modern = !*attachedp && (streq(m.method, "server/discover") ||
+                                 json_get(json_get_object(m.params, "_meta"),
+                                          "io.modelcontextprotocol/protocolVersion"));
+        if (!modern) {
+            jsonrpc_msg_deinit(&m);
+            return false;
+        }
+        if (!streq(m.method, "server/discover"))
+            *attachedp = true;
     }
     yajl_val params = m.params ? json_copy(m.params) : json_object_new();
     yajl_val meta = json_get_object(params, "_meta");
@@ -229,12 +246,27 @@ static bool add_identity(StrBuf *out, const char *line, size_t len, const char *
     /* Re-written with the host's id, whatever its type. */
     strbuf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
     json_write(out, m.id);
-    strbuf_puts(out, ",\"method\":\"initialize\",\"params\":");
+    strbuf_puts(out, ",\"method\":");
+    json_write_string(out, m.method, strlen(m.method));
+    strbuf_puts(out, ",\"params\":");
     json_write(out, params);
     strbuf_puts(out, "}\n");
     json_free(params);
     jsonrpc_msg_deinit(&m);
     return true;
+}
+
+/*
+ * A 2026-07-28 subscriptions/listen request: it stays open until the host cancels it, so the
+ * bridge must not wait for its reply when the host goes.
+ */
+static bool is_listen(const char *line, size_t len)
+{
+    static const char *const names[] = {"method"};
+    JsonSpan v;
+
+    return jsonscan_members(line, len, names, 1, &v) >= 0 &&
+           jsonscan_span_eq(v, "\"subscriptions/listen\"");
 }
 
 /*
@@ -448,19 +480,20 @@ static bool names_host_line(Names *nm, StrBuf *out, const char *line, size_t len
 
 /* One line from the host: to mcpd (initialize with identity), its id awaited if a request. */
 static void host_line(Pipe *to_sock, Pending *pd, Names *nm, const char *line, size_t len,
-                      const char *cwd, const char *server)
+                      const char *cwd, const char *server, bool *attachedp)
 {
     char *id;
-    bool has_method, initialize;
+    bool has_method, initialize, identity = false;
 
     line_classify(line, len, &id, &has_method, &initialize);
-    if (initialize ? !add_identity(&to_sock->q, line, len, cwd, server)
-                   : !nm->room || !names_host_line(nm, &to_sock->q, line, len)) {
+    if (initialize || (id && has_method && !*attachedp))
+        identity = add_identity(&to_sock->q, line, len, cwd, server, attachedp);
+    if (!identity && (!nm->room || !names_host_line(nm, &to_sock->q, line, len))) {
         strbuf_append(&to_sock->q, line, len);
         strbuf_putc(&to_sock->q, '\n');
     }
     to_sock->keep = to_sock->q.len; /* only whole lines go to mcpd */
-    if (id && has_method) {
+    if (id && has_method && !is_listen(line, len)) {
         pending_add(pd, id);
     } else if (!id && has_method) {
         _cleanup_free_ char *gone = cancelled_id(line, len);
@@ -568,6 +601,7 @@ int bridge_run(const char *socket_path, const char *cwd_opt, const char *server,
     Names nm = {0};
     Framer in;
     bool in_eof = false, sock_eof = false;
+    bool attached = false; /* a 2026-07-28 host's identity has reached mcpd (add_identity) */
     uint64_t drain_deadline = 0;
     int sock, ret = 0;
 
@@ -646,7 +680,7 @@ int bridge_run(const char *socket_path, const char *cwd_opt, const char *server,
                             in.max);
                     continue;
                 }
-                host_line(&to_sock, &pd, &nm, line, len, cwd, server);
+                host_line(&to_sock, &pd, &nm, line, len, cwd, server, &attached);
             }
         }
         if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 
 #include "client/include/mcpc.h"
+#include "client/mcpc-private.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/paths.h"
@@ -16,36 +17,6 @@
 #include "common/util.h"
 
 #define MCPC_DEFAULT_TIMEOUT_MS 120000
-
-/* An asynchronous request waiting for its answer. */
-typedef struct Pending {
-    unsigned long long id;
-    mcpc_result_fn fn;
-    mcpc_progress_fn progress;
-    void *userdata;
-    uint64_t deadline_ms;
-    struct Pending *next;
-} Pending;
-
-struct mcpc_client {
-    char *socket_path, *client_name, *client_version, *cwd, *session_in;
-    int timeout_ms;
-    int fd;
-    Framer in;
-    StrBuf out; /* queued output; out_off bytes of it already sent */
-    size_t out_off;
-    uint64_t next_id;
-    char *session;
-    char *session_env;
-    char errmsg[512];
-    mcpc_notify_fn notify;
-    void *notify_ud;
-    mcpc_server_request_fn server_request;
-    void *server_request_ud;
-    int list_changed;
-    Pending *pending;
-    int n_pending;
-};
 
 static char *dup_or_null(const char *s)
 {
@@ -76,8 +47,7 @@ mcpc_client *mcpc_new(const mcpc_options *opts)
     return c;
 }
 
-static int fail(mcpc_client *c, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(mcpc_client *c, int r, const char *fmt, ...)
+int libmcpc_fail(mcpc_client *c, int r, const char *fmt, ...)
 {
     va_list ap;
 
@@ -104,26 +74,26 @@ static int flush_out(mcpc_client *c, bool block)
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && errno != EAGAIN)
-            return fail(c, -errno, "cannot send to mcpd: %s", strerror(errno));
+            return libmcpc_fail(c, -errno, "cannot send to mcpd: %s", strerror(errno));
         if (!block)
             return 0;
         uint64_t now = now_ms();
         if (now >= deadline)
-            return fail(c, -ETIMEDOUT, "mcpd has not read from its socket for %d ms",
-                        c->timeout_ms);
+            return libmcpc_fail(c, -ETIMEDOUT, "mcpd has not read from its socket for %d ms",
+                                c->timeout_ms);
         struct pollfd pfd = {c->fd, POLLOUT, 0};
         if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
-            return fail(c, -errno, "poll: %s", strerror(errno));
+            return libmcpc_fail(c, -errno, "poll: %s", strerror(errno));
     }
     strbuf_reset(&c->out);
     c->out_off = 0;
     return 0;
 }
 
-static int send_sb(mcpc_client *c, const StrBuf *sb, bool block)
+int libmcpc_send_sb(mcpc_client *c, const StrBuf *sb, bool block)
 {
     if (c->fd < 0)
-        return fail(c, -ENOTCONN, "not connected to mcpd");
+        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
     strbuf_append(&c->out, sb->data, sb->len);
     return flush_out(c, block);
 }
@@ -134,25 +104,35 @@ static int send_notification(mcpc_client *c, const char *method, yajl_val params
     int r;
 
     jsonrpc_write_notification(&sb, method, params);
-    r = send_sb(c, &sb, false);
+    r = libmcpc_send_sb(c, &sb, false);
     strbuf_deinit(&sb);
     return r;
 }
 
 /* ---- pending asynchronous requests ---- */
 
-static Pending *pending_take(mcpc_client *c, unsigned long long id)
+void libmcpc_pending_unlink(mcpc_client *c, Pending *p)
 {
     for (Pending **pp = &c->pending; *pp; pp = &(*pp)->next)
-        if ((*pp)->id == id) {
-            Pending *p = *pp;
+        if (*pp == p) {
             *pp = p->next;
             c->n_pending--;
+            return;
+        }
+}
+
+/* By the id an answer from mcpd carries (its latest send). */
+static Pending *pending_take(mcpc_client *c, unsigned long long wire_id)
+{
+    for (Pending *p = c->pending; p; p = p->next)
+        if (p->wire_id == wire_id) {
+            libmcpc_pending_unlink(c, p);
             return p;
         }
     return NULL;
 }
 
+/* By the id the caller knows. */
 static Pending *pending_find(mcpc_client *c, unsigned long long id)
 {
     for (Pending *p = c->pending; p; p = p->next)
@@ -161,10 +141,15 @@ static Pending *pending_find(mcpc_client *c, unsigned long long id)
     return NULL;
 }
 
-static void pending_finish(mcpc_client *c, Pending *p, int status, const char *json)
+void libmcpc_pending_finish(mcpc_client *c, Pending *p, int status, const char *json)
 {
     (void)c;
     p->fn(p->userdata, p->id, status, json);
+    free(p->method);
+    json_free(p->params);
+    json_free(p->asks);
+    json_free(p->answers);
+    json_free(p->state);
     free(p);
 }
 
@@ -176,7 +161,7 @@ static void pending_fail_all(mcpc_client *c, int status)
     while ((p = c->pending)) {
         c->pending = p->next;
         c->n_pending--;
-        pending_finish(c, p, status, NULL);
+        libmcpc_pending_finish(c, p, status, NULL);
     }
 }
 
@@ -220,7 +205,7 @@ static void answer_request(mcpc_client *c, JsonrpcMsg *m)
         jsonrpc_write_result(&sb, m->id, NULL);
     else
         jsonrpc_write_error(&sb, m->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
-    (void)send_sb(c, &sb, false);
+    (void)libmcpc_send_sb(c, &sb, false);
     strbuf_deinit(&sb);
 }
 
@@ -237,7 +222,7 @@ static int handle_line(mcpc_client *c, char *line, size_t len, uint64_t wait_id,
 
     if (jsonrpc_msg_parse(&m, line, len, &err) != 0) {
         jsonrpc_msg_deinit(&m);
-        return fail(c, -EPROTO, "mcpd sent an invalid message: %s", err);
+        return libmcpc_fail(c, -EPROTO, "mcpd sent an invalid message: %s", err);
     }
     if (m.kind == JSONRPC_NOTIFICATION) {
         deliver_notification(c, &m);
@@ -245,7 +230,7 @@ static int handle_line(mcpc_client *c, char *line, size_t len, uint64_t wait_id,
         answer_request(c, &m);
     } else if (!m.id && m.kind == JSONRPC_ERROR_RESPONSE) {
         /* An error without an id is about the connection itself (refused, dropped). */
-        r = fail(c, MCPC_E_RPC, "%s", json_get_string(m.error, "message") ?: "error");
+        r = libmcpc_fail(c, MCPC_E_RPC, "%s", json_get_string(m.error, "message") ?: "error");
     } else if (YAJL_IS_INTEGER(m.id) && m.id->u.number.i > 0) {
         uint64_t id = (uint64_t)m.id->u.number.i;
         Pending *p;
@@ -255,15 +240,21 @@ static int handle_line(mcpc_client *c, char *line, size_t len, uint64_t wait_id,
                 *rp = 0;
             } else {
                 yajl_val code = json_get(m.error, "code");
-                *rp = fail(c, MCPC_E_RPC, "%s (code %lld)",
-                           json_get_string(m.error, "message") ?: "error",
-                           YAJL_IS_INTEGER(code) ? (long long)code->u.number.i : 0LL);
+                *rp = libmcpc_fail(c, MCPC_E_RPC, "%s (code %lld)",
+                                   json_get_string(m.error, "message") ?: "error",
+                                   YAJL_IS_INTEGER(code) ? (long long)code->u.number.i : 0LL);
             }
             r = 1;
         } else if ((p = pending_take(c, id))) {
-            _cleanup_free_ char *json =
-                json_to_string(m.kind == JSONRPC_RESPONSE ? m.result : m.error);
-            pending_finish(c, p, m.kind == JSONRPC_RESPONSE ? 0 : MCPC_E_RPC, json);
+            const char *token = json_get_string(json_get_object(m.result, "_meta"), "mcpd/session");
+            if (token && !c->session && c->era == MCPC_ERA_2026)
+                c->session = xstrdup(token); /* told once, with the first result */
+            /* input_required with a handler: it answers, then p goes again (MRTR). */
+            if (m.kind != JSONRPC_RESPONSE || !libmcpc_input_required(c, p, m.result)) {
+                _cleanup_free_ char *json =
+                    json_to_string(m.kind == JSONRPC_RESPONSE ? m.result : m.error);
+                libmcpc_pending_finish(c, p, m.kind == JSONRPC_RESPONSE ? 0 : MCPC_E_RPC, json);
+            }
         }
         /* else: an answer to a request given up on (cancelled, timed out): dropped */
     }
@@ -282,7 +273,7 @@ static int drain_lines(mcpc_client *c, uint64_t wait_id, char **resultp, int *rp
         if (r == FRAMER_E_AGAIN)
             return 0;
         if (r == FRAMER_E_TOOBIG)
-            return fail(c, -EMSGSIZE, "a message from mcpd exceeds %zu bytes", c->in.max);
+            return libmcpc_fail(c, -EMSGSIZE, "a message from mcpd exceeds %zu bytes", c->in.max);
         r = handle_line(c, line, len, wait_id, resultp, rp);
         if (r != 0)
             return r;
@@ -295,11 +286,11 @@ static int read_some(mcpc_client *c)
     ssize_t n = framer_read_fd(&c->in, c->fd);
 
     if (n == 0)
-        return fail(c, -ECONNRESET, "mcpd closed the connection");
+        return libmcpc_fail(c, -ECONNRESET, "mcpd closed the connection");
     if (n == -EAGAIN || n == -EINTR)
         return 0;
     if (n < 0)
-        return fail(c, (int)n, "cannot read from mcpd: %s", strerror((int)-n));
+        return libmcpc_fail(c, (int)n, "cannot read from mcpd: %s", strerror((int)-n));
     return 1;
 }
 
@@ -326,13 +317,13 @@ static int wait_response_until(mcpc_client *c, uint64_t id, char **resultp, int 
             return lost(c, r);
         uint64_t now = now_ms();
         if (now >= deadline)
-            return fail(c, -ETIMEDOUT, "no answer from mcpd within %d ms", timeout_ms);
+            return libmcpc_fail(c, -ETIMEDOUT, "no answer from mcpd within %d ms", timeout_ms);
         struct pollfd pfd = {c->fd, (short)(POLLIN | (mcpc_want_write(c) ? POLLOUT : 0)), 0};
         int pr = poll(&pfd, 1, (int)(deadline - now));
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr < 0)
-            return fail(c, -errno, "poll: %s", strerror(errno));
+            return libmcpc_fail(c, -errno, "poll: %s", strerror(errno));
         if (pr > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)) && (r = read_some(c)) < 0)
             return lost(c, r);
     }
@@ -343,26 +334,34 @@ int mcpc_process(mcpc_client *c, int timeout_ms)
     int r;
 
     if (c->fd < 0)
-        return fail(c, -ENOTCONN, "not connected to mcpd");
+        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
     /* Id 0 is never used for a request: this only drains notifications. */
     r = wait_response_until(c, 0, NULL, timeout_ms);
     return r == -ETIMEDOUT ? 0 : r;
 }
 
-static int request_val(mcpc_client *c, const char *method, yajl_val params, char **resultp)
+/* A blocking request the 2025 way: sent, and its answer waited for by id. */
+int libmcpc_request_wait(mcpc_client *c, const char *method, yajl_val params, char **resultp)
 {
     StrBuf sb = STRBUF_INIT;
     uint64_t id = ++c->next_id;
     int r;
 
     if (c->fd < 0)
-        return fail(c, -ENOTCONN, "not connected to mcpd");
+        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
     jsonrpc_write_request(&sb, id, method, params);
-    r = send_sb(c, &sb, true);
+    r = libmcpc_send_sb(c, &sb, true);
     strbuf_deinit(&sb);
     if (r < 0)
         return r;
     return wait_response_until(c, id, resultp, c->timeout_ms);
+}
+
+static int request_val(mcpc_client *c, const char *method, yajl_val params, char **resultp)
+{
+    if (c->era == MCPC_ERA_2026)
+        return libmcpc_request_modern(c, method, params, resultp);
+    return libmcpc_request_wait(c, method, params, resultp);
 }
 
 static int parse_object(mcpc_client *c, const char *what, const char *text, yajl_val *outp)
@@ -373,10 +372,10 @@ static int parse_object(mcpc_client *c, const char *what, const char *text, yajl
     if (!text)
         return 0;
     if (!(*outp = json_parse(text, &err)))
-        return fail(c, -EINVAL, "%s are not valid JSON: %s", what, err);
+        return libmcpc_fail(c, -EINVAL, "%s are not valid JSON: %s", what, err);
     if (!YAJL_IS_OBJECT(*outp)) {
         *outp = json_free(*outp);
-        return fail(c, -EINVAL, "%s must be a JSON object", what);
+        return libmcpc_fail(c, -EINVAL, "%s must be a JSON object", what);
     }
     return 0;
 }
@@ -421,20 +420,21 @@ static int open_socket(mcpc_client *c)
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
     if (strlen(c->socket_path) >= sizeof(sa.sun_path))
-        return fail(c, -ENAMETOOLONG, "socket path %s is too long", c->socket_path);
+        return libmcpc_fail(c, -ENAMETOOLONG, "socket path %s is too long", c->socket_path);
     strcpy(sa.sun_path, c->socket_path);
     c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (c->fd < 0)
-        return fail(c, -errno, "socket: %s", strerror(errno));
+        return libmcpc_fail(c, -errno, "socket: %s", strerror(errno));
     if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         int e = errno;
         close(c->fd);
         c->fd = -1;
-        return fail(c, -e, "cannot connect to mcpd at %s: %s%s", c->socket_path, strerror(e),
-                    e == ENOENT || e == ECONNREFUSED
-                        ? " (is mcpd running? start it with `mcpd` or `systemctl --user start "
-                          "mcpd.socket`)"
-                        : "");
+        return libmcpc_fail(
+            c, -e, "cannot connect to mcpd at %s: %s%s", c->socket_path, strerror(e),
+            e == ENOENT || e == ECONNREFUSED
+                ? " (is mcpd running? start it with `mcpd` or `systemctl --user start "
+                  "mcpd.socket`)"
+                : "");
     }
     /* Non-blocking: the asynchronous API never waits; blocking calls poll. */
     fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
@@ -453,6 +453,8 @@ int mcpc_connect(mcpc_client *c)
         return 0;
     if ((r = open_socket(c)) < 0)
         return r;
+    if (c->era == MCPC_ERA_2026)
+        return libmcpc_connect_modern(c);
     params = init_params(c);
     r = request_val(c, "initialize", params, &text);
     if (r != 0) {
@@ -557,7 +559,7 @@ int mcpc_list_resource_templates(mcpc_client *c, const char *cursor, char **resu
 int mcpc_read_resource(mcpc_client *c, const char *uri, char **resultp)
 {
     if (!uri)
-        return fail(c, -EINVAL, "a resource needs a URI");
+        return libmcpc_fail(c, -EINVAL, "a resource needs a URI");
     return str_request(c, "resources/read", "uri", uri, resultp);
 }
 
@@ -566,7 +568,7 @@ int mcpc_subscribe_resource(mcpc_client *c, const char *uri, int on)
     _cleanup_free_ char *out = NULL;
 
     if (!uri)
-        return fail(c, -EINVAL, "a subscription needs a URI");
+        return libmcpc_fail(c, -EINVAL, "a subscription needs a URI");
     return str_request(c, on ? "resources/subscribe" : "resources/unsubscribe", "uri", uri, &out);
 }
 
@@ -577,7 +579,7 @@ int mcpc_get_prompt(mcpc_client *c, const char *name, const char *arguments_json
 
     c->errmsg[0] = '\0';
     if (!name)
-        return fail(c, -EINVAL, "a prompt needs a name");
+        return libmcpc_fail(c, -EINVAL, "a prompt needs a name");
     if (!(params = str_params(c, "name", name, "arguments", arguments_json, false, &r)))
         return r;
     return request_val(c, "prompts/get", params, resultp);
@@ -589,7 +591,7 @@ static yajl_val complete_params(mcpc_client *c, const char *ref_json, const char
     yajl_val params, arg;
 
     if (!ref_json || !argument) {
-        *rp = fail(c, -EINVAL, "a completion needs a ref and an argument name");
+        *rp = libmcpc_fail(c, -EINVAL, "a completion needs a ref and an argument name");
         return NULL;
     }
     if (!(params = str_params(c, NULL, NULL, "ref", ref_json, true, rp)))
@@ -615,8 +617,8 @@ int mcpc_complete(mcpc_client *c, const char *ref_json, const char *argument, co
 
 /* ---- asynchronous API ---- */
 
-static int request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
-                         mcpc_progress_fn progress, void *userdata, unsigned long long *idp)
+int libmcpc_request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
+                          mcpc_progress_fn progress, void *userdata, unsigned long long *idp)
 {
     StrBuf sb = STRBUF_INIT;
     Pending *p;
@@ -624,9 +626,11 @@ static int request_async(mcpc_client *c, const char *method, yajl_val params, mc
     int r;
 
     if (c->fd < 0)
-        return fail(c, -ENOTCONN, "not connected to mcpd");
+        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
     if (!fn)
-        return fail(c, -EINVAL, "an asynchronous request needs a result callback");
+        return libmcpc_fail(c, -EINVAL, "an asynchronous request needs a result callback");
+    if (c->era == MCPC_ERA_2026)
+        libmcpc_stamp_meta(c, params);
     if (progress) {
         /* The request id doubles as the progress token: unique on this connection. */
         yajl_val meta = json_get_object(params, "_meta");
@@ -637,12 +641,16 @@ static int request_async(mcpc_client *c, const char *method, yajl_val params, mc
         json_object_set(meta, "progressToken", json_int_new((int64_t)id));
     }
     jsonrpc_write_request(&sb, id, method, params);
-    r = send_sb(c, &sb, false);
+    r = libmcpc_send_sb(c, &sb, false);
     strbuf_deinit(&sb);
     if (r < 0)
         return r;
     p = xcalloc(1, sizeof(*p));
-    p->id = id;
+    p->id = p->wire_id = id;
+    if (c->era == MCPC_ERA_2026) {
+        p->method = xstrdup(method);
+        p->params = json_copy(params);
+    }
     p->fn = fn;
     p->progress = progress;
     p->userdata = userdata;
@@ -666,7 +674,7 @@ int mcpc_request_async(mcpc_client *c, const char *method, const char *params_js
         return r;
     if (!params)
         params = json_object_new();
-    return request_async(c, method, params, fn, NULL, userdata, idp);
+    return libmcpc_request_async(c, method, params, fn, NULL, userdata, idp);
 }
 
 int mcpc_call_tool_async(mcpc_client *c, const char *name, const char *arguments_json,
@@ -679,7 +687,7 @@ int mcpc_call_tool_async(mcpc_client *c, const char *name, const char *arguments
     c->errmsg[0] = '\0';
     if (!(params = call_params(c, name, arguments_json, &r)))
         return r;
-    return request_async(c, "tools/call", params, fn, progress, userdata, idp);
+    return libmcpc_request_async(c, "tools/call", params, fn, progress, userdata, idp);
 }
 
 int mcpc_get_prompt_async(mcpc_client *c, const char *name, const char *arguments_json,
@@ -690,10 +698,10 @@ int mcpc_get_prompt_async(mcpc_client *c, const char *name, const char *argument
 
     c->errmsg[0] = '\0';
     if (!name)
-        return fail(c, -EINVAL, "a prompt needs a name");
+        return libmcpc_fail(c, -EINVAL, "a prompt needs a name");
     if (!(params = str_params(c, "name", name, "arguments", arguments_json, false, &r)))
         return r;
-    return request_async(c, "prompts/get", params, fn, NULL, userdata, idp);
+    return libmcpc_request_async(c, "prompts/get", params, fn, NULL, userdata, idp);
 }
 
 int mcpc_read_resource_async(mcpc_client *c, const char *uri, mcpc_result_fn fn, void *userdata,
@@ -704,9 +712,9 @@ int mcpc_read_resource_async(mcpc_client *c, const char *uri, mcpc_result_fn fn,
 
     c->errmsg[0] = '\0';
     if (!uri)
-        return fail(c, -EINVAL, "a resource needs a URI");
+        return libmcpc_fail(c, -EINVAL, "a resource needs a URI");
     params = str_params(c, "uri", uri, NULL, NULL, false, &r);
-    return request_async(c, "resources/read", params, fn, NULL, userdata, idp);
+    return libmcpc_request_async(c, "resources/read", params, fn, NULL, userdata, idp);
 }
 
 int mcpc_complete_async(mcpc_client *c, const char *ref_json, const char *argument,
@@ -719,22 +727,23 @@ int mcpc_complete_async(mcpc_client *c, const char *ref_json, const char *argume
     c->errmsg[0] = '\0';
     if (!(params = complete_params(c, ref_json, argument, value, &r)))
         return r;
-    return request_async(c, "completion/complete", params, fn, NULL, userdata, idp);
+    return libmcpc_request_async(c, "completion/complete", params, fn, NULL, userdata, idp);
 }
 
 int mcpc_cancel(mcpc_client *c, unsigned long long id)
 {
-    Pending *p = pending_take(c, id);
+    Pending *p = pending_find(c, id);
     _cleanup_json_ yajl_val params = NULL;
     int r;
 
     if (!p)
-        return fail(c, -ENOENT, "no request %llu is pending", id);
+        return libmcpc_fail(c, -ENOENT, "no request %llu is pending", id);
+    libmcpc_pending_unlink(c, p);
     params = json_object_new();
-    json_object_set(params, "requestId", json_int_new((int64_t)id));
+    json_object_set(params, "requestId", json_int_new((int64_t)p->wire_id));
     json_object_set(params, "reason", json_string_new("cancelled by the client"));
     r = send_notification(c, "notifications/cancelled", params);
-    pending_finish(c, p, -ECANCELED, NULL);
+    libmcpc_pending_finish(c, p, -ECANCELED, NULL);
     return r;
 }
 
@@ -752,12 +761,14 @@ static int respond(mcpc_client *c, const char *id_json, yajl_val result, int cod
     int r;
 
     if (!id_json || !(id = json_parse(id_json, NULL)))
-        return fail(c, -EINVAL, "the request id is not valid JSON");
+        return libmcpc_fail(c, -EINVAL, "the request id is not valid JSON");
+    if (YAJL_IS_STRING(id) && (r = libmcpc_input_answer(c, id->u.string, result, message)) != 0)
+        return r < 0 ? r : 0;
     if (message)
         jsonrpc_write_error(&sb, id, code, message, NULL);
     else
         jsonrpc_write_result(&sb, id, result);
-    r = send_sb(c, &sb, false);
+    r = libmcpc_send_sb(c, &sb, false);
     strbuf_deinit(&sb);
     return r;
 }
@@ -790,13 +801,13 @@ static void expire_pending(mcpc_client *c)
             ;
         if (!p)
             return;
-        pending_take(c, p->id);
+        libmcpc_pending_unlink(c, p);
         yajl_val params = json_object_new();
-        json_object_set(params, "requestId", json_int_new((int64_t)p->id));
+        json_object_set(params, "requestId", json_int_new((int64_t)p->wire_id));
         json_object_set(params, "reason", json_string_new("timeout"));
         (void)send_notification(c, "notifications/cancelled", params);
         json_free(params);
-        pending_finish(c, p, -ETIMEDOUT, NULL);
+        libmcpc_pending_finish(c, p, -ETIMEDOUT, NULL);
     }
 }
 
@@ -805,7 +816,7 @@ int mcpc_dispatch(mcpc_client *c)
     int r, unused = 0;
 
     if (c->fd < 0)
-        return fail(c, -ENOTCONN, "not connected to mcpd");
+        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
     if ((r = flush_out(c, false)) < 0)
         return lost(c, r);
     /* Bounded: a flood from mcpd cannot keep the caller's loop here forever. */
@@ -844,6 +855,22 @@ int mcpc_next_timeout(const mcpc_client *c)
 }
 
 /* ---- the rest ---- */
+
+int mcpc_set_protocol_era(mcpc_client *c, int era)
+{
+    if (era != MCPC_ERA_2025 && era != MCPC_ERA_2026)
+        return libmcpc_fail(c, -EINVAL, "unknown protocol era %d (MCPC_ERA_2025 or MCPC_ERA_2026)",
+                            era);
+    if (c->fd >= 0)
+        return libmcpc_fail(c, -EISCONN, "the era is chosen before mcpc_connect");
+    c->era = era;
+    return 0;
+}
+
+int mcpc_protocol_era(const mcpc_client *c)
+{
+    return c->era;
+}
 
 const char *mcpc_session(const mcpc_client *c)
 {

@@ -68,10 +68,29 @@ typedef void (*mcpc_progress_fn)(void *userdata, unsigned long long id, double p
 typedef void (*mcpc_server_request_fn)(void *userdata, const char *id_json, const char *method,
                                        const char *params_json);
 
+/*
+ * MCP eras libmcpc speaks to mcpd. MCPC_ERA_2025 (the default): initialize, then requests.
+ * MCPC_ERA_2026 (MCP 2026-07-28): no handshake; mcpc_connect() asks server/discover whether
+ * mcpd serves the revision (-EPROTONOSUPPORT otherwise), and every request carries its own
+ * _meta (protocol version, client info and capabilities, cwd, session). A server request
+ * (elicitation, sampling, roots) then arrives as an input_required result: with a handler set
+ * (mcpc_set_server_request_handler) libmcpc hands each input request to it, under an id of its
+ * own, and sends the request again with the answers once every one is given through
+ * mcpc_respond() (at most 16 rounds per request); without a handler the input_required result
+ * is returned as it is. mcpc_session() is known after the first result. Changes of tool lists
+ * reach the notify callback only through a subscriptions/listen request (mcpc_request_async).
+ */
+#define MCPC_ERA_2025 0
+#define MCPC_ERA_2026 1
+
 /** Create a client (not yet connected); opts may be NULL. Returns NULL only without memory. */
 mcpc_client *mcpc_new(const mcpc_options *opts);
-/** Connect and run the MCP initialize handshake. */
+/** Connect and run the MCP initialize handshake (MCPC_ERA_2026: server/discover). */
 int mcpc_connect(mcpc_client *c);
+/** Choose the era (MCPC_ERA_2025 or MCPC_ERA_2026) before mcpc_connect(); 0 or -errno. */
+int mcpc_set_protocol_era(mcpc_client *c, int era);
+/** The era the client speaks. */
+int mcpc_protocol_era(const mcpc_client *c);
 /** Send any request; params_json may be NULL. On success *result_jsonp holds the result. */
 int mcpc_request(mcpc_client *c, const char *method, const char *params_json, char **result_jsonp);
 /** tools/list: *result_jsonp is {"tools":[...]}. */

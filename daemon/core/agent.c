@@ -147,6 +147,8 @@ void agent_remove(AgentRegistry *ar, uint64_t id)
 
     if (!a)
         return;
+    if (a->modern && a->modern_free)
+        a->modern_free(a->modern);
     idmap_deinit(&a->calls);
     idmap_deinit(&a->requests);
     free(a->client_name);

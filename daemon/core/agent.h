@@ -24,6 +24,13 @@ enum {
     AGENT_CAP_ROOTS = 1 << 2,
 };
 
+/* The MCP era of an agent, fixed by its first message (docs/modern.md). */
+typedef enum AgentEra {
+    AGENT_ERA_UNKNOWN, /* nothing but server/discover yet */
+    AGENT_ERA_LEGACY,  /* 2024-11-05 .. 2025-11-25: initialize first */
+    AGENT_ERA_MODERN,  /* 2026-07-28: every request carries its own _meta */
+} AgentEra;
+
 typedef struct Agent {
     uint64_t id; /* its peer's id */
     bool initialized;
@@ -40,6 +47,10 @@ typedef struct Agent {
      * id's JSON text, the value the first Call with that key (call.c chains the others). */
     IdMap calls;
     IdMap requests; /* id it sees -> ServerRequest: what upstreams asked it (call.c) */
+    AgentEra era;
+    /* A modern agent's state (methods-modern.c), freed by modern_free when the agent goes. */
+    void *modern;
+    void (*modern_free)(void *modern);
 } Agent;
 
 /* Every agent that has said something (created on its first message), by id. */

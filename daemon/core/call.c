@@ -220,9 +220,12 @@ static bool call_mrtr(Call *c, Server *s, const UpstreamReply *r)
     MrtrEnv env = {c->reg->base, c->reg->peers, c->reg->agents, c->reg->workspaces,
                    &c->reg->next_request_id};
     _cleanup_free_ char *why = NULL;
-    MrtrOutcome o =
-        mrtr_begin(&env, c->reg, s, c->id, c->peer_id, &c->mrtr_rounds, r, call_mrtr_retry, &why);
+    const Agent *a = agent_get(c->reg->agents, c->peer_id);
+    MrtrOutcome o;
 
+    if (a && a->era == AGENT_ERA_MODERN)
+        return false; /* it takes input_required itself (methods-modern.c wraps the state) */
+    o = mrtr_begin(&env, c->reg, s, c->id, c->peer_id, &c->mrtr_rounds, r, call_mrtr_retry, &why);
     if (o == MRTR_COMPLETE)
         return false;
     idmap_remove(&s->live_calls, c->request_id);
@@ -492,6 +495,19 @@ void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
     split_meta(meta, &meta_text, &token);
     if (args)
         args_text = json_to_string(args);
+    if (json_get(params, "inputResponses") || json_get(params, "requestState")) {
+        /* A 2026-07-28 retry (MRTR): its answers and state follow the arguments upstream. */
+        StrBuf sb = STRBUF_INIT;
+        strbuf_puts(&sb, args_text ? args_text : "{}");
+        for (size_t i = 0; i < params->u.object.len; i++)
+            if (streq(params->u.object.keys[i], "inputResponses") ||
+                streq(params->u.object.keys[i], "requestState")) {
+                strbuf_printf(&sb, ",\"%s\":", params->u.object.keys[i]);
+                json_write(&sb, params->u.object.values[i]);
+            }
+        free(args_text);
+        args_text = strbuf_detach(&sb, NULL);
+    }
     call_start(m, p, json_to_string(id), name, args_text, args_text ? strlen(args_text) : 0,
                meta_text, token);
 }
@@ -953,4 +969,21 @@ void call_set_log_level(CallRegistry *m, Peer *p, int level)
     agent_ensure(m->agents, p->id)->log_level = level;
     for (size_t i = 0; i < ws->n_servers; i++)
         logging_update(m, ws->servers[i]);
+}
+
+char *call_cause_of_request(CallRegistry *cr, uint64_t request_id)
+{
+    ServerRequest *sr = idmap_get(&cr->server_requests, request_id);
+    Server *s = sr ? server_get(cr->servers, sr->server_id) : NULL;
+    Call *best = NULL;
+    size_t pos = 0;
+    void *v;
+
+    /* The agent's latest call still at that server is the one the server is serving. */
+    while (s && idmap_next(&s->live_calls, &pos, NULL, &v)) {
+        Call *c = v;
+        if (c->peer_id == sr->peer_id && (!best || c->id > best->id))
+            best = c;
+    }
+    return best ? xstrdup(best->orig_id) : NULL;
 }

@@ -56,6 +56,11 @@ void call_route(CallRegistry *cr, Peer *p, yajl_val id, Server *s, const char *m
 void call_cancel(CallRegistry *cr, Peer *p, yajl_val request_id);
 /** A response from a peer to a request mcpd forwarded to it (sampling, elicitation, roots). */
 void call_peer_response(CallRegistry *cr, Peer *p, JsonrpcMsg *msg);
+/**
+ * The agent's id (JSON text, to free) of the call that caused request_id, a request mcpd
+ * forwarded to that agent; NULL when none is known. For MRTR toward 2026-07-28 agents.
+ */
+char *call_cause_of_request(CallRegistry *cr, uint64_t request_id);
 /** logging/setLevel from a peer (level already checked); upstream levels follow. */
 void call_set_log_level(CallRegistry *cr, Peer *p, int level);
 

@@ -309,6 +309,14 @@ static void close_later(Peer *p, const char *reason)
 
 void peer_send(Peer *p, const char *data, size_t n)
 {
+    if (p->filtered && p->reg->filter && !p->dead && !p->close_reason)
+        p->reg->filter(p, data, n, p->reg->userdata);
+    else
+        peer_send_unfiltered(p, data, n);
+}
+
+void peer_send_unfiltered(Peer *p, const char *data, size_t n)
+{
     size_t queued;
 
     if (p->dead || p->close_reason)
@@ -351,6 +359,12 @@ void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb 
     size_t queued = evbuffer_get_length(p->out);
 
     if (p->dead || p->close_reason) {
+        done(data, n, arg);
+        return;
+    }
+    if (p->filtered && p->reg->filter) {
+        /* The filter reshapes what it sees into new lines: the caller's bytes are done with. */
+        p->reg->filter(p, data, n, p->reg->userdata);
         done(data, n, arg);
         return;
     }

@@ -23,6 +23,8 @@ typedef void (*PeerDispatchFn)(Peer *p, JsonrpcMsg *m, void *userdata);
 typedef bool (*PeerFastFn)(Peer *p, const char *line, size_t len, void *userdata);
 /* Told when a peer goes away (after its last message), so its work can be cancelled. */
 typedef void (*PeerGoneFn)(Peer *p, void *userdata);
+/* Sees what goes to a modern (2026-07-28) peer; it sends with peer_send_unfiltered. */
+typedef void (*PeerFilterFn)(Peer *p, const char *data, size_t n, void *userdata);
 
 /*
  * How long a line may stay unfinished (bytes with no newline yet). An agent writes a message
@@ -48,6 +50,7 @@ struct Peer {
     struct event *ev_partial;  /* fires when an unfinished line has waited too long */
     size_t partial_bytes;      /* bytes of the unfinished line held in in */
     uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
+    bool filtered;             /* what goes out passes the registry's filter (a 2026-07-28 agent) */
     int64_t connected_wall_ms;
     Peer *next, *prev;
 };
@@ -66,6 +69,7 @@ struct PeerRegistry {
     PeerDispatchFn dispatch;
     PeerFastFn fast; /* may be NULL */
     PeerGoneFn gone;
+    PeerFilterFn filter; /* may be NULL: what goes to modern peers */
     void *userdata;
     Peer *reap; /* dead peers waiting for the loop to free them */
     struct event *ev_reap;
@@ -82,6 +86,8 @@ Peer *peer_get(PeerRegistry *reg, uint64_t id);
 Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid);
 /** Queue bytes (whole lines) to a peer; a peer whose queue overflows is dropped. */
 void peer_send(Peer *p, const char *data, size_t n);
+/** peer_send without the filter (for the filter itself). */
+void peer_send_unfiltered(Peer *p, const char *data, size_t n);
 /**
  * Queue n bytes that stay owned by the caller (sent without a copy); done(data, n, arg) runs
  * once the peer no longer needs them: sent, dropped, or at once when the peer refuses them.

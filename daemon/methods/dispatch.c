@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "daemon/core/agent.h"
 #include "daemon/methods/methods.h"
+#include "daemon/methods/methods-modern.h"
 
 void methods_reply(MethodsCtx *d, Peer *p, yajl_val id, yajl_val result)
 {
@@ -68,7 +69,8 @@ bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
     Agent *a = agent_get(&d->manager->agents, p->id);
 
     /* Only the common shape of tools/call; everything else takes the general path. */
-    if (!a || !a->initialized || jsonscan_members(line, len, top, N_ELEMENTS(top), v) != 4 ||
+    if (!a || !a->initialized || a->era == AGENT_ERA_MODERN ||
+        jsonscan_members(line, len, top, N_ELEMENTS(top), v) != 4 ||
         !jsonscan_span_eq(v[0], "\"2.0\"") || !jsonscan_span_eq(v[2], "\"tools/call\"") ||
         !(jsonscan_is_int(v[1], NULL) || jsonscan_is_plain_string(v[1])) ||
         jsonscan_members(v[3].p, v[3].n, inner, N_ELEMENTS(inner), pv) < 0 ||
@@ -87,6 +89,8 @@ void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
     const Method *mt;
 
     agent_ensure(&d->manager->agents, p->id)->n_requests++;
+    if (methods_modern_dispatch(d->manager, p, m))
+        return; /* server/discover, or a 2026-07-28 agent's own method or retry */
     if (m->kind == JSONRPC_RESPONSE || m->kind == JSONRPC_ERROR_RESPONSE) {
         /* An answer to a request mcpd forwarded (sampling, elicitation, roots). */
         call_peer_response(&d->manager->calls, p, m);

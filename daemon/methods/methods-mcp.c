@@ -9,7 +9,32 @@
 #include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/methods/methods.h"
+#include "daemon/methods/methods-modern.h"
 #include "daemon/core/surface.h"
+
+yajl_val methods_capabilities(Manager *mg, Peer *p)
+{
+    yajl_val caps = json_object_new(), tools = json_object_new(), exp = json_object_new();
+    yajl_val mcpd = json_object_new();
+
+    json_object_set(tools, "listChanged", json_bool_new(true));
+    json_object_set(caps, "tools", tools);
+    json_object_set(caps, "logging", json_object_new());
+    surface_capabilities(mg, p, caps);
+    json_object_set(mcpd, "protocol", json_int_new(1));
+    json_object_set(exp, "mcpd", mcpd);
+    json_object_set(caps, "experimental", exp);
+    return caps;
+}
+
+yajl_val methods_server_info(void)
+{
+    yajl_val info = json_object_new();
+
+    json_object_set(info, "name", json_string_new("mcpd"));
+    json_object_set(info, "version", json_string_new(MCPD_VERSION));
+    return info;
+}
 
 /* The revision served downstream (DESIGN section 3): the one asked for, else the newest. */
 static const char *pick_version(const char *asked)
@@ -38,7 +63,7 @@ static void take_client_info(Agent *a, Peer *p, yajl_val params)
 
 static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
-    yajl_val r, caps, tools, exp, mcpd, info, meta, pmeta = json_get_object(m->params, "_meta");
+    yajl_val r, caps, info, meta, pmeta = json_get_object(m->params, "_meta");
     const char *version, *cwd = json_get_string(pmeta, MCPD_META_CWD);
     const char *token = json_get_string(pmeta, MCPD_META_SESSION);
     const char *only = json_get_string(pmeta, MCPD_META_SERVER);
@@ -77,20 +102,8 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     version = pick_version(json_get_string(m->params, "protocolVersion"));
     a->protocol_version = xstrdup(version);
     r = json_object_new();
-    caps = json_object_new();
-    tools = json_object_new();
-    json_object_set(tools, "listChanged", json_bool_new(true));
-    json_object_set(caps, "tools", tools);
-    json_object_set(caps, "logging", json_object_new());
-    surface_capabilities(d->manager, p, caps);
-    exp = json_object_new();
-    mcpd = json_object_new();
-    json_object_set(mcpd, "protocol", json_int_new(1));
-    json_object_set(exp, "mcpd", mcpd);
-    json_object_set(caps, "experimental", exp);
-    info = json_object_new();
-    json_object_set(info, "name", json_string_new("mcpd"));
-    json_object_set(info, "version", json_string_new(MCPD_VERSION));
+    caps = methods_capabilities(d->manager, p);
+    info = methods_server_info();
     meta = json_object_new();
     json_object_set(meta, MCPD_META_SESSION,
                     json_string_new(ws_peer_token(&d->manager->workspaces, p)));

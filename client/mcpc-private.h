@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// mcpc-private: what libmcpc's files share (the client, its pending requests, internal calls).
+// Internal names start with libmcpc_, outside the exported mcpc_* (libmcpc.map).
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "client/include/mcpc.h"
+#include "common/jsonrpc.h"
+#include "common/strbuf.h"
+
+/*
+ * An asynchronous request waiting for its answer. In the 2026 era it keeps what it sent, so an
+ * input_required answer can be fulfilled through the server-request handler and the request
+ * sent again (MRTR) under a new wire id; the caller keeps knowing it by id.
+ */
+typedef struct Pending {
+    unsigned long long id;
+    unsigned long long wire_id; /* the id of its latest send */
+    char *method;               /* 2026 era: what to send again */
+    yajl_val params;
+    yajl_val asks;    /* the inputRequests being answered, or NULL */
+    yajl_val answers; /* key -> result, as the handler answers */
+    yajl_val state;   /* the requestState to echo, or NULL */
+    size_t waiting;   /* answers still due */
+    unsigned rounds;  /* input_required rounds so far */
+    mcpc_result_fn fn;
+    mcpc_progress_fn progress;
+    void *userdata;
+    uint64_t deadline_ms;
+    struct Pending *next;
+} Pending;
+
+struct mcpc_client {
+    char *socket_path, *client_name, *client_version, *cwd, *session_in;
+    int timeout_ms;
+    int fd;
+    Framer in;
+    StrBuf out; /* queued output; out_off bytes of it already sent */
+    size_t out_off;
+    uint64_t next_id;
+    char *session;
+    char *session_env;
+    char errmsg[512];
+    mcpc_notify_fn notify;
+    void *notify_ud;
+    mcpc_server_request_fn server_request;
+    void *server_request_ud;
+    int list_changed;
+    Pending *pending;
+    int n_pending;
+    int era; /* MCPC_ERA_2025 or MCPC_ERA_2026 */
+};
+
+/* The 2026-07-28 revision and the _meta keys each of its requests carries. */
+#define MCPC_MODERN_VERSION "2026-07-28"
+/*
+ * input_required rounds one request may take before libmcpc gives up: a server asks a few
+ * questions in turn; one that keeps asking is looping.
+ */
+#define MCPC_MAX_INPUT_ROUNDS 16
+/* The id handed to the server-request handler for one input request: prefix, round, key. */
+#define MCPC_INPUT_ID_PREFIX "mcpc-input/"
+
+/** Set the error message (printf-style) and return r. */
+int libmcpc_fail(mcpc_client *c, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/** Queue sb to mcpd and write what the socket takes (all of it when block). */
+int libmcpc_send_sb(mcpc_client *c, const StrBuf *sb, bool block);
+/** Take p out of the pending list. */
+void libmcpc_pending_unlink(mcpc_client *c, Pending *p);
+/** Call p's callback with the outcome and free p (already unlinked). */
+void libmcpc_pending_finish(mcpc_client *c, Pending *p, int status, const char *json);
+/** A blocking request the 2025 way: sent, and its answer waited for by id. */
+int libmcpc_request_wait(mcpc_client *c, const char *method, yajl_val params, char **resultp);
+/** An asynchronous request (params is stamped, not taken). */
+int libmcpc_request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
+                          mcpc_progress_fn progress, void *userdata, unsigned long long *idp);
+
+/* mcpc-modern.c: the 2026-07-28 era. */
+/** What each 2026-era request carries in params._meta (the caller's own keys win). */
+void libmcpc_stamp_meta(mcpc_client *c, yajl_val params);
+/** An input_required answer to p taken up by the handler (true), or p is to finish (false). */
+bool libmcpc_input_required(mcpc_client *c, Pending *p, yajl_val result);
+/** mcpc_respond for an input request: 1 when it was one, 0 when not, or a failure. */
+int libmcpc_input_answer(mcpc_client *c, const char *id_text, yajl_val result, const char *message);
+/** A blocking request of the 2026 era (on the asynchronous path, which fulfils MRTR). */
+int libmcpc_request_modern(mcpc_client *c, const char *method, yajl_val params, char **resultp);
+/** mcpc_connect of the 2026 era: server/discover must offer the revision. */
+int libmcpc_connect_modern(mcpc_client *c);

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+// methods-modern: agents of the 2026-07-28 era on the socket (server/discover, stateless
+// requests, subscriptions/listen, MRTR), beside the 2025 era the rest of methods serves.
+#pragma once
+
+#include <yajl/yajl_tree.h>
+
+#include "common/jsonrpc.h"
+#include "daemon/downstream/peer.h"
+
+typedef struct Manager Manager;
+
+/** initialize's and server/discover's capabilities for a peer (a new tree). */
+yajl_val methods_capabilities(Manager *mg, Peer *p);
+/** mcpd's Implementation object (a new tree). */
+yajl_val methods_server_info(void);
+
+/**
+ * Called first for every message: answers server/discover, fixes the agent's era on its first
+ * other message, and handles what a modern agent sends that the 2025 tables do not know
+ * (its _meta, subscriptions/listen, MRTR retries). Returns true when the message is done.
+ */
+bool methods_modern_dispatch(Manager *mg, Peer *p, JsonrpcMsg *m);
+/* methods_modern_filter is declared in methods.h (for daemon.c). */

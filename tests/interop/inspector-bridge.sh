@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# inspector-bridge: MCP Inspector 2.12's CLI (pinned with the Node 22 it needs in inspector/)
+# drives mcpd through `mcpctl bridge` with --protocol-era modern and auto, against the real
+# server-everything (2025 era) upstream: tools/list and tools/call answer, and the traffic
+# between Inspector and the bridge shows the 2026-07-28 era (no initialize, resultType).
+# Needs MCPD_BINARY, MCPCTL_BINARY and EVERYTHING_JS (run through run.sh).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+modules=$(bash "$here/npm-setup.sh" "$here/inspector") || exit $?
+node22=$modules/node/bin/node
+[ -x "$node22" ] || node22=$modules/.bin/node
+inspector=$modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
+: "${MCPD_BINARY:?}" "${MCPCTL_BINARY:?}" "${EVERYTHING_JS:?}"
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/mcpd-inspector-XXXXXX")
+mcpd_pid=
+cleanup() {
+    if [ -n "$mcpd_pid" ]; then
+        kill "$mcpd_pid" 2>/dev/null || true
+        wait "$mcpd_pid" 2>/dev/null || true
+    fi
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+mkdir -m 700 "$dir/home" "$dir/config" "$dir/cache" "$dir/run" "$dir/project"
+# Inspector keeps state under ~/.mcp-inspector: a scratch HOME keeps it out of the user's.
+export HOME=$dir/home XDG_CONFIG_HOME=$dir/config XDG_CACHE_HOME=$dir/cache XDG_RUNTIME_DIR=$dir/run
+sock=$dir/run/mcpd.sock
+printf '{"mcpServers":{"everything":{"command":"%s","args":["%s","stdio"],"timeout":60000}}}\n' \
+    "$(command -v node)" "$EVERYTHING_JS" >"$dir/mcp.json"
+"$MCPD_BINARY" --config "$dir/mcp.json" --socket "$sock" 2>"$dir/mcpd.log" &
+mcpd_pid=$!
+for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done
+"$MCPCTL_BINARY" --socket "$sock" --timeout 60000 wait everything >/dev/null
+
+# The host's side of the bridge, recorded: what Inspector sends and what it gets back.
+cat >"$dir/bridge.sh" <<EOF
+#!/bin/sh
+tee -a "$dir/host-in.log" | "$MCPCTL_BINARY" --socket "$sock" bridge --cwd "$dir/project" | tee -a "$dir/host-out.log"
+EOF
+chmod +x "$dir/bridge.sh"
+
+failures=0
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+run_inspector() {
+    local era=$1
+    shift
+    : >"$dir/host-in.log"
+    : >"$dir/host-out.log"
+    timeout 120 "$node22" "$inspector" --cli --protocol-era "$era" -q --format json \
+        --connect-timeout 60000 "$@" "$dir/bridge.sh" 2>"$dir/inspector.err" || {
+        fail "inspector --protocol-era $era $* exited with $? ($(cat "$dir/inspector.err"))"
+        return 0
+    }
+}
+
+for era in modern auto; do
+    out=$(run_inspector "$era" --method tools/list)
+    grep -q '"mcp_everything_echo"' <<<"$out" || fail "$era tools/list: $out"
+    out=$(run_inspector "$era" --method tools/call --tool-name mcp_everything_get_sum \
+        --tool-args-json '{"a":40,"b":2}')
+    grep -q 'The sum of 40 and 2 is 42' <<<"$out" || fail "$era tools/call get-sum: $out"
+    grep -q '"method":"initialize"' "$dir/host-in.log" &&
+        fail "$era: Inspector fell back to initialize: $(head -c 600 "$dir/host-in.log")"
+    grep -q '"io.modelcontextprotocol/protocolVersion":"2026-07-28"' "$dir/host-in.log" ||
+        fail "$era: no 2026-07-28 request reached the bridge: $(head -c 600 "$dir/host-in.log")"
+    grep -q '"resultType":"complete"' "$dir/host-out.log" ||
+        fail "$era: results without resultType: $(head -c 600 "$dir/host-out.log")"
+done
+
+if [ "$failures" -ne 0 ]; then
+    echo "--- mcpd log" >&2
+    cat "$dir/mcpd.log" >&2
+    exit 1
+fi
+echo "inspector-bridge: all checks passed"
