@@ -525,6 +525,8 @@ static yajl_val agent_status(Manager *m, Peer *p)
     if (a->client_version)
         json_object_set(o, "version", json_string_new(a->client_version));
     json_object_set(o, "initialized", json_bool_new(a->initialized));
+    if (a->protocol_version)
+        json_object_set(o, "protocolVersion", json_string_new(a->protocol_version));
     if (ws) {
         json_object_set(o, "workspace", json_int_new((int64_t)ws->id));
         json_object_set(o, "root", ws->root ? json_string_new(ws->root) : json_null_new());
