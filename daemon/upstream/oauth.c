@@ -26,6 +26,7 @@
 #include "common/util.h"
 #include "daemon/upstream/http.h"
 #include "daemon/upstream/oauth-fetch.h"
+#include "daemon/upstream/oauth-issuer.h"
 #include "daemon/upstream/oauth-jwt.h"
 #include "daemon/upstream/oauth-private.h"
 #include "daemon/upstream/oauth-store.h"
@@ -530,13 +531,22 @@ static void listener_reply(struct evhttp_request *req, int code, const char *tex
     evbuffer_free(b);
 }
 
+/* SEP-2468: the response must name the issuer whose metadata was used (none: given by hand). */
+static bool iss_refused(OAuthFlow *f, const char *iss, char **whyp)
+{
+    yajl_val adv = json_get(f->asm_, "authorization_response_iss_parameter_supported");
+
+    return f->asm_ && oauth_check_response_iss(f->issuer, iss, YAJL_IS_TRUE(adv), whyp) < 0;
+}
+
 static void on_redirect(struct evhttp_request *req, void *arg)
 {
     OAuthFlow *f = arg;
     const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
     const char *path = evhttp_uri_get_path(u), *q = evhttp_uri_get_query(u);
-    const char *state, *code, *err;
+    const char *state, *code, *err, *iss;
     struct evkeyvalq kv;
+    char *why = NULL;
 
     if (f->code || f->error || !streq(path, f->redirect_path)) {
         evhttp_send_error(req, 404, NULL);
@@ -549,10 +559,13 @@ static void on_redirect(struct evhttp_request *req, void *arg)
         state = evhttp_find_header(&kv, "state");
         code = evhttp_find_header(&kv, "code");
         err = evhttp_find_header(&kv, "error");
+        iss = evhttp_find_header(&kv, "iss");
         if (!state || strlen(state) != strlen(f->state) ||
             !mem_equal_consttime(state, f->state, strlen(f->state)))
             f->error = xstrdup("the redirect's state does not match this sign-in (a stale or "
                                "forged redirect); run mcpctl login again");
+        else if (iss_refused(f, iss, &why))
+            f->error = why;
         else if (err)
             f->error = xasprintf("the authorization server refused: %.100s", err);
         else if (!code || !*code)
@@ -726,6 +739,8 @@ static void register_client(OAuthFlow *f)
                         "\"oauth\": {\"clientId\": ...} for this server",
                         f->issuer);
     json_object_set(body, "client_name", json_string_new("mcpd"));
+    /* SEP-837: a program on the person's machine with a loopback redirect (RFC 8252). */
+    json_object_set(body, "application_type", json_string_new("native"));
     json_array_push(uris, json_string_new(f->redirect_uri ? f->redirect_uri : ""));
     json_object_set(body, "redirect_uris", uris);
     uris = NULL;
@@ -818,6 +833,8 @@ static void on_asmeta(void *owner, Fetch *x)
                         f->issuer, why);
     }
     f->asm_ = v;
+    if (oauth_check_metadata_issuer(f->issuer, json_get_string(v, "issuer"), x->url, &why) < 0)
+        return flow_end(f, -EPERM, "%s", why);
     pkce = json_get_array(v, "code_challenge_methods_supported");
     if (!f->client_credentials && !list_has(pkce, "S256"))
         return flow_end(f, -ENOTSUP,
