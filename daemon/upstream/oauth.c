@@ -214,6 +214,36 @@ static char *str_or_list(yajl_val v)
     return sb.len ? strbuf_detach(&sb, NULL) : NULL;
 }
 
+/* Whether the space-separated list has the word w. */
+static bool words_have(const char *list, const char *w, size_t n)
+{
+    for (const char *p = list; p && *p; p += strspn(p, " ")) {
+        size_t k = strcspn(p, " ");
+        if (k == n && strncmp(p, w, n) == 0)
+            return true;
+        p += k;
+    }
+    return false;
+}
+
+char *oauth_scope_union(const char *a, const char *b)
+{
+    const char *lists[] = {a ? a : "", b ? b : ""};
+    StrBuf sb = STRBUF_INIT;
+
+    for (size_t i = 0; i < N_ELEMENTS(lists); i++)
+        for (const char *p = lists[i]; *p; p += strspn(p, " ")) {
+            size_t k = strcspn(p, " ");
+            if (!words_have(strbuf_str(&sb), p, k))
+                strbuf_printf(&sb, "%s%.*s", sb.len ? " " : "", (int)k, p);
+            p += k;
+        }
+    if (sb.len)
+        return strbuf_detach(&sb, NULL);
+    strbuf_deinit(&sb);
+    return NULL;
+}
+
 static bool list_has(yajl_val arr, const char *s)
 {
     for (size_t i = 0; YAJL_IS_ARRAY(arr) && i < arr->u.array.len; i++)
@@ -763,12 +793,13 @@ static void choose_scope(OAuthFlow *f)
 {
     _cleanup_free_ char *ch = f->challenge ? oauth_challenge_param(f->challenge, "scope") : NULL;
     yajl_val as_scopes = json_get_array(f->asm_, "scopes_supported");
+    const OAuthToken *old = oauth_store_find(f->resource);
 
     /* The spec's order: configured, the challenge's scope, then what the resource supports. */
     if (f->opt_scopes)
         f->scope = xstrdup(f->opt_scopes);
-    else if (ch && *ch)
-        f->scope = xstrdup(ch);
+    else if (ch && *ch) /* SEP-2350: with what this issuer granted before (step-up) */
+        f->scope = oauth_scope_union(old && streq(old->issuer, f->issuer) ? old->scope : NULL, ch);
     else
         f->scope = str_or_list(json_get(f->prm, "scopes_supported"));
     /* A refresh token needs offline_access where the server lists it (SEP-2207). */
@@ -833,8 +864,14 @@ static void on_asmeta(void *owner, Fetch *x)
                         f->issuer, why);
     }
     f->asm_ = v;
-    if (oauth_check_metadata_issuer(f->issuer, json_get_string(v, "issuer"), x->url, &why) < 0)
+    /* 2025-03-26 servers name no issuer (no resource metadata): the metadata's own is taken. */
+    if (f->legacy && json_get_string(v, "issuer")) {
+        free(f->issuer);
+        f->issuer = xstrdup(json_get_string(v, "issuer"));
+    } else if (oauth_check_metadata_issuer(f->issuer, json_get_string(v, "issuer"), x->url, &why) <
+               0) {
         return flow_end(f, -EPERM, "%s", why);
+    }
     pkce = json_get_array(v, "code_challenge_methods_supported");
     if (!f->client_credentials && !list_has(pkce, "S256"))
         return flow_end(f, -ENOTSUP,

@@ -138,6 +138,25 @@ static void check_iss(const char *iss, bool advertised, int want, const char *pa
     free(why);
 }
 
+static void check_union(const char *a, const char *b, const char *want)
+{
+    char *u = oauth_scope_union(a, b);
+    CHECK_STREQ(u, want);
+    free(u);
+}
+
+static void test_scope_union(void)
+{
+    check_union("mcp:basic", "mcp:write", "mcp:basic mcp:write");
+    check_union("a b", "b  c a", "a b c");
+    check_union(NULL, "x", "x");
+    check_union("x", NULL, "x");
+    check_union(NULL, NULL, NULL);
+    check_union("  ", "", NULL);
+    /* Whole words only: "read" is not in "read:all". */
+    check_union("read:all", "read", "read:all read");
+}
+
 static void test_issuer(void)
 {
     /* RFC 8414 3.3: exactly the issuer the well-known URL was built from. */
@@ -164,6 +183,7 @@ int main(void)
     RUN(test_resource);
     RUN(test_encoding);
     RUN(test_issuer);
+    RUN(test_scope_union);
     RUN(test_store);
     return test_main_result();
 }
