@@ -26,6 +26,7 @@
 #include "common/util.h"
 #include "daemon/upstream/http.h"
 #include "daemon/upstream/oauth-fetch.h"
+#include "daemon/upstream/oauth-issuer.h"
 #include "daemon/upstream/oauth-jwt.h"
 #include "daemon/upstream/oauth-private.h"
 #include "daemon/upstream/oauth-store.h"
@@ -211,6 +212,36 @@ static char *str_or_list(yajl_val v)
             strbuf_printf(&sb, "%s%s", sb.len ? " " : "", s);
     }
     return sb.len ? strbuf_detach(&sb, NULL) : NULL;
+}
+
+/* Whether the space-separated list has the word w. */
+static bool words_have(const char *list, const char *w, size_t n)
+{
+    for (const char *p = list; p && *p; p += strspn(p, " ")) {
+        size_t k = strcspn(p, " ");
+        if (k == n && strncmp(p, w, n) == 0)
+            return true;
+        p += k;
+    }
+    return false;
+}
+
+char *oauth_scope_union(const char *a, const char *b)
+{
+    const char *lists[] = {a ? a : "", b ? b : ""};
+    StrBuf sb = STRBUF_INIT;
+
+    for (size_t i = 0; i < N_ELEMENTS(lists); i++)
+        for (const char *p = lists[i]; *p; p += strspn(p, " ")) {
+            size_t k = strcspn(p, " ");
+            if (!words_have(strbuf_str(&sb), p, k))
+                strbuf_printf(&sb, "%s%.*s", sb.len ? " " : "", (int)k, p);
+            p += k;
+        }
+    if (sb.len)
+        return strbuf_detach(&sb, NULL);
+    strbuf_deinit(&sb);
+    return NULL;
 }
 
 static bool list_has(yajl_val arr, const char *s)
@@ -530,13 +561,22 @@ static void listener_reply(struct evhttp_request *req, int code, const char *tex
     evbuffer_free(b);
 }
 
+/* SEP-2468: the response must name the issuer whose metadata was used (none: given by hand). */
+static bool iss_refused(OAuthFlow *f, const char *iss, char **whyp)
+{
+    yajl_val adv = json_get(f->asm_, "authorization_response_iss_parameter_supported");
+
+    return f->asm_ && oauth_check_response_iss(f->issuer, iss, YAJL_IS_TRUE(adv), whyp) < 0;
+}
+
 static void on_redirect(struct evhttp_request *req, void *arg)
 {
     OAuthFlow *f = arg;
     const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
     const char *path = evhttp_uri_get_path(u), *q = evhttp_uri_get_query(u);
-    const char *state, *code, *err;
+    const char *state, *code, *err, *iss;
     struct evkeyvalq kv;
+    char *why = NULL;
 
     if (f->code || f->error || !streq(path, f->redirect_path)) {
         evhttp_send_error(req, 404, NULL);
@@ -549,10 +589,13 @@ static void on_redirect(struct evhttp_request *req, void *arg)
         state = evhttp_find_header(&kv, "state");
         code = evhttp_find_header(&kv, "code");
         err = evhttp_find_header(&kv, "error");
+        iss = evhttp_find_header(&kv, "iss");
         if (!state || strlen(state) != strlen(f->state) ||
             !mem_equal_consttime(state, f->state, strlen(f->state)))
             f->error = xstrdup("the redirect's state does not match this sign-in (a stale or "
                                "forged redirect); run mcpctl login again");
+        else if (iss_refused(f, iss, &why))
+            f->error = why;
         else if (err)
             f->error = xasprintf("the authorization server refused: %.100s", err);
         else if (!code || !*code)
@@ -726,6 +769,8 @@ static void register_client(OAuthFlow *f)
                         "\"oauth\": {\"clientId\": ...} for this server",
                         f->issuer);
     json_object_set(body, "client_name", json_string_new("mcpd"));
+    /* SEP-837: a program on the person's machine with a loopback redirect (RFC 8252). */
+    json_object_set(body, "application_type", json_string_new("native"));
     json_array_push(uris, json_string_new(f->redirect_uri ? f->redirect_uri : ""));
     json_object_set(body, "redirect_uris", uris);
     uris = NULL;
@@ -748,12 +793,13 @@ static void choose_scope(OAuthFlow *f)
 {
     _cleanup_free_ char *ch = f->challenge ? oauth_challenge_param(f->challenge, "scope") : NULL;
     yajl_val as_scopes = json_get_array(f->asm_, "scopes_supported");
+    const OAuthToken *old = oauth_store_find(f->resource);
 
     /* The spec's order: configured, the challenge's scope, then what the resource supports. */
     if (f->opt_scopes)
         f->scope = xstrdup(f->opt_scopes);
-    else if (ch && *ch)
-        f->scope = xstrdup(ch);
+    else if (ch && *ch) /* SEP-2350: with what this issuer granted before (step-up) */
+        f->scope = oauth_scope_union(old && streq(old->issuer, f->issuer) ? old->scope : NULL, ch);
     else
         f->scope = str_or_list(json_get(f->prm, "scopes_supported"));
     /* A refresh token needs offline_access where the server lists it (SEP-2207). */
@@ -818,6 +864,14 @@ static void on_asmeta(void *owner, Fetch *x)
                         f->issuer, why);
     }
     f->asm_ = v;
+    /* 2025-03-26 servers name no issuer (no resource metadata): the metadata's own is taken. */
+    if (f->legacy && json_get_string(v, "issuer")) {
+        free(f->issuer);
+        f->issuer = xstrdup(json_get_string(v, "issuer"));
+    } else if (oauth_check_metadata_issuer(f->issuer, json_get_string(v, "issuer"), x->url, &why) <
+               0) {
+        return flow_end(f, -EPERM, "%s", why);
+    }
     pkce = json_get_array(v, "code_challenge_methods_supported");
     if (!f->client_credentials && !list_has(pkce, "S256"))
         return flow_end(f, -ENOTSUP,

@@ -53,6 +53,11 @@ void oauth_shutdown(void);
 char *oauth_challenge_param(const char *challenge, const char *name);
 /** PKCE: the S256 challenge of a verifier (base64url of its SHA-256), newly allocated. */
 char *oauth_pkce_challenge(const char *verifier);
+/**
+ * The scopes of a and then those of b not in a, space-separated (SEP-2350: a re-authorization
+ * keeps what was granted), newly allocated; NULL when both are empty. Either may be NULL.
+ */
+char *oauth_scope_union(const char *a, const char *b);
 /** Whether a Protected Resource Metadata "resource" may stand for url (same, or a parent). */
 bool oauth_resource_matches(const char *prm_resource, const char *url);
 

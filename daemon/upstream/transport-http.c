@@ -356,7 +356,9 @@ static void post_done(Xfer *x, CURLcode res)
     }
     if (x->modern && x->status / 100 == 2)
         t->modern = true;
-    if (x->modern && x->status / 100 != 2 && x->status != 401) {
+    /* A 401, and a 403 insufficient_scope (step-up, below), are sign-in matters in both eras. */
+    if (x->modern && x->status / 100 != 2 && x->status != 401 &&
+        !(x->status == 403 && strcasestr(strbuf_str(&x->www_auth), "insufficient_scope"))) {
         /*
          * A 4xx with a JSON-RPC error is the answer (-32022 with the versions, -32601, ...);
          * anything else is an error too, and upstream.c reads it as "not modern". Either way

@@ -15,7 +15,8 @@ cmd=("$node22" "$modules/@modelcontextprotocol/conformance/dist/index.js" client
 if [ "$arg" = --requirements ]; then
     cmd+=(--requirements 2026-07-28)
 else
-    cmd+=(--scenario "$arg")
+    # The revision's rules (SEP-837's application_type, ...) apply to one scenario too.
+    cmd+=(--scenario "$arg" --spec-version 2026-07-28)
 fi
 if command -v ip >/dev/null && unshare -n true 2>/dev/null; then
     exec unshare -n bash -c 'ip link set lo up && exec "$@"' run.sh "${cmd[@]}"

@@ -69,6 +69,13 @@ auth/client-credentials-* | auth/cross-app-access-*)
         sleep 0.2
     done
     ;;
+auth/authorization-server-migration)
+    # The resource names another authorization server after the first sign-in: its token is
+    # refused, mcpd asks for sign-in again, and that login registers anew there (SEP-2352).
+    ctl wait conf >/dev/null
+    ctl login conf --headless >/dev/null || fail "login failed"
+    ctl wait conf >/dev/null || ctl login conf --headless >/dev/null || fail "second login failed"
+    ;;
 auth/*)
     # mcpd shows the server as needing sign-in; the headless login follows the redirect.
     ctl wait conf >/dev/null

@@ -42,7 +42,7 @@ static struct {
     int n_toks, serial, refreshes, codes;
     char challenge[128];
     char fault[32]; /* set by GET /fault/NAME: bad-state, no-access-token, garbage-meta, no-pkce,
-                       other-resource; GET /fault/none clears it */
+                       other-resource, wrong-iss, meta-issuer; GET /fault/none clears it */
     FILE *log;
 } st = {.expires_in = 3600};
 
@@ -186,8 +186,9 @@ static void on_authorize(struct evhttp_request *req)
         reply(req, 400, "text/plain", "bad authorization request\n");
     } else {
         strcpy(st.challenge, cc);
-        snprintf(loc, sizeof(loc), "%s?code=code-%d&state=%s%s", ru, ++st.codes, state,
-                 fault("bad-state") ? "x" : "");
+        snprintf(loc, sizeof(loc), "%s?code=code-%d&state=%s%s%s", ru, ++st.codes, state,
+                 fault("bad-state") ? "x" : "",
+                 fault("wrong-iss") ? "&iss=https%3A%2F%2Fevil.example" : "");
         evhttp_add_header(evhttp_request_get_output_headers(req), "Location", loc);
         reply(req, 302, NULL, NULL);
     }
@@ -280,8 +281,8 @@ static void on_request(struct evhttp_request *req, void *arg)
                  "\"token_endpoint\":\"%s/token\",\"registration_endpoint\":\"%s/register\","
                  "\"code_challenge_methods_supported\":[\"%s\"],"
                  "\"token_endpoint_auth_methods_supported\":[\"none\"]}",
-                 base_url(), base_url(), base_url(), base_url(),
-                 fault("no-pkce") ? "plain" : "S256");
+                 fault("meta-issuer") ? "https://attacker.example" : base_url(), base_url(),
+                 base_url(), base_url(), fault("no-pkce") ? "plain" : "S256");
         reply(req, 200, "application/json", b);
     } else if (strcmp(p, "/register") == 0) {
         free(body_of(req));

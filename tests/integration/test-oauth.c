@@ -200,6 +200,8 @@ int main(void)
     check_fault(&h, c, port, "other-resource", "refusing it");
     check_fault(&h, c, port, "bad-state", "state does not match");
     check_fault(&h, c, port, "no-access-token", "no usable \"access_token\"");
+    check_fault(&h, c, port, "wrong-iss", "not from the authorization server");
+    check_fault(&h, c, port, "meta-issuer", "names the issuer \"https://attacker.example\"");
     CHECK(http_get(port, "/fault/none") == 200);
 
     /* 2. Login as a person does it: the URL, a browser, the redirect to mcpd's listener. */

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 // test-oauth: unit tests for the sign-in helpers (challenge parsing, PKCE, resource matching,
-// base64, form encoding) and the token store (durable, 0600, rotation, removal).
+// base64, form encoding), the SEP-2468 issuer checks and the token store (durable, 0600, rotation,
+// removal).
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "common/strbuf.h"
 #include "daemon/upstream/oauth-fetch.h"
+#include "daemon/upstream/oauth-issuer.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/oauth.h"
 #include "tests/unit/test.h"
@@ -115,12 +118,72 @@ static void test_store(void)
     free(dir);
 }
 
+static void check_meta(const char *expected, const char *got, int want, const char *part)
+{
+    char *why = NULL;
+
+    CHECK_INTEQ(oauth_check_metadata_issuer(expected, got, "http://as/.well-known/x", &why), want);
+    CHECK(want == 0 ? why == NULL
+                    : why && strstr(why, part) && strstr(why, "http://as/.well-known/x"));
+    free(why);
+}
+
+static void check_iss(const char *iss, bool advertised, int want, const char *part)
+{
+    char *why = NULL;
+
+    CHECK_INTEQ(oauth_check_response_iss("https://as.example/t1", iss, advertised, &why), want);
+    CHECK(want == 0 ? why == NULL
+                    : why && strstr(why, part) && strstr(why, "https://as.example/t1"));
+    free(why);
+}
+
+static void check_union(const char *a, const char *b, const char *want)
+{
+    char *u = oauth_scope_union(a, b);
+    CHECK_STREQ(u, want);
+    free(u);
+}
+
+static void test_scope_union(void)
+{
+    check_union("mcp:basic", "mcp:write", "mcp:basic mcp:write");
+    check_union("a b", "b  c a", "a b c");
+    check_union(NULL, "x", "x");
+    check_union("x", NULL, "x");
+    check_union(NULL, NULL, NULL);
+    check_union("  ", "", NULL);
+    /* Whole words only: "read" is not in "read:all". */
+    check_union("read:all", "read", "read:all read");
+}
+
+static void test_issuer(void)
+{
+    /* RFC 8414 3.3: exactly the issuer the well-known URL was built from. */
+    check_meta("https://as.example/t1", "https://as.example/t1", 0, NULL);
+    check_meta("https://as.example/t1", "https://attacker.example", -EPERM, "attacker.example");
+    check_meta("https://as.example/t1", "https://as.example/t1/", -EPERM, "t1/");
+    check_meta("https://as.example/t1", "HTTPS://as.example/t1", -EPERM, "HTTPS");
+    check_meta("https://as.example/t1", NULL, -EPERM, "no \"issuer\"");
+    /* RFC 9207: a present iss must match, advertised or not; absent only when not advertised. */
+    check_iss("https://as.example/t1", true, 0, NULL);
+    check_iss("https://as.example/t1", false, 0, NULL);
+    check_iss(NULL, false, 0, NULL);
+    check_iss(NULL, true, -EPERM, "authorization_response_iss_parameter_supported");
+    check_iss("https://evil.example.com", true, -EPERM, "evil.example.com");
+    check_iss("https://evil.example.com", false, -EPERM, "evil.example.com");
+    check_iss("https://as.example/t1/", true, -EPERM, "t1/");
+    check_iss("", false, -EPERM, "run mcpctl login again");
+}
+
 int main(void)
 {
     RUN(test_challenge);
     RUN(test_pkce);
     RUN(test_resource);
     RUN(test_encoding);
+    RUN(test_issuer);
+    RUN(test_scope_union);
     RUN(test_store);
     return test_main_result();
 }
