@@ -636,8 +636,17 @@ static void on_transport_closed(void *userdata, const char *reason)
     if (u->closed || u->dead)
         return;
     u->dead = true;
-    if (!u->initialized && u->era_key)
-        idmap_remove(&era_memory, u->era_key); /* re-probe next time */
+    if (!u->initialized && u->era_key) {
+        /*
+         * A child that ended on the probe, before any initialize, is a strict 2025 server (some
+         * end on any request before initialize): the next start sends initialize. Otherwise the
+         * era is probed again. Either way a wrong guess costs one failed start, never a loop.
+         */
+        if (u->stdio && u->pin == PROTOCOL_AUTO && u->discover_tries && !u->init_sent)
+            era_remember(u, UPSTREAM_ERA_LEGACY);
+        else
+            idmap_remove(&era_memory, u->era_key);
+    }
     while (idmap_next(&u->pending, &pos, NULL, &v))
         fail_pending(v, UPSTREAM_CLOSED, reason);
     if (u->ev.closed)
@@ -718,8 +727,11 @@ static void send_initialize(Upstream *u)
      * A child that died at once makes this write fail (EPIPE); its exit is reported by the
      * transport like any other, so the failure is handled there, with the exit status.
      */
-    int r = upstream_request(u, "initialize", initialize_params(), u->timeout_ms, false,
-                             on_initialize, NULL, NULL);
+    int r;
+
+    u->init_sent = true;
+    r = upstream_request(u, "initialize", initialize_params(), u->timeout_ms, false, on_initialize,
+                         NULL, NULL);
     if (r < 0)
         log_full(LOG_DEBUG, u->name, "connect", "cannot send initialize: %s", strerror(-r));
 }

@@ -96,6 +96,7 @@ struct Upstream {
     UpstreamEra era;
     ProtocolEra pin;            /* the server's "protocol" field */
     unsigned discover_tries;    /* server/discover sent in this session */
+    bool init_sent;             /* initialize sent in this session */
     uint64_t era_key;           /* the server's key in the era memory */
     int64_t timeout_ms;         /* the server's handshake bound */
     bool stdio;                 /* a child process: its discover probe is bounded shorter */

@@ -46,6 +46,8 @@ static struct {
     long huge_line, stderr_flood;
     bool hang_init, exit_now, garbage, list_fail, ignore_sigterm, ignore_eof;
     bool grandchild, close_stdout, only_generic, ask, exit_on_init, no_progress;
+    bool strict_init; /* a request other than initialize before it ends the process */
+    bool seen_init;
 } opt = {.name = "fake", .list_changed_ms = -1};
 
 static struct {
@@ -1211,9 +1213,14 @@ static void on_request(const char *method, const Tok *id, yajl_val params)
 {
     if (opt.stderr_noise > 0)
         note("noise: handling %s", method);
-    if (strcmp(method, "initialize") == 0)
+    if (opt.strict_init && !opt.seen_init && strcmp(method, "initialize") != 0) {
+        note("exiting on %s before initialize (--strict-init)", method);
+        exit(6);
+    }
+    if (strcmp(method, "initialize") == 0) {
+        opt.seen_init = true;
         on_initialize(id, params);
-    else if (strcmp(method, "ping") == 0 || strcmp(method, "logging/setLevel") == 0)
+    } else if (strcmp(method, "ping") == 0 || strcmp(method, "logging/setLevel") == 0)
         send_empty_result(id);
     else if (strcmp(method, "tools/list") == 0)
         on_tools_list(id, params);
@@ -1422,6 +1429,7 @@ enum {
     O_ONLY_GENERIC,
     O_ASK,
     O_EXIT_ON_INIT,
+    O_STRICT_INIT,
     O_HUGE_LINE,
     O_STDERR_FLOOD,
     O_NO_PROGRESS,
@@ -1450,6 +1458,7 @@ static const struct option long_opts[] = {
     {"only-generic", no_argument, NULL, O_ONLY_GENERIC},
     {"ask", no_argument, NULL, O_ASK},
     {"exit-on-initialize", no_argument, NULL, O_EXIT_ON_INIT},
+    {"strict-init", no_argument, NULL, O_STRICT_INIT},
     {"huge-line", required_argument, NULL, O_HUGE_LINE},
     {"stderr-flood", required_argument, NULL, O_STDERR_FLOOD},
     {"no-progress", no_argument, NULL, O_NO_PROGRESS},
@@ -1521,6 +1530,9 @@ static void set_option(int c, const char *arg, const char *name)
         break;
     case O_EXIT_ON_INIT:
         opt.exit_on_init = true;
+        break;
+    case O_STRICT_INIT:
+        opt.strict_init = true;
         break;
     case O_HUGE_LINE:
         opt.huge_line = parse_count(arg, name);

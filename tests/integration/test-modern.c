@@ -144,8 +144,9 @@ int main(void)
                   " \"legacy\": {\"command\": \"%s\", \"args\": [\"--log\", \"%s\"]},"
                   " \"pinned\": {\"command\": \"%s\", \"protocol\": \"2025\","
                   " \"reconnect\": false},"
-                  " \"bad\": {\"command\": \"%s\", \"protocol\": \"2027-01-01\"}}}",
-                  modern, mlog, h_fake(), flog, modern, h_fake());
+                  " \"bad\": {\"command\": \"%s\", \"protocol\": \"2027-01-01\"},"
+                  " \"strict\": {\"command\": \"%s\", \"args\": [\"--strict-init\"]}}}",
+                  modern, mlog, h_fake(), flog, modern, h_fake(), h_fake());
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     c = h_client(&h, "plain");
@@ -177,6 +178,14 @@ int main(void)
     CHECK(h_wait_state(c, "legacy", "connected", H_WAIT_MS));
     CHECK(count_in(flog, "\"initialize\"") == 2);
     CHECK_MSG(count_in(flog, "\"server/discover\"") == 1, "the legacy server was probed again");
+
+    /*
+     * A 2025 server that ends on any request before initialize dies on the probe once; its next
+     * start sends initialize (the breaker would trip if every start probed again).
+     */
+    CHECK(h_wait_state(c, "strict", "connected", H_WAIT_MS));
+    CHECK_MSG(streq(server_string(c, "strict", "protocolVersion", &v), "2025-11-25"), "%s", v);
+    free(v);
 
     h_settle(&h, c, "modern", "legacy", NULL);
 
