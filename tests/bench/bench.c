@@ -31,6 +31,8 @@
 #endif
 
 static bool short_mode;
+/* --blocking-reads: clients wait in read(2) instead of poll(2), the model of earlier runs. */
+static bool blocking_reads;
 /* The null relay (null-relay.c): one extra hop, nothing parsed; NULL leaves it out. */
 static const char *relay_path;
 static StrBuf json_out = STRBUF_INIT;
@@ -132,6 +134,14 @@ static int64_t direct_read(Direct *d)
             if (p && !strstr(line, "\"method\""))
                 return strtoll(p + 5, NULL, 10);
         }
+        /*
+         * Wait for input as agents do (an event loop; libmcpc polls), not in a blocking read: a
+         * reader blocked in read(2) is also woken each time its peer drains what it wrote, a
+         * wake-up real agents never cause and whose cost lands on mcpd's (or the relay's) CPU.
+         */
+        struct pollfd pfd = {.fd = d->out, .events = POLLIN};
+        if (!blocking_reads && poll(&pfd, 1, -1) < 0 && errno != EINTR)
+            return -1;
         if (framer_read_fd(&d->f, d->out) <= 0)
             return -1;
     }
@@ -1395,13 +1405,15 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (streq(argv[i], "--short"))
             short_mode = true;
+        else if (streq(argv[i], "--blocking-reads"))
+            blocking_reads = true;
         else if (streq(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else if (streq(argv[i], "--relay") && i + 1 < argc)
             relay_path = argv[++i];
         else {
-            fprintf(stderr,
-                    "usage: mcpd-bench [--short] [--only 1,2,...,8] [--relay NULL-RELAY]\n");
+            fprintf(stderr, "usage: mcpd-bench [--short] [--blocking-reads] [--only 1,2,...,8] "
+                            "[--relay NULL-RELAY]\n");
             return 2;
         }
     }
