@@ -16,8 +16,10 @@
 #define _unused_        __attribute__((unused))
 
 #define N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
-#define MIN(a, b)     ((a) < (b) ? (a) : (b))
-#define MAX(a, b)     ((a) > (b) ? (a) : (b))
+/* The struct of type that holds member at ptr (for nodes embedded in what they link). */
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+#define MIN(a, b)                       ((a) < (b) ? (a) : (b))
+#define MAX(a, b)                       ((a) > (b) ? (a) : (b))
 
 /* Allocation failure is not an expected outcome in this daemon: abort with a message. */
 void *xmalloc(size_t n);

@@ -82,7 +82,8 @@ typedef struct UpstreamPending {
     uint64_t id;
     UpstreamReplyFn fn;
     void *ctx;
-    struct event *timer;
+    DeadlineNode deadline; /* in u->deadlines while it has a timeout */
+    struct event *local;   /* an answer made here, from the loop (subscribe_by_listen) */
     int64_t timeout_ms;
     uint64_t deadline_cap_ms; /* hard cap for progress-extended calls, monotonic */
     bool progress;
@@ -94,8 +95,9 @@ typedef struct UpstreamPending {
 
 static void pending_free(UpstreamPending *p)
 {
-    if (p->timer)
-        event_free(p->timer);
+    deadline_clear(&p->u->deadlines, &p->deadline);
+    if (p->local)
+        event_free(p->local);
     free(p->line);
     free(p);
 }
@@ -156,14 +158,13 @@ int upstream_notify(Upstream *u, const char *method, yajl_val params)
     return r;
 }
 
-static void on_request_timeout(evutil_socket_t fd, short what, void *arg)
+static void on_request_timeout(DeadlineNode *n, void *ud)
 {
-    UpstreamPending *p = arg;
-    Upstream *u = p->u;
+    UpstreamPending *p = container_of(n, UpstreamPending, deadline);
+    Upstream *u = ud;
     _cleanup_free_ char *msg = xasprintf("Request timed out after %" PRId64 "ms", p->timeout_ms);
     yajl_val params = json_object_new();
 
-    (void)fd, (void)what;
     /* The lifecycle page: on timeout, cancel upstream and stop waiting. */
     json_object_set(params, "requestId", json_int_new((int64_t)wire_id(p)));
     json_object_set(params, "reason", json_string_new("timeout"));
@@ -174,20 +175,16 @@ static void on_request_timeout(evutil_socket_t fd, short what, void *arg)
 static void arm_timer(UpstreamPending *p)
 {
     int64_t ms = p->timeout_ms;
-    struct timeval tv;
+    uint64_t now;
 
     if (ms <= 0)
         return;
+    now = now_ms();
     if (p->deadline_cap_ms) {
-        uint64_t now = now_ms();
         int64_t left = p->deadline_cap_ms > now ? (int64_t)(p->deadline_cap_ms - now) : 0;
         ms = MIN(ms, left);
     }
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
-    if (!p->timer)
-        p->timer = evtimer_new(p->u->base, on_request_timeout, p);
-    evtimer_add(p->timer, &tv);
+    deadline_set(&p->u->deadlines, &p->deadline, now + (uint64_t)ms);
 }
 
 /* Record a request that has been sent. */
@@ -352,8 +349,8 @@ static int subscribe_by_listen(Upstream *u, const char *method, const char *body
     listen_restart(u);
     pending_add(u, id, 0, 0, fn, ctx);
     p = idmap_get(&u->pending, id);
-    p->timer = evtimer_new(u->base, on_local_ok, p);
-    event_active(p->timer, EV_TIMEOUT, 0);
+    p->local = evtimer_new(u->base, on_local_ok, p);
+    event_active(p->local, EV_TIMEOUT, 0);
     if (idp)
         *idp = id;
     return 0;
@@ -916,6 +913,7 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
         free(u);
         return r;
     }
+    deadline_init(&u->deadlines, base, on_request_timeout, u);
     u->pin = cfg->protocol;
     u->timeout_ms = cfg->timeout_ms;
     u->stdio = cfg->type == TRANSPORT_STDIO;
@@ -1168,6 +1166,7 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
         if (u->ttl[k].ev)
             event_free(u->ttl[k].ev);
     idmap_deinit(&u->pending);
+    deadline_deinit(&u->deadlines);
     idmap_deinit(&u->wire_ids);
     json_free(u->server_info);
     json_free(u->capabilities);

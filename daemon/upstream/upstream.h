@@ -11,6 +11,7 @@
 #include "common/idmap.h"
 #include "common/mcp.h"
 #include "daemon/config/config.h"
+#include "daemon/sys/deadline.h"
 #include "daemon/upstream/transport.h"
 
 /* The revision mcpd asks for, and every one it accepts back (mcp-spec-digest section 0). */
@@ -78,9 +79,10 @@ struct Upstream {
     char *name;
     struct event_base *base;
     Transport *transport;
-    IdMap pending;        /* request id -> UpstreamPending */
-    IdMap wire_ids;       /* modern HTTP: id of a re-issued request -> its pending id */
-    size_t n_raw_pending; /* of them, those that take a raw result */
+    IdMap pending;           /* request id -> UpstreamPending */
+    DeadlineQueue deadlines; /* the pending requests' timeouts, behind one timer */
+    IdMap wire_ids;          /* modern HTTP: id of a re-issued request -> its pending id */
+    size_t n_raw_pending;    /* of them, those that take a raw result */
     uint64_t next_id;
     bool initialized, closed, dead;
     yajl_val server_info;  /* owned, from the initialize result */
