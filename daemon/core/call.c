@@ -125,8 +125,6 @@ static void call_free(Call *c)
         if (s->calls_in_flight)
             s->calls_in_flight--;
         s->last_used_ms = now_ms();
-        if (c->request_id && idmap_get(&s->live_calls, c->request_id) == c)
-            idmap_remove(&s->live_calls, c->request_id);
     }
     if (c->ev_wait)
         event_free(c->ev_wait);
@@ -228,7 +226,6 @@ static bool call_mrtr(Call *c, Server *s, const UpstreamReply *r)
     o = mrtr_begin(&env, c->reg, s, c->id, c->peer_id, &c->mrtr_rounds, r, call_mrtr_retry, &why);
     if (o == MRTR_COMPLETE)
         return false;
-    idmap_remove(&s->live_calls, c->request_id);
     c->request_id = 0; /* no upstream request until the retry: a cancel just ends it */
     if (o == MRTR_FAILED)
         call_fail(c, JSONRPC_METHOD_NOT_FOUND, why, NULL);
@@ -244,7 +241,8 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 
     switch (r->outcome) {
     case UPSTREAM_OK:
-        if (s && call_mrtr(c, s, r))
+        /* Only a 2026-07-28 server asks for input in a result (resultType input_required). */
+        if (s && upstream_is_modern(u) && call_mrtr(c, s, r))
             return;
         call_reply_ok(c, s, r);
         call_free(c);
@@ -290,7 +288,6 @@ static void call_send(Call *c, Server *s)
         call_fail(c, MCP_ERROR_CONNECTION_CLOSED, msg, NULL);
         return;
     }
-    idmap_put(&s->live_calls, c->request_id, c);
 }
 
 static void on_call_wait_timeout(evutil_socket_t fd, short what, void *arg)
@@ -432,8 +429,11 @@ static void call_start(CallRegistry *m, Peer *p, char *id, const char *name, con
         free(token);
         return;
     }
+    size_t tool_len = strlen(tool);
+    /* Sized once: the usual body (a plain name, the arguments as they came) never grows. */
+    strbuf_reserve(&body, sizeof("\"name\":\"\",\"arguments\":{}") + tool_len + args_len);
     strbuf_puts(&body, "\"name\":");
-    json_write_string(&body, tool, strlen(tool));
+    json_write_string(&body, tool, tool_len);
     strbuf_puts(&body, ",\"arguments\":");
     if (args)
         strbuf_append(&body, args, args_len);
@@ -628,12 +628,12 @@ static Peer *causing_peer(CallRegistry *cr, Server *s, unsigned cap, Peer **anyp
     void *v;
 
     *anyp = NULL;
-    while (idmap_next(&s->live_calls, &pos, NULL, &v)) {
+    while (idmap_next(&s->calls, &pos, NULL, &v)) {
         Call *c = v;
-        Peer *p = peer_get(cr->peers, c->peer_id);
-        Agent *a = agent_get(cr->agents, c->peer_id);
-        if (!p || !a)
-            continue;
+        Peer *p = c->request_id ? peer_get(cr->peers, c->peer_id) : NULL;
+        Agent *a = p ? agent_get(cr->agents, c->peer_id) : NULL;
+        if (!a)
+            continue; /* not at the server now (waiting, or between rounds), or its agent left */
         if (c->id > any_call) {
             any_call = c->id;
             *anyp = p;
@@ -980,9 +980,9 @@ char *call_cause_of_request(CallRegistry *cr, uint64_t request_id)
     void *v;
 
     /* The agent's latest call still at that server is the one the server is serving. */
-    while (s && idmap_next(&s->live_calls, &pos, NULL, &v)) {
+    while (s && idmap_next(&s->calls, &pos, NULL, &v)) {
         Call *c = v;
-        if (c->peer_id == sr->peer_id && (!best || c->id > best->id))
+        if (c->request_id && c->peer_id == sr->peer_id && (!best || c->id > best->id))
             best = c;
     }
     return best ? xstrdup(best->orig_id) : NULL;

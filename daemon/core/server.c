@@ -598,7 +598,6 @@ static void server_remove(Server *s)
     event_free(s->ev_cache);
     free(s->list_note);
     free(s->cache_problem);
-    idmap_deinit(&s->live_calls);
     idmap_deinit(&s->calls);
     idmap_deinit(&s->requests);
     toolset_free(s->tools);

@@ -77,7 +77,6 @@ typedef struct Server {
     uint64_t calls_total;
     unsigned n_refs;      /* workspaces that use it */
     char *start_dir;      /* where a stdio server starts when its config names no cwd */
-    IdMap live_calls;     /* upstream request id -> Call: whose agent a server request is for */
     IdMap calls;          /* call id -> Call: every call routed to it (call.c owns them) */
     IdMap requests;       /* id -> ServerRequest: its requests forwarded to agents (call.c) */
     int log_level;        /* logging/setLevel sent upstream, or -1 */

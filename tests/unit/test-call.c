@@ -219,10 +219,10 @@ static void test_call_through_the_fake_server(void)
     /* In flight upstream: the agent going away cancels it there, and nothing is answered. */
     call(&c, p, "2", "mcp_fake_sleep", "{\"ms\":60000}");
     CHECK_INTEQ(s->calls.n, 1);
-    CHECK_INTEQ(s->live_calls.n, 1);
+    CHECK_INTEQ(s->calls_in_flight, 1);
     calls_peer_gone(&c.calls, p);
     CHECK_INTEQ(s->calls.n, 0);
-    CHECK_INTEQ(s->live_calls.n, 0);
+    CHECK_INTEQ(s->calls_in_flight, 0);
     CHECK_INTEQ(c.calls.calls.n, 0);
     check_quiet(&c, fd);
     close(fd);
