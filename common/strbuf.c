@@ -5,7 +5,7 @@
 
 #include "common/strbuf.h"
 
-void strbuf_reserve(StrBuf *sb, size_t n)
+void strbuf_grow(StrBuf *sb, size_t n)
 {
     size_t need = sb->len + n + 1;
 
@@ -17,27 +17,6 @@ void strbuf_reserve(StrBuf *sb, size_t n)
     sb->data = xrealloc(sb->data, cap);
     sb->cap = cap;
     /* A first allocation holds garbage: keep the buffer a valid string even before appends. */
-    sb->data[sb->len] = '\0';
-}
-
-void strbuf_append(StrBuf *sb, const void *data, size_t n)
-{
-    strbuf_reserve(sb, n);
-    if (n)
-        memcpy(sb->data + sb->len, data, n);
-    sb->len += n;
-    sb->data[sb->len] = '\0';
-}
-
-void strbuf_puts(StrBuf *sb, const char *s)
-{
-    strbuf_append(sb, s, strlen(s));
-}
-
-void strbuf_putc(StrBuf *sb, char c)
-{
-    strbuf_reserve(sb, 1);
-    sb->data[sb->len++] = c;
     sb->data[sb->len] = '\0';
 }
 

@@ -18,14 +18,45 @@ typedef struct StrBuf {
         NULL, 0, 0                                                                                 \
     }
 
+/** Grow the buffer for n more bytes (the slow path of strbuf_reserve). */
+void strbuf_grow(StrBuf *sb, size_t n);
+
+/*
+ * The appends are inline: they run for every byte run mcpd writes (each call's upstream line,
+ * every reply), and all but the rare growth is a compare and a copy.
+ */
+
 /** Make room for n more bytes (plus the terminating NUL). */
-void strbuf_reserve(StrBuf *sb, size_t n);
+static inline void strbuf_reserve(StrBuf *sb, size_t n)
+{
+    if (sb->len + n + 1 > sb->cap)
+        strbuf_grow(sb, n);
+}
+
 /** Append n bytes. */
-void strbuf_append(StrBuf *sb, const void *data, size_t n);
+static inline void strbuf_append(StrBuf *sb, const void *data, size_t n)
+{
+    strbuf_reserve(sb, n);
+    if (n)
+        memcpy(sb->data + sb->len, data, n);
+    sb->len += n;
+    sb->data[sb->len] = '\0';
+}
+
 /** Append a NUL-terminated string. */
-void strbuf_puts(StrBuf *sb, const char *s);
+static inline void strbuf_puts(StrBuf *sb, const char *s)
+{
+    strbuf_append(sb, s, strlen(s));
+}
+
 /** Append one byte. */
-void strbuf_putc(StrBuf *sb, char c);
+static inline void strbuf_putc(StrBuf *sb, char c)
+{
+    strbuf_reserve(sb, 1);
+    sb->data[sb->len++] = c;
+    sb->data[sb->len] = '\0';
+}
+
 /** Append formatted text. */
 void strbuf_printf(StrBuf *sb, const char *fmt, ...) _printf_(2, 3);
 /** Append formatted text from a va_list. */

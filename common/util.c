@@ -26,10 +26,20 @@ void *xmalloc(size_t n)
 
 void *xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
+    size_t total;
+    void *p;
+
+    /*
+     * malloc and memset, not calloc: glibc's calloc bypasses its per-thread cache and takes the
+     * arena's slow path, and mcpd's zeroed objects (a call, a pending request) are small and
+     * made on every request.
+     */
+    if (__builtin_mul_overflow(n ? n : 1, size ? size : 1, &total))
+        oom(SIZE_MAX);
+    p = malloc(total);
     if (!p)
-        oom(n * size);
-    return p;
+        oom(total);
+    return memset(p, 0, total);
 }
 
 void *xrealloc(void *p, size_t n)
