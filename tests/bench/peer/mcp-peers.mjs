@@ -3,10 +3,12 @@
 // TypeScript SDK v1 client calls the `echo` tool of one fake server (tests/helpers/fake-server.c,
 // the cheapest server there is, so that each hub's own cost shows) through every path:
 //   direct        SDK client -> fake server over stdio (the baseline)
-//   mcpd          SDK client -> `mcpctl bridge` (stdio) -> mcpd (unix socket) -> fake server
+//   mcpd          SDK client -> `mcpctl bridge` (stdio) -> mcpd (unix socket) -> fake server,
+//                 and the same mcpd with the client on its socket directly (no bridge)
 //   mcp-hub       SDK client -> mcp-hub's MCP endpoint (SSE at /mcp) -> fake server
-//   mcp-proxy     SDK client -> mcp-proxy (Streamable HTTP at /mcp) -> fake server
-//   supergateway  SDK client -> supergateway --stateful (Streamable HTTP at /mcp) -> fake server
+//   mcp-proxy     SDK client -> mcp-proxy (Streamable HTTP at /mcp, and SSE at /sse) -> fake server
+//   supergateway  SDK client -> supergateway (--stateful Streamable HTTP at /mcp, and its default
+//                 SSE at /sse) -> fake server
 // Sequential latency (p50/p90/p99) in alternating rounds so every path sees the same machine,
 // then calls/s with K calls in flight from one client, CPU per call and the RSS/PSS of each
 // hub's process tree. Prints a table and one `result {...}` JSON line. Every call must come
@@ -30,6 +32,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const modules = process.env.PEER_MODULES || join(here, "node_modules");
@@ -306,9 +309,63 @@ async function connect(transport, name) {
   }
 }
 
+// The SDK's stdio framing (one JSON-RPC message a line) over mcpd's unix socket, which speaks
+// just that: an agent that can open the socket needs no bridge process.
+class SocketTransport {
+  constructor(path) { this.path = path; this.buf = new ReadBuffer(); }
+  start() {
+    return new Promise((resolve, reject) => {
+      this.sock = net.connect(this.path, resolve);
+      this.sock.once("error", reject);
+      this.sock.on("data", (chunk) => {
+        this.buf.append(chunk);
+        try {
+          for (let m; (m = this.buf.readMessage());) this.onmessage?.(m);
+        } catch (e) { this.onerror?.(e); }
+      });
+      this.sock.on("close", () => this.onclose?.());
+    });
+  }
+  send(message) {
+    return new Promise((resolve) => this.sock.write(serializeMessage(message), resolve));
+  }
+  async close() { this.sock?.destroy(); }
+}
+
 function stdioTransport(command, args) {
   return new StdioClientTransport({ command, args, env, stderr: "ignore" });
 }
+
+// A peer that fronts the fake server over HTTP on a free 127.0.0.1 port: kind is "stream"
+// (Streamable HTTP) or "sse" (GET path, then POST to the endpoint it names).
+function httpPeer(name, label, kind, path, argv, note) {
+  return {
+    name, label, note,
+    async start() {
+      const port = await freePort();
+      const child = startProcess(name, process.execPath, argv(String(port)));
+      await waitPort(child, port);
+      assertLoopback(label, port);
+      const url = new URL(`http://127.0.0.1:${port}${path}`);
+      // Listening is not ready: mcp-hub answers 500 on /mcp until its endpoint is set up. Poll
+      // the MCP endpoint itself, a new session each time, until it connects or the deadline.
+      const deadline = Date.now() + READY_MS;
+      for (;;) {
+        const t = kind === "sse" ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url);
+        try {
+          return { ...(await connect(t, label)), roots: () => [child.pid] };
+        } catch (e) {
+          await t.close().catch(() => {});
+          if (child.exited) throw new Error(`exited (${child.exited}); log:\n${tail(child.log)}`);
+          if (Date.now() > deadline) throw new Error(`${e.message} (for ${READY_MS} ms); log:\n${tail(child.log)}`);
+          await sleep(100);
+        }
+      }
+    },
+  };
+}
+
+let mcpdDaemon = null; // { pid, sock } once the mcpd path has started it, for mcpdSocket
 
 const paths = [
   {
@@ -336,63 +393,47 @@ const paths = [
         if (Date.now() > deadline) throw new Error(`mcpd made no socket in ${READY_MS} ms; log:\n${tail(d.log)}`);
         await sleep(50);
       }
+      mcpdDaemon = { pid: d.pid, sock };
       const t = stdioTransport(mcpctl, ["--socket", sock, "bridge", "--cwd", join(dir, "home")]);
       const c = await connect(t, "mcpd");
       return { ...c, roots: () => [d.pid, t.pid] };
     },
   },
   {
-    name: "mcpHub",
-    label: `mcp-hub ${pkgVersion("mcp-hub")} (SSE /mcp)`,
+    name: "mcpdSocket",
+    label: "mcpd (unix socket, no bridge)",
+    note: "the same mcpd, the SDK's line framing straight over its socket: the bridge hop is the " +
+      "difference to the row above",
     async start() {
-      const port = await freePort();
-      const cfg = join(dir, "hub.json");
-      writeFileSync(cfg, upstreamConfig());
-      // mcp-hub has no listen-address option; the preload binds it to 127.0.0.1.
-      const h = startProcess("mcp-hub", process.execPath,
-        ["--require", join(here, "loopback.cjs"), join(modules, "mcp-hub/dist/cli.js"),
-          "--port", String(port), "--config", cfg]);
-      await waitPort(h, port);
-      assertLoopback("mcp-hub", port);
-      // Its MCP endpoint is the SSE transport: GET /mcp, then POST /messages?sessionId=.
-      const t = new SSEClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
-      const c = await connect(t, "mcp-hub");
-      return { ...c, roots: () => [h.pid] };
+      if (!mcpdDaemon) throw new Error("mcpd did not start (see the mcpd row)");
+      const c = await connect(new SocketTransport(mcpdDaemon.sock), "mcpd's socket");
+      const pid = mcpdDaemon.pid;
+      return { ...c, roots: () => [pid] };
     },
   },
-  {
-    name: "mcpProxy",
-    label: `mcp-proxy ${pkgVersion("mcp-proxy")} (stream /mcp)`,
-    async start() {
-      const port = await freePort();
-      const p = startProcess("mcp-proxy", process.execPath,
-        [join(modules, "mcp-proxy/dist/bin/mcp-proxy.mjs"), "--host", "127.0.0.1", "--port", String(port),
-          "--server", "stream", "--", fake]);
-      await waitPort(p, port);
-      assertLoopback("mcp-proxy", port);
-      const t = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
-      const c = await connect(t, "mcp-proxy");
-      return { ...c, roots: () => [p.pid] };
-    },
-  },
-  {
-    name: "supergateway",
-    label: `supergateway ${pkgVersion("supergateway")} (stateful stream /mcp)`,
-    note: "--stateful: one server per session; its default (stateless) mode starts a new server per POST",
-    async start() {
-      const port = await freePort();
-      // supergateway has no listen-address option either: the same preload.
-      const g = startProcess("supergateway", process.execPath,
-        ["--require", join(here, "loopback.cjs"), join(modules, "supergateway/dist/index.js"),
-          "--stdio", fake, "--outputTransport", "streamableHttp", "--stateful",
-          "--port", String(port), "--logLevel", "none"]);
-      await waitPort(g, port);
-      assertLoopback("supergateway", port);
-      const t = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
-      const c = await connect(t, "supergateway");
-      return { ...c, roots: () => [g.pid] };
-    },
-  },
+  // mcp-hub's MCP endpoint is the SSE transport (GET /mcp, then POST /messages?sessionId=); it
+  // has no listen-address option, so the loopback preload binds it to 127.0.0.1.
+  httpPeer("mcpHub", `mcp-hub ${pkgVersion("mcp-hub")} (SSE /mcp)`, "sse", "/mcp", (port) => {
+    const cfg = join(dir, "hub.json");
+    writeFileSync(cfg, upstreamConfig());
+    return ["--require", join(here, "loopback.cjs"), join(modules, "mcp-hub/dist/cli.js"), "--port", port, "--config", cfg];
+  }),
+  httpPeer("mcpProxy", `mcp-proxy ${pkgVersion("mcp-proxy")} (stream /mcp)`, "stream", "/mcp",
+    (port) => [join(modules, "mcp-proxy/dist/bin/mcp-proxy.mjs"), "--host", "127.0.0.1", "--port", port,
+      "--server", "stream", "--", fake]),
+  httpPeer("mcpProxySse", `mcp-proxy ${pkgVersion("mcp-proxy")} (SSE /sse)`, "sse", "/sse",
+    (port) => [join(modules, "mcp-proxy/dist/bin/mcp-proxy.mjs"), "--host", "127.0.0.1", "--port", port,
+      "--server", "sse", "--", fake]),
+  // supergateway has no listen-address option: the loopback preload, as for mcp-hub.
+  httpPeer("supergateway", `supergateway ${pkgVersion("supergateway")} (stateful stream /mcp)`, "stream", "/mcp",
+    (port) => ["--require", join(here, "loopback.cjs"), join(modules, "supergateway/dist/index.js"),
+      "--stdio", fake, "--outputTransport", "streamableHttp", "--stateful", "--port", port, "--logLevel", "none"],
+    "--stateful: one server per session (its default, stateless, starts a new server per POST); " +
+    "it runs the server through /bin/sh -c, counted in its hub RSS"),
+  httpPeer("supergatewaySse", `supergateway ${pkgVersion("supergateway")} (SSE /sse)`, "sse", "/sse",
+    (port) => ["--require", join(here, "loopback.cjs"), join(modules, "supergateway/dist/index.js"),
+      "--stdio", fake, "--port", port, "--logLevel", "none"],
+    "its default output transport for a stdio server"),
 ];
 
 /* ---- measuring ---- */
@@ -510,7 +551,7 @@ function report(run) {
   }
   if (measured(mcpdPath) && measured(direct)) {
     const madd = mcpdPath.p50 - direct.p50;
-    console.log("peer / mcpd:");
+    console.log("ratios to mcpd (mcpctl bridge), the path a stdio client such as the SDK takes:");
     for (const p of paths) {
       if (p === direct || p === mcpdPath || !measured(p)) continue;
       const r = {
