@@ -11,7 +11,7 @@
 //                 SSE at /sse) -> fake server
 // Sequential latency (p50/p90/p99) in alternating rounds so every path sees the same machine,
 // then calls/s with K calls in flight from one client, CPU per call and the RSS/PSS of each
-// hub's process tree. Prints a table and one `result {...}` JSON line. Every call must come
+// hub's process tree. Prints a table and one JSON line ({"peersMcp": ...}). Every call must come
 // back with its own echo text; the exit status says only that (never anything about time).
 //
 // Run through tests/bench/run.sh --peers (installs the pinned packages of this folder); needs
@@ -574,7 +574,7 @@ function report(run) {
   const findings = paths.filter((p) => p.finding).map((p) => `${p.label}: ${p.finding}`);
   for (const f of findings) console.log(`   FINDING ${f}`);
   console.log(`   ${run.seconds.toFixed(1)} s; ${run.leftover} processes needed SIGKILL at the end`);
-  console.log(`result ${JSON.stringify({ peersMcp: { short: opts.short, calls, rounds, paths: json, findings } })}`);
+  console.log(JSON.stringify({ peersMcp: { short: opts.short, calls, rounds, inflight: opts.inflight, paths: json, findings } }));
   return findings;
 }
 
