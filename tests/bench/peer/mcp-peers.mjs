@@ -296,7 +296,16 @@ const upstreamConfig = () => JSON.stringify({ mcpServers: { echo1: { command: fa
 async function connect(transport, name) {
   const client = new Client({ name: "mcp-peers", version: "1.0.0" }, { capabilities: {} });
   client.onerror = () => {}; // transport noise (e.g. an SSE stream the hub ends) is not a call failure
-  await client.connect(transport);
+  // A transport may wait forever for a stream that never opens: bound the handshake too.
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${name}: no MCP session within ${READY_MS} ms`)), READY_MS);
+  });
+  try {
+    await Promise.race([client.connect(transport), late]);
+  } finally {
+    clearTimeout(timer);
+  }
   // The hub may take the connection before its server is up: wait for the echo tool.
   const deadline = Date.now() + READY_MS;
   for (;;) {
