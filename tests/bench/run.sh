@@ -2,8 +2,15 @@
 # run: install the pinned npm packages that workloads 6 (server-everything, from tests/interop)
 # and 7 (mcp-hub, from tests/bench/peer) need, then run the benchmark. Without node and npm
 # those two workloads say they were skipped and the others still run.
+# `run.sh --peers CMD...` (the bench-peers benchmark, peer/mcp-peers.mjs) needs only the packages
+# of tests/bench/peer, and without them it is skipped (exit 77, or a failure with CI=true).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+peers_only=false
+if [ "${1:-}" = --peers ]; then
+    peers_only=true
+    shift
+fi
 # Prints the node_modules path of one package dir, or nothing when node/npm are missing.
 modules() {
     local status=0 out
@@ -11,6 +18,12 @@ modules() {
     [ $status -eq 0 ] || [ $status -eq 77 ] || exit $status
     [ $status -ne 0 ] || echo "$out"
 }
+if $peers_only; then
+    peer=$(modules "$here/peer")
+    [ -n "$peer" ] || exit 77 # npm-setup.sh said why
+    export PEER_MODULES="$peer"
+    exec "$@"
+fi
 interop=$(modules "$here/../interop")
 peer=$(modules "$here/peer")
 if [ -n "$interop" ]; then
