@@ -648,6 +648,18 @@ char *json_to_string(yajl_val v)
     return strbuf_detach(&sb, NULL);
 }
 
+char *json_members_text(yajl_val v)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    if (!YAJL_IS_OBJECT(v) || !v->u.object.len)
+        return xstrdup("");
+    json_write(&sb, v);
+    sb.data[sb.len - 1] = '\0';
+    memmove(sb.data, sb.data + 1, sb.len - 1);
+    return strbuf_detach(&sb, NULL);
+}
+
 const char *json_type_name(yajl_val v)
 {
     switch (v ? v->type : yajl_t_null) {

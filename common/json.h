@@ -131,6 +131,8 @@ void json_write_sorted(StrBuf *sb, yajl_val v);
 void json_write_string(StrBuf *sb, const char *s, size_t n);
 /** Serialise v into a new string. */
 char *json_to_string(yajl_val v);
+/** The members of object v as JSON text without its braces ("" for none or not an object). */
+char *json_members_text(yajl_val v);
 /** Short name of a value's type for error messages ("string", "object", ...). */
 const char *json_type_name(yajl_val v);
 

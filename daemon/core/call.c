@@ -53,6 +53,12 @@ typedef struct ServerRequest {
     struct event *timer;
 } ServerRequest;
 
+/*
+ * Freed Calls kept for the next ones: enough for a hundred agents with a call each in flight
+ * (the load mcpd is built for), about 40 KiB at most when a burst is over.
+ */
+#define CALL_POOL_KEEP 256
+
 /* An agent that never sent logging/setLevel hears messages from this level up. */
 #define LOG_LEVEL_DEFAULT MCP_LEVEL_INFO
 
@@ -133,7 +139,7 @@ static void call_free(Call *c)
     free(c->meta);
     free(c->body);
     free(c->body_base);
-    free(c);
+    pool_put(&c->reg->pool, c);
 }
 
 /* A result as a tree, written as text under the agent's id as text. */
@@ -383,7 +389,7 @@ static void call_new(CallRegistry *m, Peer *p, Server *s, const char *method, ch
         free(token);
         return;
     }
-    c = xcalloc(1, sizeof(*c));
+    c = pool_get(&m->pool);
     c->id = ++m->next_call_id;
     c->reg = m;
     c->method = method;
@@ -456,13 +462,8 @@ static void split_meta(yajl_val meta, char **meta_textp, char **tokenp)
     tok = json_object_take(mc, MCP_META_PROGRESS_TOKEN);
     if (tok)
         *tokenp = json_to_string(tok);
-    if (mc->u.object.len) {
-        StrBuf sb = STRBUF_INIT;
-        json_write(&sb, mc);
-        /* the members, without the braces */
-        *meta_textp = xstrndup(sb.data + 1, sb.len - 2);
-        strbuf_deinit(&sb);
-    }
+    if (mc->u.object.len)
+        *meta_textp = json_members_text(mc);
 }
 
 void call_route(CallRegistry *m, Peer *p, yajl_val id, Server *s, const char *method,
@@ -470,14 +471,10 @@ void call_route(CallRegistry *m, Peer *p, yajl_val id, Server *s, const char *me
 {
     _cleanup_json_ yajl_val body = params ? json_copy(params) : json_object_new();
     _cleanup_json_ yajl_val meta = json_object_take(body, "_meta");
-    StrBuf sb = STRBUF_INIT;
     char *meta_text, *token;
 
     split_meta(YAJL_IS_OBJECT(meta) ? meta : NULL, &meta_text, &token);
-    json_write(&sb, body);
-    call_new(m, p, s, method, json_to_string(id), xstrndup(sb.data + 1, sb.len - 2), meta_text,
-             token);
-    strbuf_deinit(&sb);
+    call_new(m, p, s, method, json_to_string(id), json_members_text(body), meta_text, token);
 }
 
 void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
@@ -862,6 +859,7 @@ void call_registry_deinit(CallRegistry *m)
     idmap_deinit(&m->server_requests);
     idmap_deinit(&m->calls);
     strbuf_deinit(&m->scratch);
+    pool_drain(&m->pool);
 }
 
 void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
@@ -872,6 +870,7 @@ void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
     cr->agents = workspaces->agents;
     cr->servers = workspaces->servers;
     cr->workspaces = workspaces;
+    cr->pool = (Pool)POOL_INIT(Call, CALL_POOL_KEEP);
 }
 
 /* ---- notifications for agents ---- */

@@ -10,6 +10,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/idmap.h"
+#include "common/pool.h"
 #include "common/jsonrpc.h"
 #include "common/jsonscan.h"
 #include "common/strbuf.h"
@@ -34,6 +35,7 @@ typedef struct CallRegistry {
     uint64_t next_call_id;
     uint64_t next_request_id;
     StrBuf scratch; /* reused for replies on the hot path */
+    Pool pool;      /* freed Calls, made again by the next ones */
 } CallRegistry;
 
 /** Set up an empty registry. */

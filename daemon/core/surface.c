@@ -436,8 +436,19 @@ void surface_rewrite_result(Workspace *ws, Server *s, yajl_val result)
 bool surface_raw_has_uris(const char *raw, size_t len)
 {
     static const char needle[] = "\"resource";
+    const size_t n = sizeof(needle) - 1;
+    const char *end = raw + len, *p = raw + 1;
 
-    return memmem(raw, len, needle, sizeof(needle) - 1) != NULL;
+    /*
+     * By its 'r' (memchr is vectorised; memmem sets up a shift table for every call, which
+     * costs more than a typical tool result holds).
+     */
+    while (p < end && (p = memchr(p, 'r', (size_t)(end - p)))) {
+        if (p[-1] == '"' && (size_t)(end - p) >= n - 1 && memcmp(p, needle + 1, n - 1) == 0)
+            return true;
+        p++;
+    }
+    return false;
 }
 
 /* ---- views ---- */

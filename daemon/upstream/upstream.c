@@ -99,7 +99,7 @@ static void pending_free(UpstreamPending *p)
     if (p->local)
         event_free(p->local);
     free(p->line);
-    free(p);
+    pool_put(&p->u->pending_pool, p);
 }
 
 /* The id the server knows a request by (a re-issue changed it). */
@@ -191,7 +191,7 @@ static void arm_timer(UpstreamPending *p)
 static void pending_add(Upstream *u, uint64_t id, int64_t timeout_ms, unsigned flags,
                         UpstreamReplyFn fn, void *ctx)
 {
-    UpstreamPending *p = xcalloc(1, sizeof(*p));
+    UpstreamPending *p = pool_get(&u->pending_pool);
 
     p->u = u;
     p->id = id;
@@ -207,28 +207,15 @@ static void pending_add(Upstream *u, uint64_t id, int64_t timeout_ms, unsigned f
     idmap_put(&u->pending, id, p);
 }
 
-/* Members of an object as JSON text, without its braces ("" for none); newly allocated. */
-static char *members_text(yajl_val obj)
-{
-    StrBuf sb = STRBUF_INIT;
-
-    if (!YAJL_IS_OBJECT(obj) || !obj->u.object.len)
-        return xstrdup("");
-    json_write(&sb, obj);
-    sb.data[sb.len - 1] = '\0';
-    memmove(sb.data, sb.data + 1, sb.len - 1);
-    return strbuf_detach(&sb, NULL);
-}
-
 /* A modern request: params become text, so _meta is built in one place. */
 static int request_modern(Upstream *u, const char *method, yajl_val params, int64_t timeout_ms,
                           unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
 {
     _cleanup_json_ yajl_val meta = json_object_take(params, "_meta");
-    _cleanup_free_ char *meta_text = NULL, *body = members_text(params);
+    _cleanup_free_ char *meta_text = NULL, *body = json_members_text(params);
 
     json_free(json_object_take(meta, "progressToken"));
-    meta_text = members_text(meta);
+    meta_text = json_members_text(meta);
     json_free(params);
     return upstream_request_text(u, method, meta_text, body, timeout_ms, flags, fn, ctx, idp);
 }
@@ -298,7 +285,7 @@ static void modern_meta(Upstream *u, StrBuf *sb, const char **metap, char **owne
         }
         if (json_get(m, MCP_META_LOG_LEVEL))
             level = NULL;
-        *metap = *ownedp = members_text(m);
+        *metap = *ownedp = json_members_text(m);
     }
     if (level)
         strbuf_printf(sb, ",\"" MCP_META_LOG_LEVEL "\":\"%s\"", level);
@@ -914,6 +901,8 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
         return r;
     }
     deadline_init(&u->deadlines, base, on_request_timeout, u);
+    /* Freed requests kept for the next: a hundred agents' calls in flight, ~14 KiB at most. */
+    u->pending_pool = (Pool)POOL_INIT(UpstreamPending, 128);
     u->pin = cfg->protocol;
     u->timeout_ms = cfg->timeout_ms;
     u->stdio = cfg->type == TRANSPORT_STDIO;
@@ -1167,6 +1156,7 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
             event_free(u->ttl[k].ev);
     idmap_deinit(&u->pending);
     deadline_deinit(&u->deadlines);
+    pool_drain(&u->pending_pool);
     idmap_deinit(&u->wire_ids);
     json_free(u->server_info);
     json_free(u->capabilities);

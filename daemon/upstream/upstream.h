@@ -10,6 +10,7 @@
 
 #include "common/idmap.h"
 #include "common/mcp.h"
+#include "common/pool.h"
 #include "daemon/config/config.h"
 #include "daemon/sys/deadline.h"
 #include "daemon/upstream/transport.h"
@@ -81,6 +82,7 @@ struct Upstream {
     Transport *transport;
     IdMap pending;           /* request id -> UpstreamPending */
     DeadlineQueue deadlines; /* the pending requests' timeouts, behind one timer */
+    Pool pending_pool;       /* freed UpstreamPendings, made again by the next requests */
     IdMap wire_ids;          /* modern HTTP: id of a re-issued request -> its pending id */
     size_t n_raw_pending;    /* of them, those that take a raw result */
     uint64_t next_id;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/redact.h"
+#include "common/pool.h"
 #include "common/util.h"
 #include "tests/unit/test.h"
 
@@ -165,8 +166,44 @@ static void test_url_redact_secrets(void)
     check_redact("what?token=x, no url", "what?token=x, no url");
 }
 
+typedef struct Obj {
+    void *first; /* the pool links through the first pointer of a free object */
+    int a, b;
+} Obj;
+
+static void test_pool(void)
+{
+    Pool pool = POOL_INIT(Obj, 2);
+    Obj *o[3];
+
+    for (int i = 0; i < 3; i++) {
+        o[i] = pool_get(&pool);
+        CHECK(o[i] && !o[i]->first && !o[i]->a && !o[i]->b);
+        o[i]->first = o;
+        o[i]->a = i + 1;
+    }
+    CHECK_INTEQ(pool.n, 0);
+    for (int i = 0; i < 3; i++)
+        pool_put(&pool, o[i]);
+    pool_put(&pool, NULL);
+    CHECK_INTEQ(pool.n, 2); /* the third went back to malloc: at most max kept */
+    /* Reused last in, first out, and zeroed again. */
+    Obj *x = pool_get(&pool), *y = pool_get(&pool), *z = pool_get(&pool);
+    CHECK(x == o[1] && y == o[0]);
+    CHECK(z && z != x && z != y);
+    CHECK(!x->first && !x->a && !y->a && !z->a);
+    CHECK_INTEQ(pool.n, 0);
+    pool_put(&pool, x);
+    pool_put(&pool, y);
+    pool_put(&pool, z);
+    pool_drain(&pool);
+    CHECK(pool.free == NULL && pool.n == 0);
+    pool_drain(&pool); /* twice is harmless */
+}
+
 int main(void)
 {
+    RUN(test_pool);
     RUN(test_parse_int64_ok);
     RUN(test_parse_int64_bounds);
     RUN(test_parse_int64_invalid);
