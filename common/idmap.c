@@ -44,7 +44,13 @@ void idmap_put(IdMap *m, uint64_t id, void *value)
 {
     size_t tomb = SIZE_MAX;
 
-    if ((m->n_used + 1) * 4 >= m->cap * 3)
+    /*
+     * At most half full, tombstones included: linear probing's misses (every put, and every
+     * lookup of a removed id) stay near two probes. The maps of calls and requests churn, a
+     * put and a remove per request, so their tombstones are cleared by a rehash at the same
+     * size; a map whose live entries fill a quarter grows.
+     */
+    if ((m->n_used + 1) * 2 >= m->cap)
         rehash(m, m->cap ? (m->n * 4 >= m->cap ? m->cap * 2 : m->cap) : 16);
     for (size_t i = slot_of(id, m->cap);; i = (i + 1) & (m->cap - 1)) {
         if (m->keys[i] == id) {
