@@ -22,18 +22,17 @@ static const char *skip_ws(const char *s, const char *end)
 
 /*
  * Bit 7 of each byte of w (bytes in memory order from the least significant) that is special in
- * a string: '"', '\', a control byte (< 0x20) or a non-ASCII byte (>= 0x80). A byte x < k has
- * x - k borrow into bit 7; a borrow can also set bits in later bytes, but only after a byte that
- * is special itself, so the lowest bit set always marks the first special byte.
+ * a string: '"', '\\', a control byte (< 0x20) or a non-ASCII byte (>= 0x80, its own bit 7).
+ * For a byte x < 0x80, x - 0x20 sets bit 7 exactly when x < 0x20, and (x ^ c) - 1 exactly when
+ * x == c (x ^ c < 0x80 too); a byte >= 0x80 never borrows. A borrow taken by a special byte may
+ * mark later bytes too, never earlier ones, so the lowest bit set marks the first special byte.
  */
 static inline uint64_t special_mask(uint64_t w)
 {
-    uint64_t quote = w ^ REPEAT('"'), backslash = w ^ REPEAT('\\');
-    uint64_t high = REPEAT(0x80);
+    uint64_t control = w - REPEAT(0x20);
+    uint64_t quote = (w ^ REPEAT('"')) - REPEAT(1), backslash = (w ^ REPEAT('\\')) - REPEAT(1);
 
-    return (w | ((w - REPEAT(0x20)) & ~w) | ((quote - REPEAT(1)) & ~quote) |
-            ((backslash - REPEAT(1)) & ~backslash)) &
-           high;
+    return (w | control | quote | backslash) & REPEAT(0x80);
 }
 
 static bool is_plain(unsigned char c)

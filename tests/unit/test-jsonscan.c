@@ -430,6 +430,27 @@ static void test_special_byte_offsets(void)
     }
 }
 
+/* Every byte value at every offset of a word and a half: accepted exactly when it is plain. */
+static void test_every_byte_at_every_offset(void)
+{
+    for (unsigned b = 0; b < 256; b++) {
+        bool plain = b >= 0x20 && b < 0x80 && b != '"' && b != '\\';
+        for (size_t k = 0; k <= ALIGN_MAX; k++) {
+            char buf[ALIGN_MAX + 8];
+            size_t n = 0;
+            buf[n++] = '"';
+            for (size_t i = 0; i < k; i++)
+                buf[n++] = 'x';
+            buf[n++] = (char)b;
+            buf[n++] = 'y';
+            buf[n++] = '"';
+            if (jsonscan_valid(buf, n) != plain)
+                fprintf(stderr, "byte 0x%02x at offset %zu: want %d\n", b, k, plain);
+            CHECK(jsonscan_valid(buf, n) == plain);
+        }
+    }
+}
+
 /* Member names of every length: found by name, never by prefix; escaped names refused. */
 static void test_member_name_lengths(void)
 {
@@ -470,5 +491,6 @@ int main(void)
     RUN(test_skim_member);
     RUN(test_special_byte_offsets);
     RUN(test_member_name_lengths);
+    RUN(test_every_byte_at_every_offset);
     return test_main_result();
 }
