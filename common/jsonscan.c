@@ -15,6 +15,15 @@ static const char *skip_ws(const char *s, const char *end)
     return s;
 }
 
+/*
+ * Past whitespace up to a byte that should be c (':' or ','): with compact JSON it is the very
+ * next byte, so that is tested before any whitespace is looked for.
+ */
+static inline const char *skip_ws_to(const char *s, const char *end, char c)
+{
+    return s < end && *s == c ? s : skip_ws(s, end);
+}
+
 /* Bytes tested at once by plain_run(): one 64-bit word. */
 #define SCAN_WORD 8
 /* A byte value repeated in every byte of a word, for the bit tricks of special_mask(). */
@@ -172,14 +181,14 @@ static const char *scan_container(const char *s, const char *end, int depth, boo
         if (object) {
             if (p >= end || *p != '"' || !(p = scan_string(p, end, NULL)))
                 return NULL;
-            p = skip_ws(p, end);
+            p = skip_ws_to(p, end, ':');
             if (p >= end || *p != ':')
                 return NULL;
             p = skip_ws(p + 1, end);
         }
         if (!(p = scan_value(p, end, depth + 1, n_valuesp)))
             return NULL;
-        p = skip_ws(p, end);
+        p = skip_ws_to(p, end, ',');
         if (p < end && *p == ',') {
             p = skip_ws(p + 1, end);
             continue;
@@ -255,7 +264,7 @@ int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n
         size_t klen = (size_t)(p - key) - 2;
         if (escaped)
             return -1; /* a name written with escapes could be any of ours: let a parser decide */
-        p = skip_ws(p, end);
+        p = skip_ws_to(p, end, ':');
         if (p >= end || *p != ':')
             return -1;
         v = skip_ws(p + 1, end);
@@ -270,7 +279,7 @@ int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n
             out[i] = (JsonSpan){v, (size_t)(p - v)};
             break; /* names are distinct: no other can match */
         }
-        p = skip_ws(p, end);
+        p = skip_ws_to(p, end, ',');
         if (p < end && *p == ',') {
             p = skip_ws(p + 1, end);
             continue;
