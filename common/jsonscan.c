@@ -8,17 +8,80 @@
 
 static const char *skip_ws(const char *s, const char *end)
 {
-    while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+    /* Every whitespace byte is <= ' ': one test passes the usual byte that is none. */
+    while (s < end && (unsigned char)*s <= ' ' &&
+           (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
         s++;
     return s;
 }
 
-/* A string starting at the opening quote; returns the byte after the closing one, or NULL. */
-static const char *scan_string(const char *s, const char *end, bool *escapedp)
+/*
+ * Past whitespace up to a byte that should be c (':' or ','): with compact JSON it is the very
+ * next byte, so that is tested before any whitespace is looked for.
+ */
+static inline const char *skip_ws_to(const char *s, const char *end, char c)
 {
-    const unsigned char *p = (const unsigned char *)s + 1, *e = (const unsigned char *)end;
+    return s < end && *s == c ? s : skip_ws(s, end);
+}
 
-    while (p < e) {
+/* Bytes tested at once by plain_run(): one 64-bit word. */
+#define SCAN_WORD 8
+/* A byte value repeated in every byte of a word, for the bit tricks of special_mask(). */
+#define REPEAT(b) ((uint64_t)(b)*0x0101010101010101ULL)
+
+/*
+ * Bit 7 of each byte of w (bytes in memory order from the least significant) that is special in
+ * a string: '"', '\\', a control byte (< 0x20) or a non-ASCII byte (>= 0x80, its own bit 7).
+ * For a byte x < 0x80, x - 0x20 sets bit 7 exactly when x < 0x20, and (x ^ c) - 1 exactly when
+ * x == c (x ^ c < 0x80 too); a byte >= 0x80 never borrows. A borrow taken by a special byte may
+ * mark later bytes too, never earlier ones, so the lowest bit set marks the first special byte.
+ */
+static inline uint64_t special_mask(uint64_t w)
+{
+    uint64_t control = w - REPEAT(0x20);
+    uint64_t quote = (w ^ REPEAT('"')) - REPEAT(1), backslash = (w ^ REPEAT('\\')) - REPEAT(1);
+
+    return (w | control | quote | backslash) & REPEAT(0x80);
+}
+
+static bool is_plain(unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/*
+ * Past the printable ASCII run at p that needs no check beyond its class: a word at a time
+ * while a whole word lies before e (memcpy loads: no alignment or aliasing assumption), then
+ * bytewise, so nothing at or past e is read. Returns the first special byte, or e.
+ */
+static inline __attribute__((always_inline)) const unsigned char *plain_run(const unsigned char *p,
+                                                                            const unsigned char *e)
+{
+    while ((size_t)(e - p) >= SCAN_WORD) {
+        uint64_t w, m;
+        memcpy(&w, p, SCAN_WORD);
+        if (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+            w = __builtin_bswap64(w);
+        if ((m = special_mask(w)) != 0)
+            return p + __builtin_ctzll(m) / 8;
+        p += SCAN_WORD;
+    }
+    while (p < e && is_plain(*p))
+        p++;
+    return p;
+}
+
+/*
+ * The rest of a string from its first special byte p (see plain_run()) on: escapes and UTF-8
+ * sequences, checked byte by byte. Kept out of line so that scan_string(), which most strings
+ * never leave, stays small enough to inline.
+ */
+static __attribute__((noinline)) const char *
+scan_string_rest(const unsigned char *p, const unsigned char *e, bool *escapedp)
+{
+    for (;;) {
+        if (p >= e)
+            return NULL;
         unsigned char c = *p;
         if (c == '"') {
             return (const char *)p + 1;
@@ -34,23 +97,34 @@ static const char *scan_string(const char *s, const char *end, bool *escapedp)
                 if (!n)
                     return NULL;
                 p += n;
-            } else if (strchr("\"\\/bfnrt", c) && c) {
+            } else if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' ||
+                       c == 'r' || c == 't') {
                 p += 2;
             } else {
                 return NULL;
             }
         } else if (c < 0x20) {
             return NULL;
-        } else if (c < 0x80) {
-            p++;
         } else {
+            /* plain_run() stops only at the bytes above, at e, or at a byte >= 0x80. */
             size_t n = utf8_seq_len(p, (size_t)(e - p));
             if (!n)
                 return NULL;
             p += n;
         }
+        p = plain_run(p, e);
     }
-    return NULL;
+}
+
+/* A string starting at the opening quote; returns the byte after the closing one, or NULL. */
+static inline const char *scan_string(const char *s, const char *end, bool *escapedp)
+{
+    const unsigned char *e = (const unsigned char *)end;
+    const unsigned char *p = plain_run((const unsigned char *)s + 1, e);
+
+    if (p < e && *p == '"')
+        return (const char *)p + 1;
+    return scan_string_rest(p, e, escapedp);
 }
 
 static const char *scan_digits(const char *s, const char *end)
@@ -107,14 +181,14 @@ static const char *scan_container(const char *s, const char *end, int depth, boo
         if (object) {
             if (p >= end || *p != '"' || !(p = scan_string(p, end, NULL)))
                 return NULL;
-            p = skip_ws(p, end);
+            p = skip_ws_to(p, end, ':');
             if (p >= end || *p != ':')
                 return NULL;
             p = skip_ws(p + 1, end);
         }
         if (!(p = scan_value(p, end, depth + 1, n_valuesp)))
             return NULL;
-        p = skip_ws(p, end);
+        p = skip_ws_to(p, end, ',');
         if (p < end && *p == ',') {
             p = skip_ws(p + 1, end);
             continue;
@@ -124,7 +198,7 @@ static const char *scan_container(const char *s, const char *end, int depth, boo
 }
 
 /* One value; n_valuesp counts values as json_parse_full() does, so both refuse the same texts. */
-static const char *scan_value(const char *s, const char *end, int depth, size_t *n_valuesp)
+static inline const char *scan_value(const char *s, const char *end, int depth, size_t *n_valuesp)
 {
     if (s >= end || ++*n_valuesp > JSON_MAX_VALUES)
         return NULL;
@@ -154,6 +228,20 @@ bool jsonscan_valid(const char *s, size_t n)
     return p && skip_ws(p, end) == end;
 }
 
+/*
+ * Whether the NUL-terminated name is the key[0..klen): compared in one pass, without strlen(),
+ * since most names differ from the key in their first byte. A key holds no NUL (scan_string()
+ * refuses control bytes), so the loop stops at the name's end.
+ */
+static bool name_is(const char *name, const char *key, size_t klen)
+{
+    size_t i = 0;
+
+    while (i < klen && name[i] == key[i])
+        i++;
+    return i == klen && name[i] == '\0';
+}
+
 int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n_names,
                      JsonSpan *out)
 {
@@ -176,7 +264,7 @@ int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n
         size_t klen = (size_t)(p - key) - 2;
         if (escaped)
             return -1; /* a name written with escapes could be any of ours: let a parser decide */
-        p = skip_ws(p, end);
+        p = skip_ws_to(p, end, ':');
         if (p >= end || *p != ':')
             return -1;
         v = skip_ws(p + 1, end);
@@ -184,13 +272,14 @@ int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n
             return -1;
         count++;
         for (size_t i = 0; i < n_names; i++) {
-            if (strlen(names[i]) != klen || memcmp(names[i], key + 1, klen) != 0)
+            if (!name_is(names[i], key + 1, klen))
                 continue;
             if (out[i].p)
                 return -1; /* a duplicate: parsers disagree on which wins */
             out[i] = (JsonSpan){v, (size_t)(p - v)};
+            break; /* names are distinct: no other can match */
         }
-        p = skip_ws(p, end);
+        p = skip_ws_to(p, end, ',');
         if (p < end && *p == ',') {
             p = skip_ws(p + 1, end);
             continue;
@@ -229,13 +318,6 @@ bool jsonscan_is_int(JsonSpan v, int64_t *outp)
     if (outp)
         *outp = neg ? -x : x;
     return true;
-}
-
-bool jsonscan_span_eq(JsonSpan v, const char *text)
-{
-    size_t n = strlen(text);
-
-    return v.p && v.n == n && memcmp(v.p, text, n) == 0;
 }
 
 /* Past a string at s (the opening quote), leniently: any bytes, escapes skipped. */

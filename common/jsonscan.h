@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/json.h"
 
@@ -25,10 +26,10 @@ typedef struct JsonSpan {
 /** Whether s[0..n) is exactly one valid JSON value (RFC 8259, UTF-8 checked), with whitespace. */
 bool jsonscan_valid(const char *s, size_t n);
 /**
- * s[0..n) must be one valid JSON object. For each of names, out[i] is the span of that member's
- * value, or absent. Returns the number of members, or -1 when s is not one valid object, when a
- * wanted member appears twice, or when a member name uses escapes (any of these: use a full
- * parser).
+ * s[0..n) must be one valid JSON object. For each of names (all distinct), out[i] is the span of
+ * that member's value, or absent. Returns the number of members, or -1 when s is not one valid
+ * object, when a wanted member appears twice, or when a member name uses escapes (any of these: use
+ * a full parser).
  */
 int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n_names,
                      JsonSpan *out);
@@ -36,8 +37,13 @@ int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n
 bool jsonscan_is_plain_string(JsonSpan v);
 /** An integer written as one (no fraction or exponent), small enough for int64. */
 bool jsonscan_is_int(JsonSpan v, int64_t *outp);
-/** The span is exactly text. */
-bool jsonscan_span_eq(JsonSpan v, const char *text);
+/** The span is exactly text (inline: for a literal text its length is known at compile time). */
+static inline bool jsonscan_span_eq(JsonSpan v, const char *text)
+{
+    size_t n = strlen(text);
+
+    return v.p && v.n == n && memcmp(v.p, text, n) == 0;
+}
 /**
  * Find the top-level member name of the object s[0..n) without validating or limiting it:
  * brackets are counted, not matched, so any depth costs no stack. For recovering the id of a

@@ -326,6 +326,158 @@ static void test_skim_member(void)
     strbuf_deinit(&sb);
 }
 
+/* Longest run of plain bytes placed before (and after) a special byte: past two 8-byte words. */
+#define ALIGN_MAX 17
+
+/* What a string body (between the quotes) holds at its special byte, and whether it is valid. */
+typedef struct SpecialCase {
+    const char *bytes;
+    size_t n;
+    bool ok;
+} SpecialCase;
+
+/* The bytes next to the special ones in value ('!' and '#' around '"', '[' and ']' around '\\'). */
+static const char plain_fill[] = " !#[]~\x7f"
+                                 "a";
+
+/*
+ * jsonscan_valid() on a string "<k plain><special><j plain>" copied into a buffer of exactly its
+ * size, so that any read past the end is an ASan report; the parser must agree on good ones.
+ */
+static void check_special_at(const SpecialCase *c, size_t k, size_t j, bool close)
+{
+    size_t n = 1 + k + c->n + j + (close ? 1 : 0);
+    char *buf = xmalloc(n);
+    size_t at = 0;
+
+    buf[at++] = '"';
+    for (size_t i = 0; i < k; i++)
+        buf[at++] = plain_fill[i % (sizeof(plain_fill) - 1)];
+    memcpy(buf + at, c->bytes, c->n);
+    at += c->n;
+    for (size_t i = 0; i < j; i++)
+        buf[at++] = plain_fill[(i + 3) % (sizeof(plain_fill) - 1)];
+    if (close)
+        buf[at++] = '"';
+    bool want = c->ok && close, got = jsonscan_valid(buf, n);
+    if (got != want)
+        fprintf(stderr, "special byte at offset %zu (+%zu after, closed %d): want %d\n", k, j,
+                close, want);
+    CHECK(got == want);
+    yajl_val v = NULL;
+    bool parse = json_parse_full(&v, buf, n, JSON_UTF8_REFUSE, NULL) == 0;
+    CHECK(parse == want);
+    json_free(v);
+    /* The same string as a member name: an escape sends the caller to the parser. */
+    if (want) {
+        bool escaped = memchr(c->bytes, '\\', c->n) != NULL;
+        JsonSpan span = {buf, n};
+        CHECK(jsonscan_is_plain_string(span) == !escaped);
+    }
+    free(buf);
+}
+
+/* The word-at-a-time string path meets each kind of special byte at every alignment. */
+static void test_special_byte_offsets(void)
+{
+    static const SpecialCase cases[] = {
+        {"", 0, true},
+        {"\\\"", 2, true},
+        {"\\\\", 2, true},
+        {"\\/", 2, true},
+        {"\\b", 2, true},
+        {"\\f", 2, true},
+        {"\\n", 2, true},
+        {"\\r", 2, true},
+        {"\\t", 2, true},
+        {"\\u0041", 6, true},
+        {"\\ud83d\\ude00", 12, true},
+        {"\\ud800", 6, false},
+        {"\\u12", 4, false},
+        {"\\x", 2, false},
+        {"\\", 1, false},
+        {"\x01", 1, false},
+        {"\x1f", 1, false},
+        {"\t", 1, false},
+        {"\0", 1, false},
+        {"\xc3\xa9", 2, true},
+        {"\xe2\x82\xac", 3, true},
+        {"\xf0\x9f\x98\x80", 4, true},
+        {"\xc0\xaf", 2, false},
+        {"\xed\xa0\x80", 3, false},
+        {"\xf4\x90\x80\x80", 4, false},
+        {"\xe2\x82", 2, false},
+        {"\x80", 1, false},
+        {"\xff", 1, false},
+    };
+
+    for (size_t i = 0; i < N_ELEMENTS(cases); i++)
+        for (size_t k = 0; k <= ALIGN_MAX; k++)
+            for (size_t j = 0; j <= ALIGN_MAX; j += 3) {
+                check_special_at(&cases[i], k, j, true);
+                check_special_at(&cases[i], k, j, false); /* ends exactly at end, unclosed */
+            }
+    /* A closing quote at every offset ends the string exactly there: the rest is outside. */
+    for (size_t k = 0; k <= ALIGN_MAX; k++) {
+        char buf[2 * ALIGN_MAX + 8];
+        memset(buf, 'a', sizeof(buf));
+        buf[0] = '[';
+        buf[1] = '"';
+        buf[2 + k] = '"';
+        buf[3 + k] = ']';
+        CHECK(jsonscan_valid(buf, 4 + k));
+        CHECK(!jsonscan_valid(buf, 5 + k));
+    }
+}
+
+/* Every byte value at every offset of a word and a half: accepted exactly when it is plain. */
+static void test_every_byte_at_every_offset(void)
+{
+    for (unsigned b = 0; b < 256; b++) {
+        bool plain = b >= 0x20 && b < 0x80 && b != '"' && b != '\\';
+        for (size_t k = 0; k <= ALIGN_MAX; k++) {
+            char buf[ALIGN_MAX + 8];
+            size_t n = 0;
+            buf[n++] = '"';
+            for (size_t i = 0; i < k; i++)
+                buf[n++] = 'x';
+            buf[n++] = (char)b;
+            buf[n++] = 'y';
+            buf[n++] = '"';
+            if (jsonscan_valid(buf, n) != plain)
+                fprintf(stderr, "byte 0x%02x at offset %zu: want %d\n", b, k, plain);
+            CHECK(jsonscan_valid(buf, n) == plain);
+        }
+    }
+}
+
+/* Member names of every length: found by name, never by prefix; escaped names refused. */
+static void test_member_name_lengths(void)
+{
+    static const char *const names[] = {"a", "aaaaaaaa", "aaaaaaaaaaaaaaaaa", "b"};
+
+    for (size_t k = 0; k <= ALIGN_MAX; k++) {
+        StrBuf sb = STRBUF_INIT;
+        JsonSpan v[N_ELEMENTS(names)];
+        strbuf_puts(&sb, "{\"");
+        for (size_t i = 0; i < k; i++)
+            strbuf_putc(&sb, 'a');
+        strbuf_puts(&sb, "\":1,\"b\":2}");
+        CHECK_INTEQ(jsonscan_members(sb.data, sb.len, names, N_ELEMENTS(names), v), 2);
+        CHECK(jsonscan_span_eq(v[3], "2"));
+        for (size_t i = 0; i < 3; i++)
+            CHECK((v[i].p != NULL) == (strlen(names[i]) == k));
+        strbuf_deinit(&sb);
+        /* The same name with an escape at offset k. */
+        strbuf_puts(&sb, "{\"");
+        for (size_t i = 0; i < k; i++)
+            strbuf_putc(&sb, 'a');
+        strbuf_puts(&sb, "\\n\":1}");
+        CHECK_INTEQ(jsonscan_members(sb.data, sb.len, names, N_ELEMENTS(names), v), -1);
+        strbuf_deinit(&sb);
+    }
+}
+
 int main(void)
 {
     RUN(test_valid);
@@ -337,5 +489,8 @@ int main(void)
     RUN(test_values_limit);
     RUN(test_agrees_with_parser);
     RUN(test_skim_member);
+    RUN(test_special_byte_offsets);
+    RUN(test_member_name_lengths);
+    RUN(test_every_byte_at_every_offset);
     return test_main_result();
 }
