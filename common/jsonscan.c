@@ -242,50 +242,109 @@ static bool name_is(const char *name, const char *key, size_t klen)
     return i == klen && name[i] == '\0';
 }
 
-int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n_names,
-                     JsonSpan *out)
-{
-    const char *end = s + n, *p = skip_ws(s, end);
-    size_t n_values = 1; /* the object itself */
-    int count = 0;
+/* The members wanted at one level of an object, and what was found. */
+typedef struct Want {
+    const char *const *names;
+    size_t n_names;
+    JsonSpan *out;
+    int count;          /* members of the object */
+    size_t nested;      /* the index of the name whose object value is looked into, or SIZE_MAX */
+    struct Want *inner; /* what is wanted in it */
+} Want;
 
-    for (size_t i = 0; i < n_names; i++)
-        out[i] = (JsonSpan){NULL, 0};
-    if (p >= end || *p != '{')
-        return -1;
-    p = skip_ws(p + 1, end);
+/*
+ * The object at s (its '{'), whose own depth is depth: its members' values are scanned as
+ * scan_container() does, the wanted ones recorded in w. Returns the byte after its '}', or NULL
+ * when it is invalid, a wanted name appears twice or a name uses escapes.
+ */
+static const char *scan_members(const char *s, const char *end, int depth, size_t *n_valuesp,
+                                Want *w)
+{
+    const char *p = skip_ws(s + 1, end);
+
+    for (size_t i = 0; i < w->n_names; i++)
+        w->out[i] = (JsonSpan){NULL, 0};
+    w->count = 0;
+    if (depth >= JSONSCAN_MAX_DEPTH)
+        return NULL;
     if (p < end && *p == '}')
-        return skip_ws(p + 1, end) == end ? 0 : -1;
+        return p + 1;
     for (;;) {
         bool escaped = false;
         const char *key = p, *v;
+        size_t i;
         if (p >= end || *p != '"' || !(p = scan_string(p, end, &escaped)))
-            return -1;
+            return NULL;
         size_t klen = (size_t)(p - key) - 2;
         if (escaped)
-            return -1; /* a name written with escapes could be any of ours: let a parser decide */
+            return NULL; /* a name written with escapes could be any of ours: let a parser decide */
         p = skip_ws_to(p, end, ':');
         if (p >= end || *p != ':')
-            return -1;
+            return NULL;
         v = skip_ws(p + 1, end);
-        if (!(p = scan_value(v, end, 1, &n_values)))
-            return -1;
-        count++;
-        for (size_t i = 0; i < n_names; i++) {
-            if (!name_is(names[i], key + 1, klen))
-                continue;
-            if (out[i].p)
-                return -1; /* a duplicate: parsers disagree on which wins */
-            out[i] = (JsonSpan){v, (size_t)(p - v)};
-            break; /* names are distinct: no other can match */
+        for (i = 0; i < w->n_names && !name_is(w->names[i], key + 1, klen); i++)
+            ;
+        if (i < w->n_names && w->out[i].p)
+            return NULL; /* a duplicate: parsers disagree on which wins */
+        if (i < w->n_names && i == w->nested && v < end && *v == '{') {
+            /* Looked into in the same pass: counted as scan_value() counts the object. */
+            if (++*n_valuesp > JSON_MAX_VALUES ||
+                !(p = scan_members(v, end, depth + 1, n_valuesp, w->inner)))
+                return NULL;
+        } else if (!(p = scan_value(v, end, depth + 1, n_valuesp))) {
+            return NULL;
         }
+        w->count++;
+        if (i < w->n_names)
+            w->out[i] = (JsonSpan){v, (size_t)(p - v)};
         p = skip_ws_to(p, end, ',');
         if (p < end && *p == ',') {
             p = skip_ws(p + 1, end);
             continue;
         }
-        return p < end && *p == '}' && skip_ws(p + 1, end) == end ? count : -1;
+        return p < end && *p == '}' ? p + 1 : NULL;
     }
+}
+
+/* The whole of s[0..n) is one object: its members as w wants them; the count or -1. */
+static int scan_top(const char *s, size_t n, Want *w)
+{
+    const char *end = s + n, *p = skip_ws(s, end);
+    size_t n_values = 1; /* the object itself */
+
+    if (p >= end || *p != '{') {
+        for (size_t i = 0; i < w->n_names; i++)
+            w->out[i] = (JsonSpan){NULL, 0};
+        return -1;
+    }
+    p = scan_members(p, end, 0, &n_values, w);
+    return p && skip_ws(p, end) == end ? w->count : -1;
+}
+
+int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n_names,
+                     JsonSpan *out)
+{
+    Want w = {names, n_names, out, 0, SIZE_MAX, NULL};
+
+    return scan_top(s, n, &w);
+}
+
+int jsonscan_members_nested(const char *s, size_t n, const char *const *names, size_t n_names,
+                            JsonSpan *out, size_t nested, const char *const *inner_names,
+                            size_t n_inner, JsonSpan *inner_out, int *inner_countp)
+{
+    Want in = {inner_names, n_inner, inner_out, -1, SIZE_MAX, NULL};
+    Want w = {names, n_names, out, 0, nested < n_names ? nested : SIZE_MAX, &in};
+    int r;
+
+    for (size_t i = 0; i < n_inner; i++)
+        inner_out[i] = (JsonSpan){NULL, 0};
+    r = scan_top(s, n, &w);
+    /* Not looked into (absent, or not an object): say so, whatever was left in in.count. */
+    *inner_countp = r >= 0 && w.nested < n_names && out[w.nested].p && out[w.nested].p[0] == '{'
+                        ? in.count
+                        : -1;
+    return r;
 }
 
 bool jsonscan_is_plain_string(JsonSpan v)

@@ -33,6 +33,15 @@ bool jsonscan_valid(const char *s, size_t n);
  */
 int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n_names,
                      JsonSpan *out);
+/**
+ * jsonscan_members() and, in the same pass, jsonscan_members() of the value of names[nested]
+ * when it is an object: its members inner_names into inner_out, their count into *inner_countp
+ * (-1 when that member is absent or not an object, inner_out then all absent). Returns -1 as
+ * jsonscan_members() does, also for an escaped name or a duplicate wanted name inside it.
+ */
+int jsonscan_members_nested(const char *s, size_t n, const char *const *names, size_t n_names,
+                            JsonSpan *out, size_t nested, const char *const *inner_names,
+                            size_t n_inner, JsonSpan *inner_out, int *inner_countp);
 /** A string value without escapes (so its bytes are its canonical JSON text). */
 bool jsonscan_is_plain_string(JsonSpan v);
 /** An integer written as one (no fraction or exponent), small enough for int64. */

@@ -478,8 +478,61 @@ static void test_member_name_lengths(void)
     }
 }
 
+/* One call's nested scan, checked against the plain scan of the object and of params. */
+static void check_nested(const char *text, int want_r, int want_inner)
+{
+    static const char *const top[] = {"jsonrpc", "id", "method", "params"};
+    static const char *const inner[] = {"name", "arguments", "_meta"};
+    JsonSpan v[4], v2[4], pv[3], pv2[3];
+    size_t n = strlen(text);
+    int ic = -2, r = jsonscan_members_nested(text, n, top, 4, v, 3, inner, 3, pv, &ic);
+
+    CHECK_MSG(r == want_r && ic == want_inner, "%s: got %d/%d, want %d/%d", text, r, ic, want_r,
+              want_inner);
+    if (r < 0)
+        return;
+    CHECK_INTEQ(jsonscan_members(text, n, top, 4, v2), r);
+    for (int i = 0; i < 4; i++)
+        CHECK(v[i].p == v2[i].p && v[i].n == v2[i].n);
+    if (ic < 0) {
+        CHECK(!pv[0].p && !pv[1].p && !pv[2].p);
+        return;
+    }
+    CHECK_INTEQ(jsonscan_members(v[3].p, v[3].n, inner, 3, pv2), ic);
+    for (int i = 0; i < 3; i++)
+        CHECK(pv[i].p == pv2[i].p && pv[i].n == pv2[i].n);
+}
+
+static void test_members_nested(void)
+{
+    check_nested("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"echo\",\"arguments\":{\"text\":\"hi\"},\"_meta\":{\"progressToken\":3}}}",
+                 4, 3);
+    check_nested(" { \"params\" : { } , \"id\" : \"x\" } ", 2, 0);
+    check_nested("{\"params\":{\"other\":[1,{\"name\":2}],\"name\":\"n\"}}", 1, 2);
+    check_nested("{\"id\":1}", 1, -1);                            /* no params */
+    check_nested("{\"params\":[1,2]}", 1, -1);                    /* params not an object */
+    check_nested("{\"params\":\"{\"}", 1, -1);                    /* a string, not an object */
+    check_nested("{\"params\":{\"name\":1,\"name\":2}}", -1, -1); /* a repeated wanted name */
+    check_nested("{\"params\":{\"na\\u006de\":1}}", -1, -1);      /* an escaped name */
+    check_nested("{\"params\":{\"name\":1}", -1, -1);             /* cut short */
+    check_nested("{\"params\":{\"name\":1}} x", -1, -1);          /* trailing bytes */
+    check_nested("{\"params\":{},\"params\":{}}", -1, -1);        /* params twice */
+    /* Depth: params at depth 1, so its members' values nest one level deeper. */
+    char deep[2 * JSONSCAN_MAX_DEPTH + 64];
+    int k = snprintf(deep, sizeof(deep), "{\"params\":{\"arguments\":");
+    for (int i = 0; i < JSONSCAN_MAX_DEPTH - 2; i++)
+        deep[k++] = '[';
+    for (int i = 0; i < JSONSCAN_MAX_DEPTH - 2; i++)
+        deep[k++] = ']';
+    snprintf(deep + k, sizeof(deep) - (size_t)k, "}}");
+    check_nested(deep, jsonscan_valid(deep, strlen(deep)) ? 1 : -1,
+                 jsonscan_valid(deep, strlen(deep)) ? 1 : -1);
+}
+
 int main(void)
 {
+    RUN(test_members_nested);
     RUN(test_valid);
     RUN(test_depth);
     RUN(test_members);
