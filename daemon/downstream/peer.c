@@ -289,14 +289,13 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
 {
     Peer *p = arg;
 
-    (void)what;
+    (void)fd, (void)what; /* p->fd */
     if (p->close_reason) {
         _cleanup_free_ char *why = p->close_reason;
         p->close_reason = NULL;
         peer_close(p, why);
         return;
     }
-    (void)fd;
     ssize_t w = write_queued(p);
     if (w < 0 && w != -EAGAIN && w != -EINTR) {
         peer_close(p, strerror((int)-w));
@@ -358,11 +357,12 @@ void peer_send(Peer *p, const char *data, size_t n)
 
 void peer_send_unfiltered(Peer *p, const char *data, size_t n)
 {
-    size_t queued;
+    size_t queued, in_ref;
 
     if (p->dead || p->close_reason)
         return;
-    queued = peer_queued(p);
+    in_ref = evbuffer_get_length(p->out);
+    queued = outbuf_len(&p->out_plain) + in_ref;
     bool big = queued == 0 && n >= PEER_WRITE_NOW_BYTES;
     if (big) {
         /* A big message gains nothing from waiting for others: as much as fits goes now. */
@@ -384,7 +384,7 @@ void peer_send_unfiltered(Peer *p, const char *data, size_t n)
         close_later(p, why);
         return;
     }
-    if (evbuffer_get_length(p->out) == 0)
+    if (in_ref == 0)
         outbuf_append(&p->out_plain, data, n);
     else if (evbuffer_add(p->out, data, n) < 0) {
         close_later(p, "out of memory");
