@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/uio.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -20,6 +21,12 @@
 #define PEER_READS_PER_WAKE 4
 /* Messages at least this big are written at once rather than batched with others. */
 #define PEER_WRITE_NOW_BYTES 65536
+/*
+ * Pieces one write hands the kernel: the plain buffer and the first chains of the zero-copy
+ * store. A tools/list by reference is one chain, so a batch is one write; what does not fit
+ * goes in the next write, when the socket has taken this one.
+ */
+#define PEER_WRITE_IOVECS 16
 /*
  * Bytes of unfinished lines all peers together may make the daemon hold, as a multiple of the
  * largest message: eight agents sending maximal messages at the same instant is already far
@@ -76,6 +83,7 @@ void peer_registry_deinit(PeerRegistry *reg)
         peer_close(reg->first, "daemon is shutting down");
     on_reap(-1, 0, reg);
     event_free(reg->ev_reap);
+    outbuf_pool_deinit(&reg->out_pool);
     idmap_deinit(&reg->by_id);
 }
 
@@ -87,7 +95,36 @@ Peer *peer_get(PeerRegistry *reg, uint64_t id)
 
 size_t peer_queued(const Peer *p)
 {
-    return p->out ? evbuffer_get_length(p->out) : 0;
+    return outbuf_len(&p->out_plain) + (p->out ? evbuffer_get_length(p->out) : 0);
+}
+
+/*
+ * One write of what is queued, plain bytes first, then the zero-copy store: the bytes written,
+ * or -errno. A reference whose bytes are all written is released (evbuffer_drain runs its done).
+ */
+static ssize_t write_queued(Peer *p)
+{
+    struct iovec v[PEER_WRITE_IOVECS];
+    size_t plain = outbuf_len(&p->out_plain);
+    int n = 0;
+    ssize_t w;
+
+    if (plain)
+        v[n++] = (struct iovec){(void *)outbuf_peek(&p->out_plain), plain};
+    if (evbuffer_get_length(p->out)) {
+        int got = evbuffer_peek(p->out, -1, NULL, v + n, PEER_WRITE_IOVECS - n);
+        n += MIN(got, PEER_WRITE_IOVECS - n);
+    }
+    if (n == 0)
+        return 0;
+    w = writev(p->fd, v, n);
+    if (w < 0)
+        return -errno;
+    size_t from_plain = MIN((size_t)w, plain);
+    outbuf_consume(&p->out_plain, from_plain);
+    if ((size_t)w > from_plain)
+        evbuffer_drain(p->out, (size_t)w - from_plain);
+    return w;
 }
 
 static void reply_error_and_close(Peer *p, int code, const char *message)
@@ -252,18 +289,19 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
 {
     Peer *p = arg;
 
-    (void)what;
+    (void)fd, (void)what; /* p->fd */
     if (p->close_reason) {
         _cleanup_free_ char *why = p->close_reason;
         p->close_reason = NULL;
         peer_close(p, why);
         return;
     }
-    if (evbuffer_write(p->out, fd) < 0 && errno != EAGAIN && errno != EINTR) {
-        peer_close(p, strerror(errno));
+    ssize_t w = write_queued(p);
+    if (w < 0 && w != -EAGAIN && w != -EINTR) {
+        peer_close(p, strerror((int)-w));
         return;
     }
-    if (evbuffer_get_length(p->out) > 0)
+    if (peer_queued(p) > 0)
         event_add(p->ev_write, NULL);
 }
 
@@ -278,6 +316,7 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
     p->pid = pid;
     p->connected_wall_ms = wall_ms();
     framer_init(&p->in, reg->max_line);
+    outbuf_init(&p->out_plain, &reg->out_pool);
     p->out = evbuffer_new();
     p->ev_read = event_new(reg->base, fd, EV_READ | EV_PERSIST, on_readable, p);
     p->ev_write = event_new(reg->base, fd, EV_WRITE, on_writable, p);
@@ -303,6 +342,7 @@ static void close_later(Peer *p, const char *reason)
     if (p->close_reason)
         return;
     p->close_reason = xstrdup(reason);
+    outbuf_clear(&p->out_plain);
     evbuffer_drain(p->out, evbuffer_get_length(p->out));
     event_active(p->ev_write, EV_WRITE, 1);
 }
@@ -317,11 +357,12 @@ void peer_send(Peer *p, const char *data, size_t n)
 
 void peer_send_unfiltered(Peer *p, const char *data, size_t n)
 {
-    size_t queued;
+    size_t queued, in_ref;
 
     if (p->dead || p->close_reason)
         return;
-    queued = evbuffer_get_length(p->out);
+    in_ref = evbuffer_get_length(p->out);
+    queued = outbuf_len(&p->out_plain) + in_ref;
     bool big = queued == 0 && n >= PEER_WRITE_NOW_BYTES;
     if (big) {
         /* A big message gains nothing from waiting for others: as much as fits goes now. */
@@ -343,7 +384,12 @@ void peer_send_unfiltered(Peer *p, const char *data, size_t n)
         close_later(p, why);
         return;
     }
-    evbuffer_add(p->out, data, n);
+    if (in_ref == 0)
+        outbuf_append(&p->out_plain, data, n);
+    else if (evbuffer_add(p->out, data, n) < 0) {
+        close_later(p, "out of memory");
+        return;
+    }
     if (big)
         event_add(p->ev_write, NULL); /* the socket is full: wait until it drains */
     else if (queued == 0)
@@ -356,8 +402,6 @@ void peer_send_unfiltered(Peer *p, const char *data, size_t n)
 
 void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg)
 {
-    size_t queued = evbuffer_get_length(p->out);
-
     if (p->dead || p->close_reason) {
         done(data, n, arg);
         return;
@@ -368,6 +412,7 @@ void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb 
         done(data, n, arg);
         return;
     }
+    size_t queued = peer_queued(p);
     if (queued + n > p->reg->max_queue) {
         _cleanup_free_ char *why =
             xasprintf("output queue over %zu bytes: the client is not reading", p->reg->max_queue);
@@ -400,14 +445,14 @@ void peer_close(Peer *p, const char *reason)
     if (reg->gone)
         reg->gone(p, reg->userdata);
     /* Replies still queued (a client that half-closed still reads): one last try, no wait. */
-    if (evbuffer_get_length(p->out))
-        (void)evbuffer_write(p->out, p->fd);
+    (void)write_queued(p);
     event_free(p->ev_read);
     event_free(p->ev_write);
     event_free(p->ev_partial);
     set_partial_bytes(p, 0);
     evbuffer_free(p->out);
     p->out = NULL;
+    outbuf_deinit(&p->out_plain);
     framer_deinit(&p->in);
     close(p->fd);
     p->fd = -1;

@@ -12,6 +12,7 @@
 
 #include "common/idmap.h"
 #include "common/jsonrpc.h"
+#include "common/outbuf.h"
 #include "common/strbuf.h"
 
 typedef struct Peer Peer;
@@ -43,6 +44,13 @@ struct Peer {
     pid_t pid;
     struct event *ev_read, *ev_write;
     Framer in;
+    /*
+     * Output in two stores, written in this order: plain bytes (a buffer that stays allocated,
+     * so a reply costs no allocation), then what must stay zero-copy (peer_send_ref) and every
+     * byte queued after it. Plain bytes go to out_plain only while out is empty, so bytes
+     * queued earlier are always written earlier.
+     */
+    OutBuf out_plain;
     struct evbuffer *out;
     bool dead;
     char *label;               /* how logs name it (the agent's clientInfo.name), or NULL */
@@ -71,7 +79,8 @@ struct PeerRegistry {
     PeerGoneFn gone;
     PeerFilterFn filter; /* may be NULL: what goes to modern peers */
     void *userdata;
-    Peer *reap; /* dead peers waiting for the loop to free them */
+    OutBufPool out_pool; /* the drained out_plain buffers, shared: an idle peer holds none */
+    Peer *reap;          /* dead peers waiting for the loop to free them */
     struct event *ev_reap;
 };
 

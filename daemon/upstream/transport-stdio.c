@@ -5,12 +5,12 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/log.h"
+#include "common/outbuf.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/sys/child.h"
@@ -35,7 +35,7 @@ typedef struct StdioTransport {
     Transport base;
     Child *child;
     Framer in;
-    struct evbuffer *out;
+    OutBuf out; /* to stdin; stays allocated between writes (no allocation per request) */
     struct event *ev_out, *ev_in, *ev_err, *ev_stop, *ev_free, *ev_eof;
     struct StdioTransport *next, *prev; /* every live stdio transport, for kill_all */
     RunLog *runlog; /* this run's stderr and exit go there, for mcpd/logs after it is gone */
@@ -84,8 +84,7 @@ static void stdio_free(StdioTransport *s)
         event_free(s->ev_err);
     if (s->ev_stop)
         event_free(s->ev_stop);
-    if (s->out)
-        evbuffer_free(s->out);
+    outbuf_deinit(&s->out);
     framer_deinit(&s->in);
     strbuf_deinit(&s->err_line);
     child_free(s->child);
@@ -232,15 +231,16 @@ static void on_stdin_writable(evutil_socket_t fd, short what, void *arg)
     StdioTransport *s = arg;
 
     (void)what;
-    if (evbuffer_write(s->out, fd) < 0 && errno != EAGAIN && errno != EINTR) {
-        evbuffer_drain(s->out, evbuffer_get_length(s->out));
+    ssize_t w = outbuf_write(&s->out, fd);
+    if (w < 0 && w != -EAGAIN && w != -EINTR) {
+        outbuf_clear(&s->out);
         if (s->child->exited)
             stdio_report(s, "stdin is closed (broken pipe)");
         else
             await_exit(s, "stdin is closed (broken pipe)");
         return;
     }
-    if (evbuffer_get_length(s->out) > 0)
+    if (outbuf_len(&s->out) > 0)
         event_add(s->ev_out, NULL);
 }
 
@@ -287,10 +287,10 @@ static int stdio_send(Transport *t, const char *line, size_t len)
 
     if (s->closing || s->reported || s->child->fd_stdin < 0)
         return -ENOTCONN;
-    if (evbuffer_get_length(s->out) + len > STDIN_QUEUE_MAX)
+    if (outbuf_len(&s->out) + len > STDIN_QUEUE_MAX)
         return -ENOBUFS;
-    bool idle = evbuffer_get_length(s->out) == 0;
-    evbuffer_add(s->out, line, len);
+    bool idle = outbuf_len(&s->out) == 0;
+    outbuf_append(&s->out, line, len);
     /* Written after the current batch of events: requests made together share one write. */
     if (idle)
         event_active(s->ev_out, EV_WRITE, 1);
@@ -334,9 +334,9 @@ static void stdio_close(Transport *t)
     event_del(s->ev_eof);
     event_del(s->ev_out);
     /* What is queued (a cancel sent just before) gets one last try, without waiting. */
-    if (s->child->fd_stdin >= 0 && evbuffer_get_length(s->out))
-        (void)evbuffer_write(s->out, s->child->fd_stdin);
-    evbuffer_drain(s->out, evbuffer_get_length(s->out));
+    if (s->child->fd_stdin >= 0)
+        (void)outbuf_write(&s->out, s->child->fd_stdin);
+    outbuf_clear(&s->out);
     if (s->child->fd_stdin >= 0) {
         close(s->child->fd_stdin);
         s->child->fd_stdin = -1;
@@ -401,7 +401,7 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
     s->log_tokens = STDERR_LOG_BURST;
     s->log_refill_ms = now_ms();
     framer_init(&s->in, JSONRPC_MAX_LINE_DEFAULT);
-    s->out = evbuffer_new();
+    outbuf_init(&s->out, NULL);
     s->ev_out = event_new(base, s->child->fd_stdin, EV_WRITE, on_stdin_writable, s);
     s->ev_in = event_new(base, s->child->fd_stdout, EV_READ | EV_PERSIST, on_stdout, s);
     s->ev_err = event_new(base, s->child->fd_stderr, EV_READ | EV_PERSIST, on_stderr, s);

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+// test-peer: a peer's output queue (plain bytes in a kept buffer, zero-copy references in an
+// evbuffer): exact byte order across both stores, the queue bound over both, buffer reuse.
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "common/strbuf.h"
+#include "daemon/downstream/peer.h"
+#include "tests/unit/test.h"
+
+/* How long a test waits for bytes that should arrive at once: generous, the machine is shared. */
+#define WAIT_MS 20000
+
+/* The references handed to peer_send_ref and how often each was released. */
+typedef struct Ref {
+    const char *text;
+    int done;
+} Ref;
+
+static int n_gone;
+
+static void on_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
+{
+    (void)p, (void)m, (void)userdata;
+}
+
+static void on_gone(Peer *p, void *userdata)
+{
+    (void)p, (void)userdata;
+    n_gone++;
+}
+
+static void ref_done(const void *data, size_t n, void *arg)
+{
+    Ref *r = arg;
+
+    CHECK(data == r->text);
+    CHECK_INTEQ(n, strlen(r->text));
+    r->done++;
+}
+
+static void send_ref(Peer *p, Ref *r)
+{
+    peer_send_ref(p, r->text, strlen(r->text), ref_done, r);
+}
+
+static void send_plain(Peer *p, const char *s)
+{
+    peer_send_unfiltered(p, s, strlen(s));
+}
+
+static void set_nonblock(int fd)
+{
+    CHECK(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0);
+}
+
+/* A registry on a fresh loop and one peer on a socket pair; *agentp is the agent's end. */
+static Peer *setup(PeerRegistry *reg, struct event_base **basep, size_t max_line, int *agentp)
+{
+    int sv[2];
+
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+    set_nonblock(sv[0]);
+    set_nonblock(sv[1]);
+    *basep = event_base_new();
+    peer_registry_init(reg, *basep, max_line, on_dispatch, on_gone, NULL);
+    *agentp = sv[1];
+    n_gone = 0;
+    return peer_new(reg, sv[0], getuid(), getpid());
+}
+
+static void teardown(PeerRegistry *reg, struct event_base *base, int agent)
+{
+    peer_registry_deinit(reg);
+    event_base_free(base);
+    close(agent);
+}
+
+/* Run the loop and read the agent's end until want bytes arrived (or WAIT_MS passed). */
+static void pump(struct event_base *base, int agent, StrBuf *got, size_t want)
+{
+    struct timespec t0, t;
+    char chunk[65536];
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (got->len < want) {
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        ssize_t n = read(agent, chunk, sizeof(chunk));
+        if (n > 0) {
+            strbuf_append(got, chunk, (size_t)n);
+            continue;
+        }
+        CHECK(n < 0 && errno == EAGAIN);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > WAIT_MS)
+            break;
+        usleep(1000);
+    }
+}
+
+/* Plain and by-reference sends in one batch arrive in exactly the order they were made. */
+static void test_interleaved_order(void)
+{
+    PeerRegistry reg;
+    struct event_base *base;
+    int agent;
+    Peer *p = setup(&reg, &base, 1 << 20, &agent);
+    Ref r1 = {"{\"ref\":1}\n", 0}, r2 = {"{\"ref\":2}\n", 0}, r3 = {"{\"ref\":3}\n", 0};
+    const char *want = "{\"a\":1}\n{\"ref\":1}\n{\"a\":2}\n{\"a\":3}\n{\"ref\":2}\n{\"ref\":3}\n"
+                       "{\"a\":4}\n";
+    StrBuf got = STRBUF_INIT;
+
+    send_plain(p, "{\"a\":1}\n");
+    send_ref(p, &r1);
+    send_plain(p, "{\"a\":2}\n");
+    send_plain(p, "{\"a\":3}\n");
+    send_ref(p, &r2);
+    send_ref(p, &r3);
+    send_plain(p, "{\"a\":4}\n");
+    CHECK_INTEQ(peer_queued(p), strlen(want));
+    /* Nothing is written before the loop runs: the batch leaves together. */
+    CHECK_INTEQ(r1.done + r2.done + r3.done, 0);
+    pump(base, agent, &got, strlen(want));
+    CHECK_STREQ(strbuf_str(&got), want);
+    CHECK_INTEQ(r1.done, 1);
+    CHECK_INTEQ(r2.done, 1);
+    CHECK_INTEQ(r3.done, 1);
+    CHECK_INTEQ(peer_queued(p), 0);
+
+    /* A second batch after the first drained: a reference first, then plain bytes. */
+    strbuf_reset(&got);
+    Ref r4 = {"{\"ref\":4}\n", 0};
+    send_ref(p, &r4);
+    send_plain(p, "{\"a\":5}\n");
+    pump(base, agent, &got, 18);
+    CHECK_STREQ(strbuf_str(&got), "{\"ref\":4}\n{\"a\":5}\n");
+    CHECK_INTEQ(r4.done, 1);
+    CHECK_INTEQ(n_gone, 0);
+    strbuf_deinit(&got);
+    teardown(&reg, base, agent);
+}
+
+/* Fill a line of n bytes with a pattern that shows any reordering or loss. */
+static char *pattern_line(size_t n, char tag)
+{
+    char *s = malloc(n + 1);
+
+    for (size_t i = 0; i < n - 1; i++)
+        s[i] = (char)(i % 61 == 0 ? tag : 'a' + (char)(i % 26));
+    s[n - 1] = '\n';
+    s[n] = '\0';
+    return s;
+}
+
+/*
+ * A big message written at once only in part (the agent is not reading yet): its rest, a
+ * reference and later plain bytes still arrive in order, and the big buffer is not kept.
+ */
+static void test_big_partial_then_ref(void)
+{
+    PeerRegistry reg;
+    struct event_base *base;
+    int agent;
+    Peer *p = setup(&reg, &base, 1 << 20, &agent);
+    size_t big_n = 3u << 20; /* far beyond what a socket pair takes in one write */
+    char *big = pattern_line(big_n, 'B'), *big2 = pattern_line(100000, 'C');
+    Ref r = {"{\"ref\":\"after big\"}\n", 0};
+    StrBuf want = STRBUF_INIT, got = STRBUF_INIT;
+
+    peer_send_unfiltered(p, big, big_n);
+    CHECK(peer_queued(p) > 0);
+    CHECK(peer_queued(p) < big_n);
+    send_ref(p, &r);
+    send_plain(p, "{\"a\":\"after ref\"}\n");
+    /* Not written at once: the queue is not empty, so it waits its turn. */
+    peer_send_unfiltered(p, big2, 100000);
+    strbuf_append(&want, big, big_n);
+    strbuf_puts(&want, r.text);
+    strbuf_puts(&want, "{\"a\":\"after ref\"}\n");
+    strbuf_append(&want, big2, 100000);
+    CHECK_INTEQ(r.done, 0); /* held until the bytes before it are written */
+    pump(base, agent, &got, want.len);
+    CHECK_INTEQ(got.len, want.len);
+    CHECK(got.len == want.len && memcmp(got.data, want.data, want.len) == 0);
+    CHECK_INTEQ(r.done, 1);
+    CHECK_INTEQ(peer_queued(p), 0);
+    /* The 3 MiB buffer went away once drained: neither the peer nor the pool keeps it. */
+    CHECK(p->out_plain.data == NULL);
+    CHECK(reg.out_pool.bytes <= OUTBUF_POOL_BYTES);
+    for (size_t i = 0; i < reg.out_pool.n; i++)
+        CHECK(reg.out_pool.spare[i].cap <= OUTBUF_KEEP_BYTES);
+    free(big);
+    free(big2);
+    strbuf_deinit(&want);
+    strbuf_deinit(&got);
+    teardown(&reg, base, agent);
+}
+
+/* A drained peer holds no buffer; the next reply reuses the pooled one (no allocation). */
+static void test_buffer_reused(void)
+{
+    PeerRegistry reg;
+    struct event_base *base;
+    int agent;
+    Peer *p = setup(&reg, &base, 1 << 20, &agent);
+    StrBuf got = STRBUF_INIT;
+
+    send_plain(p, "{\"n\":1}\n");
+    const char *first = p->out_plain.data;
+    CHECK(first != NULL);
+    pump(base, agent, &got, 8);
+    CHECK(p->out_plain.data == NULL);
+    CHECK_INTEQ(reg.out_pool.n, 1);
+    CHECK(reg.out_pool.spare[0].data == first);
+    for (int i = 2; i < 50; i++) {
+        char line[32];
+        snprintf(line, sizeof(line), "{\"n\":%d}\n", i);
+        send_plain(p, line);
+        CHECK(p->out_plain.data == first);
+        strbuf_reset(&got);
+        pump(base, agent, &got, strlen(line));
+        CHECK_STREQ(strbuf_str(&got), line);
+    }
+    CHECK_INTEQ(reg.out_pool.n, 1);
+    strbuf_deinit(&got);
+    teardown(&reg, base, agent);
+}
+
+/*
+ * The output bound counts both stores: plain bytes, then references, up to max_queue; the send
+ * that goes over it (here a reference when ref_last, else plain bytes) drops the peer, every
+ * reference is released exactly once, and nothing more is queued or written.
+ */
+static void queue_bound(bool ref_last)
+{
+    PeerRegistry reg;
+    struct event_base *base;
+    int agent;
+    Peer *p = setup(&reg, &base, 1024, &agent); /* max_queue: 4 x 1024 */
+    char *plain = pattern_line(3000, 'P');
+    char *ref_text = pattern_line(1000, 'R');
+    char *over = pattern_line(200, 'O');
+    Ref r1 = {ref_text, 0}, r2 = {over, 0};
+    char chunk[8192];
+
+    CHECK_INTEQ(reg.max_queue, 4096);
+    /* The agent reads nothing yet: the loop does not run, so everything stays queued. */
+    peer_send_unfiltered(p, plain, 3000);
+    send_ref(p, &r1);
+    CHECK_INTEQ(peer_queued(p), 4000);
+    if (ref_last)
+        send_ref(p, &r2); /* 4000 + 200 > 4096 */
+    else
+        peer_send_unfiltered(p, plain, 3000);
+    CHECK(p->close_reason != NULL);
+    CHECK(p->close_reason && strstr(p->close_reason, "not reading"));
+    CHECK_INTEQ(peer_queued(p), 0);
+    CHECK_INTEQ(r1.done, 1);
+    CHECK_INTEQ(r2.done, ref_last ? 1 : 0);
+    /* Refused from now on; a reference is handed back at once. */
+    send_plain(p, "{\"late\":1}\n");
+    Ref r3 = {"{\"late\":2}\n", 0};
+    send_ref(p, &r3);
+    CHECK_INTEQ(r3.done, 1);
+    CHECK_INTEQ(peer_queued(p), 0);
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    CHECK_INTEQ(n_gone, 1);
+    CHECK(peer_get(&reg, 1) == NULL);
+    /* The agent got nothing of the dropped queue, then end of file. */
+    ssize_t n = read(agent, chunk, sizeof(chunk));
+    CHECK_INTEQ(n, 0);
+    CHECK_INTEQ(r1.done, 1);
+    free(plain);
+    free(ref_text);
+    free(over);
+    teardown(&reg, base, agent);
+}
+
+static void test_queue_bound_ref_over(void)
+{
+    queue_bound(true);
+}
+
+static void test_queue_bound_plain_over(void)
+{
+    queue_bound(false);
+}
+
+int main(void)
+{
+    RUN(test_interleaved_order);
+    RUN(test_big_partial_then_ref);
+    RUN(test_buffer_reused);
+    RUN(test_queue_bound_ref_over);
+    RUN(test_queue_bound_plain_over);
+    return test_main_result();
+}
