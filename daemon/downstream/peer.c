@@ -222,9 +222,10 @@ static void track_partial(Peer *p, bool line_ended)
     size_t held = p->in.len - p->in.start;
 
     if (held == 0) {
+        if (p->partial_since_us)
+            event_del(p->ev_partial); /* pending only while a line is unfinished */
         p->partial_since_us = 0;
         set_partial_bytes(p, 0);
-        event_del(p->ev_partial);
         if (p->in.cap > PEER_IDLE_BUFFER_KEEP) {
             size_t max = p->in.max;
             framer_deinit(&p->in);
