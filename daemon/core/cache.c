@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "common/json.h"
+#include "common/log.h"
+#include "common/mcp.h"
 #include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -150,8 +152,42 @@ static int entry_load(const char *dir, const char *path, const ServerConfig *cfg
     return 0;
 }
 
+/*
+ * An entry's "era": the words of the "protocol" config field, so a reader of the file sees the
+ * same two eras the user can pin.
+ */
+#define CACHE_ERA_LEGACY "2025"
+#define CACHE_ERA_MODERN MCP_PROTOCOL_2026_07_28
+
+/* The stored era of an entry, or UNKNOWN: absent (an older mcpd wrote it) or not ours. */
+static UpstreamEra entry_era(yajl_val root, const char *path, const ServerConfig *cfg)
+{
+    yajl_val v = json_get(root, "era");
+    const char *s = YAJL_GET_STRING(v);
+    _cleanup_free_ char *text = NULL;
+
+    if (!v)
+        return UPSTREAM_ERA_UNKNOWN;
+    if (s && streq(s, CACHE_ERA_LEGACY))
+        return UPSTREAM_ERA_LEGACY;
+    if (s && streq(s, CACHE_ERA_MODERN))
+        return UPSTREAM_ERA_MODERN;
+    text = json_to_string(v);
+    log_full(LOG_DEBUG, cfg->name, "cache",
+             "%s: era %.64s is not \"" CACHE_ERA_LEGACY "\" or \"" CACHE_ERA_MODERN
+             "\": ignored, the server's era will be probed",
+             path, text ? text : "?");
+    return UPSTREAM_ERA_UNKNOWN;
+}
+
 int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, yajl_val *toolsp,
                int64_t *saved_atp, char **whyp)
+{
+    return cache_load_entry(dir, cfg, now_wall_ms, toolsp, saved_atp, NULL, whyp);
+}
+
+int cache_load_entry(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms,
+                     yajl_val *toolsp, int64_t *saved_atp, UpstreamEra *erap, char **whyp)
 {
     _cleanup_free_ char *path = cache_path(dir, cfg);
     _cleanup_json_ yajl_val root = NULL;
@@ -171,6 +207,8 @@ int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, ya
             *whyp = xasprintf("%s: tool %zu has no name", path, i);
             return CACHE_E_STALE;
         }
+    if (erap)
+        *erap = entry_era(root, path, cfg);
     *toolsp = json_object_take(root, "tools");
     *saved_atp = saved;
     return 0;
@@ -193,14 +231,15 @@ int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, 
     StrBuf text = STRBUF_INIT;
 
     json_write(&text, tools);
-    int r = cache_store_json(dir, cfg, server_info, text.data, text.len, now_wall_ms, ttl_ms, whyp);
+    int r = cache_store_json(dir, cfg, server_info, text.data, text.len, UPSTREAM_ERA_UNKNOWN,
+                             now_wall_ms, ttl_ms, whyp);
     strbuf_deinit(&text);
     return r;
 }
 
 int cache_store_json(const char *dir, const ServerConfig *cfg, yajl_val server_info,
-                     const char *tools_json, size_t n, int64_t now_wall_ms, int64_t ttl_ms,
-                     char **whyp)
+                     const char *tools_json, size_t n, UpstreamEra era, int64_t now_wall_ms,
+                     int64_t ttl_ms, char **whyp)
 {
     _cleanup_free_ char *path = NULL;
     StrBuf sb = STRBUF_INIT;
@@ -211,6 +250,9 @@ int cache_store_json(const char *dir, const ServerConfig *cfg, yajl_val server_i
     entry_head(&sb, cfg, now_wall_ms, ttl_ms);
     strbuf_puts(&sb, ",\"serverInfo\":");
     json_write(&sb, server_info);
+    if (era != UPSTREAM_ERA_UNKNOWN)
+        strbuf_printf(&sb, ",\"era\":\"%s\"",
+                      era == UPSTREAM_ERA_MODERN ? CACHE_ERA_MODERN : CACHE_ERA_LEGACY);
     strbuf_puts(&sb, ",\"tools\":");
     strbuf_append(&sb, tools_json, n);
     strbuf_puts(&sb, "}\n");

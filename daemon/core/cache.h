@@ -7,6 +7,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "daemon/config/config.h"
+#include "daemon/upstream/era.h"
 
 #define CACHE_VERSION 1
 
@@ -34,16 +35,26 @@ char *cache_path(const char *dir, const ServerConfig *cfg);
 int cache_load(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms, yajl_val *toolsp,
                int64_t *saved_atp, char **whyp);
 /**
+ * cache_load() that also gives the era the server spoke when the entry was written (*erap):
+ * UPSTREAM_ERA_UNKNOWN for an entry written before mcpd stored it, or for a value mcpd did not
+ * write (logged at debug level, never trusted: the server is probed as if nothing were known).
+ */
+int cache_load_entry(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms,
+                     yajl_val *toolsp, int64_t *saved_atp, UpstreamEra *erap, char **whyp);
+/**
  * Write the entry durably (temp file, fsync, rename, fsync of the directory), mode 0600.
  * Only tool definitions and serverInfo are stored: never resolved secrets. A dir that is not
  * private is -EPERM with *whyp naming it and the fix.
  */
 int cache_store(const char *dir, const ServerConfig *cfg, yajl_val server_info, yajl_val tools,
                 int64_t now_wall_ms, int64_t ttl_ms, char **whyp);
-/** cache_store() with the tools array already as JSON text (tools_json[0..n)). */
+/**
+ * cache_store() with the tools array already as JSON text (tools_json[0..n)), and the era the
+ * server spoke (UPSTREAM_ERA_UNKNOWN stores none).
+ */
 int cache_store_json(const char *dir, const ServerConfig *cfg, yajl_val server_info,
-                     const char *tools_json, size_t n, int64_t now_wall_ms, int64_t ttl_ms,
-                     char **whyp);
+                     const char *tools_json, size_t n, UpstreamEra era, int64_t now_wall_ms,
+                     int64_t ttl_ms, char **whyp);
 /**
  * Where surface entries live: the "surface" sibling of the tool cache dir (newly allocated).
  * Separate files in a separate dir, so a connect's tool write never waits for the lists that

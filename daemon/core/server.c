@@ -182,8 +182,10 @@ static void server_store_cache(Server *s)
     }
     size_t len;
     _cleanup_free_ char *text = toolset_json(s->tools, &len);
+    /* The era goes with the tools, so a restart skips a probe this server never answers. */
+    UpstreamEra era = s->up && s->up->era ? s->up->era : upstream_known_era(s->cfg->hash);
     if (cache_store_json(s->reg->cache_dir, s->cfg, s->up ? s->up->server_info : NULL, text, len,
-                         now, s->reg->settings->cache_ttl_days * 86400000LL, &why) < 0) {
+                         era, now, s->reg->settings->cache_ttl_days * 86400000LL, &why) < 0) {
         log_full(LOG_WARNING, s->cfg->name, "cache", "tool cache not written: %s", why);
         return;
     }
@@ -214,7 +216,8 @@ static void server_load_cache(Server *s)
     _cleanup_free_ char *why = NULL;
     yajl_val tools = NULL;
     int64_t saved = 0;
-    int r = cache_load(s->reg->cache_dir, s->cfg, wall_ms(), &tools, &saved, &why);
+    UpstreamEra era = UPSTREAM_ERA_UNKNOWN;
+    int r = cache_load_entry(s->reg->cache_dir, s->cfg, wall_ms(), &tools, &saved, &era, &why);
 
     if (r == CACHE_E_UNSAFE)
         server_cache_problem(s, why);
@@ -226,7 +229,13 @@ static void server_load_cache(Server *s)
     s->tools = toolset_new_take(tools);
     s->tools_deferred = true;
     s->cache_saved_wall_ms = saved;
-    log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache", toolset_len(s->tools));
+    /* A pinned "protocol" still wins: upstream_start() reads the memory only for "auto". */
+    upstream_seed_era(s->cfg->hash, era);
+    log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache (era %s)",
+             toolset_len(s->tools),
+             era == UPSTREAM_ERA_LEGACY   ? "2025"
+             : era == UPSTREAM_ERA_MODERN ? "2026-07-28"
+                                          : "unknown");
 }
 
 /* Fingerprint of a tool list, to skip the work a re-list that changed nothing would cause. */

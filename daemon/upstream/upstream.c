@@ -21,7 +21,8 @@ static const char *const accepted_versions[] = {
 
 /*
  * An auto stdio server that ignores server/discover (servers that drop requests before
- * initialize do) costs this much on its first connect only: then its era is remembered. Long
+ * initialize do) costs this much on its first connect only: then its era is remembered (and
+ * stored in its tool cache entry, so a daemon restart does not pay it again: era.c). Long
  * enough for a loaded machine to start a node or python server, short against the 30 s
  * handshake bound. Over HTTP every server answers a POST (a legacy one with a 4xx), so silence
  * there is a slow server, not an old one: the probe gets the whole handshake bound.
@@ -58,23 +59,9 @@ static const struct {
     {"resources/templates/list", "notifications/resources/list_changed"},
 };
 
-/* The era each server spoke last, by config hash: a legacy server is not probed again. */
-static IdMap era_memory;
-
-static uint64_t era_key(const char *config_hash)
-{
-    return hash_fnv1a(config_hash, strlen(config_hash)) | 1; /* never 0, which IdMap refuses */
-}
-
 static void era_remember(Upstream *u, UpstreamEra era)
 {
-    if (u->era_key)
-        idmap_put(&era_memory, u->era_key, (void *)(uintptr_t)era);
-}
-
-void upstream_forget_era(const char *config_hash)
-{
-    idmap_remove(&era_memory, era_key(config_hash));
+    era_note(u->era_key, era);
 }
 
 typedef struct UpstreamPending {
@@ -629,7 +616,7 @@ static void on_transport_closed(void *userdata, const char *reason)
         if (u->stdio && u->pin == PROTOCOL_AUTO && u->discover_tries && !u->init_sent)
             era_remember(u, UPSTREAM_ERA_LEGACY);
         else
-            idmap_remove(&era_memory, u->era_key);
+            era_remember(u, UPSTREAM_ERA_UNKNOWN);
     }
     while (idmap_next(&u->pending, &pos, NULL, &v))
         fail_pending(v, UPSTREAM_CLOSED, reason);
@@ -673,8 +660,7 @@ static void on_initialize(Upstream *u, void *ctx, const UpstreamReply *r)
         why = msg = xasprintf("server answered protocol version \"%s\", which mcpd does not speak",
                               version);
     if (why) {
-        if (u->era_key)
-            idmap_remove(&era_memory, u->era_key); /* re-probe next time */
+        era_remember(u, UPSTREAM_ERA_UNKNOWN); /* re-probe next time */
         if (u->ev.closed)
             u->ev.closed(u->userdata, why);
         return;
@@ -908,8 +894,7 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
     u->stdio = cfg->type == TRANSPORT_STDIO;
     u->era_key = era_key(cfg->hash);
     if (cfg->protocol == PROTOCOL_LEGACY ||
-        (cfg->protocol == PROTOCOL_AUTO &&
-         (uintptr_t)idmap_get(&era_memory, u->era_key) == UPSTREAM_ERA_LEGACY))
+        (cfg->protocol == PROTOCOL_AUTO && era_recall(u->era_key) == UPSTREAM_ERA_LEGACY))
         send_initialize(u);
     else
         send_discover(u);

@@ -13,19 +13,13 @@
 #include "common/pool.h"
 #include "daemon/config/config.h"
 #include "daemon/sys/deadline.h"
+#include "daemon/upstream/era.h"
 #include "daemon/upstream/transport.h"
 
 /* The revision mcpd asks for, and every one it accepts back (mcp-spec-digest section 0). */
 #define UPSTREAM_PROTOCOL_VERSION "2025-11-25"
 /* The stateless revision: no initialize, per-request _meta, server/discover (spec digest 13). */
 #define UPSTREAM_MODERN_VERSION MCP_PROTOCOL_2026_07_28
-
-/* The era a session speaks; decided by the server/discover probe or the "protocol" field. */
-typedef enum UpstreamEra {
-    UPSTREAM_ERA_UNKNOWN, /* probing */
-    UPSTREAM_ERA_LEGACY,  /* initialize and a session */
-    UPSTREAM_ERA_MODERN,  /* 2026-07-28 */
-} UpstreamEra;
 
 typedef struct Upstream Upstream;
 
@@ -184,8 +178,6 @@ static inline void upstream_next_log_level(Upstream *u, const char *level)
 {
     u->next_log_level = level;
 }
-/** Forget what was learnt about a server's era (a config change, a failed connect). */
-void upstream_forget_era(const char *config_hash);
 /** Requests in flight. */
 static inline size_t upstream_n_pending(const Upstream *u)
 {

@@ -48,6 +48,7 @@ static struct {
     bool grandchild, close_stdout, only_generic, ask, exit_on_init, no_progress;
     bool strict_init; /* a request other than initialize before it ends the process */
     bool seen_init;
+    bool ignore_unknown; /* a request it does not know is never answered (server/discover) */
 } opt = {.name = "fake", .list_changed_ms = -1};
 
 static struct {
@@ -1226,6 +1227,8 @@ static void on_request(const char *method, const Tok *id, yajl_val params)
         on_tools_list(id, params);
     else if (strcmp(method, "tools/call") == 0)
         on_tools_call(id, params);
+    else if (opt.ignore_unknown)
+        note("ignoring %s (--ignore-unknown)", method);
     else
         send_error(id, -32601, "Method not found");
 }
@@ -1392,7 +1395,8 @@ static void usage(FILE *f)
           "  --log FILE                 append every received line to FILE\n"
           "  --pid-file FILE            write our pid to FILE\n"
           "  --ask                      list the tool ask {method, params}: a request to the "
-          "client\n",
+          "client\n"
+          "  --ignore-unknown           never answer a request it does not know\n",
           f);
 }
 
@@ -1435,6 +1439,7 @@ enum {
     O_NO_PROGRESS,
     O_LIST_CHANGED_BURST,
     O_REPEAT_CURSOR,
+    O_IGNORE_UNKNOWN,
 };
 
 static const struct option long_opts[] = {
@@ -1464,6 +1469,7 @@ static const struct option long_opts[] = {
     {"no-progress", no_argument, NULL, O_NO_PROGRESS},
     {"list-changed-burst", required_argument, NULL, O_LIST_CHANGED_BURST},
     {"repeat-cursor", no_argument, NULL, O_REPEAT_CURSOR},
+    {"ignore-unknown", no_argument, NULL, O_IGNORE_UNKNOWN},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -1548,6 +1554,9 @@ static void set_option(int c, const char *arg, const char *name)
         break;
     case O_REPEAT_CURSOR:
         bounds.repeat_cursor = true;
+        break;
+    case O_IGNORE_UNKNOWN:
+        opt.ignore_unknown = true;
         break;
     case 'h':
         usage(stdout);
