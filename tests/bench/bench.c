@@ -286,6 +286,87 @@ static double median_round_ratio(uint64_t *const lat[3], size_t n)
     return (ratio[N_ROUNDS / 2 - 1] + ratio[N_ROUNDS / 2]) / 2;
 }
 
+static pid_t parent_of(pid_t pid);
+
+/* Every thread of root and of its descendants onto the CPUs of set (children started later
+ * inherit it). */
+static void set_tree_cpus(pid_t root, const cpu_set_t *set)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        pid_t pid = (pid_t)atoi(e->d_name), p = pid;
+        char path[64];
+        DIR *t;
+        struct dirent *te;
+        if (pid <= 0)
+            continue;
+        for (int depth = 0; p > 1 && p != root && depth < 64; depth++)
+            p = parent_of(p);
+        if (p != root)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+        if (!(t = opendir(path)))
+            continue;
+        while ((te = readdir(t)))
+            if (atoi(te->d_name) > 0)
+                (void)sched_setaffinity((pid_t)atoi(te->d_name), sizeof(*set), set);
+        closedir(t);
+    }
+    closedir(d);
+}
+
+/* The p50 and p90 of mcpd's and the relay's added latency over direct, and their ratio. */
+static void print_added(const char *what, const char *key, uint64_t **lat, size_t n)
+{
+    uint64_t dp50 = pct(lat[0], n, 0.5), dp90 = pct(lat[0], n, 0.9);
+    int64_t m50 = (int64_t)(pct(lat[1], n, 0.5) - dp50),
+            m90 = (int64_t)(pct(lat[1], n, 0.9) - dp90);
+    int64_t r50 = (int64_t)(pct(lat[2], n, 0.5) - dp50),
+            r90 = (int64_t)(pct(lat[2], n, 0.9) - dp90);
+    double q50 = r50 > 0 ? (double)m50 / (double)r50 : 0,
+           q90 = r90 > 0 ? (double)m90 / (double)r90 : 0;
+
+    printf("   %s: direct p50 %" PRIu64 " us; added p50/p90: mcpd %" PRId64 "/%" PRId64
+           " us, relay %" PRId64 "/%" PRId64 " us; mcpd / relay p50 %.2f, p90 %.2f\n",
+           what, dp50, m50, m90, r50, r90, q50, q90);
+    result(key,
+           "{\"directP50Us\":%" PRIu64 ",\"mcpdAddedP50Us\":%" PRId64 ",\"mcpdAddedP90Us\":%" PRId64
+           ",\"relayAddedP50Us\":%" PRId64 ",\"relayAddedP90Us\":%" PRId64
+           ",\"mcpdOverRelay\":%.3f,\"mcpdOverRelayP90\":%.3f}",
+           dp50, m50, m90, r50, r90, q50, q90);
+}
+
+/*
+ * Workload 1 again with everything on one CPU (this thread, mcpd, the relay, the servers):
+ * every hop is then a switch on that CPU, never the wake-up of an idle one, whose cost on a VM
+ * (tens of microseconds) decides the unpinned figures more than the hops' own work.
+ */
+static int overhead_pinned(Harness *h, Direct *d, Direct *r, Path *paths, uint64_t **lat, size_t n)
+{
+    cpu_set_t all, one;
+    int cpu = -1;
+
+    if (sched_getaffinity(0, sizeof(all), &all) < 0 || CPU_COUNT(&all) < 2)
+        return -1; /* already on one CPU: the figures above are the pinned ones */
+    for (int i = 0; i < CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, &all))
+            cpu = i;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    sched_setaffinity(0, sizeof(one), &one);
+    set_tree_cpus(h->pid, &one);
+    set_tree_cpus(d->pid, &one);
+    set_tree_cpus(r->pid, &one);
+    measure_rounds(paths, 3, lat, n);
+    sched_setaffinity(0, sizeof(all), &all);
+    set_tree_cpus(h->pid, &all);
+    return cpu;
+}
+
 static void bench_overhead(Harness *h)
 {
     size_t n = short_mode ? 2000 : 20000, k = relay_path ? 3 : 2;
@@ -306,6 +387,9 @@ static void bench_overhead(Harness *h)
                      relay_path ? stream_path(&r, "echo") : (Path){0}};
     measure_rounds(paths, k, lat, n);
     double round_ratio = relay_path ? median_round_ratio(lat, n) : 0;
+    uint64_t *pinned[3] = {xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t)),
+                           xcalloc(n, sizeof(uint64_t))};
+    int cpu = relay_path ? overhead_pinned(h, &d, &r, paths, pinned, n) : -1;
     direct_stop(&d);
     if (relay_path)
         direct_stop(&r);
@@ -344,10 +428,17 @@ static void bench_overhead(Harness *h)
                relay_added > 0 ? (double)added / (double)relay_added : 0.0,
                relay_added90 > 0 ? (double)added90 / (double)relay_added90 : 0.0, round_ratio);
     }
+    if (cpu >= 0) {
+        char what[64];
+        snprintf(what, sizeof(what), "the same, all on CPU %d", cpu);
+        print_added(what, "overheadPinned", pinned, n);
+    }
     for (size_t j = 0; j < k; j++) {
         free(paths[j].params);
         free(lat[j]);
     }
+    for (size_t j = 0; j < 3; j++)
+        free(pinned[j]);
 }
 
 /* The fields of /proc/<pid>/stat after "pid (comm) ", read into buf; NULL when gone. */
