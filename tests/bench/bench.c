@@ -288,6 +288,14 @@ static double median_round_ratio(uint64_t *const lat[3], size_t n)
 
 static pid_t parent_of(pid_t pid);
 
+/* Whether pid is root or below it (children and grandchildren alike). */
+static bool in_tree(pid_t pid, pid_t root)
+{
+    for (int depth = 0; pid > 1 && pid != root && depth < 64; depth++)
+        pid = parent_of(pid);
+    return pid == root;
+}
+
 /* Every thread of root and of its descendants onto the CPUs of set (children started later
  * inherit it). */
 static void set_tree_cpus(pid_t root, const cpu_set_t *set)
@@ -298,15 +306,11 @@ static void set_tree_cpus(pid_t root, const cpu_set_t *set)
     if (!d)
         return;
     while ((e = readdir(d))) {
-        pid_t pid = (pid_t)atoi(e->d_name), p = pid;
+        pid_t pid = (pid_t)atoi(e->d_name);
         char path[64];
         DIR *t;
         struct dirent *te;
-        if (pid <= 0)
-            continue;
-        for (int depth = 0; p > 1 && p != root && depth < 64; depth++)
-            p = parent_of(p);
-        if (p != root)
+        if (pid <= 0 || !in_tree(pid, root))
             continue;
         snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
         if (!(t = opendir(path)))
@@ -533,12 +537,10 @@ static void proc_tree_add(ProcTree *t, pid_t root, bool self)
     if (!d)
         return;
     while ((e = readdir(d))) {
-        pid_t pid = (pid_t)atoi(e->d_name), p = pid;
+        pid_t pid = (pid_t)atoi(e->d_name);
         if (pid <= 0 || (pid == root && !self))
             continue;
-        for (int depth = 0; p > 1 && p != root && depth < 64; depth++)
-            p = parent_of(p);
-        if (p == root) {
+        if (in_tree(pid, root)) {
             t->procs++;
             t->rss_kib += h_rss_kib(pid);
             t->cpu_ticks += cpu_ticks(pid);
