@@ -349,6 +349,11 @@ static void print_added(const char *what, const char *key, uint64_t **lat, size_
  * every hop is then a switch on that CPU, never the wake-up of an idle one, whose cost on a VM
  * (tens of microseconds) decides the unpinned figures more than the hops' own work.
  */
+static uint64_t cpu_ns(pid_t pid);
+
+/* CPU per call of mcpd and of the relay over the pinned pass, in microseconds. */
+static double pinned_mcpd_us, pinned_relay_us;
+
 static int overhead_pinned(Harness *h, Direct *d, Direct *r, Path *paths, uint64_t **lat, size_t n)
 {
     cpu_set_t all, one;
@@ -365,7 +370,12 @@ static int overhead_pinned(Harness *h, Direct *d, Direct *r, Path *paths, uint64
     set_tree_cpus(h->pid, &one);
     set_tree_cpus(d->pid, &one);
     set_tree_cpus(r->pid, &one);
+    uint64_t m0 = cpu_ns(h->pid), r0 = cpu_ns(r->pid);
     measure_rounds(paths, 3, lat, n);
+    /* The rounds include a warm-up pass: n / N_ROUNDS more calls on each path. */
+    double calls = (double)n * (N_ROUNDS + 1) / N_ROUNDS;
+    pinned_mcpd_us = (double)(cpu_ns(h->pid) - m0) / 1e3 / calls;
+    pinned_relay_us = (double)(cpu_ns(r->pid) - r0) / 1e3 / calls;
     sched_setaffinity(0, sizeof(all), &all);
     set_tree_cpus(h->pid, &all);
     return cpu;
@@ -436,6 +446,11 @@ static void bench_overhead(Harness *h)
         char what[64];
         snprintf(what, sizeof(what), "the same, all on CPU %d", cpu);
         print_added(what, "overheadPinned", pinned, n);
+        printf("   CPU per call in that pass: mcpd %.2f us, relay %.2f us (ratio %.2f)\n",
+               pinned_mcpd_us, pinned_relay_us,
+               pinned_relay_us > 0 ? pinned_mcpd_us / pinned_relay_us : 0.0);
+        result("overheadPinnedCpu", "{\"mcpdUsPerCall\":%.3f,\"relayUsPerCall\":%.3f}",
+               pinned_mcpd_us, pinned_relay_us);
     }
     for (size_t j = 0; j < k; j++) {
         free(paths[j].params);
