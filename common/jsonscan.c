@@ -2,26 +2,38 @@
 // jsonscan: a validating JSON scanner that allocates nothing and records where members are.
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "common/jsonscan.h"
 #include "common/utf8.h"
 
-static const char *skip_ws(const char *s, const char *end)
+/* What a byte is where a value or whitespace may stand; one table load picks the branch. */
+enum {
+    BC_BAD = 0, /* nothing a value starts with */
+    BC_WS,      /* whitespace: ' ', '\t', '\n', '\r' (RFC 8259 section 2) */
+    BC_STRING,  /* '"' */
+    BC_NUMBER,  /* '-' or a digit */
+    BC_OPEN,    /* '{' or '[' */
+    BC_TRUE,    /* 't' */
+    BC_FALSE,   /* 'f' */
+    BC_NULL,    /* 'n' */
+};
+
+static const unsigned char byte_class[256] = {
+    [' '] = BC_WS,     ['\t'] = BC_WS,    ['\n'] = BC_WS,    ['\r'] = BC_WS,    ['"'] = BC_STRING,
+    ['-'] = BC_NUMBER, ['0'] = BC_NUMBER, ['1'] = BC_NUMBER, ['2'] = BC_NUMBER, ['3'] = BC_NUMBER,
+    ['4'] = BC_NUMBER, ['5'] = BC_NUMBER, ['6'] = BC_NUMBER, ['7'] = BC_NUMBER, ['8'] = BC_NUMBER,
+    ['9'] = BC_NUMBER, ['{'] = BC_OPEN,   ['['] = BC_OPEN,   ['t'] = BC_TRUE,   ['f'] = BC_FALSE,
+    ['n'] = BC_NULL,
+};
+
+static inline const char *skip_ws(const char *s, const char *end)
 {
-    /* Every whitespace byte is <= ' ': one test passes the usual byte that is none. */
-    while (s < end && (unsigned char)*s <= ' ' &&
-           (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+    while (s < end && byte_class[(unsigned char)*s] == BC_WS)
         s++;
     return s;
-}
-
-/*
- * Past whitespace up to a byte that should be c (':' or ','): with compact JSON it is the very
- * next byte, so that is tested before any whitespace is looked for.
- */
-static inline const char *skip_ws_to(const char *s, const char *end, char c)
-{
-    return s < end && *s == c ? s : skip_ws(s, end);
 }
 
 /* Bytes tested at once by plain_run(): one 64-bit word. */
@@ -44,29 +56,66 @@ static inline uint64_t special_mask(uint64_t w)
     return (w | control | quote | backslash) & REPEAT(0x80);
 }
 
-static bool is_plain(unsigned char c)
+#ifdef __SSE2__
+/* Bytes tested at once where SSE2 is there (every x86-64): one 128-bit vector. */
+#define SCAN_VECTOR 16
+
+/*
+ * special_mask() for the SCAN_VECTOR bytes at p, one bit per byte (bit i: p[i]). A signed
+ * compare with 0x20 catches the control bytes and the bytes >= 0x80 (negative) at once.
+ */
+static inline uint64_t special_mask_vector(const unsigned char *p)
 {
-    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i quote = _mm_cmpeq_epi8(x, _mm_set1_epi8('"'));
+    __m128i backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
+    __m128i low = _mm_cmplt_epi8(x, _mm_set1_epi8(0x20));
+
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), low));
+}
+#endif
+
+/* The word at p, bytes in memory order from the least significant (memcpy: no alignment). */
+static inline uint64_t load_word(const unsigned char *p)
+{
+    uint64_t w;
+
+    memcpy(&w, p, SCAN_WORD);
+    if (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+        w = __builtin_bswap64(w);
+    return w;
 }
 
 /*
  * Past the printable ASCII run at p that needs no check beyond its class: a word at a time
- * while a whole word lies before e (memcpy loads: no alignment or aliasing assumption), then
- * bytewise, so nothing at or past e is read. Returns the first special byte, or e.
+ * while a whole word lies before e. The last few bytes are tested in one word too when a whole
+ * word lies in [lo, e) (lo: where the readable bytes begin): the word ending at e, its bytes
+ * before p shifted out; the zero bytes shifted in count as control bytes, so the first special
+ * byte found is at most e. Nothing outside [lo, e) is read. Returns the first special byte, or e.
  */
-static inline __attribute__((always_inline)) const unsigned char *plain_run(const unsigned char *p,
-                                                                            const unsigned char *e)
+static inline __attribute__((always_inline)) const unsigned char *
+plain_run(const unsigned char *p, const unsigned char *e, const unsigned char *lo)
 {
+    uint64_t m;
+
+#ifdef __SSE2__
+    while ((size_t)(e - p) >= SCAN_VECTOR) {
+        m = special_mask_vector(p);
+        if (m)
+            return p + __builtin_ctzll(m);
+        p += SCAN_VECTOR;
+    }
+#endif
     while ((size_t)(e - p) >= SCAN_WORD) {
-        uint64_t w, m;
-        memcpy(&w, p, SCAN_WORD);
-        if (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
-            w = __builtin_bswap64(w);
-        if ((m = special_mask(w)) != 0)
+        if ((m = special_mask(load_word(p))) != 0)
             return p + __builtin_ctzll(m) / 8;
         p += SCAN_WORD;
     }
-    while (p < e && is_plain(*p))
+    if (p < e && (size_t)(e - lo) >= SCAN_WORD) {
+        m = special_mask(load_word(e - SCAN_WORD) >> (8 * (SCAN_WORD - (size_t)(e - p))));
+        return p + __builtin_ctzll(m) / 8;
+    }
+    while (p < e && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
         p++;
     return p;
 }
@@ -76,8 +125,10 @@ static inline __attribute__((always_inline)) const unsigned char *plain_run(cons
  * sequences, checked byte by byte. Kept out of line so that scan_string(), which most strings
  * never leave, stays small enough to inline.
  */
-static __attribute__((noinline)) const char *
-scan_string_rest(const unsigned char *p, const unsigned char *e, bool *escapedp)
+static __attribute__((noinline)) const char *scan_string_rest(const unsigned char *p,
+                                                              const unsigned char *e,
+                                                              const unsigned char *lo,
+                                                              bool *escapedp)
 {
     for (;;) {
         if (p >= e)
@@ -112,35 +163,44 @@ scan_string_rest(const unsigned char *p, const unsigned char *e, bool *escapedp)
                 return NULL;
             p += n;
         }
-        p = plain_run(p, e);
+        p = plain_run(p, e, lo);
     }
 }
 
 /* A string starting at the opening quote; returns the byte after the closing one, or NULL. */
-static inline const char *scan_string(const char *s, const char *end, bool *escapedp)
+static inline __attribute__((always_inline)) const char *scan_string(const char *s, const char *end,
+                                                                     bool *escapedp)
 {
-    const unsigned char *e = (const unsigned char *)end;
-    const unsigned char *p = plain_run((const unsigned char *)s + 1, e);
+    const unsigned char *e = (const unsigned char *)end, *lo = (const unsigned char *)s;
+    const unsigned char *p = plain_run(lo + 1, e, lo);
 
     if (p < e && *p == '"')
         return (const char *)p + 1;
-    return scan_string_rest(p, e, escapedp);
+    return scan_string_rest(p, e, lo, escapedp);
 }
 
-static const char *scan_digits(const char *s, const char *end)
+static inline bool is_digit(char c)
 {
-    const char *p = s;
+    return (unsigned char)(c - '0') < 10;
+}
 
-    while (p < end && *p >= '0' && *p <= '9')
+/* Past one or more digits at p, or NULL when there is none. */
+static inline const char *scan_digits(const char *p, const char *end)
+{
+    if (p >= end || !is_digit(*p))
+        return NULL;
+    do
         p++;
-    return p > s ? p : NULL;
+    while (p < end && is_digit(*p));
+    return p;
 }
 
-static const char *scan_number(const char *s, const char *end)
+/* A number (RFC 8259 section 6) at s, which is '-' or a digit. */
+static inline const char *scan_number(const char *s, const char *end)
 {
     const char *p = s;
 
-    if (p < end && *p == '-')
+    if (*p == '-')
         p++;
     if (p < end && *p == '0')
         p++;
@@ -158,66 +218,127 @@ static const char *scan_number(const char *s, const char *end)
     return p;
 }
 
-static const char *scan_literal(const char *s, const char *end, const char *word)
+/* The literal word (its length n known where this inlines, so the compare is a load or two). */
+static inline const char *scan_literal(const char *s, const char *end, const char *word, size_t n)
 {
-    size_t n = strlen(word);
-
     return (size_t)(end - s) >= n && memcmp(s, word, n) == 0 ? s + n : NULL;
 }
 
-static const char *scan_value(const char *s, const char *end, int depth, size_t *n_valuesp);
-
-static const char *scan_container(const char *s, const char *end, int depth, bool object,
-                                  size_t *n_valuesp)
+/* A scalar value at s, whose first byte has class bc; returns the byte after it, or NULL. */
+static inline __attribute__((always_inline)) const char *scan_scalar(const char *s, const char *end,
+                                                                     unsigned bc)
 {
-    const char close = object ? '}' : ']';
-    const char *p = skip_ws(s + 1, end);
-
-    if (depth >= JSONSCAN_MAX_DEPTH)
+    switch (bc) {
+    case BC_STRING:
+        return scan_string(s, end, NULL);
+    case BC_NUMBER:
+        return scan_number(s, end);
+    case BC_TRUE:
+        return scan_literal(s, end, "true", 4);
+    case BC_FALSE:
+        return scan_literal(s, end, "false", 5);
+    case BC_NULL:
+        return scan_literal(s, end, "null", 4);
+    default:
         return NULL;
-    if (p < end && *p == close)
-        return p + 1;
-    for (;;) {
-        if (object) {
-            if (p >= end || *p != '"' || !(p = scan_string(p, end, NULL)))
-                return NULL;
-            p = skip_ws_to(p, end, ':');
-            if (p >= end || *p != ':')
-                return NULL;
-            p = skip_ws(p + 1, end);
-        }
-        if (!(p = scan_value(p, end, depth + 1, n_valuesp)))
-            return NULL;
-        p = skip_ws_to(p, end, ',');
-        if (p < end && *p == ',') {
-            p = skip_ws(p + 1, end);
-            continue;
-        }
-        return p < end && *p == close ? p + 1 : NULL;
     }
 }
 
-/* One value; n_valuesp counts values as json_parse_full() does, so both refuse the same texts. */
+/*
+ * The object or array at s (its '{' or '['), whose own depth is depth, and everything in it,
+ * without recursion: the closing byte of each open container is kept in a stack bounded as
+ * json_parse_full() bounds depth. *n_valuesp counts values as json_parse_full() does (every
+ * value, containers too); the caller compares the total with JSON_MAX_VALUES at the end, which
+ * refuses the same texts as a check per value since the count only grows. Whitespace is looked
+ * for only where the expected byte is not found (compact JSON has none), and before a value by
+ * the class dispatch itself.
+ */
+static __attribute__((noinline)) const char *scan_container(const char *s, const char *end,
+                                                            int depth, size_t *n_valuesp)
+{
+    char closers[JSONSCAN_MAX_DEPTH], closer;
+    int n_open = 0;
+    size_t n_values = *n_valuesp;
+    const char *p = s;
+    unsigned bc;
+
+    goto open;
+value:
+    if (p >= end)
+        return NULL;
+    bc = byte_class[(unsigned char)*p];
+    if (bc == BC_OPEN)
+        goto open;
+    if (bc == BC_WS) {
+        p = skip_ws(p + 1, end);
+        goto value;
+    }
+    n_values++;
+    if (!(p = scan_scalar(p, end, bc)))
+        return NULL;
+    goto next;
+open:
+    n_values++;
+    if (depth + n_open >= JSONSCAN_MAX_DEPTH)
+        return NULL;
+    closer = (char)(*p + 2); /* '{' + 2 is '}', '[' + 2 is ']' */
+    closers[n_open++] = closer;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == closer) {
+        p++;
+        goto close;
+    }
+    if (closer == ']')
+        goto value;
+key:
+    if (p < end && *p != '"')
+        p = skip_ws(p, end);
+    if (p >= end || *p != '"' || !(p = scan_string(p, end, NULL)))
+        return NULL;
+    if (p >= end || *p != ':') {
+        p = skip_ws(p, end);
+        if (p >= end || *p != ':')
+            return NULL;
+    }
+    p++;
+    goto value;
+close:
+    if (--n_open == 0) {
+        *n_valuesp = n_values;
+        return p;
+    }
+    closer = closers[n_open - 1];
+next:
+    /* After a value: a ',' and the next member or element, or the close of its container. */
+    if (p >= end)
+        return NULL;
+    if (*p == ',') {
+        p++;
+        if (closer == '}')
+            goto key;
+        goto value;
+    }
+    if (*p == closer) {
+        p++;
+        goto close;
+    }
+    if (byte_class[(unsigned char)*p] != BC_WS)
+        return NULL;
+    p = skip_ws(p + 1, end);
+    goto next;
+}
+
+/* One value at s, whose depth is depth; counted in *n_valuesp (see scan_container()). */
 static inline const char *scan_value(const char *s, const char *end, int depth, size_t *n_valuesp)
 {
-    if (s >= end || ++*n_valuesp > JSON_MAX_VALUES)
+    unsigned bc;
+
+    if (s >= end)
         return NULL;
-    switch (*s) {
-    case '{':
-        return scan_container(s, end, depth, true, n_valuesp);
-    case '[':
-        return scan_container(s, end, depth, false, n_valuesp);
-    case '"':
-        return scan_string(s, end, NULL);
-    case 't':
-        return scan_literal(s, end, "true");
-    case 'f':
-        return scan_literal(s, end, "false");
-    case 'n':
-        return scan_literal(s, end, "null");
-    default:
-        return *s == '-' || (*s >= '0' && *s <= '9') ? scan_number(s, end) : NULL;
-    }
+    if ((bc = byte_class[(unsigned char)*s]) == BC_OPEN)
+        return scan_container(s, end, depth, n_valuesp);
+    ++*n_valuesp;
+    return scan_scalar(s, end, bc);
 }
 
 bool jsonscan_valid(const char *s, size_t n)
@@ -225,7 +346,7 @@ bool jsonscan_valid(const char *s, size_t n)
     size_t n_values = 0;
     const char *end = s + n, *p = scan_value(skip_ws(s, end), end, 0, &n_values);
 
-    return p && skip_ws(p, end) == end;
+    return p && skip_ws(p, end) == end && n_values <= JSON_MAX_VALUES;
 }
 
 /*
@@ -233,7 +354,7 @@ bool jsonscan_valid(const char *s, size_t n)
  * since most names differ from the key in their first byte. A key holds no NUL (scan_string()
  * refuses control bytes), so the loop stops at the name's end.
  */
-static bool name_is(const char *name, const char *key, size_t klen)
+static inline bool name_is(const char *name, const char *key, size_t klen)
 {
     size_t i = 0;
 
@@ -253,6 +374,21 @@ typedef struct Want {
 } Want;
 
 /*
+ * The index of the name that is key[0..klen), or n_names. Names are distinct, so the order of
+ * the search does not change the answer: the name after the last one found (hint) is tried
+ * first, since members usually come in the order the caller lists them.
+ */
+static inline size_t want_find(const Want *w, const char *key, size_t klen, size_t hint)
+{
+    if (hint < w->n_names && name_is(w->names[hint], key, klen))
+        return hint;
+    for (size_t i = 0; i < w->n_names; i++)
+        if (i != hint && name_is(w->names[i], key, klen))
+            return i;
+    return w->n_names;
+}
+
+/*
  * The object at s (its '{'), whose own depth is depth: its members' values are scanned as
  * scan_container() does, the wanted ones recorded in w. Returns the byte after its '}', or NULL
  * when it is invalid, a wanted name appears twice or a name uses escapes.
@@ -261,6 +397,7 @@ static const char *scan_members(const char *s, const char *end, int depth, size_
                                 Want *w)
 {
     const char *p = skip_ws(s + 1, end);
+    size_t hint = 0;
 
     for (size_t i = 0; i < w->n_names; i++)
         w->out[i] = (JsonSpan){NULL, 0};
@@ -275,21 +412,25 @@ static const char *scan_members(const char *s, const char *end, int depth, size_
         size_t i;
         if (p >= end || *p != '"' || !(p = scan_string(p, end, &escaped)))
             return NULL;
-        size_t klen = (size_t)(p - key) - 2;
         if (escaped)
             return NULL; /* a name written with escapes could be any of ours: let a parser decide */
-        p = skip_ws_to(p, end, ':');
-        if (p >= end || *p != ':')
-            return NULL;
-        v = skip_ws(p + 1, end);
-        for (i = 0; i < w->n_names && !name_is(w->names[i], key + 1, klen); i++)
-            ;
+        size_t klen = (size_t)(p - key) - 2;
+        if (p >= end || *p != ':') {
+            p = skip_ws(p, end);
+            if (p >= end || *p != ':')
+                return NULL;
+        }
+        v = p + 1;
+        if (v < end && byte_class[(unsigned char)*v] == BC_WS)
+            v = skip_ws(v + 1, end);
+        i = want_find(w, key + 1, klen, hint);
+        hint = i + 1;
         if (i < w->n_names && w->out[i].p)
             return NULL; /* a duplicate: parsers disagree on which wins */
-        if (i < w->n_names && i == w->nested && v < end && *v == '{') {
+        if (i == w->nested && v < end && *v == '{') {
             /* Looked into in the same pass: counted as scan_value() counts the object. */
-            if (++*n_valuesp > JSON_MAX_VALUES ||
-                !(p = scan_members(v, end, depth + 1, n_valuesp, w->inner)))
+            ++*n_valuesp;
+            if (!(p = scan_members(v, end, depth + 1, n_valuesp, w->inner)))
                 return NULL;
         } else if (!(p = scan_value(v, end, depth + 1, n_valuesp))) {
             return NULL;
@@ -297,9 +438,12 @@ static const char *scan_members(const char *s, const char *end, int depth, size_
         w->count++;
         if (i < w->n_names)
             w->out[i] = (JsonSpan){v, (size_t)(p - v)};
-        p = skip_ws_to(p, end, ',');
-        if (p < end && *p == ',') {
+        if (p < end && byte_class[(unsigned char)*p] == BC_WS)
             p = skip_ws(p + 1, end);
+        if (p < end && *p == ',') {
+            p++;
+            if (p < end && *p != '"')
+                p = skip_ws(p, end);
             continue;
         }
         return p < end && *p == '}' ? p + 1 : NULL;
@@ -318,7 +462,7 @@ static int scan_top(const char *s, size_t n, Want *w)
         return -1;
     }
     p = scan_members(p, end, 0, &n_values, w);
-    return p && skip_ws(p, end) == end ? w->count : -1;
+    return p && skip_ws(p, end) == end && n_values <= JSON_MAX_VALUES ? w->count : -1;
 }
 
 int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n_names,

@@ -5,6 +5,8 @@
  * The hot path forwards bytes the scanner validated without parsing them, so the scanner must
  * be at least as strict as the tree parser: anything it accepts yajl parses, and every member
  * span it reports is itself one valid value equal to what the parser finds under that name.
+ * It must also agree byte for byte with the recursive scanner it replaced (jsonscan-old.c):
+ * the same texts accepted, the same counts and spans recorded.
  */
 
 #include <stdbool.h>
@@ -15,6 +17,7 @@
 
 #include "common/json.h"
 #include "common/jsonscan.h"
+#include "tests/fuzz/jsonscan-old.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -60,6 +63,44 @@ static void check_nested(const char *s, size_t size, const char *const *names)
         abort();
 }
 
+/* The scanner and the old one agree on members for one array of names (distinct). */
+static void check_old_members(const char *s, size_t size, const char *const *names, size_t n)
+{
+    JsonSpan a[N_NAMES], b[N_NAMES];
+    int ra = jsonscan_members(s, size, names, n, a),
+        rb = old_jsonscan_members(s, size, names, n, b);
+
+    if (ra != rb || (ra >= 0 && !same_spans(a, b, n)))
+        abort();
+}
+
+/* The scanner and the old one agree on everything (names: of the nested scan, 6 of them). */
+static void check_old(const char *s, size_t size, const char *const *names)
+{
+    /* The empty name, names of 1, 8, 9 and 13 bytes: every path of the name compare. */
+    static const char *const odd[] = {"", "a", "jsonrpc2", "arguments", "progressToken"};
+    static const char *const inner[N_INNER] = {"name", "arguments", "_meta"};
+    JsonSpan a[N_NAMES], b[N_NAMES], ia[N_INNER], ib[N_INNER];
+    int ca = -2, cb = -2;
+
+    if (jsonscan_valid(s, size) != old_jsonscan_valid(s, size) ||
+        jsonscan_is_plain_string((JsonSpan){s, size}) !=
+            old_jsonscan_is_plain_string((JsonSpan){s, size}))
+        abort();
+    check_old_members(s, size, names, N_NAMES);
+    check_old_members(s, size, odd, sizeof(odd) / sizeof(odd[0]));
+    check_old_members(s, size, names + 1, 1);
+    for (size_t nested = 0; nested <= N_NAMES; nested += 3) {
+        int ra =
+            jsonscan_members_nested(s, size, names, N_NAMES, a, nested, inner, N_INNER, ia, &ca);
+        int rb = old_jsonscan_members_nested(s, size, names, N_NAMES, b, nested, inner, N_INNER, ib,
+                                             &cb);
+        if (ra != rb || ca != cb ||
+            (ra >= 0 && (!same_spans(a, b, N_NAMES) || !same_spans(ia, ib, N_INNER))))
+            abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const names[N_NAMES] = {"jsonrpc", "id",     "method",
@@ -70,6 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     yajl_val tree;
 
     check_nested(s, size, names);
+    check_old(s, size, names);
     if (!jsonscan_valid(s, size))
         return 0;
     text = malloc(size + 1);
