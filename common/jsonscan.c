@@ -369,6 +369,7 @@ typedef struct Want {
     size_t n_names;
     JsonSpan *out;
     int count;          /* members of the object */
+    uint32_t plain;     /* bit i: out[i] is a string without escapes (i < JSONSCAN_PLAIN_MAX) */
     size_t nested;      /* the index of the name whose object value is looked into, or SIZE_MAX */
     struct Want *inner; /* what is wanted in it */
 } Want;
@@ -402,6 +403,7 @@ static const char *scan_members(const char *s, const char *end, int depth, size_
     for (size_t i = 0; i < w->n_names; i++)
         w->out[i] = (JsonSpan){NULL, 0};
     w->count = 0;
+    w->plain = 0;
     if (depth >= JSONSCAN_MAX_DEPTH)
         return NULL;
     if (p < end && *p == '}')
@@ -432,6 +434,14 @@ static const char *scan_members(const char *s, const char *end, int depth, size_
             ++*n_valuesp;
             if (!(p = scan_members(v, end, depth + 1, n_valuesp, w->inner)))
                 return NULL;
+        } else if (v < end && *v == '"') {
+            /* A string: whether it had escapes is known here, so callers need not look again. */
+            bool esc = false;
+            ++*n_valuesp;
+            if (!(p = scan_string(v, end, &esc)))
+                return NULL;
+            if (!esc && i < JSONSCAN_PLAIN_MAX)
+                w->plain |= UINT32_C(1) << i;
         } else if (!(p = scan_value(v, end, depth + 1, n_valuesp))) {
             return NULL;
         }
@@ -468,7 +478,7 @@ static int scan_top(const char *s, size_t n, Want *w)
 int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n_names,
                      JsonSpan *out)
 {
-    Want w = {names, n_names, out, 0, SIZE_MAX, NULL};
+    Want w = {names, n_names, out, 0, 0, SIZE_MAX, NULL};
 
     return scan_top(s, n, &w);
 }
@@ -477,17 +487,39 @@ int jsonscan_members_nested(const char *s, size_t n, const char *const *names, s
                             JsonSpan *out, size_t nested, const char *const *inner_names,
                             size_t n_inner, JsonSpan *inner_out, int *inner_countp)
 {
-    Want in = {inner_names, n_inner, inner_out, -1, SIZE_MAX, NULL};
-    Want w = {names, n_names, out, 0, nested < n_names ? nested : SIZE_MAX, &in};
+    JsonscanLevel top = {names, n_names, out, 0, 0};
+    JsonscanLevel in = {inner_names, n_inner, inner_out, 0, 0};
+    int r = jsonscan_object(s, n, &top, nested, &in);
+
+    *inner_countp = in.count;
+    return r;
+}
+
+int jsonscan_object(const char *s, size_t n, JsonscanLevel *top, size_t nested,
+                    JsonscanLevel *inner)
+{
+    Want in = {NULL, 0, NULL, -1, 0, SIZE_MAX, NULL};
+    Want w = {top->names, top->n_names, top->out, 0, 0, SIZE_MAX, &in};
     int r;
 
-    for (size_t i = 0; i < n_inner; i++)
-        inner_out[i] = (JsonSpan){NULL, 0};
+    if (inner) {
+        in.names = inner->names;
+        in.n_names = inner->n_names;
+        in.out = inner->out;
+        w.nested = nested < top->n_names ? nested : SIZE_MAX;
+    }
+    for (size_t i = 0; i < in.n_names; i++)
+        in.out[i] = (JsonSpan){NULL, 0};
     r = scan_top(s, n, &w);
-    /* Not looked into (absent, or not an object): say so, whatever was left in in.count. */
-    *inner_countp = r >= 0 && w.nested < n_names && out[w.nested].p && out[w.nested].p[0] == '{'
-                        ? in.count
-                        : -1;
+    top->count = r;
+    top->plain = r >= 0 ? w.plain : 0;
+    if (inner) {
+        /* Not looked into (absent, or not an object): say so, whatever was left in in.count. */
+        bool looked =
+            r >= 0 && w.nested < w.n_names && w.out[w.nested].p && w.out[w.nested].p[0] == '{';
+        inner->count = looked ? in.count : -1;
+        inner->plain = looked ? in.plain : 0;
+    }
     return r;
 }
 

@@ -42,6 +42,26 @@ int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n
 int jsonscan_members_nested(const char *s, size_t n, const char *const *names, size_t n_names,
                             JsonSpan *out, size_t nested, const char *const *inner_names,
                             size_t n_inner, JsonSpan *inner_out, int *inner_countp);
+/* Values of names past this many are not reported in JsonscanLevel.plain (its bits). */
+#define JSONSCAN_PLAIN_MAX 32
+
+/* One level of an object as jsonscan_object() looks into it: what is wanted, what was found. */
+typedef struct JsonscanLevel {
+    const char *const *names; /* in: the member names wanted, all distinct */
+    size_t n_names;
+    JsonSpan *out;  /* out: n_names spans, each absent when that member is not there */
+    int count;      /* out: members of the object; -1 when invalid, or (inner) not looked into */
+    uint32_t plain; /* out: bit i (i < JSONSCAN_PLAIN_MAX) when out[i] is a string without
+                       escapes, as jsonscan_is_plain_string(out[i]) would say */
+} JsonscanLevel;
+/**
+ * jsonscan_members_nested() with each level in a JsonscanLevel, also telling which recorded
+ * values are strings without escapes, so that the caller need not scan them again with
+ * jsonscan_is_plain_string(). inner may be NULL: then nothing is looked into. Returns
+ * top->count: the number of members, or -1 as jsonscan_members() (the outputs then mean nothing).
+ */
+int jsonscan_object(const char *s, size_t n, JsonscanLevel *top, size_t nested,
+                    JsonscanLevel *inner);
 /** A string value without escapes (so its bytes are its canonical JSON text). */
 bool jsonscan_is_plain_string(JsonSpan v);
 /** An integer written as one (no fraction or exponent), small enough for int64. */

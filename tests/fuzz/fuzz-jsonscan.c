@@ -74,6 +74,32 @@ static void check_old_members(const char *s, size_t size, const char *const *nam
         abort();
 }
 
+/* Bit i of plain says whether out[i] is a string without escapes, as the old scanner finds. */
+static bool plain_bits_right(uint32_t plain, const JsonSpan *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (((plain >> i) & 1) != old_jsonscan_is_plain_string(out[i]))
+            return false;
+    return true;
+}
+
+/* jsonscan_object() finds what jsonscan_members_nested() found (r, a, c, ia) and plain strings. */
+static void check_object(const char *s, size_t size, const char *const *names, size_t nested, int r,
+                         const JsonSpan *a, int c, const JsonSpan *ia)
+{
+    static const char *const inner[N_INNER] = {"name", "arguments", "_meta"};
+    JsonSpan o[N_NAMES], io[N_INNER];
+    JsonscanLevel top = {names, N_NAMES, o, -2, 0}, in = {inner, N_INNER, io, -2, 0};
+
+    if (jsonscan_object(s, size, &top, nested, &in) != r || top.count != r || in.count != c)
+        abort();
+    if (r < 0)
+        return;
+    if (!same_spans(o, a, N_NAMES) || !same_spans(io, ia, N_INNER) ||
+        !plain_bits_right(top.plain, o, N_NAMES) || !plain_bits_right(in.plain, io, N_INNER))
+        abort();
+}
+
 /* The scanner and the old one agree on everything (names: of the nested scan, 6 of them). */
 static void check_old(const char *s, size_t size, const char *const *names)
 {
@@ -98,6 +124,7 @@ static void check_old(const char *s, size_t size, const char *const *names)
         if (ra != rb || ca != cb ||
             (ra >= 0 && (!same_spans(a, b, N_NAMES) || !same_spans(ia, ib, N_INNER))))
             abort();
+        check_object(s, size, names, nested, ra, a, ca, ia);
     }
 }
 

@@ -37,6 +37,36 @@ static bool same_spans(const JsonSpan *a, const JsonSpan *b, size_t n)
     return true;
 }
 
+/* Bit i of plain says whether out[i] is a string without escapes, as the old scanner finds. */
+static bool plain_bits_right(uint32_t plain, const JsonSpan *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (((plain >> i) & 1) != old_jsonscan_is_plain_string(out[i]))
+            return false;
+    return true;
+}
+
+/* jsonscan_object() finds what the old nested scan found (r, b, c, ib), and the plain strings. */
+static bool object_agrees(const char *s, size_t n, size_t nested, int r, const JsonSpan *b, int c,
+                          const JsonSpan *ib)
+{
+    JsonSpan o[N_TOP], io[N_INNER], plain_out[N_TOP];
+    JsonscanLevel top = {top_names, N_TOP, o, -2, 0}, in = {inner_names, N_INNER, io, -2, 0};
+    JsonscanLevel alone = {top_names, N_TOP, o, -2, 0};
+
+    if (jsonscan_object(s, n, &top, nested, &in) != r || top.count != r || in.count != c)
+        return false;
+    if (r >= 0 &&
+        (!same_spans(o, b, N_TOP) || !same_spans(io, ib, N_INNER) ||
+         !plain_bits_right(top.plain, o, N_TOP) || !plain_bits_right(in.plain, io, N_INNER)))
+        return false;
+    /* Without an inner level nothing is looked into: the old plain scan's answer. */
+    int rp = old_jsonscan_members(s, n, top_names, N_TOP, plain_out);
+    if (jsonscan_object(s, n, &alone, nested, NULL) != rp || alone.count != rp)
+        return false;
+    return rp < 0 || (same_spans(o, plain_out, N_TOP) && plain_bits_right(alone.plain, o, N_TOP));
+}
+
 /*
  * Whether both scanners agree on s[0..n) in every function; s is copied into a buffer of exactly
  * n bytes first, so that a read past the end is an ASan report.
@@ -68,6 +98,7 @@ static bool agree(const char *text, size_t n)
                                          ib, &cb);
         ok &= ra == rb && ca == cb &&
               (ra < 0 || (same_spans(a, b, N_TOP) && same_spans(ia, ib, N_INNER)));
+        ok &= object_agrees(s, n, nested, ra, b, cb, ib);
     }
     if (!ok)
         fprintf(stderr, "scanners disagree on %zu bytes: %.*s\n", n, (int)n, s);
