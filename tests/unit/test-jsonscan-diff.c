@@ -346,6 +346,9 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* Timed scans of the big reply per scanner: enough for a best time, few enough under ASan. */
+#define BIG_ROUNDS 7
+
 /* A tools/list reply of about 1 MiB; timed for both scanners (printed, never asserted). */
 static void test_big_reply(void)
 {
@@ -363,15 +366,22 @@ static void test_big_reply(void)
                       "\"annotations\":{\"readOnlyHint\":true,\"destructiveHint\":null}}",
                       i ? ",\n " : "", i);
     strbuf_puts(&sb, "]}}");
-    double t0 = now_s();
-    int ra = jsonscan_members(sb.data, sb.len, names, 5, a);
-    double t1 = now_s();
-    int rb = old_jsonscan_members(sb.data, sb.len, names, 5, b);
-    double t2 = now_s();
+    /* Best of BIG_ROUNDS each, alternating, so that neither gains from the other's cache. */
+    double best_new = 1e9, best_old = 1e9;
+    int ra = -2, rb = -2;
+    for (int round = 0; round < BIG_ROUNDS; round++) {
+        double t0 = now_s();
+        ra = jsonscan_members(sb.data, sb.len, names, 5, a);
+        double t1 = now_s();
+        rb = old_jsonscan_members(sb.data, sb.len, names, 5, b);
+        double t2 = now_s();
+        best_new = t1 - t0 < best_new ? t1 - t0 : best_new;
+        best_old = t2 - t1 < best_old ? t2 - t1 : best_old;
+    }
     CHECK_INTEQ(ra, 3);
     CHECK(ra == rb && same_spans(a, b, 5));
-    printf("     %zu-byte reply: scanner %.3f ms, old scanner %.3f ms (this build)\n", sb.len,
-           (t1 - t0) * 1e3, (t2 - t1) * 1e3);
+    printf("     %zu-byte reply, best of %d: scanner %.3f ms, old scanner %.3f ms (this build)\n",
+           sb.len, BIG_ROUNDS, best_new * 1e3, best_old * 1e3);
     strbuf_deinit(&sb);
 }
 
