@@ -685,8 +685,13 @@ static const char *expand_lookup(const char *body, size_t n, const char *root, c
             break;
         }
     name = xstrndup(body, name_len);
+    /* VS Code's and Cursor's predefined variables (their variables reference), then the env. */
     if (streq(name, "workspaceFolder"))
         v = root;
+    else if (streq(name, "workspaceFolderBasename"))
+        v = root && strrchr(root, '/') ? strrchr(root, '/') + 1 : NULL;
+    else if (streq(name, "pathSeparator") || streq(name, "/"))
+        v = "/";
     else if (streq(name, "userHome"))
         v = *homep ? *homep : (*homep = paths_home());
     else
