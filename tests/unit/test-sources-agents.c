@@ -317,6 +317,7 @@ static void test_unfilled_placeholders(void)
                                         "version: 1.0.0\n"
                                         "schema: v1\n"
                                         "mcpServers:\n"
+                                        "  - uses: anthropic/memory-mcp\n"
                                         "  - name: brave\n"
                                         "    command: npx\n"
                                         "    args: [\"-y\", \"brave-search\"]\n"
@@ -328,6 +329,8 @@ static void test_unfilled_placeholders(void)
     CHECK_INTEQ(count_problems(&set, "ws"), 1); /* ${env:HOME} is filled */
     CHECK(config_set_find(&set, "brave") != NULL);
     expect_problem(&set, "brave", "\"env.BRAVE_API_KEY\" uses ${{...}", true);
+    /* A Hub block is named as one, not as an entry missing its name. */
+    expect_problem(&set, "anthropic/memory-mcp", "is the Continue Hub block", false);
     config_set_deinit(&set);
 }
 
