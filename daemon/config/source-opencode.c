@@ -75,7 +75,7 @@ static int map_local(yajl_val in, yajl_val out, char **whyp)
 
 static int map_opencode(const char *name, yajl_val entry, yajl_val *outp, char **whyp)
 {
-    static const char *const keep[] = {"enabled", "timeout", "url", "headers", NULL};
+    static const char *const keep[] = {"enabled", "timeout", "url", "headers", "cwd", NULL};
     yajl_val oauth;
     _cleanup_json_ yajl_val in = env_syntax(entry);
     const char *type = json_get_string(in, "type");
@@ -85,6 +85,20 @@ static int map_opencode(const char *name, yajl_val entry, yajl_val *outp, char *
     for (const char *const *k = keep; *k; k++)
         if (json_get(in, *k))
             json_object_set(out, *k, json_copy(json_get(in, *k)));
+    /*
+     * Newer OpenCode releases write "disabled": true, and "timeout": {"startup", "request"}
+     * (both ms): mcpd's enabled, timeout and callTimeout.
+     */
+    if (YAJL_IS_TRUE(json_get(in, "disabled")) && !json_get(in, "enabled"))
+        json_object_set(out, "enabled", json_bool_new(false));
+    if (YAJL_IS_OBJECT(json_get(in, "timeout"))) {
+        yajl_val t = json_get(in, "timeout");
+        json_free(json_object_take(out, "timeout"));
+        if (json_get(t, "startup"))
+            json_object_set(out, "timeout", json_copy(json_get(t, "startup")));
+        if (json_get(t, "request"))
+            json_object_set(out, "callTimeout", json_copy(json_get(t, "request")));
+    }
     if (type && streq(type, "local")) {
         if (map_local(in, out, whyp) < 0)
             return json_free(out), -EINVAL;

@@ -261,7 +261,10 @@ static void test_opencode_global_files(void)
                "{\"mcp\": {\n"
                "  \"both\": {\"type\": \"local\", \"command\": [\"from-opencode-json\"]},\n"
                "  \"sentry\": {\"type\": \"remote\", \"url\": \"https://mcp.sentry.dev/mcp\",\n"
-               "             \"oauth\": {\"clientId\": \"oc-client\", \"scope\": \"read\"}}\n"
+               "             \"oauth\": {\"clientId\": \"oc-client\", \"scope\": \"read\"}},\n"
+               "  \"newer\": {\"type\": \"local\", \"command\": [\"srv\"], \"cwd\": \"/srv\",\n"
+               "            \"disabled\": true,\n"
+               "            \"timeout\": {\"startup\": 15000, \"request\": 90000}}\n"
                "}}\n");
     discover_user(&set);
     CHECK(config_set_find(&set, "added") != NULL);
@@ -270,6 +273,11 @@ static void test_opencode_global_files(void)
     c = config_set_find(&set, "sentry");
     CHECK(c && c->type == TRANSPORT_AUTO &&
           streq(json_get_string(c->oauth, "clientId"), "oc-client"));
+    /* The newer fields: disabled, cwd, and timeout split into start-up and request. */
+    c = config_set_find(&set, "newer");
+    CHECK(c && !c->enabled && streq(c->cwd, "/srv") && c->timeout_ms == 15000 &&
+          c->call_timeout_ms == 90000);
+    CHECK_INTEQ(count_problems(&set, "newer"), 0);
     config_set_deinit(&set);
 }
 
