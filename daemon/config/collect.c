@@ -261,11 +261,39 @@ static const struct {
     {"${{", "a Continue secret or input template, which only Continue can fill"},
 };
 
+/*
+ * The first ${NAME} or ${env:NAME} left in an expanded string: a variable that is unset (or
+ * empty) with no default. ${workspaceFolder...} is left out: outside a project it has no value
+ * by design. NULL when there is none; else the name (to free).
+ */
+static char *unset_variable(const char *s)
+{
+    for (const char *p = strstr(s, "${"); p; p = strstr(p + 2, "${")) {
+        const char *body = startswith(p + 2, "env:") ? p + 6 : p + 2;
+        size_t n = strspn(body, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+        if (n && body[n] == '}' && !(body[0] >= '0' && body[0] <= '9') &&
+            !startswith(body, "workspaceFolder"))
+            return xstrndup(body, n);
+    }
+    return NULL;
+}
+
 /* Warn once for each string under v (named where, a field path) holding an unfilled mark. */
 static void note_unfilled(ConfigSet *set, const char *name, const SourceMeta *src, yajl_val v,
                           const char *where)
 {
     if (YAJL_IS_STRING(v)) {
+        _cleanup_free_ char *var = unset_variable(v->u.string);
+        if (var) {
+            /* The daemon's environment is not the login shell's: the usual cause. */
+            config_set_warning(set, src->path, name,
+                               "Server \"%s\": \"%s\" uses ${%s}, which is not set in mcpd's "
+                               "environment; it is passed on as written: set it where mcpd "
+                               "starts (systemctl --user set-environment %s=...) or give a "
+                               "default (${%s:-value})",
+                               name, where, var, var, var);
+            return;
+        }
         for (size_t i = 0; i < N_ELEMENTS(unfilled_marks); i++) {
             if (!strstr(v->u.string, unfilled_marks[i].mark))
                 continue;

@@ -53,15 +53,15 @@ static int map_env(yajl_val in, yajl_val out, StrBuf *notes, char **whyp)
             *whyp = xasprintf("\"env_keys[%zu]\" must be a variable name", i);
             return json_free(env), -EINVAL;
         }
-        if (!json_get(env, k->u.string)) {
+        if (!json_get(env, k->u.string) && getenv(k->u.string)) {
             _cleanup_free_ char *ref = xasprintf("${%s}", k->u.string);
             json_object_set(env, k->u.string, json_string_new(ref));
-            if (!getenv(k->u.string))
-                strbuf_printf(notes,
-                              "\"env_keys\": %s is not set in mcpd's environment (goose keeps "
-                              "it in its keyring or secrets.yaml, which mcpd does not read); "
-                              "the server starts without it: set it where mcpd starts\n",
-                              k->u.string);
+        } else if (!json_get(env, k->u.string)) {
+            strbuf_printf(notes,
+                          "\"env_keys\": %s is not set in mcpd's environment (goose keeps "
+                          "it in its keyring or secrets.yaml, which mcpd does not read); "
+                          "the server starts without it: set it where mcpd starts\n",
+                          k->u.string);
         }
     }
     if (env->u.object.len)

@@ -178,7 +178,10 @@ static void test_cursor_static_oauth(void)
     CHECK(c && streq(json_get_string(c->oauth, "clientId"), "cursor-client"));
     CHECK(c && json_get_string(c->oauth, "clientSecret"));
     CHECK(c && json_array_len(json_get(c->oauth, "scopes")) == 2);
-    CHECK_INTEQ(count_problems(&set, "pipes"), 0);
+    /* The secret's variable is not set: said once, with the field. */
+    expect_problem(&set, "pipes",
+                   "\"oauth.clientSecret\" uses ${MCPD_TEST_UNSET_TOKEN}, which is not set", true);
+    CHECK_INTEQ(count_problems(&set, "pipes"), 1);
     CHECK(config_set_find(&set, "local") != NULL);
     config_set_deinit(&set);
 }
@@ -320,7 +323,9 @@ static void test_unfilled_placeholders(void)
     write_home(".codeium/windsurf/mcp_config.json",
                "{\"mcpServers\": {\"ws\": {\"command\": \"npx\", \"args\": [\"srv\"],\n"
                "  \"env\": {\"API_KEY\": \"${file:/home/me/.keys/api}\",\n"
-               "           \"HOME_DIR\": \"${env:HOME}\"}}}}\n");
+               "           \"HOME_DIR\": \"${env:HOME}\"}},\n"
+               " \"gh\": {\"command\": \"npx\", \"args\": [\"--token=${MCPD_TEST_UNSET_TOKEN}\"],\n"
+               "  \"env\": {\"LEVEL\": \"${MCPD_TEST_UNSET_TOKEN:-info}\"}}}}\n");
     write_home(".continue/config.yaml", "name: Local Assistant\n"
                                         "version: 1.0.0\n"
                                         "schema: v1\n"
@@ -335,6 +340,9 @@ static void test_unfilled_placeholders(void)
     CHECK(config_set_find(&set, "ws") != NULL);
     expect_problem(&set, "ws", "\"env.API_KEY\" uses ${file:...}", true);
     CHECK_INTEQ(count_problems(&set, "ws"), 1); /* ${env:HOME} is filled */
+    /* An unset variable without a default is named; one with a default is not. */
+    expect_problem(&set, "gh", "\"args[0]\" uses ${MCPD_TEST_UNSET_TOKEN}, which is not set", true);
+    CHECK_INTEQ(count_problems(&set, "gh"), 1);
     CHECK(config_set_find(&set, "brave") != NULL);
     expect_problem(&set, "brave", "\"env.BRAVE_API_KEY\" uses ${{...}", true);
     /* A Hub block is named as one, not as an entry missing its name. */
