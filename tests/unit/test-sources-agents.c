@@ -350,6 +350,68 @@ static void test_unfilled_placeholders(void)
     config_set_deinit(&set);
 }
 
+/*
+ * Gemini CLI's extensions: each installed one's gemini-extension.json adds its servers, with
+ * ${extensionPath} filled in, after settings.json's (whose entry of a name wins); one that
+ * extension-enablement.json switches off here is skipped; a linked one is read where it lives.
+ */
+static void test_gemini_extensions(void)
+{
+    _cleanup_free_ char *linked = paths_join(tmp, "src/my-ext");
+    _cleanup_free_ char *cmd = xasprintf("mkdir -p '%s'", linked);
+    _cleanup_free_ char *install = xasprintf("{\"source\": \"%s\", \"type\": \"link\"}", linked);
+    _cleanup_free_ char *manifest = paths_join(linked, "gemini-extension.json");
+    _cleanup_free_ char *enablement =
+        xasprintf("{\"off-ext\": {\"overrides\": [\"!%s/*\"]}}", home);
+    _cleanup_free_ char *want_arg =
+        paths_join(home, ".gemini/extensions/nanobanana/mcp-server/index.js");
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".gemini/settings.json",
+               "{\"mcpServers\": {\"shared\": {\"command\": \"from-settings\"}}}\n");
+    write_home(".gemini/extensions/nanobanana/gemini-extension.json",
+               "{\n"
+               "  \"name\": \"nanobanana\",\n"
+               "  \"version\": \"1.0.5\",\n"
+               "  \"mcpServers\": {\n"
+               "    \"nanobanana\": {\n"
+               "      \"command\": \"node\",\n"
+               "      \"args\": [\"${extensionPath}${/}mcp-server${/}index.js\"],\n"
+               "      \"cwd\": \"${extensionPath}\"\n"
+               "    },\n"
+               "    \"shared\": {\"command\": \"from-extension\"}\n"
+               "  },\n"
+               "  \"contextFileName\": \"GEMINI.md\"\n"
+               "}\n");
+    write_home(".gemini/extensions/off-ext/gemini-extension.json",
+               "{\"name\": \"off-ext\", \"version\": \"0.1.0\",\n"
+               " \"mcpServers\": {\"off-srv\": {\"command\": \"off\"}}}\n");
+    write_home(".gemini/extensions/extension-enablement.json", enablement);
+    write_home(".gemini/extensions/my-ext/.gemini-extension-install.json", install);
+    if (system(cmd) != 0)
+        abort();
+    test_write_file(manifest,
+                    "{\"name\": \"my-ext\", \"version\": \"0.0.1\",\n"
+                    " \"mcpServers\": {\"linked\": {\"httpUrl\": \"http://localhost:9/mcp\"}}}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "nanobanana");
+    CHECK(c && c->n_args == 1 && streq(c->args[0], want_arg));
+    CHECK(c && c->cwd && strstr(c->cwd, "/.gemini/extensions/nanobanana"));
+    CHECK_INTEQ(count_problems(&set, "nanobanana"), 0);
+    c = config_set_find(&set, "shared");
+    CHECK(c && streq(c->command, "from-settings"));
+    CHECK(config_set_find(&set, "off-srv") == NULL);
+    bool skipped = false;
+    for (size_t i = 0; i < set.n_skipped; i++)
+        skipped |= streq(set.skipped[i].name, "off-srv") &&
+                   strstr(set.skipped[i].reason, "\"off-ext\" is disabled here");
+    CHECK(skipped);
+    c = config_set_find(&set, "linked");
+    CHECK(c && c->type == TRANSPORT_HTTP && streq(c->source.path, manifest));
+    config_set_deinit(&set);
+}
+
 /* Each test starts from an empty home. */
 static void run_fresh(const char *name, void (*fn)(void))
 {
@@ -372,5 +434,6 @@ int main(void)
     RUN_FRESH(test_opencode_global_files);
     RUN_FRESH(test_goose_env_keys);
     RUN_FRESH(test_unfilled_placeholders);
+    RUN_FRESH(test_gemini_extensions);
     return test_main_result();
 }
