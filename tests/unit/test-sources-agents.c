@@ -412,6 +412,22 @@ static void test_gemini_extensions(void)
     config_set_deinit(&set);
 }
 
+/* Claude Code's headersHelper is named as what it is, not as a typo of "headers". */
+static void test_claude_headers_helper(void)
+{
+    ConfigSet set;
+
+    write_home(".claude.json",
+               "{\"numStartups\": 12, \"mcpServers\": {\"internal\": {\"type\": \"http\",\n"
+               " \"url\": \"https://mcp.internal.example/mcp\",\n"
+               " \"headersHelper\": \"/opt/bin/get-mcp-headers.sh\"}}}\n");
+    discover_user(&set);
+    CHECK(config_set_find(&set, "internal") != NULL);
+    expect_problem(&set, "internal", "\"headersHelper\" (Claude Code's command", true);
+    CHECK(!find_problem(&set, "internal", "did you mean"));
+    config_set_deinit(&set);
+}
+
 /* Each test starts from an empty home. */
 static void run_fresh(const char *name, void (*fn)(void))
 {
@@ -435,5 +451,6 @@ int main(void)
     RUN_FRESH(test_goose_env_keys);
     RUN_FRESH(test_unfilled_placeholders);
     RUN_FRESH(test_gemini_extensions);
+    RUN_FRESH(test_claude_headers_helper);
     return test_main_result();
 }
