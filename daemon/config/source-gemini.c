@@ -270,14 +270,27 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
             roots[i] = json_free(roots[i]);
             continue;
         }
+        /*
+         * Settings files from before Gemini CLI's nested format (which it still migrates on
+         * load) name the lists allowMCPServers and excludeMCPServers at the top level.
+         */
         yajl_val mcp = json_get_object(roots[i], "mcp");
-        if (!only && json_get_array(mcp, "allowed")) {
-            only = json_get_array(mcp, "allowed");
-            why_only = xasprintf("not in Gemini CLI's mcp.allowed (%s)", paths[i]);
+        const char *allow_key = json_get_array(mcp, "allowed") ? "mcp.allowed" : "allowMCPServers";
+        const char *excl_key =
+            json_get_array(mcp, "excluded") ? "mcp.excluded" : "excludeMCPServers";
+        yajl_val allow = json_get_array(mcp, "allowed")
+                             ? json_get_array(mcp, "allowed")
+                             : json_get_array(roots[i], "allowMCPServers");
+        yajl_val excl = json_get_array(mcp, "excluded")
+                            ? json_get_array(mcp, "excluded")
+                            : json_get_array(roots[i], "excludeMCPServers");
+        if (!only && allow) {
+            only = allow;
+            why_only = xasprintf("not in Gemini CLI's %s (%s)", allow_key, paths[i]);
         }
-        if (!off && json_get_array(mcp, "excluded")) {
-            off = json_get_array(mcp, "excluded");
-            why_off = xasprintf("in Gemini CLI's mcp.excluded (%s)", paths[i]);
+        if (!off && excl) {
+            off = excl;
+            why_off = xasprintf("in Gemini CLI's %s (%s)", excl_key, paths[i]);
         }
     }
     for (size_t i = 0; i < N_ELEMENTS(paths); i++) {

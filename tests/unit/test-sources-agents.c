@@ -428,6 +428,26 @@ static void test_claude_headers_helper(void)
     config_set_deinit(&set);
 }
 
+/* A settings.json from before Gemini CLI's nested format: its server lists still select. */
+static void test_gemini_v1_lists(void)
+{
+    ConfigSet set;
+
+    write_home(
+        ".gemini/settings.json",
+        "{\"theme\": \"Default\", \"excludeMCPServers\": [\"noisy\"],\n"
+        " \"mcpServers\": {\"noisy\": {\"command\": \"n\"}, \"quiet\": {\"command\": \"q\"}}}\n");
+    discover_user(&set);
+    CHECK(config_set_find(&set, "noisy") == NULL);
+    CHECK(config_set_find(&set, "quiet") != NULL);
+    bool skipped = false;
+    for (size_t i = 0; i < set.n_skipped; i++)
+        skipped |= streq(set.skipped[i].name, "noisy") &&
+                   strstr(set.skipped[i].reason, "excludeMCPServers");
+    CHECK(skipped);
+    config_set_deinit(&set);
+}
+
 /* Each test starts from an empty home. */
 static void run_fresh(const char *name, void (*fn)(void))
 {
@@ -452,5 +472,6 @@ int main(void)
     RUN_FRESH(test_unfilled_placeholders);
     RUN_FRESH(test_gemini_extensions);
     RUN_FRESH(test_claude_headers_helper);
+    RUN_FRESH(test_gemini_v1_lists);
     return test_main_result();
 }
