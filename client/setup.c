@@ -88,6 +88,7 @@ typedef struct Plan {
     size_t n_orig, n_updated;
     yajl_val imported; /* the file mcpd will read the moved servers from */
     size_t n_moved;
+    bool already; /* set up before, and the file is still just what setup wrote: nothing to do */
 } Plan;
 
 static void plan_deinit(Plan *p)
@@ -611,13 +612,8 @@ static int plan_agent(Plan *p, const SetupAgent *a, const char *mcpctl, char **w
     p->agent = a;
     p->path = agent_path(a);
     p->mode = 0600;
-    if (access(manifest, F_OK) == 0) {
-        *whyp = xasprintf("it is already set up (%s); run mcpctl setup --undo %s first", manifest,
-                          a->id);
-        json_free(projects);
-        return -EEXIST;
-    }
-    if (access(imported, F_OK) == 0) {
+    p->already = access(manifest, F_OK) == 0;
+    if (!p->already && access(imported, F_OK) == 0) {
         /* Its servers may be nowhere else: never overwritten. */
         *whyp = xasprintf("%s is left from an earlier setup whose record is gone; move its "
                           "servers back into the agent's file or to mcpd's own mcp.json, "
@@ -647,7 +643,29 @@ static int plan_agent(Plan *p, const SetupAgent *a, const char *mcpctl, char **w
         json_object_set(p->imported, "projects", projects);
     else
         json_free(projects);
-    return r;
+    if (r < 0 || !p->already)
+        return r;
+    /*
+     * Set up before. Running setup again is a no-op when setup would leave the file exactly as
+     * it is (it holds only the bridge). Servers added since cannot join the earlier record (its
+     * undo restores the file as it was then), so they are named; a bridge entry that differs
+     * (mcpctl moved) is rewritten by undoing and setting up again.
+     */
+    if (p->n_moved == 0 && p->n_updated == p->n_orig && memcmp(p->updated, p->orig, p->n_orig) == 0)
+        return 0;
+    p->already = false;
+    if (p->n_moved == 0) {
+        *whyp = xasprintf("it is already set up (%s), but its mcpd entry is not the one setup "
+                          "would write now; run mcpctl setup --undo %s, then setup again",
+                          manifest, a->id);
+        return -EEXIST;
+    }
+    *whyp = xasprintf("it is already set up (%s), and the file changed since: %zu server%s "
+                      "added, which the agent starts itself besides mcpd; move %s to mcpd's own "
+                      "mcp.json (mcpctl config shows where) and run setup again",
+                      manifest, p->n_moved, p->n_moved == 1 ? "" : "s",
+                      p->n_moved == 1 ? "it" : "them");
+    return -EEXIST;
 }
 
 /* diff -u of two texts, for --dry-run. */
@@ -1000,6 +1018,8 @@ static int run_setup(const bool picked[N_AGENTS], bool all, bool dry_run, const 
         }
         if (!p->exists && all) {
             printf("%s: no %s; not set up\n", p->agent->name, p->path);
+        } else if (p->already) {
+            printf("%s: %s is already set up; nothing to change\n", p->agent->name, p->path);
         } else if (dry_run) {
             _cleanup_free_ char *imp = imported_file(p->agent);
             printf("%s: %zu server%s would move to %s\n", p->agent->name, p->n_moved,

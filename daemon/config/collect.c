@@ -247,6 +247,77 @@ static void take_env_file(ConfigSet *set, ServerConfig *c, yajl_val expanded)
     }
 }
 
+/*
+ * Placeholders an agent fills in itself and mcpd cannot: a value holding one reaches the server
+ * as written, so each is reported with the field it is in and what to do instead.
+ */
+static const struct {
+    const char *mark;
+    const char *what;
+} unfilled_marks[] = {
+    {"${input:", "a VS Code input prompt, which only VS Code can ask"},
+    {"${file:", "Windsurf's file substitution, which mcpd does not do"},
+    {"{file:", "OpenCode's file substitution, which mcpd does not do"},
+    {"${{", "a Continue secret or input template, which only Continue can fill"},
+};
+
+/*
+ * The first ${NAME} or ${env:NAME} left in an expanded string: a variable that is unset (or
+ * empty) with no default. ${workspaceFolder...} is left out: outside a project it has no value
+ * by design. NULL when there is none; else the name (to free).
+ */
+static char *unset_variable(const char *s)
+{
+    for (const char *p = strstr(s, "${"); p; p = strstr(p + 2, "${")) {
+        const char *body = startswith(p + 2, "env:") ? p + 6 : p + 2;
+        size_t n = strspn(body, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+        if (n && body[n] == '}' && !(body[0] >= '0' && body[0] <= '9') &&
+            !startswith(body, "workspaceFolder"))
+            return xstrndup(body, n);
+    }
+    return NULL;
+}
+
+/* Warn once for each string under v (named where, a field path) holding an unfilled mark. */
+static void note_unfilled(ConfigSet *set, const char *name, const SourceMeta *src, yajl_val v,
+                          const char *where)
+{
+    if (YAJL_IS_STRING(v)) {
+        _cleanup_free_ char *var = unset_variable(v->u.string);
+        if (var) {
+            /* The daemon's environment is not the login shell's: the usual cause. */
+            config_set_warning(set, src->path, name,
+                               "Server \"%s\": \"%s\" uses ${%s}, which is not set in mcpd's "
+                               "environment; it is passed on as written: set it where mcpd "
+                               "starts (systemctl --user set-environment %s=...) or give a "
+                               "default (${%s:-value})",
+                               name, where, var, var, var);
+            return;
+        }
+        for (size_t i = 0; i < N_ELEMENTS(unfilled_marks); i++) {
+            if (!strstr(v->u.string, unfilled_marks[i].mark))
+                continue;
+            config_set_warning(set, src->path, name,
+                               "Server \"%s\": \"%s\" uses %s...}, %s; it is passed on as "
+                               "written: give the value in the environment (${NAME}) or in "
+                               "mcpd's own mcp.json",
+                               name, where, unfilled_marks[i].mark, unfilled_marks[i].what);
+            return;
+        }
+    } else if (YAJL_IS_OBJECT(v)) {
+        for (size_t i = 0; i < v->u.object.len; i++) {
+            _cleanup_free_ char *sub = where[0] ? xasprintf("%s.%s", where, v->u.object.keys[i])
+                                                : xstrdup(v->u.object.keys[i]);
+            note_unfilled(set, name, src, v->u.object.values[i], sub);
+        }
+    } else if (YAJL_IS_ARRAY(v)) {
+        for (size_t i = 0; i < v->u.array.len; i++) {
+            _cleanup_free_ char *sub = xasprintf("%s[%zu]", where, i);
+            note_unfilled(set, name, src, v->u.array.values[i], sub);
+        }
+    }
+}
+
 void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const SourceMeta *src,
                       const Settings *settings)
 {
@@ -305,6 +376,7 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
         server_config_free(c);
         return;
     }
+    note_unfilled(set, name, src, expanded, "");
     config_set_add(set, c);
 }
 
@@ -333,6 +405,18 @@ void config_add_entries(ConfigSet *set, yajl_val servers, const char *key, const
             entry = mapped;
         }
         config_add_entry(set, name, entry, src, settings);
+        config_add_map_notes(set, name, src, why);
+    }
+}
+
+void config_add_map_notes(ConfigSet *set, const char *name, const SourceMeta *src,
+                          const char *notes)
+{
+    for (const char *p = notes, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+        nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        if (n > 0)
+            config_set_warning(set, src->path, name, "Server \"%s\": %.*s", name, n, p);
     }
 }
 

@@ -41,6 +41,9 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
                       const Settings *settings);
 /** An entry a provider could not map: a problem plus a skip, masking nothing. */
 void config_add_invalid(ConfigSet *set, const char *name, const SourceMeta *src, const char *why);
+/** A mapping's notes (ConfigMapFn; one a line, NULL: none) as warnings naming the server. */
+void config_add_map_notes(ConfigSet *set, const char *name, const SourceMeta *src,
+                          const char *notes);
 
 /**
  * Parse one native-format file ({"mcpServers": {...}}) into set, with source metadata.
@@ -52,7 +55,9 @@ void config_load_native_file(ConfigSet *set, const char *path, const char *provi
 
 /*
  * Map one entry from a provider's own shape to mcpd's native one: 0 and a new object in *outp,
- * or -EINVAL with a reason in *whyp (to free).
+ * or -EINVAL with a reason in *whyp (to free). On success *whyp may hold notes (one a line, to
+ * free): what the agent's entry says that mcpd cannot honour. They become warnings naming the
+ * server; the entry is still used.
  */
 typedef int (*ConfigMapFn)(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 

@@ -473,15 +473,36 @@ static unsigned edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
+/*
+ * Agents' fields that change how the server is reached and that mcpd does not honour: each is
+ * a warning saying what it does and what to write instead (not a "did you mean").
+ */
+static const char *const unhonoured_fields[][2] = {
+    {"headersHelper", "Claude Code's command that prints request headers, which mcpd does not "
+                      "run: put the headers in \"headers\" (${VAR} works)"},
+    {"sandboxEnabled", "VS Code's sandbox for the server process, which mcpd does not apply"},
+    {"sandbox", "VS Code's sandbox settings, which mcpd does not apply"},
+};
+
 /* Unknown fields are ignored, with a warning that names them (and the near miss, if any). */
 static void check_unknown_fields(ServerConfig *c, yajl_val obj, StrBuf *warn)
 {
     for (size_t i = 0; i < obj->u.object.len; i++) {
         const char *k = obj->u.object.keys[i], *best = NULL;
         unsigned best_d = 3; /* a typo is one or two edits away */
+        bool unhonoured = false;
 
         if (in_list(known_fields, N_ELEMENTS(known_fields), k) ||
             in_list(foreign_fields, N_ELEMENTS(foreign_fields), k))
+            continue;
+        for (size_t j = 0; j < N_ELEMENTS(unhonoured_fields) && !unhonoured; j++) {
+            if (streq(unhonoured_fields[j][0], k)) {
+                strbuf_printf(warn, "Server \"%s\": \"%s\" (%s) is ignored\n", c->name, k,
+                              unhonoured_fields[j][1]);
+                unhonoured = true;
+            }
+        }
+        if (unhonoured)
             continue;
         for (size_t j = 0; j < N_ELEMENTS(known_fields); j++) {
             unsigned d = edit_distance(k, known_fields[j]);
@@ -685,8 +706,13 @@ static const char *expand_lookup(const char *body, size_t n, const char *root, c
             break;
         }
     name = xstrndup(body, name_len);
+    /* VS Code's and Cursor's predefined variables (their variables reference), then the env. */
     if (streq(name, "workspaceFolder"))
         v = root;
+    else if (streq(name, "workspaceFolderBasename"))
+        v = root && strrchr(root, '/') ? strrchr(root, '/') + 1 : NULL;
+    else if (streq(name, "pathSeparator") || streq(name, "/"))
+        v = "/";
     else if (streq(name, "userHome"))
         v = *homep ? *homep : (*homep = paths_home());
     else

@@ -111,9 +111,109 @@ bad_names:
 }
 
 /*
+ * Every field of Codex's server table (codex-rs/config/src/mcp_types.rs, RawMcpServerConfig),
+ * besides codex_same: read by map_codex, or Codex's own business (required makes `codex exec`
+ * fail, the rest are approval and scheduling hints), so not worth a note.
+ */
+static const char *const codex_known[] = {
+    "env",
+    "env_vars",
+    "http_headers",
+    "env_http_headers",
+    "bearer_token_env_var",
+    "startup_timeout_sec",
+    "startup_timeout_ms",
+    "tool_timeout_sec",
+    "enabled_tools",
+    "disabled_tools",
+    "scopes",
+    "oauth",
+    "name",
+    "required",
+    "supports_parallel_tool_calls",
+    "default_tools_approval_mode",
+    "tools",
+    NULL,
+};
+
+/* Codex's fields mcpd knows and cannot honour, with what they would have done. */
+static const char *const codex_unsupported[][2] = {
+    {"oauth_resource", "the OAuth resource Codex asks for (mcpd asks for the server's own URL)"},
+    {"experimental_environment", "where Codex starts the server (mcpd starts it here)"},
+};
+
+/*
+ * OAuth sign-in options: scopes = [...] and [oauth] client_id become mcpd's "oauth" object
+ * (clientId, scopes), read by daemon/upstream/oauth.c when the server asks for a sign-in.
+ */
+static int take_oauth(yajl_val in, yajl_val out, char **whyp)
+{
+    yajl_val scopes = json_get(in, "scopes"), oauth = json_get(in, "oauth");
+    yajl_val id = json_get(oauth, "client_id"), o;
+    bool scopes_ok = !scopes || YAJL_IS_ARRAY(scopes);
+
+    for (size_t i = 0; scopes_ok && i < json_array_len(scopes); i++)
+        scopes_ok = YAJL_IS_STRING(json_array_at(scopes, i));
+    if (!scopes_ok) {
+        *whyp = xstrdup("\"scopes\" must be an array of OAuth scope names");
+        return -EINVAL;
+    }
+    if ((oauth && !YAJL_IS_OBJECT(oauth)) || (id && !YAJL_IS_STRING(id))) {
+        *whyp = xstrdup("\"oauth\" must be a table with client_id = \"...\"");
+        return -EINVAL;
+    }
+    if (!scopes && !id)
+        return 0;
+    o = json_object_new();
+    if (id)
+        json_object_set(o, "clientId", json_copy(id));
+    if (scopes)
+        json_object_set(o, "scopes", json_copy(scopes));
+    json_object_set(out, "oauth", o);
+    return 0;
+}
+
+/* What the entry says that mcpd does not honour, one note a line (NULL: nothing). */
+static char *codex_notes(yajl_val in)
+{
+    StrBuf sb = STRBUF_INIT;
+    const char *bearer = json_get_string(in, "bearer_token_env_var");
+
+    if (bearer && !getenv(bearer))
+        strbuf_printf(&sb,
+                      "\"bearer_token_env_var\": %s is not set in mcpd's environment, so no "
+                      "Authorization header is sent; set it where mcpd starts (systemctl --user "
+                      "set-environment %s=...)\n",
+                      bearer, bearer);
+    for (size_t i = 0; i < in->u.object.len; i++) {
+        const char *k = in->u.object.keys[i];
+        bool known = false;
+        for (const char *const *c = codex_same; *c && !known; c++)
+            known = streq(*c, k);
+        for (const char *const *c = codex_known; *c && !known; c++)
+            known = streq(*c, k);
+        for (size_t j = 0; j < N_ELEMENTS(codex_unsupported) && !known; j++) {
+            if (streq(codex_unsupported[j][0], k)) {
+                strbuf_printf(&sb, "\"%s\" (%s) is not supported and is ignored\n", k,
+                              codex_unsupported[j][1]);
+                known = true;
+            }
+        }
+        if (!known)
+            strbuf_printf(&sb, "unknown field \"%s\" ignored (Codex itself refuses it)\n", k);
+    }
+    if (!sb.len) {
+        strbuf_deinit(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb, NULL);
+}
+
+/*
  * Codex's fields to mcpd's (seed 1.2, with B13 fixed: cwd, enabled and both timeouts are
  * honoured). A url means Streamable HTTP, which is all Codex speaks. enabled_tools and
- * disabled_tools become enabledTools and disabledTools.
+ * disabled_tools become enabledTools and disabledTools. A literal bearer_token is refused, as
+ * Codex refuses it; other fields mcpd cannot honour are noted in *whyp (ConfigMapFn).
  */
 static int map_codex(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
@@ -121,6 +221,14 @@ static int map_codex(const char *name, yajl_val in, yajl_val *outp, char **whyp)
                             headers = json_object_new();
 
     (void)name;
+    if (json_get(in, "bearer_token")) {
+        *whyp = xstrdup("\"bearer_token\" is not supported (Codex refuses it too): put the "
+                        "token in an environment variable and name it in "
+                        "\"bearer_token_env_var\"");
+        return -EINVAL;
+    }
+    if (take_oauth(in, out, whyp) < 0)
+        return -EINVAL;
     for (const char *const *k = codex_same; *k; k++)
         if (json_get(in, *k))
             json_object_set(out, *k, json_copy(json_get(in, *k)));
@@ -149,6 +257,7 @@ static int map_codex(const char *name, yajl_val in, yajl_val *outp, char **whyp)
     }
     *outp = out;
     out = NULL;
+    *whyp = codex_notes(in);
     return 0;
 }
 

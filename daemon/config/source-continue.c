@@ -66,7 +66,16 @@ static yajl_val list_by_name(ConfigSet *set, const char *path, yajl_val list)
 
     for (size_t i = 0; i < list->u.array.len; i++) {
         yajl_val e = list->u.array.values[i];
-        const char *name = json_get_string(e, "name");
+        const char *name = json_get_string(e, "name"), *uses = json_get_string(e, "uses");
+        if (uses && (!name || !name[0])) {
+            /* A Hub block ("uses: owner/block"): its server is defined on Continue's Hub. */
+            config_set_problem(set, path, uses,
+                               "\"mcpServers[%zu]\" is the Continue Hub block \"%s\" (uses:), "
+                               "which mcpd cannot fetch: write its server out in the file "
+                               "(name, command or url) or in mcpd's own mcp.json",
+                               i, uses);
+            continue;
+        }
         if (!name || !name[0]) {
             config_set_problem(set, path, NULL,
                                "\"mcpServers[%zu]\" has no \"name\"; give it one or remove it", i);

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
-// source-gemini: Gemini CLI's ~/.gemini/settings.json and <root>/.gemini/settings.json.
+// source-gemini: Gemini CLI's ~/.gemini/settings.json and <root>/.gemini/settings.json, and the
+// servers of its installed extensions (~/.gemini/extensions/<name>/gemini-extension.json).
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/json.h"
 #include "common/paths.h"
@@ -82,9 +85,169 @@ static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp
 #define GEMINI_SYSTEM_SETTINGS "/etc/gemini-cli/settings.json"
 
 /*
- * Gemini's own order, strongest first: system, then workspace, then user settings. Its
- * mcp.allowed / mcp.excluded (server names) come from the strongest file that sets them and
- * select among all of Gemini's servers.
+ * Extensions read from ~/.gemini/extensions at most: a user has a handful; the bound keeps a
+ * directory full of entries from costing more than a few reads, and the rest are reported.
+ */
+#define GEMINI_MAX_EXTENSIONS 256
+
+/*
+ * Gemini's extension enablement (~/.gemini/extensions/extension-enablement.json, written by
+ * `gemini extensions disable|enable [--scope]`): {"<extension>": {"overrides": [rules]}}, a
+ * rule being a directory with a trailing slash, ending in a star to take its subdirectories
+ * too, with "!" in front to disable. The last rule matching the working directory wins;
+ * extensions are enabled by default.
+ */
+static bool extension_enabled(yajl_val enablement, const char *ext, const char *dir)
+{
+    yajl_val rules = json_get_array(json_get_object(enablement, ext), "overrides");
+    _cleanup_free_ char *at = xasprintf("%s/", dir);
+    bool enabled = true;
+
+    for (size_t i = 0; i < json_array_len(rules); i++) {
+        if (!YAJL_IS_STRING(json_array_at(rules, i)))
+            continue;
+        const char *rule = json_array_at(rules, i)->u.string;
+        bool off = rule[0] == '!';
+        _cleanup_free_ char *base = xstrdup(rule + off);
+        size_t n = strlen(base);
+        bool subdirs = n && base[n - 1] == '*';
+        if (subdirs)
+            base[n - 1] = '\0';
+        if (subdirs ? startswith(at, base) : streq(at, base))
+            enabled = !off;
+    }
+    return enabled;
+}
+
+/* ${extensionPath} and ${workspacePath}, the variables Gemini fills in an extension's entries. */
+static yajl_val extension_vars(yajl_val v, const char *ext_dir, const char *workspace)
+{
+    if (YAJL_IS_OBJECT(v) || YAJL_IS_ARRAY(v)) {
+        size_t n = YAJL_IS_OBJECT(v) ? v->u.object.len : v->u.array.len;
+        yajl_val *vals = YAJL_IS_OBJECT(v) ? v->u.object.values : v->u.array.values;
+        for (size_t i = 0; i < n; i++)
+            vals[i] = extension_vars(vals[i], ext_dir, workspace);
+        return v;
+    }
+    if (!YAJL_IS_STRING(v) || !strstr(v->u.string, "${"))
+        return v;
+    StrBuf sb = STRBUF_INIT;
+    for (const char *p = v->u.string; *p;) {
+        if (startswith(p, "${extensionPath}")) {
+            strbuf_puts(&sb, ext_dir);
+            p += strlen("${extensionPath}");
+        } else if (workspace && startswith(p, "${workspacePath}")) {
+            strbuf_puts(&sb, workspace);
+            p += strlen("${workspacePath}");
+        } else {
+            strbuf_putc(&sb, *p++);
+        }
+    }
+    json_free(v);
+    v = json_string_new(strbuf_str(&sb));
+    strbuf_deinit(&sb);
+    return v;
+}
+
+/*
+ * One installed extension: <dir>/gemini-extension.json, or for a linked one (`gemini extensions
+ * link`, .gemini-extension-install.json {"type": "link", "source": dir}) the manifest in its
+ * source directory. Its mcpServers, with the extension's variables filled in, are added after
+ * the settings' servers: a settings.json entry of the same name wins, as in Gemini CLI.
+ */
+static void load_extension(ConfigSet *set, const char *dir, const DiscoverOptions *opt,
+                           const SourceMeta *src, const Settings *settings, yajl_val enablement,
+                           yajl_val only, yajl_val off, const char *why_only, const char *why_off)
+{
+    _cleanup_free_ char *install = paths_join(dir, ".gemini-extension-install.json");
+    _cleanup_json_ yajl_val meta = NULL, manifest = NULL;
+    _cleanup_free_ char *ext_dir = NULL, *path = NULL, *home = paths_home();
+    SourceMeta m = *src;
+
+    if (source_read_json(set, install, CONFIG_LEVEL_USER, false, &meta) == 0 &&
+        streq(json_get_string(meta, "type") ? json_get_string(meta, "type") : "", "link") &&
+        json_get_string(meta, "source"))
+        ext_dir = xstrdup(json_get_string(meta, "source"));
+    else
+        ext_dir = xstrdup(dir);
+    path = paths_join(ext_dir, "gemini-extension.json");
+    if (source_read_json(set, path, CONFIG_LEVEL_USER, false, &manifest) < 0)
+        return;
+    const char *name = json_get_string(manifest, "name");
+    m.path = path;
+    if (!name) {
+        config_set_problem(set, path, NULL,
+                           "the extension has no \"name\"; its servers are not read (Gemini CLI "
+                           "does not load it either)");
+        return;
+    }
+    yajl_val servers = json_get(manifest, "mcpServers");
+    if (!extension_enabled(enablement, name, opt->root ? opt->root : home)) {
+        for (size_t i = 0; YAJL_IS_OBJECT(servers) && i < servers->u.object.len; i++)
+            config_set_skip(set, servers->u.object.keys[i], &m,
+                            "the Gemini CLI extension \"%s\" is disabled here "
+                            "(extension-enablement.json)",
+                            name);
+        return;
+    }
+    servers = extension_vars(json_copy(servers), ext_dir, opt->root);
+    source_add_selected(set, servers, "mcpServers", &m, settings, map_gemini, only, off, why_only,
+                        why_off);
+    json_free(servers);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every extension under ~/.gemini/extensions, in name order. */
+static void load_extensions(ConfigSet *set, const DiscoverOptions *opt, const SourceMeta *src,
+                            const Settings *settings, yajl_val only, yajl_val off,
+                            const char *why_only, const char *why_off)
+{
+    _cleanup_free_ char *root = source_home_path(".gemini/extensions");
+    _cleanup_free_ char *en_path = paths_join(root, "extension-enablement.json");
+    _cleanup_json_ yajl_val enablement = NULL;
+    char *names[GEMINI_MAX_EXTENSIONS];
+    size_t n = 0, over = 0;
+    struct dirent *e;
+    DIR *d = opendir(root);
+
+    if (!d)
+        return;
+    int r = source_read_json(set, en_path, CONFIG_LEVEL_USER, false, &enablement);
+    if (r < 0 && r != -ENOENT) {
+        /* Gemini CLI fails closed: with this file unreadable, every extension is off. */
+        closedir(d);
+        return;
+    }
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || e->d_type == DT_REG)
+            continue;
+        if (n == GEMINI_MAX_EXTENSIONS)
+            over++;
+        else
+            names[n++] = xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (over)
+        config_set_problem(set, root, NULL, "%zu more extensions than the %d read; remove some",
+                           over, GEMINI_MAX_EXTENSIONS);
+    qsort(names, n, sizeof(*names), name_cmp);
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_free_ char *dir = paths_join(root, names[i]);
+        struct stat st;
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+            load_extension(set, dir, opt, src, settings, enablement, only, off, why_only, why_off);
+        free(names[i]);
+    }
+}
+
+/*
+ * Gemini's own order, strongest first: system, then workspace, then user settings, then the
+ * user's extensions. Its mcp.allowed / mcp.excluded (server names) come from the strongest
+ * file that sets them and select among all of Gemini's servers.
  */
 void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set)
@@ -107,14 +270,27 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
             roots[i] = json_free(roots[i]);
             continue;
         }
+        /*
+         * Settings files from before Gemini CLI's nested format (which it still migrates on
+         * load) name the lists allowMCPServers and excludeMCPServers at the top level.
+         */
         yajl_val mcp = json_get_object(roots[i], "mcp");
-        if (!only && json_get_array(mcp, "allowed")) {
-            only = json_get_array(mcp, "allowed");
-            why_only = xasprintf("not in Gemini CLI's mcp.allowed (%s)", paths[i]);
+        const char *allow_key = json_get_array(mcp, "allowed") ? "mcp.allowed" : "allowMCPServers";
+        const char *excl_key =
+            json_get_array(mcp, "excluded") ? "mcp.excluded" : "excludeMCPServers";
+        yajl_val allow = json_get_array(mcp, "allowed")
+                             ? json_get_array(mcp, "allowed")
+                             : json_get_array(roots[i], "allowMCPServers");
+        yajl_val excl = json_get_array(mcp, "excluded")
+                            ? json_get_array(mcp, "excluded")
+                            : json_get_array(roots[i], "excludeMCPServers");
+        if (!only && allow) {
+            only = allow;
+            why_only = xasprintf("not in Gemini CLI's %s (%s)", allow_key, paths[i]);
         }
-        if (!off && json_get_array(mcp, "excluded")) {
-            off = json_get_array(mcp, "excluded");
-            why_off = xasprintf("in Gemini CLI's mcp.excluded (%s)", paths[i]);
+        if (!off && excl) {
+            off = excl;
+            why_off = xasprintf("in Gemini CLI's %s (%s)", excl_key, paths[i]);
         }
     }
     for (size_t i = 0; i < N_ELEMENTS(paths); i++) {
@@ -123,6 +299,8 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
             source_add_selected(set, json_get(roots[i], "mcpServers"), "mcpServers", &meta,
                                 settings, map_gemini, only, off, why_only, why_off);
     }
+    SourceMeta ext = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_USER};
+    load_extensions(set, opt, &ext, settings, only, off, why_only, why_off);
     for (size_t i = 0; i < N_ELEMENTS(paths); i++)
         json_free(roots[i]);
 }

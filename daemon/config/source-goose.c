@@ -33,8 +33,11 @@ static const AgentShape goose_shape = {
     .timeout_seconds = "timeout",
 };
 
-/* envs plus env_keys: a key goose finds in its secret store is taken from mcpd's environment. */
-static int map_env(yajl_val in, yajl_val out, char **whyp)
+/*
+ * envs plus env_keys: a key goose finds in its secret store is taken from mcpd's environment;
+ * one that is not there is noted.
+ */
+static int map_env(yajl_val in, yajl_val out, StrBuf *notes, char **whyp)
 {
     yajl_val envs = json_get(in, "envs"), keys = json_get(in, "env_keys");
     yajl_val env = envs && YAJL_IS_OBJECT(envs) ? json_copy(envs) : json_object_new();
@@ -50,9 +53,15 @@ static int map_env(yajl_val in, yajl_val out, char **whyp)
             *whyp = xasprintf("\"env_keys[%zu]\" must be a variable name", i);
             return json_free(env), -EINVAL;
         }
-        if (!json_get(env, k->u.string)) {
+        if (!json_get(env, k->u.string) && getenv(k->u.string)) {
             _cleanup_free_ char *ref = xasprintf("${%s}", k->u.string);
             json_object_set(env, k->u.string, json_string_new(ref));
+        } else if (!json_get(env, k->u.string)) {
+            strbuf_printf(notes,
+                          "\"env_keys\": %s is not set in mcpd's environment (goose keeps "
+                          "it in its keyring or secrets.yaml, which mcpd does not read); "
+                          "the server starts without it: set it where mcpd starts\n",
+                          k->u.string);
         }
     }
     if (env->u.object.len)
@@ -73,11 +82,16 @@ static int map_goose(yajl_val in, yajl_val *outp, char **whyp)
         json_object_set(out, "command", json_copy(cmd));
     if (uri)
         json_object_set(out, "url", json_copy(uri));
-    if (map_env(in, out, whyp) < 0)
+    StrBuf notes = STRBUF_INIT;
+    if (map_env(in, out, &notes, whyp) < 0) {
+        strbuf_deinit(&notes);
         return json_free(out), -EINVAL;
+    }
     if (json_array_len(tools) > 0)
         json_object_set(out, "enabledTools", json_copy(tools));
     *outp = out;
+    *whyp = notes.len ? strbuf_detach(&notes, NULL) : NULL;
+    strbuf_deinit(&notes);
     return 0;
 }
 
@@ -103,6 +117,7 @@ static void add_extension(ConfigSet *set, const char *name, yajl_val ext, const 
         return;
     }
     config_add_entry(set, name, mapped ? mapped : ext, meta, settings);
+    config_add_map_notes(set, name, meta, why);
 }
 
 void source_goose_collect(const ConfigSource *src, const DiscoverOptions *opt,

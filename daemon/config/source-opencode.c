@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/json.h"
 #include "common/paths.h"
@@ -76,7 +75,8 @@ static int map_local(yajl_val in, yajl_val out, char **whyp)
 
 static int map_opencode(const char *name, yajl_val entry, yajl_val *outp, char **whyp)
 {
-    static const char *const keep[] = {"enabled", "timeout", "url", "headers", NULL};
+    static const char *const keep[] = {"enabled", "timeout", "url", "headers", "cwd", NULL};
+    yajl_val oauth;
     _cleanup_json_ yajl_val in = env_syntax(entry);
     const char *type = json_get_string(in, "type");
     yajl_val out = json_object_new();
@@ -85,12 +85,33 @@ static int map_opencode(const char *name, yajl_val entry, yajl_val *outp, char *
     for (const char *const *k = keep; *k; k++)
         if (json_get(in, *k))
             json_object_set(out, *k, json_copy(json_get(in, *k)));
+    /*
+     * Newer OpenCode releases write "disabled": true, and "timeout": {"startup", "request"}
+     * (both ms): mcpd's enabled, timeout and callTimeout.
+     */
+    if (YAJL_IS_TRUE(json_get(in, "disabled")) && !json_get(in, "enabled"))
+        json_object_set(out, "enabled", json_bool_new(false));
+    if (YAJL_IS_OBJECT(json_get(in, "timeout"))) {
+        yajl_val t = json_get(in, "timeout");
+        json_free(json_object_take(out, "timeout"));
+        if (json_get(t, "startup"))
+            json_object_set(out, "timeout", json_copy(json_get(t, "startup")));
+        if (json_get(t, "request"))
+            json_object_set(out, "callTimeout", json_copy(json_get(t, "request")));
+    }
     if (type && streq(type, "local")) {
         if (map_local(in, out, whyp) < 0)
             return json_free(out), -EINVAL;
     } else if (type && streq(type, "remote")) {
         /* OpenCode tries Streamable HTTP, then SSE: mcpd's "auto". */
         json_object_set(out, "type", json_string_new("auto"));
+        /*
+         * Its sign-in options {clientId, clientSecret, scope} are names mcpd's "oauth" reads
+         * (daemon/upstream/oauth.c); "oauth": false (no sign-in) has no mcpd counterpart: a
+         * server that asks for a sign-in is reported as needing one.
+         */
+        if (YAJL_IS_OBJECT(oauth = json_get(in, "oauth")))
+            json_object_set(out, "oauth", json_copy(oauth));
     } else {
         *whyp = xstrdup("\"type\" must be \"local\" (command) or \"remote\" (url)");
         return json_free(out), -EINVAL;
@@ -99,32 +120,39 @@ static int map_opencode(const char *name, yajl_val entry, yajl_val *outp, char *
     return 0;
 }
 
-/* The first of opencode.jsonc and opencode.json in dir (OpenCode reads one of them). */
+/*
+ * The files of dir OpenCode merges, strongest first (OpenCode merges them in the reverse order,
+ * the later over the earlier): each is read, and the first entry of a name wins.
+ */
 static void load_dir(const ConfigSource *src, const Settings *settings, ConfigSet *set,
-                     const char *dir, ConfigLevel level)
+                     const char *dir, const char *const *names, ConfigLevel level)
 {
-    static const char *const names[] = {"opencode.jsonc", "opencode.json", NULL};
     SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, level};
 
     for (const char *const *n = names; *n; n++) {
         _cleanup_free_ char *path = paths_join(dir, *n);
-        struct stat st;
-        if (lstat(path, &st) < 0)
-            continue;
         source_load_servers(set, path, "mcp", &meta, settings, map_opencode, true);
-        return;
     }
 }
 
+/*
+ * OpenCode's config.ts: in the project, opencode.jsonc and then opencode.json are merged (the
+ * json over the jsonc), then each .opencode directory's (again the json last); the global
+ * directory merges config.json (where `opencode mcp add` writes user servers), opencode.json,
+ * then opencode.jsonc. Read here strongest first.
+ */
 void source_opencode_collect(const ConfigSource *src, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *set)
 {
+    static const char *const project_names[] = {"opencode.json", "opencode.jsonc", NULL};
+    static const char *const global_names[] = {"opencode.jsonc", "opencode.json", "config.json",
+                                               NULL};
     _cleanup_free_ char *global = source_config_path("opencode");
 
     if (opt->root) {
         _cleanup_free_ char *dot = paths_join(opt->root, ".opencode");
-        load_dir(src, settings, set, opt->root, CONFIG_LEVEL_PROJECT);
-        load_dir(src, settings, set, dot, CONFIG_LEVEL_PROJECT);
+        load_dir(src, settings, set, dot, project_names, CONFIG_LEVEL_PROJECT);
+        load_dir(src, settings, set, opt->root, project_names, CONFIG_LEVEL_PROJECT);
     }
-    load_dir(src, settings, set, global, CONFIG_LEVEL_USER);
+    load_dir(src, settings, set, global, global_names, CONFIG_LEVEL_USER);
 }

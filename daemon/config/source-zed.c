@@ -3,8 +3,10 @@
 //
 // Format: https://zed.dev/docs/ai/mcp ("As Custom Servers": {"context_servers": {"name":
 // {"command", "args", "env"} or {"url", "headers"}}}) and zed's
-// crates/project/src/project_settings.rs (ContextServerSettings: "source": "custom" or
-// "extension", "enabled"; the older {"command": {"path", "args", "env"}}). Settings files
+// crates/settings/src/settings_content/project.rs (ContextServerSettingsContent: stdio
+// {enabled, remote, command, args, env, timeout}, http {enabled, url, headers, timeout, oauth},
+// extension {enabled, remote, settings}; timeout in seconds, for tool calls; "source": "custom"
+// in older files; the older {"command": {"path", "args", "env"}}). Settings files
 // are JSONC (https://zed.dev/docs/configuring-zed); project settings override the user's.
 
 #include <errno.h>
@@ -14,11 +16,23 @@
 #include "common/util.h"
 #include "daemon/config/source.h"
 
+/*
+ * Zed's "timeout" is the tool-call timeout in seconds (ContextServerCommand and the Http
+ * variant: "Timeout for tool calls in seconds"), mcpd's "callTimeout" in ms; kept as mcpd's
+ * "timeout" it would be read as a 120 ms start-up limit. Above this it is refused: a day is
+ * already far past any tool call, and it keeps the product with 1000 far from overflow.
+ */
+#define ZED_MAX_TIMEOUT_SECONDS 86400
+
+/*
+ * "remote" (run it on the remote-development host) only means something inside Zed. "oauth"
+ * ({client_id, client_secret}) passes through: daemon/upstream/oauth.c reads those names.
+ */
 static int map_zed(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
-    static const char *const drop[] = {"source", "settings", "command", NULL};
+    static const char *const drop[] = {"source", "settings", "command", "timeout", "remote", NULL};
     const char *source = json_get_string(in, "source");
-    yajl_val cmd = json_get(in, "command"), out;
+    yajl_val cmd = json_get(in, "command"), secs = json_get(in, "timeout"), out;
 
     (void)name;
     if ((source && streq(source, "extension")) || (!cmd && !json_get(in, "url"))) {
@@ -30,7 +44,15 @@ static int map_zed(const char *name, yajl_val in, yajl_val *outp, char **whyp)
         *whyp = xstrdup("\"command\" must be a string or {\"path\", \"args\", \"env\"}");
         return -EINVAL;
     }
+    if (secs && (!YAJL_IS_INTEGER(secs) || YAJL_GET_INTEGER(secs) < 0 ||
+                 YAJL_GET_INTEGER(secs) > ZED_MAX_TIMEOUT_SECONDS)) {
+        *whyp = xasprintf("\"timeout\" must be a whole number of seconds from 0 to %d",
+                          ZED_MAX_TIMEOUT_SECONDS);
+        return -EINVAL;
+    }
     out = source_copy_without(in, drop);
+    if (secs && !json_get(in, "callTimeout"))
+        json_object_set(out, "callTimeout", json_int_new(YAJL_GET_INTEGER(secs) * 1000));
     if (YAJL_IS_STRING(cmd)) {
         json_object_set(out, "command", json_copy(cmd));
     } else if (cmd) {

@@ -164,9 +164,17 @@ static void test_all_providers(void)
     CHECK(k && strstr(json_get_string(k, "reason"), "masked by the disabled entry"));
     k = find_named(skipped, "exa", NULL);
     CHECK(k && strstr(json_get_string(k, "reason"), "Exa server, filtered"));
+    /*
+     * One error (broken) and one warning: vscode-http's ${input:...} prompt, which mcpd cannot
+     * answer, named with its field.
+     */
     yajl_val problems = json_get_array(r, "problems");
-    CHECK(json_array_len(problems) == 1 &&
+    CHECK(json_array_len(problems) == 2 &&
           streq(json_get_string(json_array_at(problems, 0), "server"), "broken"));
+    yajl_val warn = json_array_len(problems) == 2 ? json_array_at(problems, 1) : NULL;
+    CHECK(warn && streq(json_get_string(warn, "server"), "vscode-http") &&
+          streq(json_get_string(warn, "severity"), "warning") &&
+          strstr(json_get_string(warn, "error"), "\"headers.Authorization\" uses ${input:...}"));
 
     /* Values from the environment and the Exa key never show; env and headers are ***. */
     CHECK(!strstr(out, "tok-never-shown-9f3a"));

@@ -405,6 +405,11 @@ static void test_setup_all(void)
 
     _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "--all", NULL});
     CHECK_MSG(status == 0, "setup --all exited %d: %s", status, out ? out : "");
+    char *after_setup[8] = {NULL};
+    for (int i = 0; agent_files[i]; i++) {
+        _cleanup_free_ char *path = paths_join(home, agent_files[i]);
+        after_setup[i] = h_read_file(path);
+    }
 
     _cleanup_free_ char *mcpjson = paths_join(project, ".mcp.json"),
                         *mcpjson_now = h_read_file(mcpjson);
@@ -460,9 +465,16 @@ static void test_setup_all(void)
     h_stop(&h);
     unsetenv("MCPD_SOCKET");
 
-    /* Setting up twice is refused and changes nothing. */
-    _cleanup_free_ char *again = run_mcpctl(&status, (const char *[]){"setup", "cursor", NULL});
-    CHECK_MSG(status == 1, "a second setup exited %d", status);
+    /* Setting up twice changes nothing and says so: setup is idempotent. */
+    _cleanup_free_ char *again = run_mcpctl(&status, (const char *[]){"setup", "--all", NULL});
+    CHECK_MSG(status == 0 && again && strstr(again, "already set up; nothing to change"),
+              "a second setup exited %d: %s", status, again ? again : "");
+    for (int i = 0; agent_files[i]; i++) {
+        _cleanup_free_ char *path = paths_join(home, agent_files[i]), *now = h_read_file(path);
+        CHECK_MSG(now && after_setup[i] && streq(now, after_setup[i]), "a second setup changed %s",
+                  agent_files[i]);
+        free(after_setup[i]);
+    }
 
     _cleanup_free_ char *undo =
         run_mcpctl(&status, (const char *[]){"setup", "--undo", "--all", NULL});

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: MIT
+// test-sources-agents: agents' config files as their users write them today, read by the
+// providers: what each field becomes, and what mcpd cannot honour reported per server.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/paths.h"
+#include "common/util.h"
+#include "daemon/config/config.h"
+#include "daemon/config/source.h"
+#include "tests/unit/test.h"
+
+static char *tmp, *home;
+
+/* A private home; no machine-wide file (Gemini's, Claude Code's managed one) is read. */
+static void home_setup(void)
+{
+    _cleanup_free_ char *conf = NULL, *none = NULL;
+
+    tmp = test_tmpdir();
+    home = paths_join(tmp, "home");
+    conf = paths_join(home, ".config");
+    none = paths_join(tmp, "none.json");
+    setenv("HOME", home, 1);
+    setenv("XDG_CONFIG_HOME", conf, 1);
+    setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", none, 1);
+    setenv("MCPD_CLAUDE_MANAGED_MCP", none, 1);
+    unsetenv("CODEX_HOME");
+    unsetenv("CLAUDE_CONFIG_DIR");
+    unsetenv("COPILOT_HOME");
+    unsetenv("MCPD_TEST_UNSET_TOKEN");
+}
+
+/* Write ~/rel, making its directories. */
+static void write_home(const char *rel, const char *text)
+{
+    _cleanup_free_ char *path = paths_join(home, rel);
+    _cleanup_free_ char *cmd = xasprintf("mkdir -p \"$(dirname '%s')\"", path);
+
+    if (system(cmd) != 0)
+        abort();
+    test_write_file(path, text);
+}
+
+/* Discovery of the user workspace (no project root), with default settings. */
+static void discover_user(ConfigSet *set)
+{
+    DiscoverOptions opt = {NULL, NULL};
+    Settings s;
+
+    settings_init(&s);
+    memset(set, 0, sizeof(*set));
+    CHECK_INTEQ(config_discover(set, &opt, &s), 0);
+}
+
+/* The problem about server whose message holds want, or NULL. */
+static const ConfigProblem *find_problem(const ConfigSet *set, const char *server, const char *want)
+{
+    for (size_t i = 0; i < set->n_problems; i++)
+        if (set->problems[i].server && streq(set->problems[i].server, server) &&
+            strstr(set->problems[i].message, want))
+            return &set->problems[i];
+    return NULL;
+}
+
+/* How many problems name server. */
+static size_t count_problems(const ConfigSet *set, const char *server)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < set->n_problems; i++)
+        n += set->problems[i].server && streq(set->problems[i].server, server);
+    return n;
+}
+
+static void expect_problem(const ConfigSet *set, const char *server, const char *want, bool warning)
+{
+    const ConfigProblem *p = find_problem(set, server, want);
+
+    CHECK(p && p->warning == warning);
+    if (!p) {
+        fprintf(stderr, "  no problem about %s with \"%s\"; there are:\n", server, want);
+        for (size_t i = 0; i < set->n_problems; i++)
+            fprintf(stderr, "    %s: %s\n", set->problems[i].server ? set->problems[i].server : "-",
+                    set->problems[i].message);
+    }
+}
+
+/*
+ * Codex: scopes and [oauth] client_id are sign-in options mcpd honours; a literal bearer_token
+ * is refused as Codex refuses it; oauth_resource and a bearer variable mcpd does not have are
+ * noted; Codex's own approval fields are not noise; a typo is named.
+ */
+static void test_codex_fields(void)
+{
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".codex/config.toml", "model = \"gpt-5-codex\"\n"
+                                     "\n"
+                                     "[mcp_servers.figma]\n"
+                                     "url = \"https://mcp.figma.com/mcp\"\n"
+                                     "scopes = [\"file_content:read\", \"files:read\"]\n"
+                                     "oauth_resource = \"https://mcp.figma.com\"\n"
+                                     "\n"
+                                     "[mcp_servers.figma.oauth]\n"
+                                     "client_id = \"figma-client\"\n"
+                                     "\n"
+                                     "[mcp_servers.linear]\n"
+                                     "url = \"https://mcp.linear.app/mcp\"\n"
+                                     "bearer_token_env_var = \"MCPD_TEST_UNSET_TOKEN\"\n"
+                                     "required = true\n"
+                                     "default_tools_approval_mode = \"approve\"\n"
+                                     "\n"
+                                     "[mcp_servers.linear.tools.create_issue]\n"
+                                     "approval_mode = \"prompt\"\n"
+                                     "\n"
+                                     "[mcp_servers.leaky]\n"
+                                     "url = \"https://example.com/mcp\"\n"
+                                     "bearer_token = \"sk-literal\"\n"
+                                     "\n"
+                                     "[mcp_servers.typo]\n"
+                                     "command = \"npx\"\n"
+                                     "arg = [\"-y\", \"some-server\"]\n");
+    discover_user(&set);
+    c = config_set_find(&set, "figma");
+    CHECK(c && c->type == TRANSPORT_HTTP);
+    CHECK(c && streq(json_get_string(c->oauth, "clientId"), "figma-client"));
+    yajl_val scopes = c ? json_get(c->oauth, "scopes") : NULL;
+    CHECK(json_array_len(scopes) == 2 && streq(json_array_at(scopes, 1)->u.string, "files:read"));
+    expect_problem(&set, "figma", "\"oauth_resource\"", true);
+    CHECK_INTEQ(count_problems(&set, "figma"), 1);
+
+    c = config_set_find(&set, "linear");
+    CHECK(c && !json_get(c->headers, "Authorization"));
+    expect_problem(&set, "linear", "MCPD_TEST_UNSET_TOKEN is not set in mcpd's environment", true);
+    CHECK_INTEQ(count_problems(&set, "linear"), 1); /* required, tools: Codex's own */
+
+    CHECK(config_set_find(&set, "leaky") == NULL);
+    expect_problem(&set, "leaky", "\"bearer_token_env_var\"", false);
+
+    CHECK(config_set_find(&set, "typo") != NULL);
+    expect_problem(&set, "typo", "unknown field \"arg\" ignored", true);
+    config_set_deinit(&set);
+}
+
+/*
+ * Cursor's static OAuth client ("auth": {CLIENT_ID, CLIENT_SECRET, scopes}) is mcpd's "oauth";
+ * read as mcpd's own "auth" it was an empty credential and the client was lost.
+ */
+static void test_cursor_static_oauth(void)
+{
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".cursor/mcp.json",
+               "{\n"
+               "  \"mcpServers\": {\n"
+               "    \"pipes\": {\n"
+               "      \"url\": \"https://pipes.example.com/mcp\",\n"
+               "      \"auth\": {\n"
+               "        \"CLIENT_ID\": \"cursor-client\",\n"
+               "        \"CLIENT_SECRET\": \"${env:MCPD_TEST_UNSET_TOKEN}\",\n"
+               "        \"scopes\": [\"openid\", \"kb:read\"]\n"
+               "      }\n"
+               "    },\n"
+               "    \"local\": {\"command\": \"npx\", \"args\": [\"-y\", \"srv\"], \"env\": {}}\n"
+               "  }\n"
+               "}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "pipes");
+    CHECK(c && c->type == TRANSPORT_AUTO && !c->auth_type && !c->credential_id);
+    CHECK(c && streq(json_get_string(c->oauth, "clientId"), "cursor-client"));
+    CHECK(c && json_get_string(c->oauth, "clientSecret"));
+    CHECK(c && json_array_len(json_get(c->oauth, "scopes")) == 2);
+    /* The secret's variable is not set: said once, with the field. */
+    expect_problem(&set, "pipes",
+                   "\"oauth.clientSecret\" uses ${MCPD_TEST_UNSET_TOKEN}, which is not set", true);
+    CHECK_INTEQ(count_problems(&set, "pipes"), 1);
+    CHECK(config_set_find(&set, "local") != NULL);
+    config_set_deinit(&set);
+}
+
+/* Cursor's and VS Code's other predefined variables. */
+static void test_predefined_variables(void)
+{
+    _cleanup_json_ yajl_val in = json_string_new("${workspaceFolder}${/}.cache${pathSeparator}"
+                                                 "${workspaceFolderBasename}");
+    _cleanup_json_ yajl_val out = config_expand(in, "/srv/code/shop");
+    _cleanup_json_ yajl_val none = config_expand(in, NULL);
+
+    CHECK_STREQ(out->u.string, "/srv/code/shop/.cache/shop");
+    /* Without a project there is no folder: left as written, never an empty path. */
+    CHECK_STREQ(none->u.string, "${workspaceFolder}/.cache/${workspaceFolderBasename}");
+}
+
+/*
+ * Zed's "timeout" is the tool-call timeout in seconds: mcpd's callTimeout, not its start-up
+ * limit in ms. Settings are JSONC; "remote" and "oauth" {client_id} are Zed's current fields.
+ */
+static void test_zed_timeout_seconds(void)
+{
+    ConfigSet set;
+    Settings s;
+    const ServerConfig *c;
+
+    settings_init(&s);
+    write_home(".config/zed/settings.json",
+               "// Zed settings\n"
+               "{\n"
+               "  \"theme\": \"One Dark\",\n"
+               "  \"context_servers\": {\n"
+               "    \"postgres\": {\n"
+               "      \"source\": \"custom\",\n"
+               "      \"enabled\": true,\n"
+               "      \"remote\": false,\n"
+               "      \"command\": \"npx\",\n"
+               "      \"args\": [\"-y\", \"@modelcontextprotocol/server-postgres\"],\n"
+               "      \"env\": {},\n"
+               "      \"timeout\": 120, // seconds\n"
+               "    },\n"
+               "    \"linear\": {\n"
+               "      \"url\": \"https://mcp.linear.app/mcp\",\n"
+               "      \"headers\": {},\n"
+               "      \"timeout\": 30,\n"
+               "      \"oauth\": {\"client_id\": \"zed-client\"},\n"
+               "    },\n"
+               "    \"bad\": {\"command\": \"x\", \"timeout\": \"soon\"},\n"
+               "  },\n"
+               "}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "postgres");
+    CHECK(c && c->call_timeout_ms == 120000 && c->timeout_ms == s.timeout_ms);
+    CHECK_INTEQ(count_problems(&set, "postgres"), 0);
+    c = config_set_find(&set, "linear");
+    CHECK(c && c->call_timeout_ms == 30000 && c->timeout_ms == s.timeout_ms);
+    CHECK(c && streq(json_get_string(c->oauth, "client_id"), "zed-client"));
+    CHECK_INTEQ(count_problems(&set, "linear"), 0);
+    CHECK(config_set_find(&set, "bad") == NULL);
+    expect_problem(&set, "bad", "\"timeout\" must be a whole number of seconds", false);
+    config_set_deinit(&set);
+}
+
+/*
+ * OpenCode merges ~/.config/opencode/config.json (where `opencode mcp add` writes), then
+ * opencode.json, then opencode.jsonc: all three are read, the later winning a name.
+ */
+static void test_opencode_global_files(void)
+{
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".config/opencode/config.json",
+               "{\"$schema\": \"https://opencode.ai/config.json\", \"mcp\": {\n"
+               "  \"added\": {\"type\": \"local\", \"command\": [\"npx\", \"-y\", \"added\"]},\n"
+               "  \"both\": {\"type\": \"local\", \"command\": [\"from-config-json\"]}\n"
+               "}}\n");
+    write_home(".config/opencode/opencode.json",
+               "{\"mcp\": {\n"
+               "  \"both\": {\"type\": \"local\", \"command\": [\"from-opencode-json\"]},\n"
+               "  \"sentry\": {\"type\": \"remote\", \"url\": \"https://mcp.sentry.dev/mcp\",\n"
+               "             \"oauth\": {\"clientId\": \"oc-client\", \"scope\": \"read\"}},\n"
+               "  \"newer\": {\"type\": \"local\", \"command\": [\"srv\"], \"cwd\": \"/srv\",\n"
+               "            \"disabled\": true,\n"
+               "            \"timeout\": {\"startup\": 15000, \"request\": 90000}}\n"
+               "}}\n");
+    discover_user(&set);
+    CHECK(config_set_find(&set, "added") != NULL);
+    c = config_set_find(&set, "both");
+    CHECK(c && streq(c->command, "from-opencode-json"));
+    c = config_set_find(&set, "sentry");
+    CHECK(c && c->type == TRANSPORT_AUTO &&
+          streq(json_get_string(c->oauth, "clientId"), "oc-client"));
+    /* The newer fields: disabled, cwd, and timeout split into start-up and request. */
+    c = config_set_find(&set, "newer");
+    CHECK(c && !c->enabled && streq(c->cwd, "/srv") && c->timeout_ms == 15000 &&
+          c->call_timeout_ms == 90000);
+    CHECK_INTEQ(count_problems(&set, "newer"), 0);
+    config_set_deinit(&set);
+}
+
+/* Goose's env_keys come from its keyring: one mcpd's environment lacks is reported. */
+static void test_goose_env_keys(void)
+{
+    ConfigSet set;
+    const ServerConfig *c;
+
+    setenv("MCPD_TEST_SET_TOKEN", "t", 1);
+    write_home(".config/goose/config.yaml",
+               "GOOSE_PROVIDER: anthropic\n"
+               "extensions:\n"
+               "  github:\n"
+               "    enabled: true\n"
+               "    type: stdio\n"
+               "    name: github\n"
+               "    cmd: npx\n"
+               "    args: [-y, '@modelcontextprotocol/server-github']\n"
+               "    envs: {}\n"
+               "    env_keys:\n"
+               "      - MCPD_TEST_UNSET_TOKEN\n"
+               "      - MCPD_TEST_SET_TOKEN\n"
+               "    timeout: 300\n"
+               "    bundled: null\n");
+    discover_user(&set);
+    c = config_set_find(&set, "github");
+    CHECK(c && c->call_timeout_ms == 300000);
+    expect_problem(&set, "github", "\"env_keys\": MCPD_TEST_UNSET_TOKEN is not set", true);
+    CHECK_INTEQ(count_problems(&set, "github"), 1);
+    unsetenv("MCPD_TEST_SET_TOKEN");
+    config_set_deinit(&set);
+}
+
+/* Placeholders only the agent can fill are reported with the field, not passed on silently. */
+static void test_unfilled_placeholders(void)
+{
+    ConfigSet set;
+
+    write_home(".codeium/windsurf/mcp_config.json",
+               "{\"mcpServers\": {\"ws\": {\"command\": \"npx\", \"args\": [\"srv\"],\n"
+               "  \"env\": {\"API_KEY\": \"${file:/home/me/.keys/api}\",\n"
+               "           \"HOME_DIR\": \"${env:HOME}\"}},\n"
+               " \"gh\": {\"command\": \"npx\", \"args\": [\"--token=${MCPD_TEST_UNSET_TOKEN}\"],\n"
+               "  \"env\": {\"LEVEL\": \"${MCPD_TEST_UNSET_TOKEN:-info}\"}}}}\n");
+    write_home(".continue/config.yaml", "name: Local Assistant\n"
+                                        "version: 1.0.0\n"
+                                        "schema: v1\n"
+                                        "mcpServers:\n"
+                                        "  - uses: anthropic/memory-mcp\n"
+                                        "  - name: brave\n"
+                                        "    command: npx\n"
+                                        "    args: [\"-y\", \"brave-search\"]\n"
+                                        "    env:\n"
+                                        "      BRAVE_API_KEY: ${{ secrets.BRAVE_API_KEY }}\n");
+    discover_user(&set);
+    CHECK(config_set_find(&set, "ws") != NULL);
+    expect_problem(&set, "ws", "\"env.API_KEY\" uses ${file:...}", true);
+    CHECK_INTEQ(count_problems(&set, "ws"), 1); /* ${env:HOME} is filled */
+    /* An unset variable without a default is named; one with a default is not. */
+    expect_problem(&set, "gh", "\"args[0]\" uses ${MCPD_TEST_UNSET_TOKEN}, which is not set", true);
+    CHECK_INTEQ(count_problems(&set, "gh"), 1);
+    CHECK(config_set_find(&set, "brave") != NULL);
+    expect_problem(&set, "brave", "\"env.BRAVE_API_KEY\" uses ${{...}", true);
+    /* A Hub block is named as one, not as an entry missing its name. */
+    expect_problem(&set, "anthropic/memory-mcp", "is the Continue Hub block", false);
+    config_set_deinit(&set);
+}
+
+/*
+ * Gemini CLI's extensions: each installed one's gemini-extension.json adds its servers, with
+ * ${extensionPath} filled in, after settings.json's (whose entry of a name wins); one that
+ * extension-enablement.json switches off here is skipped; a linked one is read where it lives.
+ */
+static void test_gemini_extensions(void)
+{
+    _cleanup_free_ char *linked = paths_join(tmp, "src/my-ext");
+    _cleanup_free_ char *cmd = xasprintf("mkdir -p '%s'", linked);
+    _cleanup_free_ char *install = xasprintf("{\"source\": \"%s\", \"type\": \"link\"}", linked);
+    _cleanup_free_ char *manifest = paths_join(linked, "gemini-extension.json");
+    _cleanup_free_ char *enablement =
+        xasprintf("{\"off-ext\": {\"overrides\": [\"!%s/*\"]}}", home);
+    _cleanup_free_ char *want_arg =
+        paths_join(home, ".gemini/extensions/nanobanana/mcp-server/index.js");
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".gemini/settings.json",
+               "{\"mcpServers\": {\"shared\": {\"command\": \"from-settings\"}}}\n");
+    write_home(".gemini/extensions/nanobanana/gemini-extension.json",
+               "{\n"
+               "  \"name\": \"nanobanana\",\n"
+               "  \"version\": \"1.0.5\",\n"
+               "  \"mcpServers\": {\n"
+               "    \"nanobanana\": {\n"
+               "      \"command\": \"node\",\n"
+               "      \"args\": [\"${extensionPath}${/}mcp-server${/}index.js\"],\n"
+               "      \"cwd\": \"${extensionPath}\"\n"
+               "    },\n"
+               "    \"shared\": {\"command\": \"from-extension\"}\n"
+               "  },\n"
+               "  \"contextFileName\": \"GEMINI.md\"\n"
+               "}\n");
+    write_home(".gemini/extensions/off-ext/gemini-extension.json",
+               "{\"name\": \"off-ext\", \"version\": \"0.1.0\",\n"
+               " \"mcpServers\": {\"off-srv\": {\"command\": \"off\"}}}\n");
+    write_home(".gemini/extensions/extension-enablement.json", enablement);
+    write_home(".gemini/extensions/my-ext/.gemini-extension-install.json", install);
+    if (system(cmd) != 0)
+        abort();
+    test_write_file(manifest,
+                    "{\"name\": \"my-ext\", \"version\": \"0.0.1\",\n"
+                    " \"mcpServers\": {\"linked\": {\"httpUrl\": \"http://localhost:9/mcp\"}}}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "nanobanana");
+    CHECK(c && c->n_args == 1 && streq(c->args[0], want_arg));
+    CHECK(c && c->cwd && strstr(c->cwd, "/.gemini/extensions/nanobanana"));
+    CHECK_INTEQ(count_problems(&set, "nanobanana"), 0);
+    c = config_set_find(&set, "shared");
+    CHECK(c && streq(c->command, "from-settings"));
+    CHECK(config_set_find(&set, "off-srv") == NULL);
+    bool skipped = false;
+    for (size_t i = 0; i < set.n_skipped; i++)
+        skipped |= streq(set.skipped[i].name, "off-srv") &&
+                   strstr(set.skipped[i].reason, "\"off-ext\" is disabled here");
+    CHECK(skipped);
+    c = config_set_find(&set, "linked");
+    CHECK(c && c->type == TRANSPORT_HTTP && streq(c->source.path, manifest));
+    config_set_deinit(&set);
+}
+
+/* Claude Code's headersHelper is named as what it is, not as a typo of "headers". */
+static void test_claude_headers_helper(void)
+{
+    ConfigSet set;
+
+    write_home(".claude.json",
+               "{\"numStartups\": 12, \"mcpServers\": {\"internal\": {\"type\": \"http\",\n"
+               " \"url\": \"https://mcp.internal.example/mcp\",\n"
+               " \"headersHelper\": \"/opt/bin/get-mcp-headers.sh\"}}}\n");
+    discover_user(&set);
+    CHECK(config_set_find(&set, "internal") != NULL);
+    expect_problem(&set, "internal", "\"headersHelper\" (Claude Code's command", true);
+    CHECK(!find_problem(&set, "internal", "did you mean"));
+    config_set_deinit(&set);
+}
+
+/* A settings.json from before Gemini CLI's nested format: its server lists still select. */
+static void test_gemini_v1_lists(void)
+{
+    ConfigSet set;
+
+    write_home(
+        ".gemini/settings.json",
+        "{\"theme\": \"Default\", \"excludeMCPServers\": [\"noisy\"],\n"
+        " \"mcpServers\": {\"noisy\": {\"command\": \"n\"}, \"quiet\": {\"command\": \"q\"}}}\n");
+    discover_user(&set);
+    CHECK(config_set_find(&set, "noisy") == NULL);
+    CHECK(config_set_find(&set, "quiet") != NULL);
+    bool skipped = false;
+    for (size_t i = 0; i < set.n_skipped; i++)
+        skipped |= streq(set.skipped[i].name, "noisy") &&
+                   strstr(set.skipped[i].reason, "excludeMCPServers");
+    CHECK(skipped);
+    config_set_deinit(&set);
+}
+
+/* Each test starts from an empty home. */
+static void run_fresh(const char *name, void (*fn)(void))
+{
+    home_setup();
+    test_run(name, fn);
+    test_rm_rf(tmp);
+    free(tmp);
+    free(home);
+}
+
+#define RUN_FRESH(fn) run_fresh(#fn, fn)
+
+int main(void)
+{
+    log_set_level(LOG_ERR);
+    RUN_FRESH(test_codex_fields);
+    RUN_FRESH(test_cursor_static_oauth);
+    RUN_FRESH(test_predefined_variables);
+    RUN_FRESH(test_zed_timeout_seconds);
+    RUN_FRESH(test_opencode_global_files);
+    RUN_FRESH(test_goose_env_keys);
+    RUN_FRESH(test_unfilled_placeholders);
+    RUN_FRESH(test_gemini_extensions);
+    RUN_FRESH(test_claude_headers_helper);
+    RUN_FRESH(test_gemini_v1_lists);
+    return test_main_result();
+}
