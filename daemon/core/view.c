@@ -164,6 +164,8 @@ static void view_rebuild(Workspace *ws)
         ws->view[i].name = entries[i].name;
         ws->view[i].server_id = nm->s->id;
         ws->view[i].tool = entries[i].tool;
+        ws->view[i].tool_len = strlen(entries[i].tool);
+        ws->view[i].tool_plain = jsonrpc_text_plain(entries[i].tool, ws->view[i].tool_len);
         ws->n_collisions += entries[i].collided != 0;
     }
     ws->n_view = n;

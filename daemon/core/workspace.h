@@ -37,6 +37,8 @@ typedef struct ViewTool {
     char *name;
     uint64_t server_id;
     const char *tool; /* borrowed from the server's tool list; valid until the view rebuilds */
+    size_t tool_len;  /* strlen(tool) */
+    bool tool_plain;  /* tool needs no JSON escapes: a call copies it as it is */
 } ViewTool;
 
 /* A tools/list waiting for a workspace's start-up gate. */
