@@ -319,7 +319,8 @@ bool jsonrpc_text_plain(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+        /* One compare for the printable ASCII range [0x20, 0x80). */
+        if ((unsigned)(c - 0x20) >= 0x60 || c == '"' || c == '\\')
             return false;
     }
     return true;

@@ -75,6 +75,8 @@ typedef struct Workspace {
     bool dirty;
     ViewTool *view;
     size_t n_view;
+    uint32_t *view_index; /* hash of a name -> 1 + its entry in view (0: empty), for calls */
+    size_t view_index_mask;
     ViewText *view_text; /* {"tools":[...]} ready to send, shared */
     uint64_t n_view_builds, n_view_sends;
     char notified_hash[2 * SHA256_DIGEST_SIZE + 1];

@@ -239,17 +239,6 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
     return 0;
 }
 
-/* Decimal digits of v, without the printf machinery: two of these run per call. */
-static void put_u64(StrBuf *sb, uint64_t v)
-{
-    char digits[20], *p = digits + sizeof(digits);
-
-    do
-        *--p = (char)('0' + v % 10);
-    while ((v /= 10));
-    strbuf_append(sb, p, (size_t)(digits + sizeof(digits) - p));
-}
-
 /*
  * The _meta members every modern request carries; an agent's own io.modelcontextprotocol/ keys
  * are dropped from *metap (mcpd is the client here), except its logLevel, which wins.
@@ -333,26 +322,6 @@ static int subscribe_by_listen(Upstream *u, const char *method, const char *body
     return 0;
 }
 
-/* The body's parts as one string (the rare paths that need it whole). */
-static char *parts_join(const UpstreamPart *body, size_t n_body)
-{
-    StrBuf sb = STRBUF_INIT;
-
-    for (size_t i = 0; i < n_body; i++)
-        strbuf_append(&sb, body[i].p, body[i].n);
-    return strbuf_detach(&sb, NULL);
-}
-
-/* Total bytes of the body's parts. */
-static size_t parts_len(const UpstreamPart *body, size_t n_body)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < n_body; i++)
-        n += body[i].n;
-    return n;
-}
-
 /* A modern (or discover) request: _meta carries what mcpd is, the agent's level, the token. */
 static void write_modern(Upstream *u, StrBuf *sb, uint64_t id, const char *method, const char *meta,
                          const char *body, unsigned flags)
@@ -374,37 +343,6 @@ static void write_modern(Upstream *u, StrBuf *sb, uint64_t id, const char *metho
     strbuf_deinit(&m);
 }
 
-/* A legacy request, from pieces copied once: no printf, no escaping of what is known plain. */
-static void write_legacy(StrBuf *sb, uint64_t id, const char *method, const char *meta,
-                         const UpstreamPart *body, size_t n_body, unsigned flags)
-{
-    bool has_meta = meta && *meta, has_body = parts_len(body, n_body) > 0;
-
-    strbuf_reset(sb);
-    strbuf_puts(sb, "{\"jsonrpc\":\"2.0\",\"id\":");
-    put_u64(sb, id);
-    strbuf_puts(sb, ",\"method\":");
-    json_write_string(sb, method, strlen(method));
-    strbuf_puts(sb, ",\"params\":{");
-    if (flags & UPSTREAM_PROGRESS) {
-        strbuf_puts(sb, "\"_meta\":{\"progressToken\":");
-        put_u64(sb, id);
-        if (has_meta) {
-            strbuf_putc(sb, ',');
-            strbuf_puts(sb, meta);
-        }
-        strbuf_putc(sb, '}');
-    } else if (has_meta)
-        strbuf_printf(sb, "\"_meta\":{%s}", meta);
-    if (has_body) {
-        if ((flags & UPSTREAM_PROGRESS) || has_meta)
-            strbuf_putc(sb, ',');
-        for (size_t i = 0; i < n_body; i++)
-            strbuf_append(sb, body[i].p, body[i].n);
-    }
-    strbuf_puts(sb, "}}\n");
-}
-
 int upstream_request_parts(Upstream *u, const char *method, const char *meta,
                            const UpstreamPart *body, size_t n_body, int64_t timeout_ms,
                            unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
@@ -416,7 +354,7 @@ int upstream_request_parts(Upstream *u, const char *method, const char *meta,
 
     if (upstream_is_modern(u) &&
         (streq(method, "resources/subscribe") || streq(method, "resources/unsubscribe"))) {
-        _cleanup_free_ char *text = parts_join(body, n_body);
+        _cleanup_free_ char *text = request_parts_join(body, n_body);
         return subscribe_by_listen(u, method, text, fn, ctx, idp);
     }
     id = ++u->next_id;
@@ -425,10 +363,10 @@ int upstream_request_parts(Upstream *u, const char *method, const char *meta,
     else if (modern && streq(method, "logging/setLevel"))
         return -EOPNOTSUPP; /* the level goes with each request instead */
     if (modern) {
-        _cleanup_free_ char *text = parts_join(body, n_body);
+        _cleanup_free_ char *text = request_parts_join(body, n_body);
         write_modern(u, sb, id, method, meta, text, flags);
     } else
-        write_legacy(sb, id, method, meta, body, n_body, flags);
+        request_line_legacy(sb, id, method, meta, body, n_body, flags & UPSTREAM_PROGRESS);
     r = send_line(u, sb);
     if (r < 0)
         return r;

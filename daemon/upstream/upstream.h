@@ -15,6 +15,7 @@
 #include "daemon/config/config.h"
 #include "daemon/sys/deadline.h"
 #include "daemon/upstream/era.h"
+#include "daemon/upstream/request-line.h"
 #include "daemon/upstream/transport.h"
 
 /* The revision mcpd asks for, and every one it accepts back (mcp-spec-digest section 0). */
@@ -133,12 +134,6 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
 int upstream_request_text(Upstream *u, const char *method, const char *meta, const char *body,
                           int64_t timeout_ms, unsigned flags, UpstreamReplyFn fn, void *ctx,
                           uint64_t *idp);
-/* A piece of a request's params text, not NUL-terminated. */
-typedef struct UpstreamPart {
-    const char *p;
-    size_t n;
-} UpstreamPart;
-
 /**
  * upstream_request_text with the body given as n_body pieces, written one after the other
  * (the hot path of tools/call: the tool's name, then the agent's arguments as they came).
