@@ -79,9 +79,23 @@ void *idmap_remove(IdMap *m, uint64_t id)
     for (size_t i = slot_of(id, m->cap);; i = (i + 1) & (m->cap - 1)) {
         if (m->keys[i] == id) {
             void *v = m->values[i];
-            m->keys[i] = TOMBSTONE;
             m->values[i] = NULL;
             m->n--;
+            if (m->keys[(i + 1) & (m->cap - 1)]) {
+                m->keys[i] = TOMBSTONE; /* a probe chain may run through it */
+                return v;
+            }
+            /*
+             * The end of a chain: no lookup passes this slot, so it is empty again, and so are
+             * the tombstones just before it. At the usual low load most removes end here, so a
+             * map that churns (a put and a remove per request) is seldom rehashed.
+             */
+            m->keys[i] = 0;
+            m->n_used--;
+            for (i = (i - 1) & (m->cap - 1); m->keys[i] == TOMBSTONE; i = (i - 1) & (m->cap - 1)) {
+                m->keys[i] = 0;
+                m->n_used--;
+            }
             return v;
         }
         if (!m->keys[i])

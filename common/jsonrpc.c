@@ -314,3 +314,14 @@ void framer_release_big(Framer *f)
     f->buf = NULL;
     f->cap = f->len = f->start = f->scan = 0;
 }
+
+bool jsonrpc_text_plain(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        /* One compare for the printable ASCII range [0x20, 0x80). */
+        if ((unsigned)(c - 0x20) >= 0x60 || c == '"' || c == '\\')
+            return false;
+    }
+    return true;
+}

@@ -73,6 +73,11 @@ void jsonrpc_write_error(StrBuf *sb, yajl_val id, int code, const char *message,
 void jsonrpc_write_request(StrBuf *sb, uint64_t id, const char *method, yajl_val params);
 /** Append a notification line. params may be NULL. */
 void jsonrpc_write_notification(StrBuf *sb, const char *method, yajl_val params);
+/**
+ * Whether s[0..n) can go between quotes as it is: printable ASCII without '"' or '\\' (a name
+ * checked once, then copied with memcpy instead of escaped per message).
+ */
+bool jsonrpc_text_plain(const char *s, size_t n);
 
 /*
  * NDJSON framer: bytes in, complete lines out. The scan position is kept so every byte is

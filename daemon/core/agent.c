@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hash.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/strbuf.h"
@@ -42,8 +41,12 @@ void agent_reply_text(PeerRegistry *peers, StrBuf *scratch, uint64_t agent_id, c
 {
     Peer *p = peer_get(peers, agent_id);
 
-    if (!p)
-        return;
+    if (p)
+        agent_reply_text_to(p, scratch, id, result, n);
+}
+
+void agent_reply_text_to(Peer *p, StrBuf *scratch, const char *id, const char *result, size_t n)
+{
     strbuf_reset(scratch);
     strbuf_puts(scratch, "{\"jsonrpc\":\"2.0\",\"id\":");
     strbuf_puts(scratch, id);
@@ -149,7 +152,7 @@ void agent_remove(AgentRegistry *ar, uint64_t id)
         return;
     if (a->modern && a->modern_free)
         a->modern_free(a->modern);
-    idmap_deinit(&a->calls);
+    list_detach_all(&a->calls); /* its calls live on until they end; they know it is gone */
     idmap_deinit(&a->requests);
     free(a->client_name);
     free(a->client_version);
@@ -166,12 +169,4 @@ void agent_registry_deinit(AgentRegistry *ar)
     while (idmap_next(&ar->by_id, &pos, &id, NULL))
         agent_remove(ar, id);
     idmap_deinit(&ar->by_id);
-}
-
-uint64_t agent_request_key(const char *id_text)
-{
-    uint64_t h = hash_fnv1a(id_text, strlen(id_text));
-
-    /* Equal keys are told apart by the id text itself (call.c), so any hash will do. */
-    return h ? h : 1;
 }

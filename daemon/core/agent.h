@@ -10,6 +10,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/idmap.h"
+#include "common/list.h"
 #include "common/strbuf.h"
 #include "daemon/downstream/peer.h"
 
@@ -43,9 +44,9 @@ typedef struct Agent {
     int log_level;         /* logging/setLevel, or -1 */
     unsigned calls_in_flight;
     uint64_t n_requests;
-    /* The calls it has in flight, by its own request id: the key is agent_request_key() of the
-     * id's JSON text, the value the first Call with that key (call.c chains the others). */
-    IdMap calls;
+    /* The calls it has in flight (call.c links them): a cancel walks them, at most
+     * AGENT_MAX_CALLS_IN_FLIGHT, to match its request id. */
+    List calls;
     IdMap requests; /* id it sees -> ServerRequest: what upstreams asked it (call.c) */
     AgentEra era;
     /* A modern agent's state (methods-modern.c), freed by modern_free when the agent goes. */
@@ -66,8 +67,6 @@ Agent *agent_ensure(AgentRegistry *ar, uint64_t id);
 void agent_remove(AgentRegistry *ar, uint64_t id);
 /** Free every agent. */
 void agent_registry_deinit(AgentRegistry *ar);
-/** The key of an agent's request id (its JSON text) in Agent.calls; never 0. */
-uint64_t agent_request_key(const char *id_text);
 
 /** {"jsonrpc":"2.0","id":id,"result":result} to agent agent_id, if it is still there. */
 void agent_reply(PeerRegistry *peers, uint64_t agent_id, yajl_val id, yajl_val result);
@@ -80,6 +79,8 @@ void agent_reply_raw(PeerRegistry *peers, uint64_t agent_id, yajl_val id, const 
  */
 void agent_reply_text(PeerRegistry *peers, StrBuf *scratch, uint64_t agent_id, const char *id,
                       const char *result, size_t n);
+/** The same to a peer already looked up. */
+void agent_reply_text_to(Peer *p, StrBuf *scratch, const char *id, const char *result, size_t n);
 /** An error reply to an id given as JSON text. */
 void agent_reply_error_text(PeerRegistry *peers, StrBuf *scratch, uint64_t agent_id, const char *id,
                             int code, const char *message);

@@ -18,6 +18,16 @@
 #include "daemon/core/mrtr.h"
 #include "daemon/core/toolset.h"
 
+/*
+ * An agent's request id whose JSON text is shorter than this is kept in its Call (every
+ * integer, the usual short strings), so the hot path allocates nothing for it; a longer one is
+ * allocated.
+ */
+#define CALL_ID_INLINE 32
+
+/* The pieces of a tools/call body: "name":, the name, ,"arguments":, the arguments. */
+#define CALL_BODY_PARTS 4
+
 /* A request from an agent routed to one upstream, from arrival to its one reply. */
 typedef struct Call {
     uint64_t id;
@@ -25,19 +35,25 @@ typedef struct Call {
     const char *method; /* static: tools/call, prompts/get, resources/read, completion/complete */
     bool tool;          /* tools/call: every failure becomes a tool result (DESIGN section 3) */
     uint64_t peer_id;
-    char *orig_id;        /* the agent's id as JSON text, so its type is kept */
+    char *orig_id;        /* the agent's id as JSON text, so its type is kept (maybe id_buf) */
     char *progress_token; /* the agent's progress token as JSON text, or NULL */
     uint64_t server_id;
-    char *meta;           /* members of _meta passed on (not progressToken), or NULL */
-    char *body;           /* the other members of params: "name":...,"arguments":... */
+    char *meta; /* members of _meta passed on (not progressToken), or NULL */
+    char *body; /* the other members of params: "name":...,"arguments":... (NULL: parts) */
+    /* While call_new runs: the body in pieces it was given in, sent as they are when the call
+     * goes at once; kept as body (one allocation) only when the call must wait or may be sent
+     * again (MRTR). */
+    const UpstreamPart *parts;
+    size_t n_parts;
     uint64_t upstream_id; /* the Upstream it went to, and its request id there */
     uint64_t request_id;
     bool waiting; /* for its server to connect */
     struct event *ev_wait;
-    uint64_t key;               /* agent_request_key(orig_id): its entry in Agent.calls */
-    struct Call *next_same_key; /* the agent's other calls under that key (equal ids, or hash) */
-    unsigned mrtr_rounds;       /* input_required rounds so far (mrtr.c) */
-    char *body_base;            /* body before the first round's inputResponses, or NULL */
+    ListNode in_agent;    /* in its Agent's calls (none once the agent is gone) */
+    ListNode in_server;   /* in its Server's calls (none once the server is gone) */
+    unsigned mrtr_rounds; /* input_required rounds so far (mrtr.c) */
+    char *body_base;      /* body before the first round's inputResponses, or NULL */
+    char id_buf[CALL_ID_INLINE];
 } Call;
 
 /* A request from an upstream (sampling, elicitation, roots) forwarded to one agent. */
@@ -88,43 +104,32 @@ static yajl_val error_result(int64_t code, const char *message, yajl_val data)
 
 /* ---- calls ---- */
 
-/* Enter c in its agent's map (by its request id) and its server's list. */
-static void call_own(Call *c, Server *s)
+/* The call's server, or NULL once it is gone (its list forgot its calls): no lookup. */
+static Server *call_server(const Call *c)
 {
-    Agent *a = agent_ensure(c->reg->agents, c->peer_id);
-
-    c->key = agent_request_key(c->orig_id);
-    c->next_same_key = idmap_get(&a->calls, c->key);
-    idmap_put(&a->calls, c->key, c);
-    idmap_put(&s->calls, c->id, c);
+    return c->in_server.list ? container_of(c->in_server.list, Server, calls) : NULL;
 }
 
-/* Take c out of its agent's map; the server's list is left to the caller. */
-static void call_disown(Call *c)
+/* The call's agent, or NULL once it is gone. */
+static Agent *call_agent(const Call *c)
 {
-    Agent *a = agent_get(c->reg->agents, c->peer_id);
-    Call *head = a ? idmap_get(&a->calls, c->key) : NULL, **pp;
+    return c->in_agent.list ? container_of(c->in_agent.list, Agent, calls) : NULL;
+}
 
-    for (pp = &head; *pp && *pp != c; pp = &(*pp)->next_same_key)
-        ;
-    if (!*pp)
-        return; /* the agent has gone: its map went with it */
-    *pp = c->next_same_key;
-    if (head)
-        idmap_put(&a->calls, c->key, head);
-    else
-        idmap_remove(&a->calls, c->key);
+/* A Call in c's server's list, by the node the list holds. */
+static Call *call_of_server_node(ListNode *n)
+{
+    return container_of(n, Call, in_server);
 }
 
 static void call_free(Call *c)
 {
-    Agent *a = agent_get(c->reg->agents, c->peer_id);
-    Server *s = server_get(c->reg->servers, c->server_id);
+    Agent *a = call_agent(c);
+    Server *s = call_server(c);
 
     idmap_remove(&c->reg->calls, c->id);
-    call_disown(c);
-    if (s)
-        idmap_remove(&s->calls, c->id);
+    list_unlink(&c->in_agent);
+    list_unlink(&c->in_server);
     if (a && a->calls_in_flight)
         a->calls_in_flight--;
     if (s) {
@@ -134,7 +139,8 @@ static void call_free(Call *c)
     }
     if (c->ev_wait)
         event_free(c->ev_wait);
-    free(c->orig_id);
+    if (c->orig_id != c->id_buf)
+        free(c->orig_id);
     free(c->progress_token);
     free(c->meta);
     free(c->body);
@@ -172,14 +178,14 @@ static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
     _cleanup_json_ yajl_val tree = NULL;
     Server *only;
 
-    if (p && c->reg->workspaces->ext->passthrough(c->reg->workspaces->ext_ud, p, &only))
-        p = NULL; /* the agent sees the server as itself: its URIs stay as they are */
+    if (!p)
+        return; /* the agent has gone: nobody to tell */
+    if (c->reg->workspaces->ext->passthrough(c->reg->workspaces->ext_ud, p, &only))
+        s = NULL; /* the agent sees the server as itself: its URIs stay as they are */
 
-    if (r->raw &&
-        (!s || !p || (c->tool && !c->reg->workspaces->ext->raw_has_uris(r->raw, r->raw_len)))) {
+    if (r->raw && (!s || (c->tool && !c->reg->workspaces->ext->raw_has_uris(r->raw, r->raw_len)))) {
         /* The hot path: nothing to rewrite, the bytes go through. */
-        agent_reply_text(c->reg->peers, &c->reg->scratch, c->peer_id, c->orig_id, r->raw,
-                         r->raw_len);
+        agent_reply_text_to(p, &c->reg->scratch, c->orig_id, r->raw, r->raw_len);
         return;
     }
     if (!r->raw)
@@ -191,7 +197,7 @@ static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
                          r->raw_len);
         return;
     }
-    if (s && p)
+    if (s)
         c->reg->workspaces->ext->rewrite_result(ws_of_peer(c->reg->workspaces, p), s, tree);
     reply_result_tree(c->reg, c->peer_id, c->orig_id, tree);
 }
@@ -204,7 +210,7 @@ static void call_mrtr_retry(void *owner, uint64_t call_id, const char *extra, in
 {
     CallRegistry *cr = owner;
     Call *c = idmap_get(&cr->calls, call_id);
-    Server *s = c ? server_get(cr->servers, c->server_id) : NULL;
+    Server *s = c ? call_server(c) : NULL;
 
     if (!c)
         return; /* cancelled or its agent left meanwhile */
@@ -241,7 +247,7 @@ static bool call_mrtr(Call *c, Server *s, const UpstreamReply *r)
 static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     Call *c = ctx;
-    Server *s = server_get(c->reg->servers, c->server_id);
+    Server *s = call_server(c);
     const char *name = s ? s->cfg->name : u->name;
     _cleanup_free_ char *msg = NULL;
 
@@ -277,16 +283,47 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
     }
 }
 
+/* The body as one string, kept: the call is sent later (it waits) or again (MRTR rounds). */
+static void call_keep_body(Call *c)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    if (c->body || !c->parts)
+        return;
+    for (size_t i = 0; i < c->n_parts; i++)
+        strbuf_append(&sb, c->parts[i].p, c->parts[i].n);
+    c->body = strbuf_detach(&sb, NULL);
+    c->parts = NULL;
+    c->n_parts = 0;
+}
+
 static void call_send(Call *c, Server *s)
 {
+    UpstreamPart whole;
+    const UpstreamPart *parts;
+    size_t n_parts;
     int r;
 
     c->waiting = false;
     c->upstream_id = s->up->id;
     s->calls_total++;
-    upstream_next_log_level(s->up, mrtr_log_level(c->reg->agents, c->peer_id));
-    r = upstream_request_text(s->up, c->method, c->meta, c->body, s->cfg->call_timeout_ms,
-                              UPSTREAM_PROGRESS | UPSTREAM_RAW, on_call_reply, c, &c->request_id);
+    if (upstream_is_modern(s->up)) {
+        /* Only a modern session reads the level; its input_required rounds resend the body. */
+        upstream_next_log_level(s->up, mrtr_log_level(c->reg->agents, c->peer_id));
+        call_keep_body(c);
+    }
+    /* The caller's parts are sent now or never: c does not keep them. */
+    parts = c->parts;
+    n_parts = c->n_parts;
+    c->parts = NULL;
+    c->n_parts = 0;
+    if (c->body || !parts) {
+        whole = (UpstreamPart){c->body ? c->body : "", c->body ? strlen(c->body) : 0};
+        parts = &whole;
+        n_parts = 1;
+    }
+    r = upstream_request_parts(s->up, c->method, c->meta, parts, n_parts, s->cfg->call_timeout_ms,
+                               UPSTREAM_PROGRESS | UPSTREAM_RAW, on_call_reply, c, &c->request_id);
     if (r < 0) {
         _cleanup_free_ char *msg =
             xasprintf("MCP server %s: cannot send the call: %s", s->cfg->name, strerror(-r));
@@ -299,7 +336,7 @@ static void call_send(Call *c, Server *s)
 static void on_call_wait_timeout(evutil_socket_t fd, short what, void *arg)
 {
     Call *c = arg;
-    Server *s = server_get(c->reg->servers, c->server_id);
+    Server *s = call_server(c);
     _cleanup_free_ char *msg =
         xasprintf("MCP server %s did not connect in time%s%s", s ? s->cfg->name : "?",
                   s && s->last_error ? ": " : "", s && s->last_error ? s->last_error : "");
@@ -322,6 +359,7 @@ static void call_dispatch(Call *c, Server *s)
     if (s->state == SERVER_CONNECTING || s->state == SERVER_BACKOFF) {
         /* A deferred tool: waitForConnection, bounded by the server's own timeout. */
         struct timeval tv;
+        call_keep_body(c);
         c->waiting = true;
         if (!c->ev_wait) {
             c->ev_wait = evtimer_new(c->reg->base, on_call_wait_timeout, c);
@@ -337,16 +375,16 @@ static void call_dispatch(Call *c, Server *s)
 }
 
 /*
- * The ids of the calls in map (a server's list), collected first: what is done to each may
- * free it, or others.
+ * The ids of the calls in list (a server's or an agent's), collected first: what is done to
+ * each may free it, or others. off: where the list's node is in a Call.
  */
-static uint64_t *call_ids(const IdMap *map, size_t *np)
+static uint64_t *call_ids(const List *list, size_t off, size_t *np)
 {
-    uint64_t *ids = xcalloc(map->n ? map->n : 1, sizeof(*ids)), id;
-    size_t pos = 0, n = 0;
+    uint64_t *ids = xcalloc(list->n ? list->n : 1, sizeof(*ids));
+    size_t n = 0;
 
-    while (n < map->n && idmap_next(map, &pos, &id, NULL))
-        ids[n++] = id;
+    for (ListNode *node = list->first; node && n < list->n; node = node->next)
+        ids[n++] = ((const Call *)(const void *)((const char *)node - off))->id;
     *np = n;
     return ids;
 }
@@ -358,94 +396,120 @@ void calls_server_settled(CallRegistry *cr, Server *s)
 
     if (!s->calls.n || s->state == SERVER_CONNECTING || s->state == SERVER_BACKOFF)
         return;
-    ids = call_ids(&s->calls, &n);
+    ids = call_ids(&s->calls, offsetof(Call, in_server), &n);
     for (size_t i = 0; i < n; i++) {
-        Call *c = idmap_get(&s->calls, ids[i]);
-        if (!c || !c->waiting)
+        Call *c = idmap_get(&cr->calls, ids[i]);
+        if (!c || call_server(c) != s || !c->waiting)
             continue;
         event_del(c->ev_wait);
         call_dispatch(c, s);
     }
 }
 
-/*
- * Start a call of method on server s. Takes id (the agent's id as JSON text), meta, body and
- * token (owned, may be NULL); body is the members of params other than _meta, as JSON text.
- */
-static void call_new(CallRegistry *m, Peer *p, Server *s, const char *method, char *id, char *body,
-                     char *meta, char *token)
+/* Keep the agent's id (JSON text) in c: in the call itself when it is short. */
+static void call_set_id(Call *c, const char *id, size_t n)
 {
-    Agent *a = agent_ensure(m->agents, p->id);
-    Call *c;
+    if (n < sizeof(c->id_buf)) {
+        memcpy(c->id_buf, id, n);
+        c->id_buf[n] = '\0';
+        c->orig_id = c->id_buf;
+    } else
+        c->orig_id = xstrndup(id, n);
+}
 
+/*
+ * Start a call of method on server s for agent a (of peer p). id is the agent's id as JSON
+ * text (copied); meta and token are taken (may be NULL); the body is either body (taken) or
+ * n_parts pieces (borrowed: copied only if the call cannot go at once).
+ */
+static void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, const char *method, JsonSpan id,
+                     char *body, const UpstreamPart *parts, size_t n_parts, char *meta, char *token)
+{
+    Call *c = pool_get(&m->pool);
+
+    c->reg = m;
+    call_set_id(c, id.p, id.n);
     if (a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
         _cleanup_free_ char *msg =
             xasprintf("too many calls in flight: %d is the limit per agent; wait for answers first",
                       AGENT_MAX_CALLS_IN_FLIGHT);
-        agent_reply_error_text(m->peers, &m->scratch, p->id, id, MCPD_ERROR_TOO_MANY_CALLS, msg);
-        free(id);
+        agent_reply_error_text(m->peers, &m->scratch, p->id, c->orig_id, MCPD_ERROR_TOO_MANY_CALLS,
+                               msg);
+        if (c->orig_id != c->id_buf)
+            free(c->orig_id);
+        pool_put(&m->pool, c);
         free(body);
         free(meta);
         free(token);
         return;
     }
-    c = pool_get(&m->pool);
     c->id = ++m->next_call_id;
-    c->reg = m;
     c->method = method;
     c->tool = streq(method, "tools/call");
     c->peer_id = p->id;
-    c->orig_id = id;
     c->progress_token = token;
     c->meta = meta;
     c->body = body;
+    c->parts = body ? NULL : parts;
+    c->n_parts = body ? 0 : n_parts;
     c->server_id = s->id;
     idmap_put(&m->calls, c->id, c);
-    call_own(c, s);
+    list_push(&a->calls, &c->in_agent);
+    list_push(&s->calls, &c->in_server);
     a->calls_in_flight++;
     s->calls_in_flight++;
-    call_dispatch(c, s);
+    call_dispatch(c, s); /* sends the parts, keeps them as body, or frees c: none stay */
 }
 
 /*
- * Start a tools/call. Takes id (the agent's id as JSON text), meta and token (owned, may be
+ * Start a tools/call. id is the agent's id as JSON text; meta and token are taken (may be
  * NULL); args is the arguments object as JSON text (NULL: {}).
  */
-static void call_start(CallRegistry *m, Peer *p, char *id, const char *name, const char *args,
-                       size_t args_len, char *meta, char *token)
+static void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, const char *name,
+                       const char *args, size_t args_len, char *meta, char *token)
 {
     const ViewTool *vt = NULL;
-    StrBuf body = STRBUF_INIT;
+    _cleanup_(strbuf_deinit) StrBuf esc = STRBUF_INIT;
+    UpstreamPart parts[CALL_BODY_PARTS];
     const char *tool = NULL;
+    size_t tool_len = 0;
+    bool plain = false;
     Server *s = NULL;
 
     if (m->workspaces->ext->passthrough(m->workspaces->ext_ud, p, &s)) {
         /* The agent sees one server as itself: the name is the server's own. */
-        if (s && toolset_has(s->tools, name))
+        if (s && toolset_has(s->tools, name)) {
             tool = name;
-    } else if ((vt = ws_view_find(ws_of_peer(m->workspaces, p), name)) &&
+            tool_len = strlen(name);
+            plain = jsonrpc_text_plain(name, tool_len);
+        }
+    } else if ((vt = ws_view_find(ws_of_agent(m->workspaces, a), name)) &&
                (s = server_get(m->servers, vt->server_id))) {
         tool = vt->tool;
+        tool_len = vt->tool_len;
+        plain = vt->tool_plain;
     }
     if (!tool) {
         _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
-        agent_reply_error_text(m->peers, &m->scratch, p->id, id, JSONRPC_INVALID_PARAMS, msg);
-        free(id);
+        _cleanup_free_ char *id_text = xstrndup(id.p, id.n);
+        agent_reply_error_text(m->peers, &m->scratch, p->id, id_text, JSONRPC_INVALID_PARAMS, msg);
         free(meta);
         free(token);
         return;
     }
-    size_t tool_len = strlen(tool);
-    /* Sized once: the usual body (a plain name, the arguments as they came) never grows. */
-    strbuf_reserve(&body, sizeof("\"name\":\"\",\"arguments\":{}") + tool_len + args_len);
-    strbuf_puts(&body, "\"name\":");
-    json_write_string(&body, tool, tool_len);
-    strbuf_puts(&body, ",\"arguments\":");
-    if (args)
-        strbuf_append(&body, args, args_len);
-    else
-        strbuf_puts(&body, "{}");
-    call_new(m, p, s, "tools/call", id, strbuf_detach(&body, NULL), meta, token);
+    /* The usual name needs no escapes: it goes between quotes as it is, nothing is built. */
+    if (plain) {
+        parts[0] = (UpstreamPart){"\"name\":\"", 8};
+        parts[1] = (UpstreamPart){tool, tool_len};
+        parts[2] = (UpstreamPart){"\",\"arguments\":", 14};
+    } else {
+        json_write_string(&esc, tool, tool_len);
+        parts[0] = (UpstreamPart){"\"name\":", 7};
+        parts[1] = (UpstreamPart){esc.data, esc.len};
+        parts[2] = (UpstreamPart){",\"arguments\":", 13};
+    }
+    parts[3] = args ? (UpstreamPart){args, args_len} : (UpstreamPart){"{}", 2};
+    call_new(m, p, a, s, "tools/call", id, NULL, parts, CALL_BODY_PARTS, meta, token);
 }
 
 /* params._meta split into its members as text (without progressToken) and the token. */
@@ -473,15 +537,18 @@ void call_route(CallRegistry *m, Peer *p, yajl_val id, Server *s, const char *me
     _cleanup_json_ yajl_val meta = json_object_take(body, "_meta");
     char *meta_text, *token;
 
+    _cleanup_free_ char *id_text = json_to_string(id);
+
     split_meta(YAJL_IS_OBJECT(meta) ? meta : NULL, &meta_text, &token);
-    call_new(m, p, s, method, json_to_string(id), json_members_text(body), meta_text, token);
+    call_new(m, p, agent_ensure(m->agents, p->id), s, method, (JsonSpan){id_text, strlen(id_text)},
+             json_members_text(body), NULL, 0, meta_text, token);
 }
 
 void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
 {
     const char *name = json_get_string(params, "name");
     yajl_val args = json_get(params, "arguments"), meta = json_get_object(params, "_meta");
-    _cleanup_free_ char *args_text = NULL;
+    _cleanup_free_ char *args_text = NULL, *id_text = NULL;
     char *meta_text = NULL, *token = NULL;
 
     if (args && !YAJL_IS_OBJECT(args)) {
@@ -505,11 +572,12 @@ void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
         free(args_text);
         args_text = strbuf_detach(&sb, NULL);
     }
-    call_start(m, p, json_to_string(id), name, args_text, args_text ? strlen(args_text) : 0,
-               meta_text, token);
+    id_text = json_to_string(id);
+    call_start(m, p, agent_ensure(m->agents, p->id), (JsonSpan){id_text, strlen(id_text)}, name,
+               args_text, args_text ? strlen(args_text) : 0, meta_text, token);
 }
 
-void call_tool_fast(CallRegistry *m, Peer *p, JsonSpan id, JsonSpan name, JsonSpan args,
+void call_tool_fast(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, JsonSpan name, JsonSpan args,
                     JsonSpan token)
 {
     char buf[256];
@@ -518,32 +586,33 @@ void call_tool_fast(CallRegistry *m, Peer *p, JsonSpan id, JsonSpan name, JsonSp
 
     memcpy(tool, name.p + 1, n);
     tool[n] = '\0';
-    call_start(m, p, xstrndup(id.p, id.n), tool, args.p, args.n, NULL,
+    call_start(m, p, a, id, tool, args.p, args.n, NULL,
                token.p ? xstrndup(token.p, token.n) : NULL);
     if (tool != buf)
         free(tool);
 }
 
-/* The agent's call of that request id: one lookup in its own map, no scan. */
+/* The agent's call of that request id: a walk of its own calls only (AGENT_MAX_CALLS_IN_FLIGHT). */
 static Call *call_find(CallRegistry *m, uint64_t peer_id, yajl_val orig_id)
 {
     Agent *a = agent_get(m->agents, peer_id);
     _cleanup_free_ char *id = NULL;
-    Call *c;
 
     if (!a || !a->calls.n)
         return NULL;
     id = json_to_string(orig_id);
-    for (c = idmap_get(&a->calls, agent_request_key(id)); c; c = c->next_same_key)
+    for (ListNode *n = a->calls.first; n; n = n->next) {
+        Call *c = container_of(n, Call, in_agent);
         if (streq(c->orig_id, id))
             return c;
+    }
     return NULL;
 }
 
 /* Stop a call without replying: cancelled upstream if it got there. */
 static void call_abort(Call *c, const char *reason)
 {
-    Server *s = server_get(c->reg->servers, c->server_id);
+    Server *s = call_server(c);
 
     if (!c->waiting && s && s->up && s->up->id == c->upstream_id && c->request_id) {
         upstream_cancel(s->up, c->request_id, reason); /* frees c through on_call_reply */
@@ -621,12 +690,10 @@ static Peer *causing_peer(CallRegistry *cr, Server *s, unsigned cap, Peer **anyp
 {
     Peer *best = NULL;
     uint64_t best_call = 0, any_call = 0;
-    size_t pos = 0;
-    void *v;
 
     *anyp = NULL;
-    while (idmap_next(&s->calls, &pos, NULL, &v)) {
-        Call *c = v;
+    for (ListNode *n = s->calls.first; n; n = n->next) {
+        Call *c = call_of_server_node(n);
         Peer *p = c->request_id ? peer_get(cr->peers, c->peer_id) : NULL;
         Agent *a = p ? agent_get(cr->agents, c->peer_id) : NULL;
         if (!a)
@@ -803,11 +870,11 @@ void calls_server_removed(CallRegistry *m, Server *s)
 {
     size_t pos = 0, n;
     void *v;
-    _cleanup_free_ uint64_t *ids = call_ids(&s->calls, &n);
+    _cleanup_free_ uint64_t *ids = call_ids(&s->calls, offsetof(Call, in_server), &n);
 
     for (size_t i = 0; i < n; i++) {
-        Call *c = idmap_get(&s->calls, ids[i]);
-        if (c) {
+        Call *c = idmap_get(&m->calls, ids[i]);
+        if (c && call_server(c) == s) {
             _cleanup_free_ char *msg = xasprintf("MCP server %s was disconnected", s->cfg->name);
             call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
         }
@@ -821,19 +888,12 @@ void calls_server_removed(CallRegistry *m, Server *s)
 void calls_peer_gone(CallRegistry *m, Peer *p)
 {
     Agent *a = agent_get(m->agents, p->id);
-    _cleanup_free_ uint64_t *ids = NULL;
+    static const List none;
     size_t pos = 0, n = 0;
     void *v;
-
     /* Its own calls only, by id: aborting one may free it (and nothing else of the agent). */
-    while (a && idmap_next(&a->calls, &pos, NULL, &v))
-        for (Call *c = v; c; c = c->next_same_key)
-            n++;
-    ids = xcalloc(n ? n : 1, sizeof(*ids));
-    n = pos = 0;
-    while (a && idmap_next(&a->calls, &pos, NULL, &v))
-        for (Call *c = v; c; c = c->next_same_key)
-            ids[n++] = c->id;
+    _cleanup_free_ uint64_t *ids = call_ids(a ? &a->calls : &none, offsetof(Call, in_agent), &n);
+
     for (size_t i = 0; i < n; i++) {
         Call *c = idmap_get(&m->calls, ids[i]);
         if (c)
@@ -975,12 +1035,10 @@ char *call_cause_of_request(CallRegistry *cr, uint64_t request_id)
     ServerRequest *sr = idmap_get(&cr->server_requests, request_id);
     Server *s = sr ? server_get(cr->servers, sr->server_id) : NULL;
     Call *best = NULL;
-    size_t pos = 0;
-    void *v;
 
     /* The agent's latest call still at that server is the one the server is serving. */
-    while (s && idmap_next(&s->calls, &pos, NULL, &v)) {
-        Call *c = v;
+    for (ListNode *n = s ? s->calls.first : NULL; n; n = n->next) {
+        Call *c = call_of_server_node(n);
         if (c->request_id && c->peer_id == sr->peer_id && (!best || c->id > best->id))
             best = c;
     }

@@ -10,6 +10,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/idmap.h"
+#include "common/list.h"
 #include "common/pool.h"
 #include "common/jsonrpc.h"
 #include "common/jsonscan.h"
@@ -49,7 +50,7 @@ void call_tool(CallRegistry *cr, Peer *p, yajl_val id, yajl_val params);
  * The same from scanned text (the hot path): id an integer or a string without escapes, name a
  * string without escapes, args an object or absent, token absent or the only member of _meta.
  */
-void call_tool_fast(CallRegistry *cr, Peer *p, JsonSpan id, JsonSpan name, JsonSpan args,
+void call_tool_fast(CallRegistry *cr, Peer *p, Agent *a, JsonSpan id, JsonSpan name, JsonSpan args,
                     JsonSpan token);
 /** Route an agent request to server s: params are sent as given (owned by the caller). */
 void call_route(CallRegistry *cr, Peer *p, yajl_val id, Server *s, const char *method,

@@ -607,7 +607,7 @@ static void server_remove(Server *s)
     event_free(s->ev_cache);
     free(s->list_note);
     free(s->cache_problem);
-    idmap_deinit(&s->calls);
+    list_detach_all(&s->calls);
     idmap_deinit(&s->requests);
     toolset_free(s->tools);
     free(s->last_error);

@@ -12,6 +12,7 @@
 
 #include "common/hash.h"
 #include "common/idmap.h"
+#include "common/list.h"
 #include "daemon/config/config.h"
 #include "daemon/upstream/upstream.h"
 
@@ -77,7 +78,7 @@ typedef struct Server {
     uint64_t calls_total;
     unsigned n_refs;      /* workspaces that use it */
     char *start_dir;      /* where a stdio server starts when its config names no cwd */
-    IdMap calls;          /* call id -> Call: every call routed to it (call.c owns them) */
+    List calls;           /* every call routed to it (call.c links and owns them) */
     IdMap requests;       /* id -> ServerRequest: its requests forwarded to agents (call.c) */
     int log_level;        /* logging/setLevel sent upstream, or -1 */
     bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */

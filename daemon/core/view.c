@@ -5,12 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/util.h"
 #include "daemon/core/naming.h"
 #include "daemon/core/toolset.h"
 #include "daemon/core/workspace.h"
+
+/*
+ * The name index has at least this many slots per tool: with linear probing at most half full,
+ * a call's lookup is one hash of the name and about one string compare, for 4 bytes a slot.
+ */
+#define VIEW_INDEX_SLOTS_PER_TOOL 2
 
 static void view_clear(Workspace *ws)
 {
@@ -19,6 +26,27 @@ static void view_clear(Workspace *ws)
     free(ws->view);
     ws->view = NULL;
     ws->n_view = 0;
+    free(ws->view_index);
+    ws->view_index = NULL;
+    ws->view_index_mask = 0;
+}
+
+/* Index the view's names (they are unique: naming.c assigned them). */
+static void view_index_build(Workspace *ws)
+{
+    size_t cap = 8;
+
+    while (cap < ws->n_view * VIEW_INDEX_SLOTS_PER_TOOL)
+        cap *= 2;
+    ws->view_index = xcalloc(cap, sizeof(*ws->view_index));
+    ws->view_index_mask = cap - 1;
+    for (size_t i = 0; i < ws->n_view; i++) {
+        const char *name = ws->view[i].name;
+        size_t k = (size_t)hash_fnv1a(name, strlen(name)) & ws->view_index_mask;
+        while (ws->view_index[k])
+            k = (k + 1) & ws->view_index_mask;
+        ws->view_index[k] = (uint32_t)(i + 1);
+    }
 }
 
 /* The tool as agents see it (DESIGN section 3). */
@@ -164,9 +192,12 @@ static void view_rebuild(Workspace *ws)
         ws->view[i].name = entries[i].name;
         ws->view[i].server_id = nm->s->id;
         ws->view[i].tool = entries[i].tool;
+        ws->view[i].tool_len = strlen(entries[i].tool);
+        ws->view[i].tool_plain = jsonrpc_text_plain(entries[i].tool, ws->view[i].tool_len);
         ws->n_collisions += entries[i].collided != 0;
     }
     ws->n_view = n;
+    view_index_build(ws);
     strbuf_puts(&sb, "]}");
     view_text_unref(ws->view_text);
     ws->view_text = view_text_new(&sb);
@@ -191,17 +222,20 @@ void ws_view_ensure(Workspace *ws)
         view_rebuild(ws);
 }
 
-static int cmp_view_name(const void *key, const void *elem)
-{
-    return strcmp(key, ((const ViewTool *)elem)->name);
-}
-
 const ViewTool *ws_view_find(Workspace *ws, const char *name)
 {
+    size_t k;
+
     ws_view_ensure(ws);
     if (!name || !ws->n_view)
         return NULL;
-    return bsearch(name, ws->view, ws->n_view, sizeof(ViewTool), cmp_view_name);
+    k = (size_t)hash_fnv1a(name, strlen(name)) & ws->view_index_mask;
+    for (; ws->view_index[k]; k = (k + 1) & ws->view_index_mask) {
+        const ViewTool *vt = &ws->view[ws->view_index[k] - 1];
+        if (streq(vt->name, name))
+            return vt;
+    }
+    return NULL;
 }
 
 void ws_view_deinit(Workspace *ws)

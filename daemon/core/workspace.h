@@ -37,6 +37,8 @@ typedef struct ViewTool {
     char *name;
     uint64_t server_id;
     const char *tool; /* borrowed from the server's tool list; valid until the view rebuilds */
+    size_t tool_len;  /* strlen(tool) */
+    bool tool_plain;  /* tool needs no JSON escapes: a call copies it as it is */
 } ViewTool;
 
 /* A tools/list waiting for a workspace's start-up gate. */
@@ -73,6 +75,8 @@ typedef struct Workspace {
     bool dirty;
     ViewTool *view;
     size_t n_view;
+    uint32_t *view_index; /* hash of a name -> 1 + its entry in view (0: empty), for calls */
+    size_t view_index_mask;
     ViewText *view_text; /* {"tools":[...]} ready to send, shared */
     uint64_t n_view_builds, n_view_sends;
     char notified_hash[2 * SHA256_DIGEST_SIZE + 1];

@@ -81,7 +81,7 @@ bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
     if (pv[2].p && (jsonscan_members(pv[2].p, pv[2].n, meta, 1, &tok) != 1 || !tok.p))
         return false;
     a->n_requests++;
-    call_tool_fast(&d->manager->calls, p, v[1], pv[0], pv[1], tok);
+    call_tool_fast(&d->manager->calls, p, a, v[1], pv[0], pv[1], tok);
     return true;
 }
 

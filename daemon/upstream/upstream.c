@@ -159,14 +159,13 @@ static void on_request_timeout(DeadlineNode *n, void *ud)
     fail_pending(p, UPSTREAM_TIMEOUT, msg);
 }
 
-static void arm_timer(UpstreamPending *p)
+/* now: the monotonic clock in ms, read once by the caller. */
+static void arm_timer(UpstreamPending *p, uint64_t now)
 {
     int64_t ms = p->timeout_ms;
-    uint64_t now;
 
     if (ms <= 0)
         return;
-    now = now_ms();
     if (p->deadline_cap_ms) {
         int64_t left = p->deadline_cap_ms > now ? (int64_t)(p->deadline_cap_ms - now) : 0;
         ms = MIN(ms, left);
@@ -179,6 +178,10 @@ static void pending_add(Upstream *u, uint64_t id, int64_t timeout_ms, unsigned f
                         UpstreamReplyFn fn, void *ctx)
 {
     UpstreamPending *p = pool_get(&u->pending_pool);
+    /* One reading of the clock: only a request with a bound or a cap needs it. */
+    uint64_t now = timeout_ms > 0 || ((flags & UPSTREAM_PROGRESS) && u->max_call_timeout_ms > 0)
+                       ? now_ms()
+                       : 0;
 
     p->u = u;
     p->id = id;
@@ -189,8 +192,8 @@ static void pending_add(Upstream *u, uint64_t id, int64_t timeout_ms, unsigned f
     p->raw = flags & UPSTREAM_RAW;
     u->n_raw_pending += p->raw;
     if (p->progress && u->max_call_timeout_ms > 0)
-        p->deadline_cap_ms = now_ms() + (uint64_t)u->max_call_timeout_ms;
-    arm_timer(p);
+        p->deadline_cap_ms = now + (uint64_t)u->max_call_timeout_ms;
+    arm_timer(p, now);
     idmap_put(&u->pending, id, p);
 }
 
@@ -234,17 +237,6 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
     if (idp)
         *idp = id;
     return 0;
-}
-
-/* Decimal digits of v, without the printf machinery: two of these run per call. */
-static void put_u64(StrBuf *sb, uint64_t v)
-{
-    char digits[20], *p = digits + sizeof(digits);
-
-    do
-        *--p = (char)('0' + v % 10);
-    while ((v /= 10));
-    strbuf_append(sb, p, (size_t)(digits + sizeof(digits) - p));
 }
 
 /*
@@ -330,64 +322,51 @@ static int subscribe_by_listen(Upstream *u, const char *method, const char *body
     return 0;
 }
 
-int upstream_request_text(Upstream *u, const char *method, const char *meta, const char *body,
-                          int64_t timeout_ms, unsigned flags, UpstreamReplyFn fn, void *ctx,
-                          uint64_t *idp)
+/* A modern (or discover) request: _meta carries what mcpd is, the agent's level, the token. */
+static void write_modern(Upstream *u, StrBuf *sb, uint64_t id, const char *method, const char *meta,
+                         const char *body, unsigned flags)
+{
+    _cleanup_free_ char *owned = NULL;
+    StrBuf m = STRBUF_INIT;
+
+    /* _meta is never empty here: the members mcpd adds come first. */
+    if (flags & UPSTREAM_PROGRESS)
+        strbuf_printf(&m, "\"progressToken\":%" PRIu64 ",", id);
+    modern_meta(u, &m, &meta, &owned);
+    if (meta && *meta)
+        strbuf_printf(&m, ",%s", meta);
+    strbuf_reset(sb);
+    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
+    json_write_string(sb, method, strlen(method));
+    strbuf_printf(sb, ",\"params\":{\"_meta\":{%s}%s%s}}\n", strbuf_str(&m),
+                  body && *body ? "," : "", body ? body : "");
+    strbuf_deinit(&m);
+}
+
+int upstream_request_parts(Upstream *u, const char *method, const char *meta,
+                           const UpstreamPart *body, size_t n_body, int64_t timeout_ms,
+                           unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
 {
     uint64_t id;
     StrBuf *sb = &u->scratch;
-    _cleanup_free_ char *owned = NULL;
     bool modern = upstream_is_modern(u) || streq(method, "server/discover");
-    bool has_meta = meta && *meta;
     int r;
 
     if (upstream_is_modern(u) &&
-        (streq(method, "resources/subscribe") || streq(method, "resources/unsubscribe")))
-        return subscribe_by_listen(u, method, body, fn, ctx, idp);
+        (streq(method, "resources/subscribe") || streq(method, "resources/unsubscribe"))) {
+        _cleanup_free_ char *text = request_parts_join(body, n_body);
+        return subscribe_by_listen(u, method, text, fn, ctx, idp);
+    }
     id = ++u->next_id;
     if (modern && streq(method, "ping"))
         method = "server/discover"; /* 2026-07-28 has no ping: discover is the health check */
     else if (modern && streq(method, "logging/setLevel"))
         return -EOPNOTSUPP; /* the level goes with each request instead */
     if (modern) {
-        /* _meta is never empty here: the members mcpd adds come first. */
-        StrBuf m = STRBUF_INIT;
-        if (flags & UPSTREAM_PROGRESS)
-            strbuf_printf(&m, "\"progressToken\":%" PRIu64 ",", id);
-        modern_meta(u, &m, &meta, &owned);
-        if (meta && *meta)
-            strbuf_printf(&m, ",%s", meta);
-        strbuf_reset(sb);
-        strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
-        json_write_string(sb, method, strlen(method));
-        strbuf_printf(sb, ",\"params\":{\"_meta\":{%s}%s%s}}\n", strbuf_str(&m),
-                      body && *body ? "," : "", body ? body : "");
-        strbuf_deinit(&m);
-        goto send;
-    }
-    strbuf_reset(sb);
-    strbuf_puts(sb, "{\"jsonrpc\":\"2.0\",\"id\":");
-    put_u64(sb, id);
-    strbuf_puts(sb, ",\"method\":");
-    json_write_string(sb, method, strlen(method));
-    strbuf_puts(sb, ",\"params\":{");
-    if (flags & UPSTREAM_PROGRESS) {
-        strbuf_puts(sb, "\"_meta\":{\"progressToken\":");
-        put_u64(sb, id);
-        if (has_meta) {
-            strbuf_putc(sb, ',');
-            strbuf_puts(sb, meta);
-        }
-        strbuf_putc(sb, '}');
-    } else if (has_meta)
-        strbuf_printf(sb, "\"_meta\":{%s}", meta);
-    if (body && *body) {
-        if ((flags & UPSTREAM_PROGRESS) || has_meta)
-            strbuf_putc(sb, ',');
-        strbuf_puts(sb, body);
-    }
-    strbuf_puts(sb, "}}\n");
-send:
+        _cleanup_free_ char *text = request_parts_join(body, n_body);
+        write_modern(u, sb, id, method, meta, text, flags);
+    } else
+        request_line_legacy(sb, id, method, meta, body, n_body, flags & UPSTREAM_PROGRESS);
     r = send_line(u, sb);
     if (r < 0)
         return r;
@@ -399,6 +378,15 @@ send:
     if (idp)
         *idp = id;
     return 0;
+}
+
+int upstream_request_text(Upstream *u, const char *method, const char *meta, const char *body,
+                          int64_t timeout_ms, unsigned flags, UpstreamReplyFn fn, void *ctx,
+                          uint64_t *idp)
+{
+    UpstreamPart part = {body ? body : "", body ? strlen(body) : 0};
+
+    return upstream_request_parts(u, method, meta, &part, 1, timeout_ms, flags, fn, ctx, idp);
 }
 
 void upstream_cancel(Upstream *u, uint64_t id, const char *reason)
@@ -526,7 +514,7 @@ static void note_progress(Upstream *u, yajl_val params)
     UpstreamPending *p = progress_target(u, params);
 
     if (p)
-        arm_timer(p);
+        arm_timer(p, now_ms());
 }
 
 void *upstream_progress_ctx(Upstream *u, yajl_val params)

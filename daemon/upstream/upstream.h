@@ -2,6 +2,7 @@
 // upstream: an MCP client session over one transport (handshake, requests, timeouts, paging).
 #pragma once
 
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -14,6 +15,7 @@
 #include "daemon/config/config.h"
 #include "daemon/sys/deadline.h"
 #include "daemon/upstream/era.h"
+#include "daemon/upstream/request-line.h"
 #include "daemon/upstream/transport.h"
 
 /* The revision mcpd asks for, and every one it accepts back (mcp-spec-digest section 0). */
@@ -132,6 +134,13 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
 int upstream_request_text(Upstream *u, const char *method, const char *meta, const char *body,
                           int64_t timeout_ms, unsigned flags, UpstreamReplyFn fn, void *ctx,
                           uint64_t *idp);
+/**
+ * upstream_request_text with the body given as n_body pieces, written one after the other
+ * (the hot path of tools/call: the tool's name, then the agent's arguments as they came).
+ */
+int upstream_request_parts(Upstream *u, const char *method, const char *meta,
+                           const UpstreamPart *body, size_t n_body, int64_t timeout_ms,
+                           unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp);
 /** Send a notification; params is taken. */
 int upstream_notify(Upstream *u, const char *method, yajl_val params);
 /**

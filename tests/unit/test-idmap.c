@@ -184,8 +184,77 @@ static void test_remove_during_iteration(void)
     idmap_deinit(&m);
 }
 
+/*
+ * A put and a remove per request, a hundred in flight (the call and pending maps): entries stay
+ * found, the table does not grow, and once empty it holds no tombstones.
+ */
+static void test_churn(void)
+{
+    IdMap m = IDMAP_INIT;
+    const uint64_t live = 100, rounds = 100000;
+    size_t cap;
+
+    for (uint64_t id = 1; id <= live; id++)
+        idmap_put(&m, id, val(id));
+    cap = 0;
+    for (uint64_t id = live + 1; id <= rounds; id++) {
+        if (id == 10 * live)
+            cap = m.cap; /* settled: the live entries fill at most a quarter */
+        idmap_put(&m, id, val(id));
+        CHECK(idmap_remove(&m, id - live) == val(id - live));
+        if (id % 997 == 0)
+            for (uint64_t k = id - live + 1; k <= id; k++)
+                CHECK(idmap_get(&m, k) == val(k));
+    }
+    CHECK_INTEQ(m.n, live);
+    CHECK_INTEQ(m.cap, cap);
+    CHECK(m.n_used * 2 < m.cap);
+    for (uint64_t k = rounds - live + 1; k <= rounds; k++)
+        CHECK(idmap_remove(&m, k) == val(k));
+    CHECK_INTEQ(m.n, 0);
+    CHECK_INTEQ(m.n_used, 0); /* every chain ended: no tombstone is left */
+    for (uint64_t k = 1; k <= rounds; k++)
+        if (idmap_get(&m, k))
+            CHECK(false);
+    idmap_deinit(&m);
+}
+
+/* Random puts and removes on few ids (long chains, wrap-around) against a plain array. */
+static void test_random_against_reference(void)
+{
+    enum { IDS = 64, OPS = 200000 };
+    void *ref[IDS + 1] = {0};
+    IdMap m = IDMAP_INIT;
+    uint64_t x = 88172645463325252ull; /* xorshift: the same sequence every run */
+
+    for (int op = 0; op < OPS; op++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t id = 1 + x % IDS;
+        if ((x >> 32) % 3) {
+            idmap_put(&m, id, val(id));
+            ref[id] = val(id);
+        } else {
+            CHECK(idmap_remove(&m, id) == ref[id]);
+            ref[id] = NULL;
+        }
+        CHECK(m.n_used >= m.n);
+        if (op % 1000 == 0)
+            for (uint64_t k = 1; k <= IDS; k++)
+                CHECK(idmap_get(&m, k) == ref[k]);
+    }
+    for (uint64_t k = 1; k <= IDS; k++) {
+        CHECK(idmap_get(&m, k) == ref[k]);
+        idmap_remove(&m, k);
+    }
+    CHECK_INTEQ(m.n, 0);
+    CHECK_INTEQ(m.n_used, 0);
+    idmap_deinit(&m);
+}
+
 int main(void)
 {
+    RUN(test_random_against_reference);
+    RUN(test_churn);
     RUN(test_zeroed);
     RUN(test_put_get_remove);
     RUN(test_many_with_removals);
