@@ -65,18 +65,18 @@ bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
     static const char *const inner[] = {"name", "arguments", "_meta"};
     static const char *const meta[] = {MCP_META_PROGRESS_TOKEN};
     JsonSpan v[N_ELEMENTS(top)], pv[N_ELEMENTS(inner)], tok = {NULL, 0};
+    JsonscanLevel t = {top, N_ELEMENTS(top), v, 0, 0}, in = {inner, N_ELEMENTS(inner), pv, 0, 0};
     MethodsCtx *d = userdata;
     Agent *a = agent_get(&d->manager->agents, p->id);
-    int n_params;
 
     /* Only the common shape of tools/call; everything else takes the general path. The message
-     * and its params are scanned in one pass. */
+     * and its params are scanned in one pass, which also says which strings need no escaping
+     * (bit i of .plain: value i), so the id and the name are not scanned again. */
     if (!a || !a->initialized || a->era == AGENT_ERA_MODERN ||
-        jsonscan_members_nested(line, len, top, N_ELEMENTS(top), v, 3, inner, N_ELEMENTS(inner), pv,
-                                &n_params) != 4 ||
-        !jsonscan_span_eq(v[0], "\"2.0\"") || !jsonscan_span_eq(v[2], "\"tools/call\"") ||
-        !(jsonscan_is_int(v[1], NULL) || jsonscan_is_plain_string(v[1])) || n_params < 0 ||
-        !jsonscan_is_plain_string(pv[0]) || pv[0].n <= 2 || (pv[1].p && pv[1].p[0] != '{'))
+        jsonscan_object(line, len, &t, 3, &in) != 4 || !jsonscan_span_eq(v[0], "\"2.0\"") ||
+        !jsonscan_span_eq(v[2], "\"tools/call\"") ||
+        !(jsonscan_is_int(v[1], NULL) || (t.plain & 2u)) || in.count < 0 || !(in.plain & 1u) ||
+        pv[0].n <= 2 || (pv[1].p && pv[1].p[0] != '{'))
         return false;
     if (pv[2].p && (jsonscan_members(pv[2].p, pv[2].n, meta, 1, &tok) != 1 || !tok.p))
         return false;
