@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <event2/buffer.h>
@@ -48,6 +49,11 @@
  * of agents may connect.
  */
 
+/* A timer that fires on the loop's next turn, after the sockets ready then. */
+static const struct timeval no_delay = {0, 0};
+
+static void on_read_more(evutil_socket_t fd, short what, void *arg);
+
 static void on_reap(evutil_socket_t fd, short what, void *arg)
 {
     PeerRegistry *reg = arg;
@@ -75,6 +81,7 @@ void peer_registry_init(PeerRegistry *reg, struct event_base *base, size_t max_l
     reg->gone = gone;
     reg->userdata = userdata;
     reg->ev_reap = evtimer_new(base, on_reap, reg);
+    reg->ev_more = evtimer_new(base, on_read_more, reg);
 }
 
 void peer_registry_deinit(PeerRegistry *reg)
@@ -83,6 +90,7 @@ void peer_registry_deinit(PeerRegistry *reg)
         peer_close(reg->first, "daemon is shutting down");
     on_reap(-1, 0, reg);
     event_free(reg->ev_reap);
+    event_free(reg->ev_more);
     outbuf_pool_deinit(&reg->out_pool);
     idmap_deinit(&reg->by_id);
 }
@@ -117,7 +125,11 @@ static ssize_t write_queued(Peer *p)
     }
     if (n == 0)
         return 0;
-    w = writev(p->fd, v, n);
+    /* One piece (the usual reply burst) is a send: no iovec to import, no file layer. */
+    if (n == 1)
+        w = send(p->fd, v[0].iov_base, v[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    else
+        w = writev(p->fd, v, n);
     if (w < 0)
         return -errno;
     size_t from_plain = MIN((size_t)w, plain);
@@ -279,11 +291,52 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
         }
         if (drained)
             break;
+        if (i + 1 == PEER_READS_PER_WAKE && !p->read_more) {
+            /* Edge-triggered: no new edge comes for what is already there. */
+            p->read_more = true;
+            if (p->reg->n_read_more++ == 0)
+                evtimer_add(p->reg->ev_more, &no_delay);
+        }
     }
     if (!p->dead) {
         track_partial(p, line_ended);
         framer_release_big(&p->in);
     }
+}
+
+static void clear_read_more(Peer *p)
+{
+    if (p->read_more) {
+        p->read_more = false;
+        p->reg->n_read_more--;
+    }
+}
+
+/*
+ * The peers that had more to read than one wake-up's share, read again now that everyone else
+ * has had a turn. They are taken by id, as any read may close any peer; one read again past
+ * its share is flagged anew and waits for the next turn.
+ */
+static void on_read_more(evutil_socket_t fd, short what, void *arg)
+{
+    PeerRegistry *reg = arg;
+    size_t n = 0;
+    uint64_t *ids = xcalloc(reg->n_read_more, sizeof(uint64_t));
+
+    (void)fd, (void)what;
+    for (Peer *p = reg->first; p && n < reg->n_read_more; p = p->next)
+        if (p->read_more)
+            ids[n++] = p->id;
+    for (size_t i = 0; i < n; i++) {
+        Peer *p = peer_get(reg, ids[i]);
+        if (p && p->read_more) {
+            clear_read_more(p);
+            on_readable(p->fd, EV_READ, p);
+        }
+    }
+    free(ids);
+    if (reg->n_read_more > 0)
+        evtimer_add(reg->ev_more, &no_delay);
 }
 
 static void on_writable(evutil_socket_t fd, short what, void *arg)
@@ -319,8 +372,15 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
     framer_init(&p->in, reg->max_line);
     outbuf_init(&p->out_plain, &reg->out_pool);
     p->out = evbuffer_new();
-    p->ev_read = event_new(reg->base, fd, EV_READ | EV_PERSIST, on_readable, p);
-    p->ev_write = event_new(reg->base, fd, EV_WRITE, on_writable, p);
+    /*
+     * Edge-triggered (both: libevent refuses a mix on one fd): a level-triggered fd that epoll
+     * reported is polled again by the next epoll_wait, one more poll of every busy socket per
+     * call. Reads go on until a short read (the socket is then empty), EOF or an error, or the
+     * wake-up's share is used up (then ev_more resumes it); a write event is added only after a
+     * short write, when the socket is full, so its edge comes when the agent reads.
+     */
+    p->ev_read = event_new(reg->base, fd, EV_READ | EV_PERSIST | EV_ET, on_readable, p);
+    p->ev_write = event_new(reg->base, fd, EV_WRITE | EV_ET, on_writable, p);
     p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
     event_add(p->ev_read, NULL);
     idmap_put(&reg->by_id, p->id, p);
@@ -437,6 +497,7 @@ void peer_close(Peer *p, const char *reason)
     if (p->dead)
         return;
     p->dead = true;
+    clear_read_more(p);
     if (reason)
         log_full(LOG_NOTICE, NULL, "peer", "dropping client %llu (pid %d%s%s): %s",
                  (unsigned long long)p->id, (int)p->pid, p->label ? ", " : "",

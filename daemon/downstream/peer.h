@@ -59,6 +59,7 @@ struct Peer {
     size_t partial_bytes;      /* bytes of the unfinished line held in in */
     uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
     bool filtered;             /* what goes out passes the registry's filter (a 2026-07-28 agent) */
+    bool read_more;            /* stopped reading at PEER_READS_PER_WAKE: resumed by ev_more */
     int64_t connected_wall_ms;
     Peer *next, *prev;
 };
@@ -82,6 +83,13 @@ struct PeerRegistry {
     OutBufPool out_pool; /* the drained out_plain buffers, shared: an idle peer holds none */
     Peer *reap;          /* dead peers waiting for the loop to free them */
     struct event *ev_reap;
+    /*
+     * Peers are read edge-triggered: one whose socket still held data when it had its share of
+     * reads gets no new readiness from epoll, so it is flagged (read_more) and read again from
+     * this zero timer, after the loop has polled everyone else.
+     */
+    struct event *ev_more;
+    size_t n_read_more;
 };
 
 /** Set up an empty registry. */
