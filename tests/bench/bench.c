@@ -571,7 +571,8 @@ typedef struct CpuUse {
     double client_io, mcpd_io; /* read and write system calls */
 } CpuUse;
 
-/* read and write system calls so far (syscr + syscw of /proc/<pid>/io). */
+/* read and write system calls so far (syscr + syscw of /proc/<pid>/io: the file layer's
+ * count, which leaves out send and recv on a socket). */
 static double io_calls(pid_t pid)
 {
     char path[64], line[128];
@@ -736,7 +737,7 @@ static void print_load(const char *what, double rate, const CpuUse *u, bool mcpd
 {
     printf("   %-44s %8.0f calls/s\n"
            "      CPU us/call: clients %4.1f, servers %4.1f, mcpd %4.1f; machine %3.0f%% busy; "
-           "read+write calls per call: clients %.2f",
+           "read/write calls per call (/proc/PID/io: not send or recv): clients %.2f",
            what, rate, u->clients, u->servers, u->mcpd, u->busy * 100, u->client_io);
     if (mcpd)
         printf(", mcpd %.2f", u->mcpd_io);
@@ -1599,7 +1600,8 @@ static void bench_agents(Harness *h)
            " us  p99 %6" PRIu64 " us   ratio %.2f (median round)\n",
            K, n, AGENT_ROUNDS, K, rd, dp50, dp99, rate.median, mp50, mp99, rate.median / rd);
     printf("   mcpd CPU per call at %d agents: %.2f us (user + system; median of the rounds, min "
-           "%.2f, max %.2f); read+write calls per call %.2f; context switches per call %.2f\n",
+           "%.2f, max %.2f); read/write calls per call %.2f (as /proc/PID/io counts: not send or "
+           "recv); context switches per call %.2f\n",
            K, cpu.median, cpu.min, cpu.max, io_per_call, cs_per_call);
     result("agentsCpu",
            "{\"agents\":%d,\"mcpdCpuUsPerCall\":%.3f,\"mcpdCpuUsMin\":%.3f,\"mcpdCpuUsMax\":%.3f,"
