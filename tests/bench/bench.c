@@ -353,6 +353,11 @@ static uint64_t cpu_ns(pid_t pid);
 
 /* CPU per call of mcpd and of the relay over the pinned pass, in microseconds. */
 static double pinned_mcpd_us, pinned_relay_us;
+/* With $MCPD_BASELINE: that build, a fourth path in the pinned pass, and its CPU per call. */
+static const Harness *pinned_base;
+static double pinned_base_us;
+
+static void start_baseline(Harness *hb, const char *baseline);
 
 static int overhead_pinned(Harness *h, Direct *d, Direct *r, Path *paths, uint64_t **lat, size_t n)
 {
@@ -370,12 +375,19 @@ static int overhead_pinned(Harness *h, Direct *d, Direct *r, Path *paths, uint64
     set_tree_cpus(h->pid, &one);
     set_tree_cpus(d->pid, &one);
     set_tree_cpus(r->pid, &one);
-    uint64_t m0 = cpu_ns(h->pid), r0 = cpu_ns(r->pid);
-    measure_rounds(paths, 3, lat, n);
+    if (pinned_base)
+        set_tree_cpus(pinned_base->pid, &one);
+    uint64_t m0 = cpu_ns(h->pid), r0 = cpu_ns(r->pid),
+             b0 = pinned_base ? cpu_ns(pinned_base->pid) : 0;
+    measure_rounds(paths, pinned_base ? 4 : 3, lat, n);
     /* The rounds include a warm-up pass: n / N_ROUNDS more calls on each path. */
     double calls = (double)n * (N_ROUNDS + 1) / N_ROUNDS;
     pinned_mcpd_us = (double)(cpu_ns(h->pid) - m0) / 1e3 / calls;
     pinned_relay_us = (double)(cpu_ns(r->pid) - r0) / 1e3 / calls;
+    if (pinned_base) {
+        pinned_base_us = (double)(cpu_ns(pinned_base->pid) - b0) / 1e3 / calls;
+        set_tree_cpus(pinned_base->pid, &all);
+    }
     sched_setaffinity(0, sizeof(all), &all);
     set_tree_cpus(h->pid, &all);
     return cpu;
@@ -387,7 +399,16 @@ static void bench_overhead(Harness *h)
     uint64_t *lat[3] = {xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t)),
                         xcalloc(n, sizeof(uint64_t))};
     const char *argv[] = {h_fake(), NULL}, *relay_argv[] = {relay_path, h_fake(), NULL};
-    Direct d, s, r;
+    const char *baseline = relay_path ? getenv("MCPD_BASELINE") : NULL;
+    Direct d, s, r, b;
+    Harness hb;
+
+    if (baseline && *baseline) {
+        start_baseline(&hb, baseline);
+        sock_as_direct(&b, sock_connect(hb.socket));
+        direct_init(&b);
+        pinned_base = &hb;
+    }
 
     direct_start(&d, argv);
     direct_init(&d);
@@ -397,18 +418,23 @@ static void bench_overhead(Harness *h)
         direct_start_socket(&r, relay_argv);
         direct_init(&r);
     }
-    Path paths[3] = {stream_path(&d, "echo"), stream_path(&s, "mcp_echo1_echo"),
-                     relay_path ? stream_path(&r, "echo") : (Path){0}};
+    Path paths[4] = {stream_path(&d, "echo"), stream_path(&s, "mcp_echo1_echo"),
+                     relay_path ? stream_path(&r, "echo") : (Path){0},
+                     pinned_base ? stream_path(&b, "mcp_echo1_echo") : (Path){0}};
     measure_rounds(paths, k, lat, n);
     double round_ratio = relay_path ? median_round_ratio(lat, n) : 0;
-    uint64_t *pinned[3] = {xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t)),
-                           xcalloc(n, sizeof(uint64_t))};
+    uint64_t *pinned[4] = {xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t)),
+                           xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t))};
     int cpu = relay_path ? overhead_pinned(h, &d, &r, paths, pinned, n) : -1;
     direct_stop(&d);
     if (relay_path)
         direct_stop(&r);
     close(s.in);
     framer_deinit(&s.f);
+    if (pinned_base) {
+        close(b.in);
+        framer_deinit(&b.f);
+    }
     uint64_t dp50 = pct(lat[0], n, 0.5), dp90 = pct(lat[0], n, 0.9), dp99 = pct(lat[0], n, 0.99);
     uint64_t mp50 = pct(lat[1], n, 0.5), mp90 = pct(lat[1], n, 0.9), mp99 = pct(lat[1], n, 0.99);
     printf("1. call overhead (%zu sequential echo calls each, in %d alternating rounds)\n"
@@ -451,12 +477,26 @@ static void bench_overhead(Harness *h)
                pinned_relay_us > 0 ? pinned_mcpd_us / pinned_relay_us : 0.0);
         result("overheadPinnedCpu", "{\"mcpdUsPerCall\":%.3f,\"relayUsPerCall\":%.3f}",
                pinned_mcpd_us, pinned_relay_us);
+        if (pinned_base) {
+            printf("   baseline %s in that pass (a fourth path, same rounds): %.2f us per call; "
+                   "now/baseline %.3f\n",
+                   baseline, pinned_base_us, pinned_mcpd_us / pinned_base_us);
+            result("overheadPinnedBaselineCpu",
+                   "{\"baselineUsPerCall\":%.3f,\"mcpdOverBaseline\":%.3f}", pinned_base_us,
+                   pinned_mcpd_us / pinned_base_us);
+        }
+    }
+    if (pinned_base) {
+        free(paths[3].params);
+        h_stop(&hb);
+        h_teardown(&hb);
+        pinned_base = NULL;
     }
     for (size_t j = 0; j < k; j++) {
         free(paths[j].params);
         free(lat[j]);
     }
-    for (size_t j = 0; j < 3; j++)
+    for (size_t j = 0; j < 4; j++)
         free(pinned[j]);
 }
 
