@@ -53,6 +53,7 @@
 static const struct timeval no_delay = {0, 0};
 
 static void on_read_more(evutil_socket_t fd, short what, void *arg);
+static void on_flush(evutil_socket_t fd, short what, void *arg);
 
 static void on_reap(evutil_socket_t fd, short what, void *arg)
 {
@@ -82,6 +83,7 @@ void peer_registry_init(PeerRegistry *reg, struct event_base *base, size_t max_l
     reg->userdata = userdata;
     reg->ev_reap = evtimer_new(base, on_reap, reg);
     reg->ev_more = evtimer_new(base, on_read_more, reg);
+    reg->ev_flush = event_new(base, -1, 0, on_flush, reg);
 }
 
 void peer_registry_deinit(PeerRegistry *reg)
@@ -91,6 +93,7 @@ void peer_registry_deinit(PeerRegistry *reg)
     on_reap(-1, 0, reg);
     event_free(reg->ev_reap);
     event_free(reg->ev_more);
+    event_free(reg->ev_flush);
     outbuf_pool_deinit(&reg->out_pool);
     idmap_deinit(&reg->by_id);
 }
@@ -265,11 +268,16 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     char *line;
     size_t len;
 
-    (void)what;
+    /*
+     * Edge-triggered, the agent's end of input comes with no edge of its own when it came with
+     * the last data: once epoll says the agent shut down its side, read on to the EOF.
+     */
+    if (what & EV_CLOSED)
+        p->rdhup = true;
     for (int i = 0; i < PEER_READS_PER_WAKE && !p->dead; i++) {
         ssize_t n = framer_read_fd(&p->in, fd);
         /* A read that did not fill the buffer emptied the socket: no read just for EAGAIN. */
-        bool drained = n > 0 && p->in.len + 1 < p->in.cap;
+        bool drained = n > 0 && p->in.len + 1 < p->in.cap && !p->rdhup;
         if (n == -EAGAIN)
             break;
         if (n == 0 || (n < 0 && n != -EINTR)) {
@@ -359,6 +367,54 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
         event_add(p->ev_write, NULL);
 }
 
+/* Write p's output once the loop has handled everything that is ready now. */
+static void flush_later(Peer *p)
+{
+    PeerRegistry *reg = p->reg;
+
+    if (p->flush_queued)
+        return;
+    if (!reg->flush)
+        event_active(reg->ev_flush, EV_TIMEOUT, 1);
+    p->flush_queued = true;
+    p->flush_next = reg->flush;
+    reg->flush = p;
+}
+
+static void flush_forget(Peer *p)
+{
+    if (!p->flush_queued)
+        return;
+    for (Peer **q = &p->reg->flush; *q; q = &(*q)->flush_next)
+        if (*q == p) {
+            *q = p->flush_next;
+            break;
+        }
+    p->flush_queued = false;
+    p->flush_next = NULL;
+}
+
+/*
+ * The peers with output from this turn. Writing may close any peer (it is then dead, and freed
+ * only from the loop, after this) or queue output that starts a new list.
+ */
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+    PeerRegistry *reg = arg;
+    Peer *list = reg->flush;
+
+    (void)fd, (void)what;
+    reg->flush = NULL;
+    while (list) {
+        Peer *p = list;
+        list = p->flush_next;
+        p->flush_queued = false;
+        p->flush_next = NULL;
+        if (!p->dead)
+            on_writable(p->fd, EV_WRITE, p);
+    }
+}
+
 Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
 {
     Peer *p = xcalloc(1, sizeof(*p));
@@ -376,10 +432,11 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
      * Edge-triggered (both: libevent refuses a mix on one fd): a level-triggered fd that epoll
      * reported is polled again by the next epoll_wait, one more poll of every busy socket per
      * call. Reads go on until a short read (the socket is then empty), EOF or an error, or the
-     * wake-up's share is used up (then ev_more resumes it); a write event is added only after a
-     * short write, when the socket is full, so its edge comes when the agent reads.
+     * wake-up's share is used up (then ev_more resumes it); EV_CLOSED (EPOLLRDHUP) tells of an
+     * EOF that came with the last data, to be read past the short read; a write event is added
+     * only after a short write, when the socket is full, so its edge comes when the agent reads.
      */
-    p->ev_read = event_new(reg->base, fd, EV_READ | EV_PERSIST | EV_ET, on_readable, p);
+    p->ev_read = event_new(reg->base, fd, EV_READ | EV_CLOSED | EV_PERSIST | EV_ET, on_readable, p);
     p->ev_write = event_new(reg->base, fd, EV_WRITE | EV_ET, on_writable, p);
     p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
     event_add(p->ev_read, NULL);
@@ -458,7 +515,7 @@ void peer_send_unfiltered(Peer *p, const char *data, size_t n)
          * Written once the loop has handled everything that is ready now: the replies made in
          * one batch leave in one write, and the agent reads them in one wake-up.
          */
-        event_active(p->ev_write, EV_WRITE, 1);
+        flush_later(p);
 }
 
 void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg)
@@ -487,7 +544,7 @@ void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb 
         return;
     }
     if (queued == 0)
-        event_active(p->ev_write, EV_WRITE, 1);
+        flush_later(p);
 }
 
 void peer_close(Peer *p, const char *reason)
@@ -498,6 +555,7 @@ void peer_close(Peer *p, const char *reason)
         return;
     p->dead = true;
     clear_read_more(p);
+    flush_forget(p);
     if (reason)
         log_full(LOG_NOTICE, NULL, "peer", "dropping client %llu (pid %d%s%s): %s",
                  (unsigned long long)p->id, (int)p->pid, p->label ? ", " : "",

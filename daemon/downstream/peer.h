@@ -60,6 +60,9 @@ struct Peer {
     uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
     bool filtered;             /* what goes out passes the registry's filter (a 2026-07-28 agent) */
     bool read_more;            /* stopped reading at PEER_READS_PER_WAKE: resumed by ev_more */
+    bool flush_queued;         /* on the registry's flush list */
+    bool rdhup;                /* the agent shut down its sending side: read to the EOF */
+    Peer *flush_next;
     int64_t connected_wall_ms;
     Peer *next, *prev;
 };
@@ -90,6 +93,13 @@ struct PeerRegistry {
      */
     struct event *ev_more;
     size_t n_read_more;
+    /*
+     * Peers with output queued in this turn of the loop, written by one callback once the loop
+     * has handled everything ready now: the replies made in one batch leave in one write per
+     * peer, with one event activated per turn rather than one per peer.
+     */
+    Peer *flush;
+    struct event *ev_flush;
 };
 
 /** Set up an empty registry. */

@@ -353,6 +353,36 @@ static void test_more_than_one_wakeup(void)
     teardown(&reg, base, agent);
 }
 
+/*
+ * A last message and the agent's shutdown that arrive before the loop looks: one edge for both,
+ * and the read of the message is short. The message is still dispatched and the EOF still
+ * closes the peer.
+ */
+static void test_last_line_then_eof(void)
+{
+    PeerRegistry reg;
+    struct event_base *base;
+    int agent;
+    static const char line[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n";
+    struct timespec t0, t;
+
+    setup(&reg, &base, 1 << 20, &agent);
+    CHECK(write(agent, line, sizeof(line) - 1) == (ssize_t)(sizeof(line) - 1));
+    CHECK(shutdown(agent, SHUT_WR) == 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (n_gone == 0) {
+        event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > WAIT_MS)
+            break;
+        usleep(1000);
+    }
+    CHECK_INTEQ(n_dispatched, 1);
+    CHECK_INTEQ(n_gone, 1);
+    CHECK_INTEQ(reg.n, 0);
+    teardown(&reg, base, agent);
+}
+
 int main(void)
 {
     RUN(test_interleaved_order);
@@ -361,5 +391,6 @@ int main(void)
     RUN(test_queue_bound_ref_over);
     RUN(test_queue_bound_plain_over);
     RUN(test_more_than_one_wakeup);
+    RUN(test_last_line_then_eof);
     return test_main_result();
 }
