@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <event2/buffer.h>
@@ -48,6 +49,12 @@
  * of agents may connect.
  */
 
+/* A timer that fires on the loop's next turn, after the sockets ready then. */
+static const struct timeval no_delay = {0, 0};
+
+static void on_read_more(evutil_socket_t fd, short what, void *arg);
+static void on_flush(evutil_socket_t fd, short what, void *arg);
+
 static void on_reap(evutil_socket_t fd, short what, void *arg)
 {
     PeerRegistry *reg = arg;
@@ -75,6 +82,8 @@ void peer_registry_init(PeerRegistry *reg, struct event_base *base, size_t max_l
     reg->gone = gone;
     reg->userdata = userdata;
     reg->ev_reap = evtimer_new(base, on_reap, reg);
+    reg->ev_more = evtimer_new(base, on_read_more, reg);
+    reg->ev_flush = event_new(base, -1, 0, on_flush, reg);
 }
 
 void peer_registry_deinit(PeerRegistry *reg)
@@ -83,6 +92,8 @@ void peer_registry_deinit(PeerRegistry *reg)
         peer_close(reg->first, "daemon is shutting down");
     on_reap(-1, 0, reg);
     event_free(reg->ev_reap);
+    event_free(reg->ev_more);
+    event_free(reg->ev_flush);
     outbuf_pool_deinit(&reg->out_pool);
     idmap_deinit(&reg->by_id);
 }
@@ -117,7 +128,11 @@ static ssize_t write_queued(Peer *p)
     }
     if (n == 0)
         return 0;
-    w = writev(p->fd, v, n);
+    /* One piece (the usual reply burst) is a send: no iovec to import, no file layer. */
+    if (n == 1)
+        w = send(p->fd, v[0].iov_base, v[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    else
+        w = writev(p->fd, v, n);
     if (w < 0)
         return -errno;
     size_t from_plain = MIN((size_t)w, plain);
@@ -253,11 +268,16 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     char *line;
     size_t len;
 
-    (void)what;
+    /*
+     * Edge-triggered, the agent's end of input comes with no edge of its own when it came with
+     * the last data: once epoll says the agent shut down its side, read on to the EOF.
+     */
+    if (what & EV_CLOSED)
+        p->rdhup = true;
     for (int i = 0; i < PEER_READS_PER_WAKE && !p->dead; i++) {
         ssize_t n = framer_read_fd(&p->in, fd);
         /* A read that did not fill the buffer emptied the socket: no read just for EAGAIN. */
-        bool drained = n > 0 && p->in.len + 1 < p->in.cap;
+        bool drained = n > 0 && p->in.len + 1 < p->in.cap && !p->rdhup;
         if (n == -EAGAIN)
             break;
         if (n == 0 || (n < 0 && n != -EINTR)) {
@@ -279,11 +299,52 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
         }
         if (drained)
             break;
+        if (i + 1 == PEER_READS_PER_WAKE && !p->read_more) {
+            /* Edge-triggered: no new edge comes for what is already there. */
+            p->read_more = true;
+            if (p->reg->n_read_more++ == 0)
+                evtimer_add(p->reg->ev_more, &no_delay);
+        }
     }
     if (!p->dead) {
         track_partial(p, line_ended);
         framer_release_big(&p->in);
     }
+}
+
+static void clear_read_more(Peer *p)
+{
+    if (p->read_more) {
+        p->read_more = false;
+        p->reg->n_read_more--;
+    }
+}
+
+/*
+ * The peers that had more to read than one wake-up's share, read again now that everyone else
+ * has had a turn. They are taken by id, as any read may close any peer; one read again past
+ * its share is flagged anew and waits for the next turn.
+ */
+static void on_read_more(evutil_socket_t fd, short what, void *arg)
+{
+    PeerRegistry *reg = arg;
+    size_t n = 0;
+    uint64_t *ids = xcalloc(reg->n_read_more, sizeof(uint64_t));
+
+    (void)fd, (void)what;
+    for (Peer *p = reg->first; p && n < reg->n_read_more; p = p->next)
+        if (p->read_more)
+            ids[n++] = p->id;
+    for (size_t i = 0; i < n; i++) {
+        Peer *p = peer_get(reg, ids[i]);
+        if (p && p->read_more) {
+            clear_read_more(p);
+            on_readable(p->fd, EV_READ, p);
+        }
+    }
+    free(ids);
+    if (reg->n_read_more > 0)
+        evtimer_add(reg->ev_more, &no_delay);
 }
 
 static void on_writable(evutil_socket_t fd, short what, void *arg)
@@ -306,6 +367,54 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
         event_add(p->ev_write, NULL);
 }
 
+/* Write p's output once the loop has handled everything that is ready now. */
+static void flush_later(Peer *p)
+{
+    PeerRegistry *reg = p->reg;
+
+    if (p->flush_queued)
+        return;
+    if (!reg->flush)
+        event_active(reg->ev_flush, EV_TIMEOUT, 1);
+    p->flush_queued = true;
+    p->flush_next = reg->flush;
+    reg->flush = p;
+}
+
+static void flush_forget(Peer *p)
+{
+    if (!p->flush_queued)
+        return;
+    for (Peer **q = &p->reg->flush; *q; q = &(*q)->flush_next)
+        if (*q == p) {
+            *q = p->flush_next;
+            break;
+        }
+    p->flush_queued = false;
+    p->flush_next = NULL;
+}
+
+/*
+ * The peers with output from this turn. Writing may close any peer (it is then dead, and freed
+ * only from the loop, after this) or queue output that starts a new list.
+ */
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+    PeerRegistry *reg = arg;
+    Peer *list = reg->flush;
+
+    (void)fd, (void)what;
+    reg->flush = NULL;
+    while (list) {
+        Peer *p = list;
+        list = p->flush_next;
+        p->flush_queued = false;
+        p->flush_next = NULL;
+        if (!p->dead)
+            on_writable(p->fd, EV_WRITE, p);
+    }
+}
+
 Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
 {
     Peer *p = xcalloc(1, sizeof(*p));
@@ -319,8 +428,16 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
     framer_init(&p->in, reg->max_line);
     outbuf_init(&p->out_plain, &reg->out_pool);
     p->out = evbuffer_new();
-    p->ev_read = event_new(reg->base, fd, EV_READ | EV_PERSIST, on_readable, p);
-    p->ev_write = event_new(reg->base, fd, EV_WRITE, on_writable, p);
+    /*
+     * Edge-triggered (both: libevent refuses a mix on one fd): a level-triggered fd that epoll
+     * reported is polled again by the next epoll_wait, one more poll of every busy socket per
+     * call. Reads go on until a short read (the socket is then empty), EOF or an error, or the
+     * wake-up's share is used up (then ev_more resumes it); EV_CLOSED (EPOLLRDHUP) tells of an
+     * EOF that came with the last data, to be read past the short read; a write event is added
+     * only after a short write, when the socket is full, so its edge comes when the agent reads.
+     */
+    p->ev_read = event_new(reg->base, fd, EV_READ | EV_CLOSED | EV_PERSIST | EV_ET, on_readable, p);
+    p->ev_write = event_new(reg->base, fd, EV_WRITE | EV_ET, on_writable, p);
     p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
     event_add(p->ev_read, NULL);
     idmap_put(&reg->by_id, p->id, p);
@@ -398,7 +515,7 @@ void peer_send_unfiltered(Peer *p, const char *data, size_t n)
          * Written once the loop has handled everything that is ready now: the replies made in
          * one batch leave in one write, and the agent reads them in one wake-up.
          */
-        event_active(p->ev_write, EV_WRITE, 1);
+        flush_later(p);
 }
 
 void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg)
@@ -427,7 +544,7 @@ void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb 
         return;
     }
     if (queued == 0)
-        event_active(p->ev_write, EV_WRITE, 1);
+        flush_later(p);
 }
 
 void peer_close(Peer *p, const char *reason)
@@ -437,6 +554,8 @@ void peer_close(Peer *p, const char *reason)
     if (p->dead)
         return;
     p->dead = true;
+    clear_read_more(p);
+    flush_forget(p);
     if (reason)
         log_full(LOG_NOTICE, NULL, "peer", "dropping client %llu (pid %d%s%s): %s",
                  (unsigned long long)p->id, (int)p->pid, p->label ? ", " : "",

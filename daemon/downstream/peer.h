@@ -59,6 +59,10 @@ struct Peer {
     size_t partial_bytes;      /* bytes of the unfinished line held in in */
     uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
     bool filtered;             /* what goes out passes the registry's filter (a 2026-07-28 agent) */
+    bool read_more;            /* stopped reading at PEER_READS_PER_WAKE: resumed by ev_more */
+    bool flush_queued;         /* on the registry's flush list */
+    bool rdhup;                /* the agent shut down its sending side: read to the EOF */
+    Peer *flush_next;
     int64_t connected_wall_ms;
     Peer *next, *prev;
 };
@@ -82,6 +86,20 @@ struct PeerRegistry {
     OutBufPool out_pool; /* the drained out_plain buffers, shared: an idle peer holds none */
     Peer *reap;          /* dead peers waiting for the loop to free them */
     struct event *ev_reap;
+    /*
+     * Peers are read edge-triggered: one whose socket still held data when it had its share of
+     * reads gets no new readiness from epoll, so it is flagged (read_more) and read again from
+     * this zero timer, after the loop has polled everyone else.
+     */
+    struct event *ev_more;
+    size_t n_read_more;
+    /*
+     * Peers with output queued in this turn of the loop, written by one callback once the loop
+     * has handled everything ready now: the replies made in one batch leave in one write per
+     * peer, with one event activated per turn rather than one per peer.
+     */
+    Peer *flush;
+    struct event *ev_flush;
 };
 
 /** Set up an empty registry. */

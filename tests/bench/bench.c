@@ -353,6 +353,11 @@ static uint64_t cpu_ns(pid_t pid);
 
 /* CPU per call of mcpd and of the relay over the pinned pass, in microseconds. */
 static double pinned_mcpd_us, pinned_relay_us;
+/* With $MCPD_BASELINE: that build, a fourth path in the pinned pass, and its CPU per call. */
+static const Harness *pinned_base;
+static double pinned_base_us;
+
+static void start_baseline(Harness *hb, const char *baseline);
 
 static int overhead_pinned(Harness *h, Direct *d, Direct *r, Path *paths, uint64_t **lat, size_t n)
 {
@@ -370,12 +375,19 @@ static int overhead_pinned(Harness *h, Direct *d, Direct *r, Path *paths, uint64
     set_tree_cpus(h->pid, &one);
     set_tree_cpus(d->pid, &one);
     set_tree_cpus(r->pid, &one);
-    uint64_t m0 = cpu_ns(h->pid), r0 = cpu_ns(r->pid);
-    measure_rounds(paths, 3, lat, n);
+    if (pinned_base)
+        set_tree_cpus(pinned_base->pid, &one);
+    uint64_t m0 = cpu_ns(h->pid), r0 = cpu_ns(r->pid),
+             b0 = pinned_base ? cpu_ns(pinned_base->pid) : 0;
+    measure_rounds(paths, pinned_base ? 4 : 3, lat, n);
     /* The rounds include a warm-up pass: n / N_ROUNDS more calls on each path. */
     double calls = (double)n * (N_ROUNDS + 1) / N_ROUNDS;
     pinned_mcpd_us = (double)(cpu_ns(h->pid) - m0) / 1e3 / calls;
     pinned_relay_us = (double)(cpu_ns(r->pid) - r0) / 1e3 / calls;
+    if (pinned_base) {
+        pinned_base_us = (double)(cpu_ns(pinned_base->pid) - b0) / 1e3 / calls;
+        set_tree_cpus(pinned_base->pid, &all);
+    }
     sched_setaffinity(0, sizeof(all), &all);
     set_tree_cpus(h->pid, &all);
     return cpu;
@@ -387,7 +399,16 @@ static void bench_overhead(Harness *h)
     uint64_t *lat[3] = {xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t)),
                         xcalloc(n, sizeof(uint64_t))};
     const char *argv[] = {h_fake(), NULL}, *relay_argv[] = {relay_path, h_fake(), NULL};
-    Direct d, s, r;
+    const char *baseline = relay_path ? getenv("MCPD_BASELINE") : NULL;
+    Direct d, s, r, b;
+    Harness hb;
+
+    if (baseline && *baseline) {
+        start_baseline(&hb, baseline);
+        sock_as_direct(&b, sock_connect(hb.socket));
+        direct_init(&b);
+        pinned_base = &hb;
+    }
 
     direct_start(&d, argv);
     direct_init(&d);
@@ -397,18 +418,23 @@ static void bench_overhead(Harness *h)
         direct_start_socket(&r, relay_argv);
         direct_init(&r);
     }
-    Path paths[3] = {stream_path(&d, "echo"), stream_path(&s, "mcp_echo1_echo"),
-                     relay_path ? stream_path(&r, "echo") : (Path){0}};
+    Path paths[4] = {stream_path(&d, "echo"), stream_path(&s, "mcp_echo1_echo"),
+                     relay_path ? stream_path(&r, "echo") : (Path){0},
+                     pinned_base ? stream_path(&b, "mcp_echo1_echo") : (Path){0}};
     measure_rounds(paths, k, lat, n);
     double round_ratio = relay_path ? median_round_ratio(lat, n) : 0;
-    uint64_t *pinned[3] = {xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t)),
-                           xcalloc(n, sizeof(uint64_t))};
+    uint64_t *pinned[4] = {xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t)),
+                           xcalloc(n, sizeof(uint64_t)), xcalloc(n, sizeof(uint64_t))};
     int cpu = relay_path ? overhead_pinned(h, &d, &r, paths, pinned, n) : -1;
     direct_stop(&d);
     if (relay_path)
         direct_stop(&r);
     close(s.in);
     framer_deinit(&s.f);
+    if (pinned_base) {
+        close(b.in);
+        framer_deinit(&b.f);
+    }
     uint64_t dp50 = pct(lat[0], n, 0.5), dp90 = pct(lat[0], n, 0.9), dp99 = pct(lat[0], n, 0.99);
     uint64_t mp50 = pct(lat[1], n, 0.5), mp90 = pct(lat[1], n, 0.9), mp99 = pct(lat[1], n, 0.99);
     printf("1. call overhead (%zu sequential echo calls each, in %d alternating rounds)\n"
@@ -451,12 +477,26 @@ static void bench_overhead(Harness *h)
                pinned_relay_us > 0 ? pinned_mcpd_us / pinned_relay_us : 0.0);
         result("overheadPinnedCpu", "{\"mcpdUsPerCall\":%.3f,\"relayUsPerCall\":%.3f}",
                pinned_mcpd_us, pinned_relay_us);
+        if (pinned_base) {
+            printf("   baseline %s in that pass (a fourth path, same rounds): %.2f us per call; "
+                   "now/baseline %.3f\n",
+                   baseline, pinned_base_us, pinned_mcpd_us / pinned_base_us);
+            result("overheadPinnedBaselineCpu",
+                   "{\"baselineUsPerCall\":%.3f,\"mcpdOverBaseline\":%.3f}", pinned_base_us,
+                   pinned_mcpd_us / pinned_base_us);
+        }
+    }
+    if (pinned_base) {
+        free(paths[3].params);
+        h_stop(&hb);
+        h_teardown(&hb);
+        pinned_base = NULL;
     }
     for (size_t j = 0; j < k; j++) {
         free(paths[j].params);
         free(lat[j]);
     }
-    for (size_t j = 0; j < 3; j++)
+    for (size_t j = 0; j < 4; j++)
         free(pinned[j]);
 }
 
@@ -571,7 +611,8 @@ typedef struct CpuUse {
     double client_io, mcpd_io; /* read and write system calls */
 } CpuUse;
 
-/* read and write system calls so far (syscr + syscw of /proc/<pid>/io). */
+/* read and write system calls so far (syscr + syscw of /proc/<pid>/io: the file layer's
+ * count, which leaves out send and recv on a socket). */
 static double io_calls(pid_t pid)
 {
     char path[64], line[128];
@@ -736,7 +777,7 @@ static void print_load(const char *what, double rate, const CpuUse *u, bool mcpd
 {
     printf("   %-44s %8.0f calls/s\n"
            "      CPU us/call: clients %4.1f, servers %4.1f, mcpd %4.1f; machine %3.0f%% busy; "
-           "read+write calls per call: clients %.2f",
+           "read/write calls per call (/proc/PID/io: not send or recv): clients %.2f",
            what, rate, u->clients, u->servers, u->mcpd, u->busy * 100, u->client_io);
     if (mcpd)
         printf(", mcpd %.2f", u->mcpd_io);
@@ -1404,6 +1445,14 @@ static void bench_peer(void)
 
 /* ---- workload 8: 100 agents, one shared upstream ---- */
 
+/*
+ * Rounds of workload 8: each build runs n / AGENT_ROUNDS calls per agent per round, the builds
+ * in turn (this one, the baseline, then the baseline first in the next round), so that both
+ * see the same machine; five rounds give a median and a spread while a round still lasts long
+ * enough (20 000 calls) for the scheduler clock to be exact to well under 1%.
+ */
+#define AGENT_ROUNDS 5
+
 typedef struct Seq {
     Direct d;
     const char *tool;
@@ -1438,65 +1487,207 @@ static double run_seqs(Seq *q, size_t k, uint64_t *all)
     return (double)(k * q[0].n) / wall;
 }
 
+/* One mcpd build under workload 8: its agents and its figures per round. */
+typedef struct AgentSide {
+    const char *what;
+    pid_t pid;
+    Seq *via;
+    uint64_t *all; /* every call's latency, all rounds */
+    double cpu_us[AGENT_ROUNDS], rate[AGENT_ROUNDS];
+    double io, cs; /* read+write calls and context switches of mcpd, all rounds */
+} AgentSide;
+
+static void agent_side_init(AgentSide *s, const char *what, const Harness *h, size_t k, size_t n)
+{
+    *s = (AgentSide){.what = what,
+                     .pid = h->pid,
+                     .via = xcalloc(k, sizeof(Seq)),
+                     .all = xcalloc(k * n, sizeof(uint64_t))};
+    for (size_t i = 0; i < k; i++) {
+        sock_as_direct(&s->via[i].d, sock_connect(h->socket));
+        direct_init(&s->via[i].d);
+        s->via[i].tool = "mcp_echo1_echo";
+        s->via[i].n = n / AGENT_ROUNDS;
+        s->via[i].lat = xcalloc(n / AGENT_ROUNDS, sizeof(uint64_t));
+    }
+}
+
+static void agent_side_deinit(AgentSide *s, size_t k)
+{
+    for (size_t i = 0; i < k; i++) {
+        close(s->via[i].d.in);
+        framer_deinit(&s->via[i].d.f);
+        free(s->via[i].lat);
+    }
+    free(s->via);
+    free(s->all);
+}
+
+/* One round of one build: its agents' calls, with mcpd's CPU (user + system) per call. */
+static void agent_round(AgentSide *s, size_t k, size_t round)
+{
+    size_t per = s->via[0].n;
+    uint64_t ns0 = cpu_ns(s->pid);
+    double io0 = io_calls(s->pid), cs0 = ctx_switches(s->pid);
+
+    s->rate[round] = run_seqs(s->via, k, s->all + round * k * per);
+    s->cpu_us[round] = (double)(cpu_ns(s->pid) - ns0) / 1e3 / (double)(k * per);
+    s->io += io_calls(s->pid) - io0;
+    s->cs += ctx_switches(s->pid) - cs0;
+}
+
+typedef struct Spread {
+    double median, min, max;
+} Spread;
+
+static Spread spread_of(const double *v, size_t n)
+{
+    double *s = xcalloc(n, sizeof(double));
+
+    memcpy(s, v, n * sizeof(double));
+    qsort(s, n, sizeof(double), cmp_double);
+    Spread r = {n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2, s[0], s[n - 1]};
+    free(s);
+    return r;
+}
+
+/* The first line `BINARY --version` prints (to free), or "unknown". */
+static char *binary_version(const char *path)
+{
+    char line[256] = "unknown";
+    _cleanup_free_ char *cmd = xasprintf("'%s' --version 2>/dev/null", path);
+    FILE *f = strchr(path, '\'') ? NULL : popen(cmd, "r");
+
+    if (f) {
+        if (!fgets(line, sizeof(line), f))
+            snprintf(line, sizeof(line), "unknown");
+        pclose(f);
+    }
+    line[strcspn(line, "\n")] = '\0';
+    return xstrdup(line);
+}
+
+/* Start the baseline build ($MCPD_BASELINE) on a tree of its own, with the same servers. */
+static void start_baseline(Harness *hb, const char *baseline)
+{
+    _cleanup_free_ char *self = xstrdup(getenv("MCPD_BINARY"));
+    _cleanup_free_ char *cfg = echo_servers_config(4, "");
+
+    h_setup(hb, "bench-base");
+    h_write_config(hb, cfg);
+    setenv("MCPD_BINARY", baseline, 1);
+    h_start(hb, NULL);
+    setenv("MCPD_BINARY", self, 1);
+    mcpc_client *c = h_client(hb, "bench");
+    wait_all_connected(c, 4);
+    mcpc_free(c);
+}
+
+static void print_side(const AgentSide *s, size_t calls)
+{
+    Spread c = spread_of(s->cpu_us, AGENT_ROUNDS), r = spread_of(s->rate, AGENT_ROUNDS);
+
+    printf("   %-8s CPU per call %.2f us (min %.2f, max %.2f); %8.0f calls/s (min %.0f, max "
+           "%.0f); p50 %" PRIu64 " us, p99 %" PRIu64 " us\n",
+           s->what, c.median, c.min, c.max, r.median, r.min, r.max, pct(s->all, calls, 0.5),
+           pct(s->all, calls, 0.99));
+}
+
 static void bench_agents(Harness *h)
 {
     enum { K = 100 };
     size_t n = short_mode ? 50 : 1000;
-    const char *argv[] = {h_fake(), NULL};
-    Seq *direct = xcalloc(K, sizeof(Seq)), *via = xcalloc(K, sizeof(Seq));
-    uint64_t *all_d = xcalloc(K * n, sizeof(uint64_t)), *all_m = xcalloc(K * n, sizeof(uint64_t));
+    const char *argv[] = {h_fake(), NULL}, *baseline = getenv("MCPD_BASELINE");
+    Seq *direct = xcalloc(K, sizeof(Seq));
+    uint64_t *all_d = xcalloc(K * n, sizeof(uint64_t));
+    AgentSide me, base;
+    Harness hb;
 
+    if (baseline && !*baseline)
+        baseline = NULL;
+    if (baseline)
+        start_baseline(&hb, baseline);
     for (size_t i = 0; i < K; i++) {
         /* Baseline: every agent with a server of its own, as without mcpd. */
         direct_start(&direct[i].d, argv);
         direct_init(&direct[i].d);
         direct[i].tool = "echo";
-        sock_as_direct(&via[i].d, sock_connect(h->socket));
-        direct_init(&via[i].d);
-        via[i].tool = "mcp_echo1_echo";
-        direct[i].n = via[i].n = n;
+        direct[i].n = n;
         direct[i].lat = xcalloc(n, sizeof(uint64_t));
-        via[i].lat = xcalloc(n, sizeof(uint64_t));
     }
+    agent_side_init(&me, "mcpd", h, K, n);
+    if (baseline)
+        agent_side_init(&base, "baseline", &hb, K, n);
     double rd = run_seqs(direct, K, all_d);
-    uint64_t ns0 = cpu_ns(h->pid);
-    double io0 = io_calls(h->pid), cs0 = ctx_switches(h->pid);
-    double rm = run_seqs(via, K, all_m);
-    double io_per_call = (io_calls(h->pid) - io0) / (double)(K * n);
-    double cs_per_call = (ctx_switches(h->pid) - cs0) / (double)(K * n);
-    /* mcpd's own CPU (user + system) per call while the 100 agents call through it. */
-    double cpu_us = (double)(cpu_ns(h->pid) - ns0) / 1e3 / (double)(K * n);
+    for (size_t r = 0; r < AGENT_ROUNDS; r++) {
+        /* The builds in turn, the one that went second going first in the next round. */
+        bool base_first = baseline && r % 2 == 1;
+        if (base_first)
+            agent_round(&base, K, r);
+        agent_round(&me, K, r);
+        if (baseline && !base_first)
+            agent_round(&base, K, r);
+    }
+    size_t calls = K * (n / AGENT_ROUNDS) * AGENT_ROUNDS;
+    double io_per_call = me.io / (double)calls, cs_per_call = me.cs / (double)calls;
+    Spread cpu = spread_of(me.cpu_us, AGENT_ROUNDS), rate = spread_of(me.rate, AGENT_ROUNDS);
     uint64_t dp50 = pct(all_d, K * n, 0.5), dp99 = pct(all_d, K * n, 0.99);
-    uint64_t mp50 = pct(all_m, K * n, 0.5), mp99 = pct(all_m, K * n, 0.99);
-    printf("8. %d agents at once, sequential echo calls (%zu each)\n"
+    uint64_t mp50 = pct(me.all, calls, 0.5), mp99 = pct(me.all, calls, 0.99);
+    printf("8. %d agents at once, sequential echo calls (%zu each, mcpd's in %d rounds)\n"
            "   direct, a server per agent (%d servers) %8.0f calls/s  p50 %5" PRIu64
            " us  p99 %6" PRIu64 " us\n"
            "   mcpd, all on one upstream (1 server)    %8.0f calls/s  p50 %5" PRIu64
-           " us  p99 %6" PRIu64 " us   ratio %.2f\n",
-           K, n, K, rd, dp50, dp99, rm, mp50, mp99, rm / rd);
-    printf("   mcpd CPU per call at %d agents: %.2f us (user + system); read+write calls per call "
-           "%.2f; context switches per call %.2f\n",
-           K, cpu_us, io_per_call, cs_per_call);
+           " us  p99 %6" PRIu64 " us   ratio %.2f (median round)\n",
+           K, n, AGENT_ROUNDS, K, rd, dp50, dp99, rate.median, mp50, mp99, rate.median / rd);
+    printf("   mcpd CPU per call at %d agents: %.2f us (user + system; median of the rounds, min "
+           "%.2f, max %.2f); read/write calls per call %.2f (as /proc/PID/io counts: not send or "
+           "recv); context switches per call %.2f\n",
+           K, cpu.median, cpu.min, cpu.max, io_per_call, cs_per_call);
     result("agentsCpu",
-           "{\"agents\":%d,\"mcpdCpuUsPerCall\":%.3f,\"mcpdIoPerCall\":%.3f,"
-           "\"mcpdCtxSwitchesPerCall\":%.3f}",
-           K, cpu_us, io_per_call, cs_per_call);
+           "{\"agents\":%d,\"mcpdCpuUsPerCall\":%.3f,\"mcpdCpuUsMin\":%.3f,\"mcpdCpuUsMax\":%.3f,"
+           "\"mcpdIoPerCall\":%.3f,\"mcpdCtxSwitchesPerCall\":%.3f}",
+           K, cpu.median, cpu.min, cpu.max, io_per_call, cs_per_call);
     result("agents",
            "{\"agents\":%d,\"callsEach\":%zu,\"directPerSec\":%.0f,\"directP50Us\":%" PRIu64
            ",\"directP99Us\":%" PRIu64 ",\"mcpdPerSec\":%.0f,\"mcpdP50Us\":%" PRIu64
            ",\"mcpdP99Us\":%" PRIu64 ",\"ratio\":%.3f}",
-           K, n, rd, dp50, dp99, rm, mp50, mp99, rm / rd);
+           K, n, rd, dp50, dp99, rate.median, mp50, mp99, rate.median / rd);
+    if (baseline) {
+        _cleanup_free_ char *v_me = binary_version(getenv("MCPD_BINARY"));
+        _cleanup_free_ char *v_base = binary_version(baseline);
+        Spread bcpu = spread_of(base.cpu_us, AGENT_ROUNDS),
+               brate = spread_of(base.rate, AGENT_ROUNDS);
+        double cpu_ratio = cpu.median / bcpu.median, rate_ratio = rate.median / brate.median;
+        printf("   this build and the baseline in %d interleaved rounds of %zu calls each:\n"
+               "   mcpd     = %s (%s)\n   baseline = %s (%s)\n",
+               AGENT_ROUNDS, K * (n / AGENT_ROUNDS), getenv("MCPD_BINARY"), v_me, baseline, v_base);
+        print_side(&me, calls);
+        print_side(&base, calls);
+        printf("   now/baseline: CPU per call %.3f (%+.1f%%), calls/s %.3f\n", cpu_ratio,
+               (cpu_ratio - 1) * 100, rate_ratio);
+        StrBuf path = STRBUF_INIT, ver = STRBUF_INIT;
+        json_write_string(&path, baseline, strlen(baseline));
+        json_write_string(&ver, v_base, strlen(v_base));
+        result("agentsBaseline",
+               "{\"baseline\":%s,\"baselineVersion\":%s,\"rounds\":%d,"
+               "\"mcpdCpuUsPerCall\":%.3f,\"baselineCpuUsPerCall\":%.3f,\"baselineCpuUsMin\":%.3f,"
+               "\"baselineCpuUsMax\":%.3f,\"mcpdPerSec\":%.0f,\"baselinePerSec\":%.0f,"
+               "\"cpuRatio\":%.3f,\"rateRatio\":%.3f}",
+               strbuf_str(&path), strbuf_str(&ver), AGENT_ROUNDS, cpu.median, bcpu.median, bcpu.min,
+               bcpu.max, rate.median, brate.median, cpu_ratio, rate_ratio);
+        strbuf_deinit(&path);
+        strbuf_deinit(&ver);
+        agent_side_deinit(&base, K);
+        h_stop(&hb);
+        h_teardown(&hb);
+    }
     for (size_t i = 0; i < K; i++) {
         direct_stop(&direct[i].d);
-        close(via[i].d.in);
-        framer_deinit(&via[i].d.f);
         free(direct[i].lat);
-        free(via[i].lat);
     }
+    agent_side_deinit(&me, K);
     free(direct);
-    free(via);
     free(all_d);
-    free(all_m);
 }
 
 static const char *only;

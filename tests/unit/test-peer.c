@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,10 +27,12 @@ typedef struct Ref {
 } Ref;
 
 static int n_gone;
+static size_t n_dispatched;
 
 static void on_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
 {
     (void)p, (void)m, (void)userdata;
+    n_dispatched++;
 }
 
 static void on_gone(Peer *p, void *userdata)
@@ -74,6 +77,7 @@ static Peer *setup(PeerRegistry *reg, struct event_base **basep, size_t max_line
     peer_registry_init(reg, *basep, max_line, on_dispatch, on_gone, NULL);
     *agentp = sv[1];
     n_gone = 0;
+    n_dispatched = 0;
     return peer_new(reg, sv[0], getuid(), getpid());
 }
 
@@ -294,6 +298,91 @@ static void test_queue_bound_plain_over(void)
     queue_bound(false);
 }
 
+/*
+ * Reads are edge-triggered: a socket holding more than one wake-up's share of reads gets no new
+ * edge for the rest, which must still be read (from the registry's ev_more) with nothing more
+ * arriving, and every message dispatched.
+ */
+static void test_more_than_one_wakeup(void)
+{
+    PeerRegistry reg;
+    struct event_base *base;
+    int agent, sndbuf = 4 << 20;
+    Peer *p = setup(&reg, &base, 1 << 20, &agent);
+    static const char line[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n";
+    size_t sent = 0, lines = 0;
+    struct timespec t0, t;
+
+    /*
+     * Room for more than four reads (each at most 2 x FRAMER_READ_CHUNK with lines this short):
+     * SO_SNDBUFFORCE (root) passes wmem_max, which caps SO_SNDBUF near 400 KiB.
+     */
+    if (setsockopt(agent, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
+        (void)setsockopt(agent, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+    for (;;) {
+        char block[4096];
+        size_t k = sizeof(block) / (sizeof(line) - 1);
+        for (size_t i = 0; i < k; i++)
+            memcpy(block + i * (sizeof(line) - 1), line, sizeof(line) - 1);
+        ssize_t w = write(agent, block, k * (sizeof(line) - 1));
+        if (w < (ssize_t)(k * (sizeof(line) - 1))) {
+            CHECK(w < 0 && errno == EAGAIN); /* whole blocks only: unix sockets take them so */
+            break;
+        }
+        sent += (size_t)w;
+        lines += k;
+    }
+    /* One turn of the loop: the socket's edge, the share of reads. */
+    event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+    CHECK(n_dispatched > 0 && n_dispatched < lines);
+    if (sent > 8 * FRAMER_READ_CHUNK)
+        CHECK(p->read_more); /* the socket still held data after the share of reads */
+    else
+        fprintf(stderr, "test-peer: the socket took only %zu bytes; ev_more not exercised\n", sent);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (n_dispatched < lines) {
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > WAIT_MS)
+            break;
+    }
+    CHECK_INTEQ(n_dispatched, lines);
+    CHECK(!p->read_more);
+    CHECK_INTEQ(reg.n_read_more, 0);
+    CHECK_INTEQ(n_gone, 0);
+    teardown(&reg, base, agent);
+}
+
+/*
+ * A last message and the agent's shutdown that arrive before the loop looks: one edge for both,
+ * and the read of the message is short. The message is still dispatched and the EOF still
+ * closes the peer.
+ */
+static void test_last_line_then_eof(void)
+{
+    PeerRegistry reg;
+    struct event_base *base;
+    int agent;
+    static const char line[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n";
+    struct timespec t0, t;
+
+    setup(&reg, &base, 1 << 20, &agent);
+    CHECK(write(agent, line, sizeof(line) - 1) == (ssize_t)(sizeof(line) - 1));
+    CHECK(shutdown(agent, SHUT_WR) == 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (n_gone == 0) {
+        event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > WAIT_MS)
+            break;
+        usleep(1000);
+    }
+    CHECK_INTEQ(n_dispatched, 1);
+    CHECK_INTEQ(n_gone, 1);
+    CHECK_INTEQ(reg.n, 0);
+    teardown(&reg, base, agent);
+}
+
 int main(void)
 {
     RUN(test_interleaved_order);
@@ -301,5 +390,7 @@ int main(void)
     RUN(test_buffer_reused);
     RUN(test_queue_bound_ref_over);
     RUN(test_queue_bound_plain_over);
+    RUN(test_more_than_one_wakeup);
+    RUN(test_last_line_then_eof);
     return test_main_result();
 }
