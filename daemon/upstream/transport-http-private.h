@@ -62,6 +62,7 @@ typedef struct Xfer {
     unsigned redirects, resumes;
     long status;
     bool headers_done, sse, got_event;
+    bool too_big; /* a 2xx body or SSE event passed the message bound: the transfer was stopped */
     char *hdr_session;
     StrBuf www_auth;
     StrBuf resp;

@@ -342,6 +342,18 @@ void ht_auth_needed(HttpTransport *t, Xfer *x)
                      w ? " (WWW-Authenticate: " : "", w ? w : "", w ? ")" : "");
 }
 
+/* A 2xx answer past the message bound (ht_on_write stopped it): its request fails, naming why. */
+static void too_big_error(Xfer *x)
+{
+    ht_synth_error(x->t, x->req_id,
+                   "the %s from %s is larger than %zu bytes, mcpd's bound on one message: it was "
+                   "dropped (ask for less, for example a smaller page or range, or report it to "
+                   "the server's maintainers)",
+                   x->sse ? "SSE event answering the request" : "HTTP response body",
+                   x->t->shown_url,
+                   x->sse ? x->parser.max_event : (size_t)JSONRPC_MAX_LINE_DEFAULT);
+}
+
 static void post_done(Xfer *x, CURLcode res)
 {
     HttpTransport *t = x->t;
@@ -413,6 +425,8 @@ static void post_done(Xfer *x, CURLcode res)
         ht_synth_error(t, x->req_id, "%s", e);
         return;
     }
+    if (x->too_big)
+        return too_big_error(x);
     if (res != CURLE_OK) {
         why = xasprintf("%s", x->timed_out ? "timed out" : curl_easy_strerror(res));
         if ((x->sse || x->modern) && !x->timed_out)
@@ -471,6 +485,8 @@ static void resume_done(Xfer *x, CURLcode res)
 
     if (!idmap_get(&t->outstanding, x->req_id))
         return;
+    if (x->too_big)
+        return too_big_error(x);
     if (x->headers_done && x->status / 100 != 2) {
         ht_synth_error(t, x->req_id, "the response stream dropped and resuming it failed: HTTP %ld",
                        x->status);

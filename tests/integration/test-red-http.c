@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// test-red-http: an HTTP upstream whose answer is larger than mcpd's bound on one message.
+
+/*
+ * Found by attacking the daemon (task h-red): a 17 MiB JSON body came back as curl's "Failed
+ * writing received data to disk/application", and a 17 MiB SSE event (or an endless one) was
+ * dropped without a word while the call waited for its whole callTimeout. Both must fail the
+ * call at once, with an error naming the server's URL and the bound, and mcpd keeps serving.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "tests/integration/bg.h"
+#include "tests/integration/harness.h"
+
+#define CONTROL "mcp_steady_echo"
+/*
+ * Far longer than the answer takes on a loaded ASan box, so the error seen is the size one.
+ * Without the fix the SSE call would wait for all of it and then report a timeout.
+ */
+#define CALL_TIMEOUT_MS 120000
+
+/* The call's text: an MCP error naming the bound and the server's URL, not a timeout. */
+static void check_too_big(mcpc_client *c, const char *tool, const char *what, int port)
+{
+    int is_error = 0;
+    _cleanup_free_ char *t = h_call_text(c, tool, "{\"text\":\"x\"}", &is_error);
+    _cleanup_free_ char *url = xasprintf("127.0.0.1:%d", port);
+
+    CHECK_MSG(is_error, "%s: not an error: %.200s", tool, t ? t : "(null)");
+    CHECK_MSG(t && strstr(t, what) && strstr(t, "larger than 16777216 bytes") && strstr(t, url),
+              "%s: error does not name the %s, bound and server: %.300s", tool, what,
+              t ? t : "(null)");
+    CHECK_MSG(t && !strstr(t, "timed out"), "%s: waited for the timeout: %.300s", tool, t);
+}
+
+int main(void)
+{
+    Harness h;
+    char port_file[400], out[400];
+    _cleanup_free_ char *cfg = NULL;
+    pid_t srv;
+    int port;
+    mcpc_client *c;
+
+    h_setup(&h, "red-http");
+    snprintf(port_file, sizeof(port_file), "%s/big.port", h.dir);
+    snprintf(out, sizeof(out), "%s/big.out", h.dir);
+    char *argv[] = {getenv("HTTP_SERVER"), "--port-file", port_file, "--huge-answers", NULL};
+    /* Not tagged as mcpd's: the health checks count tagged processes mcpd did not start. */
+    srv = bg_spawn(argv, "MCPD_TEST_TAG=", out);
+    port = bg_wait_port_file(port_file, H_WAIT_MS);
+    CHECK(port > 0);
+    cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"},"
+                    " \"big\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
+                    " \"callTimeout\": %d}}}",
+                    h_fake(), port, CALL_TIMEOUT_MS);
+    h_write_config(&h, cfg);
+    h_start(&h, NULL);
+    c = h_client(&h, "red-http");
+    h_settle(&h, c, "steady", "big", NULL);
+
+    check_too_big(c, "mcp_big_echo", "HTTP response body", port);
+    h_check_healthy(&h, "HTTP answer body past the bound", CONTROL);
+    check_too_big(c, "mcp_big_sse_echo", "SSE event", port);
+    h_check_healthy(&h, "SSE answer event past the bound", CONTROL);
+    /* The server itself is still usable: the transport was not torn down for it. */
+    check_too_big(c, "mcp_big_echo", "HTTP response body", port);
+
+    mcpc_free(c);
+    CHECK(h_stop(&h) == 0);
+    bg_stop(srv);
+    h_teardown(&h);
+    return h_finish("test-red-http");
+}
