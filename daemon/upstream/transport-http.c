@@ -283,6 +283,14 @@ static void schedule_get(HttpTransport *t, Xfer *x)
 /* ---- completion ---- */
 
 /* A short text for an HTTP error: the JSON-RPC error message in the body, or its start. */
+/* Whether a Location may be followed: http and https only, as the transfers themselves. */
+static bool redirect_scheme_ok(const char *loc)
+{
+    if (!strstr(loc, "://"))
+        return true; /* relative: curl resolves it against the request's URL */
+    return strncasecmp(loc, "http://", 7) == 0 || strncasecmp(loc, "https://", 8) == 0;
+}
+
 char *ht_error_text(Xfer *x)
 {
     _cleanup_json_ yajl_val v = x->resp.len ? json_parse(strbuf_str(&x->resp), NULL) : NULL;
@@ -290,6 +298,23 @@ char *ht_error_text(Xfer *x)
     StrBuf sb = STRBUF_INIT;
 
     strbuf_printf(&sb, "HTTP %ld", x->status);
+    if (x->status / 100 == 3 && x->status != 304) {
+        char *loc = NULL;
+        curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
+        if (!loc)
+            strbuf_puts(&sb, ": a redirect without a Location header");
+        else if (!redirect_scheme_ok(loc))
+            strbuf_printf(&sb,
+                          ": a redirect to a %.*s URL, refused (only http and https are "
+                          "followed)",
+                          (int)MIN(strcspn(loc, ":"), (size_t)16), loc);
+        else if (x->redirects >= REDIRECT_MAX)
+            strbuf_printf(&sb,
+                          ": more than %d redirects in a row (a redirect loop?); give "
+                          "the final URL in the config",
+                          REDIRECT_MAX);
+        return strbuf_detach(&sb, NULL);
+    }
     if (m)
         strbuf_printf(&sb, ": %.300s", m);
     else if (x->resp.len && !memchr(x->resp.data, '<', MIN(x->resp.len, 64)))
@@ -305,8 +330,8 @@ static bool follow_redirect(Xfer *x)
     if (x->status / 100 != 3 || x->status == 304 || x->kind == XFER_DELETE)
         return false;
     curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
-    if (!loc || x->redirects >= REDIRECT_MAX)
-        return false;
+    if (!loc || x->redirects >= REDIRECT_MAX || !redirect_scheme_ok(loc))
+        return false; /* ht_error_text() says which */
     x->redirects++;
     free(x->url);
     x->url = xstrdup(loc);

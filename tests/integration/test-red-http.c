@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red-http: an HTTP upstream whose answer is larger than mcpd's bound on one message.
+// test-red-http: HTTP upstreams that answer past mcpd's message bound, or redirect badly.
 
 /*
  * Found by attacking the daemon (task h-red): a 17 MiB JSON body came back as curl's "Failed
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/util.h"
 #include "tests/integration/bg.h"
 #include "tests/integration/harness.h"
@@ -36,13 +37,37 @@ static void check_too_big(mcpc_client *c, const char *tool, const char *what, in
     CHECK_MSG(t && !strstr(t, "timed out"), "%s: waited for the timeout: %.300s", tool, t);
 }
 
+/* Server name's lastError in status holds want. */
+static void check_last_error(mcpc_client *c, const char *name, const char *want)
+{
+    CHECK_MSG(h_wait_state(c, name, "failed", H_WAIT_MS), "%s never failed", name);
+    yajl_val st = h_status(c), s = h_server(st, name);
+    const char *e = json_get_string(s, "lastError");
+    CHECK_MSG(e && strstr(e, want), "%s: lastError %s lacks \"%s\"", name, e ? e : "(none)", want);
+    json_free(st);
+}
+
+/* A server that redirects every POST: to a file:// URL, or to itself (a loop). */
+static pid_t start_redirector(Harness *h, const char *name, const char *to, int *portp)
+{
+    _cleanup_free_ char *port_file = xasprintf("%s/%s.port", h->dir, name);
+    _cleanup_free_ char *out = xasprintf("%s/%s.out", h->dir, name);
+    char *argv[] = {getenv("HTTP_SERVER"), "--port-file", port_file,
+                    "--redirect-to",       (char *)to,    NULL};
+    pid_t pid = bg_spawn(argv, "MCPD_TEST_TAG=", out);
+
+    *portp = bg_wait_port_file(port_file, H_WAIT_MS);
+    CHECK(*portp > 0);
+    return pid;
+}
+
 int main(void)
 {
     Harness h;
     char port_file[400], out[400];
     _cleanup_free_ char *cfg = NULL;
     pid_t srv;
-    int port;
+    int port, file_port, loop_port;
     mcpc_client *c;
 
     h_setup(&h, "red-http");
@@ -53,10 +78,16 @@ int main(void)
     srv = bg_spawn(argv, "MCPD_TEST_TAG=", out);
     port = bg_wait_port_file(port_file, H_WAIT_MS);
     CHECK(port > 0);
+    pid_t file_srv = start_redirector(&h, "file", "file:///etc/passwd", &file_port);
+    pid_t loop_srv = start_redirector(&h, "loop", "/mcp", &loop_port);
     cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"},"
                     " \"big\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
-                    " \"callTimeout\": %d}}}",
-                    h_fake(), port, CALL_TIMEOUT_MS);
+                    " \"callTimeout\": %d},"
+                    " \"file\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
+                    " \"reconnect\": false},"
+                    " \"loop\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
+                    " \"reconnect\": false}}}",
+                    h_fake(), port, CALL_TIMEOUT_MS, file_port, loop_port);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     c = h_client(&h, "red-http");
@@ -69,9 +100,16 @@ int main(void)
     /* The server itself is still usable: the transport was not torn down for it. */
     check_too_big(c, "mcp_big_echo", "HTTP response body", port);
 
+    /* Redirects: curl's "Unsupported protocol" and a bare "HTTP 307" said neither what nor why. */
+    check_last_error(c, "file", "a redirect to a file URL, refused");
+    check_last_error(c, "loop", "more than 5 redirects");
+    h_check_healthy(&h, "redirects to file:// and in a loop", CONTROL);
+
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     bg_stop(srv);
+    bg_stop(file_srv);
+    bg_stop(loop_srv);
     h_teardown(&h);
     return h_finish("test-red-http");
 }
