@@ -234,9 +234,12 @@ size_t ht_on_header(char *data, size_t size, size_t nitems, void *userdata)
         x->hdr_session = ht_header_value(data, n, strlen("mcp-session-id"));
     } else if (ht_header_name_is(data, n, "www-authenticate")) {
         char *v = ht_header_value(data, n, strlen("www-authenticate"));
-        if (x->www_auth.len)
-            strbuf_puts(&x->www_auth, ", ");
-        strbuf_puts(&x->www_auth, v);
+        /* Whole challenges only, up to the bound: a cut one would parse as another. */
+        if (x->www_auth.len + 2 + strlen(v) <= WWW_AUTH_MAX) {
+            if (x->www_auth.len)
+                strbuf_puts(&x->www_auth, ", ");
+            strbuf_puts(&x->www_auth, v);
+        }
         free(v);
     }
     return n;

@@ -363,8 +363,9 @@ void ht_auth_needed(HttpTransport *t, Xfer *x)
     if (t->reported)
         return;
     ht_upcall(t, UP_AUTH, w ? w : "", w ? strlen(w) : 0);
-    ht_report_closed(t, "HTTP 401 Unauthorized: the server needs authorization%s%s%s",
-                     w ? " (WWW-Authenticate: " : "", w ? w : "", w ? ")" : "");
+    ht_report_closed(t, "HTTP 401 Unauthorized: the server needs authorization%s%.*s%s%s",
+                     w ? " (WWW-Authenticate: " : "", WWW_AUTH_SHOWN, w ? w : "",
+                     w && strlen(w) > WWW_AUTH_SHOWN ? " ..." : "", w ? ")" : "");
 }
 
 /* A 2xx answer past the message bound (ht_on_write stopped it): its request fails, naming why. */

@@ -50,6 +50,7 @@ static struct {
     bool legacy;          /* the 2024-11-05 HTTP+SSE transport instead: GET /sse, POST /message */
     const char *endpoint; /* legacy: what the endpoint event names (default: this origin) */
     bool huge_answers;    /* echo and sse_echo answer with more than mcpd's 16 MiB bound */
+    long auth_flood;      /* with --token: this many junk WWW-Authenticate headers follow */
 } opt;
 
 /* Legacy: the open GET streams by their sessionId, and the one a POST answers on. */
@@ -367,6 +368,11 @@ static bool check_auth(struct evhttp_request *req)
              "oauth-protected-resource\", scope=\"mcp:tools\"",
              opt.port);
     evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", challenge);
+    for (long i = 0; i < opt.auth_flood; i++) {
+        char junk[256];
+        snprintf(junk, sizeof(junk), "Junk%ld realm=\"%0200ld\"", i, i);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", junk);
+    }
     reply(req, 401, "text/plain", "unauthorized");
     return false;
 }
@@ -528,7 +534,7 @@ static void usage(void)
     fprintf(stderr, "usage: http-server [--port N] [--port-file F] [--log F] [--token T]\n"
                     "                   [--expire-after N] [--redirect-to URL]\n"
                     "                   [--get-stream] [--legacy [--endpoint URL]]\n"
-                    "                   [--huge-answers]\n");
+                    "                   [--huge-answers] [--auth-flood N]\n");
     exit(2);
 }
 
@@ -545,6 +551,7 @@ int main(int argc, char **argv)
         {"get-stream", no_argument, NULL, 'G'},
         {"endpoint", required_argument, NULL, 'E'},
         {"huge-answers", no_argument, NULL, 'H'},
+        {"auth-flood", required_argument, NULL, 'A'},
         {NULL, 0, NULL, 0},
     };
     struct evhttp *http;
@@ -583,6 +590,9 @@ int main(int argc, char **argv)
             break;
         case 'H':
             opt.huge_answers = true;
+            break;
+        case 'A':
+            opt.auth_flood = atol(optarg);
             break;
         default:
             usage();

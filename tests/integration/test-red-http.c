@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red-http: HTTP upstreams that answer past mcpd's message bound, or redirect badly.
+// test-red-http: HTTP upstreams that answer past the message bound, redirect badly, flood 401s.
 
 /*
  * Found by attacking the daemon (task h-red): a 17 MiB JSON body came back as curl's "Failed
@@ -47,6 +47,30 @@ static void check_last_error(mcpc_client *c, const char *name, const char *want)
     json_free(st);
 }
 
+/* Challenges the auth-flood server adds to its real one: 500 x ~220 bytes, 110 KB of headers. */
+#define AUTH_FLOOD "500"
+/* An error naming a challenge is read by people: a few hundred bytes of it, not the flood. */
+#define ERROR_SHOWN_MAX 2048
+
+/* A 401 with a flood of WWW-Authenticate headers: the error quotes the real one, bounded. */
+static void check_auth_flood(mcpc_client *c)
+{
+    const char *e = NULL;
+    yajl_val st = NULL;
+
+    for (uint64_t end = now_ms() + H_WAIT_MS; now_ms() < end; h_sleep_ms(100)) {
+        json_free(st);
+        st = h_status(c);
+        e = json_get_string(h_server(st, "flood"), "lastError");
+        if (e && strstr(e, "401"))
+            break;
+    }
+    CHECK_MSG(e && strstr(e, "401") && strstr(e, "resource_metadata"), "flood: lastError %.300s",
+              e ? e : "(none)");
+    CHECK_MSG(e && strlen(e) < ERROR_SHOWN_MAX, "flood: lastError is %zu bytes", e ? strlen(e) : 0);
+    json_free(st);
+}
+
 /* A server that redirects every POST: to a file:// URL, or to itself (a loop). */
 static pid_t start_redirector(Harness *h, const char *name, const char *to, int *portp)
 {
@@ -80,14 +104,23 @@ int main(void)
     CHECK(port > 0);
     pid_t file_srv = start_redirector(&h, "file", "file:///etc/passwd", &file_port);
     pid_t loop_srv = start_redirector(&h, "loop", "/mcp", &loop_port);
+    _cleanup_free_ char *flood_pf = xasprintf("%s/flood.port", h.dir);
+    _cleanup_free_ char *flood_out = xasprintf("%s/flood.out", h.dir);
+    char *flood_argv[] = {getenv("HTTP_SERVER"), "--port-file", flood_pf, "--token", "t0k",
+                          "--auth-flood",        AUTH_FLOOD,    NULL};
+    pid_t flood_srv = bg_spawn(flood_argv, "MCPD_TEST_TAG=", flood_out);
+    int flood_port = bg_wait_port_file(flood_pf, H_WAIT_MS);
+    CHECK(flood_port > 0);
     cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"},"
                     " \"big\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
                     " \"callTimeout\": %d},"
                     " \"file\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
                     " \"reconnect\": false},"
                     " \"loop\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
+                    " \"reconnect\": false},"
+                    " \"flood\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
                     " \"reconnect\": false}}}",
-                    h_fake(), port, CALL_TIMEOUT_MS, file_port, loop_port);
+                    h_fake(), port, CALL_TIMEOUT_MS, file_port, loop_port, flood_port);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     c = h_client(&h, "red-http");
@@ -104,12 +137,15 @@ int main(void)
     check_last_error(c, "file", "a redirect to a file URL, refused");
     check_last_error(c, "loop", "more than 5 redirects");
     h_check_healthy(&h, "redirects to file:// and in a loop", CONTROL);
+    check_auth_flood(c);
+    h_check_healthy(&h, "a 401 with a flood of WWW-Authenticate headers", CONTROL);
 
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     bg_stop(srv);
     bg_stop(file_srv);
     bg_stop(loop_srv);
+    bg_stop(flood_srv);
     h_teardown(&h);
     return h_finish("test-red-http");
 }
