@@ -470,9 +470,15 @@ static void post_done(Xfer *x, CURLcode res)
         /* Only a request's body is an answer; some servers put {} on notifications too. */
         ht_take_messages(t, strbuf_str(&x->resp), x->resp.len);
     }
-    if (x->req_id && !x->sse && idmap_get(&t->outstanding, x->req_id) && x->status != 202)
-        ht_synth_error(t, x->req_id, "HTTP %ld without a JSON-RPC response to the request",
-                       x->status);
+    if (x->req_id && !x->sse && idmap_get(&t->outstanding, x->req_id) && x->status != 202) {
+        char *ct = NULL;
+        curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+        /* A web page here usually means the URL is the site, not its MCP endpoint. */
+        ht_synth_error(t, x->req_id,
+                       "HTTP %ld (Content-Type: %.100s) without a JSON-RPC response to the "
+                       "request: is %s the server's MCP endpoint?",
+                       x->status, ct ? ct : "none", t->shown_url);
+    }
     if (x->is_initialized_note) {
         t->get_wanted = true;
         event_active(t->ev_get, EV_TIMEOUT, 0);

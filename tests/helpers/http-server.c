@@ -51,6 +51,7 @@ static struct {
     const char *endpoint; /* legacy: what the endpoint event names (default: this origin) */
     bool huge_answers;    /* echo and sse_echo answer with more than mcpd's 16 MiB bound */
     long auth_flood;      /* with --token: this many junk WWW-Authenticate headers follow */
+    bool html_answers;    /* echo answers 200 with a web page, as a site's front page would */
 } opt;
 
 /* Legacy: the open GET streams by their sessionId, and the one a POST answers on. */
@@ -267,6 +268,8 @@ static void call_tool(struct evhttp_request *req, const char *idt, yajl_val para
         name = "";
     if (opt.huge_answers && (!strcmp(name, "echo") || !strcmp(name, "sse_echo")))
         return huge_answer(req, idt, !strcmp(name, "sse_echo"));
+    if (opt.html_answers && !strcmp(name, "echo"))
+        return reply(req, 200, "text/html; charset=utf-8", "<html><body>Welcome</body></html>");
     if (!strcmp(name, "echo") || !strcmp(name, "sse_echo")) {
         text_result(body, sizeof(body), idt, YAJL_IS_STRING(text) ? text->u.string : "");
         if (!strcmp(name, "echo"))
@@ -534,7 +537,8 @@ static void usage(void)
     fprintf(stderr, "usage: http-server [--port N] [--port-file F] [--log F] [--token T]\n"
                     "                   [--expire-after N] [--redirect-to URL]\n"
                     "                   [--get-stream] [--legacy [--endpoint URL]]\n"
-                    "                   [--huge-answers] [--auth-flood N]\n");
+                    "                   [--huge-answers] [--auth-flood N]\n"
+                    "                   [--html-answers]\n");
     exit(2);
 }
 
@@ -552,6 +556,7 @@ int main(int argc, char **argv)
         {"endpoint", required_argument, NULL, 'E'},
         {"huge-answers", no_argument, NULL, 'H'},
         {"auth-flood", required_argument, NULL, 'A'},
+        {"html-answers", no_argument, NULL, 'W'},
         {NULL, 0, NULL, 0},
     };
     struct evhttp *http;
@@ -593,6 +598,9 @@ int main(int argc, char **argv)
             break;
         case 'A':
             opt.auth_flood = atol(optarg);
+            break;
+        case 'W':
+            opt.html_answers = true;
             break;
         default:
             usage();

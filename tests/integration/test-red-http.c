@@ -71,13 +71,21 @@ static void check_auth_flood(mcpc_client *c)
     json_free(st);
 }
 
-/* A server that redirects every POST: to a file:// URL, or to itself (a loop). */
-static pid_t start_redirector(Harness *h, const char *name, const char *to, int *portp)
+/* The test HTTP server with up to four flags (NULL ends them), on an ephemeral port. */
+static pid_t start_srv(Harness *h, const char *name, int *portp, const char *a, const char *b,
+                       const char *c, const char *d)
 {
     _cleanup_free_ char *port_file = xasprintf("%s/%s.port", h->dir, name);
     _cleanup_free_ char *out = xasprintf("%s/%s.out", h->dir, name);
-    char *argv[] = {getenv("HTTP_SERVER"), "--port-file", port_file,
-                    "--redirect-to",       (char *)to,    NULL};
+    char *argv[] = {getenv("HTTP_SERVER"),
+                    "--port-file",
+                    port_file,
+                    (char *)a,
+                    (char *)b,
+                    (char *)c,
+                    (char *)d,
+                    NULL};
+    /* Not tagged as mcpd's: the health checks count tagged processes mcpd did not start. */
     pid_t pid = bg_spawn(argv, "MCPD_TEST_TAG=", out);
 
     *portp = bg_wait_port_file(port_file, H_WAIT_MS);
@@ -85,32 +93,33 @@ static pid_t start_redirector(Harness *h, const char *name, const char *to, int 
     return pid;
 }
 
+/* A web page where the MCP endpoint should be: the error says what came and asks about the URL. */
+static void check_html(mcpc_client *c)
+{
+    int is_error = 0;
+    _cleanup_free_ char *t = h_call_text(c, "mcp_web_echo", "{\"text\":\"x\"}", &is_error);
+
+    CHECK_MSG(is_error && t && strstr(t, "Content-Type: text/html") &&
+                  strstr(t, "the server's MCP endpoint?"),
+              "web: %.300s", t ? t : "(null)");
+}
+
 int main(void)
 {
     Harness h;
-    char port_file[400], out[400];
     _cleanup_free_ char *cfg = NULL;
     pid_t srv;
-    int port, file_port, loop_port;
+    int port, file_port, loop_port, flood_port, web_port;
     mcpc_client *c;
 
     h_setup(&h, "red-http");
-    snprintf(port_file, sizeof(port_file), "%s/big.port", h.dir);
-    snprintf(out, sizeof(out), "%s/big.out", h.dir);
-    char *argv[] = {getenv("HTTP_SERVER"), "--port-file", port_file, "--huge-answers", NULL};
-    /* Not tagged as mcpd's: the health checks count tagged processes mcpd did not start. */
-    srv = bg_spawn(argv, "MCPD_TEST_TAG=", out);
-    port = bg_wait_port_file(port_file, H_WAIT_MS);
-    CHECK(port > 0);
-    pid_t file_srv = start_redirector(&h, "file", "file:///etc/passwd", &file_port);
-    pid_t loop_srv = start_redirector(&h, "loop", "/mcp", &loop_port);
-    _cleanup_free_ char *flood_pf = xasprintf("%s/flood.port", h.dir);
-    _cleanup_free_ char *flood_out = xasprintf("%s/flood.out", h.dir);
-    char *flood_argv[] = {getenv("HTTP_SERVER"), "--port-file", flood_pf, "--token", "t0k",
-                          "--auth-flood",        AUTH_FLOOD,    NULL};
-    pid_t flood_srv = bg_spawn(flood_argv, "MCPD_TEST_TAG=", flood_out);
-    int flood_port = bg_wait_port_file(flood_pf, H_WAIT_MS);
-    CHECK(flood_port > 0);
+    srv = start_srv(&h, "big", &port, "--huge-answers", NULL, NULL, NULL);
+    pid_t file_srv =
+        start_srv(&h, "file", &file_port, "--redirect-to", "file:///etc/passwd", NULL, NULL);
+    pid_t loop_srv = start_srv(&h, "loop", &loop_port, "--redirect-to", "/mcp", NULL, NULL);
+    pid_t flood_srv =
+        start_srv(&h, "flood", &flood_port, "--token", "t0k", "--auth-flood", AUTH_FLOOD);
+    pid_t web_srv = start_srv(&h, "web", &web_port, "--html-answers", NULL, NULL, NULL);
     cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"},"
                     " \"big\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
                     " \"callTimeout\": %d},"
@@ -119,12 +128,13 @@ int main(void)
                     " \"loop\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
                     " \"reconnect\": false},"
                     " \"flood\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
-                    " \"reconnect\": false}}}",
-                    h_fake(), port, CALL_TIMEOUT_MS, file_port, loop_port, flood_port);
+                    " \"reconnect\": false},"
+                    " \"web\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\"}}}",
+                    h_fake(), port, CALL_TIMEOUT_MS, file_port, loop_port, flood_port, web_port);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     c = h_client(&h, "red-http");
-    h_settle(&h, c, "steady", "big", NULL);
+    h_settle(&h, c, "steady", "big", "web", NULL);
 
     check_too_big(c, "mcp_big_echo", "HTTP response body", port);
     h_check_healthy(&h, "HTTP answer body past the bound", CONTROL);
@@ -139,6 +149,8 @@ int main(void)
     h_check_healthy(&h, "redirects to file:// and in a loop", CONTROL);
     check_auth_flood(c);
     h_check_healthy(&h, "a 401 with a flood of WWW-Authenticate headers", CONTROL);
+    check_html(c);
+    h_check_healthy(&h, "a web page for an answer", CONTROL);
 
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
@@ -146,6 +158,7 @@ int main(void)
     bg_stop(file_srv);
     bg_stop(loop_srv);
     bg_stop(flood_srv);
+    bg_stop(web_srv);
     h_teardown(&h);
     return h_finish("test-red-http");
 }
