@@ -478,6 +478,12 @@ static bool names_host_line(Names *nm, StrBuf *out, const char *line, size_t len
     return done;
 }
 
+/* Only JSON whitespace: no message, but mcpd would take it for one it cannot parse. */
+static bool is_blank(const char *line, size_t len)
+{
+    return strspn(line, " \t\r") >= len;
+}
+
 /* One line from the host: to mcpd (initialize with identity), its id awaited if a request. */
 static void host_line(Pipe *to_sock, Pending *pd, Names *nm, const char *line, size_t len,
                       const char *cwd, const char *server, bool *attachedp)
@@ -485,6 +491,8 @@ static void host_line(Pipe *to_sock, Pending *pd, Names *nm, const char *line, s
     char *id;
     bool has_method, initialize, identity = false;
 
+    if (is_blank(line, len))
+        return; /* a host's stray blank line must not cost it the connection */
     line_classify(line, len, &id, &has_method, &initialize);
     if (initialize || (id && has_method && !*attachedp))
         identity = add_identity(&to_sock->q, line, len, cwd, server, attachedp);
@@ -668,6 +676,9 @@ int bridge_run(const char *socket_path, const char *cwd_opt, const char *server,
             if (n == 0 || (n < 0 && n != -EAGAIN && n != -EINTR)) {
                 in_eof = true;
                 drain_deadline = now_ms() + BRIDGE_DRAIN_MS;
+                /* A last message without its newline is still a message: end its line. */
+                if (n == 0 && framer_pending(&in) && !in.discarding)
+                    framer_feed(&in, "\n", 1);
             }
             char *line;
             size_t len;

@@ -29,6 +29,13 @@
 #define DELETE_TIMEOUT_MS 5000
 /* An error body is only read for its message. */
 #define ERROR_BODY_MAX (64u * 1024u)
+/*
+ * WWW-Authenticate kept from one response: real challenges are a few hundred bytes, so this
+ * holds every one a server sends; a flood of them would otherwise fill errors, status and logs.
+ */
+#define WWW_AUTH_MAX (8u * 1024u)
+/* Of that, what an error message quotes: enough for the realm, scope and resource_metadata. */
+#define WWW_AUTH_SHOWN 512
 
 typedef enum HttpMode {
     MODE_PROBE,      /* auto: the initialize POST decides */
@@ -62,6 +69,7 @@ typedef struct Xfer {
     unsigned redirects, resumes;
     long status;
     bool headers_done, sse, got_event;
+    bool too_big; /* a 2xx body or SSE event passed the message bound: the transfer was stopped */
     char *hdr_session;
     StrBuf www_auth;
     StrBuf resp;

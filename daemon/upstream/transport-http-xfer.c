@@ -234,9 +234,12 @@ size_t ht_on_header(char *data, size_t size, size_t nitems, void *userdata)
         x->hdr_session = ht_header_value(data, n, strlen("mcp-session-id"));
     } else if (ht_header_name_is(data, n, "www-authenticate")) {
         char *v = ht_header_value(data, n, strlen("www-authenticate"));
-        if (x->www_auth.len)
-            strbuf_puts(&x->www_auth, ", ");
-        strbuf_puts(&x->www_auth, v);
+        /* Whole challenges only, up to the bound: a cut one would parse as another. */
+        if (x->www_auth.len + 2 + strlen(v) <= WWW_AUTH_MAX) {
+            if (x->www_auth.len)
+                strbuf_puts(&x->www_auth, ", ");
+            strbuf_puts(&x->www_auth, v);
+        }
         free(v);
     }
     return n;
@@ -309,12 +312,28 @@ size_t ht_on_write(char *data, size_t size, size_t nmemb, void *userdata)
     if (!x->headers_done)
         on_headers_done(x);
     if (x->sse) {
+        uint64_t dropped = x->parser.n_dropped;
         if (sse_parser_feed(&x->parser, data, n, on_event, x) != 0)
             return 0; /* fatal for this transport: stop the transfer */
+        if (x->parser.oversized && x->req_id && (x->kind == XFER_POST || x->kind == XFER_RESUME)) {
+            /* The request's stream cannot bring its answer whole: fail it now, not at timeout. */
+            x->too_big = true;
+            return 0;
+        }
+        if (x->parser.n_dropped > dropped)
+            log_full(LOG_WARNING, x->t->base.server, "http",
+                     "dropped %" PRIu64 " server message(s) larger than %zu bytes on the %s "
+                     "stream of %s",
+                     x->parser.n_dropped - dropped, x->parser.max_event,
+                     x->kind == XFER_LEGACY_GET ? "SSE" : "GET", x->t->shown_url);
         return n;
     }
-    if (x->resp.len + n > (x->status / 100 == 2 ? JSONRPC_MAX_LINE_DEFAULT : ERROR_BODY_MAX))
-        return x->status / 100 == 2 ? 0 : n; /* a huge error page is cut, not fatal */
+    if (x->resp.len + n > (x->status / 100 == 2 ? JSONRPC_MAX_LINE_DEFAULT : ERROR_BODY_MAX)) {
+        if (x->status / 100 != 2)
+            return n; /* a huge error page is cut, not fatal */
+        x->too_big = true;
+        return 0;
+    }
     strbuf_append(&x->resp, data, n);
     return n;
 }

@@ -283,6 +283,14 @@ static void schedule_get(HttpTransport *t, Xfer *x)
 /* ---- completion ---- */
 
 /* A short text for an HTTP error: the JSON-RPC error message in the body, or its start. */
+/* Whether a Location may be followed: http and https only, as the transfers themselves. */
+static bool redirect_scheme_ok(const char *loc)
+{
+    if (!strstr(loc, "://"))
+        return true; /* relative: curl resolves it against the request's URL */
+    return strncasecmp(loc, "http://", 7) == 0 || strncasecmp(loc, "https://", 8) == 0;
+}
+
 char *ht_error_text(Xfer *x)
 {
     _cleanup_json_ yajl_val v = x->resp.len ? json_parse(strbuf_str(&x->resp), NULL) : NULL;
@@ -290,6 +298,23 @@ char *ht_error_text(Xfer *x)
     StrBuf sb = STRBUF_INIT;
 
     strbuf_printf(&sb, "HTTP %ld", x->status);
+    if (x->status / 100 == 3 && x->status != 304) {
+        char *loc = NULL;
+        curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
+        if (!loc)
+            strbuf_puts(&sb, ": a redirect without a Location header");
+        else if (!redirect_scheme_ok(loc))
+            strbuf_printf(&sb,
+                          ": a redirect to a %.*s URL, refused (only http and https are "
+                          "followed)",
+                          (int)MIN(strcspn(loc, ":"), (size_t)16), loc);
+        else if (x->redirects >= REDIRECT_MAX)
+            strbuf_printf(&sb,
+                          ": more than %d redirects in a row (a redirect loop?); give "
+                          "the final URL in the config",
+                          REDIRECT_MAX);
+        return strbuf_detach(&sb, NULL);
+    }
     if (m)
         strbuf_printf(&sb, ": %.300s", m);
     else if (x->resp.len && !memchr(x->resp.data, '<', MIN(x->resp.len, 64)))
@@ -305,8 +330,8 @@ static bool follow_redirect(Xfer *x)
     if (x->status / 100 != 3 || x->status == 304 || x->kind == XFER_DELETE)
         return false;
     curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
-    if (!loc || x->redirects >= REDIRECT_MAX)
-        return false;
+    if (!loc || x->redirects >= REDIRECT_MAX || !redirect_scheme_ok(loc))
+        return false; /* ht_error_text() says which */
     x->redirects++;
     free(x->url);
     x->url = xstrdup(loc);
@@ -338,8 +363,21 @@ void ht_auth_needed(HttpTransport *t, Xfer *x)
     if (t->reported)
         return;
     ht_upcall(t, UP_AUTH, w ? w : "", w ? strlen(w) : 0);
-    ht_report_closed(t, "HTTP 401 Unauthorized: the server needs authorization%s%s%s",
-                     w ? " (WWW-Authenticate: " : "", w ? w : "", w ? ")" : "");
+    ht_report_closed(t, "HTTP 401 Unauthorized: the server needs authorization%s%.*s%s%s",
+                     w ? " (WWW-Authenticate: " : "", WWW_AUTH_SHOWN, w ? w : "",
+                     w && strlen(w) > WWW_AUTH_SHOWN ? " ..." : "", w ? ")" : "");
+}
+
+/* A 2xx answer past the message bound (ht_on_write stopped it): its request fails, naming why. */
+static void too_big_error(Xfer *x)
+{
+    ht_synth_error(x->t, x->req_id,
+                   "the %s from %s is larger than %zu bytes, mcpd's bound on one message: it was "
+                   "dropped (ask for less, for example a smaller page or range, or report it to "
+                   "the server's maintainers)",
+                   x->sse ? "SSE event answering the request" : "HTTP response body",
+                   x->t->shown_url,
+                   x->sse ? x->parser.max_event : (size_t)JSONRPC_MAX_LINE_DEFAULT);
 }
 
 static void post_done(Xfer *x, CURLcode res)
@@ -413,6 +451,8 @@ static void post_done(Xfer *x, CURLcode res)
         ht_synth_error(t, x->req_id, "%s", e);
         return;
     }
+    if (x->too_big)
+        return too_big_error(x);
     if (res != CURLE_OK) {
         why = xasprintf("%s", x->timed_out ? "timed out" : curl_easy_strerror(res));
         if ((x->sse || x->modern) && !x->timed_out)
@@ -430,9 +470,15 @@ static void post_done(Xfer *x, CURLcode res)
         /* Only a request's body is an answer; some servers put {} on notifications too. */
         ht_take_messages(t, strbuf_str(&x->resp), x->resp.len);
     }
-    if (x->req_id && !x->sse && idmap_get(&t->outstanding, x->req_id) && x->status != 202)
-        ht_synth_error(t, x->req_id, "HTTP %ld without a JSON-RPC response to the request",
-                       x->status);
+    if (x->req_id && !x->sse && idmap_get(&t->outstanding, x->req_id) && x->status != 202) {
+        char *ct = NULL;
+        curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+        /* A web page here usually means the URL is the site, not its MCP endpoint. */
+        ht_synth_error(t, x->req_id,
+                       "HTTP %ld (Content-Type: %.100s) without a JSON-RPC response to the "
+                       "request: is %s the server's MCP endpoint?",
+                       x->status, ct ? ct : "none", t->shown_url);
+    }
     if (x->is_initialized_note) {
         t->get_wanted = true;
         event_active(t->ev_get, EV_TIMEOUT, 0);
@@ -471,6 +517,8 @@ static void resume_done(Xfer *x, CURLcode res)
 
     if (!idmap_get(&t->outstanding, x->req_id))
         return;
+    if (x->too_big)
+        return too_big_error(x);
     if (x->headers_done && x->status / 100 != 2) {
         ht_synth_error(t, x->req_id, "the response stream dropped and resuming it failed: HTTP %ld",
                        x->status);

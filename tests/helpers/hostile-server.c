@@ -8,6 +8,9 @@
  *   --big-result N    tool "big" answers with a structuredContent array of N zeros
  *   --bad-utf8        tool "bad_utf8" has a description of invalid UTF-8 (overlong, raw and
  *                     escaped surrogates, past U+10FFFF, truncated) and answers with such text
+ *   --stray N         around each echo answer: N replies to ids never sent, one with the id's
+ *                     other JSON type, N requests to the client and N log notifications, and
+ *                     after it a duplicate answer ("again:")
  * Tool "echo" always answers "echo:" and its argument "text". Standalone on purpose (libc and
  * yajl only), like fake-server.c, so it shares no JSON code with mcpd.
  */
@@ -27,6 +30,7 @@
 typedef struct Options {
     long deep_schema, deep_result, big_result;
     int bad_utf8;
+    long stray; /* --stray N: around each echo answer, N of each stray message (see put_strays) */
 } Options;
 
 static void put_repeat(const char *s, long n)
@@ -98,6 +102,35 @@ static void text_result(yajl_val id, const char *prefix, const char *text)
     end_message();
 }
 
+/*
+ * --stray N, before an echo answer: N replies to ids never sent (integers and strings), the
+ * answer's id as the other JSON type, N requests to the client (sampling, roots, elicitation and
+ * an unknown method, none waited for) and N log notifications.
+ */
+static void put_strays(const Options *o, yajl_val id)
+{
+    static const char *const methods[] = {"sampling/createMessage", "roots/list",
+                                          "elicitation/create", "hostile/unknown"};
+
+    for (long i = 0; i < o->stray; i++) {
+        printf("{\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{}}\n", 1000000000L + i);
+        printf("{\"jsonrpc\":\"2.0\",\"id\":\"never-%ld\",\"error\":{\"code\":-1,"
+               "\"message\":\"x\"}}\n",
+               i);
+        for (size_t k = 0; k < sizeof(methods) / sizeof(*methods); k++)
+            printf("{\"jsonrpc\":\"2.0\",\"id\":\"h-%ld-%zu\",\"method\":\"%s\",\"params\":{}}\n",
+                   i, k, methods[k]);
+        printf("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{"
+               "\"level\":\"info\",\"data\":\"stray %ld\"}}\n",
+               i);
+    }
+    if (o->stray > 0 && YAJL_IS_NUMBER(id))
+        printf("{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"content\":[{\"type\":\"text\","
+               "\"text\":\"wrong id type\"}]}}\n",
+               id->u.number.r);
+    fflush(stdout);
+}
+
 static void tools_call(const Options *o, yajl_val id, yajl_val params)
 {
     const char *name_path[] = {"name", NULL}, *text_path[] = {"arguments", "text", NULL};
@@ -122,7 +155,10 @@ static void tools_call(const Options *o, yajl_val id, yajl_val params)
         text_result(id, "", BAD_UTF8_TEXT);
     } else {
         /* Plain text only: the tests send letters and digits. */
+        put_strays(o, id);
         text_result(id, "echo:", text ? text->u.string : "");
+        if (o->stray > 0)
+            text_result(id, "again:", text ? text->u.string : ""); /* a duplicate answer */
     }
 }
 
@@ -170,6 +206,7 @@ int main(int argc, char **argv)
         long *target = strcmp(a, "--deep-schema") == 0   ? &o.deep_schema
                        : strcmp(a, "--deep-result") == 0 ? &o.deep_result
                        : strcmp(a, "--big-result") == 0  ? &o.big_result
+                       : strcmp(a, "--stray") == 0       ? &o.stray
                                                          : NULL;
         if (target && i + 1 < argc) {
             *target = strtol(argv[++i], NULL, 10);

@@ -49,6 +49,9 @@ static struct {
     bool get_stream;      /* keep a standalone GET stream open (else 405) */
     bool legacy;          /* the 2024-11-05 HTTP+SSE transport instead: GET /sse, POST /message */
     const char *endpoint; /* legacy: what the endpoint event names (default: this origin) */
+    bool huge_answers;    /* echo and sse_echo answer with more than mcpd's 16 MiB bound */
+    long auth_flood;      /* with --token: this many junk WWW-Authenticate headers follow */
+    bool html_answers;    /* echo answers 200 with a web page, as a site's front page would */
 } opt;
 
 /* Legacy: the open GET streams by their sessionId, and the one a POST answers on. */
@@ -221,6 +224,39 @@ static void on_slow_closed(struct evhttp_connection *conn, void *arg)
     }
 }
 
+/* Past mcpd's 16 MiB message bound (common/jsonrpc.h) by 1 MiB. */
+#define HUGE_ANSWER_BYTES (17u * 1024u * 1024u)
+
+/*
+ * --huge-answers: echo answers with a JSON body past the bound; sse_echo with a priming event,
+ * then one event past the bound, and then keeps the stream open (a client that only drops the
+ * event waits for its timeout).
+ */
+static void huge_answer(struct evhttp_request *req, const char *idt, bool sse)
+{
+    struct evbuffer *b = evbuffer_new();
+    char *fill = malloc(HUGE_ANSWER_BYTES);
+
+    memset(fill, 'a', HUGE_ANSWER_BYTES);
+    evbuffer_add_printf(b,
+                        "%s{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":"
+                        "\"text\",\"text\":\"",
+                        sse ? "event: message\ndata: " : "", idt);
+    evbuffer_add(b, fill, HUGE_ANSWER_BYTES);
+    evbuffer_add_printf(b, "\"}]}}%s", sse ? "\n\n" : "");
+    free(fill);
+    if (sse) {
+        sse_start(req);
+        sse_send(req, "id: e%lu\ndata: \n\n", ++st.next_event);
+        evhttp_send_reply_chunk(req, b);
+    } else {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                          "application/json");
+        evhttp_send_reply(req, 200, "OK", b);
+    }
+    evbuffer_free(b);
+}
+
 static void call_tool(struct evhttp_request *req, const char *idt, yajl_val params)
 {
     const char *name = YAJL_GET_STRING(get(params, "name"));
@@ -230,6 +266,10 @@ static void call_tool(struct evhttp_request *req, const char *idt, yajl_val para
 
     if (!name)
         name = "";
+    if (opt.huge_answers && (!strcmp(name, "echo") || !strcmp(name, "sse_echo")))
+        return huge_answer(req, idt, !strcmp(name, "sse_echo"));
+    if (opt.html_answers && !strcmp(name, "echo"))
+        return reply(req, 200, "text/html; charset=utf-8", "<html><body>Welcome</body></html>");
     if (!strcmp(name, "echo") || !strcmp(name, "sse_echo")) {
         text_result(body, sizeof(body), idt, YAJL_IS_STRING(text) ? text->u.string : "");
         if (!strcmp(name, "echo"))
@@ -331,6 +371,11 @@ static bool check_auth(struct evhttp_request *req)
              "oauth-protected-resource\", scope=\"mcp:tools\"",
              opt.port);
     evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", challenge);
+    for (long i = 0; i < opt.auth_flood; i++) {
+        char junk[256];
+        snprintf(junk, sizeof(junk), "Junk%ld realm=\"%0200ld\"", i, i);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", junk);
+    }
     reply(req, 401, "text/plain", "unauthorized");
     return false;
 }
@@ -491,7 +536,9 @@ static void usage(void)
 {
     fprintf(stderr, "usage: http-server [--port N] [--port-file F] [--log F] [--token T]\n"
                     "                   [--expire-after N] [--redirect-to URL]\n"
-                    "                   [--get-stream] [--legacy [--endpoint URL]]\n");
+                    "                   [--get-stream] [--legacy [--endpoint URL]]\n"
+                    "                   [--huge-answers] [--auth-flood N]\n"
+                    "                   [--html-answers]\n");
     exit(2);
 }
 
@@ -507,6 +554,9 @@ int main(int argc, char **argv)
         {"legacy", no_argument, NULL, 'L'},
         {"get-stream", no_argument, NULL, 'G'},
         {"endpoint", required_argument, NULL, 'E'},
+        {"huge-answers", no_argument, NULL, 'H'},
+        {"auth-flood", required_argument, NULL, 'A'},
+        {"html-answers", no_argument, NULL, 'W'},
         {NULL, 0, NULL, 0},
     };
     struct evhttp *http;
@@ -542,6 +592,15 @@ int main(int argc, char **argv)
             break;
         case 'E':
             opt.endpoint = optarg;
+            break;
+        case 'H':
+            opt.huge_answers = true;
+            break;
+        case 'A':
+            opt.auth_flood = atol(optarg);
+            break;
+        case 'W':
+            opt.html_answers = true;
             break;
         default:
             usage();

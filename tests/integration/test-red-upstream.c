@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// test-red-upstream: a stdio server that surrounds its answers with stray messages.
+
+/*
+ * From attacking the daemon (task h-red): replies to ids mcpd never sent, a reply whose id is
+ * the other JSON type, duplicate answers, floods of requests to the client and of log
+ * notifications. Each call still gets exactly its own answer, later calls are not confused by
+ * the duplicates, and mcpd stays healthy. (mcpd passes this today; it guards the behaviour.)
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "tests/integration/harness.h"
+
+#define CONTROL "mcp_steady_echo"
+/* Of each stray kind per call: thousands of lines, well past any per-message buffering. */
+#define N_STRAY "2000"
+/* Calls in a row: the duplicate answers of one must not become the answer of the next. */
+#define N_CALLS 3
+
+int main(void)
+{
+    Harness h;
+    mcpc_client *c;
+    _cleanup_free_ char *cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"},"
+                                         " \"stray\": {\"command\": \"%s\", \"args\": [\"--stray\","
+                                         " \"" N_STRAY "\"]}}}",
+                                         h_fake(), getenv("HOSTILE_SERVER"));
+
+    h_setup(&h, "red-upstream");
+    h_write_config(&h, cfg);
+    h_start(&h, NULL);
+    c = h_client(&h, "red-upstream");
+    h_settle(&h, c, "steady", "stray", NULL);
+
+    for (int i = 0; i < N_CALLS; i++) {
+        _cleanup_free_ char *args = xasprintf("{\"text\":\"call%d\"}", i);
+        _cleanup_free_ char *want = xasprintf("echo:call%d", i);
+        int is_error = 1;
+        _cleanup_free_ char *t = h_call_text(c, "mcp_stray_echo", args, &is_error);
+        CHECK_MSG(!is_error && t && streq(t, want), "call %d: %s (error %d)", i, t ? t : "(null)",
+                  is_error);
+    }
+    h_check_healthy(&h, "server sends stray replies, requests and notifications", CONTROL);
+
+    mcpc_free(c);
+    CHECK(h_stop(&h) == 0);
+    h_teardown(&h);
+    return h_finish("test-red-upstream");
+}
