@@ -190,3 +190,34 @@ int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp)
                            why ? why : strerror(-r));
     return r;
 }
+
+yajl_val source_fill_vars(yajl_val v, const char *const *names, const char *const *values)
+{
+    if (YAJL_IS_OBJECT(v) || YAJL_IS_ARRAY(v)) {
+        size_t n = YAJL_IS_OBJECT(v) ? v->u.object.len : v->u.array.len;
+        yajl_val *vals = YAJL_IS_OBJECT(v) ? v->u.object.values : v->u.array.values;
+        for (size_t i = 0; i < n; i++)
+            vals[i] = source_fill_vars(vals[i], names, values);
+        return v;
+    }
+    if (!YAJL_IS_STRING(v) || !strstr(v->u.string, "${"))
+        return v;
+    StrBuf sb = STRBUF_INIT;
+    for (const char *p = v->u.string; *p;) {
+        size_t i = 0;
+        for (; names[i]; i++)
+            if (values[i] && p[0] == '$' && p[1] == '{' && startswith(p + 2, names[i]) &&
+                p[2 + strlen(names[i])] == '}')
+                break;
+        if (names[i]) {
+            strbuf_puts(&sb, values[i]);
+            p += strlen(names[i]) + 3;
+        } else {
+            strbuf_putc(&sb, *p++);
+        }
+    }
+    json_free(v);
+    v = json_string_new(strbuf_str(&sb));
+    strbuf_deinit(&sb);
+    return v;
+}

@@ -119,36 +119,6 @@ static bool extension_enabled(yajl_val enablement, const char *ext, const char *
     return enabled;
 }
 
-/* ${extensionPath} and ${workspacePath}, the variables Gemini fills in an extension's entries. */
-static yajl_val extension_vars(yajl_val v, const char *ext_dir, const char *workspace)
-{
-    if (YAJL_IS_OBJECT(v) || YAJL_IS_ARRAY(v)) {
-        size_t n = YAJL_IS_OBJECT(v) ? v->u.object.len : v->u.array.len;
-        yajl_val *vals = YAJL_IS_OBJECT(v) ? v->u.object.values : v->u.array.values;
-        for (size_t i = 0; i < n; i++)
-            vals[i] = extension_vars(vals[i], ext_dir, workspace);
-        return v;
-    }
-    if (!YAJL_IS_STRING(v) || !strstr(v->u.string, "${"))
-        return v;
-    StrBuf sb = STRBUF_INIT;
-    for (const char *p = v->u.string; *p;) {
-        if (startswith(p, "${extensionPath}")) {
-            strbuf_puts(&sb, ext_dir);
-            p += strlen("${extensionPath}");
-        } else if (workspace && startswith(p, "${workspacePath}")) {
-            strbuf_puts(&sb, workspace);
-            p += strlen("${workspacePath}");
-        } else {
-            strbuf_putc(&sb, *p++);
-        }
-    }
-    json_free(v);
-    v = json_string_new(strbuf_str(&sb));
-    strbuf_deinit(&sb);
-    return v;
-}
-
 /*
  * One installed extension: <dir>/gemini-extension.json, or for a linked one (`gemini extensions
  * link`, .gemini-extension-install.json {"type": "link", "source": dir}) the manifest in its
@@ -190,7 +160,10 @@ static void load_extension(ConfigSet *set, const char *dir, const DiscoverOption
                             name);
         return;
     }
-    servers = extension_vars(json_copy(servers), ext_dir, opt->root);
+    /* The variables Gemini fills in an extension's entries. */
+    static const char *const vars[] = {"extensionPath", "workspacePath", NULL};
+    const char *const values[] = {ext_dir, opt->root};
+    servers = source_fill_vars(json_copy(servers), vars, values);
     source_add_selected(set, servers, "mcpServers", &m, settings, map_gemini, only, off, why_only,
                         why_off);
     json_free(servers);

@@ -448,6 +448,95 @@ static void test_gemini_v1_lists(void)
     config_set_deinit(&set);
 }
 
+/*
+ * Claude Code plugins: an enabled user-scope plugin's .mcp.json (bare servers) and plugin.json
+ * servers are read with ${CLAUDE_PLUGIN_ROOT} filled in; a disabled one's and one not in
+ * enabledPlugins are skipped with the reason; a project-scope install is not read; the user's
+ * own server of the same name wins over the plugin's.
+ */
+static void test_claude_plugins(void)
+{
+    _cleanup_free_ char *c7 = paths_join(home, ".claude/plugins/cache/claude-plugins-official/"
+                                               "context7/1.0.0");
+    _cleanup_free_ char *db = paths_join(home, ".claude/plugins/cache/acme/db-tools/2.1.0");
+    _cleanup_free_ char *off = paths_join(home, ".claude/plugins/cache/acme/off-plugin/0.1.0");
+    _cleanup_free_ char *proj = paths_join(home, ".claude/plugins/cache/acme/proj-only/1.0.0");
+    _cleanup_free_ char *want_cmd = paths_join(db, "servers/db-server");
+    _cleanup_free_ char *want_mcp = paths_join(c7, ".mcp.json");
+    _cleanup_free_ char *installed = xasprintf(
+        "{\n"
+        "  \"version\": 2,\n"
+        "  \"plugins\": {\n"
+        "    \"context7@claude-plugins-official\": [{\"scope\": \"user\", \"installPath\": "
+        "\"%s\",\n"
+        "      \"version\": \"1.0.0\", \"installedAt\": \"2026-10-01T09:12:44.120Z\",\n"
+        "      \"lastUpdated\": \"2026-10-01T09:12:44.120Z\", \"gitCommitSha\": \"9f2c1e0\"}],\n"
+        "    \"db-tools@acme\": [{\"scope\": \"user\", \"installPath\": \"%s\", \"version\": "
+        "\"2.1.0\"}],\n"
+        "    \"off-plugin@acme\": [{\"scope\": \"user\", \"installPath\": \"%s\"}],\n"
+        "    \"proj-only@acme\": [{\"scope\": \"project\", \"projectPath\": \"/srv/app\",\n"
+        "      \"installPath\": \"%s\"}]\n"
+        "  }\n"
+        "}\n",
+        c7, db, off, proj);
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".claude/plugins/installed_plugins.json", installed);
+    write_home(".claude/settings.json",
+               "{\"model\": \"opus\", \"enabledPlugins\": {\n"
+               "  \"context7@claude-plugins-official\": true, \"db-tools@acme\": true,\n"
+               "  \"off-plugin@acme\": false, \"proj-only@acme\": true}}\n");
+    write_home(".claude/plugins/cache/claude-plugins-official/context7/1.0.0/.mcp.json",
+               "{\"context7\": {\"command\": \"npx\", \"args\": [\"-y\", "
+               "\"@upstash/context7-mcp\"]}}\n");
+    write_home(".claude/plugins/cache/acme/db-tools/2.1.0/.claude-plugin/plugin.json",
+               "{\"name\": \"db-tools\", \"version\": \"2.1.0\",\n"
+               " \"mcpServers\": {\"plugin-db\": {\n"
+               "   \"command\": \"${CLAUDE_PLUGIN_ROOT}/servers/db-server\",\n"
+               "   \"args\": [\"--config\", \"${CLAUDE_PLUGIN_ROOT}/config.json\"]}}}\n");
+    write_home(".claude/plugins/cache/acme/db-tools/2.1.0/.mcp.json",
+               "{\"mcpServers\": {\"db-remote\": {\"type\": \"http\", "
+               "\"url\": \"https://db.example/mcp\"}}}\n");
+    write_home(".claude/plugins/cache/acme/off-plugin/0.1.0/.mcp.json",
+               "{\"off-srv\": {\"command\": \"off\"}}\n");
+    write_home(".claude/plugins/cache/acme/proj-only/1.0.0/.mcp.json",
+               "{\"proj-srv\": {\"command\": \"p\"}}\n");
+    write_home(".claude.json", "{\"mcpServers\": {\"db-remote\": {\"command\": \"mine\"}}}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "context7");
+    CHECK(c && streq(c->command, "npx") && streq(c->source.path, want_mcp));
+    CHECK_INTEQ(count_problems(&set, "context7"), 0);
+    c = config_set_find(&set, "plugin-db");
+    CHECK(c && streq(c->command, want_cmd) && c->n_args == 2 &&
+          strstr(c->args[1], "/db-tools/2.1.0/config.json"));
+    c = config_set_find(&set, "db-remote");
+    CHECK(c && c->command && streq(c->command, "mine"));
+    CHECK(config_set_find(&set, "off-srv") == NULL);
+    CHECK(config_set_find(&set, "proj-srv") == NULL);
+    bool skipped = false;
+    for (size_t i = 0; i < set.n_skipped; i++)
+        skipped |= streq(set.skipped[i].name, "off-srv") &&
+                   strstr(set.skipped[i].reason, "\"off-plugin@acme\" is disabled");
+    CHECK(skipped);
+    config_set_deinit(&set);
+
+    /* Not in enabledPlugins: not loaded, as in Claude Code; a path out of the plugin is refused. */
+    write_home(".claude/settings.json", "{\"enabledPlugins\": {\"db-tools@acme\": true}}\n");
+    write_home(".claude/plugins/cache/acme/db-tools/2.1.0/.claude-plugin/plugin.json",
+               "{\"name\": \"db-tools\", \"mcpServers\": [\"./.mcp.json\", \"../../x.json\"]}\n");
+    discover_user(&set);
+    CHECK(config_set_find(&set, "context7") == NULL);
+    CHECK(config_set_find(&set, "plugin-db") == NULL);
+    c = config_set_find(&set, "db-remote");
+    CHECK(c && c->command && streq(c->command, "mine"));
+    bool outside = false;
+    for (size_t i = 0; i < set.n_problems; i++)
+        outside |= strstr(set.problems[i].message, "\"../../x.json\", outside the plugin") != NULL;
+    CHECK(outside);
+    config_set_deinit(&set);
+}
+
 /* Each test starts from an empty home. */
 static void run_fresh(const char *name, void (*fn)(void))
 {
@@ -473,5 +562,6 @@ int main(void)
     RUN_FRESH(test_gemini_extensions);
     RUN_FRESH(test_claude_headers_helper);
     RUN_FRESH(test_gemini_v1_lists);
+    RUN_FRESH(test_claude_plugins);
     return test_main_result();
 }
