@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // source-agents: what the agents' providers share (reading JSON as each agent does, shapes).
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,4 +221,34 @@ yajl_val source_fill_vars(yajl_val v, const char *const *names, const char *cons
     v = json_string_new(strbuf_str(&sb));
     strbuf_deinit(&sb);
     return v;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t source_list_subdirs(ConfigSet *set, const char *dir, char **names, size_t max,
+                           const char *what)
+{
+    size_t n = 0, over = 0;
+    struct dirent *e;
+    DIR *d = opendir(dir);
+
+    if (!d)
+        return 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || e->d_type == DT_REG)
+            continue;
+        if (n == max)
+            over++;
+        else
+            names[n++] = xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (over)
+        config_set_problem(set, dir, NULL, "%zu more %s than the %zu read; remove some", over, what,
+                           max);
+    qsort(names, n, sizeof(*names), name_cmp);
+    return n;
 }

@@ -3,7 +3,6 @@
 // servers of its installed extensions (~/.gemini/extensions/<name>/gemini-extension.json).
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,11 +168,6 @@ static void load_extension(ConfigSet *set, const char *dir, const DiscoverOption
     json_free(servers);
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Every extension under ~/.gemini/extensions, in name order. */
 static void load_extensions(ConfigSet *set, const DiscoverOptions *opt, const SourceMeta *src,
                             const Settings *settings, yajl_val only, yajl_val off,
@@ -183,34 +177,16 @@ static void load_extensions(ConfigSet *set, const DiscoverOptions *opt, const So
     _cleanup_free_ char *en_path = paths_join(root, "extension-enablement.json");
     _cleanup_json_ yajl_val enablement = NULL;
     char *names[GEMINI_MAX_EXTENSIONS];
-    size_t n = 0, over = 0;
-    struct dirent *e;
-    DIR *d = opendir(root);
+    struct stat st;
 
-    if (!d)
+    if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))
         return;
     int r = source_read_json(set, en_path, CONFIG_LEVEL_USER, false, &enablement);
-    if (r < 0 && r != -ENOENT) {
-        /* Gemini CLI fails closed: with this file unreadable, every extension is off. */
-        closedir(d);
-        return;
-    }
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || e->d_type == DT_REG)
-            continue;
-        if (n == GEMINI_MAX_EXTENSIONS)
-            over++;
-        else
-            names[n++] = xstrdup(e->d_name);
-    }
-    closedir(d);
-    if (over)
-        config_set_problem(set, root, NULL, "%zu more extensions than the %d read; remove some",
-                           over, GEMINI_MAX_EXTENSIONS);
-    qsort(names, n, sizeof(*names), name_cmp);
+    if (r < 0 && r != -ENOENT)
+        return; /* Gemini CLI fails closed: with this file unreadable, every extension is off. */
+    size_t n = source_list_subdirs(set, root, names, GEMINI_MAX_EXTENSIONS, "extensions");
     for (size_t i = 0; i < n; i++) {
         _cleanup_free_ char *dir = paths_join(root, names[i]);
-        struct stat st;
         if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
             load_extension(set, dir, opt, src, settings, enablement, only, off, why_only, why_off);
         free(names[i]);

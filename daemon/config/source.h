@@ -114,6 +114,13 @@ int source_map_agent(const AgentShape *shape, yajl_val in, yajl_val *outp, char 
  * Takes v and returns the new value.
  */
 yajl_val source_fill_vars(yajl_val v, const char *const *names, const char *const *values);
+/**
+ * The entries of dir that may be directories (no dot files, no regular files), sorted by name,
+ * at most max into names (each to free); more are reported as "<n> more <what>". 0 when dir
+ * cannot be listed.
+ */
+size_t source_list_subdirs(ConfigSet *set, const char *dir, char **names, size_t max,
+                           const char *what);
 /** The agent's transport names as "a", "b", "c" (for messages; to free). */
 char *source_type_list(const AgentType *types);
 /**

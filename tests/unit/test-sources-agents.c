@@ -537,6 +537,37 @@ static void test_claude_plugins(void)
     config_set_deinit(&set);
 }
 
+/*
+ * VS Code: the default profile's mcp.json wins over the servers an older settings.json still
+ * holds under "mcp", then each other profile's mcp.json is read (comments allowed).
+ */
+static void test_vscode_profiles_and_settings(void)
+{
+    _cleanup_free_ char *prof = paths_join(home, ".config/Code/User/profiles/-5d2c1e9a/mcp.json");
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".config/Code/User/mcp.json",
+               "{\n  // my servers\n  \"servers\": {\"github\": {\"type\": \"http\",\n"
+               "    \"url\": \"https://api.githubcopilot.com/mcp/\"}},\n  \"inputs\": []\n}\n");
+    write_home(".config/Code/User/settings.json",
+               "{\n  \"editor.fontSize\": 14,\n  \"mcp\": {\n    \"servers\": {\n"
+               "      \"github\": {\"command\": \"old-github\"},\n"
+               "      \"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\", \"args\": "
+               "[\"mcp-server-fetch\"]},\n    },\n  },\n}\n");
+    write_home(".config/Code/User/profiles/-5d2c1e9a/mcp.json",
+               "{\"servers\": {\"playwright\": {\"command\": \"npx\", \"args\": "
+               "[\"@playwright/mcp@latest\"]},\n \"fetch\": {\"command\": \"profile-fetch\"}}}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "github");
+    CHECK(c && c->type == TRANSPORT_HTTP);
+    c = config_set_find(&set, "fetch");
+    CHECK(c && streq(c->command, "uvx") && strstr(c->source.path, "Code/User/settings.json"));
+    c = config_set_find(&set, "playwright");
+    CHECK(c && streq(c->source.path, prof));
+    config_set_deinit(&set);
+}
+
 /* Each test starts from an empty home. */
 static void run_fresh(const char *name, void (*fn)(void))
 {
@@ -563,5 +594,6 @@ int main(void)
     RUN_FRESH(test_claude_headers_helper);
     RUN_FRESH(test_gemini_v1_lists);
     RUN_FRESH(test_claude_plugins);
+    RUN_FRESH(test_vscode_profiles_and_settings);
     return test_main_result();
 }
