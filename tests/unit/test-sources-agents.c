@@ -568,6 +568,45 @@ static void test_vscode_profiles_and_settings(void)
     config_set_deinit(&set);
 }
 
+/*
+ * Continue's older config.json (no config.yaml): experimental.modelContextProtocolServers
+ * entries with their "transport" are read; one without a name gets one, with a warning; a
+ * WebSocket one is reported, not used. Once config.yaml exists, config.json is not read.
+ */
+static void test_continue_legacy_json(void)
+{
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".continue/config.json",
+               "{\n  \"models\": [{\"title\": \"GPT-4o\", \"provider\": \"openai\", \"model\": "
+               "\"gpt-4o\"}],\n"
+               "  // MCP\n"
+               "  \"experimental\": {\n    \"modelContextProtocolServers\": [\n"
+               "      {\"transport\": {\"type\": \"stdio\", \"command\": \"uvx\",\n"
+               "        \"args\": [\"mcp-server-sqlite\", \"--db-path\", \"/tmp/test.db\"]}},\n"
+               "      {\"name\": \"remote\", \"transport\": {\"type\": \"sse\", \"url\": "
+               "\"http://localhost:8931/sse\"}},\n"
+               "      {\"name\": \"ws\", \"transport\": {\"type\": \"websocket\", \"url\": "
+               "\"ws://localhost:9000\"}},\n"
+               "    ],\n  },\n}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "mcp-1");
+    CHECK(c && streq(c->command, "uvx") && c->n_args == 3);
+    expect_problem(&set, "mcp-1", "has no \"name\"", true);
+    c = config_set_find(&set, "remote");
+    CHECK(c && c->type == TRANSPORT_SSE && streq(c->url, "http://localhost:8931/sse"));
+    CHECK(config_set_find(&set, "ws") == NULL);
+    expect_problem(&set, "ws", "WebSocket transport", false);
+    config_set_deinit(&set);
+
+    write_home(".continue/config.yaml", "name: Local\nversion: 1.0.0\nschema: v1\n");
+    discover_user(&set);
+    CHECK(config_set_find(&set, "remote") == NULL);
+    CHECK(config_set_find(&set, "mcp-1") == NULL);
+    config_set_deinit(&set);
+}
+
 /* Each test starts from an empty home. */
 static void run_fresh(const char *name, void (*fn)(void))
 {
@@ -595,5 +634,6 @@ int main(void)
     RUN_FRESH(test_gemini_v1_lists);
     RUN_FRESH(test_claude_plugins);
     RUN_FRESH(test_vscode_profiles_and_settings);
+    RUN_FRESH(test_continue_legacy_json);
     return test_main_result();
 }
