@@ -607,6 +607,42 @@ static void test_continue_legacy_json(void)
     config_set_deinit(&set);
 }
 
+/*
+ * OpenCode: "oauth": false is what mcpd does anyway (no warning); the top-level "tools" and
+ * "permission" switches become the server's disabledTools where they name it as
+ * "<server>_<glob>" or "<server>*"; a glob that cuts across servers is a warning.
+ */
+static void test_opencode_tool_switches(void)
+{
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(
+        ".config/opencode/opencode.json",
+        "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n"
+        "  \"mcp\": {\n"
+        "    \"jira\": {\"type\": \"remote\", \"url\": \"https://jira.example.com/mcp\",\n"
+        "      \"oauth\": false, \"headers\": {\"Authorization\": \"Bearer {env:JIRA_KEY}\"}},\n"
+        "    \"my-mcp-foo\": {\"type\": \"local\", \"command\": [\"bun\", \"x\", "
+        "\"my-mcp-command\"]},\n"
+        "    \"github\": {\"type\": \"local\", \"command\": [\"gh-mcp\"]}\n"
+        "  },\n"
+        "  \"tools\": {\"my-mcp*\": false, \"jira_delete_*\": false, \"*_write\": false,\n"
+        "            \"github_search\": true},\n"
+        "  \"permission\": {\"github_create_*\": \"deny\", \"edit\": \"ask\"}\n"
+        "}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "jira");
+    CHECK(c && !config_tool_allowed(c, "delete_issue") && config_tool_allowed(c, "get_issue"));
+    CHECK(!find_problem(&set, "jira", "\"oauth\""));
+    c = config_set_find(&set, "my-mcp-foo");
+    CHECK(c && !config_tool_allowed(c, "anything"));
+    c = config_set_find(&set, "github");
+    CHECK(c && !config_tool_allowed(c, "create_issue") && config_tool_allowed(c, "search"));
+    expect_problem(&set, "github", "\"*_write\" is not honoured", true);
+    config_set_deinit(&set);
+}
+
 /* Each test starts from an empty home. */
 static void run_fresh(const char *name, void (*fn)(void))
 {
@@ -635,5 +671,6 @@ int main(void)
     RUN_FRESH(test_claude_plugins);
     RUN_FRESH(test_vscode_profiles_and_settings);
     RUN_FRESH(test_continue_legacy_json);
+    RUN_FRESH(test_opencode_tool_switches);
     return test_main_result();
 }
