@@ -233,9 +233,10 @@ size_t source_list_subdirs(ConfigSet *set, const char *dir, char **names, size_t
 {
     size_t n = 0, over = 0;
     struct dirent *e;
-    DIR *d = opendir(dir);
+    DIR *d;
 
-    if (!d)
+    config_note_listing(set, dir);
+    if (!(d = opendir(dir)))
         return 0;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.' || e->d_type == DT_REG)

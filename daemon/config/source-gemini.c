@@ -179,6 +179,7 @@ static void load_extensions(ConfigSet *set, const DiscoverOptions *opt, const So
     char *names[GEMINI_MAX_EXTENSIONS];
     struct stat st;
 
+    config_note_listing(set, root); /* an extension installed later is read then */
     if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))
         return;
     int r = source_read_json(set, en_path, CONFIG_LEVEL_USER, false, &enablement);
