@@ -41,6 +41,14 @@ void config_set_read_hook(ConfigReadHook fn, void *userdata)
     read_hook_ud = userdata;
 }
 
+void config_note_listing(ConfigSet *set, const char *dir)
+{
+    if (read_hook && !set->quiet) {
+        _cleanup_free_ char *listing = xasprintf("%s/", dir);
+        read_hook(listing, set->root, read_hook_ud);
+    }
+}
+
 /*
  * Project-level files sit inside a repository someone else may have written: a link there
  * could point at any file of the user's (a key, another agent's config full of tokens) and

@@ -16,6 +16,8 @@
 typedef void (*ConfigReadHook)(const char *path, const char *root, void *userdata);
 /** Install the one read hook (NULL to remove). */
 void config_set_read_hook(ConfigReadHook fn, void *userdata);
+/** Tell the hook that discovery listed dir: a new entry there may be a new source (hot reload). */
+void config_note_listing(ConfigSet *set, const char *dir);
 /** Forget the last good versions of config files kept for safe reload (daemon exit). */
 void config_forget_good(void);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // source-agents: what the agents' providers share (reading JSON as each agent does, shapes).
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,4 +190,66 @@ int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp)
         config_set_problem(set, path, NULL, "%s; fix the file or move it away",
                            why ? why : strerror(-r));
     return r;
+}
+
+yajl_val source_fill_vars(yajl_val v, const char *const *names, const char *const *values)
+{
+    if (YAJL_IS_OBJECT(v) || YAJL_IS_ARRAY(v)) {
+        size_t n = YAJL_IS_OBJECT(v) ? v->u.object.len : v->u.array.len;
+        yajl_val *vals = YAJL_IS_OBJECT(v) ? v->u.object.values : v->u.array.values;
+        for (size_t i = 0; i < n; i++)
+            vals[i] = source_fill_vars(vals[i], names, values);
+        return v;
+    }
+    if (!YAJL_IS_STRING(v) || !strstr(v->u.string, "${"))
+        return v;
+    StrBuf sb = STRBUF_INIT;
+    for (const char *p = v->u.string; *p;) {
+        size_t i = 0;
+        for (; names[i]; i++)
+            if (values[i] && p[0] == '$' && p[1] == '{' && startswith(p + 2, names[i]) &&
+                p[2 + strlen(names[i])] == '}')
+                break;
+        if (names[i]) {
+            strbuf_puts(&sb, values[i]);
+            p += strlen(names[i]) + 3;
+        } else {
+            strbuf_putc(&sb, *p++);
+        }
+    }
+    json_free(v);
+    v = json_string_new(strbuf_str(&sb));
+    strbuf_deinit(&sb);
+    return v;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t source_list_subdirs(ConfigSet *set, const char *dir, char **names, size_t max,
+                           const char *what)
+{
+    size_t n = 0, over = 0;
+    struct dirent *e;
+    DIR *d;
+
+    config_note_listing(set, dir);
+    if (!(d = opendir(dir)))
+        return 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || e->d_type == DT_REG)
+            continue;
+        if (n == max)
+            over++;
+        else
+            names[n++] = xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (over)
+        config_set_problem(set, dir, NULL, "%zu more %s than the %zu read; remove some", over, what,
+                           max);
+    qsort(names, n, sizeof(*names), name_cmp);
+    return n;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // source-claude: Claude Code's ~/.claude.json (user and local scope) and <root>/.mcp.json (project
-// scope), in Claude Code's own order.
+// scope), in Claude Code's own order, then the servers of the user's enabled plugins.
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -87,4 +87,6 @@ void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
     }
     source_add_selected(set, json_get(root, "mcpServers"), "mcpServers", &user, settings, NULL,
                         NULL, off, NULL, why_off);
+    /* Plugins' servers come after the user's own: a name the user defined wins. */
+    source_claude_plugins(src, settings, set);
 }

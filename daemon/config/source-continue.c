@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // source-continue: Continue's <root>/.continue/mcpServers/*.yaml|*.yml|*.json, then
-// ~/.continue/config.yaml.
+// ~/.continue/config.yaml (or, without it, the older ~/.continue/config.json).
 //
 // Format: https://docs.continue.dev/customize/deep-dives/mcp (block files in
 // .continue/mcpServers/ at the workspace root: YAML {name, version, schema, mcpServers:
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/paths.h"
@@ -182,10 +183,68 @@ static void load_blocks(ConfigSet *set, const char *dir, const SourceMeta *meta,
     }
 }
 
+/*
+ * Continue's config.json (still loaded when there is no config.yaml, and converted by Continue
+ * when it moves to YAML): "experimental": {"modelContextProtocolServers": [{"name",
+ * "transport": {"type": "stdio" | "sse" | "websocket", "command", "args", "env", "url"},
+ * "connectionTimeout", "faviconUrl"}]}. Each becomes a config.yaml-style entry; one without a
+ * name (Continue numbered them) is called mcp-<n>, with a warning. mcpd has no WebSocket
+ * transport: such an entry is reported and not used.
+ */
+static void load_legacy_json(ConfigSet *set, const char *path, const SourceMeta *meta,
+                             const Settings *settings)
+{
+    _cleanup_json_ yajl_val root = NULL, named = json_object_new();
+    SourceMeta m = *meta;
+    static const char *const fields[] = {"type", "command", "args", "env", "url", "headers", NULL};
+
+    m.path = (char *)path;
+    if (source_read_json(set, path, meta->level, true, &root) < 0)
+        return;
+    yajl_val list = json_get(json_get_object(root, "experimental"), "modelContextProtocolServers");
+    if (list && !YAJL_IS_ARRAY(list)) {
+        config_set_problem(set, path, NULL,
+                           "\"experimental.modelContextProtocolServers\" must be a list, not %s",
+                           json_type_name(list));
+        return;
+    }
+    for (size_t i = 0; i < json_array_len(list); i++) {
+        yajl_val e = json_array_at(list, i), transport = json_get(e, "transport");
+        const char *given = json_get_string(e, "name"), *type = json_get_string(transport, "type");
+        _cleanup_free_ char *name =
+            given && given[0] ? xstrdup(given) : xasprintf("mcp-%zu", i + 1);
+        if (!given || !given[0])
+            config_set_warning(set, path, name,
+                               "experimental.modelContextProtocolServers[%zu] has no \"name\"; "
+                               "mcpd calls it \"%s\" (give it a name to choose another)",
+                               i, name);
+        if (!YAJL_IS_OBJECT(transport)) {
+            config_add_invalid(set, name, &m,
+                               "\"transport\" must be an object with \"type\" and \"command\" "
+                               "or \"url\"; fix the entry");
+            continue;
+        }
+        if (type && streq(type, "websocket")) {
+            config_add_invalid(set, name, &m,
+                               "its WebSocket transport is not one mcpd speaks (stdio, Streamable "
+                               "HTTP, SSE); use the server's HTTP endpoint if it has one");
+            continue;
+        }
+        yajl_val flat = json_object_new();
+        for (const char *const *f = fields; *f; f++)
+            if (json_get(transport, *f))
+                json_object_set(flat, *f, json_copy(json_get(transport, *f)));
+        json_object_set(named, name, flat);
+    }
+    config_add_entries(set, named, "experimental.modelContextProtocolServers", &m, settings,
+                       map_continue);
+}
+
 void source_continue_collect(const ConfigSource *src, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *set)
 {
     _cleanup_free_ char *user = source_home_path(".continue/config.yaml");
+    _cleanup_free_ char *legacy = source_home_path(".continue/config.json");
     SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT};
 
     if (opt->root) {
@@ -194,4 +253,7 @@ void source_continue_collect(const ConfigSource *src, const DiscoverOptions *opt
     }
     meta.level = CONFIG_LEVEL_USER;
     load_file(set, user, &meta, settings);
+    /* Continue reads config.json only while there is no config.yaml. */
+    if (access(user, F_OK) < 0)
+        load_legacy_json(set, legacy, &meta, settings);
 }

@@ -3,7 +3,6 @@
 // servers of its installed extensions (~/.gemini/extensions/<name>/gemini-extension.json).
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,36 +118,6 @@ static bool extension_enabled(yajl_val enablement, const char *ext, const char *
     return enabled;
 }
 
-/* ${extensionPath} and ${workspacePath}, the variables Gemini fills in an extension's entries. */
-static yajl_val extension_vars(yajl_val v, const char *ext_dir, const char *workspace)
-{
-    if (YAJL_IS_OBJECT(v) || YAJL_IS_ARRAY(v)) {
-        size_t n = YAJL_IS_OBJECT(v) ? v->u.object.len : v->u.array.len;
-        yajl_val *vals = YAJL_IS_OBJECT(v) ? v->u.object.values : v->u.array.values;
-        for (size_t i = 0; i < n; i++)
-            vals[i] = extension_vars(vals[i], ext_dir, workspace);
-        return v;
-    }
-    if (!YAJL_IS_STRING(v) || !strstr(v->u.string, "${"))
-        return v;
-    StrBuf sb = STRBUF_INIT;
-    for (const char *p = v->u.string; *p;) {
-        if (startswith(p, "${extensionPath}")) {
-            strbuf_puts(&sb, ext_dir);
-            p += strlen("${extensionPath}");
-        } else if (workspace && startswith(p, "${workspacePath}")) {
-            strbuf_puts(&sb, workspace);
-            p += strlen("${workspacePath}");
-        } else {
-            strbuf_putc(&sb, *p++);
-        }
-    }
-    json_free(v);
-    v = json_string_new(strbuf_str(&sb));
-    strbuf_deinit(&sb);
-    return v;
-}
-
 /*
  * One installed extension: <dir>/gemini-extension.json, or for a linked one (`gemini extensions
  * link`, .gemini-extension-install.json {"type": "link", "source": dir}) the manifest in its
@@ -190,15 +159,13 @@ static void load_extension(ConfigSet *set, const char *dir, const DiscoverOption
                             name);
         return;
     }
-    servers = extension_vars(json_copy(servers), ext_dir, opt->root);
+    /* The variables Gemini fills in an extension's entries. */
+    static const char *const vars[] = {"extensionPath", "workspacePath", NULL};
+    const char *const values[] = {ext_dir, opt->root};
+    servers = source_fill_vars(json_copy(servers), vars, values);
     source_add_selected(set, servers, "mcpServers", &m, settings, map_gemini, only, off, why_only,
                         why_off);
     json_free(servers);
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Every extension under ~/.gemini/extensions, in name order. */
@@ -210,34 +177,17 @@ static void load_extensions(ConfigSet *set, const DiscoverOptions *opt, const So
     _cleanup_free_ char *en_path = paths_join(root, "extension-enablement.json");
     _cleanup_json_ yajl_val enablement = NULL;
     char *names[GEMINI_MAX_EXTENSIONS];
-    size_t n = 0, over = 0;
-    struct dirent *e;
-    DIR *d = opendir(root);
+    struct stat st;
 
-    if (!d)
+    config_note_listing(set, root); /* an extension installed later is read then */
+    if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))
         return;
     int r = source_read_json(set, en_path, CONFIG_LEVEL_USER, false, &enablement);
-    if (r < 0 && r != -ENOENT) {
-        /* Gemini CLI fails closed: with this file unreadable, every extension is off. */
-        closedir(d);
-        return;
-    }
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || e->d_type == DT_REG)
-            continue;
-        if (n == GEMINI_MAX_EXTENSIONS)
-            over++;
-        else
-            names[n++] = xstrdup(e->d_name);
-    }
-    closedir(d);
-    if (over)
-        config_set_problem(set, root, NULL, "%zu more extensions than the %d read; remove some",
-                           over, GEMINI_MAX_EXTENSIONS);
-    qsort(names, n, sizeof(*names), name_cmp);
+    if (r < 0 && r != -ENOENT)
+        return; /* Gemini CLI fails closed: with this file unreadable, every extension is off. */
+    size_t n = source_list_subdirs(set, root, names, GEMINI_MAX_EXTENSIONS, "extensions");
     for (size_t i = 0; i < n; i++) {
         _cleanup_free_ char *dir = paths_join(root, names[i]);
-        struct stat st;
         if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
             load_extension(set, dir, opt, src, settings, enablement, only, off, why_only, why_off);
         free(names[i]);

@@ -75,7 +75,8 @@ static int map_local(yajl_val in, yajl_val out, char **whyp)
 
 static int map_opencode(const char *name, yajl_val entry, yajl_val *outp, char **whyp)
 {
-    static const char *const keep[] = {"enabled", "timeout", "url", "headers", "cwd", NULL};
+    static const char *const keep[] = {"enabled", "timeout",       "url", "headers",
+                                       "cwd",     "disabledTools", NULL};
     yajl_val oauth;
     _cleanup_json_ yajl_val in = env_syntax(entry);
     const char *type = json_get_string(in, "type");
@@ -112,6 +113,13 @@ static int map_opencode(const char *name, yajl_val entry, yajl_val *outp, char *
          */
         if (YAJL_IS_OBJECT(oauth = json_get(in, "oauth")))
             json_object_set(out, "oauth", json_copy(oauth));
+        /*
+         * "oauth": false asks OpenCode not to start a sign-in on a 401 and to rely on the
+         * headers: mcpd never starts one by itself, so there is nothing to map.
+         */
+        else if (oauth && !YAJL_IS_FALSE(oauth))
+            *whyp = xasprintf("\"oauth\" must be an object or false, not %s; ignored",
+                              json_type_name(oauth));
     } else {
         *whyp = xstrdup("\"type\" must be \"local\" (command) or \"remote\" (url)");
         return json_free(out), -EINVAL;
@@ -120,39 +128,125 @@ static int map_opencode(const char *name, yajl_val entry, yajl_val *outp, char *
     return 0;
 }
 
-/*
- * The files of dir OpenCode merges, strongest first (OpenCode merges them in the reverse order,
- * the later over the earlier): each is read, and the first entry of a name wins.
- */
-static void load_dir(const ConfigSource *src, const Settings *settings, ConfigSet *set,
-                     const char *dir, const char *const *names, ConfigLevel level)
-{
-    SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, level};
+/* OpenCode's config files read at most: two in .opencode, two in the project, three global. */
+#define OPENCODE_MAX_FILES 7
 
-    for (const char *const *n = names; *n; n++) {
-        _cleanup_free_ char *path = paths_join(dir, *n);
-        source_load_servers(set, path, "mcp", &meta, settings, map_opencode, true);
+/* A glob's literal beginning: the bytes before its first special character. */
+static size_t literal_prefix(const char *glob)
+{
+    return strcspn(glob, "*?[\\");
+}
+
+/*
+ * OpenCode names an MCP tool <server>_<tool>, and its top-level "tools" ({"glob": false}) and
+ * "permission" ({"glob": "deny"}) switch tools off by that name across all servers. A glob
+ * "<server>_<rest>" is mcpd's disabledTools "<rest>" for that server; one whose literal part
+ * ends inside "<server>_" followed by a lone "*" takes every tool ("*"). Any other glob that
+ * could match some of the server's tools cannot be expressed per server: it is a warning.
+ */
+static void apply_tool_globs(ConfigSet *set, const char *path, const char *name, yajl_val entry,
+                             yajl_val off)
+{
+    _cleanup_free_ char *prefix = xasprintf("%s_", name);
+    size_t np = strlen(prefix);
+    yajl_val globs = json_get_array(entry, "disabledTools");
+
+    for (size_t i = 0; i < json_array_len(off); i++) {
+        const char *g = json_array_at(off, i)->u.string;
+        size_t lit = literal_prefix(g);
+        const char *tool = NULL;
+        if (lit >= np && startswith(g, prefix))
+            tool = g + np;
+        else if (lit < np && strncmp(g, prefix, lit) == 0 && streq(g + lit, "*"))
+            tool = "*";
+        else if (lit < np && strncmp(g, prefix, lit) == 0)
+            config_set_warning(set, path, name,
+                               "Server \"%s\": OpenCode's tool switch \"%s\" is not honoured "
+                               "(mcpd reads only \"%s<tool glob>\" and \"%.*s*\"); list the tools "
+                               "in disabledTools in mcpd's mcp.json",
+                               name, g, prefix, (int)lit, g);
+        if (!tool)
+            continue;
+        if (!globs) {
+            globs = json_array_new();
+            json_object_set(entry, "disabledTools", globs);
+        }
+        json_array_push(globs, json_string_new(tool));
     }
+}
+
+/*
+ * The globs the files switch off, strongest file first: a glob a stronger file sets (to
+ * anything) is decided there. "tools": {"glob": false} and "permission": {"glob": "deny"}.
+ */
+static yajl_val tool_switches(yajl_val *roots, size_t n)
+{
+    yajl_val off = json_array_new(), seen = json_object_new();
+
+    for (size_t f = 0; f < n; f++) {
+        yajl_val tools = json_get_object(roots[f], "tools");
+        yajl_val perm = json_get_object(roots[f], "permission");
+        for (int k = 0; k < 2; k++) {
+            yajl_val map = k ? perm : tools;
+            for (size_t i = 0; map && i < map->u.object.len; i++) {
+                const char *g = map->u.object.keys[i];
+                yajl_val v = map->u.object.values[i];
+                if (json_get(seen, g))
+                    continue;
+                json_object_set(seen, g, json_bool_new(true));
+                if ((!k && YAJL_IS_FALSE(v)) ||
+                    (k && YAJL_IS_STRING(v) && streq(v->u.string, "deny")))
+                    json_array_push(off, json_string_new(g));
+            }
+        }
+    }
+    json_free(seen);
+    return off;
 }
 
 /*
  * OpenCode's config.ts: in the project, opencode.jsonc and then opencode.json are merged (the
  * json over the jsonc), then each .opencode directory's (again the json last); the global
  * directory merges config.json (where `opencode mcp add` writes user servers), opencode.json,
- * then opencode.jsonc. Read here strongest first.
+ * then opencode.jsonc. Read here strongest first; the first entry of a name wins.
  */
 void source_opencode_collect(const ConfigSource *src, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *set)
 {
-    static const char *const project_names[] = {"opencode.json", "opencode.jsonc", NULL};
-    static const char *const global_names[] = {"opencode.jsonc", "opencode.json", "config.json",
-                                               NULL};
+    static const char *const project_names[] = {"opencode.json", "opencode.jsonc"};
+    static const char *const global_names[] = {"opencode.jsonc", "opencode.json", "config.json"};
     _cleanup_free_ char *global = source_config_path("opencode");
+    _cleanup_free_ char *dot = opt->root ? paths_join(opt->root, ".opencode") : NULL;
+    char *paths[OPENCODE_MAX_FILES];
+    ConfigLevel levels[OPENCODE_MAX_FILES];
+    yajl_val roots[OPENCODE_MAX_FILES] = {NULL};
+    size_t n = 0;
 
-    if (opt->root) {
-        _cleanup_free_ char *dot = paths_join(opt->root, ".opencode");
-        load_dir(src, settings, set, dot, project_names, CONFIG_LEVEL_PROJECT);
-        load_dir(src, settings, set, opt->root, project_names, CONFIG_LEVEL_PROJECT);
+    for (size_t i = 0; opt->root && i < N_ELEMENTS(project_names); i++, n++)
+        paths[n] = paths_join(dot, project_names[i]), levels[n] = CONFIG_LEVEL_PROJECT;
+    for (size_t i = 0; opt->root && i < N_ELEMENTS(project_names); i++, n++)
+        paths[n] = paths_join(opt->root, project_names[i]), levels[n] = CONFIG_LEVEL_PROJECT;
+    for (size_t i = 0; i < N_ELEMENTS(global_names); i++, n++)
+        paths[n] = paths_join(global, global_names[i]), levels[n] = CONFIG_LEVEL_USER;
+    for (size_t i = 0; i < n; i++) {
+        if (source_read_json(set, paths[i], levels[i], true, &roots[i]) == 0 &&
+            !YAJL_IS_OBJECT(roots[i])) {
+            config_set_problem(set, paths[i], NULL,
+                               "the top level must be an object with \"mcp\", not %s",
+                               json_type_name(roots[i]));
+            roots[i] = json_free(roots[i]);
+        }
     }
-    load_dir(src, settings, set, global, global_names, CONFIG_LEVEL_USER);
+    _cleanup_json_ yajl_val off = tool_switches(roots, n);
+    for (size_t i = 0; i < n; i++) {
+        SourceMeta meta = {(char *)src->id, (char *)src->name, paths[i], levels[i]};
+        _cleanup_json_ yajl_val servers = json_copy(json_get(roots[i], "mcp"));
+        for (size_t j = 0; YAJL_IS_OBJECT(servers) && j < servers->u.object.len; j++)
+            if (YAJL_IS_OBJECT(servers->u.object.values[j]))
+                apply_tool_globs(set, paths[i], servers->u.object.keys[j],
+                                 servers->u.object.values[j], off);
+        config_add_entries(set, servers, "mcp", &meta, settings, map_opencode);
+        json_free(roots[i]);
+        free(paths[i]);
+    }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // source-vscode: VS Code's <root>/.vscode/mcp.json (top-level "servers", each with a "type"),
-// then the user's mcp.json of VS Code, VS Code Insiders and VSCodium.
+// then the user's mcp.json of VS Code, VS Code Insiders and VSCodium (each profile's, and the
+// servers an older settings.json still holds).
 //
 // Format: https://code.visualstudio.com/docs/copilot/reference/mcp-configuration (workspace
 // .vscode/mcp.json and the user profile's mcp.json, {"servers": {...}, "inputs": [...]},
@@ -30,15 +31,66 @@ static int map_vscode(const char *name, yajl_val in, yajl_val *outp, char **whyp
     return 0;
 }
 
-/* The user's mcp.json of each VS Code build (source_vscode_dirs), in that order. */
+/*
+ * Profiles read per VS Code build at most: users keep a handful; the bound keeps a directory
+ * full of entries from costing more than a few reads, and the rest are reported.
+ */
+#define VSCODE_MAX_PROFILES 64
+
+/*
+ * Each other profile's mcp.json (<build>/User/profiles/<id>/mcp.json; VS Code gives every
+ * profile its own), in directory name order, after the default profile's: a window uses one
+ * profile, mcpd serves them all, the default profile's entry of a name winning.
+ */
+static void load_profiles(const char *user_dir, const SourceMeta *meta, const Settings *settings,
+                          ConfigSet *set)
+{
+    _cleanup_free_ char *dir = paths_join(user_dir, "profiles");
+    char *names[VSCODE_MAX_PROFILES];
+    size_t n = source_list_subdirs(set, dir, names, VSCODE_MAX_PROFILES, "profiles");
+
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_free_ char *rel = xasprintf("%s/mcp.json", names[i]);
+        _cleanup_free_ char *path = paths_join(dir, rel);
+        source_load_servers(set, path, "servers", meta, settings, map_vscode, true);
+        free(names[i]);
+    }
+}
+
+/*
+ * Before VS Code 1.102 the user's servers sat in settings.json under "mcp": {"servers": ...};
+ * VS Code moves them to mcp.json when it next starts, so until then they are read from there,
+ * after mcp.json's (whose entry of a name wins).
+ */
+static void load_settings_servers(const char *user_dir, const SourceMeta *meta,
+                                  const Settings *settings, ConfigSet *set)
+{
+    _cleanup_free_ char *path = paths_join(user_dir, "settings.json");
+    _cleanup_json_ yajl_val root = NULL;
+    SourceMeta m = *meta;
+
+    m.path = path;
+    if (source_read_json(set, path, CONFIG_LEVEL_USER, true, &root) < 0 || !YAJL_IS_OBJECT(root))
+        return;
+    config_add_entries(set, json_get(json_get_object(root, "mcp"), "servers"), "mcp.servers", &m,
+                       settings, map_vscode);
+}
+
+/*
+ * For each VS Code build (source_vscode_dirs), in that order: the default profile's mcp.json,
+ * the servers still in its settings.json, then the other profiles' mcp.json.
+ */
 static void load_user_files(const ConfigSource *src, const Settings *settings, ConfigSet *set)
 {
     SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_USER};
 
     for (const char *const *d = source_vscode_dirs; *d; d++) {
-        _cleanup_free_ char *rel = xasprintf("%s/User/mcp.json", *d);
-        _cleanup_free_ char *path = source_config_path(rel);
+        _cleanup_free_ char *rel = xasprintf("%s/User", *d);
+        _cleanup_free_ char *user_dir = source_config_path(rel);
+        _cleanup_free_ char *path = paths_join(user_dir, "mcp.json");
         source_load_servers(set, path, "servers", &meta, settings, map_vscode, true);
+        load_settings_servers(user_dir, &meta, settings, set);
+        load_profiles(user_dir, &meta, settings, set);
     }
 }
 

@@ -108,6 +108,19 @@ typedef struct AgentShape {
 
 /** Map an entry of an agent's mcpServers-like shape to mcpd's (see AgentShape). */
 int source_map_agent(const AgentShape *shape, yajl_val in, yajl_val *outp, char **whyp);
+/**
+ * Fill the agent's own ${NAME} variables in every string of v (keys untouched): names and
+ * values are parallel, names NULL-terminated; a NULL value leaves its variable as written.
+ * Takes v and returns the new value.
+ */
+yajl_val source_fill_vars(yajl_val v, const char *const *names, const char *const *values);
+/**
+ * The entries of dir that may be directories (no dot files, no regular files), sorted by name,
+ * at most max into names (each to free); more are reported as "<n> more <what>". 0 when dir
+ * cannot be listed.
+ */
+size_t source_list_subdirs(ConfigSet *set, const char *dir, char **names, size_t max,
+                           const char *what);
 /** The agent's transport names as "a", "b", "c" (for messages; to free). */
 char *source_type_list(const AgentType *types);
 /**
@@ -152,6 +165,11 @@ int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp);
 int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+/**
+ * Claude Code's plugins the user installed (user scope) and enabled: the servers of each one's
+ * .claude-plugin/plugin.json mcpServers and .mcp.json, ${CLAUDE_PLUGIN_ROOT} filled in.
+ */
+void source_claude_plugins(const ConfigSource *src, const Settings *settings, ConfigSet *set);
 /* The servers mcpctl setup moved out of agents' files ($XDG_CONFIG_HOME/mcpd/imported/). */
 void source_imported_collect(const ConfigSource *src, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *set);

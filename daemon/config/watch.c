@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// watch: hot reload; inotify on every config file discovery read or looked for, debounced.
+// watch: hot reload; inotify on every config file discovery read or looked for, and on the
+// directories whose listing it read (an agent's extensions), debounced.
 
 #include <errno.h>
 #include <limits.h>
@@ -184,9 +185,14 @@ static void dir_changed(Watcher *w, const char *d, const char *name)
 
     for (size_t i = 0; i < w->n_entries; i++) {
         const char *p = w->entries[i].path;
+        size_t lp = strlen(p);
         /* The file itself, or a directory on the way to it appeared or went. */
         if (streq(p, full) || (strncmp(p, full, n) == 0 && p[n] == '/'))
             mark_dirty(w, w->entries[i].root, p);
+        /* A listing (path ending in '/'): an entry of that directory came, went or changed. */
+        else if (lp > 1 && p[lp - 1] == '/' && n > lp && strncmp(full, p, lp) == 0 &&
+                 !strchr(full + lp, '/'))
+            mark_dirty(w, w->entries[i].root, full);
     }
 }
 

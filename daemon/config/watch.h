@@ -46,7 +46,11 @@ typedef struct Watcher {
  */
 int watch_init(Watcher *w, struct event_base *base, WatchApplyFn apply, WatchRootLiveFn live,
                void *userdata);
-/** Discovery read or looked for path for root (NULL: user level); watched from the next turn. */
+/**
+ * Discovery read or looked for path for root (NULL: user level); watched from the next turn. A
+ * path ending in '/' is a directory whose listing discovery read: any entry of it appearing,
+ * going or changing counts.
+ */
 void watch_note(Watcher *w, const char *path, const char *root);
 /** Stop watching and release; safe on a zeroed value. */
 void watch_deinit(Watcher *w);

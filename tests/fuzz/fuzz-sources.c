@@ -3,8 +3,8 @@
 
 /*
  * The input is written as every file discovery reads, in a private home and project: each
- * agent's user and project files, ~/.claude.json (servers and approvals), Gemini's trusted
- * folders, Codex's config.toml. Discovery then runs end to end through each provider's own
+ * agent's user and project files, ~/.claude.json (servers and approvals), Claude Code's plugin
+ * list and settings, Gemini's trusted folders, Codex's config.toml. Discovery then runs end to end through each provider's own
  * mapping and the trust gate. What must hold whatever the bytes: every server has a name, a
  * hash and a source file; a problem names its file (or, for approvals that could not be read,
  * says so); and with mcpd's approval store absent, no file inside the project that only mcpd
@@ -43,9 +43,19 @@ static void cleanup(void)
 
 /* Files under home (user level) and under the project root that get the input. */
 static const char *const home_files[] = {
-    ".claude.json",          ".codex/config.toml",          ".gemini/settings.json",
-    ".cursor/mcp.json",      ".gemini/trustedFolders.json", ".codeium/windsurf/mcp_config.json",
+    ".claude.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+    ".cursor/mcp.json",
+    ".gemini/trustedFolders.json",
+    ".codeium/windsurf/mcp_config.json",
     ".config/mcpd/mcp.json",
+    /* Claude Code plugins, Continue's older file, VS Code's older settings, OpenCode. */
+    ".claude/plugins/installed_plugins.json",
+    ".claude/settings.json",
+    ".continue/config.json",
+    ".config/Code/User/settings.json",
+    ".config/opencode/opencode.json",
 };
 static const char *const project_files[] = {
     ".mcpd/mcp.json",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // test-config: mcpctl config over a home holding every provider's files; secrets from !cmd stay
-// secret.
+// secret; Claude Code plugins and Gemini CLI extensions found in their directories, hot.
 
 #include <errno.h>
 #include <ftw.h>
@@ -328,6 +328,74 @@ static void test_secret_from_command(void)
     h_teardown(&h);
 }
 
+/*
+ * Sources found in directories: an enabled Claude Code plugin's server runs through mcpd from
+ * the start, with ${CLAUDE_PLUGIN_ROOT} filled in; a Gemini CLI extension installed while mcpd
+ * runs is picked up without a reload (its directory moved into ~/.gemini/extensions, as an
+ * installer does), and removing it stops its server.
+ */
+static void test_plugin_and_extension_dirs(void)
+{
+    Harness h;
+
+    h_setup(&h, "plugins");
+    _cleanup_free_ char *none = paths_join(h.dir, "none.json");
+    setenv("MCPD_CLAUDE_MANAGED_MCP", none, 1);
+    setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", none, 1);
+    _cleanup_free_ char *home = paths_join(h.dir, "home");
+    _cleanup_free_ char *plugin = paths_join(home, ".claude/plugins/cache/acme/echo-tools/1.2.0");
+    _cleanup_free_ char *installed =
+        xasprintf("{\"version\": 2, \"plugins\": {\"echo-tools@acme\": [{\"scope\": \"user\", "
+                  "\"installPath\": \"%s\", \"version\": \"1.2.0\", \"installedAt\": "
+                  "\"2026-11-02T10:00:00.000Z\"}]}}",
+                  plugin);
+    _cleanup_free_ char *mcp =
+        xasprintf("{\"mcpServers\": {\"plug\": {\"command\": \"%s\", \"args\": [\"--name\", "
+                  "\"plug\"], \"env\": {\"ROOT\": \"${CLAUDE_PLUGIN_ROOT}/data\"}}}}",
+                  h_fake());
+    _cleanup_free_ char *manifest = xasprintf(
+        "{\"name\": \"gext\", \"version\": \"0.1.0\", \"mcpServers\": {\"gext\": {\"command\": "
+        "\"%s\", \"args\": [\"--name\", \"gext\"], \"cwd\": \"${extensionPath}\"}}}",
+        h_fake());
+    h_sh("mkdir -p '%s/.claude/plugins' '%s' '%s/.gemini/extensions' '%s/staging/gext'", home,
+         plugin, home, h.dir);
+    h_sh("printf '%%s' '%s' > '%s/.claude/plugins/installed_plugins.json'", installed, home);
+    h_sh("printf '%%s' '{\"enabledPlugins\": {\"echo-tools@acme\": true}}' > "
+         "'%s/.claude/settings.json'",
+         home);
+    h_sh("printf '%%s' '%s' > '%s/.mcp.json'", mcp, plugin);
+    h_sh("printf '%%s' '%s' > '%s/staging/gext/gemini-extension.json'", manifest, h.dir);
+    h_write_config(&h, "{\"mcpServers\": {}}");
+    h_start(&h, NULL);
+    mcpc_client *c = h_client(&h, "plugins");
+
+    CHECK(h_wait_state(c, "plug", "connected", H_WAIT_MS));
+    _cleanup_free_ char *root = h_call_text(c, "mcp_plug_env", "{\"name\":\"ROOT\"}", NULL);
+    _cleanup_free_ char *want = paths_join(plugin, "data");
+    CHECK_MSG(streq(root, want), "ROOT is \"%s\"", root ? root : "(none)");
+    h_settle(&h, c, "plug", NULL);
+
+    h_sh("mv '%s/staging/gext' '%s/.gemini/extensions/gext'", h.dir, home);
+    CHECK_MSG(h_wait_state(c, "gext", "connected", H_WAIT_MS),
+              "the extension installed while mcpd runs was not picked up");
+    h_sh("rm -rf '%s/.gemini/extensions/gext'", home);
+    bool gone = false;
+    for (int waited = 0; !gone && waited <= H_WAIT_MS; waited += 50) {
+        _cleanup_json_ yajl_val st = h_status(c);
+        gone = h_server(st, "gext") == NULL;
+        if (!gone)
+            h_sleep_ms(50);
+    }
+    CHECK_MSG(gone, "the removed extension's server is still there");
+
+    CHECK(h_check_healthy(&h, "plugins", "mcp_plug_echo"));
+    mcpc_free(c);
+    CHECK(h_stop(&h) == 0);
+    h_teardown(&h);
+    unsetenv("MCPD_CLAUDE_MANAGED_MCP");
+    unsetenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -337,5 +405,6 @@ int main(int argc, char **argv)
     fixtures = argv[1];
     test_secret_from_command();
     test_all_providers();
+    test_plugin_and_extension_dirs();
     return h_finish("integration-config");
 }

@@ -448,6 +448,201 @@ static void test_gemini_v1_lists(void)
     config_set_deinit(&set);
 }
 
+/*
+ * Claude Code plugins: an enabled user-scope plugin's .mcp.json (bare servers) and plugin.json
+ * servers are read with ${CLAUDE_PLUGIN_ROOT} filled in; a disabled one's and one not in
+ * enabledPlugins are skipped with the reason; a project-scope install is not read; the user's
+ * own server of the same name wins over the plugin's.
+ */
+static void test_claude_plugins(void)
+{
+    _cleanup_free_ char *c7 = paths_join(home, ".claude/plugins/cache/claude-plugins-official/"
+                                               "context7/1.0.0");
+    _cleanup_free_ char *db = paths_join(home, ".claude/plugins/cache/acme/db-tools/2.1.0");
+    _cleanup_free_ char *off = paths_join(home, ".claude/plugins/cache/acme/off-plugin/0.1.0");
+    _cleanup_free_ char *proj = paths_join(home, ".claude/plugins/cache/acme/proj-only/1.0.0");
+    _cleanup_free_ char *want_cmd = paths_join(db, "servers/db-server");
+    _cleanup_free_ char *want_mcp = paths_join(c7, ".mcp.json");
+    _cleanup_free_ char *installed = xasprintf(
+        "{\n"
+        "  \"version\": 2,\n"
+        "  \"plugins\": {\n"
+        "    \"context7@claude-plugins-official\": [{\"scope\": \"user\", \"installPath\": "
+        "\"%s\",\n"
+        "      \"version\": \"1.0.0\", \"installedAt\": \"2026-10-01T09:12:44.120Z\",\n"
+        "      \"lastUpdated\": \"2026-10-01T09:12:44.120Z\", \"gitCommitSha\": \"9f2c1e0\"}],\n"
+        "    \"db-tools@acme\": [{\"scope\": \"user\", \"installPath\": \"%s\", \"version\": "
+        "\"2.1.0\"}],\n"
+        "    \"off-plugin@acme\": [{\"scope\": \"user\", \"installPath\": \"%s\"}],\n"
+        "    \"proj-only@acme\": [{\"scope\": \"project\", \"projectPath\": \"/srv/app\",\n"
+        "      \"installPath\": \"%s\"}]\n"
+        "  }\n"
+        "}\n",
+        c7, db, off, proj);
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".claude/plugins/installed_plugins.json", installed);
+    write_home(".claude/settings.json",
+               "{\"model\": \"opus\", \"enabledPlugins\": {\n"
+               "  \"context7@claude-plugins-official\": true, \"db-tools@acme\": true,\n"
+               "  \"off-plugin@acme\": false, \"proj-only@acme\": true}}\n");
+    write_home(".claude/plugins/cache/claude-plugins-official/context7/1.0.0/.mcp.json",
+               "{\"context7\": {\"command\": \"npx\", \"args\": [\"-y\", "
+               "\"@upstash/context7-mcp\"]}}\n");
+    write_home(".claude/plugins/cache/acme/db-tools/2.1.0/.claude-plugin/plugin.json",
+               "{\"name\": \"db-tools\", \"version\": \"2.1.0\",\n"
+               " \"mcpServers\": {\"plugin-db\": {\n"
+               "   \"command\": \"${CLAUDE_PLUGIN_ROOT}/servers/db-server\",\n"
+               "   \"args\": [\"--config\", \"${CLAUDE_PLUGIN_ROOT}/config.json\"]}}}\n");
+    write_home(".claude/plugins/cache/acme/db-tools/2.1.0/.mcp.json",
+               "{\"mcpServers\": {\"db-remote\": {\"type\": \"http\", "
+               "\"url\": \"https://db.example/mcp\"}}}\n");
+    write_home(".claude/plugins/cache/acme/off-plugin/0.1.0/.mcp.json",
+               "{\"off-srv\": {\"command\": \"off\"}}\n");
+    write_home(".claude/plugins/cache/acme/proj-only/1.0.0/.mcp.json",
+               "{\"proj-srv\": {\"command\": \"p\"}}\n");
+    write_home(".claude.json", "{\"mcpServers\": {\"db-remote\": {\"command\": \"mine\"}}}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "context7");
+    CHECK(c && streq(c->command, "npx") && streq(c->source.path, want_mcp));
+    CHECK_INTEQ(count_problems(&set, "context7"), 0);
+    c = config_set_find(&set, "plugin-db");
+    CHECK(c && streq(c->command, want_cmd) && c->n_args == 2 &&
+          strstr(c->args[1], "/db-tools/2.1.0/config.json"));
+    c = config_set_find(&set, "db-remote");
+    CHECK(c && c->command && streq(c->command, "mine"));
+    CHECK(config_set_find(&set, "off-srv") == NULL);
+    CHECK(config_set_find(&set, "proj-srv") == NULL);
+    bool skipped = false;
+    for (size_t i = 0; i < set.n_skipped; i++)
+        skipped |= streq(set.skipped[i].name, "off-srv") &&
+                   strstr(set.skipped[i].reason, "\"off-plugin@acme\" is disabled");
+    CHECK(skipped);
+    config_set_deinit(&set);
+
+    /* Not in enabledPlugins: not loaded, as in Claude Code; a path out of the plugin is refused. */
+    write_home(".claude/settings.json", "{\"enabledPlugins\": {\"db-tools@acme\": true}}\n");
+    write_home(".claude/plugins/cache/acme/db-tools/2.1.0/.claude-plugin/plugin.json",
+               "{\"name\": \"db-tools\", \"mcpServers\": [\"./.mcp.json\", \"../../x.json\"]}\n");
+    discover_user(&set);
+    CHECK(config_set_find(&set, "context7") == NULL);
+    CHECK(config_set_find(&set, "plugin-db") == NULL);
+    c = config_set_find(&set, "db-remote");
+    CHECK(c && c->command && streq(c->command, "mine"));
+    bool outside = false;
+    for (size_t i = 0; i < set.n_problems; i++)
+        outside |= strstr(set.problems[i].message, "\"../../x.json\", outside the plugin") != NULL;
+    CHECK(outside);
+    config_set_deinit(&set);
+}
+
+/*
+ * VS Code: the default profile's mcp.json wins over the servers an older settings.json still
+ * holds under "mcp", then each other profile's mcp.json is read (comments allowed).
+ */
+static void test_vscode_profiles_and_settings(void)
+{
+    _cleanup_free_ char *prof = paths_join(home, ".config/Code/User/profiles/-5d2c1e9a/mcp.json");
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".config/Code/User/mcp.json",
+               "{\n  // my servers\n  \"servers\": {\"github\": {\"type\": \"http\",\n"
+               "    \"url\": \"https://api.githubcopilot.com/mcp/\"}},\n  \"inputs\": []\n}\n");
+    write_home(".config/Code/User/settings.json",
+               "{\n  \"editor.fontSize\": 14,\n  \"mcp\": {\n    \"servers\": {\n"
+               "      \"github\": {\"command\": \"old-github\"},\n"
+               "      \"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\", \"args\": "
+               "[\"mcp-server-fetch\"]},\n    },\n  },\n}\n");
+    write_home(".config/Code/User/profiles/-5d2c1e9a/mcp.json",
+               "{\"servers\": {\"playwright\": {\"command\": \"npx\", \"args\": "
+               "[\"@playwright/mcp@latest\"]},\n \"fetch\": {\"command\": \"profile-fetch\"}}}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "github");
+    CHECK(c && c->type == TRANSPORT_HTTP);
+    c = config_set_find(&set, "fetch");
+    CHECK(c && streq(c->command, "uvx") && strstr(c->source.path, "Code/User/settings.json"));
+    c = config_set_find(&set, "playwright");
+    CHECK(c && streq(c->source.path, prof));
+    config_set_deinit(&set);
+}
+
+/*
+ * Continue's older config.json (no config.yaml): experimental.modelContextProtocolServers
+ * entries with their "transport" are read; one without a name gets one, with a warning; a
+ * WebSocket one is reported, not used. Once config.yaml exists, config.json is not read.
+ */
+static void test_continue_legacy_json(void)
+{
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(".continue/config.json",
+               "{\n  \"models\": [{\"title\": \"GPT-4o\", \"provider\": \"openai\", \"model\": "
+               "\"gpt-4o\"}],\n"
+               "  // MCP\n"
+               "  \"experimental\": {\n    \"modelContextProtocolServers\": [\n"
+               "      {\"transport\": {\"type\": \"stdio\", \"command\": \"uvx\",\n"
+               "        \"args\": [\"mcp-server-sqlite\", \"--db-path\", \"/tmp/test.db\"]}},\n"
+               "      {\"name\": \"remote\", \"transport\": {\"type\": \"sse\", \"url\": "
+               "\"http://localhost:8931/sse\"}},\n"
+               "      {\"name\": \"ws\", \"transport\": {\"type\": \"websocket\", \"url\": "
+               "\"ws://localhost:9000\"}},\n"
+               "    ],\n  },\n}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "mcp-1");
+    CHECK(c && streq(c->command, "uvx") && c->n_args == 3);
+    expect_problem(&set, "mcp-1", "has no \"name\"", true);
+    c = config_set_find(&set, "remote");
+    CHECK(c && c->type == TRANSPORT_SSE && streq(c->url, "http://localhost:8931/sse"));
+    CHECK(config_set_find(&set, "ws") == NULL);
+    expect_problem(&set, "ws", "WebSocket transport", false);
+    config_set_deinit(&set);
+
+    write_home(".continue/config.yaml", "name: Local\nversion: 1.0.0\nschema: v1\n");
+    discover_user(&set);
+    CHECK(config_set_find(&set, "remote") == NULL);
+    CHECK(config_set_find(&set, "mcp-1") == NULL);
+    config_set_deinit(&set);
+}
+
+/*
+ * OpenCode: "oauth": false is what mcpd does anyway (no warning); the top-level "tools" and
+ * "permission" switches become the server's disabledTools where they name it as
+ * "<server>_<glob>" or "<server>*"; a glob that cuts across servers is a warning.
+ */
+static void test_opencode_tool_switches(void)
+{
+    ConfigSet set;
+    const ServerConfig *c;
+
+    write_home(
+        ".config/opencode/opencode.json",
+        "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n"
+        "  \"mcp\": {\n"
+        "    \"jira\": {\"type\": \"remote\", \"url\": \"https://jira.example.com/mcp\",\n"
+        "      \"oauth\": false, \"headers\": {\"Authorization\": \"Bearer {env:JIRA_KEY}\"}},\n"
+        "    \"my-mcp-foo\": {\"type\": \"local\", \"command\": [\"bun\", \"x\", "
+        "\"my-mcp-command\"]},\n"
+        "    \"github\": {\"type\": \"local\", \"command\": [\"gh-mcp\"]}\n"
+        "  },\n"
+        "  \"tools\": {\"my-mcp*\": false, \"jira_delete_*\": false, \"*_write\": false,\n"
+        "            \"github_search\": true},\n"
+        "  \"permission\": {\"github_create_*\": \"deny\", \"edit\": \"ask\"}\n"
+        "}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "jira");
+    CHECK(c && !config_tool_allowed(c, "delete_issue") && config_tool_allowed(c, "get_issue"));
+    CHECK(!find_problem(&set, "jira", "\"oauth\""));
+    c = config_set_find(&set, "my-mcp-foo");
+    CHECK(c && !config_tool_allowed(c, "anything"));
+    c = config_set_find(&set, "github");
+    CHECK(c && !config_tool_allowed(c, "create_issue") && config_tool_allowed(c, "search"));
+    expect_problem(&set, "github", "\"*_write\" is not honoured", true);
+    config_set_deinit(&set);
+}
+
 /* Each test starts from an empty home. */
 static void run_fresh(const char *name, void (*fn)(void))
 {
@@ -473,5 +668,9 @@ int main(void)
     RUN_FRESH(test_gemini_extensions);
     RUN_FRESH(test_claude_headers_helper);
     RUN_FRESH(test_gemini_v1_lists);
+    RUN_FRESH(test_claude_plugins);
+    RUN_FRESH(test_vscode_profiles_and_settings);
+    RUN_FRESH(test_continue_legacy_json);
+    RUN_FRESH(test_opencode_tool_switches);
     return test_main_result();
 }

@@ -124,8 +124,53 @@ static void test_watch(void)
     test_rm_rf(dir);
 }
 
+/*
+ * A listing (path noted with a trailing '/'): a new entry in that directory (a Gemini CLI
+ * extension installed) applies a reload; so does the directory itself appearing later.
+ */
+static void test_watch_listing(void)
+{
+    _cleanup_free_ char *dir = test_tmpdir();
+    _cleanup_free_ char *gemini = paths_join(dir, ".gemini");
+    _cleanup_free_ char *exts = paths_join(gemini, "extensions");
+    _cleanup_free_ char *listing = xasprintf("%s/", exts);
+    _cleanup_free_ char *ext = paths_join(exts, "nanobanana");
+    _cleanup_free_ char *other = paths_join(dir, "elsewhere");
+    Seen s = {.base = event_base_new(), .proj_live = true};
+    Watcher w;
+
+    mkdir(gemini, 0700);
+    CHECK_INTEQ(watch_init(&w, s.base, on_apply, on_live, &s), 0);
+    watch_note(&w, listing, NULL);
+    run_ms(s.base, 50);
+
+    /* The extensions directory appears (the first `gemini extensions install`). */
+    mkdir(exts, 0700);
+    CHECK(wait_applies(&s) >= 1);
+    CHECK_STREQ(s.last_root, "");
+    run_ms(s.base, 50); /* the watch moves down to the new directory */
+
+    /* An extension installed: its directory appears in the listing. */
+    mkdir(ext, 0700);
+    CHECK(wait_applies(&s) >= 1);
+    CHECK_STREQ(s.last_why, ext);
+
+    /* Another directory is not the listing's. */
+    int before = s.n_applies;
+    mkdir(other, 0700);
+    run_ms(s.base, AFTER_MS);
+    CHECK_INTEQ(s.n_applies, before);
+
+    watch_deinit(&w);
+    free(s.last_root);
+    free(s.last_why);
+    event_base_free(s.base);
+    test_rm_rf(dir);
+}
+
 int main(void)
 {
     RUN(test_watch);
+    RUN(test_watch_listing);
     return test_main_result();
 }
