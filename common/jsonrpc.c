@@ -295,10 +295,16 @@ int framer_next(Framer *f, char **linep, size_t *lenp)
         if (n > f->max) {
             return FRAMER_E_TOOBIG;
         }
-        if (n > 0 && f->buf[end - 1] == '\r')
-            n--;
-        if (n == 0)
+        /* A line of only whitespace (CRLF endings, a host's stray blank line) carries no
+         * message: skipped, as an empty one is, rather than refused as malformed JSON. */
+        size_t k = 0;
+        while (k < n &&
+               (f->buf[begin + k] == ' ' || f->buf[begin + k] == '\t' || f->buf[begin + k] == '\r'))
+            k++;
+        if (k == n)
             continue;
+        if (f->buf[end - 1] == '\r')
+            n--;
         f->buf[begin + n] = '\0';
         *linep = f->buf + begin;
         *lenp = n;
