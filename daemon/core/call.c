@@ -844,12 +844,14 @@ void call_peer_response(CallRegistry *m, Peer *p, JsonrpcMsg *msg)
     }
     s = server_get(m->servers, sr->server_id);
     if (s && s->up && s->up->id == sr->upstream_id) {
-        if (msg->kind == JSONRPC_RESPONSE) {
+        if (msg->kind == JSONRPC_RESPONSE && !YAJL_IS_OBJECT(msg->result)) {
+            /* Every result of sampling, elicitation and roots is an object: the server is told
+             * the agent's answer was not one, rather than handed an empty one. */
+            _cleanup_free_ char *text =
+                xasprintf("the agent's answer to %s was not an object", sr->method);
+            upstream_respond_error(s->up, sr->up_id, JSONRPC_INTERNAL_ERROR, text);
+        } else if (msg->kind == JSONRPC_RESPONSE) {
             _cleanup_json_ yajl_val r = json_copy(msg->result);
-            if (!r || !YAJL_IS_OBJECT(r)) {
-                json_free(r);
-                r = json_object_new();
-            }
             if (sr->schema)
                 fill_defaults(r, sr->schema);
             upstream_respond(s->up, sr->up_id, r);
