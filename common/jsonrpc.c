@@ -38,6 +38,23 @@ static yajl_val refused_id(const char *line, size_t len)
     return valid_id(id) ? id : json_free(id);
 }
 
+/* Make m an error response to id (taken) with code -32603 and message. */
+static void as_error_response(JsonrpcMsg *m, yajl_val id, const char *message)
+{
+    yajl_val error = json_object_new();
+
+    json_object_set(error, "code", json_int_new(JSONRPC_INTERNAL_ERROR));
+    json_object_set(error, "message", json_string_new_lossy(message, strlen(message)));
+    memset(m, 0, sizeof(*m));
+    m->root = json_object_new();
+    json_object_set(m->root, "jsonrpc", json_string_new("2.0"));
+    json_object_set(m->root, "id", id);
+    json_object_set(m->root, "error", error);
+    m->id = id;
+    m->error = error;
+    m->kind = JSONRPC_ERROR_RESPONSE;
+}
+
 /*
  * The message is JSON-shaped but beyond a limit (depth, values, UTF-8 when refused). A request
  * or notification is refused as invalid, with its id when it can be found, so the sender gets
@@ -47,7 +64,6 @@ static yajl_val refused_id(const char *line, size_t len)
 static int refused(JsonrpcMsg *m, const char *line, size_t len, char **errp)
 {
     JsonSpan span;
-    yajl_val error;
 
     m->root = refused_id(line, len);
     m->id = m->root;
@@ -56,16 +72,25 @@ static int refused(JsonrpcMsg *m, const char *line, size_t len, char **errp)
           jsonscan_skim_member(line, len, "error", &span)) ||
         !m->id)
         return JSONRPC_E_INVALID;
-    error = json_object_new();
-    json_object_set(error, "code", json_int_new(JSONRPC_INTERNAL_ERROR));
-    json_object_set(error, "message",
-                    json_string_new_lossy(*errp, strlen(*errp))); /* already says what and why */
-    m->root = json_object_new();
-    json_object_set(m->root, "jsonrpc", json_string_new("2.0"));
-    json_object_set(m->root, "id", m->id);
-    json_object_set(m->root, "error", error);
-    m->error = error;
-    m->kind = JSONRPC_ERROR_RESPONSE;
+    as_error_response(m, m->id, *errp); /* already says what and why */
+    return 0;
+}
+
+/*
+ * A message with an id, no "method" and a "result" or an "error", that breaks rule: the answer
+ * to a request, but not a valid one. It becomes an error response to that id naming the rule,
+ * so the request waiting for it fails at once instead of timing out; anything else is refused.
+ */
+static int bad_response(JsonrpcMsg *m, char **errp, const char *rule)
+{
+    yajl_val root = m->root;
+
+    if (!m->id || json_get(root, "method") ||
+        !(json_get(root, "result") || json_get(root, "error")))
+        return invalid(m, errp, rule);
+    _cleanup_free_ char *message = xasprintf("a malformed answer (%s)", rule);
+    as_error_response(m, json_copy(m->id), message);
+    json_free(root);
     return 0;
 }
 
@@ -109,7 +134,7 @@ int jsonrpc_msg_parse_mode(JsonrpcMsg *m, const char *line, size_t len, JsonUtf8
         m->id = id;
     version = json_get(m->root, "jsonrpc");
     if (!YAJL_IS_STRING(version) || !streq(version->u.string, "2.0"))
-        return invalid(m, errp, "\"jsonrpc\" must be \"2.0\"");
+        return bad_response(m, errp, "\"jsonrpc\" must be \"2.0\"");
 
     method = json_get(m->root, "method");
     if (method) {
@@ -139,11 +164,12 @@ int jsonrpc_msg_parse_mode(JsonrpcMsg *m, const char *line, size_t len, JsonUtf8
     }
     if (m->error && !m->result) {
         if (!YAJL_IS_OBJECT(m->error))
-            return invalid(m, errp, "\"error\" must be an object");
+            return bad_response(m, errp, "\"error\" must be an object");
         m->kind = JSONRPC_ERROR_RESPONSE;
         return 0;
     }
-    return invalid(m, errp, "a message needs \"method\", \"result\" or \"error\"");
+    return bad_response(
+        m, errp, "a message needs \"method\", \"result\" or \"error\", one of the last two only");
 }
 
 void jsonrpc_msg_deinit(JsonrpcMsg *m)
@@ -295,10 +321,16 @@ int framer_next(Framer *f, char **linep, size_t *lenp)
         if (n > f->max) {
             return FRAMER_E_TOOBIG;
         }
-        if (n > 0 && f->buf[end - 1] == '\r')
-            n--;
-        if (n == 0)
+        /* A line of only whitespace (CRLF endings, a host's stray blank line) carries no
+         * message: skipped, as an empty one is, rather than refused as malformed JSON. */
+        size_t k = 0;
+        while (k < n &&
+               (f->buf[begin + k] == ' ' || f->buf[begin + k] == '\t' || f->buf[begin + k] == '\r'))
+            k++;
+        if (k == n)
             continue;
+        if (f->buf[end - 1] == '\r')
+            n--;
         f->buf[begin + n] = '\0';
         *linep = f->buf + begin;
         *lenp = n;

@@ -78,6 +78,11 @@ typedef struct ServerRequest {
 /* An agent that never sent logging/setLevel hears messages from this level up. */
 #define LOG_LEVEL_DEFAULT MCP_LEVEL_INFO
 
+/* Log lines for a server's requests that no agent can answer: a burst, then this many a second
+ * (a server may send them without end; the first say what happens). */
+#define UNANSWERED_LOG_BURST 20
+#define UNANSWERED_LOG_RATE  2
+
 /*
  * Everything that is not a tool result becomes one, as the seed's tool bridge does: the text
  * the model reads, and the original error for programs under _meta["mcpd/error"].
@@ -422,19 +427,42 @@ static void call_set_id(Call *c, const char *id, size_t n)
  * text (copied); meta and token are taken (may be NULL); the body is either body (taken) or
  * n_parts pieces (borrowed: copied only if the call cannot go at once).
  */
+/* The agent's call whose request id is the JSON text id: a walk of its own calls only. */
+static Call *agent_call_of_id(const Agent *a, const char *id)
+{
+    for (ListNode *n = a->calls.first; n; n = n->next) {
+        Call *c = container_of(n, Call, in_agent);
+        if (streq(c->orig_id, id))
+            return c;
+    }
+    return NULL;
+}
+
 static void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, const char *method, JsonSpan id,
                      char *body, const UpstreamPart *parts, size_t n_parts, char *meta, char *token)
 {
     Call *c = pool_get(&m->pool);
 
+    _cleanup_free_ char *msg = NULL;
+    int code = 0;
+
     c->reg = m;
     call_set_id(c, id.p, id.n);
-    if (a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
-        _cleanup_free_ char *msg =
+    if (agent_call_of_id(a, c->orig_id)) {
+        /* Both would run and both answers carry the one id: the agent could not tell them
+         * apart, and a cancel would stop either. */
+        code = JSONRPC_INVALID_REQUEST;
+        msg = xasprintf("request id %.64s is already in flight from this agent: an id may not be "
+                        "reused until its request is answered",
+                        c->orig_id);
+    } else if (a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
+        code = MCPD_ERROR_TOO_MANY_CALLS;
+        msg =
             xasprintf("too many calls in flight: %d is the limit per agent; wait for answers first",
                       AGENT_MAX_CALLS_IN_FLIGHT);
-        agent_reply_error_text(m->peers, &m->scratch, p->id, c->orig_id, MCPD_ERROR_TOO_MANY_CALLS,
-                               msg);
+    }
+    if (msg) {
+        agent_reply_error_text(m->peers, &m->scratch, p->id, c->orig_id, code, msg);
         if (c->orig_id != c->id_buf)
             free(c->orig_id);
         pool_put(&m->pool, c);
@@ -601,12 +629,7 @@ static Call *call_find(CallRegistry *m, uint64_t peer_id, yajl_val orig_id)
     if (!a || !a->calls.n)
         return NULL;
     id = json_to_string(orig_id);
-    for (ListNode *n = a->calls.first; n; n = n->next) {
-        Call *c = container_of(n, Call, in_agent);
-        if (streq(c->orig_id, id))
-            return c;
-    }
-    return NULL;
+    return agent_call_of_id(a, id);
 }
 
 /* Stop a call without replying: cancelled upstream if it got there. */
@@ -754,7 +777,14 @@ void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, 
             cap ? xasprintf("no agent with a call in flight on %s can answer %s", s->cfg->name,
                             method)
                 : xasprintf("Method not found: %s", method);
-        log_full(LOG_INFO, s->cfg->name, "request", "%s", msg);
+        unsigned dropped;
+        if (ratelimit_take(&s->request_log, now_ms(), UNANSWERED_LOG_BURST, UNANSWERED_LOG_RATE,
+                           &dropped)) {
+            if (dropped)
+                log_full(LOG_NOTICE, s->cfg->name, "request",
+                         "(%u requests nobody could answer not logged)", dropped);
+            log_full(LOG_INFO, s->cfg->name, "request", "%.300s", msg);
+        }
         upstream_respond_error(s->up, id, JSONRPC_METHOD_NOT_FOUND, msg);
         return;
     }
@@ -814,12 +844,14 @@ void call_peer_response(CallRegistry *m, Peer *p, JsonrpcMsg *msg)
     }
     s = server_get(m->servers, sr->server_id);
     if (s && s->up && s->up->id == sr->upstream_id) {
-        if (msg->kind == JSONRPC_RESPONSE) {
+        if (msg->kind == JSONRPC_RESPONSE && !YAJL_IS_OBJECT(msg->result)) {
+            /* Every result of sampling, elicitation and roots is an object: the server is told
+             * the agent's answer was not one, rather than handed an empty one. */
+            _cleanup_free_ char *text =
+                xasprintf("the agent's answer to %s was not an object", sr->method);
+            upstream_respond_error(s->up, sr->up_id, JSONRPC_INTERNAL_ERROR, text);
+        } else if (msg->kind == JSONRPC_RESPONSE) {
             _cleanup_json_ yajl_val r = json_copy(msg->result);
-            if (!r || !YAJL_IS_OBJECT(r)) {
-                json_free(r);
-                r = json_object_new();
-            }
             if (sr->schema)
                 fill_defaults(r, sr->schema);
             upstream_respond(s->up, sr->up_id, r);

@@ -13,6 +13,7 @@
 #include "common/hash.h"
 #include "common/idmap.h"
 #include "common/list.h"
+#include "common/ratelimit.h"
 #include "daemon/config/config.h"
 #include "daemon/upstream/upstream.h"
 
@@ -76,13 +77,14 @@ typedef struct Server {
     char tools_fp[2 * SHA256_DIGEST_SIZE + 1]; /* fingerprint of tools as last listed */
     unsigned calls_in_flight;
     uint64_t calls_total;
-    unsigned n_refs;      /* workspaces that use it */
-    char *start_dir;      /* where a stdio server starts when its config names no cwd */
-    List calls;           /* every call routed to it (call.c links and owns them) */
-    IdMap requests;       /* id -> ServerRequest: its requests forwarded to agents (call.c) */
-    int log_level;        /* logging/setLevel sent upstream, or -1 */
-    bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */
-    char *auth_challenge; /* its WWW-Authenticate text */
+    unsigned n_refs;       /* workspaces that use it */
+    char *start_dir;       /* where a stdio server starts when its config names no cwd */
+    List calls;            /* every call routed to it (call.c links and owns them) */
+    IdMap requests;        /* id -> ServerRequest: its requests forwarded to agents (call.c) */
+    RateLimit request_log; /* the log lines of its requests nobody can answer (call.c) */
+    int log_level;         /* logging/setLevel sent upstream, or -1 */
+    bool needs_auth;       /* HTTP 401: not retried until reload or mcpd/connect */
+    char *auth_challenge;  /* its WWW-Authenticate text */
 
     struct ServerSurface *surface; /* prompts, resources, subscriptions (surface.h), or NULL */
 } Server;

@@ -11,6 +11,7 @@
 #include "common/jsonrpc.h"
 #include "common/log.h"
 #include "common/outbuf.h"
+#include "common/ratelimit.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/sys/child.h"
@@ -40,10 +41,8 @@ typedef struct StdioTransport {
     struct StdioTransport *next, *prev; /* every live stdio transport, for kill_all */
     RunLog *runlog; /* this run's stderr and exit go there, for mcpd/logs after it is gone */
     uint64_t run;
-    StrBuf err_line; /* partial stderr line */
-    double log_tokens;
-    uint64_t log_refill_ms;
-    unsigned log_dropped;
+    StrBuf err_line;          /* partial stderr line */
+    RateLimit log_limit;      /* stderr lines into the log */
     const char *grace_reason; /* what to report if no exit status comes within the grace */
     bool stdout_eof, closing, reported;
     int stop_stage;
@@ -118,22 +117,12 @@ void transport_stdio_kill_all(void)
 
 static void log_stderr_line(StdioTransport *s, const char *line, size_t n)
 {
-    uint64_t now = now_ms();
+    unsigned dropped;
 
-    s->log_tokens += (double)(now - s->log_refill_ms) * STDERR_LOG_RATE / 1000.0;
-    if (s->log_tokens > STDERR_LOG_BURST)
-        s->log_tokens = STDERR_LOG_BURST;
-    s->log_refill_ms = now;
-    if (s->log_tokens < 1) {
-        s->log_dropped++;
+    if (!ratelimit_take(&s->log_limit, now_ms(), STDERR_LOG_BURST, STDERR_LOG_RATE, &dropped))
         return;
-    }
-    s->log_tokens -= 1;
-    if (s->log_dropped) {
-        log_full(LOG_NOTICE, s->base.server, "stderr", "(%u stderr lines not logged)",
-                 s->log_dropped);
-        s->log_dropped = 0;
-    }
+    if (dropped)
+        log_full(LOG_NOTICE, s->base.server, "stderr", "(%u stderr lines not logged)", dropped);
     log_full(LOG_INFO, s->base.server, "stderr", "stderr: %.*s", (int)MIN(n, 2000), line);
 }
 
@@ -398,8 +387,6 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
     s->base.userdata = userdata;
     s->base.base = base;
     s->base.server = xstrdup(cfg->name);
-    s->log_tokens = STDERR_LOG_BURST;
-    s->log_refill_ms = now_ms();
     framer_init(&s->in, JSONRPC_MAX_LINE_DEFAULT);
     outbuf_init(&s->out, NULL);
     s->ev_out = event_new(base, s->child->fd_stdin, EV_WRITE, on_stdin_writable, s);

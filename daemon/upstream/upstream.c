@@ -46,6 +46,10 @@ static const char *const accepted_versions[] = {
  * under a new id. A server that breaks it every time is given up on after this many.
  */
 #define UPSTREAM_REISSUE_MAX 3
+/* Warnings about answers to requests never sent: a burst, then this many a second (a hostile
+ * server can send them without end; one tells the user what is wrong). */
+#define STRAY_LOG_BURST 10
+#define STRAY_LOG_RATE  1
 /* A list's ttlMs below this is read as this: a server cannot make mcpd poll it in a loop. */
 #define LIST_TTL_MIN_MS 1000
 
@@ -432,6 +436,34 @@ static bool reissue(Upstream *u, UpstreamPending *p)
     return true;
 }
 
+/*
+ * An answer that matches no request waiting for one. A late answer to a request that timed out
+ * or was cancelled (an id mcpd did send) is normal and dropped quietly; any other id (one never
+ * sent, or of another type, such as "7" for 7: a server that rewrites ids, whose calls then wait
+ * for their timeout) is a fault of the server's, said in a warning with a burst limit, since
+ * the server can send such answers as fast as it likes.
+ */
+static void stray_response(Upstream *u, yajl_val id)
+{
+    unsigned dropped;
+
+    if (YAJL_IS_INTEGER(id) && id->u.number.i > 0 && (uint64_t)id->u.number.i <= u->next_id) {
+        log_debug("[%s] late answer to request %lld dropped", u->name, (long long)id->u.number.i);
+        return;
+    }
+    if (!ratelimit_take(&u->stray_log, now_ms(), STRAY_LOG_BURST, STRAY_LOG_RATE, &dropped))
+        return;
+    if (dropped)
+        log_full(LOG_NOTICE, u->name, "protocol", "(%u answers to requests never sent not logged)",
+                 dropped);
+    _cleanup_free_ char *text = json_to_string(id);
+    log_full(LOG_WARNING, u->name, "protocol",
+             "the server answered a request mcpd never sent (id %.64s%s): ignored. JSON-RPC "
+             "answers must carry the request's id unchanged (mcpd sends integers); a server that "
+             "rewrites ids leaves its calls waiting until they time out",
+             text ? text : "?", text && strlen(text) > 64 ? "..." : "");
+}
+
 static void handle_response(Upstream *u, JsonrpcMsg *m)
 {
     UpstreamPending *p;
@@ -439,8 +471,7 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
 
     if (!YAJL_IS_INTEGER(m->id) || m->id->u.number.i <= 0 ||
         !(p = pending_by_wire(u, (uint64_t)m->id->u.number.i))) {
-        /* Late answers to timed-out or cancelled requests land here: drop them. */
-        log_debug("[%s] response for unknown request id dropped", u->name);
+        stray_response(u, m->id);
         return;
     }
     if (m->kind == JSONRPC_RESPONSE && !p->raw &&

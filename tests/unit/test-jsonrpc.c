@@ -144,10 +144,8 @@ static void test_parse_invalid(void)
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":\"s\"}",
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":3}",
         "{\"jsonrpc\":\"2.0\",\"id\":1}",
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{\"code\":1,\"message\":\"x\"}}",
         "{\"jsonrpc\":\"2.0\",\"result\":{}}",
         "{\"jsonrpc\":\"2.0\",\"id\":false,\"result\":{}}",
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":\"bad\"}",
         "\"just a string\"",
         "42",
         "null",
@@ -168,6 +166,27 @@ static void test_parse_invalid(void)
     expect_invalid(nul, sizeof(nul) - 1, JSONRPC_E_PARSE);
     static const char nul2[] = "{\"jsonrpc\":\"2.0\",\"method\":\"m\0\"}";
     expect_invalid(nul2, sizeof(nul2) - 1, JSONRPC_E_PARSE);
+
+    /* An answer to id 1 that breaks a rule is an error response to id 1 naming the rule, so
+     * the request waiting for it fails at once; without an id it stays invalid (above). */
+    static const char *const bad_answers[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{\"code\":1,\"message\":\"x\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":\"bad\"}",
+        "{\"id\":1,\"result\":{}}",
+    };
+    for (size_t i = 0; i < N_ELEMENTS(bad_answers); i++) {
+        JsonrpcMsg b;
+        char *err = NULL;
+        int64_t code = 0;
+        CHECK_INTEQ(jsonrpc_msg_parse(&b, bad_answers[i], strlen(bad_answers[i]), &err), 0);
+        CHECK_INTEQ(b.kind, JSONRPC_ERROR_RESPONSE);
+        CHECK(b.id && YAJL_IS_INTEGER(b.id) && b.id->u.number.i == 1);
+        CHECK_INTEQ(json_get_int(b.error, "code", &code), 0);
+        CHECK_INTEQ(code, JSONRPC_INTERNAL_ERROR);
+        CHECK(strstr(json_get_string(b.error, "message") ?: "", "malformed answer"));
+        CHECK(err == NULL);
+        jsonrpc_msg_deinit(&b);
+    }
 
     /* errp is optional. */
     JsonrpcMsg m;
