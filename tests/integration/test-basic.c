@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // test-basic: list and call across two servers, concurrent clients, paging, error results.
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -132,7 +133,12 @@ static void test_concurrent(Harness *h)
                 snprintf(args, sizeof(args), "{\"text\":\"w%d-%d\"}", i, k);
                 snprintf(want, sizeof(want), "w%d-%d", i, k);
                 char *t = h_call_text(c, k % 2 ? "mcp_alpha_echo" : "mcp_beta_2_echo", args, NULL);
-                bad += !streq(t, want);
+                if (!streq(t, want)) {
+                    /* Say what came instead, so a failure under load can be told apart. */
+                    fprintf(stderr, "worker %d call %d: got \"%s\", want \"%s\"\n", i, k,
+                            t ? t : "(null)", want);
+                    bad++;
+                }
                 free(t);
                 if (k % 10 == 0) {
                     t = h_call_text(c, "mcp_alpha_sleep", "{\"ms\":50}", NULL);
