@@ -78,6 +78,16 @@ typedef struct Direct {
     uint64_t next_id;
 } Direct;
 
+/*
+ * A server started by the benchmark itself belongs to no mcpd: without this it would carry the
+ * tag of the last harness set up (the baseline's, with $MCPD_BASELINE), whose stop would then
+ * count it as a process that outlived its mcpd.
+ */
+static void direct_untag(void)
+{
+    unsetenv("MCPD_TEST_TAG");
+}
+
 static void direct_start(Direct *d, const char *const *argv)
 {
     int to[2], from[2];
@@ -90,6 +100,7 @@ static void direct_start(Direct *d, const char *const *argv)
         dup2(from[1], 1);
         int nul = open("/dev/null", O_WRONLY);
         dup2(nul, 2);
+        direct_untag();
         execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
@@ -117,6 +128,7 @@ static void direct_start_socket(Direct *d, const char *const *argv)
         dup2(sv[1], 1);
         int nul = open("/dev/null", O_WRONLY);
         dup2(nul, 2);
+        direct_untag();
         execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
