@@ -128,11 +128,13 @@ static ssize_t write_queued(Peer *p)
     }
     if (n == 0)
         return 0;
-    /* One piece (the usual reply burst) is a send: no iovec to import, no file layer. */
+    /* One piece (the usual reply burst) is a send: no iovec to import. Every write to an agent
+     * says MSG_NOSIGNAL: one that has gone is an EPIPE to handle, never a SIGPIPE. */
     if (n == 1)
         w = send(p->fd, v[0].iov_base, v[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT);
     else
-        w = writev(p->fd, v, n);
+        w = sendmsg(p->fd, &(struct msghdr){.msg_iov = v, .msg_iovlen = (size_t)n},
+                    MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0)
         return -errno;
     size_t from_plain = MIN((size_t)w, plain);
@@ -276,7 +278,12 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
         p->rdhup = true;
     for (int i = 0; i < PEER_READS_PER_WAKE && !p->dead; i++) {
         ssize_t n = framer_read_fd(&p->in, fd);
-        /* A read that did not fill the buffer emptied the socket: no read just for EAGAIN. */
+        /*
+         * A read that did not fill the buffer emptied the socket: no read just for EAGAIN. (A
+         * unix stream read also stops short at an MSG_OOB mark or after passed fds, with more
+         * queued; agents send neither, and one that does delays only its own next line, until
+         * it writes again.)
+         */
         bool drained = n > 0 && p->in.len + 1 < p->in.cap && !p->rdhup;
         if (n == -EAGAIN)
             break;
@@ -396,18 +403,19 @@ static void flush_forget(Peer *p)
 
 /*
  * The peers with output from this turn. Writing may close any peer (it is then dead, and freed
- * only from the loop, after this) or queue output that starts a new list.
+ * only from the loop, after this) or queue output for one. Each peer is taken off the
+ * registry's list itself, never off a detached copy, so that a peer closed meanwhile
+ * (flush_forget) leaves a list whose every other peer is still written; output queued meanwhile
+ * is written in the same walk.
  */
 static void on_flush(evutil_socket_t fd, short what, void *arg)
 {
     PeerRegistry *reg = arg;
-    Peer *list = reg->flush;
+    Peer *p;
 
     (void)fd, (void)what;
-    reg->flush = NULL;
-    while (list) {
-        Peer *p = list;
-        list = p->flush_next;
+    while ((p = reg->flush)) {
+        reg->flush = p->flush_next;
         p->flush_queued = false;
         p->flush_next = NULL;
         if (!p->dead)
@@ -484,7 +492,7 @@ void peer_send_unfiltered(Peer *p, const char *data, size_t n)
     bool big = queued == 0 && n >= PEER_WRITE_NOW_BYTES;
     if (big) {
         /* A big message gains nothing from waiting for others: as much as fits goes now. */
-        ssize_t w = write(p->fd, data, n);
+        ssize_t w = send(p->fd, data, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w == (ssize_t)n)
             return;
         if (w < 0 && errno != EAGAIN && errno != EINTR) {

@@ -35,10 +35,18 @@ static void on_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
     n_dispatched++;
 }
 
+/* A peer that the next gone callback closes, as a hook that tears down shared state might. */
+static Peer *close_on_gone;
+
 static void on_gone(Peer *p, void *userdata)
 {
-    (void)p, (void)userdata;
+    (void)userdata;
     n_gone++;
+    if (close_on_gone && close_on_gone != p) {
+        Peer *v = close_on_gone;
+        close_on_gone = NULL;
+        peer_close(v, "closed by another peer's gone");
+    }
 }
 
 static void ref_done(const void *data, size_t n, void *arg)
@@ -383,6 +391,46 @@ static void test_last_line_then_eof(void)
     teardown(&reg, base, agent);
 }
 
+/*
+ * Three peers with output in one turn; writing to the first finds its agent gone, and closing
+ * it closes the second from the gone callback: the third is still written, then and later.
+ */
+static void test_flush_survives_close_of_queued(void)
+{
+    PeerRegistry reg;
+    struct event_base *base;
+    int agent, b[2], c[2];
+    Peer *pa = setup(&reg, &base, 1 << 20, &agent);
+
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b) == 0);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c) == 0);
+    for (int i = 0; i < 2; i++) {
+        set_nonblock(b[i]);
+        set_nonblock(c[i]);
+    }
+    Peer *pc = peer_new(&reg, c[0], getuid(), getpid());
+    Peer *pb = peer_new(&reg, b[0], getuid(), getpid());
+    /* The flush list is walked from its last entry: a first, then b, then c. */
+    send_plain(pc, "c1\n");
+    send_plain(pb, "b1\n");
+    send_plain(pa, "a1\n");
+    close(agent); /* a's send fails with EPIPE (no SIGPIPE: MSG_NOSIGNAL) and a is closed */
+    close_on_gone = pb;
+    StrBuf got = STRBUF_INIT;
+    pump(base, c[1], &got, 3);
+    CHECK_STREQ(strbuf_str(&got), "c1\n");
+    send_plain(pc, "c2\n");
+    pump(base, c[1], &got, 6);
+    CHECK_STREQ(strbuf_str(&got), "c1\nc2\n");
+    CHECK_INTEQ(n_gone, 2);
+    strbuf_deinit(&got);
+    close_on_gone = NULL;
+    peer_registry_deinit(&reg);
+    event_base_free(base);
+    close(b[1]);
+    close(c[1]);
+}
+
 int main(void)
 {
     RUN(test_interleaved_order);
@@ -392,5 +440,6 @@ int main(void)
     RUN(test_queue_bound_plain_over);
     RUN(test_more_than_one_wakeup);
     RUN(test_last_line_then_eof);
+    RUN(test_flush_survives_close_of_queued);
     return test_main_result();
 }
