@@ -225,7 +225,8 @@ static void call_mrtr_retry(void *owner, uint64_t call_id, const char *extra, in
         c->body_base = c->body;
     else
         free(c->body);
-    c->body = xasprintf("%s,%s", c->body_base, extra);
+    c->body =
+        c->body_base && *c->body_base ? xasprintf("%s,%s", c->body_base, extra) : xstrdup(extra);
     call_dispatch(c, s);
 }
 
@@ -366,11 +367,12 @@ static void call_dispatch(Call *c, Server *s)
         struct timeval tv;
         call_keep_body(c);
         c->waiting = true;
-        if (!c->ev_wait) {
+        /* Armed on every wait: a call may wait again (an input round's retry while the server
+         * reconnects), and each wait has its own bound. */
+        if (!c->ev_wait)
             c->ev_wait = evtimer_new(c->reg->base, on_call_wait_timeout, c);
-            tv_ms(&tv, s->cfg->timeout_ms > 0 ? s->cfg->timeout_ms : CONFIG_DEFAULT_TIMEOUT_MS);
-            evtimer_add(c->ev_wait, &tv);
-        }
+        tv_ms(&tv, s->cfg->timeout_ms > 0 ? s->cfg->timeout_ms : CONFIG_DEFAULT_TIMEOUT_MS);
+        evtimer_add(c->ev_wait, &tv);
         return;
     }
     msg = xasprintf("MCP server not connected: %s (%s%s%s)", s->cfg->name,

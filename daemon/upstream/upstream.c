@@ -443,8 +443,9 @@ static bool reissue(Upstream *u, UpstreamPending *p)
  * for their timeout) is a fault of the server's, said in a warning with a burst limit, since
  * the server can send such answers as fast as it likes.
  */
-static void stray_response(Upstream *u, yajl_val id)
+static void stray_response(Upstream *u, const JsonrpcMsg *m)
 {
+    yajl_val id = m->id;
     unsigned dropped;
 
     if (YAJL_IS_INTEGER(id) && id->u.number.i > 0 && (uint64_t)id->u.number.i <= u->next_id) {
@@ -453,6 +454,14 @@ static void stray_response(Upstream *u, yajl_val id)
     }
     if (!ratelimit_take(&u->stray_log, now_ms(), STRAY_LOG_BURST, STRAY_LOG_RATE, &dropped))
         return;
+    if (!id && m->kind == JSONRPC_ERROR_RESPONSE) {
+        /* JSON-RPC's answer to a request the server could not read (its id unknown to it). */
+        const char *text = json_get_string(m->error, "message");
+        log_full(LOG_WARNING, u->name, "protocol",
+                 "the server could not read a request mcpd sent: %.300s%s",
+                 text ? text : "(no message)", dropped ? " (more such answers not logged)" : "");
+        return;
+    }
     if (dropped)
         log_full(LOG_NOTICE, u->name, "protocol", "(%u answers to requests never sent not logged)",
                  dropped);
@@ -471,7 +480,7 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
 
     if (!YAJL_IS_INTEGER(m->id) || m->id->u.number.i <= 0 ||
         !(p = pending_by_wire(u, (uint64_t)m->id->u.number.i))) {
-        stray_response(u, m->id);
+        stray_response(u, m);
         return;
     }
     if (m->kind == JSONRPC_RESPONSE && !p->raw &&
@@ -589,9 +598,13 @@ static void on_message(void *userdata, char *line, size_t len)
         return;
     r = jsonrpc_msg_parse(&m, line, len, &err);
     if (r != 0) {
-        /* One bad line is the server's bug, not a reason to drop the session (seed bug B9). */
-        log_full(LOG_WARNING, u->name, "protocol",
-                 "skipping a message that is not JSON-RPC (%s): %.200s", err, line);
+        /* One bad line is the server's bug, not a reason to drop the session (seed bug B9);
+         * the server can send them at will, so the warnings have a burst limit too. */
+        unsigned dropped;
+        if (ratelimit_take(&u->stray_log, now_ms(), STRAY_LOG_BURST, STRAY_LOG_RATE, &dropped))
+            log_full(LOG_WARNING, u->name, "protocol",
+                     "skipping a message that is not JSON-RPC (%s): %.200s%s", err, line,
+                     dropped ? " (and more such messages not logged)" : "");
         jsonrpc_msg_deinit(&m);
         return;
     }
