@@ -103,9 +103,10 @@ static void text_result(yajl_val id, const char *prefix, const char *text)
 }
 
 /*
- * --stray N, before an echo answer: N replies to ids never sent (integers and strings), the
- * answer's id as the other JSON type, N requests to the client (sampling, roots, elicitation and
- * an unknown method, none waited for) and N log notifications.
+ * --stray N, before an echo answer: N replies to ids never sent (integers and strings), N
+ * errors with id null, the answer's id as the other JSON type, N requests to the client
+ * (sampling, roots, elicitation and an unknown method, none waited for) and N log
+ * notifications.
  */
 static void put_strays(const Options *o, yajl_val id)
 {
@@ -116,6 +117,10 @@ static void put_strays(const Options *o, yajl_val id)
         printf("{\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{}}\n", 1000000000L + i);
         printf("{\"jsonrpc\":\"2.0\",\"id\":\"never-%ld\",\"error\":{\"code\":-1,"
                "\"message\":\"x\"}}\n",
+               i);
+        /* What a server answers to a line it could not read: an error with id null. */
+        printf("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,"
+               "\"message\":\"Parse error %ld\"}}\n",
                i);
         for (size_t k = 0; k < sizeof(methods) / sizeof(*methods); k++)
             printf("{\"jsonrpc\":\"2.0\",\"id\":\"h-%ld-%zu\",\"method\":\"%s\",\"params\":{}}\n",

@@ -61,6 +61,12 @@ int main(void)
     CHECK_MSG(n_unanswered >= 1 && n_unanswered <= LOG_LINES_MAX,
               "%zu lines of unanswerable requests", n_unanswered);
     CHECK(log && strstr(log, "not logged)"));
+    /* An error with id null is the server saying it could not read a request, and says so. */
+    size_t n_unread = 0;
+    for (const char *q = log;
+         q && (q = strstr(q, "could not read a request mcpd sent: Parse error")); q++)
+        n_unread++;
+    CHECK_MSG(n_unread >= 1 && n_unread <= LOG_LINES_MAX, "%zu lines of id-null errors", n_unread);
 
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
