@@ -46,8 +46,7 @@ static const char *const accepted_versions[] = {
  * under a new id. A server that breaks it every time is given up on after this many.
  */
 #define UPSTREAM_REISSUE_MAX 3
-/* Warnings about answers to requests never sent: a burst, then this many a second (a hostile
- * server can send them without end; one tells the user what is wrong). */
+/* Warnings about a server's stray answers and bad lines: a burst, then this many a second. */
 #define STRAY_LOG_BURST 10
 #define STRAY_LOG_RATE  1
 /* A list's ttlMs below this is read as this: a server cannot make mcpd poll it in a loop. */
@@ -437,11 +436,10 @@ static bool reissue(Upstream *u, UpstreamPending *p)
 }
 
 /*
- * An answer that matches no request waiting for one. A late answer to a request that timed out
- * or was cancelled (an id mcpd did send) is normal and dropped quietly; any other id (one never
- * sent, or of another type, such as "7" for 7: a server that rewrites ids, whose calls then wait
- * for their timeout) is a fault of the server's, said in a warning with a burst limit, since
- * the server can send such answers as fast as it likes.
+ * An answer that matches no waiting request. A late one (an id mcpd sent; timed out or
+ * cancelled) is dropped quietly; an error with id null means the server could not read a
+ * request; any other id (never sent, or retyped: "7" for 7) is the server's fault. The last
+ * two are warnings with a burst limit: a server can send them as fast as it likes.
  */
 static void stray_response(Upstream *u, const JsonrpcMsg *m)
 {
@@ -455,22 +453,19 @@ static void stray_response(Upstream *u, const JsonrpcMsg *m)
     if (!ratelimit_take(&u->stray_log, now_ms(), STRAY_LOG_BURST, STRAY_LOG_RATE, &dropped))
         return;
     if (!id && m->kind == JSONRPC_ERROR_RESPONSE) {
-        /* JSON-RPC's answer to a request the server could not read (its id unknown to it). */
         const char *text = json_get_string(m->error, "message");
         log_full(LOG_WARNING, u->name, "protocol",
                  "the server could not read a request mcpd sent: %.300s%s",
                  text ? text : "(no message)", dropped ? " (more such answers not logged)" : "");
         return;
     }
-    if (dropped)
-        log_full(LOG_NOTICE, u->name, "protocol", "(%u answers to requests never sent not logged)",
-                 dropped);
     _cleanup_free_ char *text = json_to_string(id);
     log_full(LOG_WARNING, u->name, "protocol",
              "the server answered a request mcpd never sent (id %.64s%s): ignored. JSON-RPC "
              "answers must carry the request's id unchanged (mcpd sends integers); a server that "
-             "rewrites ids leaves its calls waiting until they time out",
-             text ? text : "?", text && strlen(text) > 64 ? "..." : "");
+             "rewrites ids leaves its calls waiting until they time out%s",
+             text ? text : "?", text && strlen(text) > 64 ? "..." : "",
+             dropped ? " (more such answers not logged)" : "");
 }
 
 static void handle_response(Upstream *u, JsonrpcMsg *m)
@@ -598,8 +593,7 @@ static void on_message(void *userdata, char *line, size_t len)
         return;
     r = jsonrpc_msg_parse(&m, line, len, &err);
     if (r != 0) {
-        /* One bad line is the server's bug, not a reason to drop the session (seed bug B9);
-         * the server can send them at will, so the warnings have a burst limit too. */
+        /* One bad line is the server's bug, not a reason to drop the session (seed bug B9). */
         unsigned dropped;
         if (ratelimit_take(&u->stray_log, now_ms(), STRAY_LOG_BURST, STRAY_LOG_RATE, &dropped))
             log_full(LOG_WARNING, u->name, "protocol",
