@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -12,6 +13,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/downstream/peer.h"
+#include "daemon/downstream/sendbatch.h"
 
 /*
  * Output a peer may have queued before it is considered stalled and dropped: four maximal
@@ -49,6 +51,13 @@
  * of agents may connect.
  */
 
+/*
+ * Set to "0" in mcpd's environment, replies are written one send(2) per agent even where
+ * io_uring could batch them: for comparing the two, and a way out should a kernel's io_uring
+ * misbehave.
+ */
+#define PEER_IO_URING_ENV "MCPD_IO_URING"
+
 /* A timer that fires on the loop's next turn, after the sockets ready then. */
 static const struct timeval no_delay = {0, 0};
 
@@ -84,6 +93,12 @@ void peer_registry_init(PeerRegistry *reg, struct event_base *base, size_t max_l
     reg->ev_reap = evtimer_new(base, on_reap, reg);
     reg->ev_more = evtimer_new(base, on_read_more, reg);
     reg->ev_flush = event_new(base, -1, 0, on_flush, reg);
+    const char *use = getenv(PEER_IO_URING_ENV), *why = "turned off by " PEER_IO_URING_ENV "=0";
+    if (!use || strcmp(use, "0") != 0)
+        reg->batch = sendbatch_new(&why);
+    log_debug("replies to agents: %s%s",
+              reg->batch ? "batched per loop turn (io_uring)" : "one send per agent: ",
+              reg->batch ? "" : why);
 }
 
 void peer_registry_deinit(PeerRegistry *reg)
@@ -94,6 +109,7 @@ void peer_registry_deinit(PeerRegistry *reg)
     event_free(reg->ev_reap);
     event_free(reg->ev_more);
     event_free(reg->ev_flush);
+    sendbatch_free(reg->batch);
     outbuf_pool_deinit(&reg->out_pool);
     idmap_deinit(&reg->by_id);
 }
@@ -408,12 +424,49 @@ static void flush_forget(Peer *p)
  * (flush_forget) leaves a list whose every other peer is still written; output queued meanwhile
  * is written in the same walk.
  */
+static void on_batch_done(void *tag, ssize_t result, void *ud)
+{
+    Peer *p = tag;
+
+    (void)ud;
+    /* A full socket or an error is met again by the write after the batch (on_writable), which
+     * then waits for room or closes the peer as for any write. */
+    if (result > 0)
+        outbuf_consume(&p->out_plain, (size_t)result);
+}
+
+/*
+ * The peers whose output is plain bytes only (replies, not a tools/list by reference), written
+ * in one system call; what is left (a full socket, an error, other peers) goes through
+ * on_writable as usual.
+ */
+static void flush_batched(PeerRegistry *reg)
+{
+    for (Peer *p = reg->flush; p; p = p->flush_next)
+        if (!p->dead && !p->close_reason && evbuffer_get_length(p->out) == 0 &&
+            outbuf_len(&p->out_plain) > 0 &&
+            !sendbatch_add(reg->batch, p->fd, outbuf_peek(&p->out_plain), outbuf_len(&p->out_plain),
+                           p))
+            break;
+    int r = sendbatch_submit(reg->batch, on_batch_done, reg);
+    if (r < 0) {
+        log_warning("io_uring: batched writes to agents failed (%s); writing one socket at a "
+                    "time from now on",
+                    strerror(-r));
+        sendbatch_free(reg->batch);
+        reg->batch = NULL;
+    }
+}
+
 static void on_flush(evutil_socket_t fd, short what, void *arg)
 {
     PeerRegistry *reg = arg;
     Peer *p;
 
     (void)fd, (void)what;
+    /* One peer is one send(2) either way, and a plain send costs less than a ring entry. */
+    if (reg->batch && reg->flush && reg->flush->flush_next)
+        flush_batched(reg);
     while ((p = reg->flush)) {
         reg->flush = p->flush_next;
         p->flush_queued = false;

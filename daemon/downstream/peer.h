@@ -100,6 +100,8 @@ struct PeerRegistry {
      */
     Peer *flush;
     struct event *ev_flush;
+    /* Where io_uring is there: the turn's writes to two or more peers go in one system call. */
+    struct SendBatch *batch;
 };
 
 /** Set up an empty registry. */

@@ -431,6 +431,81 @@ static void test_flush_survives_close_of_queued(void)
     close(c[1]);
 }
 
+/*
+ * One turn answering many peers (written in one io_uring_enter where the kernel offers it, else
+ * one send each): every peer gets its bytes, in order, whatever its neighbours do: one holds a
+ * reference too (written the plain way), one's socket is full (the rest follows when it reads),
+ * one's agent has gone (closed, the others unaffected).
+ */
+#define BATCH_PEERS 24
+
+static void test_batch_many_peers(void)
+{
+    PeerRegistry reg;
+    struct event_base *base;
+    int agent, sv[BATCH_PEERS][2];
+    Peer *p[BATCH_PEERS];
+    Peer *first = setup(&reg, &base, 1 << 20, &agent);
+    char want[BATCH_PEERS][64];
+    Ref ref = {"{\"ref\":1}\n", 0};
+    static char junk[65536];
+    size_t junk_sent = 0;
+    ssize_t w;
+
+    printf("     replies batched: %s\n", reg.batch ? "yes (io_uring)" : "no (send per peer)");
+    for (int i = 0; i < BATCH_PEERS; i++) {
+        CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv[i]) == 0);
+        set_nonblock(sv[i][0]);
+        set_nonblock(sv[i][1]);
+        p[i] = peer_new(&reg, sv[i][0], getuid(), getpid());
+    }
+    /* Peer 1's socket is full before the turn; peer 2's agent is gone. */
+    while ((w = send(sv[1][0], junk, sizeof(junk), MSG_DONTWAIT)) > 0)
+        junk_sent += (size_t)w;
+    close(sv[2][1]);
+    for (int i = 0; i < BATCH_PEERS; i++) {
+        snprintf(want[i], sizeof(want[i]), "{\"id\":%d}\n{\"id\":%d}\n", i, i + 100);
+        char one[32];
+        snprintf(one, sizeof(one), "{\"id\":%d}\n", i);
+        send_plain(p[i], one);
+        if (i == 3)
+            send_ref(p[i], &ref);
+        snprintf(one, sizeof(one), "{\"id\":%d}\n", i + 100);
+        send_plain(p[i], one);
+    }
+    for (int i = 0; i < BATCH_PEERS; i++) {
+        if (i == 1 || i == 2)
+            continue;
+        StrBuf got = STRBUF_INIT;
+        const char *expect = want[i];
+        char with_ref[96];
+        if (i == 3) {
+            snprintf(with_ref, sizeof(with_ref), "{\"id\":3}\n%s{\"id\":103}\n", ref.text);
+            expect = with_ref;
+        }
+        pump(base, sv[i][1], &got, strlen(expect));
+        CHECK_STREQ(strbuf_str(&got), expect);
+        strbuf_deinit(&got);
+    }
+    CHECK_INTEQ(ref.done, 1);
+    CHECK_INTEQ(n_gone, 1); /* peer 2 */
+    /* Peer 1 gets its replies once its agent reads what filled the socket. */
+    StrBuf got = STRBUF_INIT;
+    pump(base, sv[1][1], &got, junk_sent + strlen(want[1]));
+    CHECK_INTEQ(got.len, junk_sent + strlen(want[1]));
+    if (got.len >= junk_sent)
+        CHECK_STREQ(strbuf_str(&got) + junk_sent, want[1]);
+    strbuf_deinit(&got);
+    CHECK_INTEQ(n_gone, 1);
+    peer_close(first, NULL);
+    for (int i = 0; i < BATCH_PEERS; i++)
+        if (i != 2)
+            peer_close(p[i], NULL);
+    teardown(&reg, base, agent);
+    for (int i = 0; i < BATCH_PEERS; i++)
+        close(sv[i][1]);
+}
+
 int main(void)
 {
     RUN(test_interleaved_order);
@@ -441,5 +516,6 @@ int main(void)
     RUN(test_more_than_one_wakeup);
     RUN(test_last_line_then_eof);
     RUN(test_flush_survives_close_of_queued);
+    RUN(test_batch_many_peers);
     return test_main_result();
 }
