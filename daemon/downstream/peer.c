@@ -427,12 +427,15 @@ static void flush_forget(Peer *p)
 static void on_batch_done(void *tag, ssize_t result, void *ud)
 {
     Peer *p = tag;
+    bool *unsupportedp = ud;
 
-    (void)ud;
     /* A full socket or an error is met again by the write after the batch (on_writable), which
-     * then waits for room or closes the peer as for any write. */
+     * then waits for room or closes the peer as for any write. EINVAL, which a send to a
+     * stream socket never says, is a kernel without io_uring's send (before 5.6). */
     if (result > 0)
         outbuf_consume(&p->out_plain, (size_t)result);
+    else if (result == -EINVAL)
+        *unsupportedp = true;
 }
 
 /*
@@ -448,7 +451,10 @@ static void flush_batched(PeerRegistry *reg)
             !sendbatch_add(reg->batch, p->fd, outbuf_peek(&p->out_plain), outbuf_len(&p->out_plain),
                            p))
             break;
-    int r = sendbatch_submit(reg->batch, on_batch_done, reg);
+    bool unsupported = false;
+    int r = sendbatch_submit(reg->batch, on_batch_done, &unsupported);
+    if (r >= 0 && unsupported)
+        r = -EINVAL;
     if (r < 0) {
         log_warning("io_uring: batched writes to agents failed (%s); writing one socket at a "
                     "time from now on",
