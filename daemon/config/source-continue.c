@@ -79,17 +79,41 @@ static char *map_connection_timeout(yajl_val in, yajl_val out)
     return NULL;
 }
 
-/* requestOptions.headers are the headers sent to a remote server. */
-static int map_continue(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+/* The shape every file shares; requestOptions.headers are the headers sent to a server. */
+static int map_shape(yajl_val in, yajl_val *outp, char **whyp)
 {
     yajl_val headers = json_get(json_get(in, "requestOptions"), "headers");
 
-    (void)name;
     if (source_map_agent(&continue_shape, in, outp, whyp) < 0)
         return -EINVAL;
     if (headers && !json_get(in, "headers"))
         json_object_set(*outp, "headers", json_copy(headers));
+    return 0;
+}
+
+static int map_continue(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    (void)name;
+    if (map_shape(in, outp, whyp) < 0)
+        return -EINVAL;
     *whyp = map_connection_timeout(in, *outp);
+    return 0;
+}
+
+/*
+ * A JSON block file is converted by Continue from Claude Desktop's shape, keeping only command,
+ * args, env, url, type and headers (config-yaml convertJson.ts): its connectionTimeout is not
+ * used there, so not here either, with a warning.
+ */
+static int map_continue_json(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    (void)name;
+    if (map_shape(in, outp, whyp) < 0)
+        return -EINVAL;
+    if (json_get(in, "connectionTimeout"))
+        *whyp = xstrdup("\"connectionTimeout\" is ignored: Continue reads it from YAML files "
+                        "only, not from a JSON block file; move the server to a .yaml block to "
+                        "set it");
     return 0;
 }
 
@@ -141,7 +165,8 @@ static void add_servers(ConfigSet *set, const char *path, yajl_val root, const S
                            json_type_name(servers));
         return;
     }
-    config_add_entries(set, servers, "mcpServers", &m, settings, map_continue);
+    config_add_entries(set, servers, "mcpServers", &m, settings,
+                       endswith(path, ".json") ? map_continue_json : map_continue);
 }
 
 static void load_file(ConfigSet *set, const char *path, const SourceMeta *meta,

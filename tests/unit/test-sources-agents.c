@@ -718,7 +718,7 @@ static void test_claude_plugin_data(void)
 
 /*
  * Continue's connectionTimeout (milliseconds, connecting and the first listings) becomes mcpd's
- * "timeout", in block files and config.yaml alike and from config.json's "timeout"; one
+ * "timeout", in YAML block files and config.yaml alike and from config.json's "timeout"; one
  * Continue would refuse is a warning naming the server and the field, and the default stays.
  */
 static void test_continue_connection_timeout(void)
@@ -731,6 +731,9 @@ static void test_continue_connection_timeout(void)
 
     if (system(cmd) != 0)
         abort();
+    _cleanup_free_ char *json_block = paths_join(dir, ".continue/mcpServers/copied.json");
+    test_write_file(json_block, "{\"mcpServers\": {\"copied\": {\"command\": \"copied\", "
+                                "\"connectionTimeout\": 9000}}}\n");
     test_write_file(block, "name: DB\nversion: 0.0.1\nschema: v1\nmcpServers:\n"
                            "  - name: sqlite\n    command: uvx\n    args: [mcp-server-sqlite]\n"
                            "    connectionTimeout: 45000\n");
@@ -768,6 +771,11 @@ static void test_continue_connection_timeout(void)
     CHECK(c && c->timeout_ms == s.timeout_ms);
     expect_problem(&set, "words", "\"connectionTimeout\" must be a number of milliseconds", true);
     CHECK(!find_problem(&set, "sqlite", "unknown field"));
+    /* Continue drops it from a JSON block file (Claude Desktop's shape): so does mcpd, saying so.
+     */
+    c = config_set_find(&set, "copied");
+    CHECK(c && c->timeout_ms == s.timeout_ms);
+    expect_problem(&set, "copied", "\"connectionTimeout\" is ignored", true);
     config_set_deinit(&set);
 
     /* config.json (no config.yaml): the entry's "timeout" is the same milliseconds. */
