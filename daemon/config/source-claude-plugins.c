@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // source-claude-plugins: the servers of the Claude Code plugins the user installed and enabled
-// (~/.claude/plugins/installed_plugins.json, ~/.claude/settings.json enabledPlugins).
+// (~/.claude/plugins/installed_plugins.json; enabledPlugins in ~/.claude/settings.json and, for
+// a project, in its .claude/settings.json and .claude/settings.local.json).
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,15 +15,26 @@
 
 /*
  * Layout (code.claude.com/docs/en/plugins-reference, "plugin installation scopes", "MCP
- * servers"): `claude plugin install` records each plugin in <dir>/plugins/installed_plugins.json,
- * {"version": 2, "plugins": {"<plugin>@<marketplace>": [{"scope": "user", "installPath":
- * "<dir>/plugins/cache/<marketplace>/<plugin>/<version>", ...}]}} (version 1 kept one object
- * per plugin instead of a list, all user scope), <dir> being $CLAUDE_CONFIG_DIR or ~/.claude.
- * A plugin is loaded only when <dir>/settings.json has "enabledPlugins": {"<id>": true}. Its
- * servers are the plugin.json "mcpServers" (inline servers, or a ./path, or a list of either)
- * and the plugin root's .mcp.json ({"mcpServers": {...}} or the servers themselves), with
- * ${CLAUDE_PLUGIN_ROOT} the install path. Project- and local-scope installs (with a
- * "projectPath") belong to one project and its settings; they are not read.
+ * servers", "environment variables"): `claude plugin install` records each plugin in
+ * <dir>/plugins/installed_plugins.json, {"version": 2, "plugins": {"<plugin>@<marketplace>":
+ * [{"scope": "user" | "project" | "local", "projectPath": "<root>" (project and local only),
+ * "installPath": "<dir>/plugins/cache/<marketplace>/<plugin>/<version>", ...}]}} (version 1 kept
+ * one object per plugin instead of a list, all user scope), <dir> being $CLAUDE_CONFIG_DIR or
+ * ~/.claude. A user-scope install serves every project; a project- or local-scope one only the
+ * project at its projectPath. A plugin is loaded when "enabledPlugins": {"<id>": true} in the
+ * merged settings: <root>/.claude/settings.local.json over <root>/.claude/settings.json over
+ * <dir>/settings.json, key by key (code.claude.com/docs/en/settings, "settings precedence"), so
+ * a project can turn a user plugin on or off for itself. Its servers are the plugin.json
+ * "mcpServers" (inline servers, or a ./path, or a list of either) and the plugin root's .mcp.json
+ * ({"mcpServers": {...}} or the servers themselves), with ${CLAUDE_PLUGIN_ROOT} the install path
+ * and ${CLAUDE_PLUGIN_DATA} the plugin's persistent directory, <dir>/plugins/data/<id> with every
+ * character of the id but letters, digits, '_' and '-' made '-' (Claude Code creates it on
+ * first use; so does mcpd for an enabled plugin that names it).
+ *
+ * A cloned repository must not start anything by itself: a plugin that is on only because a
+ * file in the project says so (the user's own settings.json does not enable it) has its servers
+ * recorded against that project file, at project level, so the project trust gate holds them
+ * back until the user approves them (mcpctl trust).
  */
 
 /*
@@ -37,6 +49,13 @@
  */
 #define CLAUDE_MAX_PLUGIN_MCP_ENTRIES 16
 
+/*
+ * Installs of one plugin examined at most: a plugin has one user install and one per project
+ * the user installed it in; the bound keeps a runaway list from costing more than a few dozen
+ * realpath calls per plugin, the rest are reported.
+ */
+#define CLAUDE_MAX_INSTALLS_PER_PLUGIN 64
+
 static char *claude_dir(void)
 {
     const char *dir = getenv("CLAUDE_CONFIG_DIR");
@@ -46,20 +65,43 @@ static char *claude_dir(void)
 
 /* What a plugin's servers need to be added: where they come from, and why they are off. */
 typedef struct Plugin {
-    const char *id, *root;
-    const char *why_off; /* NULL when enabled */
+    const char *id, *root, *data;
+    const char *why_off;   /* NULL when enabled */
+    const char *gate_path; /* the project file that alone turns it on, or NULL */
+    ConfigLevel level;     /* project for a project's install or a project's say-so */
     const ConfigSource *src;
     const Settings *settings;
     ConfigSet *set;
 } Plugin;
 
+/* Whether any string in v (keys aside) names ${CLAUDE_PLUGIN_DATA}. */
+static bool names_data(yajl_val v)
+{
+    if (YAJL_IS_STRING(v))
+        return strstr(v->u.string, "${CLAUDE_PLUGIN_DATA}") != NULL;
+    for (size_t i = 0; YAJL_IS_OBJECT(v) && i < v->u.object.len; i++)
+        if (names_data(v->u.object.values[i]))
+            return true;
+    for (size_t i = 0; i < json_array_len(v); i++)
+        if (names_data(json_array_at(v, i)))
+            return true;
+    return false;
+}
+
 static void add_servers(const Plugin *p, yajl_val servers, const char *path, const char *key)
 {
-    static const char *const vars[] = {"CLAUDE_PLUGIN_ROOT", NULL};
-    const char *const values[] = {p->root};
-    SourceMeta meta = {(char *)p->src->id, (char *)p->src->name, (char *)path, CONFIG_LEVEL_USER};
-    _cleanup_json_ yajl_val filled = source_fill_vars(json_copy(servers), vars, values);
+    static const char *const vars[] = {"CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", NULL};
+    const char *const values[] = {p->root, p->data};
+    const char *at = p->gate_path ? p->gate_path : path;
+    SourceMeta meta = {(char *)p->src->id, (char *)p->src->name, (char *)at, p->level};
+    int r;
 
+    if (!p->why_off && names_data(servers) && (r = paths_mkdir_p(p->data, 0700)) < 0)
+        config_set_problem(p->set, path, NULL,
+                           "cannot create the plugin \"%s\"'s data directory %s: %s; its servers "
+                           "may fail to start",
+                           p->id, p->data, strerror(-r));
+    _cleanup_json_ yajl_val filled = source_fill_vars(json_copy(servers), vars, values);
     if (!p->why_off) {
         config_add_entries(p->set, filled, key, &meta, p->settings, NULL);
         return;
@@ -155,26 +197,193 @@ static void load_plugin(const Plugin *p)
         load_mcp_file(p, mcp, false);
 }
 
-/* The user-scope install of a plugin: the entry itself (version 1) or the list's (version 2). */
-static yajl_val user_install(yajl_val v)
+/* One settings file's enabledPlugins, in the order Claude Code lets them decide. */
+typedef struct Scope {
+    char *path;
+    yajl_val root;    /* the parsed file (owned), or NULL */
+    yajl_val enabled; /* its enabledPlugins object, or NULL */
+    bool project;     /* a file in the project: what only it turns on passes the trust gate */
+} Scope;
+
+/* Local, project, user: the first that names a plugin decides (code.claude.com, settings). */
+enum { SCOPE_LOCAL, SCOPE_PROJECT, SCOPE_USER, N_SCOPES };
+
+/*
+ * Read one settings file's enabledPlugins. Returns false when the file exists but cannot be
+ * read (reported): which plugins it switches is unknown.
+ */
+static bool scope_read(ConfigSet *set, Scope *sc, ConfigLevel level)
 {
-    if (YAJL_IS_OBJECT(v))
-        return v;
-    for (size_t i = 0; i < json_array_len(v); i++) {
-        yajl_val e = json_array_at(v, i);
-        const char *scope = json_get_string(e, "scope");
-        if (YAJL_IS_OBJECT(e) && (!scope || streq(scope, "user")))
-            return e;
+    /* Claude Code reads its settings files as plain JSON. */
+    int r = source_read_json(set, sc->path, level, false, &sc->root);
+
+    if (r < 0)
+        return r == -ENOENT;
+    sc->enabled = json_get(sc->root, "enabledPlugins");
+    if (sc->enabled && !YAJL_IS_OBJECT(sc->enabled)) {
+        config_set_problem(set, sc->path, NULL,
+                           "\"enabledPlugins\" must be an object of \"<plugin>@<marketplace>\": "
+                           "true; %s",
+                           sc->project ? "it switches no plugin" : "no plugin's servers are read");
+        sc->enabled = NULL;
+        return false;
     }
+    return true;
+}
+
+static void scopes_free(Scope *scopes)
+{
+    for (size_t i = 0; i < N_SCOPES; i++) {
+        free(scopes[i].path);
+        json_free(scopes[i].root);
+    }
+}
+
+/* The scope whose enabledPlugins names id, or NULL when none does. */
+static const Scope *scope_deciding(const Scope *scopes, const char *id)
+{
+    for (size_t i = 0; i < N_SCOPES; i++)
+        if (json_get(scopes[i].enabled, id))
+            return &scopes[i];
     return NULL;
 }
 
-void source_claude_plugins(const ConfigSource *src, const Settings *settings, ConfigSet *set)
+/* Whether a project- or local-scope install's projectPath is root (a realpath). */
+static bool install_for(yajl_val install, const char *root)
+{
+    const char *pp = json_get_string(install, "projectPath");
+
+    if (!root || !pp || pp[0] != '/')
+        return false;
+    if (streq(pp, root))
+        return true;
+    _cleanup_free_ char *real = realpath(pp, NULL);
+    return real && streq(real, root);
+}
+
+/*
+ * The install that serves this discovery: the one for root (a project or local scope), else
+ * the user-scope one (version 1 kept only that). *projectp: whether it is the project's own.
+ */
+static yajl_val pick_install(ConfigSet *set, const char *installed, const char *id, yajl_val v,
+                             const char *root, bool *projectp)
+{
+    yajl_val user = NULL;
+    size_t n = json_array_len(v);
+
+    *projectp = false;
+    if (YAJL_IS_OBJECT(v))
+        return v;
+    if (n > CLAUDE_MAX_INSTALLS_PER_PLUGIN) {
+        config_set_problem(set, installed, NULL,
+                           "the plugin \"%s\" lists %zu installs; the first %d are read", id, n,
+                           CLAUDE_MAX_INSTALLS_PER_PLUGIN);
+        n = CLAUDE_MAX_INSTALLS_PER_PLUGIN;
+    }
+    for (size_t i = 0; i < n; i++) {
+        yajl_val e = json_array_at(v, i);
+        const char *scope = json_get_string(e, "scope");
+        if (!YAJL_IS_OBJECT(e))
+            continue;
+        if (scope && (streq(scope, "project") || streq(scope, "local"))) {
+            if (install_for(e, root)) {
+                *projectp = true;
+                return e;
+            }
+        } else if (!user && (!scope || streq(scope, "user")) && !json_get(e, "projectPath")) {
+            user = e;
+        }
+    }
+    return user;
+}
+
+/* <plugins>/data/<id>, the id's characters other than [A-Za-z0-9_-] made '-' (newly allocated). */
+static char *plugin_data_dir(const char *dir, const char *id)
+{
+    _cleanup_free_ char *safe = xstrdup(id);
+
+    for (char *c = safe; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '-'))
+            *c = '-';
+    _cleanup_free_ char *data = paths_join(dir, "plugins/data");
+    return paths_join(data, safe);
+}
+
+/* Why a plugin's servers are not used (to free), or NULL when it is on. */
+static char *plugin_why_off(const Scope *scopes, const Scope *d, const char *id)
+{
+    yajl_val on = d ? json_get(d->enabled, id) : NULL;
+
+    if (YAJL_IS_TRUE(on))
+        return NULL;
+    return xasprintf("the Claude Code plugin \"%s\" is %s (enabledPlugins in %s)", id,
+                     on ? "disabled" : "not enabled", d ? d->path : scopes[SCOPE_USER].path);
+}
+
+/* Read the settings that decide which plugins are on; false when none can be trusted to. */
+static bool scopes_load(ConfigSet *set, Scope *scopes, const char *dir, const char *root)
+{
+    scopes[SCOPE_USER].path = paths_join(dir, "settings.json");
+    if (!scope_read(set, &scopes[SCOPE_USER], CONFIG_LEVEL_USER))
+        return false; /* reported; which plugins are on is unknown, so none is started */
+    if (!root)
+        return true;
+    scopes[SCOPE_PROJECT].path = paths_join(root, ".claude/settings.json");
+    scopes[SCOPE_LOCAL].path = paths_join(root, ".claude/settings.local.json");
+    for (size_t i = SCOPE_LOCAL; i <= SCOPE_PROJECT; i++) {
+        scopes[i].project = true;
+        /* A broken project file is reported and switches nothing, as in Claude Code. */
+        scope_read(set, &scopes[i], CONFIG_LEVEL_PROJECT);
+    }
+    return true;
+}
+
+/* One installed plugin: which install serves here, whether it is on and who said so. */
+static void load_installed(const ConfigSource *src, const Settings *settings, ConfigSet *set,
+                           const Scope *scopes, const char *dir, const char *installed,
+                           const char *root, const char *id, yajl_val installs)
+{
+    bool project_install;
+    yajl_val install = pick_install(set, installed, id, installs, root, &project_install);
+    const char *path = json_get_string(install, "installPath");
+    const Scope *d = scope_deciding(scopes, id);
+    _cleanup_free_ char *why_off = plugin_why_off(scopes, d, id);
+    _cleanup_free_ char *data = plugin_data_dir(dir, id);
+    bool user_on = YAJL_IS_TRUE(json_get(scopes[SCOPE_USER].enabled, id));
+    struct stat st;
+
+    if (!install)
+        return; /* installed for other projects only */
+    if (!path || path[0] != '/' || stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        if (!why_off)
+            config_set_problem(set, installed, NULL,
+                               "the plugin \"%s\" has no installed directory (installPath "
+                               "%s); reinstall it in Claude Code (/plugin)",
+                               id, path ? path : "missing");
+        return;
+    }
+    Plugin p = {
+        .id = id,
+        .root = path,
+        .data = data,
+        .why_off = why_off,
+        .gate_path = !why_off && d->project && !user_on ? d->path : NULL,
+        .src = src,
+        .settings = settings,
+        .set = set,
+    };
+    p.level = project_install || p.gate_path ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER;
+    load_plugin(&p);
+}
+
+void source_claude_plugins(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set)
 {
     _cleanup_free_ char *dir = claude_dir();
     _cleanup_free_ char *installed = paths_join(dir, "plugins/installed_plugins.json");
-    _cleanup_free_ char *settings_path = paths_join(dir, "settings.json");
-    _cleanup_json_ yajl_val list = NULL, user = NULL;
+    _cleanup_json_ yajl_val list = NULL;
+    Scope scopes[N_SCOPES] = {0};
 
     if (source_read_json(set, installed, CONFIG_LEVEL_USER, false, &list) < 0)
         return;
@@ -184,15 +393,8 @@ void source_claude_plugins(const ConfigSource *src, const Settings *settings, Co
                            "\"plugins\" must be an object; no plugin's servers are read");
         return;
     }
-    /* Claude Code reads its settings.json as plain JSON. */
-    int r = source_read_json(set, settings_path, CONFIG_LEVEL_USER, false, &user);
-    if (r < 0 && r != -ENOENT)
-        return; /* reported; which plugins are on is unknown, so none is started */
-    yajl_val enabled = json_get(user, "enabledPlugins");
-    if (enabled && !YAJL_IS_OBJECT(enabled)) {
-        config_set_problem(set, settings_path, NULL,
-                           "\"enabledPlugins\" must be an object of \"<plugin>@<marketplace>\": "
-                           "true; no plugin's servers are read");
+    if (!scopes_load(set, scopes, dir, opt->root)) {
+        scopes_free(scopes);
         return;
     }
     size_t n = plugins->u.object.len;
@@ -201,28 +403,8 @@ void source_claude_plugins(const ConfigSource *src, const Settings *settings, Co
                            CLAUDE_MAX_PLUGINS);
         n = CLAUDE_MAX_PLUGINS;
     }
-    for (size_t i = 0; i < n; i++) {
-        const char *id = plugins->u.object.keys[i];
-        yajl_val install = user_install(plugins->u.object.values[i]);
-        const char *root = json_get_string(install, "installPath");
-        yajl_val on = json_get(enabled, id);
-        _cleanup_free_ char *why_off = NULL;
-        struct stat st;
-
-        if (!install)
-            continue; /* installed for one project only */
-        if (!YAJL_IS_TRUE(on))
-            why_off = xasprintf("the Claude Code plugin \"%s\" is %s (enabledPlugins in %s)", id,
-                                on ? "disabled" : "not enabled", settings_path);
-        if (!root || root[0] != '/' || stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
-            if (!why_off)
-                config_set_problem(set, installed, NULL,
-                                   "the plugin \"%s\" has no installed directory (installPath "
-                                   "%s); reinstall it in Claude Code (/plugin)",
-                                   id, root ? root : "missing");
-            continue;
-        }
-        Plugin p = {id, root, why_off, src, settings, set};
-        load_plugin(&p);
-    }
+    for (size_t i = 0; i < n; i++)
+        load_installed(src, settings, set, scopes, dir, installed, opt->root,
+                       plugins->u.object.keys[i], plugins->u.object.values[i]);
+    scopes_free(scopes);
 }

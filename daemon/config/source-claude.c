@@ -88,5 +88,5 @@ void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
     source_add_selected(set, json_get(root, "mcpServers"), "mcpServers", &user, settings, NULL,
                         NULL, off, NULL, why_off);
     /* Plugins' servers come after the user's own: a name the user defined wins. */
-    source_claude_plugins(src, settings, set);
+    source_claude_plugins(src, opt, settings, set);
 }

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,16 +48,72 @@ static const AgentShape continue_shape = {
     .has_disabled = true,
 };
 
-/* requestOptions.headers are the headers sent to a remote server. */
-static int map_continue(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+/*
+ * Continue's connectionTimeout is in milliseconds and bounds connecting and the first listings
+ * (core/context/mcp/MCPConnection.ts: options.timeout, default 20 s), which is what mcpd's
+ * "timeout" bounds. Continue accepts any number above 0 and hands it to setTimeout, which cannot
+ * wait longer than 2^31 - 1 ms; mcpd's "timeout" has the same ceiling.
+ */
+#define CONTINUE_MAX_CONNECTION_TIMEOUT_MS INT32_MAX
+
+/*
+ * connectionTimeout becomes mcpd's "timeout" (rounded up to a whole millisecond); one Continue
+ * would refuse is named in a warning and the default is kept. Returns the note (to free) or NULL.
+ */
+static char *map_connection_timeout(yajl_val in, yajl_val out)
+{
+    yajl_val v = json_get(in, "connectionTimeout");
+
+    if (!v || json_get(in, "timeout"))
+        return NULL;
+    if (!YAJL_IS_DOUBLE(v))
+        return xasprintf("\"connectionTimeout\" must be a number of milliseconds, not %s; mcpd "
+                         "keeps its default \"timeout\"",
+                         json_type_name(v));
+    if (!(YAJL_GET_DOUBLE(v) > 0) || YAJL_GET_DOUBLE(v) > CONTINUE_MAX_CONNECTION_TIMEOUT_MS)
+        return xasprintf("\"connectionTimeout\" must be above 0 and at most %d milliseconds, not "
+                         "%g; mcpd keeps its default \"timeout\"",
+                         CONTINUE_MAX_CONNECTION_TIMEOUT_MS, YAJL_GET_DOUBLE(v));
+    int64_t ms = (int64_t)YAJL_GET_DOUBLE(v);
+    json_object_set(out, "timeout", json_int_new(ms < YAJL_GET_DOUBLE(v) ? ms + 1 : ms));
+    return NULL;
+}
+
+/* The shape every file shares; requestOptions.headers are the headers sent to a server. */
+static int map_shape(yajl_val in, yajl_val *outp, char **whyp)
 {
     yajl_val headers = json_get(json_get(in, "requestOptions"), "headers");
 
-    (void)name;
     if (source_map_agent(&continue_shape, in, outp, whyp) < 0)
         return -EINVAL;
     if (headers && !json_get(in, "headers"))
         json_object_set(*outp, "headers", json_copy(headers));
+    return 0;
+}
+
+static int map_continue(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    (void)name;
+    if (map_shape(in, outp, whyp) < 0)
+        return -EINVAL;
+    *whyp = map_connection_timeout(in, *outp);
+    return 0;
+}
+
+/*
+ * A JSON block file is converted by Continue from Claude Desktop's shape, keeping only command,
+ * args, env, url, type and headers (config-yaml convertJson.ts): its connectionTimeout is not
+ * used there, so not here either, with a warning.
+ */
+static int map_continue_json(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+{
+    (void)name;
+    if (map_shape(in, outp, whyp) < 0)
+        return -EINVAL;
+    if (json_get(in, "connectionTimeout"))
+        *whyp = xstrdup("\"connectionTimeout\" is ignored: Continue reads it from YAML files "
+                        "only, not from a JSON block file; move the server to a .yaml block to "
+                        "set it");
     return 0;
 }
 
@@ -108,7 +165,8 @@ static void add_servers(ConfigSet *set, const char *path, yajl_val root, const S
                            json_type_name(servers));
         return;
     }
-    config_add_entries(set, servers, "mcpServers", &m, settings, map_continue);
+    config_add_entries(set, servers, "mcpServers", &m, settings,
+                       endswith(path, ".json") ? map_continue_json : map_continue);
 }
 
 static void load_file(ConfigSet *set, const char *path, const SourceMeta *meta,
@@ -187,9 +245,9 @@ static void load_blocks(ConfigSet *set, const char *dir, const SourceMeta *meta,
  * Continue's config.json (still loaded when there is no config.yaml, and converted by Continue
  * when it moves to YAML): "experimental": {"modelContextProtocolServers": [{"name",
  * "transport": {"type": "stdio" | "sse" | "websocket", "command", "args", "env", "url"},
- * "connectionTimeout", "faviconUrl"}]}. Each becomes a config.yaml-style entry; one without a
- * name (Continue numbered them) is called mcp-<n>, with a warning. mcpd has no WebSocket
- * transport: such an entry is reported and not used.
+ * "timeout" (ms; core/index.d.ts ExperimentalMCPOptions), "faviconUrl"}]}. Each becomes a
+ * config.yaml-style entry; one without a name (Continue numbered them) is called mcp-<n>, with a
+ * warning. mcpd has no WebSocket transport: such an entry is reported and not used.
  */
 static void load_legacy_json(ConfigSet *set, const char *path, const SourceMeta *meta,
                              const Settings *settings)
@@ -234,6 +292,11 @@ static void load_legacy_json(ConfigSet *set, const char *path, const SourceMeta 
         for (const char *const *f = fields; *f; f++)
             if (json_get(transport, *f))
                 json_object_set(flat, *f, json_copy(json_get(transport, *f)));
+        /* The entry's own "timeout" (ms) is what config.yaml calls connectionTimeout. */
+        yajl_val ms = json_get(e, "connectionTimeout") ? json_get(e, "connectionTimeout")
+                                                       : json_get(e, "timeout");
+        if (ms)
+            json_object_set(flat, "connectionTimeout", json_copy(ms));
         json_object_set(named, name, flat);
     }
     config_add_entries(set, named, "experimental.modelContextProtocolServers", &m, settings,

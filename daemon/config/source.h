@@ -166,10 +166,12 @@ int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 /**
- * Claude Code's plugins the user installed (user scope) and enabled: the servers of each one's
- * .claude-plugin/plugin.json mcpServers and .mcp.json, ${CLAUDE_PLUGIN_ROOT} filled in.
+ * Claude Code's plugins the user installed and enabled (user scope; with opt->root, also that
+ * project's installs and its settings' say): the servers of each one's plugin.json mcpServers
+ * and .mcp.json, ${CLAUDE_PLUGIN_ROOT} and ${CLAUDE_PLUGIN_DATA} filled in.
  */
-void source_claude_plugins(const ConfigSource *src, const Settings *settings, ConfigSet *set);
+void source_claude_plugins(const ConfigSource *src, const DiscoverOptions *opt,
+                           const Settings *settings, ConfigSet *set);
 /* The servers mcpctl setup moved out of agents' files ($XDG_CONFIG_HOME/mcpd/imported/). */
 void source_imported_collect(const ConfigSource *src, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *set);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -13,6 +14,7 @@
 #include "common/util.h"
 #include "daemon/config/config.h"
 #include "daemon/config/source.h"
+#include "daemon/config/trust-gate.h"
 #include "tests/unit/test.h"
 
 static char *tmp, *home;
@@ -537,6 +539,258 @@ static void test_claude_plugins(void)
     config_set_deinit(&set);
 }
 
+/* The skip of server whose reason holds want, or NULL. */
+static const ConfigSkip *find_skip(const ConfigSet *set, const char *server, const char *want)
+{
+    for (size_t i = 0; i < set->n_skipped; i++)
+        if (streq(set->skipped[i].name, server) && strstr(set->skipped[i].reason, want))
+            return &set->skipped[i];
+    return NULL;
+}
+
+/* A plugin install directory under the plugin cache, with its .mcp.json (newly allocated). */
+static char *plugin_dir(const char *rel, const char *mcp_json)
+{
+    _cleanup_free_ char *file = xasprintf(".claude/plugins/cache/%s/.mcp.json", rel);
+    _cleanup_free_ char *cache = paths_join(home, ".claude/plugins/cache");
+
+    write_home(file, mcp_json);
+    return paths_join(cache, rel);
+}
+
+/* A project with its .claude/settings.json and settings.local.json; its realpath (to free). */
+static char *plugin_project(const char *settings, const char *local)
+{
+    _cleanup_free_ char *dir = paths_join(tmp, "proj");
+    _cleanup_free_ char *s = paths_join(dir, ".claude/settings.json");
+    _cleanup_free_ char *l = paths_join(dir, ".claude/settings.local.json");
+    _cleanup_free_ char *cmd = xasprintf("mkdir -p '%s/.claude'", dir);
+
+    if (system(cmd) != 0)
+        abort();
+    test_write_file(s, settings);
+    test_write_file(l, local);
+    return realpath(dir, NULL);
+}
+
+/*
+ * Claude Code plugins in a project: a project-scope install serves its own project only, and
+ * like a local-scope one (enabled in settings.local.json) it is held back by the trust gate
+ * until approved, since only the project's files turn it on; settings.local.json switches a
+ * user plugin off for the project; a user plugin the project's settings.json also names stays
+ * the user's (no gate); a plugin with a user and a project install uses the project's there.
+ */
+static void test_claude_plugins_project_scope(void)
+{
+    _cleanup_free_ char *state = paths_join(tmp, "state");
+    _cleanup_free_ char *team =
+        plugin_dir("acme/team/1.0.0", "{\"team-srv\": {\"command\": \"team-server\"}}\n");
+    _cleanup_free_ char *mine =
+        plugin_dir("acme/mine/0.3.0", "{\"mine-srv\": {\"command\": \"mine-server\"}}\n");
+    _cleanup_free_ char *two_user =
+        plugin_dir("acme/two/1.0.0", "{\"two-srv\": {\"command\": \"two-user\"}}\n");
+    _cleanup_free_ char *two_proj =
+        plugin_dir("acme/two/2.0.0", "{\"two-srv\": {\"command\": \"two-project\"}}\n");
+    _cleanup_free_ char *quiet =
+        plugin_dir("acme/quiet/1.0.0", "{\"quiet-srv\": {\"command\": \"quiet-server\"}}\n");
+    _cleanup_free_ char *other =
+        plugin_dir("acme/other/1.0.0", "{\"other-srv\": {\"command\": \"other-server\"}}\n");
+    _cleanup_free_ char *root =
+        plugin_project("{\"enabledPlugins\": {\"team@acme\": true, \"mine@acme\": true}}\n",
+                       "{\"enabledPlugins\": {\"quiet@acme\": false, \"solo@acme\": true}}\n");
+    _cleanup_free_ char *solo =
+        plugin_dir("acme/solo/1.0.0", "{\"solo-srv\": {\"command\": \"solo-server\"}}\n");
+    _cleanup_free_ char *installed = xasprintf(
+        "{\"version\": 2, \"plugins\": {\n"
+        "  \"team@acme\": [{\"scope\": \"project\", \"projectPath\": \"%s\", \"installPath\": "
+        "\"%s\"}],\n"
+        "  \"solo@acme\": [{\"scope\": \"local\", \"projectPath\": \"%s\", \"installPath\": "
+        "\"%s\"}],\n"
+        "  \"mine@acme\": [{\"scope\": \"user\", \"installPath\": \"%s\"}],\n"
+        "  \"two@acme\": [{\"scope\": \"user\", \"installPath\": \"%s\"},\n"
+        "                {\"scope\": \"project\", \"projectPath\": \"%s\", \"installPath\": "
+        "\"%s\"}],\n"
+        "  \"quiet@acme\": [{\"scope\": \"user\", \"installPath\": \"%s\"}],\n"
+        "  \"other@acme\": [{\"scope\": \"project\", \"projectPath\": \"/srv/elsewhere\", "
+        "\"installPath\": \"%s\"}]\n"
+        "}}\n",
+        root, team, root, solo, mine, two_user, root, two_proj, quiet, other);
+    _cleanup_free_ char *proj_settings = paths_join(root, ".claude/settings.json");
+    _cleanup_free_ char *local_settings = paths_join(root, ".claude/settings.local.json");
+    _cleanup_free_ char *two_proj_mcp = paths_join(two_proj, ".mcp.json");
+    DiscoverOptions opt = {NULL, root};
+    ConfigSet set;
+    Settings s;
+    const ServerConfig *c;
+
+    setenv("XDG_STATE_HOME", state, 1);
+    write_home(".claude/plugins/installed_plugins.json", installed);
+    write_home(".claude/settings.json",
+               "{\"enabledPlugins\": {\"mine@acme\": true, \"two@acme\": true, "
+               "\"quiet@acme\": true, \"other@acme\": true}}\n");
+
+    /* The user workspace: user installs only, as the user's settings say. */
+    discover_user(&set);
+    CHECK(config_set_find(&set, "mine-srv") && config_set_find(&set, "quiet-srv"));
+    c = config_set_find(&set, "two-srv");
+    CHECK(c && streq(c->command, "two-user") && c->source.level == CONFIG_LEVEL_USER);
+    CHECK(!config_set_find(&set, "team-srv") && !find_skip(&set, "team-srv", ""));
+    CHECK(!config_set_find(&set, "solo-srv") && !config_set_find(&set, "other-srv"));
+    config_set_deinit(&set);
+
+    /* The project: its own installs held back by the gate, named against the project file. */
+    settings_init(&s);
+    Trust trust;
+    _cleanup_free_ char *why = NULL;
+    trust_init(&trust, root, &why);
+    CHECK(why == NULL);
+    CHECK_INTEQ(config_discover_trust(&set, &opt, &s, &trust), 0);
+    CHECK(!config_set_find(&set, "team-srv") && !config_set_find(&set, "solo-srv"));
+    const ConfigSkip *k = find_skip(&set, "team-srv", "untrusted");
+    CHECK(k && streq(k->source.path, proj_settings) && strstr(k->reason, "team-server"));
+    k = find_skip(&set, "solo-srv", "untrusted");
+    CHECK(k && streq(k->source.path, local_settings));
+    /* The user's own plugin stays the user's; the project's install of "two" wins here. */
+    c = config_set_find(&set, "mine-srv");
+    CHECK(c && c->source.level == CONFIG_LEVEL_USER);
+    c = config_set_find(&set, "two-srv");
+    CHECK(c && streq(c->command, "two-project") && streq(c->source.path, two_proj_mcp) &&
+          c->source.level == CONFIG_LEVEL_PROJECT);
+    CHECK(!config_set_find(&set, "quiet-srv"));
+    k = find_skip(&set, "quiet-srv", "\"quiet@acme\" is disabled");
+    CHECK(k && strstr(k->reason, local_settings));
+    CHECK(!config_set_find(&set, "other-srv") && !find_skip(&set, "other-srv", ""));
+    config_set_deinit(&set);
+
+    /* Approved: both run, until the project's plugin changes what it would run. */
+    size_t n = 0;
+    CHECK_INTEQ(trust_approve(&trust, NULL, &n, &why), 0);
+    CHECK_INTEQ(n, 2);
+    trust_deinit(&trust);
+    CHECK_INTEQ(config_discover(&set, &opt, &s), 0);
+    c = config_set_find(&set, "team-srv");
+    CHECK(c && streq(c->command, "team-server") && c->source.level == CONFIG_LEVEL_PROJECT);
+    CHECK(config_set_find(&set, "solo-srv") != NULL);
+    config_set_deinit(&set);
+    write_home(".claude/plugins/cache/acme/team/1.0.0/.mcp.json",
+               "{\"team-srv\": {\"command\": \"team-server\", \"args\": [\"--more\"]}}\n");
+    CHECK_INTEQ(config_discover(&set, &opt, &s), 0);
+    CHECK(!config_set_find(&set, "team-srv") && find_skip(&set, "team-srv", "untrusted"));
+    CHECK(config_set_find(&set, "solo-srv") != NULL);
+    config_set_deinit(&set);
+}
+
+/*
+ * ${CLAUDE_PLUGIN_DATA}: <claude dir>/plugins/data/<id with every character but [A-Za-z0-9_-]
+ * made '-'>, created for an enabled plugin that names it; a disabled one creates nothing.
+ */
+static void test_claude_plugin_data(void)
+{
+    _cleanup_free_ char *notes = plugin_dir(
+        "acme/notes/1.2.0", "{\"notes\": {\"command\": \"${CLAUDE_PLUGIN_ROOT}/bin/notes\",\n"
+                            "  \"args\": [\"--db\", \"${CLAUDE_PLUGIN_DATA}/notes.db\"],\n"
+                            "  \"env\": {\"CACHE\": \"${CLAUDE_PLUGIN_DATA}\"}}}\n");
+    _cleanup_free_ char *off =
+        plugin_dir("acme/off/1.0.0",
+                   "{\"off\": {\"command\": \"x\", \"args\": [\"${CLAUDE_PLUGIN_DATA}\"]}}\n");
+    _cleanup_free_ char *installed =
+        xasprintf("{\"version\": 2, \"plugins\": {\n"
+                  "  \"notes.v2@acme\": [{\"scope\": \"user\", \"installPath\": \"%s\"}],\n"
+                  "  \"off@acme\": [{\"scope\": \"user\", \"installPath\": \"%s\"}]}}\n",
+                  notes, off);
+    _cleanup_free_ char *data = paths_join(home, ".claude/plugins/data/notes-v2-acme");
+    _cleanup_free_ char *off_data = paths_join(home, ".claude/plugins/data/off-acme");
+    _cleanup_free_ char *want_db = paths_join(data, "notes.db");
+    ConfigSet set;
+    struct stat st;
+
+    write_home(".claude/plugins/installed_plugins.json", installed);
+    write_home(".claude/settings.json", "{\"enabledPlugins\": {\"notes.v2@acme\": true}}\n");
+    discover_user(&set);
+    const ServerConfig *c = config_set_find(&set, "notes");
+    CHECK(c && c->n_args == 2 && streq(c->args[1], want_db));
+    CHECK(c && strstr(c->command, "/acme/notes/1.2.0/bin/notes"));
+    CHECK_INTEQ(count_problems(&set, "notes"), 0);
+    CHECK(stat(data, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
+    CHECK(stat(off_data, &st) < 0);
+    config_set_deinit(&set);
+}
+
+/*
+ * Continue's connectionTimeout (milliseconds, connecting and the first listings) becomes mcpd's
+ * "timeout", in YAML block files and config.yaml alike and from config.json's "timeout"; one
+ * Continue would refuse is a warning naming the server and the field, and the default stays.
+ */
+static void test_continue_connection_timeout(void)
+{
+    _cleanup_free_ char *dir = paths_join(tmp, "ws");
+    _cleanup_free_ char *block = paths_join(dir, ".continue/mcpServers/db.yaml");
+    _cleanup_free_ char *cmd = xasprintf("mkdir -p '%s/.continue/mcpServers'", dir);
+    ConfigSet set;
+    const ServerConfig *c;
+
+    if (system(cmd) != 0)
+        abort();
+    _cleanup_free_ char *json_block = paths_join(dir, ".continue/mcpServers/copied.json");
+    test_write_file(json_block, "{\"mcpServers\": {\"copied\": {\"command\": \"copied\", "
+                                "\"connectionTimeout\": 9000}}}\n");
+    test_write_file(block, "name: DB\nversion: 0.0.1\nschema: v1\nmcpServers:\n"
+                           "  - name: sqlite\n    command: uvx\n    args: [mcp-server-sqlite]\n"
+                           "    connectionTimeout: 45000\n");
+    write_home(".continue/config.yaml",
+               "name: Local\nversion: 1.0.0\nschema: v1\nmcpServers:\n"
+               "  - name: slow\n    type: streamable-http\n    url: https://slow.example/mcp\n"
+               "    connectionTimeout: 2500.5\n"
+               "  - name: never\n    command: never\n    connectionTimeout: 0\n"
+               "  - name: words\n    command: words\n    connectionTimeout: soon\n");
+    _cleanup_free_ char *root = realpath(dir, NULL);
+    DiscoverOptions opt = {NULL, root};
+    Settings s;
+
+    settings_init(&s);
+    /* The block file is a project file: its entry is approved through the store first. */
+    Trust trust;
+    _cleanup_free_ char *why = NULL, *state = paths_join(tmp, "state");
+    setenv("XDG_STATE_HOME", state, 1);
+    trust_init(&trust, root, &why);
+    CHECK_INTEQ(config_discover_trust(&set, &opt, &s, &trust), 0);
+    config_set_deinit(&set);
+    size_t n = 0;
+    CHECK_INTEQ(trust_approve(&trust, NULL, &n, &why), 0);
+    trust_deinit(&trust);
+    CHECK_INTEQ(config_discover(&set, &opt, &s), 0);
+    c = config_set_find(&set, "sqlite");
+    CHECK(c && c->timeout_ms == 45000);
+    CHECK_INTEQ(count_problems(&set, "sqlite"), 0);
+    c = config_set_find(&set, "slow");
+    CHECK(c && c->timeout_ms == 2501 && c->type == TRANSPORT_HTTP);
+    c = config_set_find(&set, "never");
+    CHECK(c && c->timeout_ms == s.timeout_ms);
+    expect_problem(&set, "never", "\"connectionTimeout\" must be above 0", true);
+    c = config_set_find(&set, "words");
+    CHECK(c && c->timeout_ms == s.timeout_ms);
+    expect_problem(&set, "words", "\"connectionTimeout\" must be a number of milliseconds", true);
+    CHECK(!find_problem(&set, "sqlite", "unknown field"));
+    /* Continue drops it from a JSON block file (Claude Desktop's shape): so does mcpd, saying so.
+     */
+    c = config_set_find(&set, "copied");
+    CHECK(c && c->timeout_ms == s.timeout_ms);
+    expect_problem(&set, "copied", "\"connectionTimeout\" is ignored", true);
+    config_set_deinit(&set);
+
+    /* config.json (no config.yaml): the entry's "timeout" is the same milliseconds. */
+    _cleanup_free_ char *yaml = paths_join(home, ".continue/config.yaml");
+    unlink(yaml);
+    write_home(".continue/config.json",
+               "{\"experimental\": {\"modelContextProtocolServers\": [\n"
+               "  {\"name\": \"legacy\", \"timeout\": 7000, \"transport\": {\"type\": \"stdio\", "
+               "\"command\": \"legacy\"}}]}}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "legacy");
+    CHECK(c && c->timeout_ms == 7000);
+    config_set_deinit(&set);
+}
+
 /*
  * VS Code: the default profile's mcp.json wins over the servers an older settings.json still
  * holds under "mcp", then each other profile's mcp.json is read (comments allowed).
@@ -669,6 +923,9 @@ int main(void)
     RUN_FRESH(test_claude_headers_helper);
     RUN_FRESH(test_gemini_v1_lists);
     RUN_FRESH(test_claude_plugins);
+    RUN_FRESH(test_claude_plugins_project_scope);
+    RUN_FRESH(test_claude_plugin_data);
+    RUN_FRESH(test_continue_connection_timeout);
     RUN_FRESH(test_vscode_profiles_and_settings);
     RUN_FRESH(test_continue_legacy_json);
     RUN_FRESH(test_opencode_tool_switches);
