@@ -9,11 +9,7 @@
 
 static size_t slot_of(uint64_t id, size_t cap)
 {
-    /* Ids are sequential: mix them so neighbours do not cluster. */
-    id ^= id >> 33;
-    id *= 0xff51afd7ed558ccdull;
-    id ^= id >> 33;
-    return (size_t)id & (cap - 1);
+    return idmap_slot(id, cap);
 }
 
 static void rehash(IdMap *m, size_t cap)
@@ -28,7 +24,7 @@ static void rehash(IdMap *m, size_t cap)
     *m = nm;
 }
 
-void *idmap_get(const IdMap *m, uint64_t id)
+void *idmap_get_probe(const IdMap *m, uint64_t id)
 {
     if (!m->cap || !id || id == TOMBSTONE)
         return NULL;

@@ -20,8 +20,32 @@ typedef struct IdMap {
         NULL, NULL, 0, 0, 0                                                                        \
     }
 
+/* The slot an id's probe starts at (cap a power of two). */
+static inline size_t idmap_slot(uint64_t id, size_t cap)
+{
+    /* Ids are sequential: mix them so neighbours do not cluster. */
+    id ^= id >> 33;
+    id *= 0xff51afd7ed558ccdull;
+    id ^= id >> 33;
+    return (size_t)id & (cap - 1);
+}
+
+/** idmap_get past the first slot of the probe (idmap_get tries that one inline). */
+void *idmap_get_probe(const IdMap *m, uint64_t id);
 /** Return the value for id, or NULL. */
-void *idmap_get(const IdMap *m, uint64_t id);
+static inline void *idmap_get(const IdMap *m, uint64_t id)
+{
+    /* The usual hit, at the probe's first slot, costs no call. An empty slot (key 0) or a
+     * tombstone holds a NULL value, so id 0 or TOMBSTONE finds NULL here as it should. */
+    if (m->cap) {
+        size_t i = idmap_slot(id, m->cap);
+        if (m->keys[i] == id)
+            return m->values[i];
+        if (!m->keys[i])
+            return NULL;
+    }
+    return idmap_get_probe(m, id);
+}
 /** Insert or replace; id must not be 0. */
 void idmap_put(IdMap *m, uint64_t id, void *value);
 /** Remove and return the value for id (NULL if absent). */

@@ -153,11 +153,6 @@ bool agent_request(PeerRegistry *peers, uint64_t agent_id, uint64_t id, const ch
     return true;
 }
 
-Agent *agent_get(AgentRegistry *ar, uint64_t id)
-{
-    return idmap_get(&ar->by_id, id);
-}
-
 Agent *agent_ensure(AgentRegistry *ar, uint64_t id)
 {
     Agent *a = idmap_get(&ar->by_id, id);

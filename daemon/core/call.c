@@ -28,6 +28,9 @@
 /* The pieces of a tools/call body: "name":, the name, ,"arguments":, the arguments. */
 #define CALL_BODY_PARTS 4
 
+/* The method of tools/call as call_start passes it: known by its address on the hot path. */
+static const char call_method_tools[] = "tools/call";
+
 /* A request from an agent routed to one upstream, from arrival to its one reply. */
 typedef struct Call {
     uint64_t id;
@@ -127,6 +130,13 @@ static Call *call_of_server_node(ListNode *n)
     return container_of(n, Call, in_server);
 }
 
+/* free(p) for what is usually NULL on the hot path: no call then. */
+static void free_set(void *p)
+{
+    if (p)
+        free(p);
+}
+
 static void call_free(Call *c)
 {
     Agent *a = call_agent(c);
@@ -146,10 +156,10 @@ static void call_free(Call *c)
         event_free(c->ev_wait);
     if (c->orig_id != c->id_buf)
         free(c->orig_id);
-    free(c->progress_token);
-    free(c->meta);
-    free(c->body);
-    free(c->body_base);
+    free_set(c->progress_token);
+    free_set(c->meta);
+    free_set(c->body);
+    free_set(c->body_base);
     pool_put(&c->reg->pool, c);
 }
 
@@ -255,8 +265,8 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
     Call *c = ctx;
     Server *s = call_server(c);
     const char *name = s ? s->cfg->name : u->name;
-    _cleanup_free_ char *msg = NULL;
 
+    /* The messages are built in their own branches: the hot path (UPSTREAM_OK) frees nothing. */
     switch (r->outcome) {
     case UPSTREAM_OK:
         /* Only a 2026-07-28 server asks for input in a result (resultType input_required). */
@@ -271,17 +281,20 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
             call_fail(c, r->code, r->message, r->data);
             return;
         }
-        msg = xasprintf("MCP error %" PRId64 ": %s", r->code, r->message);
-        call_fail(c, r->code, msg, r->data);
+        {
+            _cleanup_free_ char *msg = xasprintf("MCP error %" PRId64 ": %s", r->code, r->message);
+            call_fail(c, r->code, msg, r->data);
+        }
         return;
     case UPSTREAM_TIMEOUT:
         call_fail(c, MCP_ERROR_REQUEST_TIMEOUT, r->message, NULL);
         return;
-    case UPSTREAM_CLOSED:
-        msg =
+    case UPSTREAM_CLOSED: {
+        _cleanup_free_ char *msg =
             xasprintf("MCP server %s closed the connection during the call: %s", name, r->message);
         call_fail(c, MCP_ERROR_CONNECTION_CLOSED, msg, NULL);
         return;
+    }
     case UPSTREAM_CANCELLED:
         /* An abort stays an abort: the agent gets no response. */
         call_free(c);
@@ -354,8 +367,6 @@ static void on_call_wait_timeout(evutil_socket_t fd, short what, void *arg)
 /* Route a call by the server's state: run it, wait for the connection, or fail it. */
 static void call_dispatch(Call *c, Server *s)
 {
-    _cleanup_free_ char *msg = NULL;
-
     if (s->state == SERVER_CONNECTED && s->up) {
         call_send(c, s);
         return;
@@ -375,9 +386,9 @@ static void call_dispatch(Call *c, Server *s)
         evtimer_add(c->ev_wait, &tv);
         return;
     }
-    msg = xasprintf("MCP server not connected: %s (%s%s%s)", s->cfg->name,
-                    server_state_name(s->state), s->last_error ? ": " : "",
-                    s->last_error ? s->last_error : "");
+    _cleanup_free_ char *msg = xasprintf("MCP server not connected: %s (%s%s%s)", s->cfg->name,
+                                         server_state_name(s->state), s->last_error ? ": " : "",
+                                         s->last_error ? s->last_error : "");
     call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
 }
 
@@ -440,34 +451,36 @@ static Call *agent_call_of_id(const Agent *a, const char *id)
     return NULL;
 }
 
+/* A call not started: its id is in flight already, or the agent is at its limit (too_many). */
+static void call_refuse(CallRegistry *m, Peer *p, Call *c, bool too_many)
+{
+    _cleanup_free_ char *msg =
+        too_many
+            ? xasprintf(
+                  "too many calls in flight: %d is the limit per agent; wait for answers first",
+                  AGENT_MAX_CALLS_IN_FLIGHT)
+            : xasprintf("request id %.64s is already in flight from this agent: an id may not be "
+                        "reused until its request is answered",
+                        c->orig_id);
+
+    agent_reply_error_text(m->peers, &m->scratch, p->id, c->orig_id,
+                           too_many ? MCPD_ERROR_TOO_MANY_CALLS : JSONRPC_INVALID_REQUEST, msg);
+    if (c->orig_id != c->id_buf)
+        free(c->orig_id);
+    pool_put(&m->pool, c);
+}
+
 static void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, const char *method, JsonSpan id,
                      char *body, const UpstreamPart *parts, size_t n_parts, char *meta, char *token)
 {
     Call *c = pool_get(&m->pool);
 
-    _cleanup_free_ char *msg = NULL;
-    int code = 0;
-
     c->reg = m;
     call_set_id(c, id.p, id.n);
-    if (agent_call_of_id(a, c->orig_id)) {
-        /* Both would run and both answers carry the one id: the agent could not tell them
-         * apart, and a cancel would stop either. */
-        code = JSONRPC_INVALID_REQUEST;
-        msg = xasprintf("request id %.64s is already in flight from this agent: an id may not be "
-                        "reused until its request is answered",
-                        c->orig_id);
-    } else if (a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
-        code = MCPD_ERROR_TOO_MANY_CALLS;
-        msg =
-            xasprintf("too many calls in flight: %d is the limit per agent; wait for answers first",
-                      AGENT_MAX_CALLS_IN_FLIGHT);
-    }
-    if (msg) {
-        agent_reply_error_text(m->peers, &m->scratch, p->id, c->orig_id, code, msg);
-        if (c->orig_id != c->id_buf)
-            free(c->orig_id);
-        pool_put(&m->pool, c);
+    /* Both would run and both answers carry the one id: the agent could not tell them apart,
+     * and a cancel would stop either. */
+    if (agent_call_of_id(a, c->orig_id) || a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
+        call_refuse(m, p, c, a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT);
         free(body);
         free(meta);
         free(token);
@@ -475,7 +488,7 @@ static void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, const char *
     }
     c->id = ++m->next_call_id;
     c->method = method;
-    c->tool = streq(method, "tools/call");
+    c->tool = method == call_method_tools || streq(method, call_method_tools);
     c->peer_id = p->id;
     c->progress_token = token;
     c->meta = meta;
@@ -499,7 +512,7 @@ static void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, const ch
                        const char *args, size_t args_len, char *meta, char *token)
 {
     const ViewTool *vt = NULL;
-    _cleanup_(strbuf_deinit) StrBuf esc = STRBUF_INIT;
+    StrBuf esc = STRBUF_INIT; /* only for a name with escapes: freed at the end */
     UpstreamPart parts[CALL_BODY_PARTS];
     const char *tool = NULL;
     size_t tool_len = 0;
@@ -539,7 +552,9 @@ static void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, const ch
         parts[2] = (UpstreamPart){",\"arguments\":", 13};
     }
     parts[3] = args ? (UpstreamPart){args, args_len} : (UpstreamPart){"{}", 2};
-    call_new(m, p, a, s, "tools/call", id, NULL, parts, CALL_BODY_PARTS, meta, token);
+    call_new(m, p, a, s, call_method_tools, id, NULL, parts, CALL_BODY_PARTS, meta, token);
+    if (esc.data)
+        strbuf_deinit(&esc);
 }
 
 /* params._meta split into its members as text (without progressToken) and the token. */
