@@ -4,8 +4,7 @@
 #include "common/idmap.h"
 #include "common/util.h"
 
-/* A removed slot keeps probing chains intact. */
-#define TOMBSTONE UINT64_MAX
+#define TOMBSTONE IDMAP_TOMBSTONE
 
 static size_t slot_of(uint64_t id, size_t cap)
 {
@@ -36,7 +35,7 @@ void *idmap_get_probe(const IdMap *m, uint64_t id)
     }
 }
 
-void idmap_put(IdMap *m, uint64_t id, void *value)
+void idmap_put_probe(IdMap *m, uint64_t id, void *value)
 {
     size_t tomb = SIZE_MAX;
 
@@ -68,7 +67,7 @@ void idmap_put(IdMap *m, uint64_t id, void *value)
     }
 }
 
-void *idmap_remove(IdMap *m, uint64_t id)
+void *idmap_remove_probe(IdMap *m, uint64_t id)
 {
     if (!m->cap || !id || id == TOMBSTONE)
         return NULL;
