@@ -7,12 +7,15 @@
 // turn_loop runs libevent one turn at a time (EVLOOP_ONCE: poll, then every callback that is
 // ready, including those made ready meanwhile) and then the deferred tasks, from a plain list.
 
+#include "common/util.h"
 #include "daemon/sys/turn.h"
 
 /* The base whose loop turn_loop runs now (NULL: none), and its queue, oldest first. */
 static struct event_base *driven;
 static TurnTask *head, *tail;
-static bool stopping; /* turn_loop_exit was called for driven */
+static bool stopping;    /* turn_loop_exit was called for driven */
+static uint64_t turn_ms; /* the clock as read in this turn of driven's loop */
+static bool turn_ms_read;
 
 static void on_fallback(evutil_socket_t fd, short what, void *arg)
 {
@@ -106,10 +109,22 @@ int turn_loop(struct event_base *base)
     do {
         r = event_base_loop(base, EVLOOP_ONCE);
         run_queued();
+        turn_ms_read = false; /* the next turn reads the clock afresh */
     } while (r == 0 && !stopping);
     driven = NULL;
     stopping = false;
     return r < 0 ? -1 : 0;
+}
+
+uint64_t turn_now_ms(void)
+{
+    if (!driven)
+        return now_ms();
+    if (!turn_ms_read) {
+        turn_ms = now_ms();
+        turn_ms_read = true;
+    }
+    return turn_ms;
 }
 
 void turn_loop_exit(struct event_base *base)

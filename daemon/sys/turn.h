@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <event2/event.h>
 
@@ -36,5 +37,11 @@ void turn_defer(TurnTask *t);
  * each turn (that costs two calls into libevent a turn): use turn_loop_exit to stop it.
  */
 int turn_loop(struct event_base *base);
+/**
+ * The monotonic clock in ms (now_ms), read once per turn of turn_loop and kept for the rest of
+ * it (a turn lasts well under the millisecond deadlines and idle times are counted in), so a
+ * turn that starts a hundred calls reads it once; read each time when no turn_loop runs.
+ */
+uint64_t turn_now_ms(void);
 /** Stop turn_loop on base after the current turn (event_base_loopexit when none runs). */
 void turn_loop_exit(struct event_base *base);

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "daemon/sys/turn.h"
 #include "daemon/upstream/tool-headers.h"
 #include "daemon/upstream/upstream.h"
 
@@ -123,7 +124,7 @@ static void fail_pending(UpstreamPending *p, UpstreamOutcome outcome, const char
     pending_finish(p, &r);
 }
 
-static int send_line(Upstream *u, StrBuf *sb)
+static inline __attribute__((always_inline)) int send_line(Upstream *u, StrBuf *sb)
 {
     if (u->closed || !u->transport)
         return -ENOTCONN;
@@ -171,13 +172,14 @@ static void arm_timer(UpstreamPending *p, uint64_t now)
 }
 
 /* Record a request that has been sent. */
-static void pending_add(Upstream *u, uint64_t id, int64_t timeout_ms, unsigned flags,
-                        UpstreamReplyFn fn, void *ctx)
+static inline __attribute__((always_inline)) void pending_add(Upstream *u, uint64_t id,
+                                                              int64_t timeout_ms, unsigned flags,
+                                                              UpstreamReplyFn fn, void *ctx)
 {
     UpstreamPending *p = pool_get(&u->pending_pool);
     /* One reading of the clock: only a request with a bound or a cap needs it. */
     uint64_t now = timeout_ms > 0 || ((flags & UPSTREAM_PROGRESS) && u->max_call_timeout_ms > 0)
-                       ? now_ms()
+                       ? turn_now_ms()
                        : 0;
 
     p->u = u;

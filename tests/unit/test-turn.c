@@ -4,6 +4,7 @@
 
 #include <event2/event.h>
 
+#include "common/util.h"
 #include "daemon/sys/turn.h"
 #include "tests/unit/test.h"
 
@@ -165,8 +166,61 @@ static void test_cancel(void)
     }
 }
 
+/* Within one turn of turn_loop the clock is read once; the next turn reads it again. */
+typedef struct Clock {
+    uint64_t first[2], later[2];
+    int turn;
+} Clock;
+
+static void on_clock(evutil_socket_t fd, short what, void *arg)
+{
+    Clock *c = arg;
+    uint64_t give_up = now_ms() + 1000;
+
+    (void)fd, (void)what;
+    c->first[c->turn] = turn_now_ms();
+    while (now_ms() < c->first[c->turn] + 5 && now_ms() < give_up)
+        ; /* let the real clock move on */
+    c->later[c->turn] = turn_now_ms();
+    c->turn++;
+}
+
+static void on_clock_stop(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    turn_loop_exit(arg);
+}
+
+static void test_clock_once_per_turn(void)
+{
+    struct event_base *base = event_base_new();
+    Clock c = {0};
+    struct event *t1 = evtimer_new(base, on_clock, &c), *t2 = evtimer_new(base, on_clock, &c);
+    struct event *stop = evtimer_new(base, on_clock_stop, base);
+    struct timeval a = {0, 1000}, b = {0, 30000}, end = {0, 60000};
+
+    evtimer_add(t1, &a);
+    evtimer_add(t2, &b);
+    evtimer_add(stop, &end);
+    CHECK_INTEQ(turn_loop(base), 0);
+    CHECK_INTEQ(c.turn, 2);
+    CHECK(c.later[0] == c.first[0]); /* the same turn: the same reading */
+    CHECK(c.later[1] == c.first[1]);
+    CHECK(c.first[1] >= c.first[0] + 5); /* a later turn: read again */
+    /* No turn_loop: every reading is fresh. */
+    uint64_t t0 = turn_now_ms(), until = t0 + 1000;
+    while (turn_now_ms() == t0 && now_ms() < until)
+        ;
+    CHECK(turn_now_ms() > t0);
+    event_free(t1);
+    event_free(t2);
+    event_free(stop);
+    event_base_free(base);
+}
+
 int main(void)
 {
+    RUN(test_clock_once_per_turn);
     RUN(test_fallback_without_turn_loop);
     RUN(test_turn_loop_runs_after_the_turn);
     RUN(test_deferred_work_defers_more);
