@@ -10,7 +10,6 @@
 #include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/upstream/request-line.h"
-#include "daemon/upstream/upstream.h"
 
 size_t request_parts_len(const UpstreamPart *parts, size_t n)
 {

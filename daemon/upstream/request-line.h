@@ -7,7 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/mcp.h"
 #include "common/strbuf.h"
+
+/* The stateless revision: no initialize, per-request _meta, server/discover (spec digest 13). */
+#define UPSTREAM_MODERN_VERSION MCP_PROTOCOL_2026_07_28
 
 /*
  * What mcpd honours for its agents (both eras): roots are answered from the workspace root when
