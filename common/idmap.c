@@ -4,16 +4,11 @@
 #include "common/idmap.h"
 #include "common/util.h"
 
-/* A removed slot keeps probing chains intact. */
-#define TOMBSTONE UINT64_MAX
+#define TOMBSTONE IDMAP_TOMBSTONE
 
 static size_t slot_of(uint64_t id, size_t cap)
 {
-    /* Ids are sequential: mix them so neighbours do not cluster. */
-    id ^= id >> 33;
-    id *= 0xff51afd7ed558ccdull;
-    id ^= id >> 33;
-    return (size_t)id & (cap - 1);
+    return idmap_slot(id, cap);
 }
 
 static void rehash(IdMap *m, size_t cap)
@@ -28,7 +23,7 @@ static void rehash(IdMap *m, size_t cap)
     *m = nm;
 }
 
-void *idmap_get(const IdMap *m, uint64_t id)
+void *idmap_get_probe(const IdMap *m, uint64_t id)
 {
     if (!m->cap || !id || id == TOMBSTONE)
         return NULL;
@@ -40,7 +35,7 @@ void *idmap_get(const IdMap *m, uint64_t id)
     }
 }
 
-void idmap_put(IdMap *m, uint64_t id, void *value)
+void idmap_put_probe(IdMap *m, uint64_t id, void *value)
 {
     size_t tomb = SIZE_MAX;
 
@@ -72,7 +67,7 @@ void idmap_put(IdMap *m, uint64_t id, void *value)
     }
 }
 
-void *idmap_remove(IdMap *m, uint64_t id)
+void *idmap_remove_probe(IdMap *m, uint64_t id)
 {
     if (!m->cap || !id || id == TOMBSTONE)
         return NULL;

@@ -87,6 +87,13 @@ void outbuf_append(OutBuf *o, const void *data, size_t n)
     o->len += n;
 }
 
+char *outbuf_reserve(OutBuf *o, size_t n)
+{
+    if (o->cap - o->len < n || !o->data)
+        make_room(o, n ? n : 1);
+    return o->data + o->len;
+}
+
 void outbuf_consume(OutBuf *o, size_t n)
 {
     o->start += n;

@@ -65,6 +65,16 @@ static inline const char *outbuf_peek(const OutBuf *o)
 }
 /** Queue n bytes after those waiting. */
 void outbuf_append(OutBuf *o, const void *data, size_t n);
+/**
+ * Room for n more bytes after those waiting, to build a message in place (no copy): write at
+ * most n bytes at the pointer returned, then queue them with outbuf_commit.
+ */
+char *outbuf_reserve(OutBuf *o, size_t n);
+/** Queue the n bytes written at what outbuf_reserve returned (n at most what it reserved). */
+static inline void outbuf_commit(OutBuf *o, size_t n)
+{
+    o->len += n;
+}
 /** Mark the first n waiting bytes written (n <= outbuf_len); a drained buffer is recycled. */
 void outbuf_consume(OutBuf *o, size_t n);
 /** Drop everything waiting; the buffer is recycled. */

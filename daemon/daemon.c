@@ -18,6 +18,7 @@
 #include "daemon/sys/procs.h"
 #include "daemon/sys/runlog.h"
 #include "daemon/sys/systemd.h"
+#include "daemon/sys/turn.h"
 #include "daemon/upstream/transport.h"
 
 /*
@@ -203,7 +204,7 @@ static void on_stop_tick(evutil_socket_t fd, short what, void *arg)
     if (transport_live_count() == 0 || elapsed >= STOP_HARD_MS) {
         if (transport_live_count())
             log_warning("%u upstream processes did not exit in time", transport_live_count());
-        event_base_loopexit(d->base, NULL);
+        turn_loop_exit(d->base);
         return;
     }
     if (elapsed >= STOP_GRACE_MS) {
@@ -347,7 +348,8 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
 
 int daemon_run(Daemon *d)
 {
-    event_base_dispatch(d->base);
+    /* The loop that runs deferred writes at the end of each turn without an event (turn.h). */
+    turn_loop(d->base);
     return 0;
 }
 

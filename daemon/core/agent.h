@@ -60,7 +60,10 @@ typedef struct AgentRegistry {
 } AgentRegistry;
 
 /** An agent by its peer's id, or NULL. */
-Agent *agent_get(AgentRegistry *ar, uint64_t id);
+static inline Agent *agent_get(AgentRegistry *ar, uint64_t id)
+{
+    return idmap_get(&ar->by_id, id);
+}
 /** The agent of peer id, created (fresh: not initialized, log level -1) when it has none yet. */
 Agent *agent_ensure(AgentRegistry *ar, uint64_t id);
 /** Forget an agent (its peer went away, or its initialize is undone); its calls are gone. */

@@ -17,6 +17,7 @@
 #include "daemon/core/call.h"
 #include "daemon/core/mrtr.h"
 #include "daemon/core/toolset.h"
+#include "daemon/sys/turn.h"
 
 /*
  * An agent's request id whose JSON text is shorter than this is kept in its Call (every
@@ -27,6 +28,17 @@
 
 /* The pieces of a tools/call body: "name":, the name, ,"arguments":, the arguments. */
 #define CALL_BODY_PARTS 4
+
+/*
+ * The steps of a tools/call from the agent's line to the upstream's (call_start, call_new,
+ * call_dispatch, call_send) and back (call_reply_ok) are one function to the compiler: each is a
+ * step worth reading alone, but each call between them costs a prologue, an epilogue and the
+ * arguments passed on, on every call (issue 21).
+ */
+#define CALL_STEP __attribute__((always_inline)) inline
+
+/* The method of tools/call as call_start passes it: known by its address on the hot path. */
+static const char call_method_tools[] = "tools/call";
 
 /* A request from an agent routed to one upstream, from arrival to its one reply. */
 typedef struct Call {
@@ -127,6 +139,13 @@ static Call *call_of_server_node(ListNode *n)
     return container_of(n, Call, in_server);
 }
 
+/* free(p) for what is usually NULL on the hot path: no call then. */
+static void free_set(void *p)
+{
+    if (p)
+        free(p);
+}
+
 static void call_free(Call *c)
 {
     Agent *a = call_agent(c);
@@ -140,16 +159,16 @@ static void call_free(Call *c)
     if (s) {
         if (s->calls_in_flight)
             s->calls_in_flight--;
-        s->last_used_ms = now_ms();
+        s->last_used_ms = turn_now_ms();
     }
     if (c->ev_wait)
         event_free(c->ev_wait);
     if (c->orig_id != c->id_buf)
         free(c->orig_id);
-    free(c->progress_token);
-    free(c->meta);
-    free(c->body);
-    free(c->body_base);
+    free_set(c->progress_token);
+    free_set(c->meta);
+    free_set(c->body);
+    free_set(c->body_base);
     pool_put(&c->reg->pool, c);
 }
 
@@ -177,7 +196,7 @@ static void call_fail(Call *c, int64_t code, const char *message, yajl_val data)
 }
 
 /* A successful result: URIs are rewritten into the agent's view where they appear. */
-static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
+static CALL_STEP void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
 {
     Peer *p = peer_get(c->reg->peers, c->peer_id);
     _cleanup_json_ yajl_val tree = NULL;
@@ -207,7 +226,7 @@ static void call_reply_ok(Call *c, Server *s, const UpstreamReply *r)
     reply_result_tree(c->reg, c->peer_id, c->orig_id, tree);
 }
 
-static void call_dispatch(Call *c, Server *s);
+static CALL_STEP void call_dispatch(Call *c, Server *s);
 
 /* The answers to a server's input requests are in (mrtr.c): the call goes again with them. */
 static void call_mrtr_retry(void *owner, uint64_t call_id, const char *extra, int64_t code,
@@ -255,8 +274,8 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
     Call *c = ctx;
     Server *s = call_server(c);
     const char *name = s ? s->cfg->name : u->name;
-    _cleanup_free_ char *msg = NULL;
 
+    /* The messages are built in their own branches: the hot path (UPSTREAM_OK) frees nothing. */
     switch (r->outcome) {
     case UPSTREAM_OK:
         /* Only a 2026-07-28 server asks for input in a result (resultType input_required). */
@@ -271,17 +290,20 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
             call_fail(c, r->code, r->message, r->data);
             return;
         }
-        msg = xasprintf("MCP error %" PRId64 ": %s", r->code, r->message);
-        call_fail(c, r->code, msg, r->data);
+        {
+            _cleanup_free_ char *msg = xasprintf("MCP error %" PRId64 ": %s", r->code, r->message);
+            call_fail(c, r->code, msg, r->data);
+        }
         return;
     case UPSTREAM_TIMEOUT:
         call_fail(c, MCP_ERROR_REQUEST_TIMEOUT, r->message, NULL);
         return;
-    case UPSTREAM_CLOSED:
-        msg =
+    case UPSTREAM_CLOSED: {
+        _cleanup_free_ char *msg =
             xasprintf("MCP server %s closed the connection during the call: %s", name, r->message);
         call_fail(c, MCP_ERROR_CONNECTION_CLOSED, msg, NULL);
         return;
+    }
     case UPSTREAM_CANCELLED:
         /* An abort stays an abort: the agent gets no response. */
         call_free(c);
@@ -303,7 +325,7 @@ static void call_keep_body(Call *c)
     c->n_parts = 0;
 }
 
-static void call_send(Call *c, Server *s)
+static CALL_STEP void call_send(Call *c, Server *s)
 {
     UpstreamPart whole;
     const UpstreamPart *parts;
@@ -352,10 +374,8 @@ static void on_call_wait_timeout(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Route a call by the server's state: run it, wait for the connection, or fail it. */
-static void call_dispatch(Call *c, Server *s)
+static CALL_STEP void call_dispatch(Call *c, Server *s)
 {
-    _cleanup_free_ char *msg = NULL;
-
     if (s->state == SERVER_CONNECTED && s->up) {
         call_send(c, s);
         return;
@@ -375,9 +395,9 @@ static void call_dispatch(Call *c, Server *s)
         evtimer_add(c->ev_wait, &tv);
         return;
     }
-    msg = xasprintf("MCP server not connected: %s (%s%s%s)", s->cfg->name,
-                    server_state_name(s->state), s->last_error ? ": " : "",
-                    s->last_error ? s->last_error : "");
+    _cleanup_free_ char *msg = xasprintf("MCP server not connected: %s (%s%s%s)", s->cfg->name,
+                                         server_state_name(s->state), s->last_error ? ": " : "",
+                                         s->last_error ? s->last_error : "");
     call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
 }
 
@@ -440,34 +460,37 @@ static Call *agent_call_of_id(const Agent *a, const char *id)
     return NULL;
 }
 
-static void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, const char *method, JsonSpan id,
-                     char *body, const UpstreamPart *parts, size_t n_parts, char *meta, char *token)
+/* A call not started: its id is in flight already, or the agent is at its limit (too_many). */
+static void call_refuse(CallRegistry *m, Peer *p, Call *c, bool too_many)
+{
+    _cleanup_free_ char *msg =
+        too_many
+            ? xasprintf(
+                  "too many calls in flight: %d is the limit per agent; wait for answers first",
+                  AGENT_MAX_CALLS_IN_FLIGHT)
+            : xasprintf("request id %.64s is already in flight from this agent: an id may not be "
+                        "reused until its request is answered",
+                        c->orig_id);
+
+    agent_reply_error_text(m->peers, &m->scratch, p->id, c->orig_id,
+                           too_many ? MCPD_ERROR_TOO_MANY_CALLS : JSONRPC_INVALID_REQUEST, msg);
+    if (c->orig_id != c->id_buf)
+        free(c->orig_id);
+    pool_put(&m->pool, c);
+}
+
+static CALL_STEP void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, const char *method,
+                               JsonSpan id, char *body, const UpstreamPart *parts, size_t n_parts,
+                               char *meta, char *token)
 {
     Call *c = pool_get(&m->pool);
 
-    _cleanup_free_ char *msg = NULL;
-    int code = 0;
-
     c->reg = m;
     call_set_id(c, id.p, id.n);
-    if (agent_call_of_id(a, c->orig_id)) {
-        /* Both would run and both answers carry the one id: the agent could not tell them
-         * apart, and a cancel would stop either. */
-        code = JSONRPC_INVALID_REQUEST;
-        msg = xasprintf("request id %.64s is already in flight from this agent: an id may not be "
-                        "reused until its request is answered",
-                        c->orig_id);
-    } else if (a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
-        code = MCPD_ERROR_TOO_MANY_CALLS;
-        msg =
-            xasprintf("too many calls in flight: %d is the limit per agent; wait for answers first",
-                      AGENT_MAX_CALLS_IN_FLIGHT);
-    }
-    if (msg) {
-        agent_reply_error_text(m->peers, &m->scratch, p->id, c->orig_id, code, msg);
-        if (c->orig_id != c->id_buf)
-            free(c->orig_id);
-        pool_put(&m->pool, c);
+    /* Both would run and both answers carry the one id: the agent could not tell them apart,
+     * and a cancel would stop either. */
+    if (agent_call_of_id(a, c->orig_id) || a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
+        call_refuse(m, p, c, a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT);
         free(body);
         free(meta);
         free(token);
@@ -475,7 +498,7 @@ static void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, const char *
     }
     c->id = ++m->next_call_id;
     c->method = method;
-    c->tool = streq(method, "tools/call");
+    c->tool = method == call_method_tools || streq(method, call_method_tools);
     c->peer_id = p->id;
     c->progress_token = token;
     c->meta = meta;
@@ -495,11 +518,11 @@ static void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, const char *
  * Start a tools/call. id is the agent's id as JSON text; meta and token are taken (may be
  * NULL); args is the arguments object as JSON text (NULL: {}).
  */
-static void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, const char *name,
-                       const char *args, size_t args_len, char *meta, char *token)
+static CALL_STEP void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, const char *name,
+                                 const char *args, size_t args_len, char *meta, char *token)
 {
     const ViewTool *vt = NULL;
-    _cleanup_(strbuf_deinit) StrBuf esc = STRBUF_INIT;
+    StrBuf esc = STRBUF_INIT; /* only for a name with escapes: freed at the end */
     UpstreamPart parts[CALL_BODY_PARTS];
     const char *tool = NULL;
     size_t tool_len = 0;
@@ -539,7 +562,9 @@ static void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, const ch
         parts[2] = (UpstreamPart){",\"arguments\":", 13};
     }
     parts[3] = args ? (UpstreamPart){args, args_len} : (UpstreamPart){"{}", 2};
-    call_new(m, p, a, s, "tools/call", id, NULL, parts, CALL_BODY_PARTS, meta, token);
+    call_new(m, p, a, s, call_method_tools, id, NULL, parts, CALL_BODY_PARTS, meta, token);
+    if (esc.data)
+        strbuf_deinit(&esc);
 }
 
 /* params._meta split into its members as text (without progressToken) and the token. */

@@ -92,7 +92,7 @@ void peer_registry_init(PeerRegistry *reg, struct event_base *base, size_t max_l
     reg->userdata = userdata;
     reg->ev_reap = evtimer_new(base, on_reap, reg);
     reg->ev_more = evtimer_new(base, on_read_more, reg);
-    reg->ev_flush = event_new(base, -1, 0, on_flush, reg);
+    turn_task_init(&reg->flush_turn, base, on_flush, reg);
     const char *use = getenv(PEER_IO_URING_ENV), *why = "turned off by " PEER_IO_URING_ENV "=0";
     if (!use || strcmp(use, "0") != 0)
         reg->batch = sendbatch_new(&why);
@@ -108,7 +108,7 @@ void peer_registry_deinit(PeerRegistry *reg)
     on_reap(-1, 0, reg);
     event_free(reg->ev_reap);
     event_free(reg->ev_more);
-    event_free(reg->ev_flush);
+    turn_task_deinit(&reg->flush_turn);
     sendbatch_free(reg->batch);
     outbuf_pool_deinit(&reg->out_pool);
     idmap_deinit(&reg->by_id);
@@ -398,7 +398,7 @@ static void flush_later(Peer *p)
     if (p->flush_queued)
         return;
     if (!reg->flush)
-        event_active(reg->ev_flush, EV_TIMEOUT, 1);
+        turn_defer(&reg->flush_turn);
     p->flush_queued = true;
     p->flush_next = reg->flush;
     reg->flush = p;
@@ -582,6 +582,25 @@ void peer_send_unfiltered(Peer *p, const char *data, size_t n)
          * Written once the loop has handled everything that is ready now: the replies made in
          * one batch leave in one write, and the agent reads them in one wake-up.
          */
+        flush_later(p);
+}
+
+char *peer_send_reserve(Peer *p, size_t n)
+{
+    /* Only where peer_send_unfiltered would append the message to out_plain as it is. */
+    if (p->dead || p->close_reason || (p->filtered && p->reg->filter) ||
+        n >= PEER_WRITE_NOW_BYTES || outbuf_len(&p->out_plain) + n > p->reg->max_queue ||
+        evbuffer_get_length(p->out))
+        return NULL;
+    return outbuf_reserve(&p->out_plain, n);
+}
+
+void peer_send_commit(Peer *p, size_t n)
+{
+    bool first = outbuf_len(&p->out_plain) == 0;
+
+    outbuf_commit(&p->out_plain, n);
+    if (first && n)
         flush_later(p);
 }
 

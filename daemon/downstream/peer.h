@@ -14,6 +14,7 @@
 #include "common/jsonrpc.h"
 #include "common/outbuf.h"
 #include "common/strbuf.h"
+#include "daemon/sys/turn.h"
 
 typedef struct Peer Peer;
 typedef struct PeerRegistry PeerRegistry;
@@ -99,7 +100,7 @@ struct PeerRegistry {
      * peer, with one event activated per turn rather than one per peer.
      */
     Peer *flush;
-    struct event *ev_flush;
+    TurnTask flush_turn;
     /* Where io_uring is there: the turn's writes to two or more peers go in one system call. */
     struct SendBatch *batch;
 };
@@ -115,6 +116,14 @@ Peer *peer_get(PeerRegistry *reg, uint64_t id);
 Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid);
 /** Queue bytes (whole lines) to a peer; a peer whose queue overflows is dropped. */
 void peer_send(Peer *p, const char *data, size_t n);
+/**
+ * Room for an n-byte message (whole lines) built in place at the end of p's queue, or NULL
+ * where peer_send must take it instead (a filtered or closing peer, bytes in the zero-copy
+ * store, a big message, a full queue): write it there, then peer_send_commit.
+ */
+char *peer_send_reserve(Peer *p, size_t n);
+/** Queue the n bytes written at what peer_send_reserve returned. */
+void peer_send_commit(Peer *p, size_t n);
 /** peer_send without the filter (for the filter itself). */
 void peer_send_unfiltered(Peer *p, const char *data, size_t n);
 /**

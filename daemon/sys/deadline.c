@@ -5,6 +5,7 @@
 
 #include "common/util.h"
 #include "daemon/sys/deadline.h"
+#include "daemon/sys/turn.h"
 
 static void arm(DeadlineQueue *q)
 {
@@ -15,8 +16,8 @@ static void arm(DeadlineQueue *q)
         return; /* the firing loop re-arms when it is done */
     at = q->head->at_ms;
     if (q->armed_ms && q->armed_ms <= at)
-        return; /* due no later than the head: it will re-arm for the head then */
-    now = now_ms();
+        return;          /* due no later than the head: it will re-arm for the head then */
+    now = turn_now_ms(); /* the deadlines were counted from the same reading */
     /* At least 1 ms: a timer due now would only spin the loop until the clock moves on. */
     uint64_t ms = at > now ? at - now : 1;
     tv.tv_sec = (time_t)(ms / 1000);

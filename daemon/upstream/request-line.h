@@ -7,7 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/mcp.h"
 #include "common/strbuf.h"
+
+/* The stateless revision: no initialize, per-request _meta, server/discover (spec digest 13). */
+#define UPSTREAM_MODERN_VERSION MCP_PROTOCOL_2026_07_28
+
+/*
+ * What mcpd honours for its agents (both eras): roots are answered from the workspace root when
+ * no agent does; sampling and elicitation go to the agent whose call asked for them.
+ */
+#define CLIENT_CAPABILITIES_JSON "{\"roots\":{},\"sampling\":{},\"elicitation\":{}}"
 
 /* A piece of a request's params text, not NUL-terminated. */
 typedef struct UpstreamPart {
@@ -26,3 +36,11 @@ char *request_parts_join(const UpstreamPart *parts, size_t n);
  */
 void request_line_legacy(StrBuf *sb, uint64_t id, const char *method, const char *meta,
                          const UpstreamPart *body, size_t n_body, bool progress);
+/**
+ * The same for a 2026-07-28 server (or server/discover): _meta carries what mcpd is (version,
+ * capabilities, client info), progressToken id when progress, the agent's level (a static MCP
+ * level name, or NULL) unless its own meta has one, and the members of meta (its own
+ * io.modelcontextprotocol/ keys dropped: mcpd is the client here); then body (NULL or "": none).
+ */
+void request_line_modern(StrBuf *sb, uint64_t id, const char *method, const char *meta,
+                         const char *body, bool progress, const char *level);

@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "daemon/sys/child.h"
 #include "daemon/sys/runlog.h"
+#include "daemon/sys/turn.h"
 #include "daemon/upstream/transport.h"
 
 /* A server that stops reading its stdin may not make the daemon queue without end. */
@@ -36,7 +37,8 @@ typedef struct StdioTransport {
     Transport base;
     Child *child;
     Framer in;
-    OutBuf out; /* to stdin; stays allocated between writes (no allocation per request) */
+    OutBuf out;        /* to stdin; stays allocated between writes (no allocation per request) */
+    TurnTask out_turn; /* writes out once the turn's requests are all in it */
     struct event *ev_out, *ev_in, *ev_err, *ev_stop, *ev_free, *ev_eof;
     struct StdioTransport *next, *prev; /* every live stdio transport, for kill_all */
     RunLog *runlog; /* this run's stderr and exit go there, for mcpd/logs after it is gone */
@@ -75,6 +77,7 @@ static void stdio_free(StdioTransport *s)
         s->next->prev = s->prev;
     event_free(s->ev_free);
     event_free(s->ev_eof);
+    turn_task_deinit(&s->out_turn);
     if (s->ev_out)
         event_free(s->ev_out);
     if (s->ev_in)
@@ -233,6 +236,16 @@ static void on_stdin_writable(evutil_socket_t fd, short what, void *arg)
         event_add(s->ev_out, NULL);
 }
 
+/* The end of a turn in which requests were queued: they leave in one write. */
+static void on_stdin_flush(evutil_socket_t fd, short what, void *arg)
+{
+    StdioTransport *s = arg;
+
+    (void)fd;
+    if (s->child->fd_stdin >= 0)
+        on_stdin_writable(s->child->fd_stdin, what, s);
+}
+
 /* The last non-empty line of the run's stderr, cut to STDERR_LAST_WORDS bytes; NULL if none. */
 static char *last_words(StdioTransport *s)
 {
@@ -282,7 +295,7 @@ static int stdio_send(Transport *t, const char *line, size_t len)
     outbuf_append(&s->out, line, len);
     /* Written after the current batch of events: requests made together share one write. */
     if (idle)
-        event_active(s->ev_out, EV_WRITE, 1);
+        turn_defer(&s->out_turn);
     return 0;
 }
 
@@ -322,6 +335,7 @@ static void stdio_close(Transport *t)
     s->base.cb = (TransportCallbacks){0};
     event_del(s->ev_eof);
     event_del(s->ev_out);
+    turn_cancel(&s->out_turn);
     /* What is queued (a cancel sent just before) gets one last try, without waiting. */
     if (s->child->fd_stdin >= 0)
         (void)outbuf_write(&s->out, s->child->fd_stdin);
@@ -390,6 +404,7 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
     framer_init(&s->in, JSONRPC_MAX_LINE_DEFAULT);
     outbuf_init(&s->out, NULL);
     s->ev_out = event_new(base, s->child->fd_stdin, EV_WRITE, on_stdin_writable, s);
+    turn_task_init(&s->out_turn, base, on_stdin_flush, s);
     s->ev_in = event_new(base, s->child->fd_stdout, EV_READ | EV_PERSIST, on_stdout, s);
     s->ev_err = event_new(base, s->child->fd_stderr, EV_READ | EV_PERSIST, on_stderr, s);
     s->ev_stop = evtimer_new(base, on_stop_timer, s);

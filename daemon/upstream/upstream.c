@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "daemon/sys/turn.h"
 #include "daemon/upstream/tool-headers.h"
 #include "daemon/upstream/upstream.h"
 
@@ -31,12 +32,6 @@ static const char *const accepted_versions[] = {
 /* -32022 with our version among the supported: retried once, then the server is not believed. */
 #define UPSTREAM_DISCOVER_TRIES_MAX 2
 
-/*
- * What mcpd honours for its agents (both eras): roots are answered from the workspace root when
- * no agent does; sampling and elicitation go to the agent whose call asked for them.
- */
-#define CLIENT_CAPABILITIES_JSON "{\"roots\":{},\"sampling\":{},\"elicitation\":{}}"
-#define MODERN_META_PREFIX       "io.modelcontextprotocol/"
 /* A listen stream that broke is opened again after this, doubling up to the cap (seconds of
  * silence cost nothing; a server that keeps dropping it is not hammered). */
 #define LISTEN_BACKOFF_MIN_MS 1000
@@ -129,7 +124,7 @@ static void fail_pending(UpstreamPending *p, UpstreamOutcome outcome, const char
     pending_finish(p, &r);
 }
 
-static int send_line(Upstream *u, StrBuf *sb)
+static inline __attribute__((always_inline)) int send_line(Upstream *u, StrBuf *sb)
 {
     if (u->closed || !u->transport)
         return -ENOTCONN;
@@ -177,13 +172,14 @@ static void arm_timer(UpstreamPending *p, uint64_t now)
 }
 
 /* Record a request that has been sent. */
-static void pending_add(Upstream *u, uint64_t id, int64_t timeout_ms, unsigned flags,
-                        UpstreamReplyFn fn, void *ctx)
+static inline __attribute__((always_inline)) void pending_add(Upstream *u, uint64_t id,
+                                                              int64_t timeout_ms, unsigned flags,
+                                                              UpstreamReplyFn fn, void *ctx)
 {
     UpstreamPending *p = pool_get(&u->pending_pool);
     /* One reading of the clock: only a request with a bound or a cap needs it. */
     uint64_t now = timeout_ms > 0 || ((flags & UPSTREAM_PROGRESS) && u->max_call_timeout_ms > 0)
-                       ? now_ms()
+                       ? turn_now_ms()
                        : 0;
 
     p->u = u;
@@ -242,37 +238,6 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
     return 0;
 }
 
-/*
- * The _meta members every modern request carries; an agent's own io.modelcontextprotocol/ keys
- * are dropped from *metap (mcpd is the client here), except its logLevel, which wins.
- */
-static void modern_meta(Upstream *u, StrBuf *sb, const char **metap, char **ownedp)
-{
-    const char *level = u->next_log_level;
-
-    strbuf_puts(sb, "\"" MCP_META_PROTOCOL_VERSION "\":\"" UPSTREAM_MODERN_VERSION "\","
-                    "\"" MCP_META_CLIENT_CAPABILITIES "\":" CLIENT_CAPABILITIES_JSON ","
-                    "\"" MCP_META_CLIENT_INFO "\":{\"name\":\"mcpd\",\"version\":\"" MCPD_VERSION
-                    "\"}");
-    u->next_log_level = NULL;
-    if (*metap && strstr(*metap, "\"" MODERN_META_PREFIX)) {
-        _cleanup_free_ char *text = xasprintf("{%s}", *metap);
-        _cleanup_json_ yajl_val m = json_parse(text, NULL);
-        for (size_t i = 0; m && YAJL_IS_OBJECT(m) && i < m->u.object.len;) {
-            const char *k = m->u.object.keys[i];
-            if (startswith(k, MODERN_META_PREFIX) && !streq(k, MCP_META_LOG_LEVEL))
-                json_free(json_object_take(m, k));
-            else
-                i++;
-        }
-        if (json_get(m, MCP_META_LOG_LEVEL))
-            level = NULL;
-        *metap = *ownedp = json_members_text(m);
-    }
-    if (level)
-        strbuf_printf(sb, ",\"" MCP_META_LOG_LEVEL "\":\"%s\"", level);
-}
-
 static void listen_restart(Upstream *u);
 
 static void on_local_ok(evutil_socket_t fd, short what, void *arg)
@@ -325,34 +290,14 @@ static int subscribe_by_listen(Upstream *u, const char *method, const char *body
     return 0;
 }
 
-/* A modern (or discover) request: _meta carries what mcpd is, the agent's level, the token. */
-static void write_modern(Upstream *u, StrBuf *sb, uint64_t id, const char *method, const char *meta,
-                         const char *body, unsigned flags)
-{
-    _cleanup_free_ char *owned = NULL;
-    StrBuf m = STRBUF_INIT;
-
-    /* _meta is never empty here: the members mcpd adds come first. */
-    if (flags & UPSTREAM_PROGRESS)
-        strbuf_printf(&m, "\"progressToken\":%" PRIu64 ",", id);
-    modern_meta(u, &m, &meta, &owned);
-    if (meta && *meta)
-        strbuf_printf(&m, ",%s", meta);
-    strbuf_reset(sb);
-    strbuf_printf(sb, "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"method\":", id);
-    json_write_string(sb, method, strlen(method));
-    strbuf_printf(sb, ",\"params\":{\"_meta\":{%s}%s%s}}\n", strbuf_str(&m),
-                  body && *body ? "," : "", body ? body : "");
-    strbuf_deinit(&m);
-}
-
 int upstream_request_parts(Upstream *u, const char *method, const char *meta,
                            const UpstreamPart *body, size_t n_body, int64_t timeout_ms,
                            unsigned flags, UpstreamReplyFn fn, void *ctx, uint64_t *idp)
 {
     uint64_t id;
     StrBuf *sb = &u->scratch;
-    bool modern = upstream_is_modern(u) || streq(method, "server/discover");
+    /* The first byte spares the usual tools/call a strcmp. */
+    bool modern = upstream_is_modern(u) || (*method == 's' && streq(method, "server/discover"));
     int r;
 
     if (upstream_is_modern(u) &&
@@ -367,7 +312,9 @@ int upstream_request_parts(Upstream *u, const char *method, const char *meta,
         return -EOPNOTSUPP; /* the level goes with each request instead */
     if (modern) {
         _cleanup_free_ char *text = request_parts_join(body, n_body);
-        write_modern(u, sb, id, method, meta, text, flags);
+        const char *level = u->next_log_level;
+        u->next_log_level = NULL; /* for this request only */
+        request_line_modern(sb, id, method, meta, text, flags & UPSTREAM_PROGRESS, level);
     } else
         request_line_legacy(sb, id, method, meta, body, n_body, flags & UPSTREAM_PROGRESS);
     r = send_line(u, sb);
@@ -581,17 +528,13 @@ static bool fast_response(Upstream *u, const char *line, size_t len)
     return true;
 }
 
-static void on_message(void *userdata, char *line, size_t len)
+/* Any message but a plain result for a call (fast_response): parsed into a tree. */
+static void on_message_parsed(Upstream *u, char *line, size_t len)
 {
-    Upstream *u = userdata;
     _cleanup_free_ char *err = NULL;
     JsonrpcMsg m;
-    int r;
+    int r = jsonrpc_msg_parse(&m, line, len, &err);
 
-    u->message_len = len;
-    if (fast_response(u, line, len))
-        return;
-    r = jsonrpc_msg_parse(&m, line, len, &err);
     if (r != 0) {
         /* One bad line is the server's bug, not a reason to drop the session (seed bug B9). */
         unsigned dropped;
@@ -622,6 +565,15 @@ static void on_message(void *userdata, char *line, size_t len)
         break;
     }
     jsonrpc_msg_deinit(&m);
+}
+
+static void on_message(void *userdata, char *line, size_t len)
+{
+    Upstream *u = userdata;
+
+    u->message_len = len;
+    if (!fast_response(u, line, len))
+        on_message_parsed(u, line, len);
 }
 
 static void on_transport_closed(void *userdata, const char *reason)

@@ -21,8 +21,7 @@
 
 /* The revision mcpd asks for, and every one it accepts back (mcp-spec-digest section 0). */
 #define UPSTREAM_PROTOCOL_VERSION "2025-11-25"
-/* The stateless revision: no initialize, per-request _meta, server/discover (spec digest 13). */
-#define UPSTREAM_MODERN_VERSION MCP_PROTOCOL_2026_07_28
+/* UPSTREAM_MODERN_VERSION, the stateless revision: request-line.h (its _meta names it). */
 
 typedef struct Upstream Upstream;
 
