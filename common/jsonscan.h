@@ -29,7 +29,7 @@ bool jsonscan_valid(const char *s, size_t n);
  * s[0..n) must be one valid JSON object. For each of names (all distinct), out[i] is the span of
  * that member's value, or absent. Returns the number of members, or -1 when s is not one valid
  * object, when a wanted member appears twice, or when a member name uses escapes (any of these: use
- * a full parser).
+ * a full parser; every span is then absent).
  */
 int jsonscan_members(const char *s, size_t n, const char *const *names, size_t n_names,
                      JsonSpan *out);
@@ -58,7 +58,8 @@ typedef struct JsonscanLevel {
  * jsonscan_members_nested() with each level in a JsonscanLevel, also telling which recorded
  * values are strings without escapes, so that the caller need not scan them again with
  * jsonscan_is_plain_string(). inner may be NULL: then nothing is looked into. Returns
- * top->count: the number of members, or -1 as jsonscan_members() (the outputs then mean nothing).
+ * top->count: the number of members, or -1 as jsonscan_members() (every span is then absent,
+ * both counts -1).
  */
 int jsonscan_object(const char *s, size_t n, JsonscanLevel *top, size_t nested,
                     JsonscanLevel *inner);

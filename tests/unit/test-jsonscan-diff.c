@@ -271,6 +271,193 @@ static void test_plain_string_spans(void)
     }
 }
 
+/* Longest string body, name or value, test_string_lengths() tries: past two vectors. */
+#define STRING_LEN_MAX 40
+/* Trailing bytes after the string's member: the string ends 0..this far from the text's end. */
+#define TAIL_MAX 20
+
+/*
+ * {"<name>":"<value>"<tail>} for every length of name or value (0..STRING_LEN_MAX, around the
+ * word and vector sizes the string scan tests at once) and every distance from the end of the
+ * text (a tail member and whitespace), plain or with an escape, a UTF-8 sequence or a control
+ * byte first or last: the short-string path near the end of a text (where the last whole vector
+ * is tested instead) and in texts shorter than a vector, against the old scanner and by value.
+ */
+static void test_string_lengths(void)
+{
+    static const char *const specials[] = {"", "\\n", "\xc3\xa9", "\x01", "\\u0041"};
+    static const char *const names[] = {"id", "x", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+
+    for (size_t len = 0; len <= STRING_LEN_MAX; len++) {
+        for (size_t k = 0; k < N_ELEMENTS(specials); k++) {
+            for (size_t tail = 0; tail <= TAIL_MAX; tail++) {
+                for (int as_name = 0; as_name <= 1; as_name++) {
+                    for (int last = 0; last <= 1; last++) {
+                        StrBuf sb = STRBUF_INIT;
+                        StrBuf body = STRBUF_INIT;
+                        if (!last)
+                            strbuf_puts(&body, specials[k]);
+                        for (size_t i = 0; i < len; i++)
+                            strbuf_putc(&body, 'a');
+                        if (last)
+                            strbuf_puts(&body, specials[k]);
+                        if (as_name)
+                            strbuf_printf(&sb, "{\"%s\":1", body.data ? body.data : "");
+                        else
+                            strbuf_printf(&sb, "{\"id\":\"%s\"", body.data ? body.data : "");
+                        /* A tail of tail bytes: whitespace, or a member when it fits. */
+                        if (tail >= 6) {
+                            strbuf_puts(&sb, ",\"x\":");
+                            for (size_t i = 6; i < tail; i++)
+                                strbuf_putc(&sb, '7');
+                            strbuf_putc(&sb, '0');
+                        } else {
+                            for (size_t i = 0; i < tail; i++)
+                                strbuf_putc(&sb, ' ');
+                        }
+                        strbuf_putc(&sb, '}');
+                        CHECK_MSG(agree(sb.data, sb.len), "%s", sb.data);
+                        /* The value's span and plain bit by themselves. */
+                        JsonSpan v[N_ELEMENTS(names)];
+                        JsonscanLevel lv = {names, N_ELEMENTS(names), v, -2, 0};
+                        bool valid = k != 3; /* a raw control byte is never valid */
+                        int r = jsonscan_object(sb.data, sb.len, &lv, SIZE_MAX, NULL);
+                        if (as_name) {
+                            /* An escaped name is refused; a plain one is found by its bytes. */
+                            bool escaped = k == 1 || k == 4;
+                            CHECK(r == (valid && !escaped ? (tail >= 6 ? 2 : 1) : -1));
+                            if (r >= 0)
+                                CHECK((v[2].p != NULL) == (k == 0 && len == STRING_LEN_MAX));
+                        } else {
+                            CHECK(r == (valid ? (tail >= 6 ? 2 : 1) : -1));
+                            if (r >= 0) {
+                                CHECK(v[0].p && v[0].n == body.len + 2 && v[0].p[0] == '"');
+                                CHECK(((lv.plain & 1u) != 0) == (k == 0 || k == 2));
+                            }
+                        }
+                        strbuf_deinit(&body);
+                        strbuf_deinit(&sb);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/*
+ * Member names next to the wanted ones: one byte short or long, one byte changed at every
+ * offset, the same length; names past the unrolled compare (16 bytes) changed at every offset;
+ * the empty name. Each key is found exactly when it is the wanted name.
+ */
+static void test_name_neighbours(void)
+{
+    static const char *const wanted[] = {"jsonrpc",
+                                         "id",
+                                         "",
+                                         "a234567890123456",
+                                         "b2345678901234567",
+                                         "c234567890123456789012345678901234",
+                                         "progressToken"};
+    char key[64];
+
+    for (size_t w = 0; w < N_ELEMENTS(wanted); w++) {
+        size_t wl = strlen(wanted[w]);
+        for (int kind = 0; kind < 4; kind++) {
+            for (size_t at = 0; at <= wl; at++) {
+                size_t kl = wl;
+                memcpy(key, wanted[w], wl);
+                if (kind == 0 && at == 0)
+                    ; /* the wanted name itself */
+                else if (kind == 1 && at < wl)
+                    key[at] ^= 0x01; /* one byte changed */
+                else if (kind == 2 && at == 0 && wl)
+                    kl = wl - 1; /* one byte short */
+                else if (kind == 3 && at == 0)
+                    key[kl++] = 'x'; /* one byte long */
+                else
+                    continue;
+                bool same = kl == wl && memcmp(key, wanted[w], wl) == 0;
+                char text[160];
+                int n = snprintf(text, sizeof(text), "{\"%.*s\":5,\"zz\":6}", (int)kl, key);
+                JsonSpan v[N_ELEMENTS(wanted)];
+                JsonscanLevel lv = {wanted, N_ELEMENTS(wanted), v, -2, 0};
+                CHECK_INTEQ(jsonscan_object(text, (size_t)n, &lv, SIZE_MAX, NULL), 2);
+                for (size_t i = 0; i < N_ELEMENTS(wanted); i++)
+                    CHECK_MSG((v[i].p != NULL) == (same && i == w), "%s: name %zu", text, i);
+                CHECK(agree(text, (size_t)n));
+            }
+        }
+    }
+}
+
+/* More names than a level had bits for before (64), duplicates of the first and last ones. */
+static void test_many_names(void)
+{
+    enum { N = 70 };
+    static char storage[N][8];
+    const char *names[N];
+    JsonSpan v[N];
+
+    for (int i = 0; i < N; i++) {
+        snprintf(storage[i], sizeof(storage[i]), "n%d", i);
+        names[i] = storage[i];
+    }
+    const char *s = "{\"n69\":1,\"n0\":2,\"n64\":[3],\"other\":4,\"other\":5}";
+    JsonscanLevel lv = {names, N, v, -2, 0};
+    CHECK_INTEQ(jsonscan_object(s, strlen(s), &lv, SIZE_MAX, NULL), 5);
+    CHECK(jsonscan_span_eq(v[69], "1") && jsonscan_span_eq(v[0], "2"));
+    CHECK(jsonscan_span_eq(v[64], "[3]"));
+    for (int i = 1; i < N; i++)
+        if (i != 64 && i != 69)
+            CHECK(!v[i].p);
+    /* A repeated wanted name, first or past the 64th: refused, and every span absent. */
+    static const char *const dups[] = {"{\"n0\":1,\"n1\":2,\"n0\":3}", "{\"n69\":1,\"n69\":1}",
+                                       "{\"n65\":{},\"x\":0,\"n65\":[]}"};
+    for (size_t k = 0; k < N_ELEMENTS(dups); k++) {
+        CHECK_INTEQ(jsonscan_object(dups[k], strlen(dups[k]), &lv, SIZE_MAX, NULL), -1);
+        CHECK_INTEQ(lv.count, -1);
+        for (int i = 0; i < N; i++)
+            CHECK(!v[i].p);
+    }
+}
+
+/*
+ * The last byte of the text (once trailing whitespace is cut) is what the scan relies on to
+ * stop: texts where it closes an inner container, belongs to a string or a literal, or is not
+ * a closer at all, each cut at every length.
+ */
+static void test_last_byte(void)
+{
+    static const char *const texts[] = {
+        "{\"a\":{\"b\":1}",
+        "{\"a\":[1]",
+        "{\"a\":[1]}",
+        "{\"a\":{}}",
+        "{\"a\":\"}",
+        "{\"a\":\"}\"}",
+        "{\"a\":tru}",
+        "{\"a\":true}",
+        "{\"a\":1}",
+        "{\"a\":-}",
+        "{\"a\":1e}",
+        "{\"a\":1.}",
+        "{\"a\":[{\"b\":[]}]}",
+        "[{}]",
+        "[[]",
+        "{}}",
+        " {\"params\":{\"name\":\"x\"}} \n",
+        "{\"params\":{\"name\":\"x\"}",
+        "{\"params\":{\"name\":{}}}",
+        "{\"id\":1,\"params\":[]}",
+    };
+
+    for (size_t t = 0; t < N_ELEMENTS(texts); t++) {
+        size_t n = strlen(texts[t]);
+        for (size_t cut = 0; cut <= n; cut++)
+            CHECK_MSG(agree(texts[t], cut), "%.*s", (int)cut, texts[t]);
+    }
+}
+
 /* Random texts from JSON pieces, good and bad: the scanners agree on every one. */
 static void test_random_pieces(void)
 {
@@ -391,6 +578,10 @@ int main(void)
     RUN(test_depth_limit);
     RUN(test_values_limit);
     RUN(test_plain_string_spans);
+    RUN(test_string_lengths);
+    RUN(test_name_neighbours);
+    RUN(test_many_names);
+    RUN(test_last_byte);
     RUN(test_random_pieces);
     RUN(test_big_reply);
     printf("     %zu texts compared, %zu accepted\n", n_compared, n_accepted);
