@@ -280,6 +280,13 @@ ssize_t framer_read_fd(Framer *f, int fd)
 {
     ssize_t r;
 
+    /*
+     * Everything read so far is taken: the next bytes go to the front of the buffer, whose
+     * cache lines the last read warmed, not on past them through the whole buffer (a cold line
+     * or two per message for the kernel's copy and the scan, until the buffer wrapped).
+     */
+    if (f->start == f->len)
+        f->start = f->scan = f->len = 0;
     if (f->cap - f->len < FRAMER_READ_CHUNK + 1)
         framer_reserve(f, FRAMER_READ_CHUNK);
     do {

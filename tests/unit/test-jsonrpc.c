@@ -655,8 +655,39 @@ static void test_int64_min_id(void)
     jsonrpc_msg_deinit(&m);
 }
 
+/* Once every line read is taken, the next read lands at the front of the buffer again. */
+static void test_framer_reads_to_front(void)
+{
+    Framer f;
+    int fds[2];
+    char *line;
+    size_t len;
+
+    CHECK(pipe(fds) == 0);
+    framer_init(&f, 0);
+    for (int i = 0; i < 3; i++) {
+        CHECK_INTEQ(write(fds[1], "{\"a\":1}\n", 8), 8);
+        CHECK_INTEQ(framer_read_fd(&f, fds[0]), 8);
+        CHECK_INTEQ(framer_next(&f, &line, &len), 0);
+        CHECK(line == f.buf);
+        CHECK_INTEQ(framer_next(&f, &line, &len), FRAMER_E_AGAIN);
+    }
+    /* A partial line stays where it is: the rest is appended after it. */
+    CHECK_INTEQ(write(fds[1], "{\"b\"", 4), 4);
+    CHECK_INTEQ(framer_read_fd(&f, fds[0]), 4);
+    CHECK_INTEQ(framer_next(&f, &line, &len), FRAMER_E_AGAIN);
+    CHECK_INTEQ(write(fds[1], ":2}\n", 4), 4);
+    CHECK_INTEQ(framer_read_fd(&f, fds[0]), 4);
+    CHECK_INTEQ(framer_next(&f, &line, &len), 0);
+    CHECK_STREQ(line, "{\"b\":2}");
+    framer_deinit(&f);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 int main(void)
 {
+    RUN(test_framer_reads_to_front);
     RUN(test_parse_request);
     RUN(test_parse_notification);
     RUN(test_parse_responses);
