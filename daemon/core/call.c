@@ -489,8 +489,10 @@ static CALL_STEP void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, co
     call_set_id(c, id.p, id.n);
     /* Both would run and both answers carry the one id: the agent could not tell them apart,
      * and a cancel would stop either. */
-    if (agent_call_of_id(a, c->orig_id) || a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
-        call_refuse(m, p, c, a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT);
+    bool reused = agent_call_of_id(a, c->orig_id) != NULL;
+    if (reused || a->calls_in_flight >= AGENT_MAX_CALLS_IN_FLIGHT) {
+        /* A reused id is said as such even at the limit: it is the request's own fault. */
+        call_refuse(m, p, c, !reused);
         free(body);
         free(meta);
         free(token);

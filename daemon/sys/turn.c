@@ -13,7 +13,10 @@
 /* The base whose loop turn_loop runs now (NULL: none), and its queue, oldest first. */
 static struct event_base *driven;
 static TurnTask *head, *tail;
-static bool stopping;    /* turn_loop_exit was called for driven */
+static bool stopping; /* turn_loop_exit was called for driven */
+/* A base turn_loop_exit was called for while no turn_loop ran on it: its next turn_loop stops
+ * at once, as event_base_dispatch would after event_base_loopexit. */
+static struct event_base *exit_asked;
 static uint64_t turn_ms; /* the clock as read in this turn of driven's loop */
 static bool turn_ms_read;
 
@@ -104,6 +107,10 @@ int turn_loop(struct event_base *base)
 {
     int r;
 
+    if (exit_asked == base) {
+        exit_asked = NULL;
+        return 0;
+    }
     driven = base;
     stopping = false;
     do {
@@ -131,5 +138,7 @@ void turn_loop_exit(struct event_base *base)
 {
     if (base == driven)
         stopping = true;
+    else
+        exit_asked = base;
     event_base_loopexit(base, NULL); /* ends the turn under way, or a loop run otherwise */
 }

@@ -12,11 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "tests/integration/harness.h"
 
 /* How long the first call sleeps: long enough that the second surely arrives while it runs. */
 #define SLEEP_MS "1500"
+/* mcpd's calls in flight per agent (AGENT_MAX_CALLS_IN_FLIGHT), reached on purpose. */
+#define AGENT_CALLS_LIMIT 256
 
 /* Read lines until one holds want (or H_WAIT_MS passes); returns everything read. */
 static char *read_until(int fd, const char *want)
@@ -86,6 +89,35 @@ int main(void)
     CHECK(h_raw_write(fd, again, sizeof(again) - 1));
     _cleanup_free_ char *reused = read_until(fd, "second");
     CHECK_MSG(strstr(reused, "second") && !strstr(reused, "-32600"), "reused id: %s", reused);
+
+    /*
+     * At the limit of calls in flight, a reused id is still said to be one (the request's own
+     * fault, -32600), and only a new id is told the limit.
+     */
+    StrBuf many = STRBUF_INIT;
+    for (int i = 0; i < AGENT_CALLS_LIMIT; i++)
+        strbuf_printf(&many,
+                      "{\"jsonrpc\":\"2.0\",\"id\":\"s%d\",\"method\":\"tools/call\",\"params\":"
+                      "{\"name\":\"mcp_fake_sleep\",\"arguments\":{\"ms\":" SLEEP_MS "}}}\n",
+                      i);
+    CHECK(h_raw_write(fd, many.data, many.len));
+    strbuf_deinit(&many);
+    static const char dup_at_limit[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"s7\",\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"mcp_fake_echo\",\"arguments\":{\"text\":\"third\"}}}\n";
+    static const char over[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"over\",\"method\":\"tools/call\",\"params\":{\"name\":"
+        "\"mcp_fake_echo\",\"arguments\":{\"text\":\"fourth\"}}}\n";
+    CHECK(h_raw_write(fd, dup_at_limit, sizeof(dup_at_limit) - 1));
+    CHECK(h_raw_write(fd, over, sizeof(over) - 1));
+    _cleanup_free_ char *limit = read_until(fd, "too many calls in flight");
+    CHECK_MSG(strstr(limit, "\"id\":\"s7\"") && strstr(limit, "already in flight"),
+              "reused id at the limit: %s", limit);
+    CHECK_MSG(strstr(limit, "\"id\":\"over\"") && strstr(limit, "too many calls in flight"),
+              "new id at the limit: %s", limit);
+    CHECK_MSG(!strstr(limit, "third") && !strstr(limit, "fourth"), "a refused call ran: %s", limit);
+    _cleanup_free_ char *done = read_until(fd, "\"id\":\"s255\"");
+    CHECK_MSG(strstr(done, "\"id\":\"s255\""), "the calls at the limit were answered");
     close(fd);
 
     h_check_healthy(&h, "agent sends blank lines and reuses a live id", "mcp_fake_echo");

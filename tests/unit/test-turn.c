@@ -218,8 +218,34 @@ static void test_clock_once_per_turn(void)
     event_base_free(base);
 }
 
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    int *n = arg;
+
+    (void)fd, (void)what;
+    ++*n;
+}
+
+/* A stop asked before the loop runs (a signal during start-up) is not lost: it stops at once. */
+static void test_exit_before_loop(void)
+{
+    struct event_base *base = event_base_new();
+    int ticks = 0;
+    struct event *tick = event_new(base, -1, EV_PERSIST, on_tick, &ticks);
+    struct timeval every = {0, 5000};
+
+    event_add(tick, &every);
+    turn_loop_exit(base);
+    CHECK_INTEQ(turn_loop(base), 0);
+    CHECK(ticks <= 1);
+    /* The request was taken: a later loop runs until stopped again. */
+    event_free(tick);
+    event_base_free(base);
+}
+
 int main(void)
 {
+    RUN(test_exit_before_loop);
     RUN(test_clock_once_per_turn);
     RUN(test_fallback_without_turn_loop);
     RUN(test_turn_loop_runs_after_the_turn);
