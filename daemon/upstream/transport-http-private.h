@@ -36,6 +36,19 @@
 #define WWW_AUTH_MAX (8u * 1024u)
 /* Of that, what an error message quotes: enough for the realm, scope and resource_metadata. */
 #define WWW_AUTH_SHOWN 512
+/*
+ * The longest Mcp-Session-Id sent back. Servers use UUIDs (36 bytes) or signed tokens of a few
+ * hundred bytes; common front ends refuse request header lines past 8 KiB (nginx's default
+ * large_client_header_buffers), so a longer id could never come back whole, and repeating tens
+ * of KB on every request is an amplification a hostile server should not get.
+ */
+#define SESSION_ID_MAX 4096
+/*
+ * Entries of one JSON batch (2025-03-26) taken as they come. mcpd sends one message per POST, so
+ * a batch is one answer plus what the server says alongside it (progress, log lines, its own
+ * requests): a few, or a few hundred for a chatty tool. Past this only answers are kept.
+ */
+#define HT_BATCH_MAX 1024u
 
 typedef enum HttpMode {
     MODE_PROBE,      /* auto: the initialize POST decides */
@@ -71,6 +84,7 @@ typedef struct Xfer {
     bool headers_done, sse, got_event;
     bool too_big; /* a 2xx body or SSE event passed the message bound: the transfer was stopped */
     char *hdr_session;
+    char *content_encoding; /* a Content-Encoding the server sent anyway (mcpd asks for none) */
     StrBuf www_auth;
     StrBuf resp;
     SseParser parser;

@@ -122,11 +122,19 @@ static void take_one(HttpTransport *t, yajl_val m, const char *text, size_t len)
     ht_upcall(t, UP_MESSAGE, text, len);
 }
 
+/* m answers a request still in flight. */
+static bool batch_answers(HttpTransport *t, yajl_val m)
+{
+    yajl_val id = json_get(m, "id");
+    return YAJL_IS_INTEGER(id) && id->u.number.i > 0 &&
+           idmap_get(&t->outstanding, (uint64_t)id->u.number.i);
+}
+
 /* One body or event holding a message (or, on 2025-03-26 sessions, an array of them). */
 void ht_take_messages(HttpTransport *t, const char *text, size_t len)
 {
     _cleanup_json_ yajl_val v = NULL;
-    size_t i = 0;
+    size_t i = 0, n_dropped = 0;
 
     while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
         i++;
@@ -139,11 +147,27 @@ void ht_take_messages(HttpTransport *t, const char *text, size_t len)
         return;
     }
     for (size_t k = 0; k < v->u.array.len; k++) {
+        yajl_val m = v->u.array.values[k];
         StrBuf sb = STRBUF_INIT;
-        json_write(&sb, v->u.array.values[k]);
-        take_one(t, v->u.array.values[k], sb.data, sb.len);
+        /*
+         * Past the bound only answers to requests still out are taken; anything but an object
+         * is never a message. Both are dropped here, counted in one warning, rather than each
+         * queued and reported on its own: a 16 MiB body holds a million of them.
+         */
+        if (!YAJL_IS_OBJECT(m) ||
+            (k >= HT_BATCH_MAX && (json_get(m, "method") || !batch_answers(t, m)))) {
+            n_dropped++;
+            continue;
+        }
+        json_write(&sb, m);
+        take_one(t, m, sb.data, sb.len);
         strbuf_deinit(&sb);
     }
+    if (n_dropped)
+        log_full(LOG_WARNING, t->base.server, "http",
+                 "dropped %zu of the %zu entries of a JSON batch from %s: entries that are not "
+                 "objects, and past the first %u, all but answers to requests in flight",
+                 n_dropped, v->u.array.len, t->shown_url, HT_BATCH_MAX);
 }
 
 /* ---- transfers ---- */
@@ -172,6 +196,7 @@ void ht_xfer_free(Xfer *x)
     strbuf_deinit(&x->resp);
     strbuf_deinit(&x->www_auth);
     free(x->hdr_session);
+    free(x->content_encoding);
     free(x->last_event_id);
     free(x->url);
     free(x->body);
@@ -232,6 +257,9 @@ size_t ht_on_header(char *data, size_t size, size_t nitems, void *userdata)
     if (ht_header_name_is(data, n, "mcp-session-id")) {
         free(x->hdr_session);
         x->hdr_session = ht_header_value(data, n, strlen("mcp-session-id"));
+    } else if (ht_header_name_is(data, n, "content-encoding")) {
+        free(x->content_encoding);
+        x->content_encoding = ht_header_value(data, n, strlen("content-encoding"));
     } else if (ht_header_name_is(data, n, "www-authenticate")) {
         char *v = ht_header_value(data, n, strlen("www-authenticate"));
         /* Whole challenges only, up to the bound: a cut one would parse as another. */
@@ -254,6 +282,36 @@ static void on_headers_done(Xfer *x)
     ht_headers_apply(x, ct);
 }
 
+/*
+ * A new Mcp-Session-Id: kept if it can go back in a header as it came (visible ASCII, the spec
+ * says, and at most SESSION_ID_MAX bytes). Any other is the server's bug, and a session that
+ * cannot be continued: the transport is closed saying so (sending no id would only earn a 400
+ * that hides why, and a CR or LF in it would split the next request's headers).
+ */
+static bool session_take(Xfer *x)
+{
+    HttpTransport *t = x->t;
+    size_t n = strlen(x->hdr_session);
+    const char *bad = n == 0 ? "is empty" : NULL;
+
+    for (const char *p = x->hdr_session; !bad && *p; p++)
+        if (*p < 0x21 || *p > 0x7e)
+            bad = "holds control characters, spaces or non-ASCII bytes (visible ASCII only)";
+    if (!bad && n > SESSION_ID_MAX)
+        bad = "is longer than mcpd's bound of 4096 bytes";
+    _Static_assert(SESSION_ID_MAX == 4096, "the message above names the bound");
+    if (!bad) {
+        free(t->session_id);
+        t->session_id = xstrdup(x->hdr_session);
+        return true;
+    }
+    ht_report_closed(t,
+                     "%s sent an Mcp-Session-Id header that %s (%zu bytes): it cannot be sent "
+                     "back, so the session cannot go on; report this to the server's maintainers",
+                     t->shown_url, bad, n);
+    return false;
+}
+
 /* The status and content type of a response are known (ct may be NULL): decide how to read it. */
 void ht_headers_apply(Xfer *x, const char *ct)
 {
@@ -268,15 +326,8 @@ void ht_headers_apply(Xfer *x, const char *ct)
     ht_note_status(x);
     x->sse = x->status / 100 == 2 && ct && strncasecmp(ct, "text/event-stream", 17) == 0;
     if (x->status / 100 == 2 && x->hdr_session && x->kind == XFER_POST && !x->modern &&
-        !streq(x->hdr_session, t->session_id)) {
-        bool valid = *x->hdr_session != '\0';
-        for (const char *p = x->hdr_session; *p; p++)
-            valid = valid && *p >= 0x21 && *p <= 0x7e;
-        if (valid) {
-            free(t->session_id);
-            t->session_id = xstrdup(x->hdr_session);
-        }
-    }
+        !streq(x->hdr_session, t->session_id) && !session_take(x))
+        return;
     if (!x->sse)
         return;
     if (x->kind == XFER_GET) {
@@ -384,6 +435,8 @@ int ht_xfer_launch(Xfer *x)
     x->headers_done = x->sse = false;
     free(x->hdr_session);
     x->hdr_session = NULL;
+    free(x->content_encoding);
+    x->content_encoding = NULL;
     strbuf_reset(&x->www_auth);
     strbuf_reset(&x->resp);
     sse_parser_reset(&x->parser);

@@ -473,11 +473,18 @@ static void post_done(Xfer *x, CURLcode res)
     if (x->req_id && !x->sse && idmap_get(&t->outstanding, x->req_id) && x->status != 202) {
         char *ct = NULL;
         curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
-        /* A web page here usually means the URL is the site, not its MCP endpoint. */
-        ht_synth_error(t, x->req_id,
-                       "HTTP %ld (Content-Type: %.100s) without a JSON-RPC response to the "
-                       "request: is %s the server's MCP endpoint?",
-                       x->status, ct ? ct : "none", t->shown_url);
+        if (x->content_encoding && *x->content_encoding)
+            /* mcpd asks for no encoding, so it decodes none: the body is the server's bug. */
+            ht_synth_error(t, x->req_id,
+                           "HTTP %ld with a body in Content-Encoding: %.100s, which mcpd did not "
+                           "ask for and does not decode: %s must answer plain JSON or SSE; "
+                           "report this to the server's maintainers",
+                           x->status, x->content_encoding, t->shown_url);
+        else /* A web page here usually means the URL is the site, not its MCP endpoint. */
+            ht_synth_error(t, x->req_id,
+                           "HTTP %ld (Content-Type: %.100s) without a JSON-RPC response to the "
+                           "request: is %s the server's MCP endpoint?",
+                           x->status, ct ? ct : "none", t->shown_url);
     }
     if (x->is_initialized_note) {
         t->get_wanted = true;

@@ -147,7 +147,11 @@ static void on_request_timeout(DeadlineNode *n, void *ud)
 {
     UpstreamPending *p = container_of(n, UpstreamPending, deadline);
     Upstream *u = ud;
-    _cleanup_free_ char *msg = xasprintf("Request timed out after %" PRId64 "ms", p->timeout_ms);
+    /* The agent sees only this text: it names the server, and what to change if it is just slow. */
+    _cleanup_free_ char *msg = xasprintf("Request to MCP server \"%s\" timed out after %" PRId64
+                                         "ms; if the server is slow rather than stuck, raise its "
+                                         "callTimeout (or timeout) in the config",
+                                         u->name, p->timeout_ms);
     yajl_val params = json_object_new();
 
     /* The lifecycle page: on timeout, cancel upstream and stop waiting. */
