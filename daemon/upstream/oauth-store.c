@@ -117,7 +117,7 @@ static bool entry_from_json(OAuthToken *t, yajl_val o)
 /* Read the file once. A broken file is reported and treated as empty: signing in again fixes it. */
 static void store_load(void)
 {
-    _cleanup_free_ char *path = oauth_store_path();
+    _cleanup_free_ char *path = oauth_store_path(), *err = NULL;
     _cleanup_json_ yajl_val root = NULL;
     _cleanup_close_ int fd = -1;
     StrBuf sb = STRBUF_INIT;
@@ -127,9 +127,20 @@ static void store_load(void)
     yajl_val arr;
 
     store.loaded = true;
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
+    /*
+     * Not blocking: a FIFO put under the name would hang open() (and every HTTP server with it,
+     * as the store is read on the first request); fstat then refuses it. Not following links: a
+     * link could make mcpd send another file's contents as tokens.
+     */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            log_full(LOG_WARNING, NULL, "oauth",
+                     "ignoring the token store %s: %s; remove it and sign in again", path,
+                     errno == ELOOP ? "it is a symbolic link, which mcpd does not follow"
+                                    : strerror(errno));
         return;
+    }
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) ||
         st.st_size > (off_t)STORE_MAX_BYTES) {
         log_full(LOG_WARNING, NULL, "oauth",
@@ -140,7 +151,17 @@ static void store_load(void)
     }
     while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len <= STORE_MAX_BYTES)
         strbuf_append(&sb, buf, (size_t)n);
-    root = json_parse(strbuf_str(&sb), NULL);
+    if (sb.len > STORE_MAX_BYTES) {
+        /* It grew after fstat: somebody else is writing it. */
+        log_full(LOG_WARNING, NULL, "oauth",
+                 "ignoring the token store %s: it grew past %u bytes while read; remove it and "
+                 "sign in again",
+                 path, STORE_MAX_BYTES);
+        explicit_bzero(sb.data, sb.cap);
+        strbuf_deinit(&sb);
+        return;
+    }
+    root = json_parse(strbuf_str(&sb), &err);
     explicit_bzero(buf, sizeof(buf));
     if (sb.data)
         explicit_bzero(sb.data, sb.cap);
@@ -148,7 +169,9 @@ static void store_load(void)
     arr = json_get_array(root, "tokens");
     if (!arr) {
         log_full(LOG_WARNING, NULL, "oauth",
-                 "ignoring the token store %s: not a JSON object with a \"tokens\" array", path);
+                 "ignoring the token store %s: not a JSON object with a \"tokens\" array (%s); "
+                 "remove it and sign in again",
+                 path, err ? err : "no such array");
         return;
     }
     for (size_t i = 0; i < arr->u.array.len && store.n_tokens < STORE_MAX_ENTRIES; i++) {
