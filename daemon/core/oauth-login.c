@@ -26,6 +26,13 @@
  * short-lived token is refreshed after four fifths of its life instead.
  */
 #define REFRESH_AHEAD_MS 60000
+/*
+ * A refresh is never due sooner than this after its token was obtained: a server whose tokens
+ * live a second (or whose answers say so) is refreshed at most every 5 s, not in a tight loop. A
+ * call that meets the 401 in between refreshes on demand. Short enough for real short-lived
+ * tokens (minutes) and for the 12 s tokens of test-oauth.
+ */
+#define REFRESH_MIN_GAP_MS 5000
 
 /* A peer request waiting for a sign-in's end. */
 typedef struct LoginWaiter {
@@ -470,6 +477,8 @@ static void renewal_arm(Manager *m, const char *server, const char *resource)
     life = t->expires_at_ms - t->obtained_ms;
     ahead = MIN(REFRESH_AHEAD_MS, life / 5);
     due = MAX(t->expires_at_ms - ahead - wall_ms(), 0);
+    /* A token that lives a second must not be refreshed every 800 ms for as long as mcpd runs. */
+    due = MAX(due, t->obtained_ms + REFRESH_MIN_GAP_MS - wall_ms());
     tv_ms(&tv, due);
     evtimer_add(rn->timer, &tv);
 }

@@ -18,6 +18,18 @@
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/oauth.h"
 
+/*
+ * A longer token is refused. JWTs with many claims are a few KiB; common front ends refuse
+ * request header lines past 8-16 KiB, so a longer token could not be sent, and every token is
+ * kept in a store read back only up to 1 MiB.
+ */
+#define OAUTH_TOKEN_MAX (16u * 1024u)
+/*
+ * A longer expires_in is taken as this: it only decides when mcpd refreshes ahead, and seconds
+ * times 1000 must not overflow. A year: no server hands out access tokens that live longer.
+ */
+#define OAUTH_EXPIRES_MAX_S (366LL * 24 * 3600)
+
 int oauth_take_tokens(Fetch *x, const OAuthToken *base_tok, char **whyp)
 {
     _cleanup_json_ yajl_val v = fetch_json(x, whyp);
@@ -34,6 +46,12 @@ int oauth_take_tokens(Fetch *x, const OAuthToken *base_tok, char **whyp)
     scope = json_get_string(v, "scope");
     if (!access || !*access || strpbrk(access, "\r\n")) {
         *whyp = xasprintf("the answer from %s has no usable \"access_token\"", x->url);
+        return -EPROTO;
+    }
+    if (strlen(access) > OAUTH_TOKEN_MAX || (refresh && strlen(refresh) > OAUTH_TOKEN_MAX)) {
+        *whyp = xasprintf("the answer from %s has a token longer than mcpd's bound of %u bytes; "
+                          "report this to the authorization server's maintainers",
+                          x->url, OAUTH_TOKEN_MAX);
         return -EPROTO;
     }
     if (type && strcasecmp(type, "bearer") != 0) {
@@ -55,7 +73,7 @@ int oauth_take_tokens(Fetch *x, const OAuthToken *base_tok, char **whyp)
     }
     t.obtained_ms = wall_ms();
     t.expires_at_ms = json_get_int(v, "expires_in", &expires) == 0 && expires > 0
-                          ? t.obtained_ms + expires * 1000
+                          ? t.obtained_ms + MIN(expires, OAUTH_EXPIRES_MAX_S) * 1000
                           : 0;
     r = oauth_store_put(&t, whyp);
     oauth_token_deinit(&t);

@@ -24,6 +24,8 @@
 #define STORE_MAX_BYTES (1u << 20)
 /* Each entry is one server a person signed in to: more than this is a runaway writer. */
 #define STORE_MAX_ENTRIES 1024
+/* The latest time a store may name (ms since 1970): the year 2500, far from int64 overflow. */
+#define STORE_TIME_MAX_MS 16725225600000LL
 /* Bumped when the file's layout changes incompatibly. */
 #define STORE_VERSION 1
 
@@ -108,6 +110,11 @@ static bool entry_from_json(OAuthToken *t, yajl_val o)
     t->scope = take_str(o, "scope");
     (void)json_get_int(o, "expiresAt", &t->expires_at_ms);
     (void)json_get_int(o, "obtainedAt", &t->obtained_ms);
+    /* Times no clock shows are as good as none, and would overflow the refresh arithmetic. */
+    if (t->expires_at_ms < 0 || t->expires_at_ms > STORE_TIME_MAX_MS)
+        t->expires_at_ms = 0;
+    if (t->obtained_ms < 0 || t->obtained_ms > STORE_TIME_MAX_MS)
+        t->obtained_ms = 0;
     if (t->resource && t->access_token)
         return true;
     oauth_token_deinit(t);

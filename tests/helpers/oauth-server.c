@@ -115,10 +115,38 @@ static void b64url(char *out, const unsigned char *d, size_t n)
     out[o] = '\0';
 }
 
+/* Hostile token answers (h-red2): an expires_in past any clock, or an access token of 200 KB. */
+#define HUGE_TOKEN_BYTES (200 * 1024)
+static bool token_json_hostile(struct evhttp_request *req, Tok *at, Tok *rt)
+{
+    char *b;
+
+    if (fault("huge-expiry")) {
+        char t[512];
+        snprintf(t, sizeof(t),
+                 "{\"access_token\":\"%s\",\"token_type\":\"Bearer\","
+                 "\"expires_in\":9223372036854775807,\"refresh_token\":\"%s\"}",
+                 at->value, rt->value);
+        reply(req, 200, "application/json", t);
+        return true;
+    }
+    if (!fault("huge-token"))
+        return false;
+    b = malloc(HUGE_TOKEN_BYTES + 256);
+    strcpy(b, "{\"token_type\":\"Bearer\",\"access_token\":\"");
+    memset(b + strlen(b), 'A', HUGE_TOKEN_BYTES);
+    strcpy(b + strlen("{\"token_type\":\"Bearer\",\"access_token\":\"") + HUGE_TOKEN_BYTES, "\"}");
+    reply(req, 200, "application/json", b);
+    free(b);
+    return true;
+}
+
 static void token_json(struct evhttp_request *req, Tok *at, Tok *rt)
 {
     char b[512];
 
+    if (token_json_hostile(req, at, rt))
+        return;
     if (fault("no-access-token")) {
         reply(req, 200, "application/json", "{\"token_type\":\"Bearer\",\"expires_in\":60}");
         return;
