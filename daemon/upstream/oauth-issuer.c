@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/util.h"
 #include "daemon/upstream/oauth-issuer.h"
@@ -49,4 +50,31 @@ int oauth_check_response_iss(const char *issuer, const char *iss, bool advertise
                       "to the server's operator if it repeats",
                       ISSUER_SHOWN_MAX, iss, issuer);
     return -EPERM;
+}
+
+static bool has_scheme(const char *url, const char *scheme)
+{
+    size_t n = strlen(scheme);
+    return strncasecmp(url, scheme, n) == 0 && url[n] == ':' && url[n + 1] == '/' &&
+           url[n + 2] == '/';
+}
+
+int oauth_check_url_scheme(const char *resource, const char *what, const char *url, char **whyp)
+{
+    bool https = has_scheme(url, "https");
+
+    if (!https && !has_scheme(url, "http")) {
+        *whyp = xasprintf("the %s \"%.*s\" the server gave is not an http(s) URL; refusing it; "
+                          "ask the server's operator to fix it",
+                          what, ISSUER_SHOWN_MAX, url);
+        return -EPERM;
+    }
+    if (!https && has_scheme(resource, "https")) {
+        *whyp = xasprintf("the server %s is https, but the %s it gave is plain http (\"%.*s\"); "
+                          "refusing the downgrade, which would let anyone on the way swap the "
+                          "sign-in; ask the server's operator to fix it",
+                          resource, what, ISSUER_SHOWN_MAX, url);
+        return -EPERM;
+    }
+    return 0;
 }

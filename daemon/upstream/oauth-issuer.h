@@ -19,3 +19,10 @@ int oauth_check_metadata_issuer(const char *expected, const char *got, const cha
  * when the metadata said the server sends it (advertised). Return 0, or -EPERM with *whyp set.
  */
 int oauth_check_response_iss(const char *issuer, const char *iss, bool advertised, char **whyp);
+/**
+ * Whether a URL a sign-in learned from the server (what: "resource_metadata", "token_endpoint",
+ * ...) may be used for resource: it must be http(s), and https when the resource is (a plain
+ * http step would let anyone on the path swap the authorization server and read the sign-in).
+ * Return 0, or -EPERM with *whyp set (newly allocated) naming the URL and what to do.
+ */
+int oauth_check_url_scheme(const char *resource, const char *what, const char *url, char **whyp);

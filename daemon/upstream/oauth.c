@@ -849,6 +849,10 @@ static void legacy_defaults(OAuthFlow *f)
     endpoints_known(f);
 }
 
+/* The endpoints of authorization server metadata a sign-in may visit or send secrets to. */
+static const char *const endpoint_keys[] = {"token_endpoint", "authorization_endpoint",
+                                            "registration_endpoint"};
+
 static void on_asmeta(void *owner, Fetch *x)
 {
     OAuthFlow *f = owner;
@@ -878,6 +882,11 @@ static void on_asmeta(void *owner, Fetch *x)
                         "the authorization server %s does not advertise PKCE S256 "
                         "(code_challenge_methods_supported); refusing it",
                         f->issuer);
+    for (size_t i = 0; i < N_ELEMENTS(endpoint_keys); i++) {
+        const char *u = json_get_string(v, endpoint_keys[i]);
+        if (u && oauth_check_url_scheme(f->resource, endpoint_keys[i], u, &why) < 0)
+            return flow_end(f, -EPERM, "the metadata at %s: %s", x->url, why);
+    }
     if (!take_endpoint(&f->token_ep, v, "token_endpoint") ||
         (!f->client_credentials && !take_endpoint(&f->authz_ep, v, "authorization_endpoint")))
         return flow_end(f, -EPROTO, "the metadata at %s lacks an authorization or token endpoint",
@@ -949,6 +958,9 @@ static void on_prm(void *owner, Fetch *x)
     as = json_get_array(v, "authorization_servers");
     if (!as || !YAJL_IS_STRING(json_array_at(as, 0)))
         return flow_end(f, -EPROTO, "the metadata at %s names no authorization server", x->url);
+    if (oauth_check_url_scheme(f->resource, "authorization server", json_array_at(as, 0)->u.string,
+                               &why) < 0)
+        return flow_end(f, -EPERM, "the metadata at %s: %s", x->url, why);
     f->issuer = xstrdup(json_array_at(as, 0)->u.string);
     asmeta_discover(f);
 }
@@ -970,6 +982,9 @@ static void prm_discover(OAuthFlow *f)
 
     f->step = STEP_PRM;
     if (rm && *rm) {
+        _cleanup_free_ char *why = NULL;
+        if (oauth_check_url_scheme(f->resource, "resource_metadata", rm, &why) < 0)
+            return flow_end(f, -EPERM, "the 401's WWW-Authenticate: %s", why);
         set_candidates(f, NULL, 0, NULL, NULL);
         f->cands[f->n_cands++] = xstrdup(rm);
     } else if (p && *p) {
