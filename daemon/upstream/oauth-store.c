@@ -225,10 +225,12 @@ static int store_write(const OAuthToken *extra, size_t skip, char **whyp)
     bool first = true;
     int r;
 
-    if ((r = paths_mkdir_p(dir, 0700)) < 0) {
-        *whyp = xasprintf("cannot create %s: %s", dir, strerror(-r));
+    /*
+     * A directory others may write is refused: they could swap the file between mcpd's writes
+     * (it is renamed into place) or delete every sign-in. paths_ensure_private_dir says how to fix.
+     */
+    if ((r = paths_ensure_private_dir(dir, getuid(), 0, whyp)) < 0)
         return r;
-    }
     strbuf_printf(&sb, "{\"version\":%d,\"tokens\":[", STORE_VERSION);
     for (size_t i = 0; i < store.n_tokens; i++) {
         if (i == skip)

@@ -27,7 +27,7 @@
 /* Past the store's 1 MiB bound. */
 #define HUGE_BYTES (2u * 1024u * 1024u)
 
-typedef enum { K_FIFO, K_LINK, K_MODE, K_TRUNC, K_DEEP, K_HUGE, K_GOOD } Kind;
+typedef enum { K_FIFO, K_LINK, K_MODE, K_TRUNC, K_DEEP, K_HUGE, K_GOOD, K_DIR } Kind;
 
 static const struct {
     Kind kind;
@@ -41,6 +41,7 @@ static const struct {
     {K_DEEP, "deep", "nested deeper than 128 levels"},
     {K_HUGE, "huge", "of at most 1048576 bytes"},
     {K_GOOD, "good", NULL},
+    {K_DIR, "dir", NULL}, /* a proper store in a directory anyone may write */
 };
 
 static void write_text(const char *path, const char *text, size_t n, mode_t mode)
@@ -94,6 +95,10 @@ static void make_store(Harness *h, Kind k, const char *url)
     case K_GOOD:
         write_text(path, good, strlen(good), 0600);
         break;
+    case K_DIR:
+        write_text(path, good, strlen(good), 0600);
+        chmod(dir, 0777);
+        break;
     }
 }
 
@@ -146,6 +151,14 @@ static void run_case(size_t i)
         CHECK_MSG(log && strstr(log, path) && strstr(log, cases[i].want) &&
                       strstr(log, "remove it and sign in again"),
                   "%s: no warning naming the store and \"%s\"", cases[i].name, cases[i].want);
+    }
+    if (cases[i].kind == K_DIR) {
+        /* Read, the store is fine; written (here by a logout), the directory is refused. */
+        _cleanup_free_ char *res = NULL;
+        int r = mcpc_request(c, "mcpd/logout", "{\"server\":\"tok\"}", &res);
+        CHECK_MSG(r != 0 && strstr(mcpc_errmsg(c), "/state/mcpd has mode 0777") &&
+                      strstr(mcpc_errmsg(c), "chmod 0700"),
+                  "dir: logout gave %d: %s", r, r ? mcpc_errmsg(c) : res);
     }
     h_check_healthy(&h, cases[i].name, CONTROL);
     mcpc_free(c);
