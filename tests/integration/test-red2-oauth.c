@@ -9,9 +9,13 @@
  * daemon serving everyone else.
  */
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/util.h"
@@ -24,6 +28,8 @@
 #define REFRESHES_MAX 3
 /* The longest life mcpd may take from expires_in: a year and a day, with a day of slack. */
 #define EXPIRY_MAX_MS (368LL * 24 * 3600 * 1000)
+/* Idle connections held open on the redirect listener while the forged redirect comes. */
+#define IDLE_CONNS 50
 
 static void srv_get(int port, const char *path)
 {
@@ -59,6 +65,57 @@ static int login(mcpc_client *c, char **outp)
     return mcpc_request(c, "mcpd/login", "{\"server\":\"o\",\"headless\":true}", outp);
 }
 
+/* A TCP connection to 127.0.0.1:port that sends nothing (-1 on failure). */
+static int idle_conn(int port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/*
+ * The redirect listener under attack: connections that never send a byte, then a redirect with
+ * a forged state and injected parameters. It is answered at once (the idle ones hold nothing
+ * up), the sign-in ends naming the forgery, and the listener's connections are all closed.
+ */
+static void check_forged_redirect(Harness *h, mcpc_client *c)
+{
+    _cleanup_free_ char *out = NULL, *cb = NULL;
+    int fds[IDLE_CONNS], lport = 0, status = -1;
+
+    CHECK(mcpc_request(c, "mcpd/login", "{\"server\":\"o\"}", &out) == 0);
+    _cleanup_json_ yajl_val r = json_parse(out ? out : "", NULL);
+    const char *url = json_get_string(r, "authorizationUrl");
+    const char *ru = url ? strstr(url, "redirect_uri=http%3A%2F%2F127.0.0.1%3A") : NULL;
+    CHECK_MSG(ru &&
+                  sscanf(ru + strlen("redirect_uri=http%3A%2F%2F127.0.0.1%3A"), "%d", &lport) == 1,
+              "no loopback redirect_uri in %s", url ? url : "(none)");
+    if (lport <= 0)
+        return;
+    for (int i = 0; i < IDLE_CONNS; i++)
+        fds[i] = idle_conn(lport);
+    cb = h_shell(&status,
+                 "curl -s -m 20 -o /dev/null -w '%%{http_code}' "
+                 "'http://127.0.0.1:%d/callback?state=forged&code=c1&code=c2&state=x%%0d%%0aX:y'",
+                 lport);
+    CHECK_MSG(cb && streq(cb, "400"), "forged redirect: HTTP %s", cb ? cb : "(none)");
+    free(out);
+    out = NULL;
+    CHECK_MSG(mcpc_request(c, "mcpd/loginWait", "{\"server\":\"o\"}", &out) != 0 &&
+                  strstr(mcpc_errmsg(c), "state does not match"),
+              "forged redirect: loginWait gave %s", out ? out : mcpc_errmsg(c));
+    for (int i = 0; i < IDLE_CONNS; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    h_check_healthy(h, "a forged redirect behind 50 idle connections", CONTROL);
+}
+
 int main(void)
 {
     _cleanup_free_ char *port_file = NULL, *out_file = NULL, *cfg = NULL, *out = NULL;
@@ -82,6 +139,8 @@ int main(void)
     h_start(&h, NULL);
     c = h_client(&h, "red2-oauth");
     h_settle(&h, c, "steady", NULL);
+
+    check_forged_redirect(&h, c);
 
     /* A 200 KB access token: refused, naming the bound; nothing stored. */
     srv_get(port, "/fault/huge-token");
