@@ -386,7 +386,11 @@ static void post_done(Xfer *x, CURLcode res)
     _cleanup_free_ char *why = NULL;
 
     if (res != CURLE_OK && !x->headers_done) {
-        why = xasprintf("%s", x->timed_out ? "no response in time" : curl_easy_strerror(res));
+        why = x->timed_out ? xasprintf("no response in %" PRId64 " ms; if the server is slow "
+                                       "rather than stuck, raise its callTimeout (or timeout) in "
+                                       "the config",
+                                       x->timeout_ms)
+                           : xstrdup(curl_easy_strerror(res));
         if (t->mode == MODE_PROBE)
             t->mode = MODE_STREAMABLE; /* nothing answered: nothing to fall back on */
         ht_synth_error(t, x->req_id, "HTTP request to %s failed: %s", t->shown_url, why);
