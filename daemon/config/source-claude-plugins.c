@@ -75,29 +75,38 @@ typedef struct Plugin {
     ClaudeSettings *cs;
 } Plugin;
 
+/* Whether a server the policy let through names ${CLAUDE_PLUGIN_DATA} (as written). */
+static bool kept_names_data(yajl_val kept, yajl_val written)
+{
+    for (size_t i = 0; YAJL_IS_OBJECT(kept) && i < kept->u.object.len; i++)
+        if (claude_value_holds(json_get(written, kept->u.object.keys[i]), "${CLAUDE_PLUGIN_DATA}"))
+            return true;
+    return false;
+}
+
 static void add_servers(const Plugin *p, yajl_val servers, const char *path, const char *key)
 {
     static const char *const vars[] = {"CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", NULL};
     const char *const values[] = {p->root, p->data};
     const char *at = p->gate_path ? p->gate_path : path;
     SourceMeta meta = {(char *)p->src->id, (char *)p->src->name, (char *)at, p->level};
+    _cleanup_json_ yajl_val filled = source_fill_vars(json_copy(servers), vars, values);
     int r;
 
-    if (!p->why_off && claude_value_holds(servers, "${CLAUDE_PLUGIN_DATA}") &&
-        (r = paths_mkdir_p(p->data, 0700)) < 0)
+    if (p->why_off) {
+        for (size_t i = 0; YAJL_IS_OBJECT(filled) && i < filled->u.object.len; i++)
+            config_set_skip(p->set, filled->u.object.keys[i], &meta, "%s", p->why_off);
+        return;
+    }
+    /* The policy sees the values Claude Code would run; a blocked server creates nothing. */
+    _cleanup_json_ yajl_val kept =
+        claude_policy_filter(p->cs, p->set, filled, &meta, CLAUDE_ORIGIN_PLUGIN);
+    if (kept_names_data(kept, servers) && (r = paths_mkdir_p(p->data, 0700)) < 0)
         config_set_problem(p->set, path, NULL,
                            "cannot create the plugin \"%s\"'s data directory %s: %s; its servers "
                            "may fail to start",
                            p->id, p->data, strerror(-r));
-    _cleanup_json_ yajl_val filled = source_fill_vars(json_copy(servers), vars, values);
-    if (!p->why_off) {
-        _cleanup_json_ yajl_val kept =
-            claude_policy_filter(p->cs, p->set, filled, &meta, CLAUDE_ORIGIN_PLUGIN);
-        config_add_entries(p->set, kept ? kept : filled, key, &meta, p->settings, NULL);
-        return;
-    }
-    for (size_t i = 0; YAJL_IS_OBJECT(filled) && i < filled->u.object.len; i++)
-        config_set_skip(p->set, filled->u.object.keys[i], &meta, "%s", p->why_off);
+    config_add_entries(p->set, kept ? kept : filled, key, &meta, p->settings, NULL);
 }
 
 /* A file in .mcp.json's shape: {"mcpServers": {...}}, or the servers as the top level. */
