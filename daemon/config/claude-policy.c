@@ -118,14 +118,20 @@ static bool strict_mcp(ConfigSet *set, const ClaudeScope *managed)
     return false;
 }
 
-void claude_settings_load(ClaudeSettings *cs, ConfigSet *set, const char *root)
+char *claude_config_dir(void)
 {
     const char *dir = getenv("CLAUDE_CONFIG_DIR");
+
+    return dir && dir[0] ? xstrdup(dir) : source_home_path(".claude");
+}
+
+void claude_settings_load(ClaudeSettings *cs, ConfigSet *set, const char *root)
+{
     const char *cache = getenv("CLAUDE_CODE_PLUGIN_CACHE_DIR");
 
     memset(cs, 0, sizeof(*cs));
     cs->root = root;
-    cs->dir = dir && dir[0] ? xstrdup(dir) : source_home_path(".claude");
+    cs->dir = claude_config_dir();
     cs->plugins = cache && cache[0] ? env_dir(cache) : paths_join(cs->dir, "plugins");
     cs->scopes[CLAUDE_SCOPE_MANAGED].path = claude_managed_settings_path();
     cs->scopes[CLAUDE_SCOPE_USER].path = paths_join(cs->dir, "settings.json");

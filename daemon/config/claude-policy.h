@@ -49,6 +49,8 @@ typedef struct ClaudeSettings {
 void claude_settings_load(ClaudeSettings *cs, ConfigSet *set, const char *root);
 /** Release; safe on a zeroed value. */
 void claude_settings_deinit(ClaudeSettings *cs);
+/** Claude Code's directory: $CLAUDE_CONFIG_DIR, else ~/.claude (newly allocated). */
+char *claude_config_dir(void);
 /** The managed settings file: $MCPD_CLAUDE_MANAGED_SETTINGS, ... (see the .c; to free). */
 char *claude_managed_settings_path(void);
 

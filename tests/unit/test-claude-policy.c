@@ -327,6 +327,50 @@ static void test_wrong_types(void)
     config_set_deinit(&set);
 }
 
+/*
+ * Claude Code's answers for a project's .mcp.json also live in its settings files: the user's
+ * settings.json always counts; the project's .claude/settings.json and settings.local.json count
+ * once the user accepted Claude Code's trust dialog for the folder, as Claude Code reads no
+ * project settings before that.
+ */
+static void test_settings_approvals(void)
+{
+    _cleanup_free_ char *repo = paths_join(tmp, "repo");
+    _cleanup_free_ char *mcp = paths_join(repo, ".mcp.json");
+    _cleanup_free_ char *local = paths_join(repo, ".claude/settings.local.json");
+    ConfigSet set;
+
+    write_at(mcp, "{\"mcpServers\": {\"proj\": {\"command\": \"proj-server\"},"
+                  " \"other\": {\"command\": \"other-server\"}}}\n");
+    write_at(local, "{\"enabledMcpjsonServers\": [\"proj\"]}\n");
+    _cleanup_free_ char *root = realpath(repo, NULL);
+    CHECK(root != NULL);
+    _cleanup_free_ char *untrusted =
+        xasprintf("{\"projects\": {\"%s\": {\"hasTrustDialogAccepted\": false}}}\n", root);
+    write_at(".claude.json", untrusted);
+    discover(&set, root);
+    CHECK(config_set_find(&set, "proj") == NULL && find_skip(&set, "proj", "untrusted"));
+    config_set_deinit(&set);
+
+    _cleanup_free_ char *trusted =
+        xasprintf("{\"projects\": {\"%s\": {\"hasTrustDialogAccepted\": true}}}\n", root);
+    write_at(".claude.json", trusted);
+    discover(&set, root);
+    CHECK(claude_winner(&set, "proj") != NULL);
+    CHECK(config_set_find(&set, "other") == NULL && find_skip(&set, "other", "untrusted"));
+    config_set_deinit(&set);
+
+    /* The user's own settings reject it; a project file approves everything. */
+    write_at(".claude/settings.json", "{\"disabledMcpjsonServers\": [\"proj\"]}\n");
+    _cleanup_free_ char *shared = paths_join(repo, ".claude/settings.json");
+    write_at(shared, "{\"enableAllProjectMcpServers\": true}\n");
+    discover(&set, root);
+    CHECK(config_set_find(&set, "proj") == NULL);
+    CHECK(find_skip(&set, "proj", "disabledMcpjsonServers") != NULL);
+    CHECK(claude_winner(&set, "other") != NULL);
+    config_set_deinit(&set);
+}
+
 static void run_fresh(const char *name, void (*fn)(void))
 {
     home_setup();
@@ -347,5 +391,6 @@ int main(void)
     RUN_FRESH(test_provided_and_strict);
     RUN_FRESH(test_managed_plugins_and_cache_dir);
     RUN_FRESH(test_wrong_types);
+    RUN_FRESH(test_settings_approvals);
     return test_main_result();
 }
