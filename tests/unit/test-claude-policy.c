@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // test-claude-policy: Claude Code's managed settings and MCP policy, from files shaped like the
 // ones administrators deploy (code.claude.com/docs/en/managed-mcp): allow and deny lists, the
-// servers an organization provides, plugins it turns on or off, the plugin directory override.
+// servers an organization provides, plugins it turns on or off, the plugin directory override;
+// and other agents' files in their 2026 documented shape where mcpd's reading was rechecked.
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "daemon/config/claude-policy.h"
 #include "daemon/config/config.h"
 #include "daemon/config/source.h"
+#include "daemon/config/trust.h"
 #include "tests/unit/test.h"
 
 static char *tmp, *home, *managed;
@@ -32,6 +34,8 @@ static void home_setup(void)
     managed = paths_join(tmp, "etc/claude-code/managed-settings.json");
     setenv("HOME", home, 1);
     setenv("XDG_CONFIG_HOME", conf, 1);
+    _cleanup_free_ char *state = paths_join(home, ".local/state");
+    setenv("XDG_STATE_HOME", state, 1); /* approvals stay in the test's tree */
     setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", none, 1);
     setenv("MCPD_CLAUDE_MANAGED_MCP", none, 1);
     setenv("MCPD_CLAUDE_MANAGED_SETTINGS", managed, 1);
@@ -371,6 +375,54 @@ static void test_settings_approvals(void)
     config_set_deinit(&set);
 }
 
+/*
+ * GitHub Copilot CLI: a repository's .github/mcp.json (the documented shared file) in the
+ * user file's format, "type": "local", "tools"; it wins over ~/.copilot/mcp-config.json and,
+ * being the project's, waits for approval like every project file.
+ */
+static void test_copilot_repository_file(void)
+{
+    _cleanup_free_ char *repo = paths_join(tmp, "repo");
+    _cleanup_free_ char *file = paths_join(repo, ".github/mcp.json");
+    ConfigSet set;
+
+    write_at(file, "{\n"
+                   "  \"mcpServers\": {\n"
+                   "    \"playwright\": {\n"
+                   "      \"type\": \"local\",\n"
+                   "      \"command\": \"npx\",\n"
+                   "      \"args\": [\"@playwright/mcp@latest\"],\n"
+                   "      \"env\": {},\n"
+                   "      \"tools\": [\"*\"]\n"
+                   "    }\n"
+                   "  }\n"
+                   "}\n");
+    write_at(".copilot/mcp-config.json",
+             "{\"mcpServers\": {\"playwright\": {\"type\": \"local\", \"command\": \"pw-old\","
+             " \"tools\": [\"*\"]}, \"github\": {\"type\": \"http\", \"url\":"
+             " \"https://api.githubcopilot.com/mcp/\", \"headers\": {\"Authorization\":"
+             " \"Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN}\"}, \"tools\": [\"*\"]}}}\n");
+    _cleanup_free_ char *root = realpath(repo, NULL);
+    CHECK(root != NULL);
+
+    discover(&set, root);
+    CHECK(config_set_find(&set, "github") != NULL);
+    const ConfigSkip *k = find_skip(&set, "playwright", "untrusted");
+    CHECK(k && strstr(k->source.path, ".github/mcp.json"));
+    config_set_deinit(&set);
+
+    _cleanup_free_ char *why = NULL;
+    Settings s;
+    settings_init(&s);
+    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, &why), 0);
+    discover(&set, root);
+    const ServerConfig *c = config_set_find(&set, "playwright");
+    CHECK(c && streq(c->source.provider, "copilot") && streq(c->command, "npx") &&
+          c->source.level == CONFIG_LEVEL_PROJECT && c->type == TRANSPORT_STDIO);
+    CHECK(find_skip(&set, "playwright", "") != NULL); /* the user's, shadowed */
+    config_set_deinit(&set);
+}
+
 static void run_fresh(const char *name, void (*fn)(void))
 {
     home_setup();
@@ -392,5 +444,6 @@ int main(void)
     RUN_FRESH(test_managed_plugins_and_cache_dir);
     RUN_FRESH(test_wrong_types);
     RUN_FRESH(test_settings_approvals);
+    RUN_FRESH(test_copilot_repository_file);
     return test_main_result();
 }
