@@ -138,6 +138,11 @@ void claude_settings_load(ClaudeSettings *cs, ConfigSet *set, const char *root)
     if (root) {
         cs->scopes[CLAUDE_SCOPE_PROJECT].path = paths_join(root, ".claude/settings.json");
         cs->scopes[CLAUDE_SCOPE_LOCAL].path = paths_join(root, ".claude/settings.local.json");
+        /* An agent started in home: its project file is the user's own, read once as such. */
+        if (streq(cs->scopes[CLAUDE_SCOPE_PROJECT].path, cs->scopes[CLAUDE_SCOPE_USER].path)) {
+            free(cs->scopes[CLAUDE_SCOPE_PROJECT].path);
+            cs->scopes[CLAUDE_SCOPE_PROJECT].path = NULL;
+        }
     }
     for (int i = 0; i < CLAUDE_N_SCOPES; i++)
         if (cs->scopes[i].path)

@@ -423,6 +423,29 @@ static void test_copilot_repository_file(void)
     config_set_deinit(&set);
 }
 
+/*
+ * An agent started in home: the project's .claude/settings.json is the user's own file, which
+ * may be a link (dotfiles); it is read once, as the user's, and its deny list still applies.
+ */
+static void test_home_as_project(void)
+{
+    _cleanup_free_ char *real = paths_join(home, "dotfiles/claude-settings.json");
+    _cleanup_free_ char *link = paths_join(home, ".claude/settings.json");
+    ConfigSet set;
+
+    write_at(real, "{\"deniedMcpServers\": [{\"serverName\": \"memory\"}]}\n");
+    write_at(".claude.json", "{\"mcpServers\": {\"memory\": {\"command\": \"mcp-memory\"},"
+                             " \"fetch\": {\"command\": \"mcp-fetch\"}}}\n");
+    _cleanup_free_ char *dir = paths_dirname(link);
+    CHECK(paths_mkdir_p(dir, 0700) == 0 && symlink(real, link) == 0);
+    _cleanup_free_ char *root = realpath(home, NULL);
+    CHECK(root != NULL);
+    discover(&set, root);
+    CHECK(find_problem(&set, NULL, "link") == NULL);
+    CHECK(config_set_find(&set, "memory") == NULL && claude_winner(&set, "fetch") != NULL);
+    config_set_deinit(&set);
+}
+
 static void run_fresh(const char *name, void (*fn)(void))
 {
     home_setup();
@@ -445,5 +468,6 @@ int main(void)
     RUN_FRESH(test_wrong_types);
     RUN_FRESH(test_settings_approvals);
     RUN_FRESH(test_copilot_repository_file);
+    RUN_FRESH(test_home_as_project);
     return test_main_result();
 }
