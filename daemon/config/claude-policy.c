@@ -378,20 +378,21 @@ bool claude_policy_blocks(const ClaudeSettings *cs, const char *name, yajl_val e
 
     *whyp = NULL;
     if (origin == CLAUDE_ORIGIN_USER && cs->strict_mcp) {
-        *whyp = xasprintf("left out by Claude Code's managed settings (%s): "
+        *whyp = xasprintf("\"%s\" is left out by Claude Code's managed settings (%s): "
                           "strictPluginOnlyCustomization lets MCP servers come only from plugins "
                           "and managed settings, so Claude Code does not load it and neither "
                           "does mcpd",
-                          cs->scopes[CLAUDE_SCOPE_MANAGED].path);
+                          name, cs->scopes[CLAUDE_SCOPE_MANAGED].path);
         return true;
     }
     seen_init(&s, name, entry, cs->root);
     if (denied(cs, &s, &from, &rule)) {
         shown = json_to_string(rule);
-        *whyp = xasprintf("blocked by Claude Code's policy: deniedMcpServers in %s has %s; "
-                          "Claude Code never runs it, so neither does mcpd (remove that entry to "
-                          "allow it)",
-                          from, shown);
+        *whyp =
+            xasprintf("\"%s\" is blocked by Claude Code's policy: deniedMcpServers in %s has %s; "
+                      "Claude Code never runs it, so neither does mcpd (remove that entry to "
+                      "allow it)",
+                      name, from, shown);
         seen_deinit(&s);
         return true;
     }
@@ -400,10 +401,10 @@ bool claude_policy_blocks(const ClaudeSettings *cs, const char *name, yajl_val e
     ok = own || allowed(cs, &s, &set_anywhere, &files);
     if (!ok)
         *whyp = xasprintf(
-            "not allowed by Claude Code's policy: allowedMcpServers (%s) has no %s entry "
+            "\"%s\" is not allowed by Claude Code's policy: allowedMcpServers (%s) has no %s entry "
             "matching it%s; Claude Code does not run it, so neither does mcpd (add an entry for "
             "it there)",
-            strbuf_str(&files),
+            name, strbuf_str(&files),
             s.argv ? "serverCommand (or serverName)" : "serverUrl (or serverName)",
             YAJL_IS_TRUE(
                 json_get(cs->scopes[CLAUDE_SCOPE_MANAGED].root, "allowManagedMcpServersOnly"))

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // test-claude-settings-reload: editing a project's .claude/settings.json or settings.local.json
 // (enabledMcpjsonServers, enabledPlugins, disabledMcpjsonServers) changes what mcpd serves in
-// that project at once, with no command, as Claude Code would on its next start.
+// that project at once, with no command, as Claude Code would on its next start; so does an
+// administrator's managed-settings.json denying a server, which status then names.
 
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,12 @@ int main(void)
 
     h_setup(&h, "claude-settings-reload");
     make_fixture(&h, &root);
+    /* The administrator's file, in the test's tree (the daemon inherits the variable). */
+    _cleanup_free_ char *managed = paths_join(h.dir, "etc/claude-code/managed-settings.json");
+    _cleanup_free_ char *managed_mcp = paths_join(h.dir, "etc/claude-code/managed-mcp.json");
+    write_file(managed, "{}\n");
+    setenv("MCPD_CLAUDE_MANAGED_SETTINGS", managed, 1);
+    setenv("MCPD_CLAUDE_MANAGED_MCP", managed_mcp, 1);
     _cleanup_free_ char *shared = paths_join(root, ".claude/settings.json");
     _cleanup_free_ char *local = paths_join(root, ".claude/settings.local.json");
     h_start(&h, NULL);
@@ -133,6 +140,22 @@ int main(void)
     write_file(shared, "{}\n");
     CHECK_MSG(comes_to(agent, KIT_TOOL, true), "the plugin did not come back");
     CHECK(!in_view(agent, MCP_TOOL));
+
+    /* The administrator denies the plugin's server by its command: gone everywhere, and why. */
+    _cleanup_free_ char *denied =
+        xasprintf("{\"deniedMcpServers\": [{\"serverCommand\": [\"%s\"]}]}\n", h_fake());
+    write_file(managed, denied);
+    CHECK_MSG(comes_to(agent, KIT_TOOL, false), "denying kitsrv in %s did not stop it", managed);
+    CHECK(comes_to(user, KIT_TOOL, false));
+    int rc = -1;
+    _cleanup_free_ char *shown =
+        h_shell(&rc, "'%s' --socket '%s' status", getenv("MCPCTL_BINARY"), h.socket);
+    CHECK_MSG(strstr(shown, "\"kitsrv\" is blocked") && strstr(shown, "deniedMcpServers") &&
+                  strstr(shown, managed),
+              "%s", shown);
+    CHECK(in_view(agent, CONTROL));
+    write_file(managed, "{}\n");
+    CHECK_MSG(comes_to(agent, KIT_TOOL, true), "the plugin did not come back after the deny");
 
     h_settle(&h, agent, "steady", "kitsrv", NULL);
     mcpc_free(agent);
