@@ -17,20 +17,19 @@
 /*
  * Layout (code.claude.com/docs/en/plugins-reference, "plugin installation scopes", "MCP
  * servers", "environment variables"): `claude plugin install` records each plugin in
- * <dir>/plugins/installed_plugins.json, {"version": 2, "plugins": {"<plugin>@<marketplace>":
- * [{"scope": "user" | "project" | "local", "projectPath": "<root>" (project and local only),
- * "installPath": "<dir>/plugins/cache/<marketplace>/<plugin>/<version>", ...}]}} (version 1 kept
- * one object per plugin instead of a list, all user scope), <dir> being
- * $CLAUDE_CODE_PLUGIN_CACHE_DIR when set (Claude Code's utils/plugins/pluginDirectories.ts,
- * getPluginsDirectory; "~" is home), else <claude dir>/plugins. A user- or managed-scope install
- * serves every project; a project- or local-scope one only the project at its projectPath. A plugin
- * is loaded when "enabledPlugins":
+ * <dir>/installed_plugins.json, {"version": 2, "plugins": {"<plugin>@<marketplace>":
+ * [{"scope": "managed" | "user" | "project" | "local", "projectPath": "<root>" (project and local
+ * only), "installPath": "<dir>/cache/<marketplace>/<plugin>/<version>", ...}]}} (version 1 kept one
+ * object per plugin instead of a list, all user scope), <dir> being $CLAUDE_CODE_PLUGIN_CACHE_DIR
+ * when set (Claude Code's utils/plugins/pluginDirectories.ts, getPluginsDirectory; "~" is home),
+ * else <claude dir>/plugins. A user- or managed-scope install serves every project; a project- or
+ * local-scope one only the project at its projectPath. A plugin is loaded when "enabledPlugins":
  * {"<id>": true} in the merged settings: managed settings over <root>/.claude/settings.local.json
  * over <root>/.claude/settings.json over <claude dir>/settings.json, key by key
- * (code.claude.com/docs/en/settings, "settings precedence"), so an administrator can turn a
- * plugin on or off for everyone and a project can turn a user plugin on or off for itself. Its
- * servers are the plugin.json "mcpServers" (inline servers, or a ./path, or a list of either) and
- * the plugin root's .mcp.json
+ * (code.claude.com/docs/en/settings, "settings precedence"), so an administrator can turn a plugin
+ * on or off for everyone and a project can turn a user plugin on or off for itself. Its servers are
+ * the plugin.json "mcpServers" (inline servers, or a ./path, or a list of either) and the plugin
+ * root's .mcp.json
  * ({"mcpServers": {...}} or the servers themselves), with ${CLAUDE_PLUGIN_ROOT} the install path
  * and ${CLAUDE_PLUGIN_DATA} the plugin's persistent directory, <plugins dir>/data/<id> with every
  * character of the id but letters, digits, '_' and '-' made '-' (Claude Code creates it on
