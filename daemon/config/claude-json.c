@@ -37,6 +37,8 @@ static const char *const project_keys[] = {
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
     "disabledMcpServers",
+    /* Whether the user trusted the folder: Claude Code reads project settings only then. */
+    "hasTrustDialogAccepted",
     NULL,
 };
 

@@ -11,30 +11,36 @@
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/config/claude-policy.h"
 #include "daemon/config/source.h"
 
 /*
  * Layout (code.claude.com/docs/en/plugins-reference, "plugin installation scopes", "MCP
  * servers", "environment variables"): `claude plugin install` records each plugin in
- * <dir>/plugins/installed_plugins.json, {"version": 2, "plugins": {"<plugin>@<marketplace>":
- * [{"scope": "user" | "project" | "local", "projectPath": "<root>" (project and local only),
- * "installPath": "<dir>/plugins/cache/<marketplace>/<plugin>/<version>", ...}]}} (version 1 kept
- * one object per plugin instead of a list, all user scope), <dir> being $CLAUDE_CONFIG_DIR or
- * ~/.claude. A user-scope install serves every project; a project- or local-scope one only the
- * project at its projectPath. A plugin is loaded when "enabledPlugins": {"<id>": true} in the
- * merged settings: <root>/.claude/settings.local.json over <root>/.claude/settings.json over
- * <dir>/settings.json, key by key (code.claude.com/docs/en/settings, "settings precedence"), so
- * a project can turn a user plugin on or off for itself. Its servers are the plugin.json
- * "mcpServers" (inline servers, or a ./path, or a list of either) and the plugin root's .mcp.json
+ * <dir>/installed_plugins.json, {"version": 2, "plugins": {"<plugin>@<marketplace>":
+ * [{"scope": "managed" | "user" | "project" | "local", "projectPath": "<root>" (project and local
+ * only), "installPath": "<dir>/cache/<marketplace>/<plugin>/<version>", ...}]}} (version 1 kept one
+ * object per plugin instead of a list, all user scope), <dir> being $CLAUDE_CODE_PLUGIN_CACHE_DIR
+ * when set (Claude Code's utils/plugins/pluginDirectories.ts, getPluginsDirectory; "~" is home),
+ * else <claude dir>/plugins. A user- or managed-scope install serves every project; a project- or
+ * local-scope one only the project at its projectPath. A plugin is loaded when "enabledPlugins":
+ * {"<id>": true} in the merged settings: managed settings over <root>/.claude/settings.local.json
+ * over <root>/.claude/settings.json over <claude dir>/settings.json, key by key
+ * (code.claude.com/docs/en/settings, "settings precedence"), so an administrator can turn a plugin
+ * on or off for everyone and a project can turn a user plugin on or off for itself. Its servers are
+ * the plugin.json "mcpServers" (inline servers, or a ./path, or a list of either) and the plugin
+ * root's .mcp.json
  * ({"mcpServers": {...}} or the servers themselves), with ${CLAUDE_PLUGIN_ROOT} the install path
- * and ${CLAUDE_PLUGIN_DATA} the plugin's persistent directory, <dir>/plugins/data/<id> with every
+ * and ${CLAUDE_PLUGIN_DATA} the plugin's persistent directory, <plugins dir>/data/<id> with every
  * character of the id but letters, digits, '_' and '-' made '-' (Claude Code creates it on
  * first use; so does mcpd for an enabled plugin that names it).
  *
  * A cloned repository must not start anything by itself: a plugin that is on only because a
  * file in the project says so (the user's own settings.json does not enable it) has its servers
  * recorded against that project file, at project level, so the project trust gate holds them
- * back until the user approves them (mcpctl trust).
+ * back until the user approves them (mcpctl trust). A plugin the managed settings turn on is the
+ * administrator's word: user level, not gated. Every plugin server passes Claude Code's MCP
+ * policy (claude-policy.c) like the user's own.
  */
 
 /*
@@ -56,13 +62,6 @@
  */
 #define CLAUDE_MAX_INSTALLS_PER_PLUGIN 64
 
-static char *claude_dir(void)
-{
-    const char *dir = getenv("CLAUDE_CONFIG_DIR");
-
-    return dir && dir[0] ? xstrdup(dir) : source_home_path(".claude");
-}
-
 /* What a plugin's servers need to be added: where they come from, and why they are off. */
 typedef struct Plugin {
     const char *id, *root, *data;
@@ -72,18 +71,14 @@ typedef struct Plugin {
     const ConfigSource *src;
     const Settings *settings;
     ConfigSet *set;
+    ClaudeSettings *cs;
 } Plugin;
 
-/* Whether any string in v (keys aside) names ${CLAUDE_PLUGIN_DATA}. */
-static bool names_data(yajl_val v)
+/* Whether a server the policy let through names ${CLAUDE_PLUGIN_DATA} (as written). */
+static bool kept_names_data(yajl_val kept, yajl_val written)
 {
-    if (YAJL_IS_STRING(v))
-        return strstr(v->u.string, "${CLAUDE_PLUGIN_DATA}") != NULL;
-    for (size_t i = 0; YAJL_IS_OBJECT(v) && i < v->u.object.len; i++)
-        if (names_data(v->u.object.values[i]))
-            return true;
-    for (size_t i = 0; i < json_array_len(v); i++)
-        if (names_data(json_array_at(v, i)))
+    for (size_t i = 0; YAJL_IS_OBJECT(kept) && i < kept->u.object.len; i++)
+        if (claude_value_holds(json_get(written, kept->u.object.keys[i]), "${CLAUDE_PLUGIN_DATA}"))
             return true;
     return false;
 }
@@ -94,20 +89,23 @@ static void add_servers(const Plugin *p, yajl_val servers, const char *path, con
     const char *const values[] = {p->root, p->data};
     const char *at = p->gate_path ? p->gate_path : path;
     SourceMeta meta = {(char *)p->src->id, (char *)p->src->name, (char *)at, p->level};
+    _cleanup_json_ yajl_val filled = source_fill_vars(json_copy(servers), vars, values);
     int r;
 
-    if (!p->why_off && names_data(servers) && (r = paths_mkdir_p(p->data, 0700)) < 0)
+    if (p->why_off) {
+        for (size_t i = 0; YAJL_IS_OBJECT(filled) && i < filled->u.object.len; i++)
+            config_set_skip(p->set, filled->u.object.keys[i], &meta, "%s", p->why_off);
+        return;
+    }
+    /* The policy sees the values Claude Code would run; a blocked server creates nothing. */
+    _cleanup_json_ yajl_val kept =
+        claude_policy_filter(p->cs, p->set, filled, &meta, CLAUDE_ORIGIN_PLUGIN);
+    if (kept_names_data(kept, servers) && (r = paths_mkdir_p(p->data, 0700)) < 0)
         config_set_problem(p->set, path, NULL,
                            "cannot create the plugin \"%s\"'s data directory %s: %s; its servers "
                            "may fail to start",
                            p->id, p->data, strerror(-r));
-    _cleanup_json_ yajl_val filled = source_fill_vars(json_copy(servers), vars, values);
-    if (!p->why_off) {
-        config_add_entries(p->set, filled, key, &meta, p->settings, NULL);
-        return;
-    }
-    for (size_t i = 0; YAJL_IS_OBJECT(filled) && i < filled->u.object.len; i++)
-        config_set_skip(p->set, filled->u.object.keys[i], &meta, "%s", p->why_off);
+    config_add_entries(p->set, kept ? kept : filled, key, &meta, p->settings, NULL);
 }
 
 /* A file in .mcp.json's shape: {"mcpServers": {...}}, or the servers as the top level. */
@@ -197,55 +195,41 @@ static void load_plugin(const Plugin *p)
         load_mcp_file(p, mcp, false);
 }
 
-/* One settings file's enabledPlugins, in the order Claude Code lets them decide. */
-typedef struct Scope {
-    char *path;
-    yajl_val root;    /* the parsed file (owned), or NULL */
-    yajl_val enabled; /* its enabledPlugins object, or NULL */
-    bool project;     /* a file in the project: what only it turns on passes the trust gate */
-} Scope;
-
-/* Local, project, user: the first that names a plugin decides (code.claude.com, settings). */
-enum { SCOPE_LOCAL, SCOPE_PROJECT, SCOPE_USER, N_SCOPES };
+/* A settings file's enabledPlugins when it is an object (a wrong type is reported once). */
+static yajl_val enabled_of(const ClaudeSettings *cs, int i)
+{
+    return json_get_object(cs->scopes[i].root, "enabledPlugins");
+}
 
 /*
- * Read one settings file's enabledPlugins. Returns false when the file exists but cannot be
- * read (reported): which plugins it switches is unknown.
+ * Check each file's enabledPlugins. Returns false when the user's own file exists but cannot
+ * be read, or its enabledPlugins is not an object (reported): which plugins are on is unknown.
  */
-static bool scope_read(ConfigSet *set, Scope *sc, ConfigLevel level)
+static bool scopes_check(ConfigSet *set, const ClaudeSettings *cs)
 {
-    /* Claude Code reads its settings files as plain JSON. */
-    int r = source_read_json(set, sc->path, level, false, &sc->root);
+    bool ok = !cs->scopes[CLAUDE_SCOPE_USER].broken;
 
-    if (r < 0)
-        return r == -ENOENT;
-    sc->enabled = json_get(sc->root, "enabledPlugins");
-    if (sc->enabled && !YAJL_IS_OBJECT(sc->enabled)) {
-        config_set_problem(set, sc->path, NULL,
+    for (int i = 0; i < CLAUDE_N_SCOPES; i++) {
+        yajl_val v = json_get(cs->scopes[i].root, "enabledPlugins");
+        if (!v || YAJL_IS_OBJECT(v))
+            continue;
+        config_set_problem(set, cs->scopes[i].path, NULL,
                            "\"enabledPlugins\" must be an object of \"<plugin>@<marketplace>\": "
                            "true; %s",
-                           sc->project ? "it switches no plugin" : "no plugin's servers are read");
-        sc->enabled = NULL;
-        return false;
+                           i == CLAUDE_SCOPE_USER ? "no plugin's servers are read"
+                                                  : "it switches no plugin");
+        ok &= i != CLAUDE_SCOPE_USER;
     }
-    return true;
+    return ok;
 }
 
-static void scopes_free(Scope *scopes)
+/* The file whose enabledPlugins names id, strongest first, or -1 when none does. */
+static int scope_deciding(const ClaudeSettings *cs, const char *id)
 {
-    for (size_t i = 0; i < N_SCOPES; i++) {
-        free(scopes[i].path);
-        json_free(scopes[i].root);
-    }
-}
-
-/* The scope whose enabledPlugins names id, or NULL when none does. */
-static const Scope *scope_deciding(const Scope *scopes, const char *id)
-{
-    for (size_t i = 0; i < N_SCOPES; i++)
-        if (json_get(scopes[i].enabled, id))
-            return &scopes[i];
-    return NULL;
+    for (int i = 0; i < CLAUDE_N_SCOPES; i++)
+        if (json_get(enabled_of(cs, i), id))
+            return i;
+    return -1;
 }
 
 /* Whether a project- or local-scope install's projectPath is root (a realpath). */
@@ -290,7 +274,8 @@ static yajl_val pick_install(ConfigSet *set, const char *installed, const char *
                 *projectp = true;
                 return e;
             }
-        } else if (!user && (!scope || streq(scope, "user")) && !json_get(e, "projectPath")) {
+        } else if (!user && (!scope || streq(scope, "user") || streq(scope, "managed")) &&
+                   !json_get(e, "projectPath")) {
             user = e;
         }
     }
@@ -298,7 +283,7 @@ static yajl_val pick_install(ConfigSet *set, const char *installed, const char *
 }
 
 /* <plugins>/data/<id>, the id's characters other than [A-Za-z0-9_-] made '-' (newly allocated). */
-static char *plugin_data_dir(const char *dir, const char *id)
+static char *plugin_data_dir(const char *plugins, const char *id)
 {
     _cleanup_free_ char *safe = xstrdup(id);
 
@@ -306,51 +291,35 @@ static char *plugin_data_dir(const char *dir, const char *id)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
               *c == '_' || *c == '-'))
             *c = '-';
-    _cleanup_free_ char *data = paths_join(dir, "plugins/data");
+    _cleanup_free_ char *data = paths_join(plugins, "data");
     return paths_join(data, safe);
 }
 
-/* Why a plugin's servers are not used (to free), or NULL when it is on. */
-static char *plugin_why_off(const Scope *scopes, const Scope *d, const char *id)
+/* Why a plugin's servers are not used (to free), or NULL when it is on; d: the deciding file. */
+static char *plugin_why_off(const ClaudeSettings *cs, int d, const char *id)
 {
-    yajl_val on = d ? json_get(d->enabled, id) : NULL;
+    yajl_val on = d >= 0 ? json_get(enabled_of(cs, d), id) : NULL;
 
     if (YAJL_IS_TRUE(on))
         return NULL;
     return xasprintf("the Claude Code plugin \"%s\" is %s (enabledPlugins in %s)", id,
-                     on ? "disabled" : "not enabled", d ? d->path : scopes[SCOPE_USER].path);
-}
-
-/* Read the settings that decide which plugins are on; false when none can be trusted to. */
-static bool scopes_load(ConfigSet *set, Scope *scopes, const char *dir, const char *root)
-{
-    scopes[SCOPE_USER].path = paths_join(dir, "settings.json");
-    if (!scope_read(set, &scopes[SCOPE_USER], CONFIG_LEVEL_USER))
-        return false; /* reported; which plugins are on is unknown, so none is started */
-    if (!root)
-        return true;
-    scopes[SCOPE_PROJECT].path = paths_join(root, ".claude/settings.json");
-    scopes[SCOPE_LOCAL].path = paths_join(root, ".claude/settings.local.json");
-    for (size_t i = SCOPE_LOCAL; i <= SCOPE_PROJECT; i++) {
-        scopes[i].project = true;
-        /* A broken project file is reported and switches nothing, as in Claude Code. */
-        scope_read(set, &scopes[i], CONFIG_LEVEL_PROJECT);
-    }
-    return true;
+                     on ? "disabled" : "not enabled",
+                     cs->scopes[d >= 0 ? d : CLAUDE_SCOPE_USER].path);
 }
 
 /* One installed plugin: which install serves here, whether it is on and who said so. */
 static void load_installed(const ConfigSource *src, const Settings *settings, ConfigSet *set,
-                           const Scope *scopes, const char *dir, const char *installed,
-                           const char *root, const char *id, yajl_val installs)
+                           ClaudeSettings *cs, const char *installed, const char *id,
+                           yajl_val installs)
 {
     bool project_install;
-    yajl_val install = pick_install(set, installed, id, installs, root, &project_install);
+    yajl_val install = pick_install(set, installed, id, installs, cs->root, &project_install);
     const char *path = json_get_string(install, "installPath");
-    const Scope *d = scope_deciding(scopes, id);
-    _cleanup_free_ char *why_off = plugin_why_off(scopes, d, id);
-    _cleanup_free_ char *data = plugin_data_dir(dir, id);
-    bool user_on = YAJL_IS_TRUE(json_get(scopes[SCOPE_USER].enabled, id));
+    int d = scope_deciding(cs, id);
+    _cleanup_free_ char *why_off = plugin_why_off(cs, d, id);
+    _cleanup_free_ char *data = plugin_data_dir(cs->plugins, id);
+    bool user_on = YAJL_IS_TRUE(json_get(enabled_of(cs, CLAUDE_SCOPE_USER), id));
+    bool project_say = d == CLAUDE_SCOPE_LOCAL || d == CLAUDE_SCOPE_PROJECT;
     struct stat st;
 
     if (!install)
@@ -368,22 +337,21 @@ static void load_installed(const ConfigSource *src, const Settings *settings, Co
         .root = path,
         .data = data,
         .why_off = why_off,
-        .gate_path = !why_off && d->project && !user_on ? d->path : NULL,
+        .gate_path = !why_off && project_say && !user_on ? cs->scopes[d].path : NULL,
         .src = src,
         .settings = settings,
         .set = set,
+        .cs = cs,
     };
     p.level = project_install || p.gate_path ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER;
     load_plugin(&p);
 }
 
-void source_claude_plugins(const ConfigSource *src, const DiscoverOptions *opt,
-                           const Settings *settings, ConfigSet *set)
+void source_claude_plugins(const ConfigSource *src, const Settings *settings, ConfigSet *set,
+                           ClaudeSettings *cs)
 {
-    _cleanup_free_ char *dir = claude_dir();
-    _cleanup_free_ char *installed = paths_join(dir, "plugins/installed_plugins.json");
+    _cleanup_free_ char *installed = paths_join(cs->plugins, "installed_plugins.json");
     _cleanup_json_ yajl_val list = NULL;
-    Scope scopes[N_SCOPES] = {0};
 
     if (source_read_json(set, installed, CONFIG_LEVEL_USER, false, &list) < 0)
         return;
@@ -393,10 +361,8 @@ void source_claude_plugins(const ConfigSource *src, const DiscoverOptions *opt,
                            "\"plugins\" must be an object; no plugin's servers are read");
         return;
     }
-    if (!scopes_load(set, scopes, dir, opt->root)) {
-        scopes_free(scopes);
-        return;
-    }
+    if (!scopes_check(set, cs))
+        return; /* reported; which plugins are on is unknown, so none is started */
     size_t n = plugins->u.object.len;
     if (n > CLAUDE_MAX_PLUGINS) {
         config_set_problem(set, installed, NULL, "%zu plugins; the first %d are read", n,
@@ -404,7 +370,6 @@ void source_claude_plugins(const ConfigSource *src, const DiscoverOptions *opt,
         n = CLAUDE_MAX_PLUGINS;
     }
     for (size_t i = 0; i < n; i++)
-        load_installed(src, settings, set, scopes, dir, installed, opt->root,
-                       plugins->u.object.keys[i], plugins->u.object.values[i]);
-    scopes_free(scopes);
+        load_installed(src, settings, set, cs, installed, plugins->u.object.keys[i],
+                       plugins->u.object.values[i]);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // source-claude: Claude Code's ~/.claude.json (user and local scope) and <root>/.mcp.json (project
-// scope), in Claude Code's own order, then the servers of the user's enabled plugins.
+// scope), in Claude Code's own order, then the servers of the user's enabled plugins; the
+// administrator's managed servers and Claude Code's MCP policy over all of them.
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/config/claude-policy.h"
 #include "daemon/config/source.h"
 
 /* Claude Code's managed (administrator) servers on Linux. */
@@ -28,27 +30,74 @@ char *source_claude_json_path(void)
  * Claude Code reads neither ~/.claude/mcp.json nor <root>/.claude/mcp.json, so mcpd does not.
  */
 /*
- * An administrator's managed-mcp.json (docs.anthropic.com/en/docs/claude-code/mcp, "managed MCP
- * configuration"; /etc/claude-code/ on Linux) is exclusive: when it exists, Claude Code uses
- * its servers and no others. $MCPD_CLAUDE_MANAGED_MCP names another file (tests, unusual
- * installs). Returns whether the file exists.
+ * An administrator's managed-mcp.json (code.claude.com/docs/en/managed-mcp, "exclusive control
+ * with managed-mcp.json"; /etc/claude-code/ on Linux) is exclusive: when it exists, Claude Code
+ * uses its servers (and those of managedMcpServers) and no others, plugins' included; the
+ * denylist still applies to them, the allowlist only to those that use ${VAR}.
+ * $MCPD_CLAUDE_MANAGED_MCP names another file (tests, unusual installs). Returns whether the
+ * file exists.
  */
-static bool load_managed(const ConfigSource *src, const Settings *settings, ConfigSet *set)
+static bool load_managed(const ConfigSource *src, const Settings *settings, ConfigSet *set,
+                         ClaudeSettings *cs)
 {
     const char *env = getenv("MCPD_CLAUDE_MANAGED_MCP");
     const char *path = env && env[0] ? env : CLAUDE_MANAGED_MCP;
     SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)path, CONFIG_LEVEL_USER};
+    _cleanup_json_ yajl_val root = NULL, kept = NULL;
 
     if (access(path, F_OK) < 0)
         return false;
-    config_load_json_servers(set, path, "mcpServers", &meta, settings, NULL);
+    if (source_read_json(set, path, CONFIG_LEVEL_USER, false, &root) < 0)
+        return true; /* reported; Claude Code stays exclusive too, with nothing loaded */
+    yajl_val servers = json_get(root, "mcpServers");
+    if (!YAJL_IS_OBJECT(root) || (servers && !YAJL_IS_OBJECT(servers))) {
+        config_set_problem(set, path, NULL,
+                           "the top level must be an object with \"mcpServers\" (an object)");
+        return true;
+    }
+    kept = claude_policy_filter(cs, set, servers, &meta, CLAUDE_ORIGIN_MANAGED);
+    config_add_entries(set, kept, "mcpServers", &meta, settings, NULL);
     return true;
+}
+
+/*
+ * managedMcpServers of the managed settings: remote servers the organization provides alongside
+ * the user's own, before them (code.claude.com/docs/en/managed-mcp, "how provided servers load":
+ * a provided server wins over local, project and user scope; managed-mcp.json's wins over it).
+ */
+static void load_provided(const ConfigSource *src, const Settings *settings, ConfigSet *set,
+                          ClaudeSettings *cs)
+{
+    SourceMeta meta = {(char *)src->id, (char *)src->name, cs->scopes[CLAUDE_SCOPE_MANAGED].path,
+                       CONFIG_LEVEL_USER};
+    _cleanup_json_ yajl_val provided = claude_managed_servers(cs, set);
+    _cleanup_json_ yajl_val kept =
+        claude_policy_filter(cs, set, provided, &meta, CLAUDE_ORIGIN_PROVIDED);
+
+    if (kept)
+        config_add_entries(set, kept, "managedMcpServers", &meta, settings, NULL);
+}
+
+/* The user's own servers of one list, as Claude Code's selection and policy leave them. */
+static void add_own(ConfigSet *set, ClaudeSettings *cs, yajl_val servers, const char *key,
+                    const SourceMeta *meta, const Settings *settings, yajl_val off,
+                    const char *why_off)
+{
+    _cleanup_json_ yajl_val kept = claude_policy_filter(cs, set, servers, meta, CLAUDE_ORIGIN_USER);
+
+    source_add_selected(set, kept ? kept : servers, key, meta, settings, NULL, NULL, off, NULL,
+                        why_off);
 }
 
 void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set)
 {
-    if (load_managed(src, settings, set))
+    _cleanup_(claude_settings_deinit) ClaudeSettings cs;
+
+    claude_settings_load(&cs, set, opt->root);
+    bool exclusive = load_managed(src, settings, set, &cs);
+    load_provided(src, settings, set, &cs);
+    if (exclusive)
         return;
     _cleanup_free_ char *path = source_claude_json_path();
     _cleanup_json_ yajl_val root = NULL;
@@ -74,19 +123,18 @@ void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
     if (opt->root) {
         _cleanup_free_ char *mcp = paths_join(opt->root, ".mcp.json");
         _cleanup_json_ yajl_val mcp_json = NULL;
-        source_add_selected(set, json_get(proj, "mcpServers"), "projects[root].mcpServers", &local,
-                            settings, NULL, NULL, off, NULL, why_off);
+        add_own(set, &cs, json_get(proj, "mcpServers"), "projects[root].mcpServers", &local,
+                settings, off, why_off);
         project.path = mcp;
         if (config_read_json(set, mcp, CONFIG_LEVEL_PROJECT, &mcp_json) == 0 &&
             !YAJL_IS_OBJECT(mcp_json))
             config_set_problem(set, mcp, NULL,
                                "the top level must be an object with \"mcpServers\"");
         else if (mcp_json)
-            source_add_selected(set, json_get(mcp_json, "mcpServers"), "mcpServers", &project,
-                                settings, NULL, NULL, off, NULL, why_off);
+            add_own(set, &cs, json_get(mcp_json, "mcpServers"), "mcpServers", &project, settings,
+                    off, why_off);
     }
-    source_add_selected(set, json_get(root, "mcpServers"), "mcpServers", &user, settings, NULL,
-                        NULL, off, NULL, why_off);
+    add_own(set, &cs, json_get(root, "mcpServers"), "mcpServers", &user, settings, off, why_off);
     /* Plugins' servers come after the user's own: a name the user defined wins. */
-    source_claude_plugins(src, opt, settings, set);
+    source_claude_plugins(src, settings, set, &cs);
 }

@@ -7,6 +7,11 @@
 // "args", "env", "url", "headers", "tools": ["*"]}}}. The file sits in ~/.copilot, or in
 // $COPILOT_HOME: releases since 1.0 ignore XDG_CONFIG_HOME (github/copilot-cli issues
 // 1750 and 1954, where its maintainer says the XDG support was removed). Strict JSON.
+// A repository's shared servers sit in <root>/.github/mcp.json, same format, and win over the
+// user's (docs.github.com, Copilot CLI "Adding per-repository MCP servers", github/docs pull
+// 44236; loaded by Copilot CLI only once the folder is trusted, so they pass mcpd's project
+// trust gate). The other per-repository file, <root>/.mcp.json, is read by the Claude Code
+// provider already, ahead of this one.
 
 #include <errno.h>
 #include <stdlib.h>
@@ -51,6 +56,6 @@ void source_copilot_collect(const ConfigSource *src, const DiscoverOptions *opt,
     _cleanup_free_ char *path = dir && dir[0] == '/' ? paths_join(dir, "mcp-config.json")
                                                      : source_home_path(".copilot/mcp-config.json");
 
-    source_load_project_then_user(src, opt, settings, set, NULL, path, "mcpServers", map_copilot,
-                                  false);
+    source_load_project_then_user(src, opt, settings, set, ".github/mcp.json", path, "mcpServers",
+                                  map_copilot, false);
 }

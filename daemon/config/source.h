@@ -165,13 +165,15 @@ int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp);
 int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+struct ClaudeSettings;
 /**
- * Claude Code's plugins the user installed and enabled (user scope; with opt->root, also that
- * project's installs and its settings' say): the servers of each one's plugin.json mcpServers
- * and .mcp.json, ${CLAUDE_PLUGIN_ROOT} and ${CLAUDE_PLUGIN_DATA} filled in.
+ * Claude Code's plugins the user installed and enabled (user and managed scope; with a project
+ * root, also that project's installs and its settings' say), as the settings files read into cs
+ * decide: the servers of each one's plugin.json mcpServers and .mcp.json, ${CLAUDE_PLUGIN_ROOT}
+ * and ${CLAUDE_PLUGIN_DATA} filled in, each passing Claude Code's MCP policy.
  */
-void source_claude_plugins(const ConfigSource *src, const DiscoverOptions *opt,
-                           const Settings *settings, ConfigSet *set);
+void source_claude_plugins(const ConfigSource *src, const Settings *settings, ConfigSet *set,
+                           struct ClaudeSettings *cs);
 /* The servers mcpctl setup moved out of agents' files ($XDG_CONFIG_HOME/mcpd/imported/). */
 void source_imported_collect(const ConfigSource *src, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *set);

@@ -14,6 +14,7 @@
 #include "common/strbuf.h"
 #include "common/toml.h"
 #include "common/util.h"
+#include "daemon/config/claude-policy.h"
 #include "daemon/config/collect.h"
 #include "daemon/config/configset.h"
 #include "daemon/config/source-imported.h"
@@ -48,25 +49,80 @@ static yajl_val read_json(const char *path, StrBuf *problems)
     return v;
 }
 
+/* Append the strings of names (an array, or anything else: nothing) to *listp. */
+static void names_append(yajl_val *listp, yajl_val names)
+{
+    for (size_t i = 0; i < json_array_len(names); i++) {
+        yajl_val n = json_array_at(names, i);
+        if (!YAJL_IS_STRING(n))
+            continue;
+        if (!*listp)
+            *listp = json_array_new();
+        json_array_push(*listp, json_string_new(n->u.string));
+    }
+}
+
+/*
+ * The same answers in Claude Code's settings files (code.claude.com/docs/en/settings:
+ * enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers; newer Claude Code
+ * records a user's approval in <root>/.claude/settings.local.json): managed settings, the user's
+ * <claude dir>/settings.json and, once the user accepted Claude Code's trust dialog for the
+ * folder (projects[root].hasTrustDialogAccepted in ~/.claude.json; Claude Code reads no project
+ * settings before that), the project's .claude/settings.local.json and .claude/settings.json.
+ * The lists merge; enableAllProjectMcpServers is decided by the strongest file that sets it.
+ */
+static void load_claude_settings(Trust *t, bool folder_trusted, bool *all_setp)
+{
+    _cleanup_free_ char *dir = claude_config_dir();
+    char *paths[] = {claude_managed_settings_path(),
+                     folder_trusted ? paths_join(t->root, ".claude/settings.local.json") : NULL,
+                     folder_trusted ? paths_join(t->root, ".claude/settings.json") : NULL,
+                     paths_join(dir, "settings.json")};
+
+    for (size_t i = 0; i < N_ELEMENTS(paths); i++) {
+        ConfigSet quiet = {.quiet = true};
+        yajl_val v = NULL;
+        bool all;
+        /* Broken files are reported by the claude provider, which reads them too. */
+        if (paths[i] &&
+            source_read_json(&quiet, paths[i],
+                             i == 1 || i == 2 ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER, false,
+                             &v) == 0) {
+            if (!*all_setp && json_get_bool(v, "enableAllProjectMcpServers", &all) == 0) {
+                t->claude_all = all;
+                *all_setp = true;
+            }
+            names_append(&t->claude_enabled, json_get(v, "enabledMcpjsonServers"));
+            names_append(&t->claude_disabled, json_get(v, "disabledMcpjsonServers"));
+        }
+        json_free(v);
+        config_set_deinit(&quiet);
+        free(paths[i]);
+    }
+}
+
 /* Claude Code asks before it runs a project's .mcp.json servers and keeps the answers here. */
 static void load_claude(Trust *t)
 {
     _cleanup_free_ char *path = source_claude_json_path();
     _cleanup_json_ yajl_val root = NULL;
     ConfigSet quiet = {.quiet = true};
+    bool all_set, folder_trusted = false;
 
     /* Streamed, with no size cap: the file holds Claude Code's chat history (claude-json.h). */
     if (source_read_claude_json(&quiet, path, &root) < 0)
         root = NULL;
     config_set_deinit(&quiet);
     yajl_val p = source_project_entry(json_get_object(root, "projects"), t->root);
-    yajl_val v;
 
-    json_get_bool(p, "enableAllProjectMcpServers", &t->claude_all);
-    if (YAJL_IS_ARRAY(v = json_get(p, "enabledMcpjsonServers")))
-        t->claude_enabled = json_copy(v);
-    if (YAJL_IS_ARRAY(v = json_get(p, "disabledMcpjsonServers")))
-        t->claude_disabled = json_copy(v);
+    json_get_bool(p, "hasTrustDialogAccepted", &folder_trusted);
+    all_set = json_get_bool(p, "enableAllProjectMcpServers", &t->claude_all) == 0;
+    names_append(&t->claude_enabled, json_get(p, "enabledMcpjsonServers"));
+    names_append(&t->claude_disabled, json_get(p, "disabledMcpjsonServers"));
+    /* A yes in ~/.claude.json stands; the settings files may add theirs. */
+    if (!t->claude_all)
+        all_set = false;
+    load_claude_settings(t, folder_trusted, &all_set);
 }
 
 /* Codex reads a project's .codex/config.toml only when the user config trusts the project. */

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// claude-policy: Claude Code's settings files as discovery needs them: which plugins are on, and
+// the MCP server policy an administrator (or the user) set in them.
+#pragma once
+
+#include <stdbool.h>
+
+#include <yajl/yajl_tree.h>
+
+#include "daemon/config/configset.h"
+
+/* Claude Code's settings files, strongest first (code.claude.com/docs/en/settings, precedence). */
+typedef enum ClaudeScopeId {
+    CLAUDE_SCOPE_MANAGED, /* /etc/claude-code/managed-settings.json */
+    CLAUDE_SCOPE_LOCAL,   /* <root>/.claude/settings.local.json */
+    CLAUDE_SCOPE_PROJECT, /* <root>/.claude/settings.json */
+    CLAUDE_SCOPE_USER,    /* <claude dir>/settings.json */
+    CLAUDE_N_SCOPES,
+} ClaudeScopeId;
+
+typedef struct ClaudeScope {
+    char *path;    /* NULL: not looked for (no project) */
+    yajl_val root; /* the parsed object, or NULL (missing or broken) */
+    bool broken;   /* exists but could not be read or is not an object (reported) */
+} ClaudeScope;
+
+/* Where a Claude Code server comes from, for the policy's rules. */
+typedef enum ClaudeOrigin {
+    CLAUDE_ORIGIN_USER,     /* ~/.claude.json or <root>/.mcp.json: the user's or project's own */
+    CLAUDE_ORIGIN_PLUGIN,   /* a plugin's plugin.json or .mcp.json */
+    CLAUDE_ORIGIN_MANAGED,  /* managed-mcp.json: the organization's, unless it uses ${VAR} */
+    CLAUDE_ORIGIN_PROVIDED, /* managedMcpServers of the managed settings: the organization's */
+} ClaudeOrigin;
+
+typedef struct ClaudeSettings {
+    char *dir;     /* $CLAUDE_CONFIG_DIR, else ~/.claude */
+    char *plugins; /* $CLAUDE_CODE_PLUGIN_CACHE_DIR, else <dir>/plugins */
+    const char *root;
+    ClaudeScope scopes[CLAUDE_N_SCOPES];
+    bool strict_mcp;        /* strictPluginOnlyCustomization locks the "mcp" surface */
+    yajl_val provided_urls; /* URLs of the managedMcpServers loaded (array, owned), or NULL */
+} ClaudeSettings;
+
+/**
+ * Read Claude Code's settings files for a discovery of root (NULL: user level only); problems
+ * (a broken file, a key of the wrong type) are recorded in set. Deinit with
+ * claude_settings_deinit.
+ */
+void claude_settings_load(ClaudeSettings *cs, ConfigSet *set, const char *root);
+/** Release; safe on a zeroed value. */
+void claude_settings_deinit(ClaudeSettings *cs);
+/** Claude Code's directory: $CLAUDE_CONFIG_DIR, else ~/.claude (newly allocated). */
+char *claude_config_dir(void);
+/** The managed settings file: $MCPD_CLAUDE_MANAGED_SETTINGS, ... (see the .c; to free). */
+char *claude_managed_settings_path(void);
+
+/**
+ * Whether Claude Code's policy keeps the server name (entry as written, agent variables
+ * already filled) from loading: deniedMcpServers of any file, allowedMcpServers (the managed
+ * file's alone with allowManagedMcpServersOnly), strictPluginOnlyCustomization. *whyp: the
+ * reason (to free) when it does.
+ */
+bool claude_policy_blocks(const ClaudeSettings *cs, const char *name, yajl_val entry,
+                          ClaudeOrigin origin, char **whyp);
+/**
+ * servers (an object) without the entries the policy blocks, each of which becomes a problem
+ * and a skip naming the rule (it masks nothing). Returns a new object, or NULL when servers is
+ * not an object.
+ */
+yajl_val claude_policy_filter(ClaudeSettings *cs, ConfigSet *set, yajl_val servers,
+                              const SourceMeta *src, ClaudeOrigin origin);
+/**
+ * The managedMcpServers of the managed settings that pass Claude Code's checks (remote, https,
+ * nothing to run, no ${VAR}); each refused entry is a problem. A new object, or NULL.
+ */
+yajl_val claude_managed_servers(ClaudeSettings *cs, ConfigSet *set);
+/** Whether any string in v (keys aside) holds needle. */
+bool claude_value_holds(yajl_val v, const char *needle);
