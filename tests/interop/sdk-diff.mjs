@@ -285,6 +285,7 @@ async function runScript(h, full) {
   // What the server asks the host right after the handshake (roots/list): settled first.
   await sleep(2000);
   r["asked the host at connect"] = r.serverRequests.splice(0);
+  r["list_changed at connect"] = [...new Set(h.notes.listChanged.splice(0))].sort();
 
   // Tools the server registers once it knows the host's capabilities arrive by list_changed:
   // wait for the last of them.
@@ -340,6 +341,10 @@ async function runScript(h, full) {
     const got = await capture(() => h.call({ name: toolName(t), arguments: args }));
     r[`invalid call ${i} ${t}`] = got.result ? unwrapToolError(r.side, got.result) : got;
   }
+  // Names nobody offers.
+  const unknownTool = await capture(() => h.call({ name: toolName("no-such-tool"), arguments: {} }));
+  r["call an unknown tool"] = unknownTool.result ? unwrapToolError(r.side, unknownTool.result) : unknownTool;
+  r["get an unknown prompt"] = await capture(() => c.getPrompt({ name: promptName("no-such-prompt"), arguments: {} }));
   // A task-only tool called without a task: refused the same way.
   const research = await capture(() => h.call({ name: toolName("simulate-research-query"), arguments: { topic: "x" } }));
   // The SDK refuses it itself, naming the tool as listed: the exposed name when aggregated.
@@ -421,6 +426,7 @@ async function runScript(h, full) {
   for (const res of listed.filter((x) => x.uri.includes("/session/")))
     r[`read ${res.uri}`] = stripMeta(await capture(() => c.readResource({ uri: res.uri })));
   r["asked the host later"] = r.serverRequests.splice(0);
+  r["list_changed heard"] = [...new Set(h.notes.listChanged)].sort();
   r["ping at the end"] = await capture(() => c.ping());
 }
 
@@ -495,6 +501,11 @@ const VIA_MCPD = {
     : `capabilities differ beyond tasks and experimental.mcpd: direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)}`),
   "asked the host at connect": (d, v) => (isDeepStrictEqual(d, [{ method: "roots/list" }]) && isDeepStrictEqual(v, []) ? null
     : `direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)}`),
+  // mcpd tells a new workspace's agents of its first lists (daemon/core/surface.c: "on the
+  // first change the hashes start empty"), so more list_changed may come right at connect; a
+  // host just lists again. Later ones must match ("list_changed heard").
+  "list_changed at connect": (d, v) => (d.every((m) => v.includes(m)) ? null
+    : `mcpd lacks ${d.filter((m) => !v.includes(m)).join(", ")} (direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)})`),
   "log message shape": (d, v) => (isDeepStrictEqual(d.map((m) => ({ ...m, logger: "everything" })), v) ? null
     : `direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)}`),
 };
@@ -510,8 +521,15 @@ const KNOWN_BUGS = [
 // What aggregated mcpd documents it changes in initialize (docs/protocol.md): it is the server
 // ("mcpd"), its instructions gather each server's under "## <server>", and it advertises a
 // capability when a server of the workspace has it, plus its own (experimental.mcpd).
+// A name mcpd does not expose is refused by mcpd itself, with the JSON-RPC error MCP gives for
+// unknown tools (-32602): the name is mcpd's (mcp_everything_...), not the server's, so the
+// server's own wording cannot apply. (Passthrough forwards it: the server answers, as direct.)
+const unknownName = (d, v) => (v?.error?.code === -32602 && /Unknown (tool|prompt)/.test(v.error.message) ? null
+  : `mcpd's answer is not its -32602 for an unknown name: ${JSON.stringify(v)}`);
 const AGG_INIT = {
   ...VIA_MCPD,
+  "call an unknown tool": unknownName,
+  "get an unknown prompt": unknownName,
   instructions: (d, v) => (v?.includes(`## everything\n`) && v.includes(d.trim()) ? null : `instructions lack the server's under "## everything": ${JSON.stringify(v)?.slice(0, 200)}`),
   capabilities: (d, v) => {
     for (const k of Object.keys(d))
