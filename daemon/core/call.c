@@ -532,8 +532,9 @@ static CALL_STEP void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id
     Server *s = NULL;
 
     if (m->workspaces->ext->passthrough(m->workspaces->ext_ud, p, &s)) {
-        /* The agent sees one server as itself: the name is the server's own. */
-        if (s && toolset_has(s->tools, name)) {
+        /* The agent sees one server as itself: the name is the server's own. One it does not
+         * list goes to it all the same, for its own answer as direct, unless a filter hides it. */
+        if (s && (toolset_has(s->tools, name) || config_tool_allowed(s->cfg, name))) {
             tool = name;
             tool_len = strlen(name);
             plain = jsonrpc_text_plain(name, tool_len);

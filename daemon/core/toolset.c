@@ -37,7 +37,8 @@ SharedText *shared_text_unref(SharedText *st)
 }
 
 /* The members copied to agents as they are, in the order they are written. */
-static const char *const copied_members[] = {"title", "outputSchema", "annotations", "icons"};
+static const char *const copied_members[] = {"title", "outputSchema", "annotations", "icons",
+                                             "execution"};
 
 /* The body of tool t (see ToolSpan): its inputSchema is completed in place (the tree is ours). */
 static void write_body(StrBuf *sb, yajl_val t, bool *has_description)

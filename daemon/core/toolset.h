@@ -21,9 +21,9 @@ SharedText *shared_text_unref(SharedText *st);
 
 /*
  * One tool. Its body is the members agents see as they are, in their exposed form: title,
- * outputSchema, annotations, icons, description, inputSchema (with its type and properties
- * filled in), written "k":v,...,"inputSchema":{...}. The view writes each body whole between
- * the name it assigns and the _meta it adds.
+ * outputSchema, annotations, icons, execution, description, inputSchema (with its type and
+ * properties filled in), written "k":v,...,"inputSchema":{...}. The view writes each body whole
+ * between the name it assigns and the _meta it adds.
  */
 typedef struct ToolSpan {
     size_t off, len;           /* the body, in the set's text */
