@@ -153,6 +153,17 @@ bool agent_request(PeerRegistry *peers, uint64_t agent_id, uint64_t id, const ch
     return true;
 }
 
+unsigned agent_caps_parse(yajl_val caps)
+{
+    yajl_val el = json_get_object(caps, "elicitation");
+    bool url = el && json_get_object(el, "url");
+    bool form = el && (json_get_object(el, "form") || !url);
+
+    return (json_get_object(caps, "sampling") ? AGENT_CAP_SAMPLING : 0) |
+           (form ? AGENT_CAP_ELICITATION : 0) | (url ? AGENT_CAP_ELICITATION_URL : 0) |
+           (json_get_object(caps, "roots") ? AGENT_CAP_ROOTS : 0);
+}
+
 Agent *agent_ensure(AgentRegistry *ar, uint64_t id)
 {
     Agent *a = idmap_get(&ar->by_id, id);

@@ -21,8 +21,9 @@
 /* Client capabilities an agent declared in initialize: which server requests it can answer. */
 enum {
     AGENT_CAP_SAMPLING = 1 << 0,
-    AGENT_CAP_ELICITATION = 1 << 1,
+    AGENT_CAP_ELICITATION = 1 << 1, /* form mode (an empty elicitation object means form) */
     AGENT_CAP_ROOTS = 1 << 2,
+    AGENT_CAP_ELICITATION_URL = 1 << 3, /* url mode: elicitation.url declared */
 };
 
 /* The MCP era of an agent, fixed by its first message (docs/modern.md). */
@@ -66,6 +67,11 @@ static inline Agent *agent_get(AgentRegistry *ar, uint64_t id)
 }
 /** The agent of peer id, created (fresh: not initialized, log level -1) when it has none yet. */
 Agent *agent_ensure(AgentRegistry *ar, uint64_t id);
+/**
+ * The AGENT_CAP_* bits of an initialize's capabilities object (either era). elicitation: {} is
+ * form mode only (the spec's rule for clients older than url mode); {url: {}} alone is url only.
+ */
+unsigned agent_caps_parse(yajl_val caps);
 /** Forget an agent (its peer went away, or its initialize is undone); its calls are gone. */
 void agent_remove(AgentRegistry *ar, uint64_t id);
 /** Free every agent. */

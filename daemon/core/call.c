@@ -791,9 +791,37 @@ static void answer_roots(CallRegistry *cr, Server *s, yajl_val id, Workspace *ws
     json_free(r);
 }
 
+/* A URL-mode elicitation went to agent peer_id: its completion will go there too. */
+static void url_elicitation_note(Server *s, const char *eid, uint64_t peer_id)
+{
+    unsigned slot = s->url_elicitation_next++ % SERVER_URL_ELICITATIONS;
+
+    if (!eid || !*eid || strlen(eid) > SERVER_URL_ELICITATION_ID_MAX)
+        return;
+    free(s->url_elicitations[slot].id);
+    s->url_elicitations[slot].id = xstrdup(eid);
+    s->url_elicitations[slot].peer_id = peer_id;
+}
+
+/* notifications/elicitation/complete: to the agent that was sent that elicitation, once. */
+static void route_elicitation_complete(CallRegistry *cr, Server *s, yajl_val params)
+{
+    const char *eid = json_get_string(params, "elicitationId");
+
+    for (size_t i = 0; eid && i < SERVER_URL_ELICITATIONS; i++)
+        if (s->url_elicitations[i].id && streq(s->url_elicitations[i].id, eid)) {
+            agent_notify(cr->peers, s->url_elicitations[i].peer_id,
+                         "notifications/elicitation/complete", params);
+            free(s->url_elicitations[i].id);
+            s->url_elicitations[i].id = NULL;
+            return;
+        }
+    log_debug("[%s] completion of an elicitation no agent is waiting for dropped", s->cfg->name);
+}
+
 void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, yajl_val params)
 {
-    unsigned cap = mrtr_method_cap(method);
+    unsigned cap = mrtr_request_cap(method, params);
     Peer *any = NULL, *p = cap ? causing_peer(m, s, cap, &any) : NULL;
     ServerRequest *sr;
     struct timeval tv;
@@ -804,8 +832,9 @@ void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, 
     }
     if (!p) {
         _cleanup_free_ char *msg =
-            cap ? xasprintf("no agent with a call in flight on %s can answer %s", s->cfg->name,
-                            method)
+            cap ? xasprintf("no agent with a call in flight on %s can answer %s (none declared "
+                            "the %s capability)",
+                            s->cfg->name, method, mrtr_cap_name(cap))
                 : xasprintf("Method not found: %s", method);
         unsigned dropped;
         if (ratelimit_take(&s->request_log, now_ms(), UNANSWERED_LOG_BURST, UNANSWERED_LOG_RATE,
@@ -835,6 +864,8 @@ void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, 
     idmap_put(&m->server_requests, sr->id, sr);
     idmap_put(&s->requests, sr->id, sr);
     idmap_put(&agent_ensure(m->agents, p->id)->requests, sr->id, sr);
+    if (cap == AGENT_CAP_ELICITATION_URL)
+        url_elicitation_note(s, json_get_string(params, "elicitationId"), p->id);
     agent_request(m->peers, p->id, sr->id, method, params);
 }
 
@@ -1052,6 +1083,8 @@ void route_notification(CallRegistry *cr, Server *s, const char *method, yajl_va
         route_log_message(cr, s, params);
     else if (streq(method, "notifications/cancelled"))
         sreq_cancelled_upstream(cr, s, params);
+    else if (streq(method, "notifications/elicitation/complete"))
+        route_elicitation_complete(cr, s, params);
 }
 
 /* ---- logging levels ---- */

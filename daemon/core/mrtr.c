@@ -110,15 +110,30 @@ static void on_round_timeout(evutil_socket_t fd, short what, void *arg)
                "timeout");
 }
 
-unsigned mrtr_method_cap(const char *method)
+unsigned mrtr_request_cap(const char *method, yajl_val params)
 {
     if (streq(method, "elicitation/create"))
-        return AGENT_CAP_ELICITATION;
+        return streq(json_get_string(params, "mode"), "url") ? AGENT_CAP_ELICITATION_URL
+                                                             : AGENT_CAP_ELICITATION;
     if (streq(method, "sampling/createMessage"))
         return AGENT_CAP_SAMPLING;
     if (streq(method, "roots/list"))
         return AGENT_CAP_ROOTS;
     return 0;
+}
+
+const char *mrtr_cap_name(unsigned cap)
+{
+    switch (cap) {
+    case AGENT_CAP_SAMPLING:
+        return "sampling";
+    case AGENT_CAP_ELICITATION:
+        return "elicitation";
+    case AGENT_CAP_ELICITATION_URL:
+        return "elicitation.url";
+    default:
+        return "roots";
+    }
 }
 
 /* roots/list for an agent that declared no roots: mcpd answers with the workspace root. */
@@ -147,8 +162,9 @@ static bool requests_ok(Server *s, unsigned caps, yajl_val reqs, char **whyp)
         return false;
     }
     for (size_t i = 0; i < reqs->u.object.len; i++) {
-        const char *method = json_get_string(reqs->u.object.values[i], "method");
-        unsigned cap = method ? mrtr_method_cap(method) : 0;
+        yajl_val req = reqs->u.object.values[i];
+        const char *method = json_get_string(req, "method");
+        unsigned cap = method ? mrtr_request_cap(method, json_get_object(req, "params")) : 0;
         if (!cap) {
             *whyp = xasprintf("MCP server %s asked for input mcpd cannot forward: %s", s->cfg->name,
                               method ? method : "(an input request without a method)");
@@ -157,8 +173,7 @@ static bool requests_ok(Server *s, unsigned caps, yajl_val reqs, char **whyp)
         if (!(caps & cap) && cap != AGENT_CAP_ROOTS) {
             *whyp = xasprintf("MCP server %s needs %s from the agent to go on, and this agent "
                               "did not declare the %s capability",
-                              s->cfg->name, method,
-                              cap == AGENT_CAP_ELICITATION ? "elicitation" : "sampling");
+                              s->cfg->name, method, mrtr_cap_name(cap));
             return false;
         }
     }

@@ -58,8 +58,11 @@ void mrtr_peer_gone(void *owner, Peer *p);
 void mrtr_deinit(void *owner);
 /**
  * The capability (AGENT_CAP_*) an agent must have declared to be asked a server's request
- * (sampling/createMessage, elicitation/create, roots/list), or 0 for a method not forwarded.
+ * (sampling/createMessage, elicitation/create by its mode, roots/list), or 0 for a method not
+ * forwarded.
  */
-unsigned mrtr_method_cap(const char *method);
+unsigned mrtr_request_cap(const char *method, yajl_val params);
+/** The capability's name as an agent declares it ("elicitation.url"...), a static string. */
+const char *mrtr_cap_name(unsigned cap);
 /** The MCP log level an agent hears (for a modern request's _meta), a static string. */
 const char *mrtr_log_level(AgentRegistry *agents, uint64_t peer_id);

@@ -613,6 +613,8 @@ static void server_remove(Server *s)
     free(s->last_error);
     free(s->start_dir);
     free(s->auth_challenge);
+    for (size_t i = 0; i < SERVER_URL_ELICITATIONS; i++)
+        free(s->url_elicitations[i].id);
     server_config_free(s->cfg);
     free(s);
 }

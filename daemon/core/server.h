@@ -38,6 +38,15 @@ typedef enum ServerState {
 #define CACHE_WRITE_DEBOUNCE_MS 2000
 /* Agents hear of tool changes at most this often; a burst of changes makes one notification. */
 #define LIST_CHANGED_COALESCE_MS 50
+/*
+ * URL-mode elicitations a server has open (sent to an agent, the completion not yet seen): the
+ * agent that was asked gets notifications/elicitation/complete. Each waits on a person in a
+ * browser, so a handful per server is already unusual; past 8 the oldest is forgotten (its
+ * completion is dropped, the agent can retry the call).
+ */
+#define SERVER_URL_ELICITATIONS 8
+/* An elicitationId longer than this is not remembered (ids are UUID-sized in practice). */
+#define SERVER_URL_ELICITATION_ID_MAX 256
 
 typedef struct ServerRegistry ServerRegistry;
 
@@ -82,9 +91,14 @@ typedef struct Server {
     List calls;            /* every call routed to it (call.c links and owns them) */
     IdMap requests;        /* id -> ServerRequest: its requests forwarded to agents (call.c) */
     RateLimit request_log; /* the log lines of its requests nobody can answer (call.c) */
-    int log_level;         /* logging/setLevel sent upstream, or -1 */
-    bool needs_auth;       /* HTTP 401: not retried until reload or mcpd/connect */
-    char *auth_challenge;  /* its WWW-Authenticate text */
+    struct {
+        char *id;                                /* elicitationId, or NULL: a free slot */
+        uint64_t peer_id;                        /* the agent asked */
+    } url_elicitations[SERVER_URL_ELICITATIONS]; /* ring (call.c) */
+    unsigned url_elicitation_next;
+    int log_level;        /* logging/setLevel sent upstream, or -1 */
+    bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */
+    char *auth_challenge; /* its WWW-Authenticate text */
 
     struct ServerSurface *surface; /* prompts, resources, subscriptions (surface.h), or NULL */
 } Server;

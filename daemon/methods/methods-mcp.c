@@ -56,9 +56,7 @@ static void take_client_info(Agent *a, Peer *p, yajl_val params)
     }
     if (version)
         a->client_version = xstrdup(version);
-    a->caps = (json_get_object(caps, "sampling") ? AGENT_CAP_SAMPLING : 0) |
-              (json_get_object(caps, "elicitation") ? AGENT_CAP_ELICITATION : 0) |
-              (json_get_object(caps, "roots") ? AGENT_CAP_ROOTS : 0);
+    a->caps = agent_caps_parse(caps);
 }
 
 static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)

@@ -470,9 +470,7 @@ static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
         return false;
     a = agent_ensure(&mg->agents, p->id);
     if (caps)
-        a->caps = (json_get_object(caps, "sampling") ? AGENT_CAP_SAMPLING : 0) |
-                  (json_get_object(caps, "elicitation") ? AGENT_CAP_ELICITATION : 0) |
-                  (json_get_object(caps, "roots") ? AGENT_CAP_ROOTS : 0);
+        a->caps = agent_caps_parse(caps);
     name = json_get_string(info, "name");
     if (name && !a->client_name) {
         const char *version = json_get_string(info, "version");

@@ -15,9 +15,11 @@
 
 /*
  * What mcpd honours for its agents (both eras): roots are answered from the workspace root when
- * no agent does; sampling and elicitation go to the agent whose call asked for them.
+ * no agent does; sampling and elicitation (form and url mode) go to the agent whose call asked
+ * for them, when it declared that capability (a url-mode completion follows it there).
  */
-#define CLIENT_CAPABILITIES_JSON "{\"roots\":{},\"sampling\":{},\"elicitation\":{}}"
+#define CLIENT_CAPABILITIES_JSON                                                                   \
+    "{\"roots\":{},\"sampling\":{},\"elicitation\":{\"form\":{},\"url\":{}}}"
 
 /* A piece of a request's params text, not NUL-terminated. */
 typedef struct UpstreamPart {

@@ -938,6 +938,7 @@ typedef struct Ask {
     struct Ask *next;
     long n;
     Tok call_id;
+    char *url_eid; /* a url-mode elicitation's elicitationId: completed once accepted */
 } Ask;
 static Ask *asks;
 static long next_ask;
@@ -958,6 +959,9 @@ static void call_ask(const Tok *id, yajl_val args, yajl_val params)
         abort();
     a->n = ++next_ask;
     a->call_id = tok_dup(id);
+    if (strcmp(method, "elicitation/create") == 0 && obj_str(p, "mode") &&
+        strcmp(obj_str(p, "mode"), "url") == 0 && obj_str(p, "elicitationId"))
+        a->url_eid = strdup(obj_str(p, "elicitationId"));
     a->next = asks;
     asks = a;
     snprintf(rid, sizeof(rid), "ask-%ld", a->n);
@@ -1010,6 +1014,17 @@ static void on_ask_answer(yajl_val msg, const char *rid)
             v = obj_get(msg, "error");
             tag = "error";
         }
+        if (a->url_eid && strcmp(tag, "result") == 0 && obj_str(v, "action") &&
+            strcmp(obj_str(v, "action"), "accept") == 0) {
+            /* The person finished in the browser: the server says so, as url mode has it. */
+            yajl_gen done = msg_open();
+            gkv(done, "method", "notifications/elicitation/complete");
+            gs(done, "params");
+            yajl_gen_map_open(done);
+            gkv(done, "elicitationId", a->url_eid);
+            yajl_gen_map_close(done);
+            msg_send(done, false);
+        }
         yajl_gen g = yajl_gen_alloc(NULL);
         const unsigned char *buf;
         size_t len;
@@ -1024,6 +1039,7 @@ static void on_ask_answer(yajl_val msg, const char *rid)
         send_text(&a->call_id, (const char *)buf, len, false);
         yajl_gen_free(g);
         free(a->call_id.s);
+        free(a->url_eid);
         free(a);
         return;
     }

@@ -335,6 +335,74 @@ static char *ask_async(AskState *s, const char *args)
     return s->result;
 }
 
+/* ---- url-mode elicitation: only to an agent that declared it; its completion follows ---- */
+
+/* A raw agent with the given capabilities, initialized. */
+static void raw_with_caps(Raw *r, const Harness *h, const char *name, const char *caps)
+{
+    raw_open(r, h);
+    raw_send(r,
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+             "\"protocolVersion\":\"2025-11-25\",\"capabilities\":%s,"
+             "\"clientInfo\":{\"name\":\"%s\",\"version\":\"1\"}}}",
+             caps, name);
+    json_free(raw_read(r, H_WAIT_MS));
+    raw_send(r, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+}
+
+#define URL_ASK                                                                                    \
+    "{\"method\":\"elicitation/create\",\"params\":{\"mode\":\"url\",\"elicitationId\":"           \
+    "\"el-42\",\"url\":\"https://example.com/connect\",\"message\":\"Sign in\"}}"
+
+static void test_url_elicitation(Harness *h)
+{
+    Raw form, url;
+
+    /* elicitation: {} is form mode only: a url-mode request is not put to it. */
+    raw_with_caps(&form, h, "form-only", "{\"elicitation\":{}}");
+    raw_send(&form, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+                    "\"name\":\"mcp_asker_ask\",\"arguments\":" URL_ASK "}}");
+    _cleanup_json_ yajl_val r1 =
+        raw_read_skip(&form, H_WAIT_MS, "notifications/tools/list_changed");
+    const char *t1 = r1 ? result_text(r1) : NULL;
+    CHECK_MSG(t1 && strstr(t1, "-32601") && strstr(t1, "elicitation.url"),
+              "url elicitation to a form-only agent gave %s", t1 ? t1 : "nothing");
+    raw_close(&form);
+
+    /* elicitation: {url: {}}: asked, answers accept, then hears the completion before the
+     * call's result; a form-mode request is not put to it (it did not declare form). */
+    raw_with_caps(&url, h, "url-only", "{\"elicitation\":{\"url\":{}}}");
+    raw_send(&url, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"mcp_asker_ask\",\"arguments\":" URL_ASK "}}");
+    _cleanup_json_ yajl_val req =
+        raw_read_skip(&url, H_WAIT_MS, "notifications/tools/list_changed");
+    yajl_val rp = json_get_object(req, "params");
+    CHECK_MSG(req && streq(json_get_string(req, "method"), "elicitation/create") &&
+                  streq(json_get_string(rp, "mode"), "url") &&
+                  streq(json_get_string(rp, "elicitationId"), "el-42"),
+              "the url-mode request did not reach the agent that declared it");
+    _cleanup_free_ char *rid = req ? json_to_string(json_get(req, "id")) : xstrdup("0");
+    raw_send(&url, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"accept\"}}", rid);
+    _cleanup_json_ yajl_val done =
+        raw_read_skip(&url, H_WAIT_MS, "notifications/tools/list_changed");
+    CHECK_MSG(done &&
+                  streq(json_get_string(done, "method"), "notifications/elicitation/complete") &&
+                  streq(json_get_string(json_get_object(done, "params"), "elicitationId"), "el-42"),
+              "no notifications/elicitation/complete for el-42");
+    _cleanup_json_ yajl_val r2 = raw_read_skip(&url, H_WAIT_MS, "notifications/tools/list_changed");
+    const char *t2 = r2 ? result_text(r2) : NULL;
+    CHECK_MSG(t2 && strstr(t2, "accept"), "the url elicitation's call gave %s",
+              t2 ? t2 : "nothing");
+    raw_send(&url, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"mcp_asker_ask\",\"arguments\":{\"method\":\"elicitation/create\","
+                   "\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":\"object\"}}}}}");
+    _cleanup_json_ yajl_val r3 = raw_read_skip(&url, H_WAIT_MS, "notifications/tools/list_changed");
+    const char *t3 = r3 ? result_text(r3) : NULL;
+    CHECK_MSG(t3 && strstr(t3, "-32601"), "form elicitation to a url-only agent gave %s",
+              t3 ? t3 : "nothing");
+    raw_close(&url);
+}
+
 static void test_server_requests(Harness *h, const char *root)
 {
     mcpc_options o = {.socket_path = h->socket, .client_name = "answerer", .timeout_ms = 60000};
@@ -770,6 +838,7 @@ int main(void)
     test_cancel(&h, uplog);
     test_async(&h);
     test_server_requests(&h, root1);
+    test_url_elicitation(&h);
     test_sessions(&h, root1);
     test_workspaces(&h, root1, root2);
     test_linger(&h, root1);
