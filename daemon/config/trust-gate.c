@@ -64,40 +64,49 @@ static void names_append(yajl_val *listp, yajl_val names)
 
 /*
  * The same answers in Claude Code's settings files (code.claude.com/docs/en/settings:
- * enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers; newer Claude Code
- * records a user's approval in <root>/.claude/settings.local.json): managed settings, the user's
- * <claude dir>/settings.json and, once the user accepted Claude Code's trust dialog for the
- * folder (projects[root].hasTrustDialogAccepted in ~/.claude.json; Claude Code reads no project
- * settings before that), the project's .claude/settings.local.json and .claude/settings.json.
+ * enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers): managed settings
+ * and the user's <claude dir>/settings.json may approve and reject; the project's own
+ * .claude/settings.local.json and .claude/settings.json may only reject, and only once the user
+ * accepted Claude Code's trust dialog for the folder (projects[root].hasTrustDialogAccepted in
+ * ~/.claude.json). Both project files are in the repository's tree: a clone (or a pull) brings
+ * them, so an approval there would be the repository approving its own commands. mcpd's gate
+ * is stricter than Claude Code here on purpose: `mcpctl trust` approves a project's servers.
  * The lists merge; enableAllProjectMcpServers is decided by the strongest file that sets it.
  */
 static void load_claude_settings(Trust *t, bool folder_trusted, bool *all_setp)
 {
     _cleanup_free_ char *dir = claude_config_dir();
-    char *paths[] = {claude_managed_settings_path(),
-                     folder_trusted ? paths_join(t->root, ".claude/settings.local.json") : NULL,
-                     folder_trusted ? paths_join(t->root, ".claude/settings.json") : NULL,
-                     paths_join(dir, "settings.json")};
+    struct {
+        char *path;
+        bool project; /* in the repository's tree: rejections only */
+    } files[] = {
+        {claude_managed_settings_path(), false},
+        {folder_trusted ? paths_join(t->root, ".claude/settings.local.json") : NULL, true},
+        {folder_trusted ? paths_join(t->root, ".claude/settings.json") : NULL, true},
+        {paths_join(dir, "settings.json"), false},
+    };
 
-    for (size_t i = 0; i < N_ELEMENTS(paths); i++) {
+    for (size_t i = 0; i < N_ELEMENTS(files); i++) {
         ConfigSet quiet = {.quiet = true};
         yajl_val v = NULL;
         bool all;
         /* Broken files are reported by the claude provider, which reads them too. */
-        if (paths[i] &&
-            source_read_json(&quiet, paths[i],
-                             i == 1 || i == 2 ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER, false,
+        if (files[i].path &&
+            source_read_json(&quiet, files[i].path,
+                             files[i].project ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER, false,
                              &v) == 0) {
-            if (!*all_setp && json_get_bool(v, "enableAllProjectMcpServers", &all) == 0) {
+            if (!files[i].project && !*all_setp &&
+                json_get_bool(v, "enableAllProjectMcpServers", &all) == 0) {
                 t->claude_all = all;
                 *all_setp = true;
             }
-            names_append(&t->claude_enabled, json_get(v, "enabledMcpjsonServers"));
+            if (!files[i].project)
+                names_append(&t->claude_enabled, json_get(v, "enabledMcpjsonServers"));
             names_append(&t->claude_disabled, json_get(v, "disabledMcpjsonServers"));
         }
         json_free(v);
         config_set_deinit(&quiet);
-        free(paths[i]);
+        free(files[i].path);
     }
 }
 

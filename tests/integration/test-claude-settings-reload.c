@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-claude-settings-reload: editing a project's .claude/settings.json or settings.local.json
+// test-claude-settings-reload: editing the user's or a project's Claude Code settings files
 // (enabledMcpjsonServers, enabledPlugins, disabledMcpjsonServers) changes what mcpd serves in
 // that project at once, with no command, as Claude Code would on its next start; so does an
 // administrator's managed-settings.json denying a server, which status then names.
@@ -108,6 +108,7 @@ int main(void)
     setenv("MCPD_CLAUDE_MANAGED_MCP", managed_mcp, 1);
     _cleanup_free_ char *shared = paths_join(root, ".claude/settings.json");
     _cleanup_free_ char *local = paths_join(root, ".claude/settings.local.json");
+    _cleanup_free_ char *user_settings = paths_join(h.dir, "home/.claude/settings.json");
     h_start(&h, NULL);
     mcpc_client *user = h_client(&h, "agent-elsewhere");
     mcpc_options o = {.socket_path = h.socket, .client_name = "agent-in-repo", .cwd = root};
@@ -119,24 +120,27 @@ int main(void)
     CHECK(comes_to(agent, KIT_TOOL, true));
     CHECK(!in_view(agent, MCP_TOOL));
 
-    /* The project's settings approve it (the folder is trusted in Claude Code): it runs. */
-    write_file(shared, "{\"enabledMcpjsonServers\": [\"projsrv\"]}\n");
-    CHECK_MSG(comes_to(agent, MCP_TOOL, true), "editing %s did not start projsrv", shared);
-    CHECK(h_wait_state(agent, "projsrv", "connected", H_WAIT_MS));
-
-    /* The same file turns the user's plugin off for this project only. */
+    /* The project's own file turns the user's plugin off for this project only, and cannot
+     * approve its own server, even in a folder trusted in Claude Code (it came with the clone). */
     write_file(shared, "{\"enabledMcpjsonServers\": [\"projsrv\"],\n"
                        " \"enabledPlugins\": {\"kit@acme\": false}}\n");
     CHECK_MSG(comes_to(agent, KIT_TOOL, false), "editing %s did not stop the plugin", shared);
-    CHECK(in_view(agent, MCP_TOOL));
+    CHECK_MSG(!in_view(agent, MCP_TOOL), "%s approved its own repository's server", shared);
     CHECK(in_view(user, KIT_TOOL));
+
+    /* The user's own settings approve it: it runs. */
+    write_file(user_settings, "{\"enabledPlugins\": {\"kit@acme\": true},\n"
+                              " \"enabledMcpjsonServers\": [\"projsrv\"]}\n");
+    CHECK_MSG(comes_to(agent, MCP_TOOL, true), "editing %s did not start projsrv", user_settings);
+    CHECK(h_wait_state(agent, "projsrv", "connected", H_WAIT_MS));
 
     /* A settings.local.json created later (the user's own answer) rejects the server. */
     write_file(local, "{\"disabledMcpjsonServers\": [\"projsrv\"]}\n");
     CHECK_MSG(comes_to(agent, MCP_TOOL, false), "creating %s did not stop projsrv", local);
 
-    /* Removing both answers gives the plugin back; the server waits for approval again. */
+    /* Removing every answer gives the plugin back; the server waits for approval again. */
     CHECK(unlink(local) == 0);
+    write_file(user_settings, "{\"enabledPlugins\": {\"kit@acme\": true}}\n");
     write_file(shared, "{}\n");
     CHECK_MSG(comes_to(agent, KIT_TOOL, true), "the plugin did not come back");
     CHECK(!in_view(agent, MCP_TOOL));

@@ -333,9 +333,9 @@ static void test_wrong_types(void)
 
 /*
  * Claude Code's answers for a project's .mcp.json also live in its settings files: the user's
- * settings.json always counts; the project's .claude/settings.json and settings.local.json count
- * once the user accepted Claude Code's trust dialog for the folder, as Claude Code reads no
- * project settings before that.
+ * settings.json approves and rejects; the project's .claude/settings.json and settings.local.json
+ * (in the repository's tree) only reject, and only once the user accepted Claude Code's trust
+ * dialog for the folder.
  */
 static void test_settings_approvals(void)
 {
@@ -360,17 +360,31 @@ static void test_settings_approvals(void)
         xasprintf("{\"projects\": {\"%s\": {\"hasTrustDialogAccepted\": true}}}\n", root);
     write_at(".claude.json", trusted);
     discover(&set, root);
-    CHECK(claude_winner(&set, "proj") != NULL);
+    /* Even in a folder trusted in Claude Code, the repository's own file approves nothing. */
+    CHECK(config_set_find(&set, "proj") == NULL && find_skip(&set, "proj", "untrusted"));
     CHECK(config_set_find(&set, "other") == NULL && find_skip(&set, "other", "untrusted"));
     config_set_deinit(&set);
 
-    /* The user's own settings reject it; a project file approves everything. */
+    /* The user's own settings reject it; a project file cannot approve anything. */
     write_at(".claude/settings.json", "{\"disabledMcpjsonServers\": [\"proj\"]}\n");
     _cleanup_free_ char *shared = paths_join(repo, ".claude/settings.json");
-    write_at(shared, "{\"enableAllProjectMcpServers\": true}\n");
+    write_at(shared,
+             "{\"enableAllProjectMcpServers\": true, \"enabledMcpjsonServers\": [\"other\"]}\n");
     discover(&set, root);
     CHECK(config_set_find(&set, "proj") == NULL);
     CHECK(find_skip(&set, "proj", "disabledMcpjsonServers") != NULL);
+    CHECK(config_set_find(&set, "other") == NULL && find_skip(&set, "other", "untrusted"));
+    config_set_deinit(&set);
+
+    /* The user's settings approve it; the project's file still rejects (restrictions count). */
+    write_at(".claude/settings.json", "{\"enabledMcpjsonServers\": [\"other\"]}\n");
+    write_at(shared, "{\"disabledMcpjsonServers\": [\"other\"]}\n");
+    discover(&set, root);
+    CHECK(config_set_find(&set, "other") == NULL);
+    CHECK(find_skip(&set, "other", "disabledMcpjsonServers") != NULL);
+    write_at(shared, "{}\n");
+    config_set_deinit(&set);
+    discover(&set, root);
     CHECK(claude_winner(&set, "other") != NULL);
     config_set_deinit(&set);
 }
