@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/call.h"
+#include "daemon/core/elicit.h"
 #include "daemon/core/mrtr.h"
 #include "daemon/core/toolset.h"
 #include "daemon/sys/turn.h"
@@ -77,7 +78,9 @@ typedef struct ServerRequest {
     uint64_t upstream_id;
     yajl_val up_id; /* the upstream's id, with its JSON type */
     char *method;
-    yajl_val schema; /* elicitation/create: requestedSchema, for defaults */
+    yajl_val schema;  /* elicitation/create: requestedSchema, for defaults */
+    char *url_eid;    /* a url-mode elicitation's elicitationId (forgotten unless accepted) */
+    bool url_as_form; /* a url-mode elicitation put to a form-only agent (answer: action only) */
     struct event *timer;
 } ServerRequest;
 
@@ -291,7 +294,10 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
             return;
         }
         {
-            _cleanup_free_ char *msg = xasprintf("MCP error %" PRId64 ": %s", r->code, r->message);
+            _cleanup_free_ char *msg =
+                r->code == MCP_ERROR_URL_ELICITATION_REQUIRED
+                    ? elicit_url_required_text(c->reg->agents, c->peer_id, s, r)
+                    : xasprintf("MCP error %" PRId64 ": %s", r->code, r->message);
             call_fail(c, r->code, msg, r->data);
         }
         return;
@@ -700,6 +706,7 @@ static void sreq_free(ServerRequest *sr)
     event_free(sr->timer);
     json_free(sr->up_id);
     json_free(sr->schema);
+    free(sr->url_eid);
     free(sr->method);
     free(sr);
 }
@@ -791,40 +798,19 @@ static void answer_roots(CallRegistry *cr, Server *s, yajl_val id, Workspace *ws
     json_free(r);
 }
 
-/* A URL-mode elicitation went to agent peer_id: its completion will go there too. */
-static void url_elicitation_note(Server *s, const char *eid, uint64_t peer_id)
-{
-    unsigned slot = s->url_elicitation_next++ % SERVER_URL_ELICITATIONS;
-
-    if (!eid || !*eid || strlen(eid) > SERVER_URL_ELICITATION_ID_MAX)
-        return;
-    free(s->url_elicitations[slot].id);
-    s->url_elicitations[slot].id = xstrdup(eid);
-    s->url_elicitations[slot].peer_id = peer_id;
-}
-
-/* notifications/elicitation/complete: to the agent that was sent that elicitation, once. */
-static void route_elicitation_complete(CallRegistry *cr, Server *s, yajl_val params)
-{
-    const char *eid = json_get_string(params, "elicitationId");
-
-    for (size_t i = 0; eid && i < SERVER_URL_ELICITATIONS; i++)
-        if (s->url_elicitations[i].id && streq(s->url_elicitations[i].id, eid)) {
-            agent_notify(cr->peers, s->url_elicitations[i].peer_id,
-                         "notifications/elicitation/complete", params);
-            free(s->url_elicitations[i].id);
-            s->url_elicitations[i].id = NULL;
-            return;
-        }
-    log_debug("[%s] completion of an elicitation no agent is waiting for dropped", s->cfg->name);
-}
-
 void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, yajl_val params)
 {
     unsigned cap = mrtr_request_cap(method, params);
     Peer *any = NULL, *p = cap ? causing_peer(m, s, cap, &any) : NULL;
+    _cleanup_json_ yajl_val as_form = NULL;
     ServerRequest *sr;
     struct timeval tv;
+
+    /* mcpd declares url mode upstream for the agents that have it; one that has only forms is
+     * shown the link in a form instead of failing the server's flow. */
+    if (!p && cap == AGENT_CAP_ELICITATION_URL &&
+        (p = causing_peer(m, s, AGENT_CAP_ELICITATION, &any)))
+        as_form = elicit_url_as_form(params);
 
     if (!p && streq(method, "roots/list")) {
         answer_roots(m, s, id, any ? ws_of_peer(m->workspaces, any) : NULL);
@@ -864,9 +850,14 @@ void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, 
     idmap_put(&m->server_requests, sr->id, sr);
     idmap_put(&s->requests, sr->id, sr);
     idmap_put(&agent_ensure(m->agents, p->id)->requests, sr->id, sr);
-    if (cap == AGENT_CAP_ELICITATION_URL)
-        url_elicitation_note(s, json_get_string(params, "elicitationId"), p->id);
-    agent_request(m->peers, p->id, sr->id, method, params);
+    if (as_form)
+        sr->url_as_form = true;
+    else if (cap == AGENT_CAP_ELICITATION_URL) {
+        const char *eid = json_get_string(params, "elicitationId");
+        elicit_url_note(s, eid, p->id);
+        sr->url_eid = eid ? xstrdup(eid) : NULL;
+    }
+    agent_request(m->peers, p->id, sr->id, method, as_form ? as_form : params);
 }
 
 /* An agent accepted a form without some fields that have defaults: mcpd fills them in. */
@@ -913,11 +904,21 @@ void call_peer_response(CallRegistry *m, Peer *p, JsonrpcMsg *msg)
             upstream_respond_error(s->up, sr->up_id, JSONRPC_INTERNAL_ERROR, text);
         } else if (msg->kind == JSONRPC_RESPONSE) {
             _cleanup_json_ yajl_val r = json_copy(msg->result);
-            if (sr->schema)
+            const char *action = json_get_string(msg->result, "action"); /* outlives r */
+            if (sr->url_as_form) {
+                /* url mode's answer is the action alone: no content goes back. */
+                json_free(r);
+                r = json_object_new();
+                json_object_set(r, "action", json_string_new(action ? action : "cancel"));
+            } else if (sr->schema)
                 fill_defaults(r, sr->schema);
+            if (sr->url_eid && !streq(action, "accept"))
+                elicit_url_forget(s, sr->url_eid); /* no completion will follow */
             upstream_respond(s->up, sr->up_id, r);
         } else {
             yajl_val code = json_get(msg->error, "code");
+            if (sr->url_eid)
+                elicit_url_forget(s, sr->url_eid);
             const char *text = json_get_string(msg->error, "message");
             upstream_respond_error(s->up, sr->up_id,
                                    YAJL_IS_INTEGER(code) ? (int)code->u.number.i
@@ -1084,7 +1085,7 @@ void route_notification(CallRegistry *cr, Server *s, const char *method, yajl_va
     else if (streq(method, "notifications/cancelled"))
         sreq_cancelled_upstream(cr, s, params);
     else if (streq(method, "notifications/elicitation/complete"))
-        route_elicitation_complete(cr, s, params);
+        elicit_url_complete(cr->peers, s, params);
 }
 
 /* ---- logging levels ---- */

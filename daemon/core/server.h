@@ -91,10 +91,12 @@ typedef struct Server {
     List calls;            /* every call routed to it (call.c links and owns them) */
     IdMap requests;        /* id -> ServerRequest: its requests forwarded to agents (call.c) */
     RateLimit request_log; /* the log lines of its requests nobody can answer (call.c) */
+    /* Its open URL-mode elicitations, a ring (call.c). */
     struct {
-        char *id;                                /* elicitationId, or NULL: a free slot */
-        uint64_t peer_id;                        /* the agent asked */
-    } url_elicitations[SERVER_URL_ELICITATIONS]; /* ring (call.c) */
+        char *id;             /* elicitationId, or NULL: a free slot */
+        uint64_t peer_id;     /* the agent asked */
+        uint64_t upstream_id; /* the connection that asked (a restart starts afresh) */
+    } url_elicitations[SERVER_URL_ELICITATIONS];
     unsigned url_elicitation_next;
     int log_level;        /* logging/setLevel sent upstream, or -1 */
     bool needs_auth;      /* HTTP 401: not retried until reload or mcpd/connect */

@@ -950,6 +950,40 @@ static void call_ask(const Tok *id, yajl_val args, yajl_val params)
     char rid[32];
 
     (void)params;
+    if (obj_str(args, "requireUrl")) {
+        /* 2025-11-25's -32042: the call needs the person at a link first; the completion of
+         * that elicitation follows the error at once (the person was quick). */
+        yajl_gen g = msg_open();
+        gs(g, "id");
+        gen_tok(g, id);
+        gs(g, "error");
+        yajl_gen_map_open(g);
+        gs(g, "code");
+        yajl_gen_integer(g, -32042);
+        gkv(g, "message", "this call needs you to sign in first");
+        gs(g, "data");
+        yajl_gen_map_open(g);
+        gs(g, "elicitations");
+        yajl_gen_array_open(g);
+        yajl_gen_map_open(g);
+        gkv(g, "mode", "url");
+        gkv(g, "elicitationId", "req-1");
+        gkv(g, "url", obj_str(args, "requireUrl"));
+        gkv(g, "message", "Sign in");
+        yajl_gen_map_close(g);
+        yajl_gen_array_close(g);
+        yajl_gen_map_close(g);
+        yajl_gen_map_close(g);
+        msg_send(g, true);
+        yajl_gen done = msg_open();
+        gkv(done, "method", "notifications/elicitation/complete");
+        gs(done, "params");
+        yajl_gen_map_open(done);
+        gkv(done, "elicitationId", "req-1");
+        yajl_gen_map_close(done);
+        msg_send(done, false);
+        return;
+    }
     if (!method) {
         bad_args(id, "ask", "{method: string, params?: object}");
         return;

@@ -358,15 +358,41 @@ static void test_url_elicitation(Harness *h)
 {
     Raw form, url;
 
-    /* elicitation: {} is form mode only: a url-mode request is not put to it. */
+    /* elicitation: {} is form mode only: a url-mode request reaches it as a form naming the
+     * link; its answer goes back as the action alone; the completion is not its to hear. */
     raw_with_caps(&form, h, "form-only", "{\"elicitation\":{}}");
     raw_send(&form, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
                     "\"name\":\"mcp_asker_ask\",\"arguments\":" URL_ASK "}}");
+    _cleanup_json_ yajl_val fq =
+        raw_read_skip(&form, H_WAIT_MS, "notifications/tools/list_changed");
+    yajl_val fp = json_get_object(fq, "params");
+    const char *fm = json_get_string(fp, "message");
+    CHECK_MSG(fq && streq(json_get_string(fq, "method"), "elicitation/create") &&
+                  !json_get(fp, "mode") && !json_get(fp, "url") && fm && strstr(fm, "Sign in") &&
+                  strstr(fm, "https://example.com/connect") &&
+                  json_get_object(fp, "requestedSchema"),
+              "a url-mode request to a form-only agent came as %s", fm ? fm : "nothing");
+    _cleanup_free_ char *fid = fq ? json_to_string(json_get(fq, "id")) : xstrdup("0");
+    raw_send(&form,
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"accept\","
+             "\"content\":{\"x\":1}}}",
+             fid);
     _cleanup_json_ yajl_val r1 =
         raw_read_skip(&form, H_WAIT_MS, "notifications/tools/list_changed");
     const char *t1 = r1 ? result_text(r1) : NULL;
-    CHECK_MSG(t1 && strstr(t1, "-32601") && strstr(t1, "elicitation.url"),
-              "url elicitation to a form-only agent gave %s", t1 ? t1 : "nothing");
+    CHECK_MSG(t1 && strstr(t1, "accept") && !strstr(t1, "content"),
+              "the form's answer reached the server as %s (or the agent heard the completion)",
+              t1 ? t1 : "nothing");
+
+    /* -32042 (the call needs a link first): the agent's text names the link. */
+    raw_send(&form, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+                    "\"name\":\"mcp_asker_ask\",\"arguments\":{\"requireUrl\":"
+                    "\"https://example.com/signin\"}}}");
+    _cleanup_json_ yajl_val r4 =
+        raw_read_skip(&form, H_WAIT_MS, "notifications/tools/list_changed");
+    const char *t4 = r4 ? result_text(r4) : NULL;
+    CHECK_MSG(t4 && strstr(t4, "-32042") && strstr(t4, "https://example.com/signin"),
+              "-32042 gave %s", t4 ? t4 : "nothing");
     raw_close(&form);
 
     /* elicitation: {url: {}}: asked, answers accept, then hears the completion before the
@@ -400,6 +426,23 @@ static void test_url_elicitation(Harness *h)
     const char *t3 = r3 ? result_text(r3) : NULL;
     CHECK_MSG(t3 && strstr(t3, "-32601"), "form elicitation to a url-only agent gave %s",
               t3 ? t3 : "nothing");
+
+    /* -32042 to an agent that declared url mode: the completion of its elicitation follows. */
+    raw_send(&url, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+                   "\"name\":\"mcp_asker_ask\",\"arguments\":{\"requireUrl\":"
+                   "\"https://example.com/signin\"}}}");
+    int got_error = 0, got_done = 0;
+    for (int i = 0; i < 4 && !(got_error && got_done); i++) {
+        _cleanup_json_ yajl_val m =
+            raw_read_skip(&url, H_WAIT_MS, "notifications/tools/list_changed");
+        if (m && streq(json_get_string(m, "method"), "notifications/elicitation/complete") &&
+            streq(json_get_string(json_get_object(m, "params"), "elicitationId"), "req-1"))
+            got_done++;
+        else if (m && result_text(m) && strstr(result_text(m), "-32042"))
+            got_error++;
+    }
+    CHECK_MSG(got_error == 1 && got_done == 1, "-32042 to a url agent: %d results, %d completions",
+              got_error, got_done);
     raw_close(&url);
 }
 
