@@ -903,23 +903,21 @@ void call_peer_response(CallRegistry *m, Peer *p, JsonrpcMsg *msg)
                 xasprintf("the agent's answer to %s was not an object", sr->method);
             upstream_respond_error(s->up, sr->up_id, JSONRPC_INTERNAL_ERROR, text);
         } else if (msg->kind == JSONRPC_RESPONSE) {
-            _cleanup_json_ yajl_val r = json_copy(msg->result);
-            const char *action = json_get_string(msg->result, "action"); /* outlives r */
-            if (sr->url_as_form) {
-                /* url mode's answer is the action alone: no content goes back. */
-                json_free(r);
-                r = json_object_new();
+            const char *action = json_get_string(msg->result, "action");
+            _cleanup_json_ yajl_val r =
+                sr->url_as_form ? json_object_new() : json_copy(msg->result);
+            if (sr->url_as_form) /* url mode's answer is the action alone: no content goes back */
                 json_object_set(r, "action", json_string_new(action ? action : "cancel"));
-            } else if (sr->schema)
+            else if (sr->schema)
                 fill_defaults(r, sr->schema);
             if (sr->url_eid && !streq(action, "accept"))
                 elicit_url_forget(s, sr->url_eid); /* no completion will follow */
             upstream_respond(s->up, sr->up_id, r);
         } else {
             yajl_val code = json_get(msg->error, "code");
+            const char *text = json_get_string(msg->error, "message");
             if (sr->url_eid)
                 elicit_url_forget(s, sr->url_eid);
-            const char *text = json_get_string(msg->error, "message");
             upstream_respond_error(s->up, sr->up_id,
                                    YAJL_IS_INTEGER(code) ? (int)code->u.number.i
                                                          : JSONRPC_INTERNAL_ERROR,
