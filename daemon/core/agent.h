@@ -9,6 +9,7 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "common/hash.h"
 #include "common/idmap.h"
 #include "common/list.h"
 #include "common/strbuf.h"
@@ -45,6 +46,9 @@ typedef struct Agent {
     int log_level;         /* logging/setLevel, or -1 */
     unsigned calls_in_flight;
     uint64_t n_requests;
+    /* The hash of the tool view it was last sent (empty: none yet), so that a list_changed is
+     * not sent to an agent that already has those very bytes (workspace.c). */
+    char tools_hash[2 * SHA256_DIGEST_SIZE + 1];
     /* The calls it has in flight (call.c links them): a cancel walks them, at most
      * AGENT_MAX_CALLS_IN_FLIGHT, to match its request id. */
     List calls;

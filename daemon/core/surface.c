@@ -582,13 +582,12 @@ void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind k, yajl_val para
 
 /* ---- list_changed, coalesced per workspace ---- */
 
-static void on_ws_notify(evutil_socket_t fd, short what, void *arg)
+/* The hash of each of ws's views now; *changed[k]: it differs from the one agents last heard
+ * (changed may be NULL). Records them as heard. */
+static void ws_surface_rehash(Workspace *ws, bool changed[SURFACE_N])
 {
-    Workspace *ws = arg;
-    bool send[SURFACE_N] = {false};
     StrBuf sb = STRBUF_INIT;
 
-    (void)fd, (void)what;
     for (int k = 0; k < SURFACE_N; k++) {
         _cleanup_json_ yajl_val v = view_build(ws, (SurfaceKind)k);
         char hash[2 * SHA256_DIGEST_SIZE + 1];
@@ -597,16 +596,26 @@ static void on_ws_notify(evutil_socket_t fd, short what, void *arg)
         strbuf_reset(&sb);
         if (!streq(hash, ws->surface->hash[k])) {
             memcpy(ws->surface->hash[k], hash, sizeof(hash));
-            send[k == SURFACE_TEMPLATES ? SURFACE_RESOURCES : k] = true;
+            if (changed)
+                changed[k == SURFACE_TEMPLATES ? SURFACE_RESOURCES : k] = true;
         }
     }
+    strbuf_deinit(&sb);
+}
+
+static void on_ws_notify(evutil_socket_t fd, short what, void *arg)
+{
+    Workspace *ws = arg;
+    bool send[SURFACE_N] = {false};
+
+    (void)fd, (void)what;
+    ws_surface_rehash(ws, send);
     for (int k = 0; k < SURFACE_TEMPLATES; k++) {
         if (!send[k])
             continue;
         agent_broadcast(ws->reg->peers, ws->reg->agents, kinds[k].changed, NULL, ws_agent_attached,
                         ws);
     }
-    strbuf_deinit(&sb);
 }
 
 static WsSurface *ws_surface(Workspace *ws)
@@ -627,14 +636,18 @@ void surface_ws_free(Workspace *ws)
     ws->surface = NULL;
 }
 
-void surface_ws_changed(Workspace *ws)
+void surface_ws_changed(Workspace *ws, bool first)
 {
     struct timeval tv;
 
     if (ws->reg->servers->shutting_down)
         return;
-    /* On the first change the hashes start empty: agents hear of the first lists. */
     ws_surface(ws);
+    if (first) {
+        /* A new workspace's lists are where its agents start: only a change from them is news. */
+        ws_surface_rehash(ws, NULL);
+        return;
+    }
     if (evtimer_pending(ws->surface->ev_notify, NULL))
         return;
     tv_ms(&tv, LIST_CHANGED_COALESCE_MS);
@@ -649,7 +662,7 @@ static void surface_changed(Server *s)
 
     while (idmap_next(&server_manager(s)->workspaces.by_id, &pos, NULL, &v))
         if (ws_has_server(v, s))
-            surface_ws_changed(v);
+            surface_ws_changed(v, false);
 }
 
 /* ---- fetching a server's lists ---- */

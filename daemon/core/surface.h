@@ -59,8 +59,11 @@ void surface_status(Server *s, yajl_val o);
 /* ---- workspaces and calls (through WorkspaceExt) ---- */
 
 void surface_ws_free(Workspace *ws);
-/** The workspace's server set changed: agents hear of prompt and resource changes (coalesced). */
-void surface_ws_changed(Workspace *ws);
+/**
+ * The workspace's server set changed: agents hear of prompt and resource changes (coalesced).
+ * first: a new workspace, whose lists now are what its agents start from (nothing is sent).
+ */
+void surface_ws_changed(Workspace *ws, bool first);
 /** The URI agents of ws see for uri as server s names it (new string). */
 char *surface_expose_uri(Workspace *ws, Server *s, const char *uri);
 /** Rewrite the URIs in a result of s (tool content, read contents, prompt messages) for ws. */

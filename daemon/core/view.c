@@ -211,6 +211,7 @@ static void view_rebuild(Workspace *ws)
         toolset_rebase(ts, ws->view_text, offs);
         k0 += m;
     }
+    ws->view_hash[0] = '\0';
     ws->n_view_builds++;
     toolset_trim_after(n); /* the set texts freed above */
     ws->dirty = false;
@@ -220,6 +221,14 @@ void ws_view_ensure(Workspace *ws)
 {
     if (ws->dirty || !ws->view_text)
         view_rebuild(ws);
+}
+
+const char *ws_view_hash(Workspace *ws)
+{
+    ws_view_ensure(ws);
+    if (!ws->view_hash[0])
+        sha256_hex(ws->view_hash, ws->view_text->data, ws->view_text->len);
+    return ws->view_hash;
 }
 
 const ViewTool *ws_view_find(Workspace *ws, const char *name)
@@ -267,4 +276,7 @@ void ws_view_send(Workspace *ws, Peer *p, yajl_val id)
     peer_send(p, "}\n", 2);
     ws->n_view_sends++;
     strbuf_deinit(&head);
+    Agent *a = agent_get(ws->reg->agents, p->id);
+    if (a)
+        memcpy(a->tools_hash, ws_view_hash(ws), sizeof(a->tools_hash));
 }

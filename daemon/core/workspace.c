@@ -45,20 +45,27 @@ bool ws_agent_attached(const Agent *a, void *ws)
     return a->workspace_id == ((Workspace *)ws)->id;
 }
 
-/* The coalesced list_changed: only when the view's bytes really changed, only to its agents. */
+/* An agent of ws whose tools differ from the view just announced (one that never listed them
+ * is told too: it may hold a list from elsewhere, such as its parent's session). */
+static bool ws_agent_stale(const Agent *a, void *ws)
+{
+    return ws_agent_attached(a, ws) && !streq(a->tools_hash, ((Workspace *)ws)->notified_hash);
+}
+
+/* The coalesced list_changed: only when the view's bytes really changed, only to its agents
+ * that were sent other bytes (one that listed after the change already has them). */
 static void on_notify(evutil_socket_t fd, short what, void *arg)
 {
     Workspace *ws = arg;
-    char hash[2 * SHA256_DIGEST_SIZE + 1];
+    const char *hash;
 
     (void)fd, (void)what;
-    ws_view_ensure(ws);
-    sha256_hex(hash, ws->view_text->data, ws->view_text->len);
+    hash = ws_view_hash(ws);
     if (streq(hash, ws->notified_hash))
         return;
-    memcpy(ws->notified_hash, hash, sizeof(hash));
+    memcpy(ws->notified_hash, hash, sizeof(ws->notified_hash));
     agent_broadcast(ws->reg->peers, ws->reg->agents, "notifications/tools/list_changed", NULL,
-                    ws_agent_attached, ws);
+                    ws_agent_stale, ws);
     log_debug("tool view of %s changed: %zu tools; agents notified",
               ws->root ? ws->root : "the user workspace", ws->n_view);
 }
@@ -303,8 +310,17 @@ void ws_load(Workspace *ws, yajl_val results)
     set.n_problems = 0;
     config_set_deinit(&set);
     ws_gate_arm(ws);
-    ws_changed(ws);
-    ws->reg->ext->changed(ws);
+    if (ws->loaded) {
+        ws_changed(ws);
+    } else {
+        /* A new workspace has announced nothing and its agents have seen nothing: its first
+         * view is where they start, and only a change from it is news (servers that connect
+         * later, a reload). */
+        ws->dirty = true;
+        memcpy(ws->notified_hash, ws_view_hash(ws), sizeof(ws->notified_hash));
+    }
+    ws->reg->ext->changed(ws, !ws->loaded);
+    ws->loaded = true;
     ws_check_gate(ws);
 }
 

@@ -73,13 +73,15 @@ typedef struct Workspace {
     struct event *ev_gate, *ev_notify, *ev_linger;
     struct ListWaiter *waiters;
     bool dirty;
+    bool loaded; /* ws_load has run: later loads are changes to announce */
     ViewTool *view;
     size_t n_view;
     uint32_t *view_index; /* hash of a name -> 1 + its entry in view (0: empty), for calls */
     size_t view_index_mask;
     ViewText *view_text; /* {"tools":[...]} ready to send, shared */
     uint64_t n_view_builds, n_view_sends;
-    char notified_hash[2 * SHA256_DIGEST_SIZE + 1];
+    char view_hash[2 * SHA256_DIGEST_SIZE + 1];     /* of view_text; empty until needed */
+    char notified_hash[2 * SHA256_DIGEST_SIZE + 1]; /* of the view last announced */
     unsigned n_collisions;
     unsigned n_agents;
 
@@ -101,8 +103,11 @@ typedef struct WorkspaceExt {
     bool (*passthrough)(void *ud, const Peer *p, Server **sp);
     /** Answer a prompts or resources list (kind: a SurfaceKind) once the gate is open. */
     void (*list)(void *ud, Peer *p, yajl_val id, int kind, yajl_val params);
-    /** The workspace's server set changed. */
-    void (*changed)(Workspace *ws);
+    /**
+     * The workspace's server set changed; first: it was just created, and what it offers now
+     * is what its agents start from (nothing to announce).
+     */
+    void (*changed)(Workspace *ws, bool first);
     /** The workspace is being freed. */
     void (*freed)(Workspace *ws);
 } WorkspaceExt;
@@ -161,6 +166,8 @@ void ws_view_ensure(Workspace *ws);
 void ws_view_deinit(Workspace *ws);
 /** Answer a tools/list with the view: its bytes are queued by reference, never copied. */
 void ws_view_send(Workspace *ws, Peer *p, yajl_val id);
+/** The SHA-256 (hex) of the view's JSON, hashed once per build. */
+const char *ws_view_hash(Workspace *ws);
 /** Drop one reference to a view's JSON (safe on NULL); returns NULL. */
 ViewText *view_text_unref(ViewText *vt);
 /** A server's tools or state changed: every workspace that sees it rebuilds and is told. */

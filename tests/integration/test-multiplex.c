@@ -834,6 +834,39 @@ static void test_logging(Harness *h, const char *uplog)
     mcpc_free(c);
 }
 
+/* ---- list_changed only for a real change: not to an agent that already has the view ---- */
+
+static void test_no_stray_list_changed(Harness *h)
+{
+    Raw a;
+    char dir[400], meta[600];
+
+    /* A fresh workspace (a folder with no servers of its own) whose servers are all connected:
+     * the agent lists the tools, and nothing it does not have is announced afterwards. */
+    snprintf(dir, sizeof(dir), "%s/plain-folder", h->dir);
+    CHECK(mkdir(dir, 0700) == 0);
+    snprintf(meta, sizeof(meta), "{\"mcpd/cwd\":\"%s\"}", dir);
+    raw_init(&a, h, "fresh", meta);
+    raw_send(&a, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    _cleanup_json_ yajl_val list = raw_read(&a, H_WAIT_MS);
+    CHECK_MSG(list && json_get_array(json_get_object(list, "result"), "tools"),
+              "tools/list of a fresh workspace failed");
+    /* Well past the coalescing delay of a list_changed (LIST_CHANGED_COALESCE_MS). */
+    _cleanup_json_ yajl_val stray = raw_read(&a, 1000);
+    CHECK_MSG(!stray, "a fresh workspace sent %s to an agent that had just listed its tools",
+              stray ? json_get_string(stray, "method") : "");
+    /* A real change is still announced: a server taken away removes its tools. */
+    mcpc_client *c = h_client(h, "changer");
+    _cleanup_free_ char *res = NULL;
+    CHECK(mcpc_request(c, "mcpd/disconnect", "{\"server\":\"slowask\"}", &res) == 0);
+    _cleanup_json_ yajl_val changed = raw_read(&a, H_WAIT_MS);
+    CHECK_MSG(changed &&
+                  streq(json_get_string(changed, "method"), "notifications/tools/list_changed"),
+              "a server disconnected and the agent was not told its tools changed");
+    mcpc_free(c);
+    raw_close(&a);
+}
+
 int main(void)
 {
     Harness h;
@@ -887,6 +920,7 @@ int main(void)
     test_linger(&h, root1);
     test_logging(&h, uplog);
     test_stalled_reader(&h);
+    test_no_stray_list_changed(&h);
 
     if (h_failures)
         h_dump_log(&h);

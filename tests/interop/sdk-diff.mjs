@@ -499,11 +499,12 @@ const VIA_MCPD = {
     : `capabilities differ beyond tasks and experimental.mcpd: direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)}`),
   "asked the host at connect": (d, v) => (isDeepStrictEqual(d, [{ method: "roots/list" }]) && isDeepStrictEqual(v, []) ? null
     : `direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)}`),
-  // mcpd tells a new workspace's agents of its first lists (daemon/core/surface.c: "on the
-  // first change the hashes start empty"), so more list_changed may come right at connect; a
-  // host just lists again. Later ones must match ("list_changed heard").
-  "list_changed at connect": (d, v) => (d.every((m) => v.includes(m)) ? null
-    : `mcpd lacks ${d.filter((m) => !v.includes(m)).join(", ")} (direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)})`),
+  // At connect the server announces lists it has just filled in; mcpd has long listed them
+  // itself, and tells an agent of a change only when the lists it was given differ from the
+  // workspace's new ones (daemon/core/workspace.c, surface.c). So mcpd may leave these out,
+  // but never announces one the server did not. Later ones must match ("list_changed heard").
+  "list_changed at connect": (d, v) => (v.every((m) => d.includes(m)) ? null
+    : `mcpd adds ${v.filter((m) => !d.includes(m)).join(", ")} (direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)})`),
   "log message shape": (d, v) => (isDeepStrictEqual(d.map((m) => ({ ...m, logger: "everything" })), v) ? null
     : `direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)}`),
 };

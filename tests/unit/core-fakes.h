@@ -142,13 +142,18 @@ static inline void fake_ws_event(Workspace *ws)
     (void)ws;
 }
 
+static inline void fake_ws_changed(Workspace *ws, bool first)
+{
+    (void)ws, (void)first;
+}
+
 static const WorkspaceExt fake_ws_ext = {
     .expose_uri = fake_expose_uri,
     .rewrite_result = fake_rewrite_result,
     .raw_has_uris = fake_raw_has_uris,
     .passthrough = fake_passthrough,
     .list = fake_list,
-    .changed = fake_ws_event,
+    .changed = fake_ws_changed,
     .freed = fake_ws_event,
 };
 
