@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# readme-quickstart: the README's quick start, run as written against this build: the demo
-# config it writes, mcpd started with it, then every command of the second block; the last
-# one must print "hello from mcpd". The package install and the build lines are left out
-# (this build is the result of them).
+# readme-quickstart: the README's quick start, run as written against this build. First its one
+# command (.ci/quickstart, with this build as its build directory and the package check left
+# out: the packages are what built this), whose last line must be "hello from mcpd"; then the
+# step-by-step way: the demo config it writes, mcpd started with it, then every command of the
+# block after; the last one must print "hello from mcpd". The package install and the build
+# lines are left out (this build is the result of them).
 set -euo pipefail
 readme=$1 build=$2
 tmp=$(mktemp -d /tmp/mcpd-quickstart-XXXXXX)
@@ -12,6 +14,10 @@ cleanup() {
     if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
         wait "$pid" 2>/dev/null || true
     fi
+    # The one command's daemon is not our child: its pid file says which it is.
+    for f in "$tmp"/run/mcpd-quickstart-*/mcpd.pid; do
+        [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+    done
     rm -rf "$tmp"
     exit "$status"
 }
@@ -19,9 +25,13 @@ trap cleanup EXIT
 # The shell blocks of the "Quick start" section, in order.
 blocks=$(awk '/^## Quick start/{q=1; next} q && /^## /{exit} q && /^```sh$/{n++; in_=1; next}
               in_ && /^```$/{in_=0; next} in_{print n "\t" $0}' "$readme")
-first=$(awk -F'\t' '$1 == 1 {print $2}' <<<"$blocks")
-second=$(awk -F'\t' '$1 == 2 {print $2}' <<<"$blocks")
-[ -n "$first" ] && [ -n "$second" ] || { echo "README: no quick start blocks found" >&2; exit 1; }
+one=$(awk -F'\t' '$1 == 1 {print $2}' <<<"$blocks")
+first=$(awk -F'\t' '$1 == 2 {print $2}' <<<"$blocks")
+second=$(awk -F'\t' '$1 == 3 {print $2}' <<<"$blocks")
+[ -n "$one" ] && [ -n "$first" ] && [ -n "$second" ] ||
+    { echo "README: the quick start's three blocks are not there" >&2; exit 1; }
+[ "$one" = "bash .ci/quickstart" ] ||
+    { echo "README: the quick start's one command is not bash .ci/quickstart: $one" >&2; exit 1; }
 grep -q '^bash .ci/deps --runtime$' <<<"$first" ||
     { echo "README: the quick start must install with .ci/deps --runtime only" >&2; exit 1; }
 
@@ -31,6 +41,19 @@ ln -s "$build" "$tmp/build"
 export XDG_RUNTIME_DIR=$tmp/run HOME=$tmp/home XDG_CONFIG_HOME=$tmp/home/.config
 export XDG_CACHE_HOME=$tmp/home/.cache
 unset MCPD_SOCKET MCPD_SESSION
+
+# The one command, from the source tree the README is in.
+src=$(cd "$(dirname "$readme")" && pwd)
+out=$(QUICKSTART_DEPS=0 QUICKSTART_BUILD=$build bash "$src/.ci/quickstart" </dev/null) ||
+    { echo "bash .ci/quickstart failed:" >&2; echo "$out" >&2; exit 1; }
+last=$(tail -1 <<<"$out")
+echo "bash .ci/quickstart: last line: $last"
+[ "$last" = "hello from mcpd" ] || { echo "$out" >&2; exit 1; }
+# Again: it finds its daemon running and reuses it.
+out=$(QUICKSTART_DEPS=0 QUICKSTART_BUILD=$build bash "$src/.ci/quickstart" </dev/null)
+grep -q "already running" <<<"$out" && [ "$(tail -1 <<<"$out")" = "hello from mcpd" ] ||
+    { echo "a second bash .ci/quickstart did not reuse its daemon:" >&2; echo "$out" >&2; exit 1; }
+
 cd "$tmp"
 # First block: everything but installing and building; mcpd goes to the background.
 while IFS= read -r line; do
