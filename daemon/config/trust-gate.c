@@ -91,10 +91,13 @@ static void load_claude_settings(Trust *t, bool folder_trusted, bool *all_setp)
         yajl_val v = NULL;
         bool all;
         /* Broken files are reported by the claude provider, which reads them too. */
-        if (files[i].path &&
-            source_read_json(&quiet, files[i].path,
-                             files[i].project ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER, false,
-                             &v) == 0) {
+        int r = !files[i].path ? -ENOENT
+                : i == 0
+                    ? claude_managed_read(&quiet, files[i].path, &v, NULL)
+                    : source_read_json(&quiet, files[i].path,
+                                       files[i].project ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER,
+                                       false, &v);
+        if (r == 0) {
             if (!files[i].project && !*all_setp &&
                 json_get_bool(v, "enableAllProjectMcpServers", &all) == 0) {
                 t->claude_all = all;

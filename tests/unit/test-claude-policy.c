@@ -460,6 +460,82 @@ static void test_home_as_project(void)
     config_set_deinit(&set);
 }
 
+/*
+ * managed-settings.d/ beside managed-settings.json (code.claude.com/docs/en/settings, "Settings
+ * files"): every *.json there, in name order, merges over the base file: lists join (a deny
+ * list from the security team's fragment adds to the base's), a later fragment's scalar wins,
+ * dot files and other names are not read, and a fragment that does not parse is a problem
+ * naming it while the others still apply.
+ */
+static void test_managed_drop_ins(void)
+{
+    _cleanup_free_ char *etc = paths_dirname(managed);
+    _cleanup_free_ char *d = paths_join(etc, "managed-settings.d");
+    _cleanup_free_ char *sec = paths_join(d, "00-security.json");
+    _cleanup_free_ char *plat = paths_join(d, "50-platform.json");
+    _cleanup_free_ char *broken = paths_join(d, "60-broken.json");
+    _cleanup_free_ char *hidden = paths_join(d, ".90-draft.json");
+    _cleanup_free_ char *other = paths_join(d, "README.md");
+    ConfigSet set;
+
+    write_at(managed, "{\"deniedMcpServers\": [{\"serverName\": \"dangerous\"}],\n"
+                      " \"allowedMcpServers\": [{\"serverName\": \"docs\"}],\n"
+                      " \"allowManagedMcpServersOnly\": true}\n");
+    write_at(sec, "{\n"
+                  "  \"deniedMcpServers\": [\n"
+                  "    {\"serverName\": \"dangerous\"},\n"
+                  "    {\"serverUrl\": \"https://*.pastebin-mcp.example/*\"}\n"
+                  "  ]\n"
+                  "}\n");
+    write_at(plat, "{\n"
+                   "  \"allowManagedMcpServersOnly\": false,\n"
+                   "  \"permissions\": {\"deny\": [\"WebFetch\"]}\n"
+                   "}\n");
+    write_at(broken, "{\"deniedMcpServers\": [\n");
+    write_at(hidden, "{\"deniedMcpServers\": [{\"serverName\": \"fetch\"}]}\n");
+    write_at(other, "{\"deniedMcpServers\": [{\"serverName\": \"fetch\"}]}\n");
+    write_at(".claude/settings.json", "{\"allowedMcpServers\": [{\"serverName\": \"fetch\"}, "
+                                      "{\"serverName\": \"paste\"}]}\n");
+    write_at(
+        ".claude.json",
+        "{\"mcpServers\": {\n"
+        "  \"dangerous\": {\"command\": \"rm-everything\"},\n"
+        "  \"paste\": {\"type\": \"http\", \"url\": \"https://eu.pastebin-mcp.example/mcp\"},\n"
+        "  \"fetch\": {\"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"]}\n"
+        "}}\n");
+
+    discover(&set, NULL);
+    CHECK(config_set_find(&set, "dangerous") == NULL);
+    /* Denied by the fragment's list, joined to the base's. */
+    CHECK(config_set_find(&set, "paste") == NULL);
+    CHECK(find_skip(&set, "paste", "deniedMcpServers in ") != NULL);
+    /* The rule's own file is named. */
+    CHECK(find_problem(&set, "paste", "00-security.json") != NULL);
+    /*
+     * The platform fragment turned allowManagedMcpServersOnly off, so the user's own allowlist
+     * counts (with it on, fetch, a stdio server, would need a managed serverCommand entry); the
+     * dot file and README.md, which deny it, are not read.
+     */
+    CHECK(claude_winner(&set, "fetch") != NULL);
+    bool broken_named = false;
+    for (size_t i = 0; i < set.n_problems; i++)
+        broken_named |= set.problems[i].path && streq(set.problems[i].path, broken);
+    CHECK(broken_named);
+    CHECK(find_problem(&set, NULL, "README") == NULL);
+    config_set_deinit(&set);
+
+    /* Without the base file the fragments still apply. */
+    CHECK(unlink(managed) == 0);
+    CHECK(unlink(broken) == 0);
+    discover(&set, NULL);
+    CHECK(config_set_find(&set, "paste") == NULL && config_set_find(&set, "dangerous") == NULL);
+    CHECK(claude_winner(&set, "fetch") != NULL);
+    /* The two blocked servers only. */
+    CHECK_INTEQ((long long)set.n_problems, 2);
+    CHECK(find_problem(&set, "dangerous", "00-security.json") != NULL);
+    config_set_deinit(&set);
+}
+
 static void run_fresh(const char *name, void (*fn)(void))
 {
     home_setup();
@@ -483,5 +559,6 @@ int main(void)
     RUN_FRESH(test_settings_approvals);
     RUN_FRESH(test_copilot_repository_file);
     RUN_FRESH(test_home_as_project);
+    RUN_FRESH(test_managed_drop_ins);
     return test_main_result();
 }
