@@ -172,6 +172,32 @@ static char *env_dir(const char *value)
     return xstrdup(value);
 }
 
+/*
+ * $CLAUDE_CODE_PLUGIN_SEED_DIR: read-only plugin directories, separated by ':', empty parts
+ * skipped, "~" being home (Claude Code's pluginDirectories.ts, getPluginSeedDirs).
+ */
+static void seeds_load(ClaudeSettings *cs, ConfigSet *set)
+{
+    const char *env = getenv("CLAUDE_CODE_PLUGIN_SEED_DIR");
+    size_t over = 0;
+
+    for (const char *p = env; p && *p;) {
+        size_t n = strcspn(p, ":");
+        if (n && cs->n_seeds == CLAUDE_MAX_SEEDS)
+            over++;
+        else if (n) {
+            _cleanup_free_ char *one = xstrndup(p, n);
+            cs->seeds[cs->n_seeds++] = env_dir(one);
+        }
+        p += n + (p[n] == ':');
+    }
+    if (over)
+        config_set_problem(set, NULL, NULL,
+                           "CLAUDE_CODE_PLUGIN_SEED_DIR names %zu more directories than the %d "
+                           "read; the last ones are left out",
+                           over, CLAUDE_MAX_SEEDS);
+}
+
 /* The policy lists a settings file may hold. */
 static const char *const list_keys[] = {"allowedMcpServers", "deniedMcpServers"};
 
@@ -242,6 +268,7 @@ void claude_settings_load(ClaudeSettings *cs, ConfigSet *set, const char *root)
     cs->root = root;
     cs->dir = claude_config_dir();
     cs->plugins = cache && cache[0] ? env_dir(cache) : paths_join(cs->dir, "plugins");
+    seeds_load(cs, set);
     cs->scopes[CLAUDE_SCOPE_MANAGED].path = claude_managed_settings_path();
     cs->scopes[CLAUDE_SCOPE_USER].path = paths_join(cs->dir, "settings.json");
     if (root) {
@@ -269,6 +296,8 @@ void claude_settings_deinit(ClaudeSettings *cs)
     }
     free(cs->dir);
     free(cs->plugins);
+    for (size_t i = 0; i < cs->n_seeds; i++)
+        free(cs->seeds[i]);
     json_free(cs->provided_urls);
     json_free(cs->managed_parts);
     memset(cs, 0, sizeof(*cs));

@@ -32,9 +32,17 @@ typedef enum ClaudeOrigin {
     CLAUDE_ORIGIN_PROVIDED, /* managedMcpServers of the managed settings: the organization's */
 } ClaudeOrigin;
 
+/*
+ * Plugin seed directories read from $CLAUDE_CODE_PLUGIN_SEED_DIR at most: an image has one, a
+ * layered one (base, organization, team) a few; more are reported and left out.
+ */
+#define CLAUDE_MAX_SEEDS 16
+
 typedef struct ClaudeSettings {
-    char *dir;     /* $CLAUDE_CONFIG_DIR, else ~/.claude */
-    char *plugins; /* $CLAUDE_CODE_PLUGIN_CACHE_DIR, else <dir>/plugins */
+    char *dir;                     /* $CLAUDE_CONFIG_DIR, else ~/.claude */
+    char *plugins;                 /* $CLAUDE_CODE_PLUGIN_CACHE_DIR, else <dir>/plugins */
+    char *seeds[CLAUDE_MAX_SEEDS]; /* $CLAUDE_CODE_PLUGIN_SEED_DIR, split at ':', in order */
+    size_t n_seeds;
     const char *root;
     ClaudeScope scopes[CLAUDE_N_SCOPES];
     bool strict_mcp;        /* strictPluginOnlyCustomization locks the "mcp" surface */

@@ -42,6 +42,7 @@ static void home_setup(void)
     unsetenv("CODEX_HOME");
     unsetenv("CLAUDE_CONFIG_DIR");
     unsetenv("CLAUDE_CODE_PLUGIN_CACHE_DIR");
+    unsetenv("CLAUDE_CODE_PLUGIN_SEED_DIR");
     unsetenv("COPILOT_HOME");
 }
 
@@ -536,6 +537,73 @@ static void test_managed_drop_ins(void)
     config_set_deinit(&set);
 }
 
+/*
+ * $CLAUDE_CODE_PLUGIN_SEED_DIR (code.claude.com/docs/en/plugins/org, "Seed containers and
+ * CI"): read-only plugin directories baked into an image, ':'-separated, "~" home. A plugin
+ * enabled in settings and installed nowhere else comes from the first seed holding it, at the
+ * version the seed's installed_plugins.json records (the seed was built at another path), else
+ * its last version directory; a seed plugin nobody enabled is not loaded, and one only a
+ * project's settings enable is held back by the trust gate like any plugin.
+ */
+static void test_plugin_seed(void)
+{
+    _cleanup_free_ char *seed_a = paths_join(tmp, "opt/claude-seed");
+    _cleanup_free_ char *seed_b = paths_join(home, "seed-b");
+    _cleanup_free_ char *fmt1 = paths_join(seed_a, "cache/acme/fmt/1.0.0");
+    _cleanup_free_ char *fmt2 = paths_join(seed_a, "cache/acme/fmt/2.0.0");
+    _cleanup_free_ char *fmt9 = paths_join(seed_b, "cache/acme/fmt/9.9.9");
+    _cleanup_free_ char *db = paths_join(seed_b, "cache/acme/db/3.1.0");
+    _cleanup_free_ char *idle = paths_join(seed_b, "cache/acme/idle/1.0.0");
+    _cleanup_free_ char *proj = paths_join(seed_b, "cache/acme/proj/0.1.0");
+    _cleanup_free_ char *project = paths_join(tmp, "work/repo");
+    _cleanup_free_ char *env = xasprintf("%s::~/seed-b", seed_a);
+    ConfigSet set;
+
+    setenv("CLAUDE_CODE_PLUGIN_SEED_DIR", env, 1);
+    write_at(managed, "{\"enabledPlugins\": {\"fmt@acme\": true}}\n");
+    write_at(".claude/settings.json", "{\"enabledPlugins\": {\"db@acme\": true}}\n");
+    _cleanup_free_ char *installed = paths_join(seed_a, "installed_plugins.json");
+    write_at(installed, "{\"version\": 2, \"plugins\": {\"fmt@acme\": [{\"scope\": \"user\", "
+                        "\"installPath\": \"/build/seed/cache/acme/fmt/1.0.0\"}]}}\n");
+    const char *dirs[][2] = {{fmt1, "fmt-one"}, {fmt2, "fmt-two"}, {fmt9, "fmt-nine"},
+                             {db, "db"},        {idle, "idle"},    {proj, "proj"}};
+    for (size_t i = 0; i < N_ELEMENTS(dirs); i++) {
+        _cleanup_free_ char *mcp = paths_join(dirs[i][0], ".mcp.json");
+        _cleanup_free_ char *text = xasprintf(
+            "{\"mcpServers\": {\"%s\": {\"command\": \"${CLAUDE_PLUGIN_ROOT}/bin/server\"}}}\n",
+            dirs[i][1]);
+        write_at(mcp, text);
+    }
+
+    discover(&set, NULL);
+    const ServerConfig *c = claude_winner(&set, "fmt-one");
+    _cleanup_free_ char *want = paths_join(fmt1, "bin/server");
+    CHECK(c && streq(c->command, want) && c->source.level == CONFIG_LEVEL_USER);
+    CHECK(config_set_find(&set, "fmt-two") == NULL && config_set_find(&set, "fmt-nine") == NULL);
+    CHECK(claude_winner(&set, "db") != NULL);
+    CHECK(config_set_find(&set, "idle") == NULL && config_set_find(&set, "proj") == NULL);
+    CHECK_INTEQ((long long)set.n_problems, 0);
+    config_set_deinit(&set);
+
+    /* Without the seed's record: the last version. */
+    CHECK(unlink(installed) == 0);
+    discover(&set, NULL);
+    CHECK(claude_winner(&set, "fmt-two") != NULL && config_set_find(&set, "fmt-one") == NULL);
+    config_set_deinit(&set);
+
+    /* A project's settings enabling a seed plugin: gated, recorded against that file. */
+    _cleanup_free_ char *proj_settings = paths_join(project, ".claude/settings.json");
+    write_at(proj_settings, "{\"enabledPlugins\": {\"proj@acme\": true}}\n");
+    _cleanup_free_ char *root = realpath(project, NULL);
+    CHECK(root != NULL);
+    discover(&set, root);
+    CHECK(config_set_find(&set, "proj") == NULL);
+    const ConfigSkip *k = find_skip(&set, "proj", "untrusted");
+    CHECK(k && k->source.level == CONFIG_LEVEL_PROJECT && strstr(k->source.path, ".claude"));
+    config_set_deinit(&set);
+    unsetenv("CLAUDE_CODE_PLUGIN_SEED_DIR");
+}
+
 static void run_fresh(const char *name, void (*fn)(void))
 {
     home_setup();
@@ -560,5 +628,6 @@ int main(void)
     RUN_FRESH(test_copilot_repository_file);
     RUN_FRESH(test_home_as_project);
     RUN_FRESH(test_managed_drop_ins);
+    RUN_FRESH(test_plugin_seed);
     return test_main_result();
 }
