@@ -521,6 +521,25 @@ static const char *const unhonoured_fields[][2] = {
     {"sandbox", "VS Code's sandbox settings, which mcpd does not apply"},
 };
 
+/*
+ * Members of an "oauth" object other agents write that mcpd's sign-in (daemon/upstream/oauth.c)
+ * does not read, with what to write instead: each is a warning, the rest of the object stands.
+ */
+static const char *const unhonoured_oauth[][2] = {
+    {"authServerMetadataUrl",
+     "Claude Code's override of where the authorization server's metadata is: mcpd finds it from "
+     "the server (RFC 9728, then RFC 8414); if that fails, give \"oauth.authorizationUrl\" and "
+     "\"oauth.tokenUrl\""},
+};
+
+static void check_oauth(ServerConfig *c, StrBuf *warn)
+{
+    for (size_t i = 0; i < N_ELEMENTS(unhonoured_oauth); i++)
+        if (json_get(c->oauth, unhonoured_oauth[i][0]))
+            strbuf_printf(warn, "Server \"%s\": \"oauth.%s\" is ignored (%s)\n", c->name,
+                          unhonoured_oauth[i][0], unhonoured_oauth[i][1]);
+}
+
 /* Unknown fields are ignored, with a warning that names them (and the near miss, if any). */
 static void check_unknown_fields(ServerConfig *c, yajl_val obj, StrBuf *warn)
 {
@@ -572,6 +591,7 @@ static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
         (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
         (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
         return r;
+    check_oauth(c, warn);
     return validate(c, err);
 }
 

@@ -810,6 +810,11 @@ static void test_problem_fields(void)
     expect_field("{\"command\": \"x\", \"timeout\": \"soon\"}", "timeout", true);
     expect_field("{\"command\": \"x\", \"headersHelper\": \"h.sh\"}", "headersHelper", true);
     expect_field("{\"command\": \"x\", \"url\": \"https://h\"}", NULL, false);
+    /* Claude Code's OAuth discovery override is not honoured: said, with what to write. */
+    expect_field("{\"type\": \"http\", \"url\": \"https://h/mcp\", \"oauth\": {\"clientId\": "
+                 "\"abc\", \"callbackPort\": 8080, \"authServerMetadataUrl\": "
+                 "\"https://auth.example.com/.well-known/openid-configuration\"}}",
+                 "oauth.authServerMetadataUrl", true);
 
     CHECK(from_text("claude-ws", "{\"type\": \"ws\", \"url\": \"wss://mcp.example.com/ws\"}", NULL,
                     &set) == NULL);
