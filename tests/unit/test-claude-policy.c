@@ -604,6 +604,62 @@ static void test_plugin_seed(void)
     unsetenv("CLAUDE_CODE_PLUGIN_SEED_DIR");
 }
 
+/*
+ * Claude Code reads the .mcp.json of the directory it starts in and of every directory above it,
+ * the nearer file winning (a monorepo's shared servers, a package's own). The parents' files are
+ * project files too: their servers wait for approval like the project's own (the trust rule: a
+ * clone must not run anything by itself), and Claude Code's approval of a name counts for them.
+ */
+static void test_mcp_json_parents(void)
+{
+    _cleanup_free_ char *mono = paths_join(tmp, "work/mono");
+    _cleanup_free_ char *pkg = paths_join(mono, "packages/api");
+    _cleanup_free_ char *top = paths_join(mono, ".mcp.json");
+    _cleanup_free_ char *own = paths_join(pkg, ".mcp.json");
+    ConfigSet set;
+
+    write_at(top, "{\"mcpServers\": {\n"
+                  "  \"db\": {\"command\": \"npx\", \"args\": [\"-y\", \"@acme/db-mcp\"]},\n"
+                  "  \"docs\": {\"type\": \"http\", \"url\": \"https://docs.acme.dev/mcp\"}\n"
+                  "}}\n");
+    write_at(own, "{\"mcpServers\": {\"db\": {\"command\": \"./scripts/db-mcp\"}}}\n");
+    _cleanup_free_ char *root = realpath(pkg, NULL);
+    _cleanup_free_ char *top_real = realpath(top, NULL);
+    CHECK(root != NULL && top_real != NULL);
+
+    discover(&set, root);
+    /* Nothing runs before approval, the parent's servers included. */
+    CHECK(config_set_find(&set, "db") == NULL && config_set_find(&set, "docs") == NULL);
+    const ConfigSkip *k = find_skip(&set, "docs", "untrusted");
+    CHECK(k && streq(k->source.path, top_real));
+    config_set_deinit(&set);
+
+    /* mcpctl trust approves the parent's servers with the project's. */
+    _cleanup_free_ char *why = NULL;
+    Settings st;
+    settings_init(&st);
+    CHECK_INTEQ(trust_approve_root(root, &st, NULL, NULL, &why), 0);
+    discover(&set, root);
+    CHECK(claude_winner(&set, "docs") != NULL && claude_winner(&set, "db") != NULL);
+    config_set_deinit(&set);
+    size_t revoked = 0;
+    CHECK_INTEQ(trust_revoke_root(root, NULL, &revoked, &why), 0);
+    CHECK_INTEQ((long long)revoked, 2);
+
+    _cleanup_free_ char *approved = xasprintf(
+        "{\"projects\": {\"%s\": {\"enabledMcpjsonServers\": [\"db\", \"docs\"]}}}\n", root);
+    write_at(".claude.json", approved);
+    discover(&set, root);
+    const ServerConfig *db = claude_winner(&set, "db"), *docs = claude_winner(&set, "docs");
+    _cleanup_free_ char *own_real = realpath(own, NULL);
+    /* The package's own entry of db wins over the monorepo's. */
+    CHECK(db && own_real && streq(db->source.path, own_real) &&
+          strstr(db->command, "scripts/db-mcp"));
+    CHECK(docs && streq(docs->source.path, top_real));
+    CHECK(find_skip(&set, "db", "shadowed") != NULL);
+    config_set_deinit(&set);
+}
+
 static void run_fresh(const char *name, void (*fn)(void))
 {
     home_setup();
@@ -629,5 +685,6 @@ int main(void)
     RUN_FRESH(test_home_as_project);
     RUN_FRESH(test_managed_drop_ins);
     RUN_FRESH(test_plugin_seed);
+    RUN_FRESH(test_mcp_json_parents);
     return test_main_result();
 }
