@@ -442,7 +442,6 @@ static yajl_val scope_list(const ClaudeSettings *cs, int i, const char *key)
     return json_get_array(cs->scopes[i].root, key);
 }
 
-/* Whether a deniedMcpServers entry matches: *fromp the file, *entryp the entry. */
 /*
  * Which managed file (the base or a managed-settings.d fragment) sets key, holding rule in it
  * when rule is not NULL: the last one, as the last one decides a scalar. The base path when
@@ -463,6 +462,7 @@ static const char *managed_file(const ClaudeSettings *cs, const char *key, yajl_
     return cs->scopes[CLAUDE_SCOPE_MANAGED].path;
 }
 
+/* Whether a deniedMcpServers entry matches: *fromp the file, *entryp the entry. */
 static bool denied(const ClaudeSettings *cs, const Seen *s, const char **fromp, yajl_val *entryp)
 {
     for (int i = 0; i < CLAUDE_N_SCOPES; i++) {
