@@ -357,7 +357,8 @@ static void load_installed(const ConfigSource *src, const Settings *settings, Co
  * The directory of plugin id in seed: <seed>/cache/<marketplace>/<plugin>/<version>, the version
  * the seed's own installed_plugins.json records (Claude Code installed it there when the seed was
  * built; the seed may be mounted elsewhere since, so only the last part of its installPath is
- * used), else the last version directory in name order. NULL when the seed does not hold it.
+ * used), else the newest version directory (by version order: 10.0.0 after 9.0.0). NULL when
+ * the seed does not hold it.
  */
 static char *seed_plugin_dir(ConfigSet *set, const char *seed, const char *id)
 {
@@ -382,8 +383,13 @@ static char *seed_plugin_dir(ConfigSet *set, const char *seed, const char *id)
             if (streq(versions[i], version + 1))
                 found = paths_join(dir, versions[i]);
     }
-    if (!found && n)
-        found = paths_join(dir, versions[n - 1]);
+    for (size_t i = 0; !found && i < n; i++) {
+        size_t newest = 0;
+        for (size_t j = 1; j < n; j++) /* "10.0.0" after "9.0.0" */
+            if (strverscmp(versions[j], versions[newest]) > 0)
+                newest = j;
+        found = paths_join(dir, versions[newest]);
+    }
     for (size_t i = 0; i < n; i++)
         free(versions[i]);
     return found;

@@ -550,7 +550,8 @@ static void test_plugin_seed(void)
     _cleanup_free_ char *seed_a = paths_join(tmp, "opt/claude-seed");
     _cleanup_free_ char *seed_b = paths_join(home, "seed-b");
     _cleanup_free_ char *fmt1 = paths_join(seed_a, "cache/acme/fmt/1.0.0");
-    _cleanup_free_ char *fmt2 = paths_join(seed_a, "cache/acme/fmt/2.0.0");
+    _cleanup_free_ char *fmt2 = paths_join(seed_a, "cache/acme/fmt/10.0.0");
+    _cleanup_free_ char *fmt3 = paths_join(seed_a, "cache/acme/fmt/9.0.0");
     _cleanup_free_ char *fmt9 = paths_join(seed_b, "cache/acme/fmt/9.9.9");
     _cleanup_free_ char *db = paths_join(seed_b, "cache/acme/db/3.1.0");
     _cleanup_free_ char *idle = paths_join(seed_b, "cache/acme/idle/1.0.0");
@@ -565,8 +566,9 @@ static void test_plugin_seed(void)
     _cleanup_free_ char *installed = paths_join(seed_a, "installed_plugins.json");
     write_at(installed, "{\"version\": 2, \"plugins\": {\"fmt@acme\": [{\"scope\": \"user\", "
                         "\"installPath\": \"/build/seed/cache/acme/fmt/1.0.0\"}]}}\n");
-    const char *dirs[][2] = {{fmt1, "fmt-one"}, {fmt2, "fmt-two"}, {fmt9, "fmt-nine"},
-                             {db, "db"},        {idle, "idle"},    {proj, "proj"}};
+    const char *dirs[][2] = {{fmt1, "fmt-one"},  {fmt2, "fmt-two"}, {fmt3, "fmt-three"},
+                             {fmt9, "fmt-nine"}, {db, "db"},        {idle, "idle"},
+                             {proj, "proj"}};
     for (size_t i = 0; i < N_ELEMENTS(dirs); i++) {
         _cleanup_free_ char *mcp = paths_join(dirs[i][0], ".mcp.json");
         _cleanup_free_ char *text = xasprintf(
@@ -585,10 +587,11 @@ static void test_plugin_seed(void)
     CHECK_INTEQ((long long)set.n_problems, 0);
     config_set_deinit(&set);
 
-    /* Without the seed's record: the last version. */
+    /* Without the seed's record: the newest version (10.0.0, not 9.0.0 as names sort). */
     CHECK(unlink(installed) == 0);
     discover(&set, NULL);
-    CHECK(claude_winner(&set, "fmt-two") != NULL && config_set_find(&set, "fmt-one") == NULL);
+    CHECK(claude_winner(&set, "fmt-two") != NULL && config_set_find(&set, "fmt-one") == NULL &&
+          config_set_find(&set, "fmt-three") == NULL);
     config_set_deinit(&set);
 
     /* A project's settings enabling a seed plugin: gated, recorded against that file. */
