@@ -61,15 +61,8 @@ int ctl_verb_reload(Ctl *ctl, char **args, int n)
     }
     if (servers && !servers->u.object.len)
         printf("  (no server changed)\n");
-    for (size_t i = 0; i < json_array_len(problems); i++) {
-        yajl_val p = json_array_at(problems, i);
-        const char *path = json_get_string(p, "path"), *err = json_get_string(p, "error") ?: "";
-        bool warning = streq(json_get_string(p, "severity") ?: "", "warning");
-        /* Messages that give their file:line:column say where already. */
-        bool placed = path && strstr(err, path);
-        fprintf(stderr, "%s: %s%s%s\n", warning ? "warning" : "problem",
-                path && !placed ? path : "", path && !placed ? ": " : "", err);
-    }
+    for (size_t i = 0; i < json_array_len(problems); i++)
+        ctl_print_problem(stderr, "", json_array_at(problems, i));
     return code;
 }
 

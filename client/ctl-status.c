@@ -170,14 +170,8 @@ static void show_status(const Ctl *ctl, yajl_val st)
     if (!json_array_len(servers))
         printf("(no servers configured)\n");
     show_agents(agents);
-    for (size_t i = 0; i < json_array_len(problems); i++) {
-        yajl_val p = json_array_at(problems, i);
-        const char *path = json_get_string(p, "path"), *err = json_get_string(p, "error") ?: "";
-        bool placed = path && strstr(err, path);
-        printf("%sconfig %s: %s%s%s\n", i ? "" : "\n",
-               streq(json_get_string(p, "severity") ?: "", "warning") ? "warning" : "problem",
-               path && !placed ? path : "", path && !placed ? ": " : "", err);
-    }
+    for (size_t i = 0; i < json_array_len(problems); i++)
+        ctl_print_problem(stdout, i ? "config " : "\nconfig ", json_array_at(problems, i));
     printf("\n* deferred: tools shown from the cache or the last known list until the server "
            "connects; CACHE: age of the cached tool list\n");
 }

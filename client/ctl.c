@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "client/ctl.h"
 #include "common/json.h"
@@ -83,4 +84,24 @@ void ctl_print_json(yajl_val v)
     _cleanup_free_ char *s = json_to_string(v);
 
     printf("%s\n", s);
+}
+
+void ctl_print_problem(FILE *out, const char *lead, yajl_val p)
+{
+    const char *path = json_get_string(p, "path"), *err = json_get_string(p, "error") ?: "";
+    const char *server = json_get_string(p, "server"), *field = json_get_string(p, "field");
+    bool warning = streq(json_get_string(p, "severity") ?: "", "warning");
+    _cleanup_free_ char *prefix = server ? xasprintf("Server \"%s\": ", server) : NULL;
+
+    if (prefix && startswith(err, prefix))
+        err += strlen(prefix);
+    fprintf(out, "%s%s: ", lead, warning ? "warning" : "problem");
+    /* Messages that give their file:line:column say where already. */
+    if (path && !strstr(err, path))
+        fprintf(out, "%s: ", path);
+    if (server)
+        fprintf(out, "server \"%s\"%s", server, field ? ", " : ": ");
+    if (field)
+        fprintf(out, "field \"%s\": ", field);
+    fprintf(out, "%s\n", err);
 }

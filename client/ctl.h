@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <yajl/yajl_tree.h>
 
@@ -51,3 +52,10 @@ int ctl_request(Ctl *ctl, const char *method, const char *params, char **outp);
 void ctl_fmt_age(char *buf, size_t n, int64_t since_ms);
 /** Print a value as one line of JSON (--json). */
 void ctl_print_json(yajl_val v);
+/**
+ * Print one config problem of mcpd ({path, server, field, error, severity}) on one line:
+ * "<lead><warning|problem>: <file>: server "<name>", field "<field>": <what and what to do>".
+ * The file is left out when the message places itself (file:line:column), the server's
+ * 'Server "<name>": ' lead-in of the message when the line names the server already.
+ */
+void ctl_print_problem(FILE *out, const char *lead, yajl_val problem);

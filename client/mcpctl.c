@@ -85,11 +85,8 @@ static void show_config(yajl_val r)
                json_get_string(e, "provider"), json_get_string(e, "level"),
                json_get_string(e, "path") ?: "-", json_get_string(e, "reason"));
     }
-    for (size_t i = 0; i < json_array_len(problems); i++) {
-        yajl_val e = json_array_at(problems, i);
-        printf("%sproblem: %s%s%s\n", i ? "" : "\n", json_get_string(e, "path") ?: "",
-               json_get_string(e, "path") ? ": " : "", json_get_string(e, "error"));
-    }
+    for (size_t i = 0; i < json_array_len(problems); i++)
+        ctl_print_problem(stdout, i ? "" : "\n", json_array_at(problems, i));
 }
 
 /* config [--cwd DIR]: from the daemon when it runs (it knows --config), else in-process. */

@@ -55,6 +55,113 @@ char *claude_managed_settings_path(void)
     return xstrdup(CLAUDE_MANAGED_SETTINGS);
 }
 
+/*
+ * Drop-in files read from managed-settings.d: Claude Code sets no limit, but the directory is an
+ * administrator's, one fragment per team or policy (a few, in practice); 256 keeps a stray
+ * directory of generated files from costing a discovery more than 256 small parses.
+ */
+#define CLAUDE_MAX_DROP_INS 256
+/* Nesting followed when merging a fragment: settings are a few levels deep (hooks: 4). */
+#define CLAUDE_MERGE_DEPTH 64
+
+/* Whether arr holds a scalar equal to v (objects and arrays are never the same, as in lodash). */
+static bool array_has_scalar(yajl_val arr, yajl_val v)
+{
+    if (YAJL_IS_OBJECT(v) || YAJL_IS_ARRAY(v))
+        return false;
+    for (size_t i = 0; i < arr->u.array.len; i++)
+        if (json_equal(arr->u.array.values[i], v))
+            return true;
+    return false;
+}
+
+/*
+ * Claude Code's merge of one settings source over another (lodash mergeWith with its
+ * customizer): objects merge key by key, arrays concatenate with repeated scalars dropped,
+ * anything else is replaced. Takes over and returns the merged value.
+ */
+static yajl_val settings_merge(yajl_val base, yajl_val over, int depth)
+{
+    if (YAJL_IS_OBJECT(base) && YAJL_IS_OBJECT(over) && depth < CLAUDE_MERGE_DEPTH) {
+        for (size_t i = 0; i < over->u.object.len; i++) {
+            const char *k = over->u.object.keys[i];
+            yajl_val theirs = over->u.object.values[i];
+            size_t j = 0;
+            over->u.object.values[i] = NULL; /* taken */
+            while (j < base->u.object.len && !streq(base->u.object.keys[j], k))
+                j++;
+            if (j == base->u.object.len)
+                json_object_set(base, k, theirs);
+            else
+                base->u.object.values[j] =
+                    settings_merge(base->u.object.values[j], theirs, depth + 1);
+        }
+        json_free(over);
+        return base;
+    }
+    if (YAJL_IS_ARRAY(base) && YAJL_IS_ARRAY(over)) {
+        for (size_t i = 0; i < over->u.array.len; i++) {
+            yajl_val v = over->u.array.values[i];
+            if (array_has_scalar(base, v))
+                continue;
+            json_array_push(base, json_copy(v));
+        }
+        json_free(over);
+        return base;
+    }
+    json_free(base);
+    return over;
+}
+
+int claude_managed_read(ConfigSet *set, const char *path, yajl_val *outp, yajl_val *partsp)
+{
+    _cleanup_free_ char *base_dir = paths_dirname(path);
+    _cleanup_free_ char *dir = paths_join(base_dir, "managed-settings.d");
+    char *names[CLAUDE_MAX_DROP_INS];
+    yajl_val root = NULL;
+    int r = source_read_json(set, path, CONFIG_LEVEL_USER, false, &root);
+    size_t n = source_list_dir(set, dir, ".json", names, N_ELEMENTS(names),
+                               "managed-settings.d fragments");
+
+    if (partsp) {
+        *partsp = json_object_new();
+        if (r == 0)
+            json_object_set(*partsp, path, json_copy(root));
+    }
+
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_free_ char *frag = paths_join(dir, names[i]);
+        yajl_val v = NULL;
+        free(names[i]);
+        /* A fragment that does not parse is left out; the others still apply. */
+        if (source_read_json(set, frag, CONFIG_LEVEL_USER, false, &v) < 0)
+            continue;
+        if (!YAJL_IS_OBJECT(v)) {
+            config_set_problem(set, frag, NULL,
+                               "the top level must be an object, not %s; Claude Code leaves "
+                               "this fragment out, and so does mcpd",
+                               json_type_name(v));
+            json_free(v);
+            continue;
+        }
+        if (r < 0 && r != -ENOENT) {
+            json_free(v); /* a broken base file: reported, and the policy stays broken */
+            continue;
+        }
+        if (partsp)
+            json_object_set(*partsp, frag, json_copy(v));
+        if (root)
+            root = YAJL_IS_OBJECT(root) ? settings_merge(root, v, 0) : root;
+        else
+            root = v;
+        if (root != v && !YAJL_IS_OBJECT(root))
+            json_free(v); /* a base that is not an object is reported by the caller */
+        r = 0;
+    }
+    *outp = r == 0 ? root : json_free(root);
+    return r;
+}
+
 /* A directory from the environment, "~" and "~/..." being home (Claude Code's expandTilde). */
 static char *env_dir(const char *value)
 {
@@ -65,14 +172,42 @@ static char *env_dir(const char *value)
     return xstrdup(value);
 }
 
+/*
+ * $CLAUDE_CODE_PLUGIN_SEED_DIR: read-only plugin directories, separated by ':', empty parts
+ * skipped, "~" being home (Claude Code's pluginDirectories.ts, getPluginSeedDirs).
+ */
+static void seeds_load(ClaudeSettings *cs, ConfigSet *set)
+{
+    const char *env = getenv("CLAUDE_CODE_PLUGIN_SEED_DIR");
+    size_t over = 0;
+
+    for (const char *p = env; p && *p;) {
+        size_t n = strcspn(p, ":");
+        if (n && cs->n_seeds == CLAUDE_MAX_SEEDS)
+            over++;
+        else if (n) {
+            _cleanup_free_ char *one = xstrndup(p, n);
+            cs->seeds[cs->n_seeds++] = env_dir(one);
+        }
+        p += n + (p[n] == ':');
+    }
+    if (over)
+        config_set_problem(set, NULL, NULL,
+                           "CLAUDE_CODE_PLUGIN_SEED_DIR names %zu more directories than the %d "
+                           "read; the last ones are left out",
+                           over, CLAUDE_MAX_SEEDS);
+}
+
 /* The policy lists a settings file may hold. */
 static const char *const list_keys[] = {"allowedMcpServers", "deniedMcpServers"};
 
 static void scope_load(ClaudeSettings *cs, ConfigSet *set, ClaudeScopeId id, ConfigLevel level)
 {
     ClaudeScope *sc = &cs->scopes[id];
-    /* Claude Code reads its settings files as plain JSON. */
-    int r = source_read_json(set, sc->path, level, false, &sc->root);
+    /* Claude Code reads its settings files as plain JSON; managed-settings.d/ merges over one. */
+    int r = id == CLAUDE_SCOPE_MANAGED
+                ? claude_managed_read(set, sc->path, &sc->root, &cs->managed_parts)
+                : source_read_json(set, sc->path, level, false, &sc->root);
 
     if (r < 0) {
         sc->broken = r != -ENOENT;
@@ -133,6 +268,7 @@ void claude_settings_load(ClaudeSettings *cs, ConfigSet *set, const char *root)
     cs->root = root;
     cs->dir = claude_config_dir();
     cs->plugins = cache && cache[0] ? env_dir(cache) : paths_join(cs->dir, "plugins");
+    seeds_load(cs, set);
     cs->scopes[CLAUDE_SCOPE_MANAGED].path = claude_managed_settings_path();
     cs->scopes[CLAUDE_SCOPE_USER].path = paths_join(cs->dir, "settings.json");
     if (root) {
@@ -160,7 +296,10 @@ void claude_settings_deinit(ClaudeSettings *cs)
     }
     free(cs->dir);
     free(cs->plugins);
+    for (size_t i = 0; i < cs->n_seeds; i++)
+        free(cs->seeds[i]);
     json_free(cs->provided_urls);
+    json_free(cs->managed_parts);
     memset(cs, 0, sizeof(*cs));
 }
 
@@ -303,6 +442,26 @@ static yajl_val scope_list(const ClaudeSettings *cs, int i, const char *key)
     return json_get_array(cs->scopes[i].root, key);
 }
 
+/*
+ * Which managed file (the base or a managed-settings.d fragment) sets key, holding rule in it
+ * when rule is not NULL: the last one, as the last one decides a scalar. The base path when
+ * none does.
+ */
+static const char *managed_file(const ClaudeSettings *cs, const char *key, yajl_val rule)
+{
+    yajl_val parts = cs->managed_parts;
+
+    for (size_t i = YAJL_IS_OBJECT(parts) ? parts->u.object.len : 0; i-- > 0;) {
+        yajl_val v = json_get(parts->u.object.values[i], key);
+        bool holds = v && !rule;
+        for (size_t j = 0; rule && j < json_array_len(v); j++)
+            holds |= json_equal(json_array_at(v, j), rule);
+        if (holds)
+            return parts->u.object.keys[i];
+    }
+    return cs->scopes[CLAUDE_SCOPE_MANAGED].path;
+}
+
 /* Whether a deniedMcpServers entry matches: *fromp the file, *entryp the entry. */
 static bool denied(const ClaudeSettings *cs, const Seen *s, const char **fromp, yajl_val *entryp)
 {
@@ -310,8 +469,9 @@ static bool denied(const ClaudeSettings *cs, const Seen *s, const char **fromp, 
         yajl_val list = scope_list(cs, i, "deniedMcpServers");
         for (size_t j = 0; j < json_array_len(list); j++)
             if (entry_matches(json_array_at(list, j), s, cs->root)) {
-                *fromp = cs->scopes[i].path;
                 *entryp = json_array_at(list, j);
+                *fromp = i == CLAUDE_SCOPE_MANAGED ? managed_file(cs, "deniedMcpServers", *entryp)
+                                                   : cs->scopes[i].path;
                 return true;
             }
     }
@@ -332,7 +492,9 @@ static bool allowed(const ClaudeSettings *cs, const Seen *s, bool *setp, StrBuf 
         if (!list)
             continue;
         *setp = true;
-        strbuf_printf(files, "%s%s", files->len ? ", " : "", cs->scopes[i].path);
+        strbuf_printf(files, "%s%s", files->len ? ", " : "",
+                      i == CLAUDE_SCOPE_MANAGED ? managed_file(cs, "allowedMcpServers", NULL)
+                                                : cs->scopes[i].path);
         for (size_t j = 0; j < json_array_len(list); j++) {
             yajl_val e = json_array_at(list, j);
             Kind k = entry_kind(e);
@@ -382,7 +544,7 @@ bool claude_policy_blocks(const ClaudeSettings *cs, const char *name, yajl_val e
                           "strictPluginOnlyCustomization lets MCP servers come only from plugins "
                           "and managed settings, so Claude Code does not load it and neither "
                           "does mcpd",
-                          name, cs->scopes[CLAUDE_SCOPE_MANAGED].path);
+                          name, managed_file(cs, "strictPluginOnlyCustomization", NULL));
         return true;
     }
     seen_init(&s, name, entry, cs->root);

@@ -32,13 +32,22 @@ typedef enum ClaudeOrigin {
     CLAUDE_ORIGIN_PROVIDED, /* managedMcpServers of the managed settings: the organization's */
 } ClaudeOrigin;
 
+/*
+ * Plugin seed directories read from $CLAUDE_CODE_PLUGIN_SEED_DIR at most: an image has one, a
+ * layered one (base, organization, team) a few; more are reported and left out.
+ */
+#define CLAUDE_MAX_SEEDS 16
+
 typedef struct ClaudeSettings {
-    char *dir;     /* $CLAUDE_CONFIG_DIR, else ~/.claude */
-    char *plugins; /* $CLAUDE_CODE_PLUGIN_CACHE_DIR, else <dir>/plugins */
+    char *dir;                     /* $CLAUDE_CONFIG_DIR, else ~/.claude */
+    char *plugins;                 /* $CLAUDE_CODE_PLUGIN_CACHE_DIR, else <dir>/plugins */
+    char *seeds[CLAUDE_MAX_SEEDS]; /* $CLAUDE_CODE_PLUGIN_SEED_DIR, split at ':', in order */
+    size_t n_seeds;
     const char *root;
     ClaudeScope scopes[CLAUDE_N_SCOPES];
     bool strict_mcp;        /* strictPluginOnlyCustomization locks the "mcp" surface */
     yajl_val provided_urls; /* URLs of the managedMcpServers loaded (array, owned), or NULL */
+    yajl_val managed_parts; /* each managed file read, by path: base, then fragments (owned) */
 } ClaudeSettings;
 
 /**
@@ -53,6 +62,15 @@ void claude_settings_deinit(ClaudeSettings *cs);
 char *claude_config_dir(void);
 /** The managed settings file: $MCPD_CLAUDE_MANAGED_SETTINGS, ... (see the .c; to free). */
 char *claude_managed_settings_path(void);
+/**
+ * Claude Code's managed settings: the file at path, then each *.json of the managed-settings.d
+ * directory beside it (no dot files), in name order, merged over it as Claude Code merges
+ * settings (objects key by key, lists joined without repeats, other values replaced). A
+ * fragment that cannot be read or is not an object is a problem and is left out. -ENOENT when
+ * neither the file nor a fragment exists; other failures of the file are recorded in set.
+ * partsp (may be NULL): each file read, by path, so that a rule can name its own file.
+ */
+int claude_managed_read(ConfigSet *set, const char *path, yajl_val *outp, yajl_val *partsp);
 
 /**
  * Whether Claude Code's policy keeps the server name (entry as written, agent variables

@@ -27,6 +27,32 @@ static char *format_va(const char *fmt, va_list ap)
     return strbuf_detach(&sb, NULL);
 }
 
+/*
+ * The field a message is about, from the shapes mcpd's messages take: after an optional
+ * 'Server "<name>": ', a leading '"<field>"', 'unknown field "<field>"' or
+ * 'requires "<field>" field'. NULL when the message is about no one field.
+ */
+static char *problem_field(const char *server, const char *message)
+{
+    static const char *const lead_ins[] = {"", "unknown field ", "OpenCode's tool switch "};
+    const char *m = message, *end;
+    _cleanup_free_ char *prefix = server ? xasprintf("Server \"%s\": ", server) : NULL;
+
+    if (prefix && startswith(m, prefix))
+        m += strlen(prefix);
+    for (size_t i = 0; i < N_ELEMENTS(lead_ins); i++) {
+        const char *q = startswith(m, lead_ins[i]) ? m + strlen(lead_ins[i]) : NULL;
+        if (q && q[0] == '"' && (end = strchr(q + 1, '"')) && end > q + 1)
+            return xstrndup(q + 1, (size_t)(end - q - 1));
+    }
+    if (startswith(m, "unknown server type "))
+        return xstrdup("type");
+    if ((m = strstr(m, " requires \"")) && (end = strchr(m + 11, '"')) && end > m + 11 &&
+        startswith(end, "\" field"))
+        return xstrndup(m + 11, (size_t)(end - m - 11));
+    return NULL;
+}
+
 static void problem_add(ConfigSet *set, const char *path, const char *server, bool warning,
                         char *message)
 {
@@ -36,6 +62,7 @@ static void problem_add(ConfigSet *set, const char *path, const char *server, bo
     p = &set->problems[set->n_problems++];
     p->path = path ? xstrdup(path) : NULL;
     p->server = server ? xstrdup(server) : NULL;
+    p->field = problem_field(server, message);
     p->message = message;
     p->warning = warning;
     if (!set->quiet)
@@ -95,6 +122,7 @@ void config_set_deinit(ConfigSet *set)
     for (size_t i = 0; i < set->n_problems; i++) {
         free(set->problems[i].path);
         free(set->problems[i].server);
+        free(set->problems[i].field);
         free(set->problems[i].message);
     }
     free(set->problems);
@@ -318,7 +346,16 @@ static int take_type(ServerConfig *c, yajl_val obj, StrBuf *err)
         c->type = TRANSPORT_SSE;
     else if (streq(s, "auto"))
         c->type = TRANSPORT_AUTO;
-    else {
+    else if (streq(s, "ws")) {
+        /* Claude Code's WebSocket transport (code.claude.com/docs/en/mcp). */
+        strbuf_printf(err,
+                      "Server \"%s\": unknown server type \"ws\": mcpd does not speak "
+                      "WebSocket, so it does not start this server; if the server also serves "
+                      "Streamable HTTP or SSE, give that url with \"type\": \"http\" or "
+                      "\"sse\", otherwise use it from the agent directly",
+                      c->name);
+        return -EINVAL;
+    } else {
         strbuf_printf(err, "Server \"%s\": unknown server type \"%s\"", c->name, s);
         return -EINVAL;
     }
@@ -484,6 +521,25 @@ static const char *const unhonoured_fields[][2] = {
     {"sandbox", "VS Code's sandbox settings, which mcpd does not apply"},
 };
 
+/*
+ * Members of an "oauth" object other agents write that mcpd's sign-in (daemon/upstream/oauth.c)
+ * does not read, with what to write instead: each is a warning, the rest of the object stands.
+ */
+static const char *const unhonoured_oauth[][2] = {
+    {"authServerMetadataUrl",
+     "Claude Code's override of where the authorization server's metadata is: mcpd finds it from "
+     "the server (RFC 9728, then RFC 8414); if that fails, give \"oauth.authorizationUrl\" and "
+     "\"oauth.tokenUrl\""},
+};
+
+static void check_oauth(ServerConfig *c, StrBuf *warn)
+{
+    for (size_t i = 0; i < N_ELEMENTS(unhonoured_oauth); i++)
+        if (json_get(c->oauth, unhonoured_oauth[i][0]))
+            strbuf_printf(warn, "Server \"%s\": \"oauth.%s\" is ignored (%s)\n", c->name,
+                          unhonoured_oauth[i][0], unhonoured_oauth[i][1]);
+}
+
 /* Unknown fields are ignored, with a warning that names them (and the near miss, if any). */
 static void check_unknown_fields(ServerConfig *c, yajl_val obj, StrBuf *warn)
 {
@@ -535,6 +591,7 @@ static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
         (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
         (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
         return r;
+    check_oauth(c, warn);
     return validate(c, err);
 }
 
@@ -653,6 +710,8 @@ yajl_val config_problems_json(const ConfigSet *set)
             json_object_set(o, "path", json_string_new(p->path));
         if (p->server)
             json_object_set(o, "server", json_string_new(p->server));
+        if (p->field)
+            json_object_set(o, "field", json_string_new(p->field));
         json_object_set(o, "error", json_string_new(p->message));
         if (p->warning)
             json_object_set(o, "severity", json_string_new("warning"));

@@ -77,6 +77,7 @@ int server_config_take_protocol(ServerConfig *c, yajl_val obj, struct StrBuf *er
 typedef struct ConfigProblem {
     char *path;
     char *server;
+    char *field; /* the field at fault, as the message quotes it ("args[2]", "env.KEY"), or NULL */
     char *message;
     bool warning; /* noted, nothing refused (an unknown field, a bad optional value ignored) */
 } ConfigProblem;
@@ -178,7 +179,7 @@ void config_set_problem(ConfigSet *set, const char *path, const char *server, co
 /** Record a warning: something noted and ignored, nothing refused. */
 void config_set_warning(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/** Problems as a JSON array of {path?, server?, error, severity?: "warning"}. */
+/** Problems as a JSON array of {path?, server?, field?, error, severity?: "warning"}. */
 yajl_val config_problems_json(const ConfigSet *set);
 /**
  * A set as JSON for mcpd/discover: {servers: [{name, provider, providerName, path, level,

@@ -228,10 +228,10 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-size_t source_list_subdirs(ConfigSet *set, const char *dir, char **names, size_t max,
-                           const char *what)
+size_t source_list_dir(ConfigSet *set, const char *dir, const char *suffix, char **names,
+                       size_t max, const char *what)
 {
-    size_t n = 0, over = 0;
+    size_t n = 0, over = 0, ns = suffix ? strlen(suffix) : 0;
     struct dirent *e;
     DIR *d;
 
@@ -239,7 +239,9 @@ size_t source_list_subdirs(ConfigSet *set, const char *dir, char **names, size_t
     if (!(d = opendir(dir)))
         return 0;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || e->d_type == DT_REG)
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || (suffix ? e->d_type == DT_DIR : e->d_type == DT_REG) ||
+            len < ns || !streq(e->d_name + len - ns, suffix ? suffix : ""))
             continue;
         if (n == max)
             over++;
@@ -252,4 +254,10 @@ size_t source_list_subdirs(ConfigSet *set, const char *dir, char **names, size_t
                            max);
     qsort(names, n, sizeof(*names), name_cmp);
     return n;
+}
+
+size_t source_list_subdirs(ConfigSet *set, const char *dir, char **names, size_t max,
+                           const char *what)
+{
+    return source_list_dir(set, dir, NULL, names, max, what);
 }

@@ -347,23 +347,117 @@ static void load_installed(const ConfigSource *src, const Settings *settings, Co
     load_plugin(&p);
 }
 
+/*
+ * Versions of one plugin looked at in a seed's cache: a seed is built with one version of each
+ * plugin, rarely a few; the bound keeps a strange directory from costing more.
+ */
+#define CLAUDE_MAX_SEED_VERSIONS 32
+
+/*
+ * The directory of plugin id in seed: <seed>/cache/<marketplace>/<plugin>/<version>, the version
+ * the seed's own installed_plugins.json records (Claude Code installed it there when the seed was
+ * built; the seed may be mounted elsewhere since, so only the last part of its installPath is
+ * used), else the newest version directory (by version order: 10.0.0 after 9.0.0). NULL when
+ * the seed does not hold it.
+ */
+static char *seed_plugin_dir(ConfigSet *set, const char *seed, const char *id)
+{
+    const char *at = strrchr(id, '@');
+    char *versions[CLAUDE_MAX_SEED_VERSIONS], *found = NULL;
+    _cleanup_free_ char *plugin = at ? xstrndup(id, (size_t)(at - id)) : NULL;
+    _cleanup_free_ char *rel = at ? xasprintf("cache/%s/%s", at + 1, plugin) : NULL;
+    _cleanup_free_ char *dir = rel ? paths_join(seed, rel) : NULL;
+    _cleanup_free_ char *installed = paths_join(seed, "installed_plugins.json");
+    _cleanup_json_ yajl_val list = NULL;
+    size_t n;
+
+    if (!at || !plugin[0] || !at[1] || strchr(id, '/') || !inside_plugin(rel))
+        return NULL;
+    n = source_list_subdirs(set, dir, versions, N_ELEMENTS(versions), "versions");
+    if (source_read_json(set, installed, CONFIG_LEVEL_USER, false, &list) == 0) {
+        yajl_val v = json_get(json_get(list, "plugins"), id);
+        const char *path =
+            json_get_string(YAJL_IS_ARRAY(v) ? json_array_at(v, 0) : v, "installPath");
+        const char *version = path ? strrchr(path, '/') : NULL;
+        for (size_t i = 0; version && i < n && !found; i++)
+            if (streq(versions[i], version + 1))
+                found = paths_join(dir, versions[i]);
+    }
+    for (size_t i = 0; !found && i < n; i++) {
+        size_t newest = 0;
+        for (size_t j = 1; j < n; j++) /* "10.0.0" after "9.0.0" */
+            if (strverscmp(versions[j], versions[newest]) > 0)
+                newest = j;
+        found = paths_join(dir, versions[newest]);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(versions[i]);
+    return found;
+}
+
+/*
+ * The enabled plugins the user's installed_plugins.json does not list, from the seed
+ * directories ($CLAUDE_CODE_PLUGIN_SEED_DIR; code.claude.com/docs/en/plugins/org, "Seed
+ * containers and CI"): the first seed that holds one serves it, read-only, as a user install;
+ * a seed plugin must still be enabled, and its enablement decides trust as for any plugin.
+ */
+static void load_seeded(const ConfigSource *src, const Settings *settings, ConfigSet *set,
+                        ClaudeSettings *cs, yajl_val plugins)
+{
+    _cleanup_json_ yajl_val done = json_object_new();
+
+    for (int sc = 0; cs->n_seeds && sc < CLAUDE_N_SCOPES; sc++) {
+        yajl_val en = enabled_of(cs, sc);
+        for (size_t i = 0; en && i < en->u.object.len; i++) {
+            const char *id = en->u.object.keys[i];
+            int d = scope_deciding(cs, id);
+            if (json_get(plugins, id) || json_get(done, id) || d != sc ||
+                !YAJL_IS_TRUE(en->u.object.values[i]))
+                continue;
+            json_object_set(done, id, json_bool_new(true));
+            for (size_t k = 0; k < cs->n_seeds; k++) {
+                _cleanup_free_ char *root = seed_plugin_dir(set, cs->seeds[k], id);
+                if (!root)
+                    continue;
+                _cleanup_free_ char *data = plugin_data_dir(cs->plugins, id);
+                bool user_on = YAJL_IS_TRUE(json_get(enabled_of(cs, CLAUDE_SCOPE_USER), id));
+                bool project_say = d == CLAUDE_SCOPE_LOCAL || d == CLAUDE_SCOPE_PROJECT;
+                Plugin p = {
+                    .id = id,
+                    .root = root,
+                    .data = data,
+                    .gate_path = project_say && !user_on ? cs->scopes[d].path : NULL,
+                    .src = src,
+                    .settings = settings,
+                    .set = set,
+                    .cs = cs,
+                };
+                p.level = p.gate_path ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER;
+                load_plugin(&p);
+                break;
+            }
+        }
+    }
+}
+
 void source_claude_plugins(const ConfigSource *src, const Settings *settings, ConfigSet *set,
                            ClaudeSettings *cs)
 {
     _cleanup_free_ char *installed = paths_join(cs->plugins, "installed_plugins.json");
     _cleanup_json_ yajl_val list = NULL;
+    int r = source_read_json(set, installed, CONFIG_LEVEL_USER, false, &list);
 
-    if (source_read_json(set, installed, CONFIG_LEVEL_USER, false, &list) < 0)
+    if (r < 0 && (r != -ENOENT || !cs->n_seeds))
         return;
     yajl_val plugins = json_get(list, "plugins");
-    if (!YAJL_IS_OBJECT(plugins)) {
+    if (r == 0 && !YAJL_IS_OBJECT(plugins)) {
         config_set_problem(set, installed, NULL,
                            "\"plugins\" must be an object; no plugin's servers are read");
         return;
     }
     if (!scopes_check(set, cs))
         return; /* reported; which plugins are on is unknown, so none is started */
-    size_t n = plugins->u.object.len;
+    size_t n = plugins ? plugins->u.object.len : 0;
     if (n > CLAUDE_MAX_PLUGINS) {
         config_set_problem(set, installed, NULL, "%zu plugins; the first %d are read", n,
                            CLAUDE_MAX_PLUGINS);
@@ -372,4 +466,5 @@ void source_claude_plugins(const ConfigSource *src, const Settings *settings, Co
     for (size_t i = 0; i < n; i++)
         load_installed(src, settings, set, cs, installed, plugins->u.object.keys[i],
                        plugins->u.object.values[i]);
+    load_seeded(src, settings, set, cs, plugins);
 }

@@ -89,6 +89,44 @@ static void add_own(ConfigSet *set, ClaudeSettings *cs, yajl_val servers, const 
                         why_off);
 }
 
+/*
+ * Directories above the project root whose .mcp.json is read at most: paths are rarely more than
+ * a dozen levels deep; the bound keeps a pathological path from costing more than 64 small reads.
+ */
+#define CLAUDE_MAX_MCP_JSON_PARENTS 64
+
+/*
+ * The project's .mcp.json, then that of every directory above it up to /, the nearer file's entry
+ * of a name winning (Claude Code's services/mcp/config.ts, getMcpConfigsByScope("project"): it
+ * walks from its working directory to the root, a closer file overriding its parents'). Every one
+ * is a project file: the trust gate holds its servers back until the user approves them.
+ */
+static void load_mcp_json_chain(ConfigSet *set, ClaudeSettings *cs, const char *root,
+                                SourceMeta *project, const Settings *settings, yajl_val off,
+                                const char *why_off)
+{
+    _cleanup_free_ char *dir = xstrdup(root);
+
+    for (int depth = 0; depth <= CLAUDE_MAX_MCP_JSON_PARENTS; depth++) {
+        _cleanup_free_ char *mcp = paths_join(dir, ".mcp.json");
+        _cleanup_json_ yajl_val mcp_json = NULL;
+        project->path = mcp;
+        if (config_read_json(set, mcp, CONFIG_LEVEL_PROJECT, &mcp_json) == 0 &&
+            !YAJL_IS_OBJECT(mcp_json))
+            config_set_problem(set, mcp, NULL,
+                               "the top level must be an object with \"mcpServers\"");
+        else if (mcp_json)
+            add_own(set, cs, json_get(mcp_json, "mcpServers"), "mcpServers", project, settings, off,
+                    why_off);
+        project->path = NULL;
+        if (streq(dir, "/"))
+            break;
+        char *up = paths_dirname(dir);
+        free(dir);
+        dir = up;
+    }
+}
+
 void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set)
 {
@@ -121,18 +159,9 @@ void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
         "switched off in Claude Code for this project (projects[root].disabledMcpServers in %s)",
         path);
     if (opt->root) {
-        _cleanup_free_ char *mcp = paths_join(opt->root, ".mcp.json");
-        _cleanup_json_ yajl_val mcp_json = NULL;
         add_own(set, &cs, json_get(proj, "mcpServers"), "projects[root].mcpServers", &local,
                 settings, off, why_off);
-        project.path = mcp;
-        if (config_read_json(set, mcp, CONFIG_LEVEL_PROJECT, &mcp_json) == 0 &&
-            !YAJL_IS_OBJECT(mcp_json))
-            config_set_problem(set, mcp, NULL,
-                               "the top level must be an object with \"mcpServers\"");
-        else if (mcp_json)
-            add_own(set, &cs, json_get(mcp_json, "mcpServers"), "mcpServers", &project, settings,
-                    off, why_off);
+        load_mcp_json_chain(set, &cs, opt->root, &project, settings, off, why_off);
     }
     add_own(set, &cs, json_get(root, "mcpServers"), "mcpServers", &user, settings, off, why_off);
     /* Plugins' servers come after the user's own: a name the user defined wins. */

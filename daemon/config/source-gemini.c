@@ -17,7 +17,9 @@
 /*
  * Gemini CLI (geminicli.com/docs/tools/mcp-server): "httpUrl" (deprecated spelling) is
  * Streamable HTTP; "url" with "type" is that transport, and a bare "url" is Streamable HTTP
- * with an SSE fallback (mcpd's "auto"); "command" is stdio. Its timeout is in ms, like mcpd's;
+ * with an SSE fallback (mcpd's "auto"); "command" is stdio. Its timeout is in ms, like mcpd's,
+ * and bounds every request (packages/core/src/tools/mcp-client.ts: the connection, the listings
+ * and each tool call, DiscoveredMCPTool's timeout), so it is both mcpd's timeout and callTimeout;
  * cwd, env, headers, args carry over as they are, and so does oauth (clientId, clientSecret,
  * scopes, authorizationUrl, tokenUrl, redirectUri: daemon/upstream/oauth.c reads them);
  * includeTools and excludeTools become enabledTools and disabledTools. trust has no mcpd meaning.
@@ -71,6 +73,8 @@ static int map_gemini(const char *name, yajl_val in, yajl_val *outp, char **whyp
         json_object_set(out, "enabledTools", json_copy(include));
     if (exclude)
         json_object_set(out, "disabledTools", json_copy(exclude));
+    if (json_get(in, "timeout") && !json_get(in, "callTimeout"))
+        json_object_set(out, "callTimeout", json_copy(json_get(in, "timeout")));
     if (http || sse) {
         json_object_set(out, "url", json_copy(http ? http : sse));
         if (!json_get(in, "type"))

@@ -121,6 +121,12 @@ yajl_val source_fill_vars(yajl_val v, const char *const *names, const char *cons
  */
 size_t source_list_subdirs(ConfigSet *set, const char *dir, char **names, size_t max,
                            const char *what);
+/**
+ * With suffix NULL, source_list_subdirs; else the entries of dir that are not directories and
+ * whose names end in suffix (no dot files), sorted by name, likewise.
+ */
+size_t source_list_dir(ConfigSet *set, const char *dir, const char *suffix, char **names,
+                       size_t max, const char *what);
 /** The agent's transport names as "a", "b", "c" (for messages; to free). */
 char *source_type_list(const AgentType *types);
 /**

@@ -91,10 +91,13 @@ static void load_claude_settings(Trust *t, bool folder_trusted, bool *all_setp)
         yajl_val v = NULL;
         bool all;
         /* Broken files are reported by the claude provider, which reads them too. */
-        if (files[i].path &&
-            source_read_json(&quiet, files[i].path,
-                             files[i].project ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER, false,
-                             &v) == 0) {
+        int r = !files[i].path ? -ENOENT
+                : i == 0
+                    ? claude_managed_read(&quiet, files[i].path, &v, NULL)
+                    : source_read_json(&quiet, files[i].path,
+                                       files[i].project ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER,
+                                       false, &v);
+        if (r == 0) {
             if (!files[i].project && !*all_setp &&
                 json_get_bool(v, "enableAllProjectMcpServers", &all) == 0) {
                 t->claude_all = all;
@@ -291,6 +294,28 @@ static int check_owner(const char *path, char **whyp)
     return 0;
 }
 
+/*
+ * Where a project-level file sits for the gate: its path under the root, or ".mcp.json" for the
+ * .mcp.json of a directory above the root (Claude Code reads those too, and a repository or
+ * whoever can write a parent directory may have put it there). NULL: not the project's file
+ * (the user's own, such as ~/.claude.json's projects[root] entries).
+ */
+static const char *project_rel(const Trust *t, const char *path)
+{
+    _cleanup_free_ char *dir = NULL;
+    size_t n;
+
+    if (!t->root || !path)
+        return NULL;
+    if (path_within(path, t->root) && !streq(path, t->root))
+        return path + strlen(t->root) + (streq(t->root, "/") ? 0 : 1);
+    n = strlen(path);
+    if (n < 10 || !streq(path + n - 10, "/.mcp.json"))
+        return NULL;
+    dir = paths_dirname(path);
+    return path_within(t->root, dir) ? ".mcp.json" : NULL;
+}
+
 /* What the owning agent said about this entry: 1 approved, -1 rejected, 0 nothing. */
 static int agent_answer(const Trust *t, const char *rel, const char *name, const char **whop)
 {
@@ -331,8 +356,9 @@ TrustVerdict trust_check(Trust *t, const SourceMeta *src, const char *name, yajl
     TrustHash hash;
     int answer;
 
-    if (src->level != CONFIG_LEVEL_PROJECT || !t || !t->root || !src->path ||
-        !path_within(src->path, t->root) || streq(src->path, t->root))
+    const char *rel = t ? project_rel(t, src->path) : NULL;
+
+    if (src->level != CONFIG_LEVEL_PROJECT || !rel)
         return TRUST_APPROVED;
     if (check_owner(src->path, whyp) < 0)
         return TRUST_FOREIGN;
@@ -342,7 +368,7 @@ TrustVerdict trust_check(Trust *t, const SourceMeta *src, const char *name, yajl
         if (YAJL_IS_STRING(json_array_at(hashes, i)) &&
             streq(json_array_at(hashes, i)->u.string, hash))
             return TRUST_APPROVED;
-    answer = agent_answer(t, src->path + strlen(t->root) + 1, name, &who);
+    answer = agent_answer(t, rel, name, &who);
     if (answer > 0)
         return TRUST_APPROVED;
     pending_add(t, name, src->path, shown, hash);

@@ -195,6 +195,13 @@ static void test_all_providers(void)
         CHECK_MSG(strstr(table, line), "no line for %s in:\n%s", winners[i].name, table);
     }
     CHECK(strstr(table, "Not used:") && strstr(table, "problem: "));
+    /* A problem names its file, its server and its field, in mcpctl config and mcpctl status. */
+    _cleanup_free_ char *named = xasprintf("problem: %s: server \"broken\", field \"command\": "
+                                           "stdio server requires \"command\" field",
+                                           user_native);
+    CHECK_MSG(strstr(table, named), "no \"%s\" in:\n%s", named, table);
+    _cleanup_free_ char *st = mcpctl(&h, &status, "status");
+    CHECK_MSG(strstr(st, named), "no \"%s\" in:\n%s", named, st);
 
     /* Without a project: the user-level servers only. */
     _cleanup_free_ char *uout = mcpctl(&h, &status, "config --json --cwd /");

@@ -42,6 +42,7 @@ static void home_setup(void)
     unsetenv("CODEX_HOME");
     unsetenv("CLAUDE_CONFIG_DIR");
     unsetenv("CLAUDE_CODE_PLUGIN_CACHE_DIR");
+    unsetenv("CLAUDE_CODE_PLUGIN_SEED_DIR");
     unsetenv("COPILOT_HOME");
 }
 
@@ -460,6 +461,208 @@ static void test_home_as_project(void)
     config_set_deinit(&set);
 }
 
+/*
+ * managed-settings.d/ beside managed-settings.json (code.claude.com/docs/en/settings, "Settings
+ * files"): every *.json there, in name order, merges over the base file: lists join (a deny
+ * list from the security team's fragment adds to the base's), a later fragment's scalar wins,
+ * dot files and other names are not read, and a fragment that does not parse is a problem
+ * naming it while the others still apply.
+ */
+static void test_managed_drop_ins(void)
+{
+    _cleanup_free_ char *etc = paths_dirname(managed);
+    _cleanup_free_ char *d = paths_join(etc, "managed-settings.d");
+    _cleanup_free_ char *sec = paths_join(d, "00-security.json");
+    _cleanup_free_ char *plat = paths_join(d, "50-platform.json");
+    _cleanup_free_ char *broken = paths_join(d, "60-broken.json");
+    _cleanup_free_ char *hidden = paths_join(d, ".90-draft.json");
+    _cleanup_free_ char *other = paths_join(d, "README.md");
+    ConfigSet set;
+
+    write_at(managed, "{\"deniedMcpServers\": [{\"serverName\": \"dangerous\"}],\n"
+                      " \"allowedMcpServers\": [{\"serverName\": \"docs\"}],\n"
+                      " \"allowManagedMcpServersOnly\": true}\n");
+    write_at(sec, "{\n"
+                  "  \"deniedMcpServers\": [\n"
+                  "    {\"serverName\": \"dangerous\"},\n"
+                  "    {\"serverUrl\": \"https://*.pastebin-mcp.example/*\"}\n"
+                  "  ]\n"
+                  "}\n");
+    write_at(plat, "{\n"
+                   "  \"allowManagedMcpServersOnly\": false,\n"
+                   "  \"permissions\": {\"deny\": [\"WebFetch\"]}\n"
+                   "}\n");
+    write_at(broken, "{\"deniedMcpServers\": [\n");
+    write_at(hidden, "{\"deniedMcpServers\": [{\"serverName\": \"fetch\"}]}\n");
+    write_at(other, "{\"deniedMcpServers\": [{\"serverName\": \"fetch\"}]}\n");
+    write_at(".claude/settings.json", "{\"allowedMcpServers\": [{\"serverName\": \"fetch\"}, "
+                                      "{\"serverName\": \"paste\"}]}\n");
+    write_at(
+        ".claude.json",
+        "{\"mcpServers\": {\n"
+        "  \"dangerous\": {\"command\": \"rm-everything\"},\n"
+        "  \"paste\": {\"type\": \"http\", \"url\": \"https://eu.pastebin-mcp.example/mcp\"},\n"
+        "  \"fetch\": {\"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"]}\n"
+        "}}\n");
+
+    discover(&set, NULL);
+    CHECK(config_set_find(&set, "dangerous") == NULL);
+    /* Denied by the fragment's list, joined to the base's. */
+    CHECK(config_set_find(&set, "paste") == NULL);
+    CHECK(find_skip(&set, "paste", "deniedMcpServers in ") != NULL);
+    /* The rule's own file is named. */
+    CHECK(find_problem(&set, "paste", "00-security.json") != NULL);
+    /*
+     * The platform fragment turned allowManagedMcpServersOnly off, so the user's own allowlist
+     * counts (with it on, fetch, a stdio server, would need a managed serverCommand entry); the
+     * dot file and README.md, which deny it, are not read.
+     */
+    CHECK(claude_winner(&set, "fetch") != NULL);
+    bool broken_named = false;
+    for (size_t i = 0; i < set.n_problems; i++)
+        broken_named |= set.problems[i].path && streq(set.problems[i].path, broken);
+    CHECK(broken_named);
+    CHECK(find_problem(&set, NULL, "README") == NULL);
+    config_set_deinit(&set);
+
+    /* Without the base file the fragments still apply. */
+    CHECK(unlink(managed) == 0);
+    CHECK(unlink(broken) == 0);
+    discover(&set, NULL);
+    CHECK(config_set_find(&set, "paste") == NULL && config_set_find(&set, "dangerous") == NULL);
+    CHECK(claude_winner(&set, "fetch") != NULL);
+    /* The two blocked servers only. */
+    CHECK_INTEQ((long long)set.n_problems, 2);
+    CHECK(find_problem(&set, "dangerous", "00-security.json") != NULL);
+    config_set_deinit(&set);
+}
+
+/*
+ * $CLAUDE_CODE_PLUGIN_SEED_DIR (code.claude.com/docs/en/plugins/org, "Seed containers and
+ * CI"): read-only plugin directories baked into an image, ':'-separated, "~" home. A plugin
+ * enabled in settings and installed nowhere else comes from the first seed holding it, at the
+ * version the seed's installed_plugins.json records (the seed was built at another path), else
+ * its last version directory; a seed plugin nobody enabled is not loaded, and one only a
+ * project's settings enable is held back by the trust gate like any plugin.
+ */
+static void test_plugin_seed(void)
+{
+    _cleanup_free_ char *seed_a = paths_join(tmp, "opt/claude-seed");
+    _cleanup_free_ char *seed_b = paths_join(home, "seed-b");
+    _cleanup_free_ char *fmt1 = paths_join(seed_a, "cache/acme/fmt/1.0.0");
+    _cleanup_free_ char *fmt2 = paths_join(seed_a, "cache/acme/fmt/10.0.0");
+    _cleanup_free_ char *fmt3 = paths_join(seed_a, "cache/acme/fmt/9.0.0");
+    _cleanup_free_ char *fmt9 = paths_join(seed_b, "cache/acme/fmt/9.9.9");
+    _cleanup_free_ char *db = paths_join(seed_b, "cache/acme/db/3.1.0");
+    _cleanup_free_ char *idle = paths_join(seed_b, "cache/acme/idle/1.0.0");
+    _cleanup_free_ char *proj = paths_join(seed_b, "cache/acme/proj/0.1.0");
+    _cleanup_free_ char *project = paths_join(tmp, "work/repo");
+    _cleanup_free_ char *env = xasprintf("%s::~/seed-b", seed_a);
+    ConfigSet set;
+
+    setenv("CLAUDE_CODE_PLUGIN_SEED_DIR", env, 1);
+    write_at(managed, "{\"enabledPlugins\": {\"fmt@acme\": true}}\n");
+    write_at(".claude/settings.json", "{\"enabledPlugins\": {\"db@acme\": true}}\n");
+    _cleanup_free_ char *installed = paths_join(seed_a, "installed_plugins.json");
+    write_at(installed, "{\"version\": 2, \"plugins\": {\"fmt@acme\": [{\"scope\": \"user\", "
+                        "\"installPath\": \"/build/seed/cache/acme/fmt/1.0.0\"}]}}\n");
+    const char *dirs[][2] = {{fmt1, "fmt-one"},  {fmt2, "fmt-two"}, {fmt3, "fmt-three"},
+                             {fmt9, "fmt-nine"}, {db, "db"},        {idle, "idle"},
+                             {proj, "proj"}};
+    for (size_t i = 0; i < N_ELEMENTS(dirs); i++) {
+        _cleanup_free_ char *mcp = paths_join(dirs[i][0], ".mcp.json");
+        _cleanup_free_ char *text = xasprintf(
+            "{\"mcpServers\": {\"%s\": {\"command\": \"${CLAUDE_PLUGIN_ROOT}/bin/server\"}}}\n",
+            dirs[i][1]);
+        write_at(mcp, text);
+    }
+
+    discover(&set, NULL);
+    const ServerConfig *c = claude_winner(&set, "fmt-one");
+    _cleanup_free_ char *want = paths_join(fmt1, "bin/server");
+    CHECK(c && streq(c->command, want) && c->source.level == CONFIG_LEVEL_USER);
+    CHECK(config_set_find(&set, "fmt-two") == NULL && config_set_find(&set, "fmt-nine") == NULL);
+    CHECK(claude_winner(&set, "db") != NULL);
+    CHECK(config_set_find(&set, "idle") == NULL && config_set_find(&set, "proj") == NULL);
+    CHECK_INTEQ((long long)set.n_problems, 0);
+    config_set_deinit(&set);
+
+    /* Without the seed's record: the newest version (10.0.0, not 9.0.0 as names sort). */
+    CHECK(unlink(installed) == 0);
+    discover(&set, NULL);
+    CHECK(claude_winner(&set, "fmt-two") != NULL && config_set_find(&set, "fmt-one") == NULL &&
+          config_set_find(&set, "fmt-three") == NULL);
+    config_set_deinit(&set);
+
+    /* A project's settings enabling a seed plugin: gated, recorded against that file. */
+    _cleanup_free_ char *proj_settings = paths_join(project, ".claude/settings.json");
+    write_at(proj_settings, "{\"enabledPlugins\": {\"proj@acme\": true}}\n");
+    _cleanup_free_ char *root = realpath(project, NULL);
+    CHECK(root != NULL);
+    discover(&set, root);
+    CHECK(config_set_find(&set, "proj") == NULL);
+    const ConfigSkip *k = find_skip(&set, "proj", "untrusted");
+    CHECK(k && k->source.level == CONFIG_LEVEL_PROJECT && strstr(k->source.path, ".claude"));
+    config_set_deinit(&set);
+    unsetenv("CLAUDE_CODE_PLUGIN_SEED_DIR");
+}
+
+/*
+ * Claude Code reads the .mcp.json of the directory it starts in and of every directory above it,
+ * the nearer file winning (a monorepo's shared servers, a package's own). The parents' files are
+ * project files too: their servers wait for approval like the project's own (the trust rule: a
+ * clone must not run anything by itself), and Claude Code's approval of a name counts for them.
+ */
+static void test_mcp_json_parents(void)
+{
+    _cleanup_free_ char *mono = paths_join(tmp, "work/mono");
+    _cleanup_free_ char *pkg = paths_join(mono, "packages/api");
+    _cleanup_free_ char *top = paths_join(mono, ".mcp.json");
+    _cleanup_free_ char *own = paths_join(pkg, ".mcp.json");
+    ConfigSet set;
+
+    write_at(top, "{\"mcpServers\": {\n"
+                  "  \"db\": {\"command\": \"npx\", \"args\": [\"-y\", \"@acme/db-mcp\"]},\n"
+                  "  \"docs\": {\"type\": \"http\", \"url\": \"https://docs.acme.dev/mcp\"}\n"
+                  "}}\n");
+    write_at(own, "{\"mcpServers\": {\"db\": {\"command\": \"./scripts/db-mcp\"}}}\n");
+    _cleanup_free_ char *root = realpath(pkg, NULL);
+    _cleanup_free_ char *top_real = realpath(top, NULL);
+    CHECK(root != NULL && top_real != NULL);
+
+    discover(&set, root);
+    /* Nothing runs before approval, the parent's servers included. */
+    CHECK(config_set_find(&set, "db") == NULL && config_set_find(&set, "docs") == NULL);
+    const ConfigSkip *k = find_skip(&set, "docs", "untrusted");
+    CHECK(k && streq(k->source.path, top_real));
+    config_set_deinit(&set);
+
+    /* mcpctl trust approves the parent's servers with the project's. */
+    _cleanup_free_ char *why = NULL;
+    Settings st;
+    settings_init(&st);
+    CHECK_INTEQ(trust_approve_root(root, &st, NULL, NULL, &why), 0);
+    discover(&set, root);
+    CHECK(claude_winner(&set, "docs") != NULL && claude_winner(&set, "db") != NULL);
+    config_set_deinit(&set);
+    size_t revoked = 0;
+    CHECK_INTEQ(trust_revoke_root(root, NULL, &revoked, &why), 0);
+    CHECK_INTEQ((long long)revoked, 2);
+
+    _cleanup_free_ char *approved = xasprintf(
+        "{\"projects\": {\"%s\": {\"enabledMcpjsonServers\": [\"db\", \"docs\"]}}}\n", root);
+    write_at(".claude.json", approved);
+    discover(&set, root);
+    const ServerConfig *db = claude_winner(&set, "db"), *docs = claude_winner(&set, "docs");
+    _cleanup_free_ char *own_real = realpath(own, NULL);
+    /* The package's own entry of db wins over the monorepo's. */
+    CHECK(db && own_real && streq(db->source.path, own_real) &&
+          strstr(db->command, "scripts/db-mcp"));
+    CHECK(docs && streq(docs->source.path, top_real));
+    CHECK(find_skip(&set, "db", "shadowed") != NULL);
+    config_set_deinit(&set);
+}
+
 static void run_fresh(const char *name, void (*fn)(void))
 {
     home_setup();
@@ -483,5 +686,8 @@ int main(void)
     RUN_FRESH(test_settings_approvals);
     RUN_FRESH(test_copilot_repository_file);
     RUN_FRESH(test_home_as_project);
+    RUN_FRESH(test_managed_drop_ins);
+    RUN_FRESH(test_plugin_seed);
+    RUN_FRESH(test_mcp_json_parents);
     return test_main_result();
 }

@@ -772,6 +772,59 @@ static void test_settings_load(void)
     test_rm_rf(tmp);
 }
 
+/* The field a refused or noted entry is about, as config_problems_json gives it. */
+static void expect_field(const char *text, const char *want_field, bool warning)
+{
+    ConfigSet set = {0};
+    ServerConfig *c = from_text("srv", text, NULL, &set);
+    _cleanup_json_ yajl_val arr = config_problems_json(&set);
+    yajl_val p = json_array_at(arr, 0);
+
+    CHECK_INTEQ(json_array_len(arr), 1);
+    CHECK_STREQ(json_get_string(p, "server"), "srv");
+    CHECK_STREQ(json_get_string(p, "path"), test_src.path);
+    if (want_field)
+        CHECK_STREQ(json_get_string(p, "field"), want_field);
+    else
+        CHECK(json_get(p, "field") == NULL);
+    CHECK(streq(json_get_string(p, "severity") ?: "", "warning") == warning);
+    server_config_free(c);
+    config_set_deinit(&set);
+}
+
+/*
+ * Every problem about an entry names the file, the server and the field (mcpctl status prints
+ * them); Claude Code's "ws" transport is refused saying what to do instead.
+ */
+static void test_problem_fields(void)
+{
+    ConfigSet set = {0};
+
+    expect_field("{\"command\": 7}", "command", false);
+    expect_field("{\"command\": \"x\", \"args\": [\"a\", 2]}", "args[1]", false);
+    expect_field("{\"command\": \"x\", \"env\": {\"K\": 1}}", "env.K", false);
+    expect_field("{\"type\": \"stdio\"}", "command", false);
+    expect_field("{\"type\": \"http\"}", "url", false);
+    expect_field("{\"type\": \"websocket\", \"url\": \"wss://h\"}", "type", false);
+    expect_field("{\"command\": \"x\", \"comand\": \"y\"}", "comand", true);
+    expect_field("{\"command\": \"x\", \"timeout\": \"soon\"}", "timeout", true);
+    expect_field("{\"command\": \"x\", \"headersHelper\": \"h.sh\"}", "headersHelper", true);
+    expect_field("{\"command\": \"x\", \"url\": \"https://h\"}", NULL, false);
+    /* Claude Code's OAuth discovery override is not honoured: said, with what to write. */
+    expect_field("{\"type\": \"http\", \"url\": \"https://h/mcp\", \"oauth\": {\"clientId\": "
+                 "\"abc\", \"callbackPort\": 8080, \"authServerMetadataUrl\": "
+                 "\"https://auth.example.com/.well-known/openid-configuration\"}}",
+                 "oauth.authServerMetadataUrl", true);
+
+    CHECK(from_text("claude-ws", "{\"type\": \"ws\", \"url\": \"wss://mcp.example.com/ws\"}", NULL,
+                    &set) == NULL);
+    CHECK_INTEQ(set.n_problems, 1);
+    CHECK(strstr(set.problems[0].message, "WebSocket") != NULL);
+    CHECK(strstr(set.problems[0].message, "\"type\": \"http\"") != NULL);
+    CHECK_STREQ(set.problems[0].field, "type");
+    config_set_deinit(&set);
+}
+
 int main(void)
 {
     /* Problems are logged as warnings too; the tests check them through the set instead. */
@@ -781,6 +834,7 @@ int main(void)
     RUN(test_transport_types);
     RUN(test_seed_validation_messages);
     RUN(test_bad_field_types);
+    RUN(test_problem_fields);
     RUN(test_server_names);
     RUN(test_hash);
     RUN(test_native_first_wins);

@@ -277,9 +277,13 @@ static void test_field_mapping(void)
     c = config_set_find(&set, "codex-proj");
     CHECK(c && c->timeout_ms == 5000 && c->n_args == 1 && streq(c->command, "codex-proj"));
 
-    /* Gemini: httpUrl is Streamable HTTP, url is SSE; timeout and cwd carried. */
+    /*
+     * Gemini: httpUrl is Streamable HTTP, url is SSE; timeout and cwd carried. Gemini's timeout
+     * bounds each tool call too (its default is 10 minutes, mcpd's one).
+     */
     c = config_set_find(&set, "gemini-http");
     CHECK(c && streq(c->url, "https://api.githubcopilot.com/mcp/") && c->timeout_ms == 5000);
+    CHECK(c && c->call_timeout_ms == 5000);
     CHECK(c && streq(json_get_string(c->headers, "Authorization"), "Bearer tok-123"));
     c = config_set_find(&set, "gemini-sse");
     CHECK(c && streq(c->url, "http://localhost:8080/sse"));
