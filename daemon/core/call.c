@@ -650,11 +650,12 @@ void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
     }
     id_text = json_to_string(id);
     Agent *a = agent_ensure(m->agents, p->id);
+    uint64_t before = m->next_call_id;
     call_start(m, p, a, (JsonSpan){id_text, strlen(id_text)}, name, args_text,
                args_text ? strlen(args_text) : 0, meta_text, token);
     Call *c = json_get_object(params, "task") ? agent_call_of_id(a, id_text) : NULL;
-    if (c)
-        c->task = true; /* sent, or waiting: its answer is not back yet */
+    if (c && c->id > before)
+        c->task = true; /* this one (not one refused for its id), sent or waiting */
 }
 
 void call_tool_fast(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, JsonSpan name, JsonSpan args,
