@@ -61,6 +61,7 @@ typedef struct Call {
     uint64_t upstream_id; /* the Upstream it went to, and its request id there */
     uint64_t request_id;
     bool waiting; /* for its server to connect */
+    bool task;    /* tools/call with params.task: its result may be a CreateTaskResult */
     struct event *ev_wait;
     ListNode in_agent;    /* in its Agent's calls (none once the agent is gone) */
     ListNode in_server;   /* in its Server's calls (none once the server is gone) */
@@ -284,6 +285,14 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
         /* Only a 2026-07-28 server asks for input in a result (resultType input_required). */
         if (s && upstream_is_modern(u) && call_mrtr(c, s, r))
             return;
+        if (c->task && s &&
+            tasks_created(
+                &c->reg->tasks,
+                &(TaskOrigin){s, u->id, c->peer_id, c->orig_id, c->progress_token, c->request_id},
+                r->raw, r->raw_len, r->result)) {
+            call_free(c);
+            return;
+        }
         call_reply_ok(c, s, r);
         call_free(c);
         return;
@@ -623,13 +632,16 @@ void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
     split_meta(meta, &meta_text, &token);
     if (args)
         args_text = json_to_string(args);
-    if (json_get(params, "inputResponses") || json_get(params, "requestState")) {
-        /* A 2026-07-28 retry (MRTR): its answers and state follow the arguments upstream. */
+    if (json_get(params, "inputResponses") || json_get(params, "requestState") ||
+        json_get(params, "task")) {
+        /* A 2026-07-28 retry (MRTR): its answers and state follow the arguments upstream; so
+         * does a task's request (tasks.c). */
         StrBuf sb = STRBUF_INIT;
         strbuf_puts(&sb, args_text ? args_text : "{}");
         for (size_t i = 0; i < params->u.object.len; i++)
             if (streq(params->u.object.keys[i], "inputResponses") ||
-                streq(params->u.object.keys[i], "requestState")) {
+                streq(params->u.object.keys[i], "requestState") ||
+                streq(params->u.object.keys[i], "task")) {
                 strbuf_printf(&sb, ",\"%s\":", params->u.object.keys[i]);
                 json_write(&sb, params->u.object.values[i]);
             }
@@ -637,8 +649,13 @@ void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
         args_text = strbuf_detach(&sb, NULL);
     }
     id_text = json_to_string(id);
-    call_start(m, p, agent_ensure(m->agents, p->id), (JsonSpan){id_text, strlen(id_text)}, name,
-               args_text, args_text ? strlen(args_text) : 0, meta_text, token);
+    Agent *a = agent_ensure(m->agents, p->id);
+    uint64_t before = m->next_call_id;
+    call_start(m, p, a, (JsonSpan){id_text, strlen(id_text)}, name, args_text,
+               args_text ? strlen(args_text) : 0, meta_text, token);
+    Call *c = json_get_object(params, "task") ? agent_call_of_id(a, id_text) : NULL;
+    if (c && c->id > before)
+        c->task = true; /* this one (not one refused for its id), sent or waiting */
 }
 
 void call_tool_fast(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, JsonSpan name, JsonSpan args,
@@ -801,7 +818,11 @@ static void answer_roots(CallRegistry *cr, Server *s, yajl_val id, Workspace *ws
 void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, yajl_val params)
 {
     unsigned cap = mrtr_request_cap(method, params);
-    Peer *any = NULL, *p = cap ? causing_peer(m, s, cap, &any) : NULL;
+    /* A task's own request goes to its owner, whose tools/call may be long answered. */
+    Peer *any = NULL, *p = tasks_request_peer(&m->tasks, s, params);
+
+    if (!p && cap)
+        p = causing_peer(m, s, cap, &any);
     _cleanup_json_ yajl_val as_form = NULL;
     ServerRequest *sr;
     struct timeval tv;
@@ -956,6 +977,7 @@ void calls_upstream_closed(CallRegistry *cr, Server *s, uint64_t upstream_id)
             sreq_free(sr);
         }
     }
+    tasks_server_gone(&cr->tasks, s, upstream_id);
 }
 
 void calls_server_removed(CallRegistry *m, Server *s)
@@ -975,6 +997,7 @@ void calls_server_removed(CallRegistry *m, Server *s)
         sreq_withdraw(v, "the server was disconnected");
         sreq_free(v);
     }
+    tasks_server_gone(&m->tasks, s, 0);
 }
 
 void calls_peer_gone(CallRegistry *m, Peer *p)
@@ -995,6 +1018,7 @@ void calls_peer_gone(CallRegistry *m, Peer *p)
     while (a && idmap_next(&a->requests, &pos, NULL, &v))
         sreq_fail(v, JSONRPC_INTERNAL_ERROR, "the agent that was asked disconnected");
     mrtr_peer_gone(m, p);
+    tasks_peer_gone(&m->tasks, p->id);
 }
 
 void call_registry_deinit(CallRegistry *m)
@@ -1003,6 +1027,7 @@ void call_registry_deinit(CallRegistry *m)
     void *v;
 
     mrtr_deinit(m);
+    tasks_deinit(&m->tasks);
     while (idmap_next(&m->server_requests, &pos, NULL, &v))
         sreq_free(v);
     pos = 0;
@@ -1023,6 +1048,7 @@ void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
     cr->servers = workspaces->servers;
     cr->workspaces = workspaces;
     cr->pool = (Pool)POOL_INIT(Call, CALL_POOL_KEEP);
+    tasks_init(&cr->tasks, cr->peers, cr->agents, cr->servers);
 }
 
 /* ---- notifications for agents ---- */
@@ -1036,6 +1062,8 @@ static void route_progress(CallRegistry *cr, Server *s, yajl_val params)
     Call *c = upstream_progress_ctx(s->up, params);
     yajl_val out;
 
+    if (!c && tasks_route_notification(&cr->tasks, s, "notifications/progress", params))
+        return; /* a task's, after its tools/call was answered */
     if (!c || !c->progress_token)
         return; /* finished, cancelled, or the agent asked for no progress */
     out = json_copy(params);
@@ -1084,6 +1112,8 @@ void route_notification(CallRegistry *cr, Server *s, const char *method, yajl_va
         sreq_cancelled_upstream(cr, s, params);
     else if (streq(method, "notifications/elicitation/complete"))
         elicit_url_complete(cr->peers, s, params);
+    else
+        tasks_route_notification(&cr->tasks, s, method, params);
 }
 
 /* ---- logging levels ---- */

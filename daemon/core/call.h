@@ -17,6 +17,7 @@
 #include "common/strbuf.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/server.h"
+#include "daemon/core/tasks.h"
 #include "daemon/core/workspace.h"
 #include "daemon/downstream/peer.h"
 
@@ -35,8 +36,9 @@ typedef struct CallRegistry {
     IdMap server_requests;         /* downstream id -> ServerRequest */
     uint64_t next_call_id;
     uint64_t next_request_id;
-    StrBuf scratch; /* reused for replies on the hot path */
-    Pool pool;      /* freed Calls, made again by the next ones */
+    StrBuf scratch;     /* reused for replies on the hot path */
+    Pool pool;          /* freed Calls, made again by the next ones */
+    TaskRegistry tasks; /* tasks created by agents' calls (tasks.c) */
 } CallRegistry;
 
 /** Set up an empty registry. */

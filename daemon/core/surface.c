@@ -874,6 +874,7 @@ void surface_capabilities(Manager *m, Peer *p, yajl_val caps)
 {
     Workspace *ws = ws_of_peer(&m->workspaces, p);
     bool prompts = false, resources = false, subscribe = false, completions = false;
+    bool tasks = false;
     Server *only = NULL;
     bool pass = surface_passthrough(m, p, &only);
 
@@ -888,6 +889,8 @@ void surface_capabilities(Manager *m, Peer *p, yajl_val caps)
         if (json_get_bool(res, "subscribe", &sub) == 0)
             subscribe |= sub;
         completions |= json_get_object(c, "completions") != NULL;
+        /* Live capabilities first: a cached set may predate the server's tasks. */
+        tasks |= tasks_server_supports(s->up && s->up->capabilities ? s->up->capabilities : c);
     }
     if (prompts) {
         yajl_val o = json_object_new();
@@ -902,6 +905,8 @@ void surface_capabilities(Manager *m, Peer *p, yajl_val caps)
     }
     if (completions)
         json_object_set(caps, "completions", json_object_new());
+    if (tasks)
+        json_object_set(caps, "tasks", tasks_capability());
 }
 
 char *surface_instructions(Manager *m, Peer *p)

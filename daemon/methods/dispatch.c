@@ -62,7 +62,8 @@ static bool check_args(MethodsCtx *d, const Method *mt, Peer *p, JsonrpcMsg *m)
 bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
 {
     static const char *const top[] = {"jsonrpc", "id", "method", "params"};
-    static const char *const inner[] = {"name", "arguments", "_meta"};
+    /* "task" is looked for only to leave a task's call to the general path (tasks.c). */
+    static const char *const inner[] = {"name", "arguments", "_meta", "task"};
     static const char *const meta[] = {MCP_META_PROGRESS_TOKEN};
     JsonSpan v[N_ELEMENTS(top)], pv[N_ELEMENTS(inner)], tok = {NULL, 0};
     JsonscanLevel t = {top, N_ELEMENTS(top), v, 0, 0}, in = {inner, N_ELEMENTS(inner), pv, 0, 0};
@@ -76,7 +77,7 @@ bool methods_fast(Peer *p, const char *line, size_t len, void *userdata)
         jsonscan_object(line, len, &t, 3, &in) != 4 || !jsonscan_span_eq(v[0], "\"2.0\"") ||
         !jsonscan_span_eq(v[2], "\"tools/call\"") ||
         !(jsonscan_is_int(v[1], NULL) || (t.plain & 2u)) || in.count < 0 || !(in.plain & 1u) ||
-        pv[0].n <= 2 || (pv[1].p && pv[1].p[0] != '{'))
+        pv[0].n <= 2 || (pv[1].p && pv[1].p[0] != '{') || pv[3].p)
         return false;
     if (pv[2].p && (jsonscan_members(pv[2].p, pv[2].n, meta, 1, &tok) != 1 || !tok.p))
         return false;

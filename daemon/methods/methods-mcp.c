@@ -193,6 +193,11 @@ static void m_logging_set_level(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     methods_reply(d, p, m->id, NULL);
 }
 
+static void m_tasks(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
+{
+    tasks_request(&d->manager->calls.tasks, p, m->id, m->method, m->params);
+}
+
 static void n_cancelled(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     call_cancel(&d->manager->calls, p, json_get(m->params, "requestId"));
@@ -217,6 +222,10 @@ const Method methods_mcp[] = {
     {"resources/subscribe", m_subscribe, METHOD_NEEDS_INIT, "uri"},
     {"resources/unsubscribe", m_unsubscribe, METHOD_NEEDS_INIT, "uri"},
     {"completion/complete", m_complete, METHOD_NEEDS_INIT, NULL},
+    {"tasks/get", m_tasks, METHOD_NEEDS_INIT, NULL},
+    {"tasks/result", m_tasks, METHOD_NEEDS_INIT, NULL},
+    {"tasks/cancel", m_tasks, METHOD_NEEDS_INIT, NULL},
+    {"tasks/list", m_tasks, METHOD_NEEDS_INIT, NULL},
     {"notifications/initialized", n_ignore, METHOD_NOTIFICATION, NULL},
     {"notifications/cancelled", n_cancelled, METHOD_NOTIFICATION, NULL},
     {"notifications/roots/list_changed", n_ignore, METHOD_NOTIFICATION, NULL},

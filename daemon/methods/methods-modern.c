@@ -358,6 +358,8 @@ static void discover(Manager *mg, Peer *p, JsonrpcMsg *m)
     json_object_set(r, "resultType", json_string_new("complete"));
     json_object_set(r, "supportedVersions", versions);
     json_object_set(r, "capabilities", methods_capabilities(mg, p));
+    /* Tasks are an extension in 2026-07-28, which mcpd does not relay (docs/protocol.md). */
+    json_free(json_object_take(json_get_object(r, "capabilities"), "tasks"));
     instructions = surface_instructions(mg, p);
     if (instructions)
         json_object_set(r, "instructions", json_string_new_take(instructions));

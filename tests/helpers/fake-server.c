@@ -49,6 +49,7 @@ static struct {
     bool strict_init; /* a request other than initialize before it ends the process */
     bool seen_init;
     bool ignore_unknown; /* a request it does not know is never answered (server/discover) */
+    bool tasks;          /* the tasks capability and the tool task_sleep */
 } opt = {.name = "fake", .list_changed_ms = -1};
 
 static struct {
@@ -290,11 +291,9 @@ static void send_empty_result(const Tok *id)
     msg_send(g, true);
 }
 
-/* A tools/call result with one text content. */
-static void send_text(const Tok *id, const char *text, size_t len, bool is_error)
+/* "content": [{type: text, text}] inside an open result map. */
+static void gen_text_content(yajl_gen g, const char *text, size_t len)
 {
-    yajl_gen g = result_open(id);
-    yajl_gen_map_open(g);
     gs(g, "content");
     yajl_gen_array_open(g);
     yajl_gen_map_open(g);
@@ -303,6 +302,14 @@ static void send_text(const Tok *id, const char *text, size_t len, bool is_error
     yajl_gen_string(g, (const unsigned char *)text, len);
     yajl_gen_map_close(g);
     yajl_gen_array_close(g);
+}
+
+/* A tools/call result with one text content. */
+static void send_text(const Tok *id, const char *text, size_t len, bool is_error)
+{
+    yajl_gen g = result_open(id);
+    yajl_gen_map_open(g);
+    gen_text_content(g, text, len);
     if (is_error) {
         gs(g, "isError");
         yajl_gen_bool(g, 1);
@@ -341,14 +348,14 @@ static void send_progress(const Tok *token, long progress, long total)
 
 /* ---------------------------------------------------------------- timers */
 
-typedef enum { TM_SLEEP, TM_INIT, TM_LIST_CHANGED } TimerKind;
+typedef enum { TM_SLEEP, TM_INIT, TM_LIST_CHANGED, TM_TASK } TimerKind;
 
 typedef struct Timer {
     struct Timer *next;
     TimerKind kind;
     uint64_t due;         /* when this timer next needs attention */
     uint64_t start, end;  /* sleep: when it began and when to answer */
-    long ms, step, steps; /* sleep: duration, progress sent so far, progress total */
+    long ms, step, steps; /* sleep: duration, progress sent so far, progress total; task: its n */
     Tok id, token;        /* request id; sleep's progress token (TOK_NONE if none) */
     char *version;        /* init: protocol version to answer with */
 } Timer;
@@ -429,6 +436,27 @@ static void send_init_result(const Tok *id, const char *version)
     gs(g, "logging");
     yajl_gen_map_open(g);
     yajl_gen_map_close(g);
+    if (opt.tasks) {
+        /* tasks: {list:{}, cancel:{}, requests:{tools:{call:{}}}}, as server-everything says */
+        const char *keys[] = {"list", "cancel"};
+        gs(g, "tasks");
+        yajl_gen_map_open(g);
+        for (size_t i = 0; i < 2; i++) {
+            gs(g, keys[i]);
+            yajl_gen_map_open(g);
+            yajl_gen_map_close(g);
+        }
+        gs(g, "requests");
+        yajl_gen_map_open(g);
+        gs(g, "tools");
+        yajl_gen_map_open(g);
+        gs(g, "call");
+        yajl_gen_map_open(g);
+        yajl_gen_map_close(g);
+        yajl_gen_map_close(g);
+        yajl_gen_map_close(g);
+        yajl_gen_map_close(g);
+    }
     yajl_gen_map_close(g);
     gs(g, "serverInfo");
     yajl_gen_map_open(g);
@@ -716,8 +744,11 @@ static size_t listed_builtins(void)
 
 static size_t tool_count(void)
 {
-    return listed_builtins() + (size_t)opt.tools + (opt.ask ? 2 : 0) + (st.late_tool ? 1 : 0);
+    return listed_builtins() + (opt.tasks ? 1 : 0) + (size_t)opt.tools + (opt.ask ? 2 : 0) +
+           (st.late_tool ? 1 : 0);
 }
+
+static void gen_task_tool(yajl_gen g);
 
 /* The i-th tool of the full listing: builtins, then tool0..tool(N-1), then late_tool. */
 static void gen_tool_at(yajl_gen g, size_t i)
@@ -726,6 +757,12 @@ static void gen_tool_at(yajl_gen g, size_t i)
         gen_tool(g, builtin_tools[i].name, builtin_tools[i].description, builtin_schema[i]);
         return;
     }
+    if (opt.tasks && i == listed_builtins()) {
+        gen_task_tool(g);
+        return;
+    }
+    if (opt.tasks)
+        i--;
     i -= listed_builtins();
     if (i == (size_t)opt.tools && opt.ask) {
         gen_tool(g, ask_tool.name, ask_tool.description, ask_schema);
@@ -1113,8 +1150,12 @@ static bool is_generic_name(const char *name)
     return !errno && !*end && k < (unsigned long)opt.tools;
 }
 
+static CallFn call_task_sleep;
+
 static CallFn *find_tool(const char *name)
 {
+    if (opt.tasks && strcmp(name, "task_sleep") == 0)
+        return call_task_sleep;
     for (size_t i = 0; i < N_BUILTIN; i++)
         if (strcmp(name, builtin_tools[i].name) == 0)
             return builtin_tools[i].call;
@@ -1176,6 +1217,286 @@ static void on_tools_call(const Tok *id, yajl_val params)
     }
 }
 
+/* ---------------------------------------------------------------- tasks (--tasks) */
+
+/*
+ * Task-augmented tools/call of task_sleep {ms, ask?}: a CreateTaskResult at once, then after ms
+ * the task completes (progress and notifications/tasks/status with the related-task _meta);
+ * with ask it first asks the client (elicitation/create tied to the task, status
+ * input_required) and completes with the answer's action. Ids are "task-<n>" in every server,
+ * so two servers' ids collide, as they may in the wild.
+ */
+#define RELATED_TASK "io.modelcontextprotocol/related-task"
+
+typedef struct FakeTask {
+    char id[32];
+    const char *status;
+    long ms, ttl;
+    bool ask, asked;
+    char *answer; /* the elicitation's action */
+    Tok token;    /* the call's progress token, or TOK_NONE */
+    Tok waiter;   /* a tasks/result waiting for the end, or TOK_NONE */
+} FakeTask;
+
+static FakeTask *ftasks;
+static size_t n_ftasks;
+
+static const char *const task_schema = JSON({
+    "type" : "object",
+    "properties" : {
+        "ms" : {"type" : "integer", "minimum" : 0, "description" : "How long the task runs."},
+        "ask" : {"type" : "boolean", "description" : "Ask the client first (elicitation)."}
+    },
+    "required" : ["ms"]
+});
+
+static void gen_task_tool(yajl_gen g)
+{
+    yajl_val schema = yajl_tree_parse(task_schema, NULL, 0);
+
+    yajl_gen_map_open(g);
+    gkv(g, "name", "task_sleep");
+    gkv(g, "description", "Sleep ms milliseconds; as a task when the call asks for one.");
+    gs(g, "inputSchema");
+    gen_value(g, schema);
+    gs(g, "execution");
+    yajl_gen_map_open(g);
+    gkv(g, "taskSupport", "optional");
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    yajl_tree_free(schema);
+}
+
+static bool task_terminal(const FakeTask *t)
+{
+    return strcmp(t->status, "working") != 0 && strcmp(t->status, "input_required") != 0;
+}
+
+static void gen_related(yajl_gen g, const FakeTask *t)
+{
+    gs(g, "_meta");
+    yajl_gen_map_open(g);
+    gs(g, RELATED_TASK);
+    yajl_gen_map_open(g);
+    gkv(g, "taskId", t->id);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+}
+
+/* The Task object's members (inside an open map). */
+static void gen_task_members(yajl_gen g, const FakeTask *t)
+{
+    gkv(g, "taskId", t->id);
+    gkv(g, "status", t->status);
+    gkv(g, "createdAt", "2025-11-25T00:00:00Z");
+    gkv(g, "lastUpdatedAt", "2025-11-25T00:00:00Z");
+    gs(g, "ttl");
+    yajl_gen_integer(g, t->ttl);
+    gs(g, "pollInterval");
+    yajl_gen_integer(g, 50);
+}
+
+static void send_task_status(const FakeTask *t)
+{
+    yajl_gen g = msg_open();
+    gkv(g, "method", "notifications/tasks/status");
+    gs(g, "params");
+    yajl_gen_map_open(g);
+    gen_task_members(g, t);
+    yajl_gen_map_close(g);
+    msg_send(g, false);
+}
+
+/* tasks/result's answer: the call's own result, tied to the task. */
+static void send_task_result(const Tok *id, const FakeTask *t)
+{
+    char text[96];
+
+    if (strcmp(t->status, "cancelled") == 0) {
+        send_errorf(id, -32603, "task %s was cancelled", t->id);
+        return;
+    }
+    snprintf(text, sizeof(text), "task slept %ld ms%s%s", t->ms, t->answer ? ", answer " : "",
+             t->answer ? t->answer : "");
+    yajl_gen g = result_open(id);
+    yajl_gen_map_open(g);
+    gen_text_content(g, text, strlen(text));
+    gen_related(g, t);
+    yajl_gen_map_close(g);
+    msg_send(g, true);
+}
+
+static void task_finish(FakeTask *t, const char *status)
+{
+    t->status = status;
+    send_task_status(t);
+    if (t->waiter.kind != TOK_NONE) {
+        send_task_result(&t->waiter, t);
+        free(t->waiter.s);
+        t->waiter = (Tok){TOK_NONE, NULL};
+    }
+}
+
+static void fire_task(long n)
+{
+    FakeTask *t = &ftasks[n];
+
+    if (task_terminal(t))
+        return;
+    if (t->ask && !t->asked) {
+        /* Ask the client; the answer completes the task (on_task_answer). */
+        yajl_gen g = msg_open();
+        char rid[48];
+        snprintf(rid, sizeof(rid), "taskask-%ld", n);
+        t->asked = true;
+        t->status = "input_required";
+        send_task_status(t);
+        gkv(g, "id", rid);
+        gkv(g, "method", "elicitation/create");
+        gs(g, "params");
+        yajl_gen_map_open(g);
+        gkv(g, "message", "Go on with the task?");
+        gs(g, "requestedSchema");
+        yajl_gen_map_open(g);
+        gkv(g, "type", "object");
+        gs(g, "properties");
+        yajl_gen_map_open(g);
+        yajl_gen_map_close(g);
+        yajl_gen_map_close(g);
+        gen_related(g, t);
+        yajl_gen_map_close(g);
+        msg_send(g, false);
+        return;
+    }
+    if (t->token.kind != TOK_NONE) {
+        yajl_gen g = msg_open();
+        gkv(g, "method", "notifications/progress");
+        gs(g, "params");
+        yajl_gen_map_open(g);
+        gs(g, "progressToken");
+        gen_tok(g, &t->token);
+        gs(g, "progress");
+        yajl_gen_integer(g, 1);
+        gs(g, "total");
+        yajl_gen_integer(g, 1);
+        gen_related(g, t);
+        yajl_gen_map_close(g);
+        msg_send(g, false);
+    }
+    task_finish(t, "completed");
+}
+
+static void on_task_answer(yajl_val msg, const char *rid)
+{
+    char *end;
+    long n = strtol(rid + 8, &end, 10);
+    yajl_val result = obj_get(msg, "result");
+    const char *action = obj_str(result, "action");
+
+    if (*end || n < 0 || (size_t)n >= n_ftasks || task_terminal(&ftasks[n]))
+        return;
+    if (!(ftasks[n].answer = strdup(action ? action : "error")))
+        abort();
+    ftasks[n].status = "working";
+    fire_task(n);
+}
+
+static void call_task_sleep(const Tok *id, yajl_val args, yajl_val params)
+{
+    yajl_val task = obj_get(params, "task"), ms = obj_get(args, "ms"), ttl = obj_get(task, "ttl");
+    yajl_val meta = obj_get(params, "_meta");
+    FakeTask *t;
+    Tok tok;
+
+    if (!YAJL_IS_OBJECT(task)) {
+        call_sleep(id, args, params);
+        return;
+    }
+    if (!YAJL_IS_INTEGER(ms)) {
+        bad_args(id, "task_sleep", "{ms: integer}");
+        return;
+    }
+    if (!(ftasks = realloc(ftasks, (n_ftasks + 1) * sizeof(*ftasks))))
+        abort();
+    t = &ftasks[n_ftasks];
+    memset(t, 0, sizeof(*t));
+    snprintf(t->id, sizeof(t->id), "task-%zu", n_ftasks + 1);
+    t->status = "working";
+    t->ms = (long)YAJL_GET_INTEGER(ms);
+    t->ttl = YAJL_IS_INTEGER(ttl) ? (long)YAJL_GET_INTEGER(ttl) : 60000;
+    t->ask = YAJL_IS_TRUE(obj_get(args, "ask"));
+    if (tok_from(obj_get(meta, "progressToken"), &tok))
+        t->token = tok_dup(&tok);
+    Timer *tm = timer_new(TM_TASK, (uint64_t)t->ms);
+    tm->ms = (long)n_ftasks++;
+    timer_insert(tm);
+
+    yajl_gen g = result_open(id);
+    yajl_gen_map_open(g);
+    gs(g, "task");
+    yajl_gen_map_open(g);
+    gen_task_members(g, t);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    msg_send(g, true);
+}
+
+static FakeTask *task_of(const Tok *id, yajl_val params)
+{
+    const char *tid = obj_str(params, "taskId");
+
+    for (size_t i = 0; tid && i < n_ftasks; i++)
+        if (strcmp(ftasks[i].id, tid) == 0)
+            return &ftasks[i];
+    send_errorf(id, -32602, "Invalid params: no task %s", tid ? tid : "(none)");
+    return NULL;
+}
+
+static void on_tasks(const char *method, const Tok *id, yajl_val params)
+{
+    FakeTask *t;
+    yajl_gen g;
+
+    if (strcmp(method, "tasks/list") == 0) {
+        g = result_open(id);
+        yajl_gen_map_open(g);
+        gs(g, "tasks");
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < n_ftasks; i++) {
+            yajl_gen_map_open(g);
+            gen_task_members(g, &ftasks[i]);
+            yajl_gen_map_close(g);
+        }
+        yajl_gen_array_close(g);
+        yajl_gen_map_close(g);
+        msg_send(g, true);
+        return;
+    }
+    if (!(t = task_of(id, params)))
+        return;
+    if (strcmp(method, "tasks/result") == 0) {
+        if (task_terminal(t))
+            send_task_result(id, t);
+        else if (t->waiter.kind != TOK_NONE)
+            send_errorf(id, -32600, "a tasks/result of %s is already waiting", t->id);
+        else
+            t->waiter = tok_dup(id);
+        return;
+    }
+    if (strcmp(method, "tasks/cancel") == 0) {
+        if (task_terminal(t)) {
+            send_errorf(id, -32602, "Invalid params: task %s is already %s", t->id, t->status);
+            return;
+        }
+        task_finish(t, "cancelled");
+    }
+    g = result_open(id);
+    yajl_gen_map_open(g);
+    gen_task_members(g, t);
+    yajl_gen_map_close(g);
+    msg_send(g, true);
+}
+
 /* ---------------------------------------------------------------- timer firing */
 
 static void fire_sleep(Timer *t, uint64_t now)
@@ -1205,6 +1526,9 @@ static void fire_timer(Timer *t, uint64_t now)
     case TM_SLEEP:
         fire_sleep(t, now);
         return;
+    case TM_TASK:
+        fire_task(t->ms);
+        break;
     case TM_INIT:
         send_init_result(&t->id, t->version);
         break;
@@ -1277,6 +1601,8 @@ static void on_request(const char *method, const Tok *id, yajl_val params)
         on_tools_list(id, params);
     else if (strcmp(method, "tools/call") == 0)
         on_tools_call(id, params);
+    else if (opt.tasks && strncmp(method, "tasks/", 6) == 0)
+        on_tasks(method, id, params);
     else if (opt.ignore_unknown)
         note("ignoring %s (--ignore-unknown)", method);
     else
@@ -1297,6 +1623,10 @@ static void on_message(yajl_val msg)
         const char *rid = obj_str(msg, "id");
         if (rid && strncmp(rid, "ask-", 4) == 0) {
             on_ask_answer(msg, rid);
+            return;
+        }
+        if (rid && strncmp(rid, "taskask-", 8) == 0) {
+            on_task_answer(msg, rid);
             return;
         }
         /* A response to a request we never send, or junk: nothing to answer. */
@@ -1446,7 +1776,8 @@ static void usage(FILE *f)
           "  --pid-file FILE            write our pid to FILE\n"
           "  --ask                      list the tool ask {method, params}: a request to the "
           "client\n"
-          "  --ignore-unknown           never answer a request it does not know\n",
+          "  --ignore-unknown           never answer a request it does not know\n"
+          "  --tasks                    the tasks capability and the task tool task_sleep\n",
           f);
 }
 
@@ -1490,6 +1821,7 @@ enum {
     O_LIST_CHANGED_BURST,
     O_REPEAT_CURSOR,
     O_IGNORE_UNKNOWN,
+    O_TASKS,
 };
 
 static const struct option long_opts[] = {
@@ -1520,6 +1852,7 @@ static const struct option long_opts[] = {
     {"list-changed-burst", required_argument, NULL, O_LIST_CHANGED_BURST},
     {"repeat-cursor", no_argument, NULL, O_REPEAT_CURSOR},
     {"ignore-unknown", no_argument, NULL, O_IGNORE_UNKNOWN},
+    {"tasks", no_argument, NULL, O_TASKS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -1607,6 +1940,9 @@ static void set_option(int c, const char *arg, const char *name)
         break;
     case O_IGNORE_UNKNOWN:
         opt.ignore_unknown = true;
+        break;
+    case O_TASKS:
+        opt.tasks = true;
         break;
     case 'h':
         usage(stdout);

@@ -167,6 +167,9 @@ async function openSide(kind, side, opts, label = side) {
   h.record = record;
   h.daemon = daemon;
   await h.connect();
+  // The era the host actually speaks (tasks are 2025-era only): not the label's.
+  h.modern = kind === "v2" && h.client.getNegotiatedProtocolVersion() === "2026-07-28";
+  record.modern = h.modern;
   return h;
 }
 
@@ -277,6 +280,58 @@ async function until(cond, ms = NOTIFY_WAIT_MS) {
   return cond();
 }
 
+// Tasks (2025-11-25, experimental). The v2 SDK has no task runtime, so the host speaks the
+// wire methods itself: the task-only simulate-research-query as a task, an ambiguous one (the
+// server's elicitation tied to the task arrives while tasks/result waits, long after the
+// tools/call was answered), polled with tasks/get, listed, its result fetched; then one it
+// cancels. Through mcpd a task has mcpd's own id (server task ids collide across servers;
+// docs/protocol.md, Tasks): each id, the server's or mcpd's, is replaced by <task> wherever it
+// appears (results, lists, the elicitation's related-task), and timestamps by <time>.
+const ANY_RESULT = { "~standard": { version: 1, vendor: "sdk-diff", validate: (value) => ({ value }) } };
+const TASK_KEYS = ["task created", "task final status", "task listed", "task result", "task asked the host",
+  "task cancelled", "task after cancel"];
+const TERMINAL = ["completed", "failed", "cancelled"];
+function untask(v, ids) {
+  if (Array.isArray(v)) return v.map((x) => untask(x, ids));
+  if (typeof v === "string") return ids.includes(v) ? "<task>" : v;
+  if (!v || typeof v !== "object") return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) =>
+    [k, k === "createdAt" || k === "lastUpdatedAt" ? "<time>" : untask(x, ids)]));
+}
+async function runTasks(h, toolName) {
+  const { client: c, record: r } = h;
+  const req = (method, params) => capture(() => c.request({ method, params }, ANY_RESULT, { timeout: CALL_TIMEOUT_MS }));
+  const ids = [];
+  const start = (args) => req("tools/call", { name: toolName("simulate-research-query"), arguments: args, task: { ttl: 300000 } });
+  const created = await start({ topic: "tasks", ambiguous: true });
+  const id = created.result?.task?.taskId;
+  const got = {};
+  got["task created"] = created;
+  if (id) {
+    ids.push(id);
+    const result = req("tasks/result", { taskId: id });
+    let last;
+    for (let waited = 0; waited < CALL_TIMEOUT_MS; waited += 250) {
+      last = await req("tasks/get", { taskId: id });
+      if (!last.result || TERMINAL.includes(last.result.status)) break;
+      await sleep(250);
+    }
+    got["task final status"] = last;
+    got["task listed"] = await req("tasks/list", {});
+    got["task result"] = await result;
+    got["task asked the host"] = r.serverRequests.splice(0);
+  }
+  const second = await start({ topic: "cancel me" });
+  const id2 = second.result?.task?.taskId;
+  if (id2) {
+    ids.push(id2);
+    got["task cancelled"] = await req("tasks/cancel", { taskId: id2 });
+    const after = await req("tasks/get", { taskId: id2 });
+    got["task after cancel"] = { status: after.result?.status, error: after.error };
+  }
+  for (const [k, v] of Object.entries(got)) r[k] = untask(stripMeta(v), ids);
+}
+
 async function runScript(h, full) {
   const { client: c, record: r, kind } = h;
   r.capabilities = c.getServerCapabilities();
@@ -352,6 +407,8 @@ async function runScript(h, full) {
   // The SDK refuses it itself, naming the tool as listed: the exposed name when aggregated.
   if (research.error) research.error.message = research.error.message.replace(toolName("simulate-research-query"), "simulate-research-query");
   r["call simulate-research-query without task"] = research.result ? unwrapToolError(r.side, research.result) : research;
+  // The v2 client runs it as a task (2025 era only: tasks are an extension in 2026-07-28).
+  if (kind === "v2" && !h.modern) await runTasks(h, toolName);
   // get-env shows the server's environment, which is its host's: mcpd starts servers with its
   // own environment plus MCPD_INSTANCE (docs/protocol.md, Lifecycle). Only the shape is compared.
   const env = await capture(() => h.call({ name: toolName("get-env"), arguments: {} }));
@@ -466,7 +523,7 @@ function unvolatile(v, key) {
 function compare(direct, via, expectedDiff = {}) {
   const keys = new Set([...Object.keys(direct), ...Object.keys(via)]);
   for (const k of keys) {
-    if (["name", "kind", "side", "serverRequests"].includes(k)) continue;
+    if (["name", "kind", "side", "serverRequests", "modern"].includes(k)) continue;
     if (k in expectedDiff) {
       const why = expectedDiff[k](direct[k], via[k]);
       if (why) differ(`${via.name} ${k}`, why);
@@ -480,10 +537,8 @@ function compare(direct, via, expectedDiff = {}) {
 // Through mcpd, passthrough or not, the connection is mcpd's own:
 // - serverInfo names mcpd (the host learns what it talks to; docs/protocol.md, passthrough
 //   shows the server's capabilities and instructions, not its identity);
-// - capabilities gain experimental.mcpd (mcpd's protocol marker) and lack tasks: mcpd does not
-//   relay the tasks utility (tasks/get, tasks/result, tasks/list, tasks/cancel, task-augmented
-//   requests), so advertising it would promise methods that get -32601. Tools keep their
-//   execution.taskSupport, so a host refuses a task-only tool itself, as it does direct;
+// - capabilities gain experimental.mcpd (mcpd's protocol marker); tasks are relayed in the 2025
+//   era (the same tasks capability as the server's), not in 2026-07-28 (see viaCaps);
 // - the server's roots/list right after its handshake has no calling agent to go to: mcpd
 //   answers it from the workspace root (docs/protocol.md), which here is the host's one root,
 //   so get-roots-list answers the same;
@@ -492,11 +547,16 @@ function compare(direct, via, expectedDiff = {}) {
 function withoutKeys(o, keys) {
   return Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => !keys.includes(k)));
 }
+// The capabilities through mcpd: the server's, plus experimental.mcpd; tasks only in the 2025
+// era (an extension in 2026-07-28 that mcpd does not relay: not advertised there).
+const viaCaps = (modern) => (d, v) => (isDeepStrictEqual(modern ? withoutKeys(d, ["tasks"]) : d, withoutKeys(v, ["experimental"])) &&
+  isDeepStrictEqual(v.experimental, { mcpd: { protocol: 1 } }) ? null
+  : `capabilities differ beyond ${modern ? "tasks and " : ""}experimental.mcpd: direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)}`);
+// A 2026-07-28 host runs no tasks (see runTasks): the steps are absent on its side.
+const noTasks = Object.fromEntries(TASK_KEYS.map((k) => [k, (d, v) => (v === undefined ? null : `a 2026-07-28 side ran tasks: ${JSON.stringify(v)}`)]));
 const VIA_MCPD = {
   serverInfo: (d, v) => (v?.name === "mcpd" ? null : `serverInfo is not mcpd's: ${JSON.stringify(v)}`),
-  capabilities: (d, v) => (isDeepStrictEqual(withoutKeys(d, ["tasks"]), withoutKeys(v, ["experimental"])) &&
-    isDeepStrictEqual(v.experimental, { mcpd: { protocol: 1 } }) ? null
-    : `capabilities differ beyond tasks and experimental.mcpd: direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)}`),
+  capabilities: viaCaps(false),
   "asked the host at connect": (d, v) => (isDeepStrictEqual(d, [{ method: "roots/list" }]) && isDeepStrictEqual(v, []) ? null
     : `direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)}`),
   // At connect the server announces lists it has just filled in; mcpd has long listed them
@@ -534,10 +594,18 @@ const AGG_INIT = {
       if (k in (v ?? {}) && typeof d[k] === "object")
         for (const sub of Object.keys(d[k]))
           if (!isDeepStrictEqual(d[k][sub], v[k][sub])) missing.push(`${k}.${sub}`);
-    // tasks: see VIA_MCPD.
+    // tasks: see viaCaps; aggregated, mcpd offers them as the server does.
     const missing = Object.keys(d).filter((k) => k !== "tasks" && !(k in (v ?? {})));
+    if (!isDeepStrictEqual(d.tasks, v?.tasks)) missing.push("tasks (as the server's)");
     return missing.length ? `capabilities of the server missing through mcpd: ${missing.join(", ")} (direct ${JSON.stringify(d)}, mcpd ${JSON.stringify(v)})` : null;
   },
+};
+
+const VIA_MCPD_MODERN = { ...VIA_MCPD, ...noTasks, capabilities: viaCaps(true) };
+const AGG_MODERN = {
+  ...AGG_INIT, ...noTasks,
+  capabilities: (d, v) => (v && "tasks" in v ? `tasks offered to a 2026-07-28 host: ${JSON.stringify(v)}`
+    : AGG_INIT.capabilities(withoutKeys(d, ["tasks"]), v)),
 };
 
 async function v1() {
@@ -580,8 +648,8 @@ async function v2() {
   }
   compare(records.direct, records.pass, VIA_MCPD);
   compare(records.direct, records.agg, AGG_INIT);
-  compare(records.direct, records["pass-modern"], VIA_MCPD);
-  compare(records.direct, records["agg-modern"], AGG_INIT);
+  compare(records.direct, records["pass-modern"], records["pass-modern"].modern ? VIA_MCPD_MODERN : VIA_MCPD);
+  compare(records.direct, records["agg-modern"], records["agg-modern"].modern ? AGG_MODERN : AGG_INIT);
   dump(records);
 }
 
