@@ -174,19 +174,38 @@ const char *config_level_name(ConfigLevel level)
     return level == CONFIG_LEVEL_PROJECT ? "project" : "user";
 }
 
+static bool name_char_plain(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '-';
+}
+
 const char *config_check_name(const char *name)
 {
     if (!name[0])
         return "Server name cannot be empty";
     if (strlen(name) > CONFIG_MAX_SERVER_NAME)
         return "Server name is too long (max 100 characters)";
-    for (const char *p = name; *p; p++) {
-        char c = *p;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-'))
-            return "Server name can only contain letters, numbers, dash, underscore, and dot";
-    }
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return "Server name cannot contain control characters";
     return NULL;
+}
+
+char *config_plain_name(const char *name)
+{
+    char *plain;
+    const char *p = name;
+
+    while (*p && name_char_plain(*p))
+        p++;
+    if (!*p)
+        return NULL;
+    plain = xstrdup(name);
+    for (char *q = plain; *q; q++)
+        if (!name_char_plain(*q))
+            *q = '_';
+    return plain;
 }
 
 static void source_copy(SourceMeta *dst, const SourceMeta *src)
@@ -619,10 +638,20 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
     ServerConfig *c;
     StrBuf err = STRBUF_INIT, text = STRBUF_INIT, warn = STRBUF_INIT;
     const char *bad_name = config_check_name(name);
+    _cleanup_free_ char *plain = NULL;
 
     if (bad_name) {
         config_set_problem(set, src->path, name, "%s", bad_name);
         return NULL;
+    }
+    if ((plain = config_plain_name(name))) {
+        /* Served under a name that is safe in tool names, file names and URIs; said once. */
+        config_set_warning(set, src->path, plain,
+                           "Server \"%s\" is served as \"%s\" (tools mcp_%s_<tool>; mcpctl "
+                           "commands take that name): mcpd names hold only letters, digits, "
+                           "'-', '_' and '.'",
+                           name, plain, plain);
+        name = plain;
     }
     if (!YAJL_IS_OBJECT(obj)) {
         config_set_problem(set, src->path, name, "Server \"%s\": entry must be an object, not %s",

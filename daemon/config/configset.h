@@ -217,8 +217,18 @@ bool server_config_same(const ServerConfig *a, const ServerConfig *b);
 const char *transport_type_name(TransportType t);
 /** "user" or "project". */
 const char *config_level_name(ConfigLevel level);
-/** Check a server name; return NULL or a message (static). */
+/**
+ * Check a server name as an agent's file gives it; return NULL or a message (static). Any
+ * text of 1 to CONFIG_MAX_SERVER_NAME bytes without control characters is a name: agents
+ * accept them ("github/github-mcp-server" is how VS Code's gallery names its entries).
+ */
 const char *config_check_name(const char *name);
+/**
+ * The name mcpd serves a server under: name itself when it holds only letters, digits, '-',
+ * '_' and '.', else a copy with every other byte replaced by '_' (new string, or NULL when the
+ * name is already plain). Tool names, cache files and mcpd:// URIs are built from it.
+ */
+char *config_plain_name(const char *name);
 
 /**
  * Expand ${VAR}, ${VAR:-default}, ${env:VAR}, ${workspaceFolder} (root) and ${userHome} in

@@ -303,14 +303,43 @@ static void test_bad_field_types(void)
     expect_problem_naming("\"node server.js\"", "must be an object", "string");
 }
 
+/* A name outside mcpd's plain set is served under its plain form, said in one warning. */
+static void expect_served_as(const char *name, const char *plain)
+{
+    ConfigSet set = {0};
+    ServerConfig *c = from_text(name, "{\"command\":\"x\"}", NULL, &set);
+
+    CHECK(c && streq(c->name, plain));
+    CHECK_INTEQ(set.n_problems, 1);
+    if (set.n_problems == 1) {
+        const char *msg = set.problems[0].message;
+        CHECK(set.problems[0].warning);
+        CHECK_STREQ(set.problems[0].server, plain);
+        CHECK_MSG(strstr(msg, name) && strstr(msg, plain), "%s", msg);
+    }
+    server_config_free(c);
+    config_set_deinit(&set);
+}
+
 static void test_server_names(void)
 {
     char long_name[CONFIG_MAX_SERVER_NAME + 2];
+    char *plain;
 
     CHECK(config_check_name("ok-name_1.2") == NULL);
     CHECK(config_check_name("") != NULL);
-    CHECK(config_check_name("has space") != NULL);
-    CHECK(config_check_name("slash/name") != NULL);
+    /* Agents accept these: VS Code's gallery writes "github/github-mcp-server". */
+    CHECK(config_check_name("has space") == NULL);
+    CHECK(config_check_name("slash/name") == NULL);
+    CHECK(config_check_name("tab\there") != NULL);
+    CHECK(config_plain_name("ok-name_1.2") == NULL);
+    CHECK((plain = config_plain_name("github/github-mcp-server")) &&
+          streq(plain, "github_github-mcp-server"));
+    free(plain);
+    CHECK((plain = config_plain_name("caf\xc3\xa9 x")) && streq(plain, "caf___x"));
+    free(plain);
+    /* Plain: a name is only ever the start of a file name ("..-<hash>.json"), never a path. */
+    CHECK(config_plain_name("..") == NULL);
     memset(long_name, 'n', sizeof(long_name));
     long_name[CONFIG_MAX_SERVER_NAME] = '\0';
     CHECK(config_check_name(long_name) == NULL);
@@ -319,11 +348,13 @@ static void test_server_names(void)
     CHECK(config_check_name(long_name) != NULL);
 
     expect_problem_exact("", "{\"command\":\"x\"}", "Server name cannot be empty");
-    expect_problem_exact("a b", "{\"command\":\"x\"}",
-                         "Server name can only contain letters, numbers, dash, underscore, and "
-                         "dot");
+    expect_problem_exact("a\nb", "{\"command\":\"x\"}",
+                         "Server name cannot contain control characters");
     expect_problem_exact(long_name, "{\"command\":\"x\"}",
                          "Server name is too long (max 100 characters)");
+    expect_served_as("github/github-mcp-server", "github_github-mcp-server");
+    expect_served_as("my server", "my_server");
+    expect_served_as("../../etc", ".._.._etc");
 }
 
 static void test_hash(void)
