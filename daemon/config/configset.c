@@ -647,10 +647,9 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
     if ((plain = config_plain_name(name))) {
         /* Served under a name that is safe in tool names, file names and URIs; said once. */
         config_set_warning(set, src->path, plain,
-                           "Server \"%s\" is served as \"%s\" (tools mcp_%s_<tool>; mcpctl "
-                           "commands take that name): mcpd names hold only letters, digits, "
-                           "'-', '_' and '.'",
-                           name, plain, plain);
+                           "Server \"%s\" is served as \"%s\" (mcpctl commands take that "
+                           "name): mcpd names hold only letters, digits, '-', '_' and '.'",
+                           name, plain);
         name = plain;
     }
     if (!YAJL_IS_OBJECT(obj)) {
