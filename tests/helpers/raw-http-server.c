@@ -9,7 +9,8 @@
  * initialize, tools/list and the notifications are answered properly, so the server connects and
  * the fault hits a tools/call (mode hang-init hits initialize itself). Each connection is served by
  * a child process, so a hanging answer holds one connection only. Every request's header names and
- * its Mcp-Session-Id are logged to --log, so a test can check what reached the server. Standalone
+ * its Mcp-Session-Id are logged to --log, so a test can check what reached the server. Mode
+ * oauth-hang-register is a protected server whose sign-in never gets past registration. Standalone
  * (libc only): mcpd's own code cannot hide a matching bug here.
  */
 
@@ -228,11 +229,53 @@ static void log_headers(const char *req, const char *end)
     }
 }
 
+/*
+ * Mode oauth-hang-register: a protected server whose authorization server never answers client
+ * registration, so mcpd's sign-in sits with its redirect listener open and no state chosen yet.
+ */
+static bool serve_oauth(int fd, const char *req)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof(sa);
+    char base[64], b[1024];
+
+    if (!mode_is("oauth-hang-register"))
+        return false;
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    snprintf(base, sizeof(base), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    if (strncmp(req, "POST /register ", 15) == 0) {
+        forever();
+    } else if (strncmp(req, "GET /.well-known/oauth-protected-resource", 41) == 0) {
+        snprintf(b, sizeof(b), "{\"resource\":\"%s/mcp\",\"authorization_servers\":[\"%s\"]}", base,
+                 base);
+        respond(fd, "200 OK", NULL, "application/json", b);
+    } else if (strncmp(req, "GET /.well-known/oauth-authorization-server", 43) == 0) {
+        snprintf(b, sizeof(b),
+                 "{\"issuer\":\"%s\",\"authorization_endpoint\":\"%s/authorize\","
+                 "\"token_endpoint\":\"%s/token\",\"registration_endpoint\":\"%s/register\","
+                 "\"code_challenge_methods_supported\":[\"S256\"]}",
+                 base, base, base, base);
+        respond(fd, "200 OK", NULL, "application/json", b);
+    } else if (strncmp(req, "GET ", 4) == 0) {
+        respond(fd, "404 Not Found", NULL, "text/plain", "");
+    } else {
+        char h[256];
+        snprintf(h, sizeof(h),
+                 "WWW-Authenticate: Bearer resource_metadata=\"%s/.well-known/"
+                 "oauth-protected-resource\"\r\n",
+                 base);
+        respond(fd, "401 Unauthorized", h, "application/json", "{}");
+    }
+    return true;
+}
+
 static void serve_one(int fd, const char *req, const char *body)
 {
     char id[64];
 
     log_line("request %.*s\n", req, (size_t)(strchr(req, '\r') - req));
+    if (serve_oauth(fd, req))
+        return;
     if (strncmp(req, "GET ", 4) == 0) {
         respond(fd, "405 Method Not Allowed", "Allow: POST\r\n", "text/plain", "");
         return;
