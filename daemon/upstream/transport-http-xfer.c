@@ -34,6 +34,7 @@ void ht_upcall(HttpTransport *t, int kind, const char *text, size_t len)
     u->kind = kind;
     u->text = xstrndup(text ? text : "", len);
     u->len = len;
+    t->n_upcalls++;
     *t->up_tail = u;
     t->up_tail = &u->next;
     event_active(t->ev_deliver, EV_TIMEOUT, 0);
@@ -62,6 +63,7 @@ void ht_on_deliver(evutil_socket_t fd, short what, void *arg)
     (void)fd, (void)what;
     while ((u = t->up_head)) {
         t->up_head = u->next;
+        t->n_upcalls--;
         if (!t->up_head)
             t->up_tail = &t->up_head;
         if (!t->closing) {
@@ -74,6 +76,14 @@ void ht_on_deliver(evutil_socket_t fd, short what, void *arg)
         }
         free(u->text);
         free(u);
+    }
+    /* The queue is empty: paused streams go on (curl may hand their chunk over at once). */
+    for (Xfer *x = t->closing ? NULL : t->xfers, *next; x; x = next) {
+        next = x->next;
+        if (x->paused) {
+            x->paused = false;
+            curl_easy_pause(x->easy, CURLPAUSE_CONT);
+        }
     }
 }
 
@@ -430,6 +440,11 @@ size_t ht_on_write(char *data, size_t size, size_t nmemb, void *userdata)
         on_headers_done(x);
     if (x->sse) {
         uint64_t dropped = x->parser.n_dropped;
+        if (x->t->n_upcalls >= HT_UPCALLS_MAX && x->easy) {
+            /* Backpressure: the loop delivers what is queued first (ht_on_deliver resumes). */
+            x->paused = true;
+            return CURL_WRITEFUNC_PAUSE;
+        }
         if (sse_parser_feed(&x->parser, data, n, on_event, x) != 0)
             return 0; /* fatal for this transport: stop the transfer */
         if (x->parser.oversized && x->req_id && (x->kind == XFER_POST || x->kind == XFER_RESUME)) {
