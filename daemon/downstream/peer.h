@@ -61,8 +61,9 @@ struct Peer {
     uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
     bool filtered;             /* what goes out passes the registry's filter (a 2026-07-28 agent) */
     bool read_more;            /* stopped reading at PEER_READS_PER_WAKE: resumed by ev_more */
-    bool flush_queued;         /* on the registry's flush list */
-    bool rdhup;                /* the agent shut down its sending side: read to the EOF */
+    bool lines_left;   /* stopped at PEER_LINES_PER_WAKE with lines read: ev_more takes them */
+    bool flush_queued; /* on the registry's flush list */
+    bool rdhup;        /* the agent shut down its sending side: read to the EOF */
     Peer *flush_next;
     int64_t connected_wall_ms;
     Peer *next, *prev;

@@ -28,6 +28,7 @@
 #include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/oauth-issuer.h"
 #include "daemon/upstream/oauth-jwt.h"
+#include "daemon/upstream/oauth-listener.h"
 #include "daemon/upstream/oauth-private.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/oauth.h"
@@ -36,12 +37,6 @@
 #define PKCE_VERIFIER_BYTES 32
 /* The state value only has to be unguessable for the few minutes of a sign-in. */
 #define STATE_BYTES 16
-/* The redirect is one GET with a short query; a browser's headers fit easily in this. */
-#define LISTENER_MAX_HEADERS (16u * 1024u)
-/* A connection to the listener that says nothing this long is dropped. */
-#define LISTENER_IO_TIMEOUT_S 30
-/* The listener stays this long after its one redirect, so the browser's page gets out. */
-#define LISTENER_LINGER_MS 2000
 /* Well-known locations tried per document (RFC 9728 and RFC 8414/OIDC orders give at most 3). */
 #define MAX_CANDIDATES 4
 
@@ -89,7 +84,8 @@ struct OAuthFlow {
     /* registration and request */
     char *client_id, *client_secret, *auth_method, *scope;
     char *verifier, *state, *redirect_uri;
-    struct evhttp *listener;
+    OAuthListener *listener;
+    unsigned n_foreign; /* redirects ignored for a state not this sign-in's */
     struct event *ev_timeout, *ev_next;
     char *code;
     char *error; /* set by the listener; reported from the loop */
@@ -260,8 +256,7 @@ OAuthFlow *oauth_flow_free(OAuthFlow *f)
         return NULL;
     fetch_free(f->x);
     fetch_free(f->hx);
-    if (f->listener)
-        evhttp_free(f->listener);
+    oauth_listener_close(f->listener);
     if (f->ev_timeout)
         event_free(f->ev_timeout);
     if (f->ev_next)
@@ -349,7 +344,9 @@ static void on_flow_timeout(evutil_socket_t fd, short what, void *arg)
     OAuthFlow *f = arg;
 
     (void)fd, (void)what;
-    flow_end(f, -ETIMEDOUT, "no answer within %d s", OAUTH_FLOW_TIMEOUT_MS / 1000);
+    flow_end(f, -ETIMEDOUT, "no answer within %d s%s", OAUTH_FLOW_TIMEOUT_MS / 1000,
+             f->n_foreign ? " (redirects with another sign-in's state came, and were ignored)"
+                          : "");
 }
 
 /* Start the step's exchange; on failure end the flow. Return whether it started. */
@@ -477,56 +474,9 @@ static void token_request(OAuthFlow *f)
         explicit_bzero(auth, strlen(auth));
 }
 
-/* ---- the redirect listener ---- */
+/* ---- the redirect ---- */
 
 static void flow_begin(OAuthFlow *f);
-
-/* A listener that answered: kept a moment to flush its page, then freed (or at exit). */
-typedef struct Linger {
-    struct evhttp *http;
-    struct event *timer;
-    struct Linger *next;
-} Linger;
-
-static Linger *lingering;
-
-static void linger_free(Linger *lg)
-{
-    for (Linger **pp = &lingering; *pp; pp = &(*pp)->next)
-        if (*pp == lg) {
-            *pp = lg->next;
-            break;
-        }
-    evhttp_free(lg->http);
-    event_free(lg->timer);
-    free(lg);
-}
-
-static void on_linger_end(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd, (void)what;
-    linger_free(arg);
-}
-
-static void on_gone(struct evhttp_request *req, void *arg)
-{
-    (void)arg;
-    evhttp_send_error(req, 404, NULL);
-}
-
-static void listener_retire(OAuthFlow *f)
-{
-    Linger *lg = xcalloc(1, sizeof(*lg));
-    struct timeval tv = {LISTENER_LINGER_MS / 1000, (LISTENER_LINGER_MS % 1000) * 1000};
-
-    evhttp_set_gencb(f->listener, on_gone, NULL); /* nothing of f is used from now on */
-    lg->http = f->listener;
-    lg->timer = evtimer_new(f->base, on_linger_end, lg);
-    lg->next = lingering;
-    lingering = lg;
-    evtimer_add(lg->timer, &tv);
-    f->listener = NULL;
-}
 
 static void on_next(evutil_socket_t fd, short what, void *arg)
 {
@@ -537,28 +487,12 @@ static void on_next(evutil_socket_t fd, short what, void *arg)
         f->started = true;
         return flow_begin(f);
     }
-    /* The listener has answered its one request: it goes, from the loop, not from its callback. */
-    if (f->listener)
-        listener_retire(f);
+    /* The redirect came: the listener goes, from the loop, not from its callback. */
+    f->listener = oauth_listener_close(f->listener);
     f->hx = fetch_free(f->hx);
     if (f->error)
         return flow_end(f, -EACCES, "%s", f->error);
     token_request(f);
-}
-
-static void listener_reply(struct evhttp_request *req, int code, const char *text)
-{
-    struct evbuffer *b = evbuffer_new();
-
-    evbuffer_add_printf(b,
-                        "<!doctype html><meta charset=utf-8><title>mcpd</title><p>%s</p>"
-                        "<p>You can close this window.</p>\n",
-                        text);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      "text/html; charset=utf-8");
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Cache-Control", "no-store");
-    evhttp_send_reply(req, code, code == 200 ? "OK" : "Bad Request", b);
-    evbuffer_free(b);
 }
 
 /* SEP-2468: the response must name the issuer whose metadata was used (none: given by hand). */
@@ -569,70 +503,73 @@ static bool iss_refused(OAuthFlow *f, const char *iss, char **whyp)
     return f->asm_ && oauth_check_response_iss(f->issuer, iss, YAJL_IS_TRUE(adv), whyp) < 0;
 }
 
-static void on_redirect(struct evhttp_request *req, void *arg)
+/* The redirect's state is this sign-in's (compared in constant time). */
+static bool state_matches(const OAuthFlow *f, const char *state)
 {
-    OAuthFlow *f = arg;
-    const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
-    const char *path = evhttp_uri_get_path(u), *q = evhttp_uri_get_query(u);
-    const char *state, *code, *err, *iss;
+    return f->state && state && strlen(state) == strlen(f->state) &&
+           mem_equal_consttime(state, f->state, strlen(f->state));
+}
+
+/*
+ * Any process on the machine can reach the listener, so a redirect without this sign-in's state
+ * is answered and ignored: the sign-in waits on for the real one (within OAUTH_FLOW_TIMEOUT_MS).
+ * Only a redirect carrying the state, which came by the authorization server, ends the wait.
+ */
+static int on_redirect(void *userdata, const char *q, const char **textp)
+{
+    OAuthFlow *f = userdata;
+    const char *code, *err, *iss;
     struct evkeyvalq kv;
     char *why = NULL;
 
-    if (f->code || f->error || !streq(path, f->redirect_path)) {
-        evhttp_send_error(req, 404, NULL);
-        return;
+    if (f->code || f->error) {
+        *textp = "This sign-in has its answer already.";
+        return 400;
     }
     TAILQ_INIT(&kv);
-    if (!q || evhttp_parse_query_str(q, &kv) < 0) {
-        f->error = xstrdup("the redirect carried no query");
-    } else {
-        state = evhttp_find_header(&kv, "state");
-        code = evhttp_find_header(&kv, "code");
-        err = evhttp_find_header(&kv, "error");
-        iss = evhttp_find_header(&kv, "iss");
-        if (!state || strlen(state) != strlen(f->state) ||
-            !mem_equal_consttime(state, f->state, strlen(f->state)))
-            f->error = xstrdup("the redirect's state does not match this sign-in (a stale or "
-                               "forged redirect); run mcpctl login again");
-        else if (iss_refused(f, iss, &why))
-            f->error = why;
-        else if (err)
-            f->error = xasprintf("the authorization server refused: %.100s", err);
-        else if (!code || !*code)
-            f->error = xstrdup("the redirect carried no code");
-        else
-            f->code = xstrdup(code);
+    if (!q || evhttp_parse_query_str(q, &kv) < 0 ||
+        !state_matches(f, evhttp_find_header(&kv, "state"))) {
+        evhttp_clear_headers(&kv);
+        if (f->n_foreign++ == 0)
+            log_full(LOG_WARNING, f->server, "oauth",
+                     "ignored a redirect to %s whose state is not this sign-in's (stale, or sent "
+                     "by another program on this machine); still waiting for the browser",
+                     f->redirect_uri ? f->redirect_uri : "the listener");
+        *textp = "This redirect does not belong to the sign-in under way and was ignored; "
+                 "finish signing in from the link mcpctl showed.";
+        return 400;
     }
+    code = evhttp_find_header(&kv, "code");
+    err = evhttp_find_header(&kv, "error");
+    iss = evhttp_find_header(&kv, "iss");
+    if (iss_refused(f, iss, &why))
+        f->error = why;
+    else if (err)
+        f->error = xasprintf("the authorization server refused: %.100s", err);
+    else if (!code || !*code)
+        f->error = xstrdup("the redirect carried no code");
+    else
+        f->code = xstrdup(code);
     evhttp_clear_headers(&kv);
-    listener_reply(req, f->error ? 400 : 200,
-                   f->error ? "Sign-in failed; see mcpctl for why." : "Signed in to mcpd.");
+    *textp = f->error ? "Sign-in failed; see mcpctl for why." : "Signed in to mcpd.";
     event_active(f->ev_next, EV_TIMEOUT, 0);
+    return f->error ? 400 : 200;
 }
 
 static int listener_open(OAuthFlow *f, char **whyp)
 {
-    struct evhttp_bound_socket *bs;
-    struct sockaddr_in sa;
-    socklen_t len = sizeof(sa);
+    uint16_t port = 0;
 
-    f->listener = evhttp_new(f->base);
-    /* Loopback only: the code must never be reachable from another machine. */
-    bs = evhttp_bind_socket_with_handle(f->listener, "127.0.0.1", (uint16_t)f->opt_port);
-    if (!bs || getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&sa, &len) < 0) {
-        *whyp = xasprintf("cannot listen on 127.0.0.1:%lld for the redirect: %s",
-                          (long long)f->opt_port, strerror(errno));
+    f->listener = oauth_listener_new(f->base, f->server, (uint16_t)f->opt_port,
+                                     f->opt_redirect ? f->redirect_path : "/callback", on_redirect,
+                                     f, &port, whyp);
+    if (!f->listener)
         return -EADDRINUSE;
-    }
-    evhttp_set_gencb(f->listener, on_redirect, f);
-    evhttp_set_allowed_methods(f->listener, EVHTTP_REQ_GET);
-    evhttp_set_max_body_size(f->listener, 0);
-    evhttp_set_max_headers_size(f->listener, LISTENER_MAX_HEADERS);
-    evhttp_set_timeout(f->listener, LISTENER_IO_TIMEOUT_S);
     if (f->opt_redirect) {
         f->redirect_uri = xstrdup(f->opt_redirect);
     } else {
         f->redirect_path = xstrdup("/callback");
-        f->redirect_uri = xasprintf("http://127.0.0.1:%u/callback", ntohs(sa.sin_port));
+        f->redirect_uri = xasprintf("http://127.0.0.1:%u/callback", port);
     }
     return 0;
 }
@@ -642,6 +579,21 @@ static int listener_open(OAuthFlow *f, char **whyp)
 static void on_headless_redirect(void *owner, Fetch *x)
 {
     (void)owner, (void)x; /* the listener takes it from here; the answer does not matter */
+}
+
+/* The state in the query of a redirect location is this sign-in's. */
+static bool location_state_matches(const OAuthFlow *f, const char *loc)
+{
+    const char *q = strchr(loc, '?');
+    _cleanup_free_ char *query = q ? xstrndup(q + 1, strcspn(q + 1, "#")) : NULL;
+    struct evkeyvalq kv;
+    bool ok;
+
+    TAILQ_INIT(&kv);
+    ok = query && evhttp_parse_query_str(query, &kv) == 0 &&
+         state_matches(f, evhttp_find_header(&kv, "state"));
+    evhttp_clear_headers(&kv);
+    return ok;
 }
 
 static void on_headless_authorize(void *owner, Fetch *x)
@@ -658,6 +610,11 @@ static void on_headless_authorize(void *owner, Fetch *x)
     if (!startswith(loc, f->redirect_uri))
         return flow_end(f, -EPROTO, "the authorization endpoint redirected elsewhere than %s",
                         f->redirect_uri);
+    /* The listener ignores a foreign state; here it is the server's own answer, so it ends. */
+    if (!location_state_matches(f, loc))
+        return flow_end(f, -EACCES,
+                        "the redirect's state does not match this sign-in (a stale "
+                        "or forged redirect); run mcpctl login again");
     f->hx = fetch_start(f->base, loc, NULL, NULL, NULL, on_headless_redirect, f, &why);
     if (!f->hx)
         flow_end(f, -EIO, "%s", why);
@@ -1173,6 +1130,5 @@ int oauth_flow_start(OAuthFlow **fp, struct event_base *base, const OAuthRequest
 
 void oauth_listeners_shutdown(void)
 {
-    while (lingering)
-        linger_free(lingering);
+    oauth_listener_shutdown();
 }

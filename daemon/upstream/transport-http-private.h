@@ -49,6 +49,14 @@
  * requests): a few, or a few hundred for a chatty tool. Past this only answers are kept.
  */
 #define HT_BATCH_MAX 1024u
+/*
+ * Messages queued for upstream.c past which a stream's transfer is paused until they are
+ * delivered. A server streaming millions of tiny events filled the queue faster than the loop
+ * drained it (2M events: +386 MiB, every other server and agent stalled); at this many the
+ * loop turns over about every millisecond of work, and a paused stream loses nothing (curl
+ * keeps the chunk and hands it over again).
+ */
+#define HT_UPCALLS_MAX 1024u
 
 typedef enum HttpMode {
     MODE_PROBE,      /* auto: the initialize POST decides */
@@ -83,6 +91,7 @@ typedef struct Xfer {
     long status;
     bool headers_done, sse, got_event;
     bool too_big; /* a 2xx body or SSE event passed the message bound: the transfer was stopped */
+    bool paused;  /* its stream waits for queued messages to be delivered (HT_UPCALLS_MAX) */
     char *hdr_session;
     char *content_encoding; /* a Content-Encoding the server sent anyway (mcpd asks for none) */
     StrBuf www_auth;
@@ -122,6 +131,7 @@ struct HttpTransport {
     char **held; /* messages waiting for the transport to be decided or the endpoint */
     size_t n_held;
     Upcall *up_head, **up_tail;
+    size_t n_upcalls; /* queued: past HT_UPCALLS_MAX streams pause */
     struct event *ev_deliver, *ev_free, *ev_get;
     IdMap outstanding; /* request ids sent and not yet answered */
     uint64_t init_id;

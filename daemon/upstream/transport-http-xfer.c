@@ -15,6 +15,7 @@
 #include "common/idmap.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
+#include "common/jsonscan.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -33,6 +34,7 @@ void ht_upcall(HttpTransport *t, int kind, const char *text, size_t len)
     u->kind = kind;
     u->text = xstrndup(text ? text : "", len);
     u->len = len;
+    t->n_upcalls++;
     *t->up_tail = u;
     t->up_tail = &u->next;
     event_active(t->ev_deliver, EV_TIMEOUT, 0);
@@ -61,6 +63,7 @@ void ht_on_deliver(evutil_socket_t fd, short what, void *arg)
     (void)fd, (void)what;
     while ((u = t->up_head)) {
         t->up_head = u->next;
+        t->n_upcalls--;
         if (!t->up_head)
             t->up_tail = &t->up_head;
         if (!t->closing) {
@@ -73,6 +76,14 @@ void ht_on_deliver(evutil_socket_t fd, short what, void *arg)
         }
         free(u->text);
         free(u);
+    }
+    /* The queue is empty: paused streams go on (curl may hand their chunk over at once). */
+    for (Xfer *x = t->closing ? NULL : t->xfers, *next; x; x = next) {
+        next = x->next;
+        if (x->paused) {
+            x->paused = false;
+            curl_easy_pause(x->easy, CURLPAUSE_CONT);
+        }
     }
 }
 
@@ -122,52 +133,117 @@ static void take_one(HttpTransport *t, yajl_val m, const char *text, size_t len)
     ht_upcall(t, UP_MESSAGE, text, len);
 }
 
-/* m answers a request still in flight. */
-static bool batch_answers(HttpTransport *t, yajl_val m)
+/*
+ * Where the batch entry starting at p ends: after its closing bracket, or at the ',' or ']' that
+ * follows a scalar (the batch's own ']' when p is at it). Strings are stepped over and brackets
+ * counted, not matched, so any depth costs no stack and nothing is allocated; a malformed entry
+ * only ends early and is then refused by its own parse.
+ */
+static const char *entry_end(const char *p, const char *end)
 {
-    yajl_val id = json_get(m, "id");
-    return YAJL_IS_INTEGER(id) && id->u.number.i > 0 &&
-           idmap_get(&t->outstanding, (uint64_t)id->u.number.i);
+    size_t depth = 0;
+
+    for (; p < end; p++) {
+        if (*p == '"') {
+            for (p++; p < end && *p != '"'; p++)
+                if (*p == '\\')
+                    p++;
+        } else if (*p == '[' || *p == '{') {
+            depth++;
+        } else if (*p == ']' || *p == '}') {
+            if (depth == 0)
+                return p;
+            if (--depth == 0)
+                return p + 1;
+        } else if (*p == ',' && depth == 0) {
+            return p;
+        }
+    }
+    return end;
 }
 
-/* One body or event holding a message (or, on 2025-03-26 sessions, an array of them). */
+/*
+ * Whether the batch entry s[0..n) (an object) is taken: within the first HT_BATCH_MAX, always;
+ * past them only an answer to a request still in flight, told by a skim of its members that
+ * builds nothing, so a million entries cost no memory.
+ */
+static bool entry_wanted(HttpTransport *t, const char *s, size_t n, size_t k)
+{
+    JsonSpan id, method;
+    int64_t i;
+
+    if (k < HT_BATCH_MAX)
+        return true;
+    return !jsonscan_skim_member(s, n, "method", &method) &&
+           jsonscan_skim_member(s, n, "id", &id) && jsonscan_is_int(id, &i) && i > 0 &&
+           idmap_get(&t->outstanding, (uint64_t)i);
+}
+
+/* Take the batch entry s[0..n), the k-th (from 0); return whether it was taken. */
+static bool take_entry(HttpTransport *t, const char *s, size_t n, size_t k)
+{
+    _cleanup_json_ yajl_val m = NULL;
+
+    /* Anything but an object is never a message. */
+    if (*s != '{' || !entry_wanted(t, s, n, k) ||
+        json_parse_full(&m, s, n, JSON_UTF8_REPAIR, NULL) != 0 || !YAJL_IS_OBJECT(m))
+        return false;
+    take_one(t, m, s, n);
+    return true;
+}
+
+static bool is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * One body or event holding a message (or, on 2025-03-26 sessions, an array of them). A batch is
+ * never parsed whole: its entries are found by entry_end() and parsed one at a time, and only
+ * those taken are, so a body of a million junk values costs its own bytes and no tree. Entries
+ * dropped are counted in one warning rather than each reported on its own.
+ */
 void ht_take_messages(HttpTransport *t, const char *text, size_t len)
 {
-    _cleanup_json_ yajl_val v = NULL;
-    size_t i = 0, n_dropped = 0;
+    const char *p = text, *end = text + len, *e;
+    size_t n = 0, n_dropped = 0;
+    bool closed;
 
-    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
-        i++;
-    if (i == len)
+    while (p < end && is_ws(*p))
+        p++;
+    if (p == end)
         return;
-    v = json_parse(text, NULL);
-    if (!YAJL_IS_ARRAY(v)) {
+    if (*p != '[') {
+        _cleanup_json_ yajl_val v = json_parse(text, NULL);
         /* Not JSON at all still goes up: upstream.c reports it like a bad stdout line. */
-        take_one(t, v, text + i, len - i);
+        take_one(t, v, p, (size_t)(end - p));
         return;
     }
-    for (size_t k = 0; k < v->u.array.len; k++) {
-        yajl_val m = v->u.array.values[k];
-        StrBuf sb = STRBUF_INIT;
-        /*
-         * Past the bound only answers to requests still out are taken; anything but an object
-         * is never a message. Both are dropped here, counted in one warning, rather than each
-         * queued and reported on its own: a 16 MiB body holds a million of them.
-         */
-        if (!YAJL_IS_OBJECT(m) ||
-            (k >= HT_BATCH_MAX && (json_get(m, "method") || !batch_answers(t, m)))) {
+    for (p++;; p++) {
+        while (p < end && is_ws(*p))
+            p++;
+        if (p == end || *p == ']' || (e = entry_end(p, end)) == end)
+            break;
+        if (!take_entry(t, p, (size_t)(e - p), n++))
             n_dropped++;
-            continue;
-        }
-        json_write(&sb, m);
-        take_one(t, m, sb.data, sb.len);
-        strbuf_deinit(&sb);
+        for (p = e; p < end && is_ws(*p); p++)
+            ;
+        if (p == end || *p != ',')
+            break;
     }
     if (n_dropped)
         log_full(LOG_WARNING, t->base.server, "http",
                  "dropped %zu of the %zu entries of a JSON batch from %s: entries that are not "
                  "objects, and past the first %u, all but answers to requests in flight",
-                 n_dropped, v->u.array.len, t->shown_url, HT_BATCH_MAX);
+                 n_dropped, n, t->shown_url, HT_BATCH_MAX);
+    closed = p < end && *p == ']';
+    for (p += closed; p < end && is_ws(*p); p++)
+        ;
+    if (!closed || p != end)
+        log_full(LOG_WARNING, t->base.server, "http",
+                 "a JSON batch from %s is malformed or cut short (%zu entries read): the rest of "
+                 "it was dropped; report it to the server's maintainers",
+                 t->shown_url, n);
 }
 
 /* ---- transfers ---- */
@@ -364,6 +440,11 @@ size_t ht_on_write(char *data, size_t size, size_t nmemb, void *userdata)
         on_headers_done(x);
     if (x->sse) {
         uint64_t dropped = x->parser.n_dropped;
+        if (x->t->n_upcalls >= HT_UPCALLS_MAX && x->easy) {
+            /* Backpressure: the loop delivers what is queued first (ht_on_deliver resumes). */
+            x->paused = true;
+            return CURL_WRITEFUNC_PAUSE;
+        }
         if (sse_parser_feed(&x->parser, data, n, on_event, x) != 0)
             return 0; /* fatal for this transport: stop the transfer */
         if (x->parser.oversized && x->req_id && (x->kind == XFER_POST || x->kind == XFER_RESUME)) {

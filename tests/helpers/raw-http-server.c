@@ -5,11 +5,13 @@
  * What evhttp cannot be made to send: a session id with a bare CR or a control byte in it, or
  * of 90 KB; a tool answer that never comes while the connection stays open (slowloris); an SSE
  * answer of keep-alive comments only, forever; a JSON answer that is a batch of a million junk
- * values or of 100k log notifications; a body sent as gzip although nobody asked for it.
+ * values or of 100k log notifications; a body sent as gzip although nobody asked for it; an
+ * answer trickled a byte at a time (trickle); two million tiny SSE events before it (sse-tiny).
  * initialize, tools/list and the notifications are answered properly, so the server connects and
  * the fault hits a tools/call (mode hang-init hits initialize itself). Each connection is served by
  * a child process, so a hanging answer holds one connection only. Every request's header names and
- * its Mcp-Session-Id are logged to --log, so a test can check what reached the server. Standalone
+ * its Mcp-Session-Id are logged to --log, so a test can check what reached the server. Mode
+ * oauth-hang-register is a protected server whose sign-in never gets past registration. Standalone
  * (libc only): mcpd's own code cannot hide a matching bug here.
  */
 
@@ -42,6 +44,10 @@
 #define NOTE_VALUES 100000
 /* Keep-alive comments are sent this often, as a busy proxy would. */
 #define COMMENT_EVERY_US 2000
+/* Mode trickle: one byte of the answer this often (a 150-byte answer takes 15 s). */
+#define TRICKLE_EVERY_US 100000
+/* Mode sse-tiny: this many one-value events ("data: 1", 9 bytes each) before the answer. */
+#define TINY_EVENTS 2000000
 
 static struct {
     const char *mode;
@@ -177,6 +183,44 @@ static void answer_junk_batch(int fd, const char *id)
     send_all(fd, tail, strlen(tail));
 }
 
+/* Mode trickle: a proper JSON answer, one byte at a time (slowloris from the server's side). */
+static void answer_trickle(int fd, const char *body)
+{
+    char head[256];
+    int n = snprintf(head, sizeof(head),
+                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\n\r\n",
+                     strlen(body));
+
+    send_all(fd, head, (size_t)n);
+    for (const char *p = body; *p; p++) {
+        if (!send_all(fd, p, 1))
+            _exit(0);
+        usleep(TRICKLE_EVERY_US);
+    }
+}
+
+/* Mode sse-tiny: millions of tiny events that are no message, then the answer as an event. */
+static void answer_tiny_events(int fd, const char *body)
+{
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
+    static const char ev[] = "data: 1\n\n";
+    size_t per = 65536 / (sizeof(ev) - 1), elen = sizeof(ev) - 1;
+    char *chunk = malloc(per * elen);
+
+    for (size_t i = 0; i < per; i++)
+        memcpy(chunk + i * elen, ev, elen);
+    send_all(fd, head, sizeof(head) - 1);
+    for (size_t sent = 0; sent < TINY_EVENTS; sent += per)
+        if (!send_all(fd, chunk, per * elen))
+            _exit(0);
+    free(chunk);
+    send_all(fd, "data: ", 6);
+    send_all(fd, body, strlen(body));
+    send_all(fd, "\n\n", 2);
+    _exit(0); /* the stream ends with the answer */
+}
+
 static void answer_call(int fd, const char *id)
 {
     char body[512];
@@ -208,7 +252,12 @@ static void answer_call(int fd, const char *id)
              "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
              "\"text\":\"plain answer\"}]}}",
              id);
-    respond(fd, "200 OK", NULL, "application/json", body);
+    if (mode_is("trickle"))
+        answer_trickle(fd, body);
+    else if (mode_is("sse-tiny"))
+        answer_tiny_events(fd, body);
+    else
+        respond(fd, "200 OK", NULL, "application/json", body);
 }
 
 /* Log the header names of one request, and its Mcp-Session-Id (first 64 bytes and length). */
@@ -228,11 +277,53 @@ static void log_headers(const char *req, const char *end)
     }
 }
 
+/*
+ * Mode oauth-hang-register: a protected server whose authorization server never answers client
+ * registration, so mcpd's sign-in sits with its redirect listener open and no state chosen yet.
+ */
+static bool serve_oauth(int fd, const char *req)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof(sa);
+    char base[64], b[1024];
+
+    if (!mode_is("oauth-hang-register"))
+        return false;
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    snprintf(base, sizeof(base), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+    if (strncmp(req, "POST /register ", 15) == 0) {
+        forever();
+    } else if (strncmp(req, "GET /.well-known/oauth-protected-resource", 41) == 0) {
+        snprintf(b, sizeof(b), "{\"resource\":\"%s/mcp\",\"authorization_servers\":[\"%s\"]}", base,
+                 base);
+        respond(fd, "200 OK", NULL, "application/json", b);
+    } else if (strncmp(req, "GET /.well-known/oauth-authorization-server", 43) == 0) {
+        snprintf(b, sizeof(b),
+                 "{\"issuer\":\"%s\",\"authorization_endpoint\":\"%s/authorize\","
+                 "\"token_endpoint\":\"%s/token\",\"registration_endpoint\":\"%s/register\","
+                 "\"code_challenge_methods_supported\":[\"S256\"]}",
+                 base, base, base, base);
+        respond(fd, "200 OK", NULL, "application/json", b);
+    } else if (strncmp(req, "GET ", 4) == 0) {
+        respond(fd, "404 Not Found", NULL, "text/plain", "");
+    } else {
+        char h[256];
+        snprintf(h, sizeof(h),
+                 "WWW-Authenticate: Bearer resource_metadata=\"%s/.well-known/"
+                 "oauth-protected-resource\"\r\n",
+                 base);
+        respond(fd, "401 Unauthorized", h, "application/json", "{}");
+    }
+    return true;
+}
+
 static void serve_one(int fd, const char *req, const char *body)
 {
     char id[64];
 
     log_line("request %.*s\n", req, (size_t)(strchr(req, '\r') - req));
+    if (serve_oauth(fd, req))
+        return;
     if (strncmp(req, "GET ", 4) == 0) {
         respond(fd, "405 Method Not Allowed", "Allow: POST\r\n", "text/plain", "");
         return;

@@ -41,18 +41,28 @@ static inline pid_t bg_spawn(char *const argv[], const char *env, const char *lo
     return pid;
 }
 
-/* Whether something accepts TCP connections on 127.0.0.1:port. */
-static inline bool bg_port_open(int port)
+/* A TCP connection to 127.0.0.1:port (-1 when nothing accepts it). */
+static inline int bg_tcp_connect(int port)
 {
     struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    bool ok;
 
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ok = fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0;
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Whether something accepts TCP connections on 127.0.0.1:port. */
+static inline bool bg_port_open(int port)
+{
+    int fd = bg_tcp_connect(port);
+
     if (fd >= 0)
         close(fd);
-    return ok;
+    return fd >= 0;
 }
 
 static inline bool bg_wait_port(int port, int timeout_ms)

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+// oauth-listener: the loopback listener a browser sign-in's redirect comes back to.
+
+/*
+ * Any process on the machine can connect to a loopback port, so nothing that arrives here is
+ * trusted: the owner decides what a redirect is worth (its state must match), and the listener
+ * bounds what a connection may cost: its bytes, its time, and how many are open at once. It
+ * reads one request per connection, answers it, and closes; it never keeps a connection alive.
+ */
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "daemon/upstream/oauth-listener.h"
+
+/* The redirect is one GET with a short query; a browser's headers fit easily in this. */
+#define LISTENER_MAX_HEADERS (16u * 1024u)
+/* A connection to the listener that says nothing (or reads nothing) this long is dropped. */
+#define LISTENER_IO_TIMEOUT_S 30
+/*
+ * Connections open at once. A browser opens one or two per redirect (the page, a favicon, a
+ * speculative preconnect); a few tabs or retries stay well under this, and each open one costs a
+ * buffer of up to LISTENER_MAX_HEADERS. Past it the oldest is closed, not the newest: a browser
+ * sends its request as soon as it connects, so a process that holds connections open to block
+ * the sign-in only loses its own.
+ */
+#define LISTENER_MAX_CONNS 16
+/* Pending connections the kernel queues before mcpd accepts them. */
+#define LISTENER_BACKLOG 16
+
+typedef struct Conn {
+    OAuthListener *l;
+    struct bufferevent *bev;
+    bool answering; /* the answer is being written: the connection goes when it is out */
+    struct Conn *prev, *next;
+} Conn;
+
+struct OAuthListener {
+    struct event_base *base;
+    struct evconnlistener *lev;
+    char *server, *path;
+    uint16_t port;
+    OAuthRedirectFn fn; /* NULL once closed */
+    void *userdata;
+    Conn *conns, *last; /* oldest first */
+    unsigned n_conns;
+    unsigned long n_evicted;
+    bool closing;               /* on the closing list: freed with its last connection */
+    struct OAuthListener *next; /* among the closed ones still answering */
+};
+
+/* Closed listeners whose last answers are still going out. */
+static OAuthListener *closing_listeners;
+
+static void listener_free(OAuthListener *l)
+{
+    for (OAuthListener **pp = &closing_listeners; *pp; pp = &(*pp)->next)
+        if (*pp == l) {
+            *pp = l->next;
+            break;
+        }
+    if (l->lev)
+        evconnlistener_free(l->lev);
+    free(l->server);
+    free(l->path);
+    free(l);
+}
+
+static void conn_free(Conn *c)
+{
+    OAuthListener *l = c->l;
+
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        l->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    else
+        l->last = c->prev;
+    l->n_conns--;
+    bufferevent_free(c->bev);
+    free(c);
+    if (l->closing && !l->conns)
+        listener_free(l);
+}
+
+static void answer(Conn *c, int status, const char *text)
+{
+    struct evbuffer *out = bufferevent_get_output(c->bev);
+    const char *reason = status == 200   ? "OK"
+                         : status == 404 ? "Not Found"
+                         : status == 405 ? "Method Not Allowed"
+                         : status == 431 ? "Request Header Fields Too Large"
+                                         : "Bad Request";
+    _cleanup_free_ char *body = xasprintf("<!doctype html><meta charset=utf-8><title>mcpd</title>"
+                                          "<p>%s</p><p>You can close this window.</p>\n",
+                                          text);
+
+    c->answering = true;
+    bufferevent_disable(c->bev, EV_READ);
+    evbuffer_add_printf(out,
+                        "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\n"
+                        "Cache-Control: no-store\r\nContent-Length: %zu\r\n"
+                        "Connection: close\r\n\r\n%s",
+                        status, reason, strlen(body), body);
+}
+
+/* The request line of a complete head: the owner's verdict on a GET of the path, else 404/405. */
+static void take_request(Conn *c)
+{
+    OAuthListener *l = c->l;
+    size_t n = 0;
+    _cleanup_free_ char *line =
+        evbuffer_readln(bufferevent_get_input(c->bev), &n, EVBUFFER_EOL_CRLF_STRICT);
+    char *target, *query, *sp;
+    const char *text = "This address only takes mcpd's sign-in redirect.";
+    int status;
+
+    if (!line || !startswith(line, "GET ") || !(sp = strchr(line + 4, ' '))) {
+        answer(c, line && !startswith(line, "GET ") ? 405 : 400, text);
+        return;
+    }
+    *sp = '\0';
+    target = line + 4;
+    if ((sp = strchr(target, '#')))
+        *sp = '\0';
+    if ((query = strchr(target, '?')))
+        *query++ = '\0';
+    if (!l->fn || !streq(target, l->path)) {
+        answer(c, 404, text);
+        return;
+    }
+    status = l->fn(l->userdata, query, &text);
+    answer(c, status, text);
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+    Conn *c = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+
+    if (end.pos >= 0)
+        take_request(c);
+    else if (evbuffer_get_length(in) > LISTENER_MAX_HEADERS)
+        answer(c, 431, "The request was too large.");
+}
+
+static void on_written(struct bufferevent *bev, void *arg)
+{
+    Conn *c = arg;
+
+    (void)bev;
+    if (c->answering)
+        conn_free(c);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev, (void)what; /* EOF, an error or the I/O timeout: the connection is over */
+    conn_free(arg);
+}
+
+/* Make room for one more connection: the oldest goes, preferably one not being answered. */
+static void evict_one(OAuthListener *l)
+{
+    Conn *victim = l->conns;
+
+    for (Conn *c = l->conns; c; c = c->next)
+        if (!c->answering) {
+            victim = c;
+            break;
+        }
+    if (l->n_evicted++ == 0)
+        log_full(LOG_WARNING, l->server, "oauth",
+                 "the sign-in's redirect listener on 127.0.0.1:%u has %d connections open, its "
+                 "bound: closing the oldest (a process on this machine is holding connections "
+                 "open; the sign-in goes on)",
+                 l->port, LISTENER_MAX_CONNS);
+    conn_free(victim);
+}
+
+static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa, int len,
+                      void *arg)
+{
+    OAuthListener *l = arg;
+    struct timeval tv = {LISTENER_IO_TIMEOUT_S, 0};
+    Conn *c;
+
+    (void)lev, (void)sa, (void)len;
+    if (l->n_conns >= LISTENER_MAX_CONNS)
+        evict_one(l);
+    c = xcalloc(1, sizeof(*c));
+    c->l = l;
+    c->bev = bufferevent_socket_new(l->base, fd, BEV_OPT_CLOSE_ON_FREE); /* takes fd */
+    if (!c->bev) {
+        evutil_closesocket(fd);
+        free(c);
+        return;
+    }
+    c->prev = l->last;
+    if (l->last)
+        l->last->next = c;
+    else
+        l->conns = c;
+    l->last = c;
+    l->n_conns++;
+    bufferevent_setcb(c->bev, on_read, on_written, on_event, c);
+    bufferevent_set_timeouts(c->bev, &tv, &tv);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+OAuthListener *oauth_listener_new(struct event_base *base, const char *server, uint16_t port,
+                                  const char *path, OAuthRedirectFn fn, void *userdata,
+                                  uint16_t *portp, char **whyp)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+    socklen_t len = sizeof(sa);
+    OAuthListener *l;
+
+    /* Loopback only: the code must never be reachable from another machine. */
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    l = xcalloc(1, sizeof(*l));
+    l->lev = evconnlistener_new_bind(
+        base, on_accept, l, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
+        LISTENER_BACKLOG, (struct sockaddr *)&sa, sizeof(sa));
+    if (!l->lev || getsockname(evconnlistener_get_fd(l->lev), (struct sockaddr *)&sa, &len) < 0) {
+        *whyp =
+            xasprintf("cannot listen on 127.0.0.1:%u for the redirect: %s", port, strerror(errno));
+        listener_free(l);
+        return NULL;
+    }
+    l->base = base;
+    l->server = xstrdup(server);
+    l->path = xstrdup(path);
+    l->port = ntohs(sa.sin_port);
+    l->fn = fn;
+    l->userdata = userdata;
+    *portp = l->port;
+    return l;
+}
+
+OAuthListener *oauth_listener_close(OAuthListener *l)
+{
+    if (!l)
+        return NULL;
+    l->fn = NULL;
+    evconnlistener_free(l->lev);
+    l->lev = NULL;
+    /* Idle connections go now; answers being written finish first. */
+    for (Conn *c = l->conns, *next; c; c = next) {
+        next = c->next;
+        if (!c->answering)
+            conn_free(c);
+    }
+    if (!l->conns) {
+        listener_free(l);
+        return NULL;
+    }
+    l->closing = true;
+    l->next = closing_listeners;
+    closing_listeners = l;
+    return NULL;
+}
+
+void oauth_listener_shutdown(void)
+{
+    while (closing_listeners)
+        conn_free(
+            closing_listeners->conns); /* a closing listener has one at least; the last frees it */
+}
