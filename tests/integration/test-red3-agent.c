@@ -24,9 +24,11 @@
 /*
  * Their mean time allowed during the flood. Measured under ASan: 42-57 ms with the flood's lines
  * handled 1024 per wake-up, 222-243 ms when each wake-up handled all four reads' lines (a call
- * with no flood: under 1 ms). Halfway, in ratio, so a loaded box does not trip it.
+ * with no flood: under 1 ms). The bound sits nearer the unfixed times than the fixed ones:
+ * a loaded machine slows both alike, and a fixed run has nearly 3 times its usual time in
+ * hand before it trips, the unfixed one only half as much again to go.
  */
-#define FLOOD_CALL_MS_MAX 110
+#define FLOOD_CALL_MS_MAX 150
 /* The notification flooded: unknown, so mcpd answers nothing and only has to read it. */
 #define NOTE "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n"
 /* Bytes written per write: a read's worth (FRAMER_READ_CHUNK) of notifications. */
