@@ -37,6 +37,12 @@
 #define LISTENER_MAX_CONNS 16
 /* Pending connections the kernel queues before mcpd accepts them. */
 #define LISTENER_BACKLOG 16
+/*
+ * Out of fds (EMFILE, ENFILE): accepting stops this long rather than spin on a socket that stays
+ * readable, as the agents' listener does; long enough for calls to end and give fds back, short
+ * enough that a browser's redirect waits unnoticed.
+ */
+#define LISTENER_ERROR_PAUSE_MS 100
 
 typedef struct Conn {
     OAuthListener *l;
@@ -48,6 +54,8 @@ typedef struct Conn {
 struct OAuthListener {
     struct event_base *base;
     struct evconnlistener *lev;
+    struct event *ev_resume; /* accepting again after LISTENER_ERROR_PAUSE_MS */
+    unsigned long n_accept_errors;
     char *server, *path;
     uint16_t port;
     OAuthRedirectFn fn; /* NULL once closed */
@@ -71,6 +79,8 @@ static void listener_free(OAuthListener *l)
         }
     if (l->lev)
         evconnlistener_free(l->lev);
+    if (l->ev_resume)
+        event_free(l->ev_resume);
     free(l->server);
     free(l->path);
     free(l);
@@ -221,6 +231,32 @@ static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct soc
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    OAuthListener *l = arg;
+
+    (void)fd, (void)what;
+    if (l->lev)
+        evconnlistener_enable(l->lev);
+}
+
+/* accept failed for a reason other than a retry (libevent handles EAGAIN, EINTR, ECONNABORTED). */
+static void on_accept_error(struct evconnlistener *lev, void *arg)
+{
+    OAuthListener *l = arg;
+    int err = EVUTIL_SOCKET_ERROR();
+    struct timeval tv = {0, LISTENER_ERROR_PAUSE_MS * 1000};
+
+    if (l->n_accept_errors++ == 0)
+        log_full(LOG_WARNING, l->server, "oauth",
+                 "the sign-in's redirect listener on 127.0.0.1:%u cannot accept: %s; it pauses "
+                 "%d ms each time (if out of file descriptors: raise LimitNOFILE or end idle "
+                 "agents)",
+                 l->port, strerror(err), LISTENER_ERROR_PAUSE_MS);
+    evconnlistener_disable(lev);
+    evtimer_add(l->ev_resume, &tv);
+}
+
 OAuthListener *oauth_listener_new(struct event_base *base, const char *server, uint16_t port,
                                   const char *path, OAuthRedirectFn fn, void *userdata,
                                   uint16_t *portp, char **whyp)
@@ -242,6 +278,8 @@ OAuthListener *oauth_listener_new(struct event_base *base, const char *server, u
         return NULL;
     }
     l->base = base;
+    l->ev_resume = evtimer_new(base, on_resume, l);
+    evconnlistener_set_error_cb(l->lev, on_accept_error);
     l->server = xstrdup(server);
     l->path = xstrdup(path);
     l->port = ntohs(sa.sin_port);

@@ -29,6 +29,10 @@
 /* The listener's bound (oauth-listener.c) and slack for curl's own connections meanwhile. */
 #define LISTENER_CONNS_MAX 16
 #define FD_SLACK           4
+/* Agents opened to use up mcpd's fds (its limit is set to its count + 8 first). */
+#define EMFILE_AGENTS 32
+/* How long mcpd's CPU time is watched while it cannot accept: a spin shows as nearly all of it. */
+#define EMFILE_WATCH_MS 2000
 
 /* A loopback port nothing listens on now (bound, read, released). */
 static int free_port(void)
@@ -160,6 +164,68 @@ static void check_foreign_redirects(Harness *h, mcpc_client *c)
     h_check_healthy(h, "foreign redirects and 100 idle connections", CONTROL);
 }
 
+/* CPU time (user + system) of pid so far, in ms; -1 when unreadable. */
+static long cpu_ms(pid_t pid)
+{
+    _cleanup_free_ char *path = xasprintf("/proc/%d/stat", (int)pid);
+    _cleanup_free_ char *text = h_read_file(path);
+    const char *p = text ? strrchr(text, ')') : NULL;
+    unsigned long utime, stime;
+
+    /* Fields after "pid (comm) ": state ... utime is the 12th, stime the 13th. */
+    if (!p ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+        return -1;
+    return (long)((utime + stime) * 1000 / (unsigned long)sysconf(_SC_CLK_TCK));
+}
+
+/*
+ * Out of fds while a sign-in's listener waits: a browser's connection cannot be accepted.
+ * Before, the listening socket stayed readable and libevent retried accept at once, forever: a
+ * busy loop (a whole CPU) for as long as the fds lasted. Now the listener pauses between tries.
+ */
+static void check_out_of_fds(Harness *h, mcpc_client *c, int cb_port)
+{
+    static const char login[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"mcpd/login\","
+                                "\"params\":{\"server\":\"early\"}}\n";
+    int agent = h_raw_connect(h), fds[EMFILE_AGENTS], n = 0, browser;
+    long before, spent;
+    _cleanup_free_ char *out = NULL;
+
+    CHECK(agent >= 0 && h_raw_write(agent, h_raw_initialize, strlen(h_raw_initialize)) &&
+          h_raw_write(agent, login, strlen(login)));
+    CHECK_MSG(bg_wait_port(cb_port, H_WAIT_MS), "the sign-in's listener never opened");
+    /* mcpd's fds: what it holds now and a few more, then agents until none is left. */
+    /* The soft limit only: the hard one stays, so it can be raised again below. */
+    h_sh("prlimit --pid %d --nofile=%d:", (int)h->pid, h_mcpd_fds(h) + 8);
+    for (; n < EMFILE_AGENTS; n++)
+        fds[n] = h_raw_connect(h);
+    h_sleep_ms(500); /* mcpd accepts what it can, then its agents' listener pauses too */
+    browser = bg_tcp_connect(cb_port);
+    h_sleep_ms(300); /* the connection waits in the backlog; mcpd tries to accept it */
+    before = cpu_ms(h->pid);
+    h_sleep_ms(EMFILE_WATCH_MS);
+    spent = cpu_ms(h->pid) - before;
+    fprintf(stderr, "  out of fds with a redirect waiting: mcpd used %ld ms of CPU in %d ms\n",
+            spent, EMFILE_WATCH_MS);
+    CHECK_MSG(before >= 0 && spent < EMFILE_WATCH_MS / 4,
+              "out of fds, mcpd spun on the redirect listener: %ld ms of CPU in %d ms", spent,
+              EMFILE_WATCH_MS);
+    CHECK_MSG(bg_count_lines(h->log, "redirect listener", "cannot accept") == 1,
+              "the accept failure was logged %d times",
+              bg_count_lines(h->log, "redirect listener", "cannot accept"));
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (browser >= 0)
+        close(browser);
+    close(agent);
+    h_sh("prlimit --pid %d --nofile=1024:", (int)h->pid);
+    CHECK_MSG(mcpc_request(c, "mcpd/logout", "{\"server\":\"early\"}", &out) == 0, "logout: %s",
+              mcpc_errmsg(c));
+    h_check_healthy(h, "a redirect listener out of fds", CONTROL);
+}
+
 int main(void)
 {
     _cleanup_free_ char *port_file = NULL, *out_file = NULL, *cfg = NULL;
@@ -188,6 +254,7 @@ int main(void)
 
     check_early_redirect(&h, c, cb_port);
     check_foreign_redirects(&h, c);
+    check_out_of_fds(&h, c, cb_port);
 
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
