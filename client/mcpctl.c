@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "client/bridge.h"
+#include "client/ctl-safeout.h"
 #include "client/ctl-control.h"
 #include "client/ctl-logs.h"
 #include "client/ctl-status.h"
@@ -337,8 +338,10 @@ int main(int argc, char **argv)
     ctl.color = isatty(STDOUT_FILENO) && !(no_color && no_color[0]);
     /* setup has options of its own (--all, --undo, --dry-run): it parses its arguments itself. */
     for (int i = 1; i < argc && argv[i][0] != '-'; i++)
-        if (streq(argv[i], "setup"))
+        if (streq(argv[i], "setup")) {
+            safeout_install(false);
             return setup_main(argc - i, argv + i);
+        }
     r = parse_options(&ctl, argc, argv, &seen);
     if (r != EXIT_OK)
         return r < 0 ? EXIT_OK : r;
@@ -366,6 +369,10 @@ int main(int argc, char **argv)
                                     : "-f or --run");
         return EXIT_USAGE;
     }
+    /* Text from servers and config files reaches a person's terminal: controls are shown, not
+     * sent. The bridge's stdout is the host's JSON-RPC stream, and --json output escapes them. */
+    if (verb->run != verb_bridge)
+        safeout_install(ctl.json);
     if (!(verb->flags & VERB_OFFLINE) && !ctl_client(&ctl, false))
         return EXIT_NOT_RUNNING;
     r = verb->run(&ctl, argv + optind + 1, n);

@@ -232,6 +232,21 @@ static void test_colour(Harness *h)
     CHECK_MSG(strstr(nc, "alpha") && !strchr(nc, '\033'), "colour despite NO_COLOR: %s", nc);
 }
 
+/*
+ * A server's text with terminal controls in it (here the echo of a title-setting sequence, a
+ * bell and a screen clear): mcpctl shows them as ^[ ^G, never sends them to the terminal.
+ */
+static void test_controls_shown(Harness *h)
+{
+    int st;
+    _cleanup_free_ char *out =
+        CTL(h, &st, "call %s '{\"text\": \"a\\u001b]0;pwned\\u0007b\\u001b[2Jc\\r\"}'", CONTROL);
+
+    CHECK_MSG(st == 0 && strstr(out, "a^[]0;pwned^Gb^[[2Jc^M"), "call printed: %s", out);
+    CHECK_MSG(!strchr(out, '\033') && !strchr(out, '\007') && !strchr(out, '\r'),
+              "a control character reached the terminal: %s", out);
+}
+
 int main(void)
 {
     Harness h;
@@ -250,6 +265,7 @@ int main(void)
     test_option_forms(&h);
     test_timeout(&h);
     test_colour(&h);
+    test_controls_shown(&h);
     CHECK(h_wait_state(c, "alpha", "connected", H_WAIT_MS));
     h_check_healthy(&h, "mcpctl verbs, timeouts and bridges", CONTROL);
     mcpc_free(c);
