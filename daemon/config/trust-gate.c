@@ -458,10 +458,16 @@ TrustVerdict trust_check(Trust *t, const SourceMeta *src, const struct stat *st,
                           who, name, t->root);
         return TRUST_REJECTED;
     }
-    *whyp = xasprintf("untrusted: this project's entry would run %s; nothing from a project "
-                      "runs until you approve it: mcpctl trust %s (all of its servers) or "
-                      "mcpctl trust --server %s %s",
-                      shown, t->root, name, t->root);
+    if (t->pending[t->n_pending - 1].above)
+        *whyp = xasprintf("untrusted: this entry of a .mcp.json above the project would run %s; "
+                          "nothing from it runs until you approve it by name (trusting the "
+                          "project does not cover it): mcpctl trust --server %s %s",
+                          shown, name, t->root);
+    else
+        *whyp = xasprintf("untrusted: this project's entry would run %s; nothing from a project "
+                          "runs until you approve it: mcpctl trust %s (all of its servers) or "
+                          "mcpctl trust --server %s %s",
+                          shown, t->root, name, t->root);
     return TRUST_PENDING;
 }
 

@@ -686,6 +686,7 @@ static void test_mcp_json_parents(void)
     CHECK(config_set_find(&set, "db") == NULL && config_set_find(&set, "docs") == NULL);
     const ConfigSkip *k = find_skip(&set, "docs", "untrusted");
     CHECK(k && streq(k->source.path, top_real));
+    CHECK(find_skip(&set, "docs", "approve it by name") != NULL);
     config_set_deinit(&set);
 
     /*
