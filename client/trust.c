@@ -20,6 +20,16 @@ enum {
     TRUST_EXIT_NO_DAEMON = 3,
 };
 
+/* Each entry's name, file and what it runs. */
+static void print_entries(yajl_val list)
+{
+    for (size_t i = 0; i < json_array_len(list); i++) {
+        yajl_val e = json_array_at(list, i);
+        printf("  %-24s %s\n  %-24s runs: %s\n", json_get_string(e, "name"),
+               json_get_string(e, "path"), "", json_get_string(e, "command"));
+    }
+}
+
 static void show(bool untrust, const char *text)
 {
     _cleanup_json_ yajl_val r = json_parse(text, NULL);
@@ -32,16 +42,19 @@ static void show(bool untrust, const char *text)
                n == 1 ? "" : "s", json_get_string(r, "root"));
         return;
     }
-    if (!json_array_len(list)) {
-        printf("nothing of %s is waiting for approval\n", json_get_string(r, "root"));
-        return;
-    }
-    printf("approved for %s (until an entry changes):\n", json_get_string(r, "root"));
-    for (size_t i = 0; i < json_array_len(list); i++) {
-        yajl_val e = json_array_at(list, i);
-        printf("  %-24s %s\n  %-24s runs: %s\n", json_get_string(e, "name"),
-               json_get_string(e, "path"), "", json_get_string(e, "command"));
-    }
+    yajl_val above = json_get_array(r, "notApproved");
+    const char *root = json_get_string(r, "root");
+
+    if (!json_array_len(list))
+        printf("nothing of %s is waiting for approval\n", root);
+    else
+        printf("approved for %s (until an entry changes):\n", root);
+    print_entries(list);
+    if (json_array_len(above))
+        printf("not approved: these come from a .mcp.json above the project, which trusting the "
+               "project does not cover; approve each by name (mcpctl trust --server NAME %s):\n",
+               root);
+    print_entries(above);
 }
 
 int trust_run(mcpc_client *c, bool untrust, const char *dir, const char *server, bool json)

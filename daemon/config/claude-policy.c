@@ -61,6 +61,9 @@ char *claude_managed_settings_path(void)
  * directory of generated files from costing a discovery more than 256 small parses.
  */
 #define CLAUDE_MAX_DROP_INS 256
+/* The policy lists a settings file may hold. */
+static const char *const list_keys[] = {"allowedMcpServers", "deniedMcpServers"};
+
 /* Nesting followed when merging a fragment: settings are a few levels deep (hooks: 4). */
 #define CLAUDE_MERGE_DEPTH 64
 
@@ -113,13 +116,37 @@ static yajl_val settings_merge(yajl_val base, yajl_val over, int depth)
     return over;
 }
 
+/*
+ * A managed file's policy list that is there but not a list: the merge would let it replace (or
+ * drop) the lists before it, widening the policy, so the managed scope is taken as broken.
+ */
+static int bad_lists(ConfigSet *set, const char *path, yajl_val v)
+{
+    int r = 0;
+
+    for (size_t i = 0; i < N_ELEMENTS(list_keys); i++) {
+        yajl_val l = json_get(v, list_keys[i]);
+        if (!l || YAJL_IS_ARRAY(l))
+            continue;
+        config_set_problem(set, path, NULL,
+                           "\"%s\" must be a list of {\"serverName\"}, {\"serverCommand\"} or "
+                           "{\"serverUrl\"} entries, not %s; the managed MCP policy is unknown "
+                           "while it is wrong, so mcpd runs none of Claude Code's servers but the "
+                           "organization's own (fix the value, or remove the key)",
+                           list_keys[i], json_type_name(l));
+        r = -EINVAL;
+    }
+    return r;
+}
+
 int claude_managed_read(ConfigSet *set, const char *path, yajl_val *outp, yajl_val *partsp)
 {
     _cleanup_free_ char *base_dir = paths_dirname(path);
     _cleanup_free_ char *dir = paths_join(base_dir, "managed-settings.d");
-    char *names[CLAUDE_MAX_DROP_INS];
+    /* One more than read: a directory over the bound is refused whole, not cut in readdir order. */
+    char *names[CLAUDE_MAX_DROP_INS + 1];
     yajl_val root = NULL;
-    int r = source_read_json(set, path, CONFIG_LEVEL_USER, false, &root);
+    int r = source_read_json(set, path, CONFIG_LEVEL_USER, false, &root), bad = 0;
     size_t n = source_list_dir(set, dir, ".json", names, N_ELEMENTS(names),
                                "managed-settings.d fragments");
 
@@ -128,11 +155,25 @@ int claude_managed_read(ConfigSet *set, const char *path, yajl_val *outp, yajl_v
         if (r == 0)
             json_object_set(*partsp, path, json_copy(root));
     }
+    if (n > CLAUDE_MAX_DROP_INS) {
+        config_set_problem(set, dir, NULL,
+                           "more than %d fragments: which of them apply would be arbitrary, so "
+                           "the managed MCP policy is unknown and mcpd runs none of Claude Code's "
+                           "servers but the organization's own; merge or remove fragments",
+                           CLAUDE_MAX_DROP_INS);
+        bad = -E2BIG;
+    }
+    if (r < 0 && r != -ENOENT)
+        bad = r; /* a broken base file: reported, and the managed scope stays broken */
+    if (r == 0)
+        bad = bad ? bad : bad_lists(set, path, root);
 
     for (size_t i = 0; i < n; i++) {
         _cleanup_free_ char *frag = paths_join(dir, names[i]);
         yajl_val v = NULL;
         free(names[i]);
+        if (bad)
+            continue;
         /* A fragment that does not parse is left out; the others still apply. */
         if (source_read_json(set, frag, CONFIG_LEVEL_USER, false, &v) < 0)
             continue;
@@ -144,8 +185,8 @@ int claude_managed_read(ConfigSet *set, const char *path, yajl_val *outp, yajl_v
             json_free(v);
             continue;
         }
-        if (r < 0 && r != -ENOENT) {
-            json_free(v); /* a broken base file: reported, and the policy stays broken */
+        if ((bad = bad_lists(set, frag, v)) < 0) {
+            json_free(v);
             continue;
         }
         if (partsp)
@@ -158,6 +199,8 @@ int claude_managed_read(ConfigSet *set, const char *path, yajl_val *outp, yajl_v
             json_free(v); /* a base that is not an object is reported by the caller */
         r = 0;
     }
+    if (bad)
+        r = bad;
     *outp = r == 0 ? root : json_free(root);
     return r;
 }
@@ -198,9 +241,6 @@ static void seeds_load(ClaudeSettings *cs, ConfigSet *set)
                            over, CLAUDE_MAX_SEEDS);
 }
 
-/* The policy lists a settings file may hold. */
-static const char *const list_keys[] = {"allowedMcpServers", "deniedMcpServers"};
-
 static void scope_load(ClaudeSettings *cs, ConfigSet *set, ClaudeScopeId id, ConfigLevel level)
 {
     ClaudeScope *sc = &cs->scopes[id];
@@ -221,7 +261,7 @@ static void scope_load(ClaudeSettings *cs, ConfigSet *set, ClaudeScopeId id, Con
         sc->root = json_free(sc->root);
         sc->broken = true;
     }
-    for (size_t i = 0; i < N_ELEMENTS(list_keys); i++) {
+    for (size_t i = 0; id != CLAUDE_SCOPE_MANAGED && i < N_ELEMENTS(list_keys); i++) {
         yajl_val v = json_get(sc->root, list_keys[i]);
         if (v && !YAJL_IS_ARRAY(v))
             config_set_problem(set, sc->path, NULL,
@@ -539,6 +579,20 @@ bool claude_policy_blocks(const ClaudeSettings *cs, const char *name, yajl_val e
     Seen s;
 
     *whyp = NULL;
+    /*
+     * Fail closed: managed settings that exist but could not be read whole (a broken file, a
+     * policy list that is not a list, too many fragments) may hold a denylist or an allowlist.
+     * The organization's own servers (managed-mcp.json, managedMcpServers) are its word anyway.
+     */
+    if ((origin == CLAUDE_ORIGIN_USER || origin == CLAUDE_ORIGIN_PLUGIN) &&
+        cs->scopes[CLAUDE_SCOPE_MANAGED].broken) {
+        *whyp = xasprintf("\"%s\" is held back: Claude Code's managed settings (%s) could not be "
+                          "read as a whole (see the problem reported for them), so the "
+                          "organization's MCP policy is unknown and mcpd runs none of Claude "
+                          "Code's servers but the organization's own until they are fixed",
+                          name, cs->scopes[CLAUDE_SCOPE_MANAGED].path);
+        return true;
+    }
     if (origin == CLAUDE_ORIGIN_USER && cs->strict_mcp) {
         *whyp = xasprintf("\"%s\" is left out by Claude Code's managed settings (%s): "
                           "strictPluginOnlyCustomization lets MCP servers come only from plugins "

@@ -62,13 +62,16 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
                      size_t *lenp)
 {
     _cleanup_free_ char *why = NULL;
+    struct stat st;
     int r;
 
     /* Hot reload watches what discovery looked at, found or not. */
     if (read_hook && !set->quiet)
         read_hook(path, set->root, read_hook_ud);
-    r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, NULL, textp,
+    r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, &st, textp,
                            lenp, &why);
+    if (r == 0)
+        config_set_note_read(set, path, &st); /* the trust gate judges this file, not the path */
     if (r == -ENOENT || r == -ENOTDIR)
         return -ENOENT;
     if (r < 0)

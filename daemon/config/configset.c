@@ -137,7 +137,30 @@ void config_set_deinit(ConfigSet *set)
         free(set->exa_api_keys[i]);
     }
     free(set->exa_api_keys);
+    for (size_t i = 0; i < set->n_read_files; i++)
+        free(set->read_files[i].path);
+    free(set->read_files);
     memset(set, 0, sizeof(*set));
+}
+
+void config_set_note_read(ConfigSet *set, const char *path, const struct stat *st)
+{
+    for (size_t i = 0; i < set->n_read_files; i++)
+        if (streq(set->read_files[i].path, path)) {
+            set->read_files[i].st = *st;
+            return;
+        }
+    set->read_files = xrealloc(set->read_files, (set->n_read_files + 1) * sizeof(*set->read_files));
+    set->read_files[set->n_read_files].path = xstrdup(path);
+    set->read_files[set->n_read_files++].st = *st;
+}
+
+const struct stat *config_set_read_stat(const ConfigSet *set, const char *path)
+{
+    for (size_t i = 0; path && i < set->n_read_files; i++)
+        if (streq(set->read_files[i].path, path))
+            return &set->read_files[i].st;
+    return NULL;
 }
 
 ServerConfig *config_set_find(const ConfigSet *set, const char *name)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include <yajl/yajl_tree.h>
 
@@ -89,6 +90,15 @@ typedef struct ConfigSkip {
     char *reason;
 } ConfigSkip;
 
+/*
+ * A file discovery read, with the fstat of the descriptor it was read from: the trust gate checks
+ * who owns the file whose bytes it is judging, not whatever the path names a moment later.
+ */
+typedef struct ConfigFileStat {
+    char *path;
+    struct stat st;
+} ConfigFileStat;
+
 struct ConfigSet;
 /* Whether entry name (written as the file has it, c as built from it) may join set. */
 typedef bool (*ConfigGateFn)(void *ctx, struct ConfigSet *set, const char *name, yajl_val written,
@@ -113,6 +123,12 @@ typedef struct ConfigSet {
      */
     ConfigGateFn gate;
     void *gate_ctx; /* borrowed: the gate's state (a Trust) */
+    /*
+     * Every file read into the set, one per path (a re-read replaces it): bounded by the files
+     * the providers read, which are themselves bounded.
+     */
+    ConfigFileStat *read_files;
+    size_t n_read_files;
 } ConfigSet;
 
 /* Daemon settings (mcpd.json); every field has a default. */
@@ -173,6 +189,10 @@ typedef struct DiscoverOptions {
 
 /** Release a set; safe on a zeroed value. */
 void config_set_deinit(ConfigSet *set);
+/** Note that path was read, st the fstat of the descriptor read (a later read replaces it). */
+void config_set_note_read(ConfigSet *set, const char *path, const struct stat *st);
+/** The fstat noted when path was last read into set, or NULL when it was not. */
+const struct stat *config_set_read_stat(const ConfigSet *set, const char *path);
 /** Record a problem. */
 void config_set_problem(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -3,6 +3,8 @@
 // approvals), consulted by discovery for every project entry.
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,28 +272,105 @@ static yajl_val store_hashes(const Trust *t, const char *name)
     return json_get_array(json_get_object(json_get_object(t->store, "projects"), t->root), name);
 }
 
-/* A file another user owns, or any user may write, is not the user's word. */
-static int check_owner(const char *path, char **whyp)
+/*
+ * Whether group gid is the user's private group (the user-private-group scheme of most
+ * distributions, whose umask 002 leaves new files group-writable): the user's primary group,
+ * named after the user, with no other member. Group write by such a group is the user's own.
+ */
+static bool private_group(gid_t gid)
 {
+    struct passwd *pw = getpwuid(geteuid());
+    _cleanup_free_ char *user = pw && pw->pw_name ? xstrdup(pw->pw_name) : NULL;
+    gid_t primary = pw ? pw->pw_gid : (gid_t)-1;
+    struct group *gr;
+
+    if (!user || gid != primary || !(gr = getgrgid(gid)) || !gr->gr_name ||
+        !streq(gr->gr_name, user))
+        return false;
+    for (char **m = gr->gr_mem; m && *m; m++)
+        if (!streq(*m, user))
+            return false;
+    return true;
+}
+
+/* Who besides the user may write what st describes: "every user", "group N", or NULL. */
+static char *others_writing(const struct stat *st)
+{
+    if (st->st_mode & S_IWOTH)
+        return xstrdup("every user");
+    if ((st->st_mode & S_IWGRP) && !private_group(st->st_gid)) {
+        struct group *gr = getgrgid(st->st_gid);
+        return gr && gr->gr_name ? xasprintf("group %s", gr->gr_name)
+                                 : xasprintf("group %u", (unsigned)st->st_gid);
+    }
+    return NULL;
+}
+
+/*
+ * A directory above the project holding a .mcp.json: whoever else may write it (without the
+ * sticky bit) or owns it can put any file of the user's there (a link to another project's
+ * .mcp.json the user approved by name), so nothing in it is the user's word.
+ */
+static int check_parent_dir(const char *path, char **whyp)
+{
+    _cleanup_free_ char *dir = paths_dirname(path), *who = NULL;
     struct stat st;
 
-    if (stat(path, &st) < 0) {
-        *whyp = xasprintf("cannot check who owns %s: %s", path, strerror(errno));
-        return -errno;
-    }
-    if (st.st_uid != geteuid()) {
-        *whyp = xasprintf("%s is owned by uid %u, not by you (uid %u): mcpd runs nothing from "
-                          "another user's file; if it is yours, chown it",
-                          path, (unsigned)st.st_uid, (unsigned)geteuid());
+    if (lstat(dir, &st) < 0) {
+        *whyp = xasprintf("cannot check who may write %s: %s; mcpd runs nothing from %s", dir,
+                          strerror(errno), path);
         return -EPERM;
     }
-    if (st.st_mode & S_IWOTH) {
-        *whyp = xasprintf("%s is writable by every user (mode %04o): mcpd runs nothing from it; "
-                          "run chmod o-w %s",
-                          path, (unsigned)(st.st_mode & 07777), path);
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        *whyp = xasprintf("%s is in %s, a directory above the project owned by uid %u, not by "
+                          "you or root: mcpd runs nothing from it; move the file into your "
+                          "project, or chown the directory",
+                          path, dir, (unsigned)st.st_uid);
+        return -EPERM;
+    }
+    if (!(st.st_mode & S_ISVTX) && (who = others_writing(&st))) {
+        *whyp = xasprintf("%s is in %s, a directory above the project that %s may write (mode "
+                          "%04o, no sticky bit): anyone there can replace the file, so mcpd "
+                          "runs nothing from it; run chmod go-w %s (or chmod +t %s), or move "
+                          "the file into your project",
+                          path, dir, who, (unsigned)(st.st_mode & 07777), dir, dir);
         return -EPERM;
     }
     return 0;
+}
+
+/*
+ * A file another user owns, or someone else may write, is not the user's word. st is the fstat
+ * of the descriptor discovery read the file from (ConfigSet.read_files): the file judged is the
+ * one whose bytes were parsed, whatever the path names now. Without it (a file read elsewhere)
+ * the path is looked at without following a link. above: the file is in a directory above the
+ * project root, whose own writers count too.
+ */
+static int check_owner(const char *path, const struct stat *st, bool above, char **whyp)
+{
+    _cleanup_free_ char *who = NULL;
+    struct stat own;
+
+    if (!st) {
+        if (lstat(path, &own) < 0) {
+            *whyp = xasprintf("cannot check who owns %s: %s", path, strerror(errno));
+            return -EPERM;
+        }
+        st = &own;
+    }
+    if (st->st_uid != geteuid()) {
+        *whyp = xasprintf("%s is owned by uid %u, not by you (uid %u): mcpd runs nothing from "
+                          "another user's file; if it is yours, chown it",
+                          path, (unsigned)st->st_uid, (unsigned)geteuid());
+        return -EPERM;
+    }
+    if ((who = others_writing(st))) {
+        *whyp = xasprintf("%s is writable by %s (mode %04o): mcpd runs nothing from a project "
+                          "file someone else may change; run chmod go-w %s",
+                          path, who, (unsigned)(st->st_mode & 07777), path);
+        return -EPERM;
+    }
+    return above ? check_parent_dir(path, whyp) : 0;
 }
 
 /*
@@ -346,10 +425,11 @@ static void pending_add(Trust *t, const char *name, const char *path, const char
     p->path = xstrdup(path);
     p->shown = xstrdup(shown);
     memcpy(p->hash, hash, sizeof(TrustHash));
+    p->above = !path_within(path, t->root);
 }
 
-TrustVerdict trust_check(Trust *t, const SourceMeta *src, const char *name, yajl_val entry,
-                         const char *shown, char **whyp)
+TrustVerdict trust_check(Trust *t, const SourceMeta *src, const struct stat *st, const char *name,
+                         yajl_val entry, const char *shown, char **whyp)
 {
     const char *who = NULL;
     yajl_val hashes;
@@ -360,7 +440,7 @@ TrustVerdict trust_check(Trust *t, const SourceMeta *src, const char *name, yajl
 
     if (src->level != CONFIG_LEVEL_PROJECT || !rel)
         return TRUST_APPROVED;
-    if (check_owner(src->path, whyp) < 0)
+    if (check_owner(src->path, st, !path_within(src->path, t->root), whyp) < 0)
         return TRUST_FOREIGN;
     entry_hash(hash, src->path, entry);
     hashes = store_hashes(t, name);
@@ -378,10 +458,16 @@ TrustVerdict trust_check(Trust *t, const SourceMeta *src, const char *name, yajl
                           who, name, t->root);
         return TRUST_REJECTED;
     }
-    *whyp = xasprintf("untrusted: this project's entry would run %s; nothing from a project "
-                      "runs until you approve it: mcpctl trust %s (all of its servers) or "
-                      "mcpctl trust --server %s %s",
-                      shown, t->root, name, t->root);
+    if (t->pending[t->n_pending - 1].above)
+        *whyp = xasprintf("untrusted: this entry of a .mcp.json above the project would run %s; "
+                          "nothing from it runs until you approve it by name (trusting the "
+                          "project does not cover it): mcpctl trust --server %s %s",
+                          shown, name, t->root);
+    else
+        *whyp = xasprintf("untrusted: this project's entry would run %s; nothing from a project "
+                          "runs until you approve it: mcpctl trust %s (all of its servers) or "
+                          "mcpctl trust --server %s %s",
+                          shown, t->root, name, t->root);
     return TRUST_PENDING;
 }
 
@@ -436,11 +522,21 @@ static void store_add(Trust *t, const char *name, const char *hash)
     json_object_set(proj, name, list);
 }
 
+/*
+ * Trusting a project trusts what is in it: a .mcp.json above it (a parent directory, perhaps a
+ * monorepo's or a shared one) holds other people's choices too, so its entries are approved only
+ * by name.
+ */
+bool trust_pending_chosen(const TrustPending *p, const char *server)
+{
+    return server ? streq(server, p->name) : !p->above;
+}
+
 int trust_approve(Trust *t, const char *server, size_t *np, char **whyp)
 {
     *np = 0;
     for (size_t i = 0; i < t->n_pending; i++) {
-        if (server && !streq(server, t->pending[i].name))
+        if (!trust_pending_chosen(&t->pending[i], server))
             continue;
         store_add(t, t->pending[i].name, t->pending[i].hash);
         (*np)++;
@@ -502,7 +598,8 @@ bool trust_gate_entry(void *ctx, ConfigSet *set, const char *name, yajl_val writ
     TrustVerdict v;
 
     shown = shown_command(c);
-    v = trust_check(t, &c->source, name, written, shown, &why);
+    v = trust_check(t, &c->source, config_set_read_stat(set, c->source.path), name, written, shown,
+                    &why);
     if (v == TRUST_APPROVED)
         return true;
     config_set_problem(set, c->source.path, name, "%s", why);

@@ -13,6 +13,7 @@
 struct ConfigSet;
 struct ServerConfig;
 struct SourceMeta;
+struct stat;
 
 /* An approval names one entry of one file as written: a changed entry needs approving again. */
 typedef char TrustHash[2 * SHA256_DIGEST_SIZE + 1];
@@ -23,6 +24,7 @@ typedef struct TrustPending {
     char *path;
     char *shown; /* the command line or URL, as the server would run */
     TrustHash hash;
+    bool above; /* from a .mcp.json above the root: approved only when named (trust_approve) */
 } TrustPending;
 
 /* What decides, for one project root, which of its entries may run. */
@@ -63,20 +65,24 @@ void trust_deinit(Trust *t);
 char *trust_store_path(void);
 
 /**
- * Decide for one entry (its mapped form, as mcpd reads it) from a file of src. Entries from
- * files outside the project root are not gated. shown is the command line or URL. On anything
- * but TRUST_APPROVED, *whyp (to free) says why and what to do; a TRUST_PENDING entry is also
- * remembered in t->pending.
+ * Decide for one entry (its mapped form, as mcpd reads it) from a file of src, st the fstat of
+ * the descriptor that file was read from (NULL: the path is looked at, links not followed).
+ * Entries from files outside the project root are not gated. shown is the command line or URL. On
+ * anything but TRUST_APPROVED, *whyp (to free) says why and what to do; a TRUST_PENDING entry is
+ * also remembered in t->pending.
  */
-TrustVerdict trust_check(Trust *t, const struct SourceMeta *src, const char *name, yajl_val entry,
-                         const char *shown, char **whyp);
+TrustVerdict trust_check(Trust *t, const struct SourceMeta *src, const struct stat *st,
+                         const char *name, yajl_val entry, const char *shown, char **whyp);
 
 /**
- * Approve the pending entries (all, or those named server) in mcpd's store and write it
+ * Approve the pending entries (those inside the root, or those named server wherever they are)
+ * in mcpd's store and write it
  * durably. *np: how many were approved. Returns 0 or -errno with *whyp (to free); a store
  * that could not be read is never overwritten (-EIO).
  */
 int trust_approve(Trust *t, const char *server, size_t *np, char **whyp);
+/** Whether trust_approve(..., server, ...) approves p: named, or (no name) inside the root. */
+bool trust_pending_chosen(const TrustPending *p, const char *server);
 /** Remove mcpd's approvals for the root (all, or server's). Returns 0 or -errno with *whyp. */
 int trust_revoke(Trust *t, const char *server, size_t *np, char **whyp);
 

@@ -10,14 +10,17 @@
 #include "daemon/config/config.h"
 #include "daemon/config/trust.h"
 
-/* The approvals made: each pending entry (of server, when named) with what it runs. */
-static yajl_val approved_list(const Trust *t, const char *server)
+/*
+ * The approvals made (chosen: each pending entry trust_approve took, with what it runs), or
+ * those it left (!chosen: entries of files above the root, which need their name).
+ */
+static yajl_val pending_list(const Trust *t, const char *server, bool chosen)
 {
     yajl_val arr = json_array_new();
 
     for (size_t i = 0; i < t->n_pending; i++) {
         const TrustPending *e = &t->pending[i];
-        if (server && !streq(server, e->name))
+        if (trust_pending_chosen(e, server) != chosen || (!chosen && !e->above))
             continue;
         yajl_val o = json_object_new();
         json_object_set(o, "name", json_string_new(e->name));
@@ -29,7 +32,7 @@ static yajl_val approved_list(const Trust *t, const char *server)
 }
 
 int trust_approve_root(const char *root, const Settings *settings, const char *server,
-                       yajl_val *approvedp, char **whyp)
+                       yajl_val *approvedp, yajl_val *abovep, char **whyp)
 {
     _cleanup_free_ char *load_why = NULL;
     DiscoverOptions opt = {NULL, root};
@@ -50,7 +53,9 @@ int trust_approve_root(const char *root, const Settings *settings, const char *s
         r = -ENOENT;
     }
     if (r == 0 && approvedp)
-        *approvedp = approved_list(&t, server);
+        *approvedp = pending_list(&t, server, true);
+    if (r == 0 && abovep)
+        *abovep = pending_list(&t, server, false);
     trust_deinit(&t);
     return r;
 }

@@ -13,10 +13,12 @@ struct Settings;
 
 /**
  * What mcpctl trust does: discover root (a realpath) through its gate and approve what it held
- * back (all, or server). *approvedp (may be NULL): [{name, path, command}] approved. Returns 0,
- * -ENOENT when server is named and nothing of that name waits, or -errno; *whyp on failure.
+ * back: every entry of a file inside root, or the entries named server wherever they are.
+ * *approvedp (may be NULL): [{name, path, command}] approved; *abovep (may be NULL): the same
+ * for entries of a .mcp.json above root left waiting (they need --server). Returns 0, -ENOENT
+ * when server is named and nothing of that name waits, or -errno; *whyp on failure.
  */
 int trust_approve_root(const char *root, const struct Settings *settings, const char *server,
-                       yajl_val *approvedp, char **whyp);
+                       yajl_val *approvedp, yajl_val *abovep, char **whyp);
 /** What mcpctl untrust does; *np: approvals removed. Returns 0 or -errno with *whyp. */
 int trust_revoke_root(const char *root, const char *server, size_t *np, char **whyp);

@@ -14,7 +14,7 @@ void methods_trust(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     const char *cwd = json_get_string(m->params, "cwd"), *server = NULL;
     _cleanup_free_ char *root = NULL, *why = NULL;
-    yajl_val sv = json_get(m->params, "server"), result, approved = NULL;
+    yajl_val sv = json_get(m->params, "server"), result, approved = NULL, above = NULL;
     bool revoke = false;
     size_t n = 0;
     int r;
@@ -33,17 +33,19 @@ void methods_trust(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         return;
     }
     r = revoke ? trust_revoke_root(root, server, &n, &why)
-               : trust_approve_root(root, d->settings, server, &approved, &why);
+               : trust_approve_root(root, d->settings, server, &approved, &above, &why);
     if (r < 0) {
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, why ? why : strerror(-r));
         return;
     }
     result = json_object_new();
     json_object_set(result, "root", json_string_new(root));
-    if (revoke)
+    if (revoke) {
         json_object_set(result, "revoked", json_int_new((int64_t)n));
-    else
+    } else {
         json_object_set(result, "approved", approved);
+        json_object_set(result, "notApproved", above);
+    }
     /* The workspace of that root picks the change up now, as a reload would. */
     json_object_set(result, "reload", d->reload(d->ud, root));
     methods_reply(d, p, m->id, result);

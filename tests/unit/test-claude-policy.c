@@ -321,14 +321,65 @@ static void test_wrong_types(void)
 {
     ConfigSet set;
 
-    write_at(managed, "{\"deniedMcpServers\": {\"serverName\": \"x\"}, "
-                      "\"managedMcpServers\": [{\"name\": \"x\"}]}\n");
+    write_at(managed, "{\"managedMcpServers\": [{\"name\": \"x\"}]}\n");
     write_at(".claude/settings.json", "{\"managedMcpServers\": {}}\n");
+    discover(&set, NULL);
+    CHECK(find_problem(&set, NULL, "\"managedMcpServers\" must be an object") != NULL);
+    CHECK(find_problem(&set, NULL, "managed settings only") != NULL);
+    config_set_deinit(&set);
+    /* A managed policy list that is not a list leaves the policy unknown: see below. */
+    write_at(managed, "{\"deniedMcpServers\": {\"serverName\": \"x\"}}\n");
     discover(&set, NULL);
     const ConfigProblem *p = find_problem(&set, NULL, "\"deniedMcpServers\" must be a list");
     CHECK(p && streq(p->path, managed));
-    CHECK(find_problem(&set, NULL, "\"managedMcpServers\" must be an object") != NULL);
-    CHECK(find_problem(&set, NULL, "managed settings only") != NULL);
+    config_set_deinit(&set);
+}
+
+/*
+ * Managed settings that cannot be read whole fail closed: a fragment's policy list that is not a
+ * list (null would drop the base's allowlist in the merge), a broken base file (which would skip
+ * every fragment), or more fragments than are read (which ones count would be arbitrary) hold
+ * back every server of the user's own, with a problem naming the file; nothing is widened.
+ */
+static void test_managed_fail_closed(void)
+{
+    _cleanup_free_ char *etc = paths_dirname(managed);
+    _cleanup_free_ char *d = paths_join(etc, "managed-settings.d");
+    _cleanup_free_ char *frag = paths_join(d, "10-team.json");
+    const ConfigProblem *p;
+    ConfigSet set;
+
+    write_at(".claude.json", "{\"mcpServers\": {\"evil\": {\"command\": \"evil\"}, "
+                             "\"docs\": {\"command\": \"docs\"}}}\n");
+    write_at(managed, "{\"allowedMcpServers\": [{\"serverName\": \"docs\"}]}\n");
+    discover(&set, NULL);
+    CHECK(config_set_find(&set, "evil") == NULL && claude_winner(&set, "docs") != NULL);
+    config_set_deinit(&set);
+
+    write_at(frag, "{\"allowedMcpServers\": null}\n");
+    discover(&set, NULL);
+    CHECK(config_set_find(&set, "evil") == NULL && config_set_find(&set, "docs") == NULL);
+    p = find_problem(&set, NULL, "\"allowedMcpServers\" must be a list");
+    CHECK(p && streq(p->path, frag));
+    CHECK(find_skip(&set, "evil", "policy is unknown") != NULL);
+    config_set_deinit(&set);
+
+    write_at(frag, "{\"deniedMcpServers\": [{\"serverName\": \"evil\"}]}\n");
+    write_at(managed, "{\"allowedMcpServers\": [\n");
+    discover(&set, NULL);
+    CHECK(config_set_find(&set, "evil") == NULL && config_set_find(&set, "docs") == NULL);
+    CHECK(find_skip(&set, "evil", managed) != NULL);
+    config_set_deinit(&set);
+
+    write_at(managed, "{}\n");
+    for (int i = 0; i <= 256; i++) {
+        _cleanup_free_ char *f = xasprintf("%s/%03d.json", d, i);
+        write_at(f, "{}\n");
+    }
+    discover(&set, NULL);
+    CHECK(config_set_find(&set, "evil") == NULL && config_set_find(&set, "docs") == NULL);
+    p = find_problem(&set, NULL, "more than 256 fragments");
+    CHECK(p && streq(p->path, d));
     config_set_deinit(&set);
 }
 
@@ -429,7 +480,7 @@ static void test_copilot_repository_file(void)
     _cleanup_free_ char *why = NULL;
     Settings s;
     settings_init(&s);
-    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, &why), 0);
+    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, NULL, &why), 0);
     discover(&set, root);
     const ServerConfig *c = config_set_find(&set, "playwright");
     CHECK(c && streq(c->source.provider, "copilot") && streq(c->command, "npx") &&
@@ -635,13 +686,29 @@ static void test_mcp_json_parents(void)
     CHECK(config_set_find(&set, "db") == NULL && config_set_find(&set, "docs") == NULL);
     const ConfigSkip *k = find_skip(&set, "docs", "untrusted");
     CHECK(k && streq(k->source.path, top_real));
+    CHECK(find_skip(&set, "docs", "approve it by name") != NULL);
     config_set_deinit(&set);
 
-    /* mcpctl trust approves the parent's servers with the project's. */
+    /*
+     * mcpctl trust approves the project's own servers; those of the parent's file (another
+     * project's, perhaps someone else's) only by name, and it says which it left.
+     */
     _cleanup_free_ char *why = NULL;
+    _cleanup_json_ yajl_val took = NULL, above = NULL;
     Settings st;
     settings_init(&st);
-    CHECK_INTEQ(trust_approve_root(root, &st, NULL, NULL, &why), 0);
+    CHECK_INTEQ(trust_approve_root(root, &st, NULL, &took, &above, &why), 0);
+    CHECK(json_array_len(took) == 1 &&
+          streq(json_get_string(json_array_at(took, 0), "name"), "db"));
+    bool docs_left = false;
+    for (size_t i = 0; i < json_array_len(above); i++)
+        docs_left |= streq(json_get_string(json_array_at(above, i), "name"), "docs") &&
+                     streq(json_get_string(json_array_at(above, i), "path"), top_real);
+    CHECK(docs_left);
+    discover(&set, root);
+    CHECK(claude_winner(&set, "db") != NULL && config_set_find(&set, "docs") == NULL);
+    config_set_deinit(&set);
+    CHECK_INTEQ(trust_approve_root(root, &st, "docs", NULL, NULL, &why), 0);
     discover(&set, root);
     CHECK(claude_winner(&set, "docs") != NULL && claude_winner(&set, "db") != NULL);
     config_set_deinit(&set);
@@ -683,6 +750,7 @@ int main(void)
     RUN_FRESH(test_provided_and_strict);
     RUN_FRESH(test_managed_plugins_and_cache_dir);
     RUN_FRESH(test_wrong_types);
+    RUN_FRESH(test_managed_fail_closed);
     RUN_FRESH(test_settings_approvals);
     RUN_FRESH(test_copilot_repository_file);
     RUN_FRESH(test_home_as_project);

@@ -640,7 +640,7 @@ static void test_discover(void)
     setenv("XDG_STATE_HOME", state, 1);
     settings_init(&s);
     /* The user approves the project (mcpctl trust); the gate itself is tested in test-trust. */
-    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, &why), 0);
+    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, NULL, &why), 0);
 
     /* The project file comes first and wins. */
     DiscoverOptions opt = {NULL, root};

@@ -80,7 +80,7 @@ static void trust_fixture_project(void)
     Settings s;
 
     settings_init(&s);
-    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, &why), 0);
+    CHECK_INTEQ(trust_approve_root(root, &s, NULL, NULL, NULL, &why), 0);
 }
 
 static void fixture_teardown(void)
@@ -515,7 +515,7 @@ static void test_agent_precedence(void)
     setenv("HOME", h, 1);
     setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", sys, 1);
     settings_init(&s);
-    CHECK_INTEQ(trust_approve_root(r, &s, NULL, NULL, &why), 0);
+    CHECK_INTEQ(trust_approve_root(r, &s, NULL, NULL, NULL, &why), 0);
     discover(&set, r, &s);
     CHECK((c = config_set_find(&set, "g1")) && streq(c->command, "system"));
     CHECK((c = config_set_find(&set, "g2")) && streq(c->command, "workspace"));

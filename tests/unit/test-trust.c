@@ -12,6 +12,7 @@
 #include "common/paths.h"
 #include "common/util.h"
 #include "daemon/config/config.h"
+#include "daemon/config/source.h"
 #include "daemon/config/trust.h"
 #include "tests/unit/test.h"
 
@@ -110,7 +111,7 @@ static int approve(const char *server)
     int r;
 
     settings_init(&s);
-    r = trust_approve_root(root, &s, server, &list, &why);
+    r = trust_approve_root(root, &s, server, &list, NULL, &why);
     if (r == 0)
         CHECK(YAJL_IS_ARRAY(list));
     return r;
@@ -225,6 +226,148 @@ static void test_foreign_files(void)
         CHECK_INTEQ(chown(path, 0, 0), 0);
     }
     unlink(path);
+}
+
+/* A file group-writable by a group that is not the user's own private group runs nothing. */
+static void test_group_writable(void)
+{
+    _cleanup_free_ char *path = paths_join(root, ".mcpd/mcp.json");
+    ConfigSet set;
+
+    if (geteuid() != 0)
+        return; /* giving a file to another group needs root */
+    put(root, ".mcpd/mcp.json", "{\"mcpServers\": {\"g\": {\"command\": \"x\"}}}");
+    CHECK_INTEQ(approve(NULL), 0);
+    CHECK_INTEQ(chown(path, 0, 4243), 0);
+    CHECK_INTEQ(chmod(path, 0664), 0);
+    discover(&set);
+    expect_held(&set, "g", "writable by group 4243");
+    expect_held(&set, "g", "chmod go-w");
+    config_set_deinit(&set);
+    CHECK_INTEQ(chmod(path, 0644), 0);
+    discover(&set);
+    CHECK(config_set_find(&set, "g") != NULL);
+    config_set_deinit(&set);
+    unlink(path);
+}
+
+/* Discovery of project r with Claude Code approving name by name in ~/.claude.json. */
+static void discover_approved(ConfigSet *set, const char *r, const char *name)
+{
+    _cleanup_free_ char *answers =
+        xasprintf("{\"projects\": {\"%s\": {\"enabledMcpjsonServers\": [\"%s\"]}}}", r, name);
+    DiscoverOptions opt = {NULL, r};
+    Settings s;
+
+    put(home, ".claude.json", answers);
+    settings_init(&s);
+    CHECK_INTEQ(config_discover(set, &opt, &s), 0);
+}
+
+/*
+ * A .mcp.json above the project in a directory others may write (a shared team directory
+ * without the sticky bit) is not the user's word, even when the file is the user's own: anyone
+ * there could have put it (or a link to another of the user's files) in place.
+ */
+static void test_parent_dir_writable(void)
+{
+    _cleanup_free_ char *team = paths_join(tmp, "team"), *pkg = paths_join(team, "pkg");
+    _cleanup_free_ char *r = NULL;
+    ConfigSet set;
+
+    CHECK_INTEQ(paths_mkdir_p(pkg, 0700), 0);
+    put(team, ".mcp.json", "{\"mcpServers\": {\"shared\": {\"command\": \"x\"}}}");
+    r = realpath(pkg, NULL);
+    CHECK_INTEQ(chmod(team, 0777), 0);
+    discover_approved(&set, r, "shared");
+    expect_held(&set, "shared", "a directory above the project that every user may write");
+    expect_held(&set, "shared", "chmod +t");
+    config_set_deinit(&set);
+    /* Sticky: others cannot replace the user's file. */
+    CHECK_INTEQ(chmod(team, 01777), 0);
+    discover_approved(&set, r, "shared");
+    CHECK(config_set_find(&set, "shared") != NULL);
+    config_set_deinit(&set);
+    if (geteuid() == 0) {
+        CHECK_INTEQ(chown(team, 0, 4243), 0);
+        CHECK_INTEQ(chmod(team, 02775), 0);
+        discover_approved(&set, r, "shared");
+        expect_held(&set, "shared", "group 4243 may write");
+        config_set_deinit(&set);
+    }
+    CHECK_INTEQ(chmod(team, 0700), 0);
+    discover_approved(&set, r, "shared");
+    CHECK(config_set_find(&set, "shared") != NULL);
+    config_set_deinit(&set);
+    test_rm_rf(team);
+    _cleanup_free_ char *cj = paths_join(home, ".claude.json");
+    unlink(cj);
+}
+
+static char *race_file, *race_aside, *race_target;
+static bool race_swapped;
+
+/* The gate, after the file was read: swap it for a link to a file the user owns. */
+static bool swapping_gate(void *ctx, ConfigSet *set, const char *name, yajl_val written,
+                          const ServerConfig *c)
+{
+    if (!race_swapped) {
+        CHECK_INTEQ(rename(race_file, race_aside), 0);
+        CHECK_INTEQ(symlink(race_target, race_file), 0);
+        race_swapped = true;
+    }
+    return trust_gate_entry(ctx, set, name, written, c);
+}
+
+/*
+ * The gate judges the file that was read: another user's .mcp.json, swapped for a link to the
+ * user's own file between the read and the check, still runs nothing.
+ */
+static void test_swap_after_read(void)
+{
+    _cleanup_free_ char *dir = paths_join(tmp, "race"), *r = NULL, *why = NULL;
+    _cleanup_free_ char *answers = NULL;
+    DiscoverOptions opt = {NULL, NULL};
+    ConfigSet set;
+    Settings s;
+    Trust t;
+
+    if (geteuid() != 0)
+        return; /* another user's file needs root */
+    CHECK_INTEQ(paths_mkdir_p(dir, 0700), 0);
+    r = realpath(dir, NULL);
+    race_file = paths_join(r, ".mcp.json");
+    race_aside = paths_join(tmp, "race-aside.json");
+    race_target = paths_join(tmp, "mine.json");
+    race_swapped = false;
+    test_write_file(race_file, "{\"mcpServers\": {\"p\": {\"command\": \"theirs\"}}}");
+    CHECK_INTEQ(chown(race_file, 4242, 4242), 0);
+    test_write_file(race_target, "{}");
+    answers = xasprintf("{\"projects\": {\"%s\": {\"enabledMcpjsonServers\": [\"p\"]}}}", r);
+    put(home, ".claude.json", answers);
+    trust_init(&t, r, &why);
+    memset(&set, 0, sizeof(set));
+    set.root = r;
+    set.gate = swapping_gate;
+    set.gate_ctx = &t;
+    opt.root = r;
+    settings_init(&s);
+    int i = config_source_index("claude");
+    CHECK(i >= 0);
+    config_sources[i].collect(&config_sources[i], &opt, &s, &set);
+    CHECK(race_swapped);
+    CHECK(config_set_find(&set, "p") == NULL);
+    expect_held(&set, "p", "owned by uid 4242");
+    config_set_deinit(&set);
+    trust_deinit(&t);
+    test_rm_rf(dir);
+    unlink(race_aside);
+    unlink(race_target);
+    free(race_file);
+    free(race_aside);
+    free(race_target);
+    _cleanup_free_ char *cj = paths_join(home, ".claude.json");
+    unlink(cj);
 }
 
 static void test_claude_answers(void)
@@ -456,6 +599,9 @@ int main(void)
     RUN(test_store);
     RUN(test_broken_store);
     RUN(test_foreign_files);
+    RUN(test_group_writable);
+    RUN(test_parent_dir_writable);
+    RUN(test_swap_after_read);
     RUN(test_claude_answers);
     RUN(test_claude_precedence);
     RUN(test_claude_managed);
