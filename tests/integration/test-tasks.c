@@ -2,7 +2,9 @@
 // test-tasks: MCP tasks through the real mcpd and task-capable fake servers: the capability, a
 // task created, polled, its result fetched, cancelled, listed; sessions that cannot see each
 // other's tasks; the same task id from two servers; a task's own requests and progress after
-// its tools/call was answered; a server that dies mid-task; ttl; the per-session cap.
+// its tools/call was answered, checked for the capability like a call's (url as a form, roots
+// answered by mcpd); a modern agent's params.task; a waiting tasks/result cancelled; a result's
+// URIs; a server task id given twice; a server that dies mid-task; ttl; the per-session cap.
 
 #include <signal.h>
 #include <stdlib.h>
