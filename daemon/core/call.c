@@ -623,6 +623,9 @@ void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
     yajl_val args = json_get(params, "arguments"), meta = json_get_object(params, "_meta");
     _cleanup_free_ char *args_text = NULL, *id_text = NULL;
     char *meta_text = NULL, *token = NULL;
+    Agent *a = agent_ensure(m->agents, p->id);
+    /* Tasks are not offered to a 2026-07-28 agent: its params.task is ignored, a plain call. */
+    bool task = json_get_object(params, "task") && a->era != AGENT_ERA_MODERN;
 
     if (args && !YAJL_IS_OBJECT(args)) {
         agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS,
@@ -632,8 +635,7 @@ void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
     split_meta(meta, &meta_text, &token);
     if (args)
         args_text = json_to_string(args);
-    if (json_get(params, "inputResponses") || json_get(params, "requestState") ||
-        json_get(params, "task")) {
+    if (json_get(params, "inputResponses") || json_get(params, "requestState") || task) {
         /* A 2026-07-28 retry (MRTR): its answers and state follow the arguments upstream; so
          * does a task's request (tasks.c). */
         StrBuf sb = STRBUF_INIT;
@@ -641,7 +643,7 @@ void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
         for (size_t i = 0; i < params->u.object.len; i++)
             if (streq(params->u.object.keys[i], "inputResponses") ||
                 streq(params->u.object.keys[i], "requestState") ||
-                streq(params->u.object.keys[i], "task")) {
+                (task && streq(params->u.object.keys[i], "task"))) {
                 strbuf_printf(&sb, ",\"%s\":", params->u.object.keys[i]);
                 json_write(&sb, params->u.object.values[i]);
             }
@@ -649,11 +651,10 @@ void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
         args_text = strbuf_detach(&sb, NULL);
     }
     id_text = json_to_string(id);
-    Agent *a = agent_ensure(m->agents, p->id);
     uint64_t before = m->next_call_id;
     call_start(m, p, a, (JsonSpan){id_text, strlen(id_text)}, name, args_text,
                args_text ? strlen(args_text) : 0, meta_text, token);
-    Call *c = json_get_object(params, "task") ? agent_call_of_id(a, id_text) : NULL;
+    Call *c = task ? agent_call_of_id(a, id_text) : NULL;
     if (c && c->id > before)
         c->task = true; /* this one (not one refused for its id), sent or waiting */
 }
@@ -703,7 +704,7 @@ void call_cancel(CallRegistry *m, Peer *p, yajl_val request_id)
 
     if (c)
         call_abort(c, "cancelled by the client");
-    else
+    else if (!request_id || !tasks_cancel_wait(&m->tasks, p->id, request_id))
         log_debug("peer %llu cancelled a request mcpd does not know (already answered?)",
                   (unsigned long long)p->id);
 }
@@ -818,19 +819,22 @@ static void answer_roots(CallRegistry *cr, Server *s, yajl_val id, Workspace *ws
 void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, yajl_val params)
 {
     unsigned cap = mrtr_request_cap(method, params);
-    /* A task's own request goes to its owner, whose tools/call may be long answered. */
-    Peer *any = NULL, *p = tasks_request_peer(&m->tasks, s, params);
-
-    if (!p && cap)
-        p = causing_peer(m, s, cap, &any);
+    Peer *any = NULL, *p = NULL;
+    bool url_form = false;
+    /* A task's own request goes to an agent of its session, its tools/call long answered. */
+    bool task = tasks_request_peer(&m->tasks, s, params, cap, &p, &any, &url_form);
     _cleanup_json_ yajl_val as_form = NULL;
     ServerRequest *sr;
     struct timeval tv;
 
+    if (!task && cap)
+        p = causing_peer(m, s, cap, &any);
     /* mcpd declares url mode upstream for the agents that have it; one that has only forms is
      * shown the link in a form instead of failing the server's flow. */
-    if (!p && cap == AGENT_CAP_ELICITATION_URL &&
+    if (!task && !p && cap == AGENT_CAP_ELICITATION_URL &&
         (p = causing_peer(m, s, AGENT_CAP_ELICITATION, &any)))
+        url_form = true;
+    if (url_form)
         as_form = elicit_url_as_form(params);
 
     if (!p && streq(method, "roots/list")) {
@@ -839,8 +843,8 @@ void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, 
     }
     if (!p) {
         _cleanup_free_ char *msg =
-            cap ? xasprintf("no agent with a call in flight on %s can answer %s (none declared "
-                            "the %s capability)",
+            cap ? xasprintf("no agent %s%s can answer %s (none declared the %s capability)",
+                            task ? "of the task's session on " : "with a call in flight on ",
                             s->cfg->name, method, mrtr_cap_name(cap))
                 : xasprintf("Method not found: %s", method);
         unsigned dropped;
@@ -1048,7 +1052,7 @@ void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
     cr->servers = workspaces->servers;
     cr->workspaces = workspaces;
     cr->pool = (Pool)POOL_INIT(Call, CALL_POOL_KEEP);
-    tasks_init(&cr->tasks, cr->peers, cr->agents, cr->servers);
+    tasks_init(&cr->tasks, cr->peers, cr->agents, cr->servers, workspaces);
 }
 
 /* ---- notifications for agents ---- */

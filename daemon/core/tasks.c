@@ -43,12 +43,13 @@ typedef struct TaskWait {
 static const char m_get[] = "tasks/get", m_result[] = "tasks/result", m_cancel[] = "tasks/cancel";
 
 void tasks_init(TaskRegistry *tr, PeerRegistry *peers, AgentRegistry *agents,
-                ServerRegistry *servers)
+                ServerRegistry *servers, WorkspaceRegistry *workspaces)
 {
     memset(tr, 0, sizeof(*tr));
     tr->peers = peers;
     tr->agents = agents;
     tr->servers = servers;
+    tr->workspaces = workspaces;
 }
 
 static void task_free(TaskRegistry *tr, Task *t)
@@ -165,19 +166,37 @@ static bool agent_in_session(TaskRegistry *tr, uint64_t peer_id, uint64_t sessio
     return a && a->session_id == session_id && peer_get(tr->peers, peer_id);
 }
 
-/* Who hears of a task: the agent that started it, else another agent of its session. */
-static uint64_t task_audience(TaskRegistry *tr, const Task *t, uint64_t except)
+/* Whether agent id may be asked a request needing cap (0: any agent hears notifications). */
+static bool agent_can(TaskRegistry *tr, uint64_t id, unsigned cap)
+{
+    Agent *a = agent_get(tr->agents, id);
+
+    /* A 2026-07-28 agent is asked only inside a call in flight (input_required), which a task's
+     * request, its call long answered, is not. */
+    return !cap || (a && (a->caps & cap) && a->era != AGENT_ERA_MODERN);
+}
+
+/* Who hears of a task (and can answer cap): the agent that started it, else another of its
+ * session. */
+static uint64_t task_audience_cap(TaskRegistry *tr, const Task *t, uint64_t except, unsigned cap)
 {
     size_t pos = 0;
     uint64_t id;
     void *v;
 
-    if (t->peer_id != except && agent_in_session(tr, t->peer_id, t->session_id))
+    if (t->peer_id != except && agent_in_session(tr, t->peer_id, t->session_id) &&
+        agent_can(tr, t->peer_id, cap))
         return t->peer_id;
     while (idmap_next(&tr->agents->by_id, &pos, &id, &v))
-        if (id != except && ((Agent *)v)->initialized && agent_in_session(tr, id, t->session_id))
+        if (id != except && ((Agent *)v)->initialized && agent_in_session(tr, id, t->session_id) &&
+            agent_can(tr, id, cap))
             return id;
     return 0;
+}
+
+static uint64_t task_audience(TaskRegistry *tr, const Task *t, uint64_t except)
+{
+    return task_audience_cap(tr, t, except, 0);
 }
 
 /* Forget every task whose ttl has passed (they are gone at their servers too). */
@@ -223,6 +242,22 @@ static void cancel_upstream(Server *s, uint64_t upstream_id, const char *up_task
                      NULL);
 }
 
+/* The task server_id's session upstream_id calls up_task, or NULL. */
+static Task *task_of_up(TaskRegistry *tr, uint64_t server_id, uint64_t upstream_id,
+                        const char *up_task)
+{
+    size_t pos = 0;
+    void *v;
+
+    while (idmap_next(&tr->by_seq, &pos, NULL, &v)) {
+        Task *t = v;
+        if (t->server_id == server_id && t->upstream_id == upstream_id &&
+            streq(t->up_task, up_task))
+            return t;
+    }
+    return NULL;
+}
+
 bool tasks_created(TaskRegistry *tr, const TaskOrigin *o, const char *raw, size_t n,
                    yajl_val result)
 {
@@ -239,11 +274,26 @@ bool tasks_created(TaskRegistry *tr, const TaskOrigin *o, const char *raw, size_
     up_task = json_get_string(task, "taskId");
     if (!up_task || json_get(tree, "content"))
         return false; /* the server ran the call as a plain one */
+    tasks_sweep(tr);
+    if (task_of_up(tr, o->s->id, o->upstream_id, up_task)) {
+        /* A server that gives one id to two tasks: a message naming it could be either's, and
+         * a cancel would hit the task already recorded (maybe another session's), so this one
+         * is refused and left alone at the server (its ttl ends it there). */
+        _cleanup_free_ char *msg =
+            xasprintf("MCP server %s gave task id \"%.64s\" to a new task while a task it "
+                      "created earlier under that id is still recorded; mcpd refuses the new "
+                      "one (messages naming the id could not be told apart): run the tool "
+                      "without a task, or report it to the server's authors",
+                      o->s->cfg->name, up_task);
+        log_full(LOG_WARNING, o->s->cfg->name, "tasks", "duplicate task id \"%.64s\" refused",
+                 up_task);
+        reply_error(tr, o->peer_id, o->orig_id, JSONRPC_INTERNAL_ERROR, msg);
+        return true;
+    }
     if (!a) {
         cancel_upstream(o->s, o->upstream_id, up_task);
         return true; /* the agent has gone: nobody will fetch it */
     }
-    tasks_sweep(tr);
     if (strlen(up_task) > TASKS_ID_MAX || tr->n_tasks >= TASKS_MAX_TOTAL ||
         session_count(tr, a->session_id) >= TASKS_MAX_PER_SESSION) {
         _cleanup_free_ char *msg =
@@ -367,6 +417,19 @@ static void tasks_list(TaskRegistry *tr, Peer *p, const Agent *a, yajl_val id, y
     json_free(r);
 }
 
+/* A task's result, like a call's (call_reply_ok): its URIs in the agent's view, unless the agent
+ * sees the server as itself (passthrough). */
+static void rewrite_uris(TaskRegistry *tr, uint64_t peer_id, Server *s, yajl_val result)
+{
+    const WorkspaceExt *ext = tr->workspaces ? tr->workspaces->ext : NULL;
+    Peer *p = peer_get(tr->peers, peer_id);
+    Server *only;
+
+    if (!ext || !p || !s || ext->passthrough(tr->workspaces->ext_ud, p, &only))
+        return;
+    ext->rewrite_result(ws_of_peer(tr->workspaces, p), s, result);
+}
+
 static void on_wait_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     TaskWait *w = ctx;
@@ -380,6 +443,8 @@ static void on_wait_reply(Upstream *u, void *ctx, const UpstreamReply *r)
             YAJL_IS_OBJECT(r->result) ? json_copy(r->result) : json_object_new();
         if (t)
             rewrite_ids(t, res);
+        if (w->method == m_result)
+            rewrite_uris(tr, w->peer_id, server_get(tr->servers, w->server_id), res);
         if (t && w->method != m_result && json_get_string(res, "status"))
             task_note(t, res);
         reply_tree(tr, w->peer_id, w->orig_id, res);
@@ -488,19 +553,12 @@ void tasks_request(TaskRegistry *tr, Peer *p, yajl_val id, const char *method, y
 static Task *task_of_server(TaskRegistry *tr, Server *s, yajl_val params)
 {
     const char *up_task = json_get_string(params, "taskId");
-    size_t pos = 0;
-    void *v;
 
     if (!up_task)
         up_task = json_get_string(related_of(params), "taskId");
     if (!up_task || !s->up)
         return NULL;
-    while (idmap_next(&tr->by_seq, &pos, NULL, &v)) {
-        Task *t = v;
-        if (t->server_id == s->id && t->upstream_id == s->up->id && streq(t->up_task, up_task))
-            return t;
-    }
-    return NULL;
+    return task_of_up(tr, s->id, s->up->id, up_task);
 }
 
 /* Progress of a task whose tools/call has been answered: by related-task or by its token. */
@@ -550,15 +608,45 @@ bool tasks_route_notification(TaskRegistry *tr, Server *s, const char *method, y
     return true;
 }
 
-Peer *tasks_request_peer(TaskRegistry *tr, Server *s, yajl_val params)
+bool tasks_request_peer(TaskRegistry *tr, Server *s, yajl_val params, unsigned cap, Peer **pp,
+                        Peer **anyp, bool *as_formp)
 {
-    Task *t = related_of(params) ? task_of_server(tr, s, params) : NULL;
-    uint64_t to = t && !t->lost ? task_audience(tr, t, 0) : 0;
+    Task *t = cap && related_of(params) ? task_of_server(tr, s, params) : NULL;
+    uint64_t to, any;
 
-    if (!to)
-        return NULL;
+    *pp = *anyp = NULL;
+    *as_formp = false;
+    if (!t || t->lost)
+        return false;
     rewrite_ids(t, params);
-    return peer_get(tr->peers, to);
+    to = task_audience_cap(tr, t, 0, cap);
+    if (!to && cap == AGENT_CAP_ELICITATION_URL &&
+        (to = task_audience_cap(tr, t, 0, AGENT_CAP_ELICITATION)))
+        *as_formp = true; /* shown the link in a form, as a call's own request would be */
+    *pp = to ? peer_get(tr->peers, to) : NULL;
+    any = task_audience(tr, t, 0);
+    *anyp = any ? peer_get(tr->peers, any) : NULL;
+    return true;
+}
+
+bool tasks_cancel_wait(TaskRegistry *tr, uint64_t peer_id, yajl_val orig_id)
+{
+    _cleanup_free_ char *text = json_to_string(orig_id);
+    size_t pos = 0;
+    void *v;
+
+    while (idmap_next(&tr->waiting, &pos, NULL, &v)) {
+        TaskWait *w = v;
+        Server *s = server_get(tr->servers, w->server_id);
+        if (w->peer_id != peer_id || !streq(w->orig_id, text))
+            continue;
+        if (s && s->up && s->up->id == w->upstream_id && w->request_id)
+            upstream_cancel(s->up, w->request_id, "cancelled by the client"); /* frees w */
+        else
+            wait_free(w);
+        return true;
+    }
+    return false;
 }
 
 void tasks_peer_gone(TaskRegistry *tr, uint64_t peer_id)

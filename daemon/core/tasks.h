@@ -15,6 +15,7 @@
 #include "common/strbuf.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/server.h"
+#include "daemon/core/workspace.h"
 #include "daemon/downstream/peer.h"
 
 /* The _meta key that ties a message to a task. */
@@ -50,8 +51,9 @@ typedef struct TaskRegistry {
     PeerRegistry *peers;
     AgentRegistry *agents;
     ServerRegistry *servers;
-    IdMap by_seq;  /* seq -> Task */
-    IdMap waiting; /* id -> TaskWait */
+    WorkspaceRegistry *workspaces; /* its ext rewrites a result's URIs for the agent's view */
+    IdMap by_seq;                  /* seq -> Task */
+    IdMap waiting;                 /* id -> TaskWait */
     uint64_t next_seq, next_wait;
     size_t n_tasks;
 } TaskRegistry;
@@ -67,7 +69,7 @@ typedef struct TaskOrigin {
 } TaskOrigin;
 
 void tasks_init(TaskRegistry *tr, PeerRegistry *peers, AgentRegistry *agents,
-                ServerRegistry *servers);
+                ServerRegistry *servers, WorkspaceRegistry *workspaces);
 void tasks_deinit(TaskRegistry *tr);
 
 /** Whether a server's capabilities accept task-augmented tools/call. */
@@ -89,10 +91,20 @@ void tasks_request(TaskRegistry *tr, Peer *p, yajl_val id, const char *method, y
 /** notifications/tasks/status and progress of a finished call: true when taken. */
 bool tasks_route_notification(TaskRegistry *tr, Server *s, const char *method, yajl_val params);
 /**
- * A server request tied to one of its tasks (_meta related-task): its taskId is rewritten in
- * params and the owning agent's peer returned (NULL: not a task's, or its agent is gone).
+ * A server request needing capability cap (AGENT_CAP_*) tied to one of its tasks (_meta
+ * related-task): false when it is no task's mcpd knows (the caller routes it as any other).
+ * true: its taskId is rewritten in params; *pp is the agent of the task's session that may be
+ * asked (the one that started it first; legacy era, with cap; for url-mode elicitation one with
+ * forms only when none has url mode, *as_formp then set), or NULL when none can; *anyp an agent
+ * of the session (for roots/list's workspace), or NULL.
  */
-Peer *tasks_request_peer(TaskRegistry *tr, Server *s, yajl_val params);
+bool tasks_request_peer(TaskRegistry *tr, Server *s, yajl_val params, unsigned cap, Peer **pp,
+                        Peer **anyp, bool *as_formp);
+/**
+ * The agent cancelled its request orig_id (notifications/cancelled): a tasks/get, tasks/result
+ * or tasks/cancel of its waiting at a server is cancelled there and forgotten; true when found.
+ */
+bool tasks_cancel_wait(TaskRegistry *tr, uint64_t peer_id, yajl_val orig_id);
 
 /** An agent left: its waiting requests are cancelled; its session's tasks go with the last one. */
 void tasks_peer_gone(TaskRegistry *tr, uint64_t peer_id);

@@ -1220,11 +1220,14 @@ static void on_tools_call(const Tok *id, yajl_val params)
 /* ---------------------------------------------------------------- tasks (--tasks) */
 
 /*
- * Task-augmented tools/call of task_sleep {ms, ask?}: a CreateTaskResult at once, then after ms
- * the task completes (progress and notifications/tasks/status with the related-task _meta);
- * with ask it first asks the client (elicitation/create tied to the task, status
- * input_required) and completes with the answer's action. Ids are "task-<n>" in every server,
- * so two servers' ids collide, as they may in the wild.
+ * Task-augmented tools/call of task_sleep {ms, ask?, asks?, link?, id?}: a CreateTaskResult at
+ * once, then after ms the task completes (progress and notifications/tasks/status with the
+ * related-task _meta); with ask it first asks the client (elicitation/create tied to the task,
+ * status input_required) and completes with the answer's action; asks "url", "sampling" or
+ * "roots" asks that instead (url-mode elicitation, sampling/createMessage, roots/list), and an
+ * error answer completes it with "error <code>". link: the result has a resource_link to
+ * ui://task/view.html. Ids are "task-<n>" in every server, so two servers' ids collide, as they
+ * may in the wild; id gives the id (a server reusing one).
  */
 #define RELATED_TASK "io.modelcontextprotocol/related-task"
 
@@ -1232,7 +1235,8 @@ typedef struct FakeTask {
     char id[32];
     const char *status;
     long ms, ttl;
-    bool ask, asked;
+    const char *ask; /* NULL, "form", "url", "sampling", "roots" */
+    bool asked, link;
     char *answer; /* the elicitation's action */
     Tok token;    /* the call's progress token, or TOK_NONE */
     Tok waiter;   /* a tasks/result waiting for the end, or TOK_NONE */
@@ -1245,7 +1249,10 @@ static const char *const task_schema = JSON({
     "type" : "object",
     "properties" : {
         "ms" : {"type" : "integer", "minimum" : 0, "description" : "How long the task runs."},
-        "ask" : {"type" : "boolean", "description" : "Ask the client first (elicitation)."}
+        "ask" : {"type" : "boolean", "description" : "Ask the client first (elicitation)."},
+        "asks" : {"type" : "string", "description" : "Ask this instead: url, sampling, roots."},
+        "link" : {"type" : "boolean", "description" : "A resource_link in the result."},
+        "id" : {"type" : "string", "description" : "The task's id."}
     },
     "required" : ["ms"]
 });
@@ -1320,7 +1327,21 @@ static void send_task_result(const Tok *id, const FakeTask *t)
              t->answer ? t->answer : "");
     yajl_gen g = result_open(id);
     yajl_gen_map_open(g);
-    gen_text_content(g, text, strlen(text));
+    if (t->link) {
+        gs(g, "content");
+        yajl_gen_array_open(g);
+        yajl_gen_map_open(g);
+        gkv(g, "type", "text");
+        gkv(g, "text", text);
+        yajl_gen_map_close(g);
+        yajl_gen_map_open(g);
+        gkv(g, "type", "resource_link");
+        gkv(g, "uri", "ui://task/view.html");
+        gkv(g, "name", "view");
+        yajl_gen_map_close(g);
+        yajl_gen_array_close(g);
+    } else
+        gen_text_content(g, text, strlen(text));
     gen_related(g, t);
     yajl_gen_map_close(g);
     msg_send(g, true);
@@ -1352,17 +1373,33 @@ static void fire_task(long n)
         t->status = "input_required";
         send_task_status(t);
         gkv(g, "id", rid);
-        gkv(g, "method", "elicitation/create");
+        gkv(g, "method",
+            strcmp(t->ask, "sampling") == 0 ? "sampling/createMessage"
+            : strcmp(t->ask, "roots") == 0  ? "roots/list"
+                                            : "elicitation/create");
         gs(g, "params");
         yajl_gen_map_open(g);
-        gkv(g, "message", "Go on with the task?");
-        gs(g, "requestedSchema");
-        yajl_gen_map_open(g);
-        gkv(g, "type", "object");
-        gs(g, "properties");
-        yajl_gen_map_open(g);
-        yajl_gen_map_close(g);
-        yajl_gen_map_close(g);
+        if (strcmp(t->ask, "sampling") == 0) {
+            gs(g, "messages");
+            yajl_gen_array_open(g);
+            yajl_gen_array_close(g);
+            gs(g, "maxTokens");
+            yajl_gen_integer(g, 10);
+        } else if (strcmp(t->ask, "url") == 0) {
+            gkv(g, "mode", "url");
+            gkv(g, "message", "Sign in for the task");
+            gkv(g, "url", "https://example.com/task-login");
+            gkv(g, "elicitationId", rid);
+        } else if (strcmp(t->ask, "form") == 0) {
+            gkv(g, "message", "Go on with the task?");
+            gs(g, "requestedSchema");
+            yajl_gen_map_open(g);
+            gkv(g, "type", "object");
+            gs(g, "properties");
+            yajl_gen_map_open(g);
+            yajl_gen_map_close(g);
+            yajl_gen_map_close(g);
+        }
         gen_related(g, t);
         yajl_gen_map_close(g);
         msg_send(g, false);
@@ -1390,12 +1427,21 @@ static void on_task_answer(yajl_val msg, const char *rid)
 {
     char *end;
     long n = strtol(rid + 8, &end, 10);
-    yajl_val result = obj_get(msg, "result");
+    yajl_val result = obj_get(msg, "result"), code = obj_get(obj_get(msg, "error"), "code");
     const char *action = obj_str(result, "action");
+    char text[64];
 
     if (*end || n < 0 || (size_t)n >= n_ftasks || task_terminal(&ftasks[n]))
         return;
-    if (!(ftasks[n].answer = strdup(action ? action : "error")))
+    if (YAJL_IS_INTEGER(code))
+        snprintf(text, sizeof(text), "error %lld", (long long)YAJL_GET_INTEGER(code));
+    else
+        snprintf(text, sizeof(text), "%s",
+                 action                       ? action
+                 : obj_get(result, "roots")   ? "roots"
+                 : obj_get(result, "content") ? "sampled"
+                                              : "error");
+    if (!(ftasks[n].answer = strdup(text)))
         abort();
     ftasks[n].status = "working";
     fire_task(n);
@@ -1405,6 +1451,8 @@ static void call_task_sleep(const Tok *id, yajl_val args, yajl_val params)
 {
     yajl_val task = obj_get(params, "task"), ms = obj_get(args, "ms"), ttl = obj_get(task, "ttl");
     yajl_val meta = obj_get(params, "_meta");
+    static const char *const ask_kinds[] = {"url", "sampling", "roots"};
+    const char *kind = obj_str(args, "asks");
     FakeTask *t;
     Tok tok;
 
@@ -1424,7 +1472,13 @@ static void call_task_sleep(const Tok *id, yajl_val args, yajl_val params)
     t->status = "working";
     t->ms = (long)YAJL_GET_INTEGER(ms);
     t->ttl = YAJL_IS_INTEGER(ttl) ? (long)YAJL_GET_INTEGER(ttl) : 60000;
-    t->ask = YAJL_IS_TRUE(obj_get(args, "ask"));
+    t->ask = YAJL_IS_TRUE(obj_get(args, "ask")) ? "form" : NULL;
+    for (size_t k = 0; kind && k < sizeof(ask_kinds) / sizeof(*ask_kinds); k++)
+        if (strcmp(kind, ask_kinds[k]) == 0)
+            t->ask = ask_kinds[k];
+    t->link = YAJL_IS_TRUE(obj_get(args, "link"));
+    if (obj_str(args, "id"))
+        snprintf(t->id, sizeof(t->id), "%s", obj_str(args, "id"));
     if (tok_from(obj_get(meta, "progressToken"), &tok))
         t->token = tok_dup(&tok);
     Timer *tm = timer_new(TM_TASK, (uint64_t)t->ms);

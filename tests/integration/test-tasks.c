@@ -2,7 +2,9 @@
 // test-tasks: MCP tasks through the real mcpd and task-capable fake servers: the capability, a
 // task created, polled, its result fetched, cancelled, listed; sessions that cannot see each
 // other's tasks; the same task id from two servers; a task's own requests and progress after
-// its tools/call was answered; a server that dies mid-task; ttl; the per-session cap.
+// its tools/call was answered, checked for the capability like a call's (url as a form, roots
+// answered by mcpd); a modern agent's params.task; a waiting tasks/result cancelled; a result's
+// URIs; a server task id given twice; a server that dies mid-task; ttl; the per-session cap.
 
 #include <signal.h>
 #include <stdlib.h>
@@ -66,6 +68,16 @@ static char *create_task(Raw *r, const char *tool, const char *args, const char 
     CHECK_MSG(id && streq(json_get_string(task, "status"), "working"),
               "tools/call of %s with a task gave no CreateTaskResult", tool);
     return id ? xstrdup(id) : NULL;
+}
+
+/* Send method for task_id without waiting; returns the request id. */
+static int task_send(Raw *r, const char *method, const char *task_id)
+{
+    int id = next_id++;
+
+    raw_send(r, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{\"taskId\":\"%s\"}}",
+             id, method, task_id);
+    return id;
 }
 
 static yajl_val task_rpc(Raw *r, const char *method, const char *task_id)
@@ -317,6 +329,202 @@ static void test_task_elicitation(Harness *h)
     raw_close(&e);
 }
 
+/*
+ * tasks/result of tid, answered by mcpd; NULL at once should mcpd ask this agent method (it
+ * declared no capability for it), noted in *askedp.
+ */
+static yajl_val result_unasked(Raw *r, const char *tid, const char *method, bool *askedp)
+{
+    int id = task_send(r, "tasks/result", tid);
+
+    *askedp = false;
+    for (;;) {
+        yajl_val m = raw_read(r, H_WAIT_MS);
+        int64_t got = -1;
+        if (!m)
+            return NULL;
+        if (streq(json_get_string(m, "method"), method) && json_get(m, "id")) {
+            *askedp = true;
+            json_free(m);
+            return NULL;
+        }
+        if (!json_get_string(m, "method") && json_get_int(m, "id", &got) == 0 && got == id)
+            return m;
+        json_free(m);
+    }
+}
+
+/* ---- a task's requests are checked like a call's: capability, url as a form, roots ---- */
+
+static void test_task_request_caps(Harness *h)
+{
+    static const struct {
+        const char *asks, *method, *answer;
+    } cases[] = {
+        /* No capability: the server hears -32601, as for a call's own request. */
+        {"sampling", "sampling/createMessage", "answer error -32601"},
+        {"url", "elicitation/create", "answer error -32601"},
+        /* roots/list is mcpd's to answer when the agent has no roots. */
+        {"roots", "roots/list", "answer roots"},
+    };
+    Raw a, f;
+
+    raw_init(&a, h, "no-caps", NULL);
+    for (size_t i = 0; i < N_ELEMENTS(cases); i++) {
+        _cleanup_free_ char *args = xasprintf("{\"ms\":20,\"asks\":\"%s\"}", cases[i].asks);
+        _cleanup_free_ char *tid = create_task(&a, "mcp_ta_task_sleep", args, NULL);
+        bool asked = false;
+        if (!tid)
+            continue;
+        _cleanup_json_ yajl_val res = result_unasked(&a, tid, cases[i].method, &asked);
+        CHECK_MSG(!asked, "an agent without the capability was sent the task's %s",
+                  cases[i].method);
+        CHECK_MSG(result_text(res) && strstr(result_text(res), cases[i].answer),
+                  "task asking %s: %s", cases[i].asks,
+                  result_text(res) ? result_text(res) : error_message(res));
+    }
+    raw_close(&a);
+
+    /* A form-only agent is shown a task's url-mode elicitation as a form naming the link. */
+    raw_init_caps(&f, h, "forms-only", NULL, "{\"elicitation\":{\"form\":{}}}");
+    _cleanup_free_ char *tid =
+        create_task(&f, "mcp_ta_task_sleep", "{\"ms\":20,\"asks\":\"url\"}", NULL);
+    _cleanup_json_ yajl_val req = tid ? wait_method(&f, "elicitation/create") : NULL;
+    yajl_val rp = json_get_object(req, "params");
+    const char *msg = json_get_string(rp, "message");
+    CHECK_MSG(req && !json_get(rp, "mode") && json_get_object(rp, "requestedSchema") && msg &&
+                  strstr(msg, "https://example.com/task-login"),
+              "a form-only agent got the task's url elicitation as is (mode %s)",
+              json_get_string(rp, "mode") ? json_get_string(rp, "mode") : "-");
+    if (json_get(req, "id")) {
+        _cleanup_free_ char *idt = json_to_string(json_get(req, "id"));
+        raw_send(&f, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"action\":\"accept\"}}", idt);
+    }
+    _cleanup_json_ yajl_val res = tid ? task_rpc(&f, "tasks/result", tid) : NULL;
+    CHECK_MSG(result_text(res) && strstr(result_text(res), "answer accept"),
+              "the url elicitation as a form: %s",
+              result_text(res) ? result_text(res) : error_message(res));
+    raw_close(&f);
+}
+
+/* ---- a 2026-07-28 agent is offered no tasks: its params.task makes a plain call ---- */
+
+static void test_modern_no_task(Harness *h)
+{
+    Raw m;
+
+    raw_open(&m, h);
+    raw_send(&m, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
+                 "\"name\":\"mcp_ta_task_sleep\",\"arguments\":{\"ms\":20},\"task\":{},"
+                 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                 "\"io.modelcontextprotocol/clientCapabilities\":{},"
+                 "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"modern\",\"version\":"
+                 "\"1\"}}}}");
+    _cleanup_json_ yajl_val r = wait_response(&m, 7);
+    CHECK_MSG(result_text(r) && streq(result_text(r), "slept 20 ms") &&
+                  !json_get(json_get_object(r, "result"), "task"),
+              "a modern agent's tools/call with params.task: %s",
+              result_text(r) ? result_text(r) : error_message(r));
+    raw_close(&m);
+}
+
+/* ---- a waiting tasks/result the agent cancels, or leaves, is cancelled at the server ---- */
+
+static int count_in(const char *path, const char *needle)
+{
+    _cleanup_free_ char *log = h_read_file(path);
+    int n = 0;
+
+    for (const char *p = log; p && (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+static void test_cancel_wait(Harness *h, const char *log_tw)
+{
+    Raw a, b;
+    int n = 0;
+
+    raw_init(&a, h, "agent-cw", NULL);
+    _cleanup_free_ char *tid = create_task(&a, "mcp_tw_task_sleep", "{\"ms\":600000}", NULL);
+    if (!tid)
+        return raw_close(&a);
+    int waiting = task_send(&a, "tasks/result", tid);
+    raw_send(&a,
+             "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+             "{\"requestId\":%d,\"reason\":\"timeout\"}}",
+             waiting);
+    for (int tries = 0; tries < 300 && (n = count_in(log_tw, "notifications/cancelled")) < 1;
+         tries++)
+        h_sleep_ms(100);
+    CHECK_MSG(n == 1, "the cancelled tasks/result was not cancelled at the server");
+    /* Cancelled: no answer comes, and its slot is free (the next answer is tasks/get's). */
+    int get = task_send(&a, "tasks/get", tid);
+    for (;;) {
+        _cleanup_json_ yajl_val m = raw_read(&a, H_WAIT_MS);
+        int64_t got = -1;
+        if (m && (json_get_string(m, "method") || json_get_int(m, "id", &got) != 0))
+            continue; /* a notification */
+        CHECK_MSG(m && got == get, "the cancelled tasks/result %d was answered (or nothing was)",
+                  waiting);
+        break;
+    }
+    raw_close(&a);
+
+    /* An agent that leaves with a tasks/result waiting: cancelled there too. */
+    raw_init(&b, h, "agent-cw2", NULL);
+    _cleanup_free_ char *t2 = create_task(&b, "mcp_tw_task_sleep", "{\"ms\":600000}", NULL);
+    task_send(&b, "tasks/result", t2 ? t2 : "");
+    _cleanup_json_ yajl_val g = task_rpc(&b, "tasks/get", t2 ? t2 : "");
+    raw_close(&b);
+    for (int tries = 0; tries < 300 && (n = count_in(log_tw, "notifications/cancelled")) < 2;
+         tries++)
+        h_sleep_ms(100);
+    CHECK_MSG(n == 2, "a leaving agent's tasks/result was not cancelled at the server");
+}
+
+/* ---- a task's result has its URIs in the agent's view, like a call's ---- */
+
+static void test_result_uris(Harness *h)
+{
+    Raw a;
+
+    raw_init(&a, h, "agent-u", NULL);
+    _cleanup_free_ char *tid =
+        create_task(&a, "mcp_ta_task_sleep", "{\"ms\":20,\"link\":true}", NULL);
+    _cleanup_json_ yajl_val res = tid ? task_rpc(&a, "tasks/result", tid) : NULL;
+    yajl_val content = json_get_array(json_get_object(res, "result"), "content");
+    const char *uri = json_get_string(json_array_at(content, 1), "uri");
+    CHECK_MSG(streq(uri, "ui://ta/task/view.html"), "the task result's resource_link: %s",
+              uri ? uri : error_message(res));
+    raw_close(&a);
+}
+
+/* ---- one server task id given twice: the second is refused, the first untouched ---- */
+
+static void test_duplicate_id(Harness *h)
+{
+    Raw a, b;
+    const char *call = "{\"name\":\"mcp_ta_task_sleep\",\"arguments\":{\"ms\":600000,"
+                       "\"id\":\"dup\"},\"task\":{}}";
+
+    raw_init(&a, h, "dup-a", NULL);
+    raw_init(&b, h, "dup-b", NULL);
+    _cleanup_json_ yajl_val first = rpc(&a, "tools/call", call);
+    const char *tid =
+        json_get_string(json_get_object(json_get_object(first, "result"), "task"), "taskId");
+    CHECK(tid != NULL);
+    _cleanup_json_ yajl_val second = rpc(&b, "tools/call", call);
+    CHECK_MSG(!json_get(second, "result") && strstr(error_message(second), "\"dup\"") &&
+                  strstr(error_message(second), "ta"),
+              "a second task of server id dup was accepted: %s", error_message(second));
+    _cleanup_json_ yajl_val g = task_rpc(&a, "tasks/get", tid ? tid : "");
+    CHECK_MSG(streq(json_get_string(json_get_object(g, "result"), "status"), "working"),
+              "the first task of id dup: %s", error_message(g));
+    raw_close(&b);
+    raw_close(&a);
+}
+
 /* ---- ttl ---- */
 
 static void test_ttl(Harness *h)
@@ -350,11 +558,7 @@ static void test_server_dies(Harness *h)
     const char *pid_text = result_text(pidm);
     if (!t1 || !t2 || !pid_text)
         return raw_close(&a);
-    int waiting = next_id++;
-    raw_send(&a,
-             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tasks/result\",\"params\":"
-             "{\"taskId\":\"%s\"}}",
-             waiting, t1);
+    int waiting = task_send(&a, "tasks/result", t1);
     h_sleep_ms(200);
     CHECK(kill((pid_t)atoi(pid_text), SIGKILL) == 0);
     _cleanup_json_ yajl_val r = wait_response(&a, waiting);
@@ -389,26 +593,23 @@ static void test_cap(Harness *h, const char *log_cap)
     raw_close(&a);
     /* The session ended: its tasks are cancelled at their server. */
     int cancels = 0;
-    for (int tries = 0; tries < 300 && cancels < CAP_PER_SESSION + 1; tries++) {
-        _cleanup_free_ char *log = h_read_file(log_cap);
-        cancels = 0;
-        for (const char *p = log; p && (p = strstr(p, "\"tasks/cancel\"")); p++)
-            cancels++;
-        if (cancels < CAP_PER_SESSION + 1)
-            h_sleep_ms(100);
-    }
+    for (int tries = 0;
+         tries < 300 && (cancels = count_in(log_cap, "\"tasks/cancel\"")) < CAP_PER_SESSION + 1;
+         tries++)
+        h_sleep_ms(100);
     CHECK_MSG(cancels == CAP_PER_SESSION + 1, "%d tasks/cancel reached the server", cancels);
 }
 
 int main(void)
 {
     Harness h;
-    char log_ca[400], log_cb[400], log_cap[400];
+    char log_ca[400], log_cb[400], log_cap[400], log_tw[400];
 
     h_setup(&h, "tasks");
     snprintf(log_ca, sizeof(log_ca), "%s/ca.log", h.dir);
     snprintf(log_cb, sizeof(log_cb), "%s/cb.log", h.dir);
     snprintf(log_cap, sizeof(log_cap), "%s/cap.log", h.dir);
+    snprintf(log_tw, sizeof(log_tw), "%s/tw.log", h.dir);
     _cleanup_free_ char *cfg = xasprintf(
         "{\"mcpServers\": {"
         " \"ta\": {\"command\": \"%1$s\", \"args\": [\"--tasks\"]},"
@@ -417,12 +618,13 @@ int main(void)
         " \"cb\": {\"command\": \"%1$s\", \"args\": [\"--tasks\", \"--log\", \"%3$s\"]},"
         " \"die\": {\"command\": \"%1$s\", \"args\": [\"--tasks\"]},"
         " \"cap\": {\"command\": \"%1$s\", \"args\": [\"--tasks\", \"--log\", \"%4$s\"]},"
+        " \"tw\": {\"command\": \"%1$s\", \"args\": [\"--tasks\", \"--log\", \"%5$s\"]},"
         " \"plain\": {\"command\": \"%1$s\"}}}",
-        h_fake(), log_ca, log_cb, log_cap);
+        h_fake(), log_ca, log_cb, log_cap, log_tw);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     mcpc_client *c = h_client(&h, "setup");
-    const char *names[] = {"ta", "tb", "ca", "cb", "die", "cap", "plain"};
+    const char *names[] = {"ta", "tb", "ca", "cb", "die", "cap", "tw", "plain"};
     for (size_t i = 0; i < N_ELEMENTS(names); i++)
         CHECK_MSG(h_wait_state(c, names[i], "connected", H_WAIT_MS), "%s did not connect",
                   names[i]);
@@ -434,6 +636,11 @@ int main(void)
     test_isolation(&h);
     test_collision(&h, log_ca, log_cb);
     test_task_elicitation(&h);
+    test_task_request_caps(&h);
+    test_modern_no_task(&h);
+    test_cancel_wait(&h, log_tw);
+    test_result_uris(&h);
+    test_duplicate_id(&h);
     test_ttl(&h);
     test_server_dies(&h);
     test_cap(&h, log_cap);
