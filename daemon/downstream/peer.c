@@ -294,10 +294,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     char *line;
     size_t len;
 
-    /*
-     * Edge-triggered, the agent's end of input comes with no edge of its own when it came with
-     * the last data: once epoll says the agent shut down its side, read on to the EOF.
-     */
+    /* Once epoll says the agent shut down its side, read on to the EOF past a short read. */
     if (what & EV_CLOSED)
         p->rdhup = true;
     for (int i = 0; i < PEER_READS_PER_WAKE && !p->dead; i++) {
@@ -337,7 +334,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
         if (drained && !p->lines_left)
             break;
         if ((p->lines_left || i + 1 == PEER_READS_PER_WAKE) && !p->dead && !p->read_more) {
-            /* Edge-triggered: no new edge comes for what is already there. */
+            /* Lines already read wake no epoll: ev_more takes them (and the socket's rest). */
             p->read_more = true;
             if (p->reg->n_read_more++ == 0)
                 evtimer_add(p->reg->ev_more, &no_delay);
@@ -512,15 +509,17 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
     outbuf_init(&p->out_plain, &reg->out_pool);
     p->out = evbuffer_new();
     /*
-     * Edge-triggered (both: libevent refuses a mix on one fd): a level-triggered fd that epoll
-     * reported is polled again by the next epoll_wait, one more poll of every busy socket per
-     * call. Reads go on until a short read (the socket is then empty), EOF or an error, or the
-     * wake-up's share is used up (then ev_more resumes it); EV_CLOSED (EPOLLRDHUP) tells of an
-     * EOF that came with the last data, to be read past the short read; a write event is added
-     * only after a short write, when the socket is full, so its edge comes when the agent reads.
+     * Level-triggered. Reads go on until a short read (the socket is then empty), EOF or an
+     * error, or the wake-up's share is used up (then ev_more resumes it). Edge-triggered saved
+     * epoll one more poll of the socket per wake-up, but an agent that dies with data still
+     * queued gives a single edge, EPOLLHUP and EPOLLERR rather than EPOLLRDHUP (libevent then
+     * reports no EV_CLOSED): a short read of that data left its EOF unread, and the connection
+     * open, for good. Level-triggered, what is left is reported again. EV_CLOSED still says to
+     * read on to the EOF. A write event is added only after a short write, when the socket is
+     * full, and fires once when it has room.
      */
-    p->ev_read = event_new(reg->base, fd, EV_READ | EV_CLOSED | EV_PERSIST | EV_ET, on_readable, p);
-    p->ev_write = event_new(reg->base, fd, EV_WRITE | EV_ET, on_writable, p);
+    p->ev_read = event_new(reg->base, fd, EV_READ | EV_CLOSED | EV_PERSIST, on_readable, p);
+    p->ev_write = event_new(reg->base, fd, EV_WRITE, on_writable, p);
     p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
     event_add(p->ev_read, NULL);
     idmap_put(&reg->by_id, p->id, p);

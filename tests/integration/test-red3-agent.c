@@ -31,6 +31,10 @@
 #define FLOOD_CALL_MS_MAX 150
 /* The notification flooded: unknown, so mcpd answers nothing and only has to read it. */
 #define NOTE "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n"
+/* A burst of several wake-ups' worth of lines (PEER_LINES_PER_WAKE is 1024). */
+#define BURST_LINES 6000
+/* Bursts in a row: each ends differently against mcpd's reads, so several cover the cases. */
+#define BURST_ROUNDS 5
 /* Bytes written per write: a read's worth (FRAMER_READ_CHUNK) of notifications. */
 #define CHUNK_BYTES 65536
 
@@ -68,6 +72,31 @@ static uint64_t control_calls(mcpc_client *c, const char *when)
     return (now_ms() - t0) / N_CALLS;
 }
 
+/*
+ * An agent that writes more lines than one wake-up handles and dies at once, its own input
+ * unread: mcpd's socket holds the rest and the EOF, and epoll says EPOLLHUP/EPOLLERR (not
+ * EPOLLRDHUP). Edge-triggered, the short read of the rest left the EOF unread and the connection
+ * open for good; mcpd must handle every line and close it.
+ */
+static void check_burst_and_die(Harness *h)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        size_t per = BURST_LINES, n = per * (sizeof(NOTE) - 1);
+        char *burst = malloc(n);
+        int fd = h_raw_connect(h);
+        for (size_t i = 0; i < per; i++)
+            memcpy(burst + i * (sizeof(NOTE) - 1), NOTE, sizeof(NOTE) - 1);
+        if (fd < 0 || !h_raw_write(fd, h_raw_initialize, strlen(h_raw_initialize)) ||
+            !h_raw_write(fd, burst, n))
+            _exit(1);
+        _exit(0); /* the initialize answer unread: the close resets mcpd's side */
+    }
+    CHECK(pid > 0 && waitpid(pid, NULL, 0) == pid);
+    h_check_healthy(h, "an agent that wrote a burst and died", CONTROL);
+}
+
 int main(void)
 {
     _cleanup_free_ char *cfg = NULL;
@@ -94,6 +123,8 @@ int main(void)
     kill(flood, SIGKILL);
     waitpid(flood, NULL, 0);
     h_check_healthy(&h, "an agent flooding notifications", CONTROL);
+    for (int i = 0; i < BURST_ROUNDS; i++)
+        check_burst_and_die(&h);
 
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
