@@ -52,6 +52,12 @@ int h_count_tagged(const Harness *h);
 void h_kill_tagged(const Harness *h);
 /** Open fds of the running mcpd. */
 int h_mcpd_fds(const Harness *h);
+/*
+ * Whether mcpd runs as itself, so that its RSS and its speed mean something: false under a tool
+ * (MCPD_WRAPPER, the valgrind setup: the pid is the tool's, which keeps 20 MB of freed blocks of
+ * its own and runs mcpd some 20 times slower). what names the check left out, said once.
+ */
+bool h_measurable(const char *what);
 /** Resident set size of a process in KiB (VmRSS), or -1. */
 long h_rss_kib(pid_t pid);
 

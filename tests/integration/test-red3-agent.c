@@ -117,8 +117,8 @@ int main(void)
     ms = control_calls(c, "during");
     fprintf(stderr, "  notification flood: control calls took %llu ms each\n",
             (unsigned long long)ms);
-    CHECK_MSG(ms < FLOOD_CALL_MS_MAX, "an agent's flood held the others up: %llu ms a call",
-              (unsigned long long)ms);
+    CHECK_MSG(!h_measurable("the flood's call time bound") || ms < FLOOD_CALL_MS_MAX,
+              "an agent's flood held the others up: %llu ms a call", (unsigned long long)ms);
     CHECK_MSG(waitpid(flood, NULL, WNOHANG) == 0, "the flooding agent was cut off");
     kill(flood, SIGKILL);
     waitpid(flood, NULL, 0);

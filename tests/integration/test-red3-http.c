@@ -61,8 +61,8 @@ static void check_junk_batch(Harness *h, mcpc_client *c)
     CHECK_MSG(!is_error && t && strstr(t, "after the junk"), "batch: %.300s", t ? t : "(null)");
     grown = h_rss_kib(h->pid) - rss0;
     fprintf(stderr, "  junk batch: mcpd RSS grew by %ld KiB\n", grown);
-    CHECK_MSG(grown < BATCH_RSS_GROWTH_MAX_KIB, "batch: RSS grew by %ld KiB (bound %ld)", grown,
-              BATCH_RSS_GROWTH_MAX_KIB);
+    CHECK_MSG(!h_measurable("the batch's RSS bound") || grown < BATCH_RSS_GROWTH_MAX_KIB,
+              "batch: RSS grew by %ld KiB (bound %ld)", grown, BATCH_RSS_GROWTH_MAX_KIB);
     CHECK_MSG(
         bg_count_lines(h->log, "dropped 1000000 of the 1000001 entries of a JSON batch", NULL) == 1,
         "batch: the drop was not reported once");
@@ -122,8 +122,8 @@ static void check_tiny_events(Harness *h, mcpc_client *c)
     grown = h_rss_kib(h->pid) - rss0;
     fprintf(stderr, "  tiny events: call ended in %llu ms, RSS grew by %ld KiB, %d log lines\n",
             (unsigned long long)ms, grown, bg_count_lines(h->log, "[tiny]", NULL));
-    CHECK_MSG(grown < TINY_RSS_GROWTH_MAX_KIB, "tiny: RSS grew by %ld KiB (bound %ld)", grown,
-              TINY_RSS_GROWTH_MAX_KIB);
+    CHECK_MSG(!h_measurable("the tiny events' RSS bound") || grown < TINY_RSS_GROWTH_MAX_KIB,
+              "tiny: RSS grew by %ld KiB (bound %ld)", grown, TINY_RSS_GROWTH_MAX_KIB);
     CHECK_MSG(bg_count_lines(h->log, "[tiny]", NULL) < TINY_LOG_LINES_MAX, "tiny: %d log lines",
               bg_count_lines(h->log, "[tiny]", NULL));
     h_check_healthy(h, "two million tiny SSE events", CONTROL);

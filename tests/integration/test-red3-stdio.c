@@ -69,9 +69,11 @@ int main(void)
     grown = h_rss_kib(h.pid) - rss0;
     fprintf(stderr, "  floods: control calls took %llu ms each, RSS grew by %ld KiB, %d lines\n",
             (unsigned long long)ms, grown, bg_count_lines(h.log, "[errflood]", NULL));
-    CHECK_MSG(ms < FLOOD_CALL_MS_MAX, "a stdout flood held the others up: %llu ms a call",
-              (unsigned long long)ms);
-    CHECK_MSG(grown < FLOOD_RSS_GROWTH_MAX_KIB, "floods: RSS grew by %ld KiB", grown);
+    if (h_measurable("the floods' call time and RSS bounds")) {
+        CHECK_MSG(ms < FLOOD_CALL_MS_MAX, "a stdout flood held the others up: %llu ms a call",
+                  (unsigned long long)ms);
+        CHECK_MSG(grown < FLOOD_RSS_GROWTH_MAX_KIB, "floods: RSS grew by %ld KiB", grown);
+    }
     CHECK_MSG(bg_count_lines(h.log, "[errflood]", NULL) < STDERR_LOG_LINES_MAX,
               "stderr flood: %d log lines", bg_count_lines(h.log, "[errflood]", NULL));
     h_check_healthy(&h, "stdout and stderr floods", CONTROL);
