@@ -95,7 +95,9 @@ static uint64_t check_others_served(Harness *h, mcpc_client *c, const char *tool
                   t ? t : "(null)");
     }
     pid_t w = waitpid(child, &status, WNOHANG);
-    CHECK_MSG(w == 0, "%s: its call ended before the control calls came back", tool);
+    /* A race with the hostile call's 4 s callTimeout, which a 20 times slower mcpd can lose. */
+    CHECK_MSG(w == 0 || !h_measurable("the control calls' race with the hostile call"),
+              "%s: its call ended before the control calls came back", tool);
     if (w == 0)
         w = waitpid(child, &status, 0);
     CHECK_MSG(w == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
