@@ -6,6 +6,7 @@
 // event_base_new (the loop is libevent's, with the own set as one of its events).
 
 #include <sys/socket.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -567,6 +568,63 @@ static void test_activation_before_deferred_work(void)
     free_base(o.base);
 }
 
+/* Timers one after another, each set by the one before it (the loop's alarm rings, and is set
+ * again). */
+#define CHAIN_N       8
+#define CHAIN_STEP_MS 100
+
+typedef struct Chain {
+    struct event_base *base;
+    struct event *ev;
+    int fired;
+} Chain;
+
+static void on_chain(evutil_socket_t fd, short what, void *arg)
+{
+    Chain *c = arg;
+    struct timeval step = {0, CHAIN_STEP_MS * 1000};
+
+    (void)fd, (void)what;
+    if (++c->fired == CHAIN_N)
+        turn_loop_exit(c->base);
+    else
+        evtimer_add(c->ev, &step);
+}
+
+static uint64_t cpu_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * Each timer runs when due, never before, and the loop sleeps in between: one that woke for
+ * an alarm still ringing would spin, and spend the time on the CPU instead.
+ */
+static void test_timers_in_a_row(void)
+{
+    Chain c = {.base = new_base()};
+    struct event *safety = evtimer_new(c.base, on_safety, c.base);
+    struct timeval tv = {SAFETY_MS / 1000, 0}, step = {0, CHAIN_STEP_MS * 1000};
+
+    c.ev = evtimer_new(c.base, on_chain, &c);
+    evtimer_add(safety, &tv);
+    evtimer_add(c.ev, &step);
+    uint64_t t0 = now_ms(), c0 = cpu_ms();
+    CHECK_INTEQ(turn_loop(c.base), 0);
+    uint64_t took = now_ms() - t0, cpu = cpu_ms() - c0;
+    CHECK_INTEQ(c.fired, CHAIN_N);
+    CHECK(took >= CHAIN_N * CHAIN_STEP_MS);
+    CHECK(took < PROMPT_MS);
+    /* Half of it, generously: a spinning loop takes all of it. */
+    CHECK(cpu < took / 2);
+    event_free(safety);
+    event_free(c.ev);
+    free_base(c.base);
+}
+
 static void run_all(void)
 {
     RUN(test_exit_before_loop);
@@ -583,6 +641,7 @@ static void run_all(void)
     RUN(test_libevent_fd_served);
     RUN(test_spinning_timer_leaves_fds_served);
     RUN(test_activation_before_deferred_work);
+    RUN(test_timers_in_a_row);
 }
 
 int main(void)
