@@ -260,8 +260,24 @@ static void measure_sequential(Path *p, uint64_t *lat, size_t n)
     }
 }
 
-/* n sequential calls (a multiple of 10) on every path into lat[k], in alternating rounds after
- * one warm-up round each, so all paths see the same machine (frequency, other load). */
+/*
+ * The same in ns. A hop adds some 20 us, which whole microseconds at both ends would round by up
+ * to 5 % each way: a ratio of two added latencies would move by a tenth from rounding alone.
+ */
+static void measure_sequential_ns(Path *p, uint64_t *lat, size_t n)
+{
+    struct timespec t0, t1;
+
+    for (size_t i = 0; i < n; i++) {
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        p->call(p);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        lat[i] = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec));
+    }
+}
+
+/* n sequential calls (a multiple of 10) on every path into lat[k] (ns), in alternating rounds
+ * after one warm-up round each, so all paths see the same machine (frequency, other load). */
 /* Rounds of workload 1: each path runs n / N_ROUNDS calls per round, the paths in turn. */
 #define N_ROUNDS 10
 
@@ -272,7 +288,7 @@ static void measure_rounds(Path *paths, size_t k, uint64_t **lat, size_t n)
     /* Pass 0 is the warm-up; pass 1 measures over its figures. */
     for (size_t pass = 0; pass <= N_ROUNDS; pass++)
         for (size_t j = 0; j < k; j++) {
-            measure_sequential(&paths[j], lat[j] + (pass ? pass - 1 : 0) * round, round);
+            measure_sequential_ns(&paths[j], lat[j] + (pass ? pass - 1 : 0) * round, round);
             h_sleep_ms(paths[j].settle_ms);
         }
 }
@@ -335,6 +351,12 @@ static void set_tree_cpus(pid_t root, const cpu_set_t *set)
     closedir(d);
 }
 
+/* ns as us, for the figures of workload 1 (measure_rounds counts ns). */
+static double us_of(int64_t ns)
+{
+    return (double)ns / 1000.0;
+}
+
 /* The p50 and p90 of mcpd's and the relay's added latency over direct, and their ratio. */
 static void print_added(const char *what, const char *key, uint64_t **lat, size_t n)
 {
@@ -346,14 +368,14 @@ static void print_added(const char *what, const char *key, uint64_t **lat, size_
     double q50 = r50 > 0 ? (double)m50 / (double)r50 : 0,
            q90 = r90 > 0 ? (double)m90 / (double)r90 : 0;
 
-    printf("   %s: direct p50 %" PRIu64 " us; added p50/p90: mcpd %" PRId64 "/%" PRId64
-           " us, relay %" PRId64 "/%" PRId64 " us; mcpd / relay p50 %.2f, p90 %.2f\n",
-           what, dp50, m50, m90, r50, r90, q50, q90);
+    printf("   %s: direct p50 %.1f us; added p50/p90: mcpd %.1f/%.1f us, relay %.1f/%.1f us; "
+           "mcpd / relay p50 %.2f, p90 %.2f\n",
+           what, us_of((int64_t)dp50), us_of(m50), us_of(m90), us_of(r50), us_of(r90), q50, q90);
     result(key,
-           "{\"directP50Us\":%" PRIu64 ",\"mcpdAddedP50Us\":%" PRId64 ",\"mcpdAddedP90Us\":%" PRId64
-           ",\"relayAddedP50Us\":%" PRId64 ",\"relayAddedP90Us\":%" PRId64
+           "{\"directP50Us\":%.1f,\"mcpdAddedP50Us\":%.1f,\"mcpdAddedP90Us\":%.1f"
+           ",\"relayAddedP50Us\":%.1f,\"relayAddedP90Us\":%.1f"
            ",\"mcpdOverRelay\":%.3f,\"mcpdOverRelayP90\":%.3f}",
-           dp50, m50, m90, r50, r90, q50, q90);
+           us_of((int64_t)dp50), us_of(m50), us_of(m90), us_of(r50), us_of(r90), q50, q90);
 }
 
 /*
@@ -449,36 +471,35 @@ static void bench_overhead(Harness *h)
     }
     uint64_t dp50 = pct(lat[0], n, 0.5), dp90 = pct(lat[0], n, 0.9), dp99 = pct(lat[0], n, 0.99);
     uint64_t mp50 = pct(lat[1], n, 0.5), mp90 = pct(lat[1], n, 0.9), mp99 = pct(lat[1], n, 0.99);
+    int64_t added = (int64_t)(mp50 - dp50), added90 = (int64_t)(mp90 - dp90);
     printf("1. call overhead (%zu sequential echo calls each, in %d alternating rounds)\n"
-           "   direct  p50 %6" PRIu64 " us  p90 %6" PRIu64 " us  p99 %6" PRIu64 " us\n"
-           "   mcpd    p50 %6" PRIu64 " us  p90 %6" PRIu64 " us  p99 %6" PRIu64
-           " us   added p50 %" PRId64 " us, p90 %" PRId64 " us\n",
-           n, N_ROUNDS, dp50, dp90, dp99, mp50, mp90, mp99, (int64_t)(mp50 - dp50),
-           (int64_t)(mp90 - dp90));
+           "   direct  p50 %6.1f us  p90 %6.1f us  p99 %6.1f us\n"
+           "   mcpd    p50 %6.1f us  p90 %6.1f us  p99 %6.1f us   added p50 %.1f us, p90 %.1f us\n",
+           n, N_ROUNDS, us_of((int64_t)dp50), us_of((int64_t)dp90), us_of((int64_t)dp99),
+           us_of((int64_t)mp50), us_of((int64_t)mp90), us_of((int64_t)mp99), us_of(added),
+           us_of(added90));
     result("overhead",
-           "{\"calls\":%zu,\"directP50Us\":%" PRIu64 ",\"directP99Us\":%" PRIu64
-           ",\"mcpdP50Us\":%" PRIu64 ",\"mcpdP99Us\":%" PRIu64 ",\"addedP50Us\":%" PRId64 "}",
-           n, dp50, dp99, mp50, mp99, (int64_t)(mp50 - dp50));
+           "{\"calls\":%zu,\"directP50Us\":%.1f,\"directP99Us\":%.1f,\"mcpdP50Us\":%.1f"
+           ",\"mcpdP99Us\":%.1f,\"addedP50Us\":%.1f}",
+           n, us_of((int64_t)dp50), us_of((int64_t)dp99), us_of((int64_t)mp50),
+           us_of((int64_t)mp99), us_of(added));
     if (relay_path) {
         uint64_t rp50 = pct(lat[2], n, 0.5), rp90 = pct(lat[2], n, 0.9),
                  rp99 = pct(lat[2], n, 0.99);
-        int64_t added = (int64_t)(mp50 - dp50), relay_added = (int64_t)(rp50 - dp50);
-        int64_t added90 = (int64_t)(mp90 - dp90), relay_added90 = (int64_t)(rp90 - dp90);
-        printf("   relay   p50 %6" PRIu64 " us  p90 %6" PRIu64 " us  p99 %6" PRIu64
-               " us   added p50 %" PRId64 " us, p90 %" PRId64
+        int64_t relay_added = (int64_t)(rp50 - dp50), relay_added90 = (int64_t)(rp90 - dp90);
+        double q50 = relay_added > 0 ? (double)added / (double)relay_added : 0.0,
+               q90 = relay_added90 > 0 ? (double)added90 / (double)relay_added90 : 0.0;
+        printf("   relay   p50 %6.1f us  p90 %6.1f us  p99 %6.1f us   added p50 %.1f us, p90 %.1f"
                " us (a null relay on a unix socket: one extra hop, nothing parsed)\n"
                "   mcpd's added latency / the null relay's: p50 %.2f, p90 %.2f; median of the "
                "rounds' p50 ratios %.2f\n",
-               rp50, rp90, rp99, relay_added, relay_added90,
-               relay_added > 0 ? (double)added / (double)relay_added : 0.0,
-               relay_added90 > 0 ? (double)added90 / (double)relay_added90 : 0.0, round_ratio);
+               us_of((int64_t)rp50), us_of((int64_t)rp90), us_of((int64_t)rp99), us_of(relay_added),
+               us_of(relay_added90), q50, q90, round_ratio);
         result("relay",
-               "{\"p50Us\":%" PRIu64 ",\"p90Us\":%" PRIu64 ",\"p99Us\":%" PRIu64
-               ",\"addedP50Us\":%" PRId64 ",\"mcpdOverRelay\":%.3f,\"mcpdOverRelayP90\":%.3f,"
-               "\"mcpdOverRelayRounds\":%.3f}",
-               rp50, rp90, rp99, relay_added,
-               relay_added > 0 ? (double)added / (double)relay_added : 0.0,
-               relay_added90 > 0 ? (double)added90 / (double)relay_added90 : 0.0, round_ratio);
+               "{\"p50Us\":%.1f,\"p90Us\":%.1f,\"p99Us\":%.1f,\"addedP50Us\":%.1f"
+               ",\"mcpdOverRelay\":%.3f,\"mcpdOverRelayP90\":%.3f,\"mcpdOverRelayRounds\":%.3f}",
+               us_of((int64_t)rp50), us_of((int64_t)rp90), us_of((int64_t)rp99), us_of(relay_added),
+               q50, q90, round_ratio);
     }
     if (cpu >= 0) {
         char what[64];
@@ -1390,8 +1411,8 @@ static void bench_peer(void)
     http_deinit(&one);
     uint64_t p50[3], p99[3];
     for (int j = 0; j < 3; j++) {
-        p50[j] = pct(lat[j], n, 0.5);
-        p99[j] = pct(lat[j], n, 0.99);
+        p50[j] = pct(lat[j], n, 0.5) / 1000; /* measure_rounds counts ns */
+        p99[j] = pct(lat[j], n, 0.99) / 1000;
         free(lat[j]);
         free(paths[j].params);
     }
