@@ -60,8 +60,11 @@ typedef struct Call {
     size_t n_parts;
     uint64_t upstream_id; /* the Upstream it went to, and its request id there */
     uint64_t request_id;
-    bool waiting; /* for its server to connect */
-    bool task;    /* tools/call with params.task: its result may be a CreateTaskResult */
+    bool waiting;        /* for its server to connect */
+    bool task;           /* tools/call with params.task: its result may be a CreateTaskResult */
+    bool progressed;     /* the server reported progress on it */
+    uint64_t memo_key;   /* its tool's (or method's) key in the server's ProgressMemo */
+    uint64_t started_ms; /* turn_now_ms() when it came */
     struct event *ev_wait;
     ListNode in_agent;    /* in its Agent's calls (none once the agent is gone) */
     ListNode in_server;   /* in its Server's calls (none once the server is gone) */
@@ -279,6 +282,9 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
     Server *s = call_server(c);
     const char *name = s ? s->cfg->name : u->name;
 
+    if (s && r->outcome != UPSTREAM_CLOSED && r->outcome != UPSTREAM_CANCELLED)
+        progress_memo_note(&s->progress, c->memo_key, turn_now_ms() - c->started_ms,
+                           c->progressed || r->outcome == UPSTREAM_TIMEOUT);
     /* The messages are built in their own branches: the hot path (UPSTREAM_OK) frees nothing. */
     switch (r->outcome) {
     case UPSTREAM_OK:
@@ -366,8 +372,11 @@ static CALL_STEP void call_send(Call *c, Server *s)
         parts = &whole;
         n_parts = 1;
     }
+    /* Progress restarts callTimeout: asked of the tools that may run long (progress-memo.c). */
+    bool ask = c->progress_token || c->task || progress_memo_ask(&s->progress, c->memo_key);
     r = upstream_request_parts(s->up, c->method, c->meta, parts, n_parts, s->cfg->call_timeout_ms,
-                               UPSTREAM_PROGRESS | UPSTREAM_RAW, on_call_reply, c, &c->request_id);
+                               (ask ? UPSTREAM_PROGRESS : 0u) | UPSTREAM_RAW, on_call_reply, c,
+                               &c->request_id);
     if (r < 0) {
         _cleanup_free_ char *msg =
             xasprintf("MCP server %s: cannot send the call: %s", s->cfg->name, strerror(-r));
@@ -497,7 +506,7 @@ static void call_refuse(CallRegistry *m, Peer *p, Call *c, bool too_many)
 
 static CALL_STEP void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, const char *method,
                                JsonSpan id, char *body, const UpstreamPart *parts, size_t n_parts,
-                               char *meta, char *token)
+                               char *meta, char *token, uint64_t memo_key)
 {
     Call *c = pool_get(&m->pool);
 
@@ -524,6 +533,9 @@ static CALL_STEP void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, co
     c->parts = body ? NULL : parts;
     c->n_parts = body ? 0 : n_parts;
     c->server_id = s->id;
+    c->progressed = false;
+    c->memo_key = memo_key;
+    c->started_ms = turn_now_ms();
     idmap_put(&m->calls, c->id, c);
     list_push(&a->calls, &c->in_agent);
     list_push(&s->calls, &c->in_server);
@@ -581,7 +593,8 @@ static CALL_STEP void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id
         parts[2] = (UpstreamPart){",\"arguments\":", 13};
     }
     parts[3] = args ? (UpstreamPart){args, args_len} : (UpstreamPart){"{}", 2};
-    call_new(m, p, a, s, call_method_tools, id, NULL, parts, CALL_BODY_PARTS, meta, token);
+    call_new(m, p, a, s, call_method_tools, id, NULL, parts, CALL_BODY_PARTS, meta, token,
+             progress_memo_key(tool, tool_len));
     if (esc.data)
         strbuf_deinit(&esc);
 }
@@ -615,7 +628,8 @@ void call_route(CallRegistry *m, Peer *p, yajl_val id, Server *s, const char *me
 
     split_meta(YAJL_IS_OBJECT(meta) ? meta : NULL, &meta_text, &token);
     call_new(m, p, agent_ensure(m->agents, p->id), s, method, (JsonSpan){id_text, strlen(id_text)},
-             json_members_text(body), NULL, 0, meta_text, token);
+             json_members_text(body), NULL, 0, meta_text, token,
+             progress_memo_key(method, strlen(method)));
 }
 
 void call_tool(CallRegistry *m, Peer *p, yajl_val id, yajl_val params)
@@ -1067,6 +1081,8 @@ static void route_progress(CallRegistry *cr, Server *s, yajl_val params)
     Call *c = upstream_progress_ctx(s->up, params);
     yajl_val out;
 
+    if (c)
+        c->progressed = true;
     if (!c && tasks_route_notification(&cr->tasks, s, "notifications/progress", params))
         return; /* a task's, after its tools/call was answered */
     if (!c || !c->progress_token)

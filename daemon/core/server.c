@@ -610,6 +610,7 @@ static void server_remove(Server *s)
     list_detach_all(&s->calls);
     idmap_deinit(&s->requests);
     toolset_free(s->tools);
+    progress_memo_deinit(&s->progress);
     free(s->last_error);
     free(s->start_dir);
     free(s->auth_challenge);

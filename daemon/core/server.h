@@ -15,6 +15,7 @@
 #include "common/list.h"
 #include "common/ratelimit.h"
 #include "daemon/config/config.h"
+#include "daemon/core/progress-memo.h"
 #include "daemon/upstream/upstream.h"
 
 typedef enum ServerState {
@@ -86,6 +87,7 @@ typedef struct Server {
     char tools_fp[2 * SHA256_DIGEST_SIZE + 1]; /* fingerprint of tools as last listed */
     unsigned calls_in_flight;
     uint64_t calls_total;
+    ProgressMemo progress; /* which tools' calls ask it for progress (call.c) */
     unsigned n_refs;       /* workspaces that use it */
     char *start_dir;       /* where a stdio server starts when its config names no cwd */
     List calls;            /* every call routed to it (call.c links and owns them) */
