@@ -64,7 +64,7 @@ typedef struct Call {
     bool task;           /* tools/call with params.task: its result may be a CreateTaskResult */
     bool progressed;     /* the server reported progress on it */
     uint64_t memo_key;   /* its tool's (or method's) key in the server's ProgressMemo */
-    uint64_t started_ms; /* turn_now_ms() when it came */
+    uint64_t started_ms; /* turn_now_ms() when it was last sent */
     struct event *ev_wait;
     ListNode in_agent;    /* in its Agent's calls (none once the agent is gone) */
     ListNode in_server;   /* in its Server's calls (none once the server is gone) */
@@ -276,15 +276,20 @@ static bool call_mrtr(Call *c, Server *s, const UpstreamReply *r)
     return true;
 }
 
+/* What a call's end says of its tool (progress-memo.c): only a result may say it is quick. */
+static void call_note(Call *c, Server *s, bool long_running, bool result)
+{
+    if (s && !c->task)
+        progress_memo_note(&s->progress, c->memo_key, turn_now_ms() - c->started_ms,
+                           long_running || c->progressed, result);
+}
+
 static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     Call *c = ctx;
     Server *s = call_server(c);
     const char *name = s ? s->cfg->name : u->name;
 
-    if (s && r->outcome != UPSTREAM_CLOSED && r->outcome != UPSTREAM_CANCELLED)
-        progress_memo_note(&s->progress, c->memo_key, turn_now_ms() - c->started_ms,
-                           c->progressed || r->outcome == UPSTREAM_TIMEOUT);
     /* The messages are built in their own branches: the hot path (UPSTREAM_OK) frees nothing. */
     switch (r->outcome) {
     case UPSTREAM_OK:
@@ -299,10 +304,12 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
             call_free(c);
             return;
         }
+        call_note(c, s, false, true);
         call_reply_ok(c, s, r);
         call_free(c);
         return;
     case UPSTREAM_ERROR:
+        call_note(c, s, false, false);
         if (!c->tool) {
             /* The upstream's own error, unchanged: its code means something to the agent. */
             call_fail(c, r->code, r->message, r->data);
@@ -317,6 +324,7 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
         }
         return;
     case UPSTREAM_TIMEOUT:
+        call_note(c, s, true, false);
         call_fail(c, MCP_ERROR_REQUEST_TIMEOUT, r->message, NULL);
         return;
     case UPSTREAM_CLOSED: {
@@ -372,8 +380,9 @@ static CALL_STEP void call_send(Call *c, Server *s)
         parts = &whole;
         n_parts = 1;
     }
-    /* Progress restarts callTimeout: asked of the tools that may run long (progress-memo.c). */
-    bool ask = c->progress_token || c->task || progress_memo_ask(&s->progress, c->memo_key);
+    /* Asked of tools that may run long (progress-memo.c); a task's, only under an agent's token */
+    bool ask = c->progress_token || progress_memo_ask(&s->progress, c->memo_key);
+    c->started_ms = turn_now_ms();
     r = upstream_request_parts(s->up, c->method, c->meta, parts, n_parts, s->cfg->call_timeout_ms,
                                (ask ? UPSTREAM_PROGRESS : 0u) | UPSTREAM_RAW, on_call_reply, c,
                                &c->request_id);
@@ -535,7 +544,6 @@ static CALL_STEP void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, co
     c->server_id = s->id;
     c->progressed = false;
     c->memo_key = memo_key;
-    c->started_ms = turn_now_ms();
     idmap_put(&m->calls, c->id, c);
     list_push(&a->calls, &c->in_agent);
     list_push(&s->calls, &c->in_server);

@@ -78,11 +78,14 @@ static void grow(ProgressMemo *m)
     free(old.slow);
 }
 
-void progress_memo_note(ProgressMemo *m, uint64_t key, uint64_t took_ms, bool long_running)
+void progress_memo_note(ProgressMemo *m, uint64_t key, uint64_t took_ms, bool long_running,
+                        bool result)
 {
     bool slow = long_running || took_ms >= PROGRESS_SLOW_MS;
     size_t i;
 
+    if (!slow && !result)
+        return; /* a quick error says nothing of how long the tool's work may take */
     if (m->cap) {
         i = slot_of(m, key);
         if (m->keys[i]) {

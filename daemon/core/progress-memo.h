@@ -19,9 +19,11 @@ uint64_t progress_memo_key(const char *name, size_t len);
 /** Whether a call under key should ask for progress: a key never seen, or one that ran long. */
 bool progress_memo_ask(const ProgressMemo *m, uint64_t key);
 /**
- * A call under key ended after took_ms; long_running when it reported progress or timed out.
- * A call that ran long marks its key for good; the first quick one marks it quick.
+ * A call under key ended after took_ms; long_running when it reported progress or timed out;
+ * result when it ended with its result (not an error). A call that ran long marks its key for
+ * good; the first quick result marks it quick; a quick error leaves it as it was.
  */
-void progress_memo_note(ProgressMemo *m, uint64_t key, uint64_t took_ms, bool long_running);
+void progress_memo_note(ProgressMemo *m, uint64_t key, uint64_t took_ms, bool long_running,
+                        bool result);
 /** Free the memo (a zeroed one is fine). */
 void progress_memo_deinit(ProgressMemo *m);

@@ -434,6 +434,13 @@ struct event_base *turn_base_new(void)
      * not say when a new event is ready. Or for another backend, with no epoll fd at all.
      */
     event_config_set_flag(cfg, EVENT_BASE_FLAG_IGNORE_ENV);
+    /*
+     * libevent's timers on CLOCK_MONOTONIC, as the loop's alarm (a timerfd) and now_us(): on its
+     * default coarse clock (a kernel tick, 4 ms) an alarm set to the exact time rang before
+     * libevent saw the timer due, and was set again, until the next tick. The precise clock is
+     * read through the vDSO, in the few turns libevent still runs.
+     */
+    event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
     base = event_base_new_with_config(cfg);
     event_config_free(cfg);
     if (!base)
@@ -469,6 +476,7 @@ void turn_base_free(struct event_base *base)
  */
 typedef struct Alarm {
     int fd;      /* -1: no timerfd here (epoll_wait's timeout does its work) */
+    int epfd;    /* the own set it is in */
     uint64_t at; /* what it is set to: ALARM_OFF, ALARM_RANG, or a time in us */
 } Alarm;
 
@@ -480,8 +488,9 @@ static void alarm_open(Alarm *a, int epfd)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = a};
 
-    *a =
-        (Alarm){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), .at = ALARM_OFF};
+    *a = (Alarm){.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+                 .epfd = epfd,
+                 .at = ALARM_OFF};
     if (a->fd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, a->fd, &ev) < 0) {
         close(a->fd);
         a->fd = -1;
@@ -491,11 +500,11 @@ static void alarm_open(Alarm *a, int epfd)
                   strerror(errno));
 }
 
-static void alarm_close(Alarm *a, int epfd)
+static void alarm_close(Alarm *a)
 {
     if (a->fd < 0)
         return;
-    epoll_ctl(epfd, EPOLL_CTL_DEL, a->fd, NULL);
+    epoll_ctl(a->epfd, EPOLL_CTL_DEL, a->fd, NULL);
     close(a->fd);
     a->fd = -1;
 }
@@ -542,8 +551,15 @@ static int wait_timeout(struct event_base *base, struct event *probe, uint64_t *
     added_first_us = UINT64_MAX;
     if (*first_us != UINT64_MAX && *first_us <= now)
         return 0;
-    if (alarm->fd >= 0 && alarm_set(alarm, *first_us))
-        return -1;
+    if (alarm->fd >= 0) {
+        if (alarm_set(alarm, *first_us))
+            return -1;
+        /* Refused (it cannot be, short of a kernel fault): one left ringing would spin the loop,
+         * so it goes, and the waits count the time from here on. */
+        log_warning("event loop: timerfd_settime: %s; timers are waited for with epoll_wait",
+                    strerror(errno));
+        alarm_close(alarm);
+    }
     if (*first_us == UINT64_MAX)
         return -1;
     /* Rounded up, as libevent rounds: woken early, the timer is not due and the wait goes on. */
@@ -613,7 +629,7 @@ static int own_loop(struct event_base *base, TurnPoll *tp, int lev_fd)
         run_queued();
     }
     turn_ms_read = false;
-    alarm_close(&alarm, tp->epfd);
+    alarm_close(&alarm);
     epoll_ctl(tp->epfd, EPOLL_CTL_DEL, lev_fd, NULL);
     event_add(tp->ev, NULL);
     event_free(probe);

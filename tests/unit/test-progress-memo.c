@@ -18,15 +18,22 @@ static void test_first_quick_then_not(void)
     uint64_t echo = key_of("echo"), build = key_of("build");
 
     CHECK(progress_memo_ask(&m, echo)); /* never seen: asked */
-    progress_memo_note(&m, echo, 3, false);
+    progress_memo_note(&m, echo, 3, false, true);
     CHECK(!progress_memo_ask(&m, echo));
     CHECK(progress_memo_ask(&m, build));
-    progress_memo_note(&m, build, 2500, false); /* ran long */
+    progress_memo_note(&m, build, 2500, false, true); /* ran long */
     CHECK(progress_memo_ask(&m, build));
-    progress_memo_note(&m, build, 1, false); /* quick again: still may run long */
+    progress_memo_note(&m, build, 1, false, true); /* quick again: still may run long */
     CHECK(progress_memo_ask(&m, build));
-    progress_memo_note(&m, echo, 5, true); /* reported progress, or timed out */
+    progress_memo_note(&m, echo, 5, true, true); /* reported progress, or timed out */
     CHECK(progress_memo_ask(&m, echo));
+    uint64_t bad = key_of("bad");
+    progress_memo_note(&m, bad, 2, false, false); /* a quick error says nothing */
+    CHECK(progress_memo_ask(&m, bad));
+    progress_memo_note(&m, bad, 4, false, true);
+    CHECK(!progress_memo_ask(&m, bad));
+    progress_memo_note(&m, bad, 1200, false, false); /* a slow error: may run long */
+    CHECK(progress_memo_ask(&m, bad));
     progress_memo_deinit(&m);
     progress_memo_deinit(&m); /* safe twice */
 }
@@ -39,7 +46,7 @@ static void test_grows_and_is_bounded(void)
 
     for (int i = 0; i < 5000; i++) {
         snprintf(name, sizeof(name), "tool-%d", i);
-        progress_memo_note(&m, key_of(name), i % 2 ? 1500 : 1, false);
+        progress_memo_note(&m, key_of(name), i % 2 ? 1500 : 1, false, true);
     }
     CHECK_INTEQ((long long)m.n, 4096);
     CHECK(m.cap <= 8192);
