@@ -38,28 +38,35 @@ void settings_init(Settings *s)
     };
 }
 
-/* Priority order: DESIGN section 6. */
+/*
+ * Priority order: DESIGN section 6. The forms each agent fills, from its own documentation and
+ * code (docs/configuration.md): Cursor documents ${env:NAME} and its predefined variables, not
+ * a bare ${NAME}; Windsurf ${env:NAME} (and ${file:}, which mcpd does not read); Gemini CLI
+ * $NAME, ${NAME} and ${NAME:-default} (packages/cli/src/utils/envVarResolver.ts), not ${env:};
+ * Cline ${env:NAME} only (apps/vscode/src/utils/envExpansion.ts); OpenCode its own {env:NAME}
+ * only, which source-opencode.c turns into ${env:NAME:-} (so ${env:} stays on for it).
+ */
 const ConfigSource config_sources[] = {
-    {"mcpd", "mcpd", source_native_collect},
-    {"imported", "mcpctl setup", source_imported_collect},
-    {"claude", "Claude Code", source_claude_collect},
-    {"codex", "OpenAI Codex", source_codex_collect},
-    {"gemini", "Gemini CLI", source_gemini_collect},
-    {"cursor", "Cursor", source_cursor_collect},
-    {"windsurf", "Windsurf", source_windsurf_collect},
-    {"vscode", "VS Code", source_vscode_collect},
-    {"mcp-json", "MCP Config", source_plain_collect},
-    {"copilot", "GitHub Copilot CLI", source_copilot_collect},
-    {"claude-desktop", "Claude Desktop", source_claude_desktop_collect},
-    {"opencode", "OpenCode", source_opencode_collect},
-    {"zed", "Zed", source_zed_collect},
-    {"cline", "Cline", source_cline_collect},
-    {"roo", "Roo Code", source_roo_collect},
-    {"kiro", "Kiro", source_kiro_collect},
-    {"antigravity", "Google Antigravity", source_antigravity_collect},
-    {"goose", "Goose", source_goose_collect},
-    {"continue", "Continue", source_continue_collect},
-    {NULL, NULL, NULL},
+    {"mcpd", "mcpd", source_native_collect, 0},
+    {"imported", "mcpctl setup", source_imported_collect, 0},
+    {"claude", "Claude Code", source_claude_collect, 0},
+    {"codex", "OpenAI Codex", source_codex_collect, 0},
+    {"gemini", "Gemini CLI", source_gemini_collect, EXPAND_ENV | EXPAND_EDITOR},
+    {"cursor", "Cursor", source_cursor_collect, EXPAND_VAR},
+    {"windsurf", "Windsurf", source_windsurf_collect, EXPAND_VAR | EXPAND_EDITOR},
+    {"vscode", "VS Code", source_vscode_collect, 0},
+    {"mcp-json", "MCP Config", source_plain_collect, 0},
+    {"copilot", "GitHub Copilot CLI", source_copilot_collect, 0},
+    {"claude-desktop", "Claude Desktop", source_claude_desktop_collect, 0},
+    {"opencode", "OpenCode", source_opencode_collect, EXPAND_VAR | EXPAND_EDITOR},
+    {"zed", "Zed", source_zed_collect, 0},
+    {"cline", "Cline", source_cline_collect, EXPAND_VAR | EXPAND_EDITOR},
+    {"roo", "Roo Code", source_roo_collect, 0},
+    {"kiro", "Kiro", source_kiro_collect, 0},
+    {"antigravity", "Google Antigravity", source_antigravity_collect, 0},
+    {"goose", "Goose", source_goose_collect, 0},
+    {"continue", "Continue", source_continue_collect, 0},
+    {NULL, NULL, NULL, 0},
 };
 
 int config_source_index(const char *id)

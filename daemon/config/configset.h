@@ -31,12 +31,13 @@ typedef enum ConfigLevel {
 } ConfigLevel;
 
 /*
- * The ${...} forms config_expand fills in. Each agent fills only its own (Codex and Zed none,
- * VS Code no bare ${VAR}); the others stay as written, as that agent passes them.
+ * The ${...} forms config_expand fills in. Each agent fills only its own (ConfigSource's
+ * expand_off: Codex and Zed none, VS Code and Cursor no bare ${VAR}, ...); the others stay as
+ * written, as that agent passes them.
  */
 enum {
-    EXPAND_VAR = 1u << 0,    /* ${VAR}, ${VAR:-default} (Claude Code, Cursor, Gemini CLI, mcpd) */
-    EXPAND_ENV = 1u << 1,    /* ${env:VAR} (VS Code, Cursor) */
+    EXPAND_VAR = 1u << 0,    /* ${VAR}, ${VAR:-default} (Claude Code, Gemini CLI, mcpd) */
+    EXPAND_ENV = 1u << 1,    /* ${env:VAR} (VS Code, Cursor, Windsurf, Cline) */
     EXPAND_EDITOR = 1u << 2, /* ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome},
                                 ${pathSeparator}, ${/} (VS Code's and Cursor's predefined ones) */
     EXPAND_ALL = EXPAND_VAR | EXPAND_ENV | EXPAND_EDITOR,

@@ -68,7 +68,8 @@ void source_load_project_then_user(const ConfigSource *src, const DiscoverOption
                                    const char *project_rel, const char *user_path, const char *key,
                                    ConfigMapFn map, bool jsonc)
 {
-    SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT, 0};
+    SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT,
+                       src->expand_off};
 
     if (project_rel && opt->root) {
         _cleanup_free_ char *project = paths_join(opt->root, project_rel);

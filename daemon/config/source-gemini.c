@@ -248,7 +248,8 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
         }
     }
     for (size_t i = 0; i < N_ELEMENTS(paths); i++) {
-        SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)paths[i], levels[i], 0};
+        SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)paths[i], levels[i],
+                           src->expand_off};
         if (roots[i])
             source_add_selected(set, json_get(roots[i], "mcpServers"), "mcpServers", &meta,
                                 settings, map_gemini, only, off, why_only, why_off);

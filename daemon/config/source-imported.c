@@ -19,13 +19,15 @@
 static const struct {
     const char *agent, *name;
     ConfigMapFn map;
-    unsigned expand_off; /* as the agent's own provider: Codex expands nothing */
+    unsigned expand_off; /* as the agent's own provider (config_sources[]): Codex expands nothing */
 } imported_agents[] = {
     {"claude", "Claude Code (moved here by mcpctl setup)", NULL, 0},
     {"codex", "OpenAI Codex (moved here by mcpctl setup)", source_codex_map, EXPAND_ALL},
-    {"gemini", "Gemini CLI (moved here by mcpctl setup)", source_gemini_map, 0},
-    {"cursor", "Cursor (moved here by mcpctl setup)", NULL, 0},
-    {"windsurf", "Windsurf (moved here by mcpctl setup)", source_windsurf_map, 0},
+    {"gemini", "Gemini CLI (moved here by mcpctl setup)", source_gemini_map,
+     EXPAND_ENV | EXPAND_EDITOR},
+    {"cursor", "Cursor (moved here by mcpctl setup)", NULL, EXPAND_VAR},
+    {"windsurf", "Windsurf (moved here by mcpctl setup)", source_windsurf_map,
+     EXPAND_VAR | EXPAND_EDITOR},
 };
 
 static void load_one(const DiscoverOptions *opt, const Settings *settings, ConfigSet *set,

@@ -223,7 +223,8 @@ void source_opencode_collect(const ConfigSource *src, const DiscoverOptions *opt
     }
     _cleanup_json_ yajl_val off = tool_switches(roots, n);
     for (size_t i = 0; i < n; i++) {
-        SourceMeta meta = {(char *)src->id, (char *)src->name, paths[i], levels[i], 0};
+        SourceMeta meta = {(char *)src->id, (char *)src->name, paths[i], levels[i],
+                           src->expand_off};
         _cleanup_json_ yajl_val servers = json_copy(json_get(roots[i], "mcp"));
         for (size_t j = 0; YAJL_IS_OBJECT(servers) && j < servers->u.object.len; j++)
             if (YAJL_IS_OBJECT(servers->u.object.values[j]))

@@ -48,7 +48,8 @@ void source_load_pair(const ConfigSource *src, const DiscoverOptions *opt, const
                       ConfigSet *set, const char *user_rel, const char *project_rel,
                       const char *key, ConfigMapFn map)
 {
-    SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_USER, 0};
+    SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_USER,
+                       src->expand_off};
 
     if (user_rel) {
         _cleanup_free_ char *user = source_home_path(user_rel);

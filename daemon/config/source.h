@@ -17,6 +17,8 @@ struct ConfigSource {
     const char *name;
     void (*collect)(const ConfigSource *src, const DiscoverOptions *opt, const Settings *settings,
                     ConfigSet *set);
+    /* The EXPAND_* forms (configset.h) this agent leaves as written in its files (0: none). */
+    unsigned expand_off;
 };
 
 /** The providers, highest priority first, ending with a zeroed entry. */

@@ -325,8 +325,10 @@ static void test_unfilled_placeholders(void)
     write_home(".codeium/windsurf/mcp_config.json",
                "{\"mcpServers\": {\"ws\": {\"command\": \"npx\", \"args\": [\"srv\"],\n"
                "  \"env\": {\"API_KEY\": \"${file:/home/me/.keys/api}\",\n"
-               "           \"HOME_DIR\": \"${env:HOME}\"}},\n"
-               " \"gh\": {\"command\": \"npx\", \"args\": [\"--token=${MCPD_TEST_UNSET_TOKEN}\"],\n"
+               "           \"HOME_DIR\": \"${env:HOME}\", \"BARE\": \"${HOME}\"}}}}\n");
+    write_home(".gemini/settings.json",
+               "{\"mcpServers\": {\"gh\": {\"command\": \"npx\",\n"
+               "  \"args\": [\"--token=${MCPD_TEST_UNSET_TOKEN}\"],\n"
                "  \"env\": {\"LEVEL\": \"${MCPD_TEST_UNSET_TOKEN:-info}\"}}}}\n");
     write_home(".continue/config.yaml", "name: Local Assistant\n"
                                         "version: 1.0.0\n"
@@ -341,7 +343,12 @@ static void test_unfilled_placeholders(void)
     discover_user(&set);
     CHECK(config_set_find(&set, "ws") != NULL);
     expect_problem(&set, "ws", "\"env.API_KEY\" uses ${file:...}", true);
-    CHECK_INTEQ(count_problems(&set, "ws"), 1); /* ${env:HOME} is filled */
+    /* ${env:HOME} is filled; a bare ${HOME} is not a form Windsurf fills: kept, and said. */
+    expect_problem(&set, "ws", "\"env.BARE\" holds ${HOME}, which Windsurf passes", true);
+    CHECK_INTEQ(count_problems(&set, "ws"), 2);
+    const ServerConfig *ws = config_set_find(&set, "ws");
+    CHECK(ws && streq(json_get_string(ws->env, "BARE"), "${HOME}"));
+    CHECK(ws && getenv("HOME") && streq(json_get_string(ws->env, "HOME_DIR"), getenv("HOME")));
     /* An unset variable without a default is named; one with a default is not. */
     expect_problem(&set, "gh", "\"args[0]\" uses ${MCPD_TEST_UNSET_TOKEN}, which is not set", true);
     CHECK_INTEQ(count_problems(&set, "gh"), 1);
@@ -350,6 +357,54 @@ static void test_unfilled_placeholders(void)
     /* A Hub block is named as one, not as an entry missing its name. */
     expect_problem(&set, "anthropic/memory-mcp", "is the Continue Hub block", false);
     config_set_deinit(&set);
+}
+
+/*
+ * The forms of the agents whose own documentation or code says which they fill: Cursor
+ * ${env:NAME} and its predefined variables, no bare ${NAME}; Gemini CLI ${NAME} and $NAME, no
+ * ${env:NAME}; Cline ${env:NAME} only; OpenCode its {env:NAME} only.
+ */
+static void test_agent_expansion_forms_more(void)
+{
+    ConfigSet set;
+    ServerConfig *c;
+
+    setenv("MCPD_TEST_TOKEN", "tok", 1);
+    write_home(".cursor/mcp.json", "{\"mcpServers\": {\"cur\": {\"command\": \"npx\",\n"
+                                   "  \"args\": [\"${userHome}/srv\", \"${MCPD_TEST_TOKEN}\"],\n"
+                                   "  \"env\": {\"TOKEN\": \"${env:MCPD_TEST_TOKEN}\"}}}}\n");
+    write_home(".gemini/settings.json", "{\"mcpServers\": {\"gem\": {\"command\": \"npx\",\n"
+                                        "  \"args\": [\"$MCPD_TEST_TOKEN\", "
+                                        "\"${MCPD_TEST_TOKEN}\", \"${env:MCPD_TEST_TOKEN}\"]}}}\n");
+    write_home(
+        ".cline/data/settings/cline_mcp_settings.json",
+        "{\"mcpServers\": {\"cli\": {\"command\": \"npx\",\n"
+        "  \"args\": [\"${env:MCPD_TEST_TOKEN}\", \"${MCPD_TEST_TOKEN}\", \"${userHome}\"]}}}\n");
+    write_home(".config/opencode/opencode.json",
+               "{\"mcp\": {\"oc\": {\"type\": \"local\",\n"
+               "  \"command\": [\"npx\", \"{env:MCPD_TEST_TOKEN}\", \"${MCPD_TEST_TOKEN}\"]}}}\n");
+    discover_user(&set);
+
+    c = config_set_find(&set, "cur");
+    _cleanup_free_ char *srv = paths_join(home, "srv");
+    CHECK(c && c->n_args == 2 && streq(c->args[0], srv) && streq(c->args[1], "${MCPD_TEST_TOKEN}"));
+    CHECK(c && streq(json_get_string(c->env, "TOKEN"), "tok"));
+    expect_problem(&set, "cur", "\"args[1]\" holds ${MCPD_TEST_TOKEN}, which Cursor passes", true);
+
+    c = config_set_find(&set, "gem");
+    CHECK(c && c->n_args == 3 && streq(c->args[0], "tok") && streq(c->args[1], "tok") &&
+          streq(c->args[2], "${env:MCPD_TEST_TOKEN}"));
+
+    c = config_set_find(&set, "cli");
+    CHECK(c && c->n_args == 3 && streq(c->args[0], "tok") &&
+          streq(c->args[1], "${MCPD_TEST_TOKEN}") && streq(c->args[2], "${userHome}"));
+    expect_problem(&set, "cli", "\"args[1]\" holds ${MCPD_TEST_TOKEN}, which Cline passes", true);
+
+    c = config_set_find(&set, "oc");
+    CHECK(c && c->n_args == 2 && streq(c->args[0], "tok") &&
+          streq(c->args[1], "${MCPD_TEST_TOKEN}"));
+    config_set_deinit(&set);
+    unsetenv("MCPD_TEST_TOKEN");
 }
 
 /*
@@ -1053,6 +1108,7 @@ int main(void)
     RUN_FRESH(test_goose_env_keys);
     RUN_FRESH(test_unfilled_placeholders);
     RUN_FRESH(test_agent_expansion_forms);
+    RUN_FRESH(test_agent_expansion_forms_more);
     RUN_FRESH(test_windsurf_jetbrains_and_roo_timeout);
     RUN_FRESH(test_gemini_extensions);
     RUN_FRESH(test_claude_headers_helper);
