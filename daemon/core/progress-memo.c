@@ -15,9 +15,8 @@
 // asked, runs past callTimeout is cut there, as it would be without any progress; from then on
 // its calls ask. Other methods (prompts/get, resources/read) are kept by method the same way.
 
-#include <stdlib.h>
-
 #include "common/hash.h"
+#include "common/idmap.h"
 #include "common/util.h"
 #include "daemon/core/progress-memo.h"
 
@@ -33,79 +32,39 @@
  */
 #define PROGRESS_MEMO_MAX 4096
 
-/* The first table, grown by doubling while at most half full. */
-#define PROGRESS_MEMO_MIN 16
+/* What a kept key holds (IdMap values are pointers; NULL is "not kept"). */
+static char quick_mark, slow_mark;
+#define MEMO_QUICK ((void *)&quick_mark)
+#define MEMO_SLOW  ((void *)&slow_mark)
 
 uint64_t progress_memo_key(const char *name, size_t len)
 {
     uint64_t k = hash_fnv1a(name, len);
 
-    return k ? k : 1; /* 0 marks a free slot */
-}
-
-/* The slot of key, or the free slot where it would go. */
-static size_t slot_of(const ProgressMemo *m, uint64_t key)
-{
-    size_t i = (size_t)key & (m->cap - 1);
-
-    while (m->keys[i] && m->keys[i] != key)
-        i = (i + 1) & (m->cap - 1);
-    return i;
+    /* IdMap reserves 0 (a free slot) and IDMAP_TOMBSTONE. */
+    return k && k != IDMAP_TOMBSTONE ? k : 1;
 }
 
 bool progress_memo_ask(const ProgressMemo *m, uint64_t key)
 {
-    if (!m->cap)
-        return true;
-    size_t i = slot_of(m, key);
-    return !m->keys[i] || m->slow[i];
-}
-
-static void grow(ProgressMemo *m)
-{
-    ProgressMemo old = *m;
-
-    m->cap = old.cap ? 2 * old.cap : PROGRESS_MEMO_MIN;
-    m->keys = xcalloc(m->cap, sizeof(*m->keys));
-    m->slow = xcalloc(m->cap, sizeof(*m->slow));
-    for (size_t i = 0; i < old.cap; i++)
-        if (old.keys[i]) {
-            size_t j = slot_of(m, old.keys[i]);
-            m->keys[j] = old.keys[i];
-            m->slow[j] = old.slow[i];
-        }
-    free(old.keys);
-    free(old.slow);
+    return idmap_get(&m->tools, key) != MEMO_QUICK;
 }
 
 void progress_memo_note(ProgressMemo *m, uint64_t key, uint64_t took_ms, bool long_running,
                         bool result)
 {
     bool slow = long_running || took_ms >= PROGRESS_SLOW_MS;
-    size_t i;
+    void *was = idmap_get(&m->tools, key);
 
-    if (!slow && !result)
+    if ((!slow && !result) || was == MEMO_SLOW)
         return; /* a quick error says nothing of how long the tool's work may take */
-    if (m->cap) {
-        i = slot_of(m, key);
-        if (m->keys[i]) {
-            m->slow[i] = m->slow[i] || slow;
-            return;
-        }
-    }
-    if (m->n >= PROGRESS_MEMO_MAX)
+    if (!was && m->tools.n >= PROGRESS_MEMO_MAX)
         return;
-    if (2 * (m->n + 1) > m->cap)
-        grow(m);
-    i = slot_of(m, key);
-    m->keys[i] = key;
-    m->slow[i] = slow;
-    m->n++;
+    if (slow || !was)
+        idmap_put(&m->tools, key, slow ? MEMO_SLOW : MEMO_QUICK);
 }
 
 void progress_memo_deinit(ProgressMemo *m)
 {
-    free(m->keys);
-    free(m->slow);
-    *m = (ProgressMemo){0};
+    idmap_deinit(&m->tools);
 }

@@ -7,11 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One server's memo: tool keys seen, and whether each may run long. Zeroed: empty. */
+#include "common/idmap.h"
+
+/* One server's memo: the tool keys seen, each quick or slow. Zeroed: empty. */
 typedef struct ProgressMemo {
-    uint64_t *keys; /* open addressing; 0 is a free slot */
-    bool *slow;
-    size_t cap, n;
+    IdMap tools;
 } ProgressMemo;
 
 /** The key of a tool (by its upstream name), or of a method for the calls that are not tools. */
