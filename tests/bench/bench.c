@@ -251,18 +251,10 @@ static Path stream_path(Direct *d, const char *tool)
     return (Path){.call = call_stream, .d = d, .params = xasprintf(ECHO_ARGS, tool)};
 }
 
-static void measure_sequential(Path *p, uint64_t *lat, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t t0 = now_us();
-        p->call(p);
-        lat[i] = now_us() - t0;
-    }
-}
-
 /*
- * The same in ns. A hop adds some 20 us, which whole microseconds at both ends would round by up
- * to 5 % each way: a ratio of two added latencies would move by a tenth from rounding alone.
+ * n sequential calls on one path, each call's time into lat in ns. A hop adds some 20 us, which
+ * whole microseconds at both ends would round by up to 5 % each way: a ratio of two added
+ * latencies would move by a tenth from rounding alone.
  */
 static void measure_sequential_ns(Path *p, uint64_t *lat, size_t n)
 {
@@ -274,6 +266,14 @@ static void measure_sequential_ns(Path *p, uint64_t *lat, size_t n)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         lat[i] = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec));
     }
+}
+
+/* The same in whole us, for the workloads that print whole us. */
+static void measure_sequential(Path *p, uint64_t *lat, size_t n)
+{
+    measure_sequential_ns(p, lat, n);
+    for (size_t i = 0; i < n; i++)
+        lat[i] /= 1000;
 }
 
 /* n sequential calls (a multiple of 10) on every path into lat[k] (ns), in alternating rounds
