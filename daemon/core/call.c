@@ -870,14 +870,12 @@ void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, 
                             task ? "of the task's session on " : "with a call in flight on ",
                             s->cfg->name, method, mrtr_cap_name(cap))
                 : xasprintf("Method not found: %s", method);
-        unsigned dropped;
-        if (ratelimit_take(&s->request_log, now_ms(), UNANSWERED_LOG_BURST, UNANSWERED_LOG_RATE,
-                           &dropped)) {
-            if (dropped)
-                log_full(LOG_NOTICE, s->cfg->name, "request",
-                         "(%u requests nobody could answer not logged)", dropped);
+        if (!s->request_log.what) /* made on the first such request */
+            loglimit_init(&s->request_log, m->base, s->cfg->name, "request",
+                          "requests nobody could answer", UNANSWERED_LOG_BURST,
+                          UNANSWERED_LOG_RATE);
+        if (loglimit_take(&s->request_log))
             log_full(LOG_INFO, s->cfg->name, "request", "%.300s", msg);
-        }
         upstream_respond_error(s->up, id, JSONRPC_METHOD_NOT_FOUND, msg);
         return;
     }

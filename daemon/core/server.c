@@ -605,6 +605,7 @@ static void server_remove(Server *s)
     event_free(s->ev_retry);
     event_free(s->ev_health);
     event_free(s->ev_cache);
+    loglimit_deinit(&s->request_log);
     free(s->list_note);
     free(s->cache_problem);
     list_detach_all(&s->calls);

@@ -13,7 +13,7 @@
 #include "common/hash.h"
 #include "common/idmap.h"
 #include "common/list.h"
-#include "common/ratelimit.h"
+#include "daemon/sys/loglimit.h"
 #include "daemon/config/config.h"
 #include "daemon/core/progress-memo.h"
 #include "daemon/upstream/upstream.h"
@@ -92,7 +92,7 @@ typedef struct Server {
     char *start_dir;       /* where a stdio server starts when its config names no cwd */
     List calls;            /* every call routed to it (call.c links and owns them) */
     IdMap requests;        /* id -> ServerRequest: its requests forwarded to agents (call.c) */
-    RateLimit request_log; /* the log lines of its requests nobody can answer (call.c) */
+    LogLimit request_log;  /* the log lines of its requests nobody can answer (call.c) */
     /* Its open URL-mode elicitations, a ring (call.c). */
     struct {
         char *id;             /* elicitationId, or NULL: a free slot */

@@ -11,9 +11,9 @@
 #include "common/jsonrpc.h"
 #include "common/log.h"
 #include "common/outbuf.h"
-#include "common/ratelimit.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "daemon/sys/loglimit.h"
 #include "daemon/sys/child.h"
 #include "daemon/sys/runlog.h"
 #include "daemon/sys/turn.h"
@@ -55,7 +55,7 @@ typedef struct StdioTransport {
     RunLog *runlog; /* this run's stderr and exit go there, for mcpd/logs after it is gone */
     uint64_t run;
     StrBuf err_line;          /* partial stderr line */
-    RateLimit log_limit;      /* stderr lines into the log */
+    LogLimit log_limit;       /* stderr lines into the log */
     const char *grace_reason; /* what to report if no exit status comes within the grace */
     bool stdout_eof, closing, reported;
     int stop_stage;
@@ -99,6 +99,7 @@ static void stdio_free(StdioTransport *s)
     outbuf_deinit(&s->out);
     framer_deinit(&s->in);
     strbuf_deinit(&s->err_line);
+    loglimit_deinit(&s->log_limit);
     child_free(s->child);
     runlog_unref(s->runlog);
     free(s->base.server);
@@ -130,12 +131,8 @@ void transport_stdio_kill_all(void)
 
 static void log_stderr_line(StdioTransport *s, const char *line, size_t n)
 {
-    unsigned dropped;
-
-    if (!ratelimit_take(&s->log_limit, now_ms(), STDERR_LOG_BURST, STDERR_LOG_RATE, &dropped))
+    if (!loglimit_take(&s->log_limit))
         return;
-    if (dropped)
-        log_full(LOG_NOTICE, s->base.server, "stderr", "(%u stderr lines not logged)", dropped);
     log_full(LOG_INFO, s->base.server, "stderr", "stderr: %.*s", (int)MIN(n, 2000), line);
 }
 
@@ -448,6 +445,8 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
     s->base.userdata = userdata;
     s->base.base = base;
     s->base.server = xstrdup(cfg->name);
+    loglimit_init(&s->log_limit, base, cfg->name, "stderr", "stderr lines", STDERR_LOG_BURST,
+                  STDERR_LOG_RATE);
     framer_init(&s->in, JSONRPC_MAX_LINE_DEFAULT);
     outbuf_init(&s->out, NULL);
     bool watched =

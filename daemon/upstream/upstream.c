@@ -395,28 +395,25 @@ static bool reissue(Upstream *u, UpstreamPending *p)
 static void stray_response(Upstream *u, const JsonrpcMsg *m)
 {
     yajl_val id = m->id;
-    unsigned dropped;
-
     if (YAJL_IS_INTEGER(id) && id->u.number.i > 0 && (uint64_t)id->u.number.i <= u->next_id) {
         log_debug("[%s] late answer to request %lld dropped", u->name, (long long)id->u.number.i);
         return;
     }
-    if (!ratelimit_take(&u->stray_log, now_ms(), STRAY_LOG_BURST, STRAY_LOG_RATE, &dropped))
+    if (!loglimit_take(&u->stray_log))
         return;
     if (!id && m->kind == JSONRPC_ERROR_RESPONSE) {
         const char *text = json_get_string(m->error, "message");
         log_full(LOG_WARNING, u->name, "protocol",
-                 "the server could not read a request mcpd sent: %.300s%s",
-                 text ? text : "(no message)", dropped ? " (more such answers not logged)" : "");
+                 "the server could not read a request mcpd sent: %.300s",
+                 text ? text : "(no message)");
         return;
     }
     _cleanup_free_ char *text = json_to_string(id);
     log_full(LOG_WARNING, u->name, "protocol",
              "the server answered a request mcpd never sent (id %.64s%s): ignored. JSON-RPC "
              "answers must carry the request's id unchanged (mcpd sends integers); a server that "
-             "rewrites ids leaves its calls waiting until they time out%s",
-             text ? text : "?", text && strlen(text) > 64 ? "..." : "",
-             dropped ? " (more such answers not logged)" : "");
+             "rewrites ids leaves its calls waiting until they time out",
+             text ? text : "?", text && strlen(text) > 64 ? "..." : "");
 }
 
 static void handle_response(Upstream *u, JsonrpcMsg *m)
@@ -541,11 +538,9 @@ static void on_message_parsed(Upstream *u, char *line, size_t len)
 
     if (r != 0) {
         /* One bad line is the server's bug, not a reason to drop the session (seed bug B9). */
-        unsigned dropped;
-        if (ratelimit_take(&u->stray_log, now_ms(), STRAY_LOG_BURST, STRAY_LOG_RATE, &dropped))
+        if (loglimit_take(&u->stray_log))
             log_full(LOG_WARNING, u->name, "protocol",
-                     "skipping a message that is not JSON-RPC (%s): %.200s%s", err, line,
-                     dropped ? " (and more such messages not logged)" : "");
+                     "skipping a message that is not JSON-RPC (%s): %.200s", err, line);
         jsonrpc_msg_deinit(&m);
         return;
     }
@@ -858,12 +853,15 @@ int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *c
     u->userdata = userdata;
     u->max_call_timeout_ms = max_call_timeout_ms;
     u->ev_listen = evtimer_new(base, on_listen_timer, u);
+    loglimit_init(&u->stray_log, base, cfg->name, "protocol", "more such messages", STRAY_LOG_BURST,
+                  STRAY_LOG_RATE);
     if (cfg->type == TRANSPORT_STDIO)
         r = transport_stdio_new(&u->transport, base, cfg, default_cwd, &cb, u, whyp);
     else
         r = transport_http_new(&u->transport, base, cfg, max_call_timeout_ms, &cb, u, whyp);
     if (r < 0) {
         event_free(u->ev_listen);
+        loglimit_deinit(&u->stray_log);
         free(u->name);
         free(u);
         return r;
@@ -1118,6 +1116,7 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
     event_free(u->ev_free);
     event_free(u->ev_listen);
     json_free(u->listen_uris);
+    loglimit_deinit(&u->stray_log);
     for (size_t k = 0; k < N_ELEMENTS(u->ttl); k++)
         if (u->ttl[k].ev)
             event_free(u->ttl[k].ev);

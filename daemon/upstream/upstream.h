@@ -10,9 +10,9 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/idmap.h"
-#include "common/ratelimit.h"
 #include "common/mcp.h"
 #include "common/pool.h"
+#include "daemon/sys/loglimit.h"
 #include "daemon/config/config.h"
 #include "daemon/sys/deadline.h"
 #include "daemon/upstream/era.h"
@@ -106,7 +106,7 @@ struct Upstream {
     struct event *ev_listen;    /* re-listen timer */
     yajl_val listen_uris;       /* modern: resources subscribed (an array), or NULL */
     UpstreamListTtl ttl[4];     /* modern: tools, prompts, resources, templates freshness */
-    RateLimit stray_log;        /* warnings about answers to requests never sent */
+    LogLimit stray_log;         /* warnings about answers to requests never sent */
 };
 
 /**

@@ -577,6 +577,18 @@ char *h_read_file(const char *path)
     return strbuf_detach(&sb, NULL);
 }
 
+bool h_wait_log(const Harness *h, const char *needle, int timeout_ms)
+{
+    for (int waited = 0;; waited += 50) {
+        _cleanup_free_ char *log = h_read_file(h->log);
+        if (log && strstr(log, needle))
+            return true;
+        if (waited >= timeout_ms)
+            return false;
+        h_sleep_ms(50);
+    }
+}
+
 void h_dump_log(const Harness *h)
 {
     _cleanup_free_ char *text = h_read_file(h->log);

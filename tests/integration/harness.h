@@ -80,6 +80,8 @@ int h_list_count(mcpc_client *c, const char *name, bool *foundp);
 void h_sleep_ms(int ms);
 /** Read a file's whole content (to free), or NULL. */
 char *h_read_file(const char *path);
+/** Wait until the daemon log holds needle (polled every 50 ms); return whether it came. */
+bool h_wait_log(const Harness *h, const char *needle, int timeout_ms);
 /** Print the daemon log (on failure). */
 void h_dump_log(const Harness *h);
 /*

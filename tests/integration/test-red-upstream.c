@@ -50,7 +50,11 @@ int main(void)
     h_check_healthy(&h, "server sends stray replies, requests and notifications", CONTROL);
 
     /* The log says what the server does wrong, and does not grow with the flood: thousands of
-     * stray answers and unanswerable requests give a burst of lines and a count, no more. */
+     * stray answers and unanswerable requests give a burst of lines and a count, no more. The
+     * count comes also when nothing follows the flood (a second after the first line left out):
+     * in a fast build the whole flood fits in that second. */
+    CHECK(h_wait_log(&h, "more such messages not logged)", H_WAIT_MS));
+    CHECK(h_wait_log(&h, "requests nobody could answer not logged)", H_WAIT_MS));
     _cleanup_free_ char *log = h_read_file(h.log);
     size_t n_stray = 0, n_unanswered = 0;
     for (const char *q = log; q && (q = strstr(q, "answered a request mcpd never sent")); q++)
@@ -60,7 +64,6 @@ int main(void)
     CHECK_MSG(n_stray >= 1 && n_stray <= LOG_LINES_MAX, "%zu warnings of stray answers", n_stray);
     CHECK_MSG(n_unanswered >= 1 && n_unanswered <= LOG_LINES_MAX,
               "%zu lines of unanswerable requests", n_unanswered);
-    CHECK(log && strstr(log, "not logged)"));
     /* An error with id null is the server saying it could not read a request, and says so. */
     size_t n_unread = 0;
     for (const char *q = log;
