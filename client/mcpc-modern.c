@@ -31,7 +31,7 @@ void libmcpc_stamp_meta(mcpc_client *c, yajl_val params)
     json_object_set(info, "version", json_string_new(c->client_version));
     if (!json_get(meta, "io.modelcontextprotocol/protocolVersion"))
         json_object_set(meta, "io.modelcontextprotocol/protocolVersion",
-                        json_string_new(MCPC_MODERN_VERSION));
+                        json_string_new(MCP_PROTOCOL_2026_07_28));
     if (!json_get(meta, "io.modelcontextprotocol/clientCapabilities"))
         json_object_set(meta, "io.modelcontextprotocol/clientCapabilities", caps);
     else
@@ -216,18 +216,18 @@ int libmcpc_connect_modern(mcpc_client *c)
     versions = json_get_array(result, "supportedVersions");
     for (size_t i = 0; i < json_array_len(versions); i++)
         if (YAJL_IS_STRING(json_array_at(versions, i)) &&
-            streq(json_array_at(versions, i)->u.string, MCPC_MODERN_VERSION))
+            streq(json_array_at(versions, i)->u.string, MCP_PROTOCOL_2026_07_28))
             return 0;
     if (r == 0)
         r = libmcpc_fail(c, -EPROTONOSUPPORT,
                          "mcpd does not serve MCP %s (server/discover does not offer it): use "
                          "MCPC_ERA_2025",
-                         MCPC_MODERN_VERSION);
+                         MCP_PROTOCOL_2026_07_28);
     else if (r == MCPC_E_RPC)
         r = libmcpc_fail(
             c, -EPROTONOSUPPORT,
             "mcpd does not serve MCP %s (server/discover failed: %s): use MCPC_ERA_2025",
-            MCPC_MODERN_VERSION, c->errmsg);
+            MCP_PROTOCOL_2026_07_28, c->errmsg);
     close(c->fd);
     c->fd = -1;
     return r;

@@ -10,6 +10,7 @@
 
 #include "client/include/mcpc.h"
 #include "common/jsonrpc.h"
+#include "common/mcp.h"
 #include "common/strbuf.h"
 
 /*
@@ -55,8 +56,6 @@ struct mcpc_client {
     int era; /* MCPC_ERA_2025 or MCPC_ERA_2026 */
 };
 
-/* The 2026-07-28 revision and the _meta keys each of its requests carries. */
-#define MCPC_MODERN_VERSION "2026-07-28"
 /*
  * input_required rounds one request may take before libmcpc gives up: a server asks a few
  * questions in turn; one that keeps asking is looping.

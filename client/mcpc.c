@@ -12,6 +12,7 @@
 #include "client/mcpc-private.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
+#include "common/mcp.h"
 #include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -396,7 +397,7 @@ static yajl_val init_params(mcpc_client *c)
     yajl_val p = json_object_new(), info = json_object_new(), meta = json_object_new();
     yajl_val caps = json_object_new();
 
-    json_object_set(p, "protocolVersion", json_string_new("2025-11-25"));
+    json_object_set(p, "protocolVersion", json_string_new(MCP_PROTOCOL_LATEST));
     if (c->server_request) {
         /* With a handler, the agent can answer what servers ask. */
         json_object_set(caps, "sampling", json_object_new());

@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "common/json.h"
+#include "common/mcp.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/configset.h"
@@ -15,13 +16,14 @@ int server_config_take_protocol(ServerConfig *c, yajl_val obj, StrBuf *err)
 
     if (!json_get(obj, "protocol") || YAJL_IS_NULL(json_get(obj, "protocol")) || streq(s, "auto"))
         c->protocol = PROTOCOL_AUTO;
-    else if (streq(s, "2026-07-28"))
+    else if (streq(s, MCP_PROTOCOL_2026_07_28))
         c->protocol = PROTOCOL_MODERN;
     else if (streq(s, "2025") || streq(s, "legacy"))
         c->protocol = PROTOCOL_LEGACY;
     else {
         strbuf_printf(err,
-                      "Server \"%s\": \"protocol\" must be \"auto\", \"2026-07-28\" or "
+                      "Server \"%s\": \"protocol\" must be \"auto\", \"" MCP_PROTOCOL_2026_07_28
+                      "\" or "
                       "\"2025\" (also \"legacy\")",
                       c->name);
         return -EINVAL;

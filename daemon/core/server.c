@@ -9,6 +9,7 @@
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/config/resolve.h"
 #include "daemon/core/cache.h"
@@ -234,7 +235,7 @@ static void server_load_cache(Server *s)
     log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache (era %s)",
              toolset_len(s->tools),
              era == UPSTREAM_ERA_LEGACY   ? "2025"
-             : era == UPSTREAM_ERA_MODERN ? "2026-07-28"
+             : era == UPSTREAM_ERA_MODERN ? MCP_PROTOCOL_2026_07_28
                                           : "unknown");
 }
 

@@ -113,7 +113,7 @@ void request_line_legacy(StrBuf *sb, uint64_t id, const char *method, const char
  */
 static void modern_meta(StrBuf *sb, const char **metap, char **ownedp, const char *level)
 {
-    strbuf_puts(sb, "\"" MCP_META_PROTOCOL_VERSION "\":\"" UPSTREAM_MODERN_VERSION "\","
+    strbuf_puts(sb, "\"" MCP_META_PROTOCOL_VERSION "\":\"" MCP_PROTOCOL_2026_07_28 "\","
                     "\"" MCP_META_CLIENT_CAPABILITIES "\":" CLIENT_CAPABILITIES_JSON ","
                     "\"" MCP_META_CLIENT_INFO "\":{\"name\":\"mcpd\",\"version\":\"" MCPD_VERSION
                     "\"}");

@@ -10,9 +10,6 @@
 #include "common/mcp.h"
 #include "common/strbuf.h"
 
-/* The stateless revision: no initialize, per-request _meta, server/discover (spec digest 13). */
-#define UPSTREAM_MODERN_VERSION MCP_PROTOCOL_2026_07_28
-
 /*
  * What mcpd honours for its agents (both eras): roots are answered from the workspace root when
  * no agent does; sampling and elicitation (form and url mode) go to the agent whose call asked

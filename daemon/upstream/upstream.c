@@ -10,15 +10,12 @@
 #include "common/jsonscan.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "common/mcp.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/sys/turn.h"
 #include "daemon/upstream/tool-headers.h"
 #include "daemon/upstream/upstream.h"
-
-static const char *const accepted_versions[] = {
-    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
-};
 
 /*
  * An auto stdio server that ignores server/discover (servers that drop requests before
@@ -609,14 +606,6 @@ static void on_transport_auth(void *userdata, const char *challenge)
         u->ev.auth_required(u->userdata, challenge);
 }
 
-static bool version_accepted(const char *v)
-{
-    for (size_t i = 0; accepted_versions[i]; i++)
-        if (streq(v, accepted_versions[i]))
-            return true;
-    return false;
-}
-
 static void on_initialize(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     const char *version = NULL;
@@ -633,7 +622,7 @@ static void on_initialize(Upstream *u, void *ctx, const UpstreamReply *r)
         why = msg = xasprintf("initialize failed: %s", r->message);
     else if (!(version = json_get_string(r->result, "protocolVersion")))
         why = "initialize result has no protocolVersion";
-    else if (!version_accepted(version))
+    else if (!mcp_protocol_find(version))
         why = msg = xasprintf("server answered protocol version \"%s\", which mcpd does not speak",
                               version);
     if (why) {
@@ -662,7 +651,7 @@ static yajl_val initialize_params(void)
 
     json_object_set(info, "name", json_string_new("mcpd"));
     json_object_set(info, "version", json_string_new(MCPD_VERSION));
-    json_object_set(p, "protocolVersion", json_string_new(UPSTREAM_PROTOCOL_VERSION));
+    json_object_set(p, "protocolVersion", json_string_new(MCP_PROTOCOL_LATEST));
     json_object_set(p, "capabilities", caps);
     json_object_set(p, "clientInfo", info);
     return p;
@@ -686,7 +675,7 @@ static void send_initialize(Upstream *u)
 static bool offers_modern(yajl_val versions)
 {
     for (size_t i = 0; YAJL_IS_ARRAY(versions) && i < versions->u.array.len; i++)
-        if (streq(YAJL_GET_STRING(versions->u.array.values[i]), UPSTREAM_MODERN_VERSION))
+        if (streq(YAJL_GET_STRING(versions->u.array.values[i]), MCP_PROTOCOL_2026_07_28))
             return true;
     return false;
 }
@@ -703,14 +692,14 @@ static void become_modern(Upstream *u, yajl_val result)
         info = json_get_object(json_get_object(result, "_meta"), MCP_META_SERVER_INFO);
     u->era = UPSTREAM_ERA_MODERN;
     era_remember(u, UPSTREAM_ERA_MODERN);
-    u->protocol_version = xstrdup(UPSTREAM_MODERN_VERSION);
+    u->protocol_version = xstrdup(MCP_PROTOCOL_2026_07_28);
     u->server_info = json_copy(info);
     u->capabilities = json_get_object(result, "capabilities")
                           ? json_copy(json_get_object(result, "capabilities"))
                           : json_object_new();
     u->instructions = instructions ? xstrdup(instructions) : NULL;
     u->initialized = true;
-    log_full(LOG_INFO, u->name, "connect", "speaking MCP %s (stateless)", UPSTREAM_MODERN_VERSION);
+    log_full(LOG_INFO, u->name, "connect", "speaking MCP %s (stateless)", MCP_PROTOCOL_2026_07_28);
     listen_start(u);
     if (u->ev.ready)
         u->ev.ready(u->userdata);
@@ -807,14 +796,14 @@ static void on_discover(Upstream *u, void *ctx, const UpstreamReply *r)
         u->discover_tries < UPSTREAM_DISCOVER_TRIES_MAX)
         return send_discover(u); /* a recognised modern error naming our version: once more */
     if (r->outcome == UPSTREAM_OK)
-        why = xasprintf("its server/discover result does not offer %s", UPSTREAM_MODERN_VERSION);
+        why = xasprintf("its server/discover result does not offer %s", MCP_PROTOCOL_2026_07_28);
     else if (r->outcome == UPSTREAM_ERROR)
         why = xasprintf("server/discover failed: MCP error %" PRId64 ": %s", r->code, r->message);
     else
         why = xasprintf("server/discover failed: %s", r->message);
     if (u->pin == PROTOCOL_MODERN) {
         _cleanup_free_ char *msg =
-            xasprintf("%s, and its \"protocol\" is pinned to %s", why, UPSTREAM_MODERN_VERSION);
+            xasprintf("%s, and its \"protocol\" is pinned to %s", why, MCP_PROTOCOL_2026_07_28);
         if (u->ev.closed)
             u->ev.closed(u->userdata, msg);
         return;

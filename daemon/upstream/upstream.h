@@ -19,9 +19,7 @@
 #include "daemon/upstream/request-line.h"
 #include "daemon/upstream/transport.h"
 
-/* The revision mcpd asks for, and every one it accepts back (mcp-spec-digest section 0). */
-#define UPSTREAM_PROTOCOL_VERSION "2025-11-25"
-/* UPSTREAM_MODERN_VERSION, the stateless revision: request-line.h (its _meta names it). */
+/* The revisions mcpd asks for and accepts back: common/mcp.h (MCP_PROTOCOL_*). */
 
 typedef struct Upstream Upstream;
 
