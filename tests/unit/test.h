@@ -18,11 +18,15 @@
 static int test_n_tests;
 static int test_n_failed_tests;
 
-/* Run one test function and report it by name. */
+/* Run one test function and report it by name; with TEST_ONLY set, only the tests whose name
+ * holds it (TEST_ONLY=test_expand meson test -C build unit-config -v). */
 static inline void test_run(const char *name, void (*fn)(void))
 {
+    const char *only = getenv("TEST_ONLY");
     int before = check_n_failed;
 
+    if (only && *only && !strstr(name, only))
+        return;
     test_n_tests++;
     fn();
     if (check_n_failed != before) {
