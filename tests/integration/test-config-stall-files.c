@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red4-files: a cloned repository's YAML and TOML files built to stall the daemon.
+// test-config-stall-files: a cloned repository's YAML and TOML files built to stall the daemon.
 
 /*
  * Round 4 of the attacks on the files mcpd reads (task h-red4). Continue's block files (the YAML
@@ -70,7 +70,7 @@ int main(void)
     Harness h;
     mcpc_client *c;
 
-    h_setup(&h, "red4-files");
+    h_setup(&h, "config-stall-files");
     cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}}}", h_fake());
     h_write_config(&h, cfg);
     _cleanup_free_ char *root = paths_join(h.dir, "cloned");
@@ -83,7 +83,7 @@ int main(void)
     write_file(flat, "name: y\nversion: 1\nschema: v1\nmcpServers:\n", "- 1\n", FLAT_ITEMS, "", 0);
     write_file(toml, "", "[[a]]\n", TOML_TABLES, "", 0);
     h_start(&h, NULL);
-    c = h_client(&h, "red4-files");
+    c = h_client(&h, "config-stall-files");
     h_settle(&h, c, "steady", NULL);
 
     uint64_t t0 = now_ms();
@@ -110,5 +110,5 @@ int main(void)
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
-    return h_finish("test-red4-files");
+    return h_finish("test-config-stall-files");
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red4-agents: more connections than mcpd serves at once, and silent ones holding places.
+// test-agent-connection-limits: more connections than mcpd serves at once, and silent ones holding places.
 
 /*
  * Round 4 of the attacks by local processes (task h-red4). mcpd took every connection it was
@@ -74,7 +74,7 @@ static void close_many(int from, int to)
 /* A new agent connects and is served. */
 static void check_served(Harness *h, const char *when)
 {
-    mcpc_options o = {.socket_path = h->socket, .client_name = "red4-new", .timeout_ms = 60000};
+    mcpc_options o = {.socket_path = h->socket, .client_name = "late-agent", .timeout_ms = 60000};
     mcpc_client *c = mcpc_new(&o);
     int is_error = -1;
 
@@ -140,11 +140,11 @@ int main(void)
     mcpc_client *c;
 
     raise_fd_limit();
-    h_setup(&h, "red4-agents");
+    h_setup(&h, "agent-connection-limits");
     cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}}}", h_fake());
     h_write_config(&h, cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red4-agents");
+    c = h_client(&h, "agent-connection-limits");
     h_settle(&h, c, "steady", NULL);
 
     check_full(&h, c);
@@ -155,5 +155,5 @@ int main(void)
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
-    return h_finish("test-red4-agents");
+    return h_finish("test-agent-connection-limits");
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red2-http: HTTP upstreams that break HTTP itself (raw-http-server), against the real mcpd.
+// test-http-broken-protocol: HTTP upstreams that break HTTP itself (raw-http-server), against the real mcpd.
 
 /*
  * Round 2 of the attacks on remote servers (task h-red2): a server that accepts the connection
@@ -106,7 +106,7 @@ int main(void)
     Harness h;
     mcpc_client *c;
 
-    h_setup(&h, "red2-http");
+    h_setup(&h, "http-broken-protocol");
     strbuf_printf(&cfg, "{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}", h_fake());
     for (size_t i = 0; i < N_ELEMENTS(modes); i++) {
         srv[i] = start_raw(&h, names[i], modes[i], &port[i]);
@@ -119,7 +119,7 @@ int main(void)
     h_write_config(&h, strbuf_str(&cfg));
     strbuf_deinit(&cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red2-http");
+    c = h_client(&h, "http-broken-protocol");
     h_settle(&h, c, "steady", "hang", "comments", "batch", "gzip", "notes", NULL);
 
     /* Slowloris at initialize: the others were served meanwhile (h_settle), this one fails. */
@@ -179,5 +179,5 @@ int main(void)
     for (size_t i = 0; i < N_ELEMENTS(modes); i++)
         bg_stop(srv[i]);
     h_teardown(&h);
-    return h_finish("test-red2-http");
+    return h_finish("test-http-broken-protocol");
 }

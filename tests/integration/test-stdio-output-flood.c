@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red3-stdio: stdio servers that flood their stdout or stderr, against the real mcpd.
+// test-stdio-output-flood: stdio servers that flood their stdout or stderr, against the real mcpd.
 
 /*
  * Round 3 of the attacks on stdio servers (task h-red3). A server writing tiny lines to stdout
@@ -39,8 +39,8 @@ int main(void)
     uint64_t t0, ms;
     long rss0, grown;
 
-    h_setup(&h, "red3-stdio");
-    /* RSS must show what mcpd holds, not ASan's quarantine of freed blocks (see red3-http). */
+    h_setup(&h, "stdio-output-flood");
+    /* RSS must show what mcpd holds, not ASan's quarantine of freed blocks (see test-http-batch-sse-floods). */
     const char *asan = getenv("ASAN_OPTIONS");
     _cleanup_free_ char *asan_opts =
         xasprintf("%s%squarantine_size_mb=1", asan ? asan : "", asan && *asan ? ":" : "");
@@ -54,7 +54,7 @@ int main(void)
                     h_fake());
     h_write_config(&h, cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red3-stdio");
+    c = h_client(&h, "stdio-output-flood");
     h_settle(&h, c, "steady", NULL);
 
     rss0 = h_rss_kib(h.pid);
@@ -81,5 +81,5 @@ int main(void)
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
-    return h_finish("test-red3-stdio");
+    return h_finish("test-stdio-output-flood");
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red-http: HTTP upstreams that answer past the message bound, redirect badly, flood 401s.
+// test-http-bounds: HTTP upstreams that answer past the message bound, redirect badly, flood 401s.
 
 /*
  * Found by attacking the daemon (task h-red): a 17 MiB JSON body came back as curl's "Failed
@@ -112,7 +112,7 @@ int main(void)
     int port, file_port, loop_port, flood_port, web_port;
     mcpc_client *c;
 
-    h_setup(&h, "red-http");
+    h_setup(&h, "http-bounds");
     srv = start_srv(&h, "big", &port, "--huge-answers", NULL, NULL, NULL);
     pid_t file_srv =
         start_srv(&h, "file", &file_port, "--redirect-to", "file:///etc/passwd", NULL, NULL);
@@ -133,7 +133,7 @@ int main(void)
                     h_fake(), port, CALL_TIMEOUT_MS, file_port, loop_port, flood_port, web_port);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red-http");
+    c = h_client(&h, "http-bounds");
     h_settle(&h, c, "steady", "big", "web", NULL);
 
     check_too_big(c, "mcp_big_echo", "HTTP response body", port);
@@ -160,5 +160,5 @@ int main(void)
     bg_stop(flood_srv);
     bg_stop(web_srv);
     h_teardown(&h);
-    return h_finish("test-red-http");
+    return h_finish("test-http-bounds");
 }

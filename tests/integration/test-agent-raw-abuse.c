@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red-agent: an agent on the raw socket that sends blank lines and reuses a live id.
+// test-agent-raw-abuse: an agent on the raw socket that sends blank lines and reuses a live id.
 
 /*
  * From attacking the daemon (task h-red): a line of only spaces and tabs is no message and must
@@ -44,10 +44,10 @@ int main(void)
     _cleanup_free_ char *cfg =
         xasprintf("{\"mcpServers\": {\"fake\": {\"command\": \"%s\"}}}", h_fake());
 
-    h_setup(&h, "red-agent");
+    h_setup(&h, "agent-raw-abuse");
     h_write_config(&h, cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red-agent");
+    c = h_client(&h, "agent-raw-abuse");
     h_settle(&h, c, "fake", NULL);
 
     int fd = h_raw_connect(&h);
@@ -124,5 +124,5 @@ int main(void)
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
-    return h_finish("test-red-agent");
+    return h_finish("test-agent-raw-abuse");
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red2-oauth: a hostile token endpoint (200 KB token, expires_in past any clock, 1 s tokens).
+// test-oauth-token-endpoint: a hostile token endpoint (200 KB token, expires_in past any clock, 1 s tokens).
 
 /*
  * Round 2 of the attacks on OAuth (task h-red2), through oauth-server's faults. An expires_in of
@@ -93,7 +93,7 @@ static void check_forged_redirect(Harness *h, mcpc_client *c)
     CHECK_MSG(cb && streq(cb, "400"), "forged redirect: HTTP %s", cb ? cb : "(none)");
     free(out);
     out = NULL;
-    /* The forgery is ignored and the sign-in waits on (test-red3-oauth): logout ends it. */
+    /* The forgery is ignored and the sign-in waits on (test-oauth-redirect-listener): logout ends it. */
     CHECK_MSG(mcpc_request(c, "mcpd/logout", "{\"server\":\"o\"}", &out) == 0,
               "forged redirect: logout gave %s", mcpc_errmsg(c));
     for (int i = 0; i < IDLE_CONNS; i++)
@@ -110,7 +110,7 @@ int main(void)
     mcpc_client *c;
     int port, r;
 
-    h_setup(&h, "red2-oauth");
+    h_setup(&h, "oauth-token-endpoint");
     port_file = xasprintf("%s/oauth.port", h.dir);
     out_file = xasprintf("%s/oauth.out", h.dir);
     char *argv[] = {getenv("OAUTH_SERVER"), "--port-file", port_file, "--expires-in", "1", NULL};
@@ -123,7 +123,7 @@ int main(void)
                     h_fake(), port);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red2-oauth");
+    c = h_client(&h, "oauth-token-endpoint");
     h_settle(&h, c, "steady", NULL);
 
     check_forged_redirect(&h, c);
@@ -169,5 +169,5 @@ int main(void)
     CHECK(h_stop(&h) == 0);
     bg_stop(srv);
     h_teardown(&h);
-    return h_finish("test-red2-oauth");
+    return h_finish("test-oauth-token-endpoint");
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red3-http: hostile HTTP and SSE upstreams (raw-http-server), against the real mcpd.
+// test-http-batch-sse-floods: hostile HTTP and SSE upstreams (raw-http-server), against the real mcpd.
 
 /*
  * Round 3 of the attacks on remote servers (task h-red3). A JSON batch of a million junk values
@@ -81,7 +81,7 @@ static uint64_t check_others_served(Harness *h, mcpc_client *c, const char *tool
     int status = -1;
 
     if (child == 0) {
-        mcpc_client *cc = h_client(h, "red3-hostile");
+        mcpc_client *cc = h_client(h, "hostile-agent");
         int is_err = 0;
         _cleanup_free_ char *e = h_call_text(cc, tool, "{}", &is_err);
         fprintf(stderr, "  %s: %.300s\n", tool, e ? e : "(null)");
@@ -141,7 +141,7 @@ int main(void)
     Harness h;
     mcpc_client *c;
 
-    h_setup(&h, "red3-http");
+    h_setup(&h, "http-batch-sse-floods");
     /*
      * RSS must show what mcpd holds, not ASan's quarantine of freed blocks (256 MiB by default,
      * filled by any flood of small messages): keep it small. Ignored without ASan.
@@ -162,7 +162,7 @@ int main(void)
     h_write_config(&h, strbuf_str(&cfg));
     strbuf_deinit(&cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red3-http");
+    c = h_client(&h, "http-batch-sse-floods");
     h_settle(&h, c, "steady", "batch", "trickle", "tiny", NULL);
 
     check_junk_batch(&h, c);
@@ -174,5 +174,5 @@ int main(void)
     for (size_t i = 0; i < N_ELEMENTS(modes); i++)
         bg_stop(srv[i]);
     h_teardown(&h);
-    return h_finish("test-red3-http");
+    return h_finish("test-http-batch-sse-floods");
 }

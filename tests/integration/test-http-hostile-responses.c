@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red5-http: hostile HTTP responses (headers, SSE lines, lies), against the real mcpd.
+// test-http-hostile-responses: hostile HTTP responses (headers, SSE lines, lies), against the real mcpd.
 
 /*
  * Round 5 of the attacks on remote servers (task h-red5), with raw-http-server: 100 MB of response
@@ -137,7 +137,7 @@ int main(void)
     mcpc_client *c;
     long rss0, grown;
 
-    h_setup(&h, "red5-http");
+    h_setup(&h, "http-hostile-responses");
     /* RSS must show what mcpd holds, not ASan's quarantine of freed blocks: keep it small. */
     const char *asan = getenv("ASAN_OPTIONS");
     _cleanup_free_ char *asan_opts =
@@ -162,7 +162,7 @@ int main(void)
     h_write_config(&h, strbuf_str(&cfg));
     strbuf_deinit(&cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red5-http");
+    c = h_client(&h, "http-hostile-responses");
     h_settle(&h, c, "steady", "hflood", "cont", "hline", "hdrip", "sdrip", "noline", "ctsse",
              "ctjson", "empty", "acc", "chunk", "getnl", NULL);
     rss0 = h_rss_kib(h.pid);
@@ -182,5 +182,5 @@ int main(void)
     for (size_t i = 0; i < N_ELEMENTS(srv); i++)
         bg_stop(srv[i]);
     h_teardown(&h);
-    return h_finish("test-red5-http");
+    return h_finish("test-http-hostile-responses");
 }

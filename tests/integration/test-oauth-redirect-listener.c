@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red3-oauth: a local process attacks the sign-in's redirect listener, against the real mcpd.
+// test-oauth-redirect-listener: a local process attacks the sign-in's redirect listener, against the real mcpd.
 
 /*
  * Round 3 of the attacks on OAuth (task h-red3). The redirect listener is a loopback port any
@@ -233,7 +233,7 @@ int main(void)
     mcpc_client *c;
     int port, raw_port, cb_port = free_port();
 
-    h_setup(&h, "red3-oauth");
+    h_setup(&h, "oauth-redirect-listener");
     port_file = xasprintf("%s/oauth.port", h.dir);
     out_file = xasprintf("%s/oauth.out", h.dir);
     char *argv[] = {getenv("OAUTH_SERVER"), "--port-file", port_file, NULL};
@@ -249,7 +249,7 @@ int main(void)
                     h_fake(), port, raw_port, cb_port);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red3-oauth");
+    c = h_client(&h, "oauth-redirect-listener");
     h_settle(&h, c, "steady", NULL);
 
     check_early_redirect(&h, c, cb_port);
@@ -261,5 +261,5 @@ int main(void)
     bg_stop(raw);
     bg_stop(srv);
     h_teardown(&h);
-    return h_finish("test-red3-oauth");
+    return h_finish("test-oauth-redirect-listener");
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red3-agent: an agent that floods notification lines, against the real mcpd.
+// test-agent-notification-flood: an agent that floods notification lines, against the real mcpd.
 
 /*
  * Round 3 of the attacks by agents (task h-red3). An agent writing tiny notification lines as
@@ -105,11 +105,11 @@ int main(void)
     uint64_t ms;
     pid_t flood;
 
-    h_setup(&h, "red3-agent");
+    h_setup(&h, "agent-notification-flood");
     cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}}}", h_fake());
     h_write_config(&h, cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red3-agent");
+    c = h_client(&h, "agent-notification-flood");
     h_settle(&h, c, "steady", NULL);
 
     flood = start_flood(&h);
@@ -129,5 +129,5 @@ int main(void)
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
-    return h_finish("test-red3-agent");
+    return h_finish("test-agent-notification-flood");
 }

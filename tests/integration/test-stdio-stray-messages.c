@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red-upstream: a stdio server that surrounds its answers with stray messages.
+// test-stdio-stray-messages: a stdio server that surrounds its answers with stray messages.
 
 /*
  * From attacking the daemon (task h-red): replies to ids mcpd never sent, a reply whose id is
@@ -33,10 +33,10 @@ int main(void)
                                          " \"" N_STRAY "\"]}}}",
                                          h_fake(), getenv("HOSTILE_SERVER"));
 
-    h_setup(&h, "red-upstream");
+    h_setup(&h, "stdio-stray-messages");
     h_write_config(&h, cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red-upstream");
+    c = h_client(&h, "stdio-stray-messages");
     h_settle(&h, c, "steady", "stray", NULL);
 
     for (int i = 0; i < N_CALLS; i++) {
@@ -74,5 +74,5 @@ int main(void)
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
-    return h_finish("test-red-upstream");
+    return h_finish("test-stdio-stray-messages");
 }

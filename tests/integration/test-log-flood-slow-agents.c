@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red4-queue: a server flooding log messages into agents that do not read.
+// test-log-flood-slow-agents: a server flooding log messages into agents that do not read.
 
 /*
  * Round 4 of the attacks by servers (task h-red4). A server's log messages go to every agent
@@ -55,7 +55,7 @@ int main(void)
     Harness h;
     mcpc_client *c;
 
-    h_setup(&h, "red4-queue");
+    h_setup(&h, "log-flood-slow-agents");
     cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}, \"hostile\": "
                     "{\"command\": \"%s\", \"args\": [\"--log-flood\", \"%d\"]}}}",
                     h_fake(), getenv("HOSTILE_SERVER"), N_LOGS);
@@ -63,7 +63,7 @@ int main(void)
     settings = xasprintf("{\"maxMessageBytes\": %d}", MAX_MESSAGE);
     h_write_settings(&h, settings);
     h_start(&h, NULL);
-    c = h_client(&h, "red4-queue");
+    c = h_client(&h, "log-flood-slow-agents");
     h_settle(&h, c, "steady", "hostile", NULL);
 
     for (int i = 0; i < N_SLOW; i++) {
@@ -90,5 +90,5 @@ int main(void)
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
-    return h_finish("test-red4-queue");
+    return h_finish("test-log-flood-slow-agents");
 }

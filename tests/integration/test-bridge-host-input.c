@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red-bridge: what a host may write to `mcpctl bridge` that once cost it its messages.
+// test-bridge-host-input: what a host may write to `mcpctl bridge` that once cost it its messages.
 
 /*
  * Found by attacking the daemon (task h-red): a line of only spaces or tabs went on to mcpd,
@@ -36,10 +36,10 @@ int main(void)
     _cleanup_free_ char *out = NULL, *out2 = NULL;
     int st;
 
-    h_setup(&h, "red-bridge");
+    h_setup(&h, "bridge-host-input");
     h_write_config(&h, cfg);
     h_start(&h, NULL);
-    c = h_client(&h, "red-bridge");
+    c = h_client(&h, "bridge-host-input");
     h_settle(&h, c, "steady", NULL);
 
     /* Blank lines of spaces, tabs and a CR between requests: the session goes on. */
@@ -59,5 +59,5 @@ int main(void)
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
-    return h_finish("test-red-bridge");
+    return h_finish("test-bridge-host-input");
 }

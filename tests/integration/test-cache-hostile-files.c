@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red2-cache: tool cache files that a hostile hand left (link, truncated, deep, huge, junk).
+// test-cache-hostile-files: tool cache files that a hostile hand left (link, truncated, deep, huge, junk).
 
 /*
  * Round 2 of the attacks on the files mcpd reads (task h-red2); test-bounds covers a FIFO, a
@@ -59,7 +59,7 @@ int main(void)
     mcpc_client *c;
     bool found = false;
 
-    h_setup(&h, "red2-cache");
+    h_setup(&h, "cache-hostile-files");
     script = xasprintf("%s/cached.sh", h.dir);
     dir = xasprintf("%s/cache/mcpd/tools", h.dir);
     good = xasprintf("%s/good-entry.json", h.dir);
@@ -72,7 +72,7 @@ int main(void)
 
     /* First start: the cache entry is written; then the server fails at once for good. */
     h_start(&h, NULL);
-    c = h_client(&h, "red2-cache");
+    c = h_client(&h, "cache-hostile-files");
     h_settle(&h, c, "steady", "cached", NULL);
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
@@ -80,14 +80,14 @@ int main(void)
     CHECK_MSG(file, "no cache entry in %s", dir);
     if (!file) {
         h_teardown(&h);
-        return h_finish("test-red2-cache");
+        return h_finish("test-cache-hostile-files");
     }
     h_sh("cp -p '%s' '%s' && printf '#!/bin/sh\\nexit 3\\n' > '%s'", file, good, script);
 
     for (size_t i = 0; i < N_ELEMENTS(cases); i++) {
         h_sh("F='%s' G='%s'; %s; : > '%s'", file, good, cases[i].shell, h.log);
         h_start(&h, NULL);
-        c = h_client(&h, "red2-cache");
+        c = h_client(&h, "cache-hostile-files");
         found = false;
         h_list_count(c, TOOL, &found);
         CHECK_MSG(!found, "%s: the planted cache entry was served", cases[i].name);
@@ -104,11 +104,11 @@ int main(void)
 
     /* Control: the good copy put back is served, so the checks above could fail. */
     h_start(&h, NULL);
-    c = h_client(&h, "red2-cache");
+    c = h_client(&h, "cache-hostile-files");
     h_list_count(c, TOOL, &found);
     CHECK_MSG(found, "control: the good cache entry was not served");
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
     h_teardown(&h);
-    return h_finish("test-red2-cache");
+    return h_finish("test-cache-hostile-files");
 }

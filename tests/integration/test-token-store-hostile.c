@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// test-red2-files: a hostile OAuth token store (FIFO, link, mode 0666, truncated, deep, huge).
+// test-token-store-hostile: a hostile OAuth token store (FIFO, link, mode 0666, truncated, deep, huge).
 
 /*
  * Round 2 of the attacks on the files mcpd reads (task h-red2). The token store is read on the
@@ -120,7 +120,7 @@ static bool wait_decided(mcpc_client *c, const char *name, bool want_connected)
 
 static void run_case(size_t i)
 {
-    _cleanup_free_ char *hname = xasprintf("red2-files-%s", cases[i].name);
+    _cleanup_free_ char *hname = xasprintf("token-store-%s", cases[i].name);
     _cleanup_free_ char *port_file = NULL, *out = NULL, *url = NULL, *cfg = NULL, *log = NULL;
     Harness h;
     mcpc_client *c;
@@ -171,5 +171,5 @@ int main(void)
 {
     for (size_t i = 0; i < N_ELEMENTS(cases); i++)
         run_case(i);
-    return h_finish("test-red2-files");
+    return h_finish("test-token-store-hostile");
 }
