@@ -81,8 +81,11 @@ int config_source_index(const char *id)
 static void collect_disabled(const ConfigSource *s, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *out)
 {
-    ConfigSet tmp = {
-        .quiet = true, .root = out->root, .gate = out->gate, .gate_ctx = out->gate_ctx};
+    ConfigSet tmp = {.quiet = true,
+                     .root = out->root,
+                     .gate = out->gate,
+                     .gate_ctx = out->gate_ctx,
+                     .folder_trust = out->folder_trust};
 
     s->collect(s, opt, settings, &tmp);
     for (size_t i = 0; i < tmp.n_servers; i++)
@@ -126,6 +129,7 @@ static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *
     if (trust) {
         out->gate = trust_gate_entry;
         out->gate_ctx = trust;
+        out->folder_trust = trust->folder_trust;
     }
     if (opt->root && !opt->config_file && (r = check_root(out, opt->root)) < 0)
         return r;

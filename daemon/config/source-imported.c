@@ -34,7 +34,9 @@ static void load_one(const DiscoverOptions *opt, const Settings *settings, Confi
                      const char *path, const char *name, ConfigMapFn map, unsigned expand_off)
 {
     _cleanup_json_ yajl_val root = NULL;
-    SourceMeta meta = {"imported", (char *)name, (char *)path, CONFIG_LEVEL_USER, expand_off};
+    /* Codex's mapping writes mcpd's ${mcpd:env:} references (and refuses them written). */
+    SourceMeta meta = {"imported", (char *)name, (char *)path, CONFIG_LEVEL_USER,
+                       expand_off | (map == source_codex_map ? SOURCE_MCPD_REFS : 0)};
     yajl_val projects;
 
     if (config_read_json(set, path, CONFIG_LEVEL_USER, &root) < 0)
