@@ -68,6 +68,9 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
     /* Hot reload watches what discovery looked at, found or not. */
     if (read_hook && !set->quiet)
         read_hook(path, set->root, read_hook_ud);
+    /* $HOME is never a project of its own files (~/.codex/config.toml is the user's). */
+    if (level == CONFIG_LEVEL_PROJECT && set->root_is_home)
+        return -ENOENT;
     r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, &st, textp,
                            lenp, &why);
     if (r == 0)
@@ -251,8 +254,8 @@ static char *env_file_path(ConfigSet *set, const char *name, yajl_val written,
 static void env_file_read(ConfigSet *set, const char *name, const SourceMeta *src, const char *path,
                           char **textp, size_t *lenp)
 {
-    bool project =
-        src->level == CONFIG_LEVEL_PROJECT || (set->root && paths_within(path, set->root));
+    bool project = !set->root_is_home && (src->level == CONFIG_LEVEL_PROJECT ||
+                                          (set->root && paths_within(path, set->root)));
     int r = config_read_text(set, path, project ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER, textp,
                              lenp);
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,7 +86,8 @@ static void collect_disabled(const ConfigSource *s, const DiscoverOptions *opt,
                      .root = out->root,
                      .gate = out->gate,
                      .gate_ctx = out->gate_ctx,
-                     .folder_trust = out->folder_trust};
+                     .folder_trust = out->folder_trust,
+                     .root_is_home = out->root_is_home};
 
     s->collect(s, opt, settings, &tmp);
     for (size_t i = 0; i < tmp.n_servers; i++)
@@ -117,6 +119,15 @@ static int check_root(ConfigSet *out, const char *root)
     return r;
 }
 
+/* Whether root (a realpath, or NULL) is the user's home directory. */
+static bool root_is_home(const char *root)
+{
+    _cleanup_free_ char *home = root ? paths_home() : NULL;
+    _cleanup_free_ char *real = home ? realpath(home, NULL) : NULL;
+
+    return real && streq(real, root);
+}
+
 static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
                     bool quiet, Trust *trust)
 {
@@ -126,6 +137,7 @@ static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *
     out->quiet = quiet;
     out->keep_last_good = true;
     out->root = opt->root;
+    out->root_is_home = root_is_home(opt->root);
     if (trust) {
         out->gate = trust_gate_entry;
         out->gate_ctx = trust;

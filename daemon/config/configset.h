@@ -180,6 +180,11 @@ typedef struct ConfigSet {
     void *gate_ctx;        /* borrowed: the gate's state (a Trust) */
     unsigned folder_trust; /* CONFIG_FOLDER_TRUST_* the gate found (meaningful with a gate) */
     /*
+     * The root is the user's home directory: its files are the user's own, read as such by
+     * each agent's provider, never a second time as a project's (config_read_text).
+     */
+    bool root_is_home;
+    /*
      * Every file read into the set, one per path (a re-read replaces it): bounded by the files
      * the providers read, which are themselves bounded.
      */
