@@ -41,16 +41,18 @@ void settings_init(Settings *s)
 
 /*
  * Priority order: DESIGN section 6. The forms each agent fills, from its own documentation and
- * code (docs/configuration.md): Cursor documents ${env:NAME} and its predefined variables, not
- * a bare ${NAME}; Windsurf ${env:NAME} (and ${file:}, which mcpd does not read); Gemini CLI
- * $NAME, ${NAME} and ${NAME:-default} (packages/cli/src/utils/envVarResolver.ts), not ${env:};
- * Cline ${env:NAME} only (apps/vscode/src/utils/envExpansion.ts); OpenCode its own {env:NAME}
- * only, which source-opencode.c turns into ${env:NAME:-} (so ${env:} stays on for it).
+ * code (docs/configuration.md): Claude Code ${VAR} and ${VAR:-default} only
+ * (code.claude.com/docs/en/mcp, "Environment variable expansion in .mcp.json"; a ${env:X} is
+ * looked up as a variable named "env:X" and stays as written); Cursor documents ${env:NAME} and its
+ * predefined variables, not a bare ${NAME}; Windsurf ${env:NAME} (and ${file:}, which mcpd does not
+ * read); Gemini CLI $NAME, ${NAME} and ${NAME:-default} (packages/cli/src/utils/envVarResolver.ts),
+ * not ${env:}; Cline ${env:NAME} only (apps/vscode/src/utils/envExpansion.ts); OpenCode its own
+ * {env:NAME} only, which source-opencode.c turns into ${env:NAME:-} (so ${env:} stays on for it).
  */
 const ConfigSource config_sources[] = {
     {"mcpd", "mcpd", source_native_collect, 0},
     {"imported", "mcpctl setup", source_imported_collect, 0},
-    {"claude", "Claude Code", source_claude_collect, 0},
+    {"claude", "Claude Code", source_claude_collect, EXPAND_ENV | EXPAND_EDITOR},
     {"codex", "OpenAI Codex", source_codex_collect, 0},
     {"gemini", "Gemini CLI", source_gemini_collect, EXPAND_ENV | EXPAND_EDITOR},
     {"cursor", "Cursor", source_cursor_collect, EXPAND_VAR},

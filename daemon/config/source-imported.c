@@ -21,7 +21,7 @@ static const struct {
     ConfigMapFn map;
     unsigned expand_off; /* as the agent's own provider (config_sources[]): Codex expands nothing */
 } imported_agents[] = {
-    {"claude", "Claude Code (moved here by mcpctl setup)", NULL, 0},
+    {"claude", "Claude Code (moved here by mcpctl setup)", NULL, EXPAND_ENV | EXPAND_EDITOR},
     {"codex", "OpenAI Codex (moved here by mcpctl setup)", source_codex_map, EXPAND_ALL},
     {"gemini", "Gemini CLI (moved here by mcpctl setup)", source_gemini_map,
      EXPAND_ENV | EXPAND_EDITOR},
