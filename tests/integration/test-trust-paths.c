@@ -429,10 +429,14 @@ static void test_local_settings_and_lists(void)
     put_in(home, ".gemini/settings.json", user_gemini);
     h_start(&h, NULL);
     mcpc_client *agent = agent_in(&h, root);
-    CHECK_MSG(h_wait_state(agent, "userclaude", "connected", H_WAIT_MS),
-              "the repository's deniedMcpServers hid the user's own server");
-    CHECK_MSG(h_wait_state(agent, "usergm", "connected", H_WAIT_MS),
-              "the repository's mcp.excluded hid the user's own server");
+    /* The agent in the repository sees the user's own servers' tools. */
+    CHECK(h_wait_state(agent, "userclaude", "connected", H_WAIT_MS));
+    CHECK(h_wait_state(agent, "usergm", "connected", H_WAIT_MS));
+    bool claude_seen = false, gemini_seen = false;
+    h_list_count(agent, "mcp_userclaude_echo", &claude_seen);
+    h_list_count(agent, "mcp_usergm_echo", &gemini_seen);
+    CHECK_MSG(claude_seen, "the repository's deniedMcpServers hid the user's own server");
+    CHECK_MSG(gemini_seen, "the repository's mcp.excluded hid the user's own server");
     h_sleep_ms(SETTLE_MS);
     CHECK_MSG(!marked("local"), "a shipped settings.local.json approved a server");
     _cleanup_json_ yajl_val st = h_status(agent);
