@@ -19,6 +19,7 @@
 #include "daemon/config/claude-policy.h"
 #include "daemon/config/collect.h"
 #include "daemon/config/configset.h"
+#include "daemon/config/gitindex.h"
 #include "daemon/config/source-imported.h"
 #include "daemon/config/source.h"
 #include "daemon/config/trust-gate.h"
@@ -104,9 +105,14 @@ static void load_claude_settings(Trust *t, bool folder_trusted, bool *all_setp)
                 ? claude_managed_read(&quiet, files[i], &v, NULL)
                 : source_read_json(&quiet, files[i],
                                    i == USER ? CONFIG_LEVEL_USER : CONFIG_LEVEL_PROJECT, false, &v);
-        /* Someone else's settings.local.json is not the user's answer. */
+        /*
+         * Someone else's settings.local.json is not the user's answer, and one the repository
+         * tracks came with it: like settings.json, it may only reject (Claude Code too takes
+         * approvals only from an untracked one; git's index is read, git is not run).
+         */
         if (r == 0 && i == LOCAL &&
-            check_owner(files[i], config_set_read_stat(&quiet, files[i]), false, &why) < 0)
+            (check_owner(files[i], config_set_read_stat(&quiet, files[i]), false, &why) < 0 ||
+             gitindex_tracks(files[i]) != GIT_UNTRACKED))
             approves = false;
         if (r == 0) {
             if (approves && !*all_setp &&

@@ -456,6 +456,17 @@ static void test_settings_approvals(void)
         config_set_deinit(&set);
         CHECK_INTEQ(chown(local, getuid(), getgid()), 0);
     }
+    /* One the repository tracks came with it: like settings.json, it may only reject. */
+    _cleanup_free_ char *git = xasprintf(
+        "cd '%s' && GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git init -q && "
+        "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git add -f .claude/settings.local.json",
+        root);
+    CHECK_INTEQ(system(git), 0);
+    discover(&set, root);
+    CHECK(config_set_find(&set, "proj") == NULL && find_skip(&set, "proj", "untrusted"));
+    config_set_deinit(&set);
+    _cleanup_free_ char *dotgit = paths_join(root, ".git");
+    test_rm_rf(dotgit);
 
     /* The user's own settings reject it; a project file cannot approve anything. */
     write_at(".claude/settings.json", "{\"disabledMcpjsonServers\": [\"proj\"]}\n");
