@@ -10,6 +10,7 @@
 
 #include "common/json.h"
 #include "common/paths.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/config.h"
 #include "daemon/config/source.h"
@@ -599,6 +600,50 @@ static void test_filters(void)
 }
 
 /* A missing envFile is a problem naming the server, which still starts. */
+/*
+ * Approvals made under the first fingerprint (the file and the entry, no envFile contents):
+ * one of an entry without an envFile still stands (the same bytes were hashed, and they were
+ * all that decided what it runs); one of an entry with an envFile is asked for again, saying
+ * why.
+ */
+static void test_old_approvals(void)
+{
+    _cleanup_free_ char *file = paths_join(root, ".mcpd/mcp.json");
+    _cleanup_free_ char *store = paths_join(state, "mcpd/trust.json");
+    const char *entries[] = {"{\"command\": \"plain\"}",
+                             "{\"command\": \"withenv\", \"envFile\": \".env\"}"};
+    TrustHash v1[2];
+    ConfigSet set;
+
+    put(root, ".mcpd/mcp.json",
+        "{\"mcpServers\": {\"plain\": {\"command\": \"plain\"}, \"withenv\": "
+        "{\"command\": \"withenv\", \"envFile\": \".env\"}}}");
+    put(root, ".env", "NODE_OPTIONS=--require ./evil.js\n");
+    for (size_t i = 0; i < 2; i++) {
+        _cleanup_json_ yajl_val v = json_parse(entries[i], NULL);
+        StrBuf sb = STRBUF_INIT;
+        strbuf_printf(&sb, "%s\n", file);
+        json_write_sorted(&sb, v);
+        sha256_hex(v1[i], sb.data, sb.len);
+        strbuf_deinit(&sb);
+    }
+    _cleanup_free_ char *old = xasprintf(
+        "{\"version\": 1, \"projects\": {\"%s\": {\"plain\": [\"%s\"], \"withenv\": [\"%s\"]}}}",
+        root, v1[0], v1[1]);
+    put(state, "mcpd/trust.json", old);
+    discover(&set);
+    CHECK(config_set_find(&set, "plain") != NULL);
+    expect_held(&set, "withenv",
+                "approved before mcpd's approvals covered the contents of an "
+                "envFile");
+    expect_held(&set, "withenv", "sets 'NODE_OPTIONS=--require ./evil.js'");
+    config_set_deinit(&set);
+    unlink(store);
+    unlink(file);
+    _cleanup_free_ char *env = paths_join(root, ".env");
+    unlink(env);
+}
+
 static void test_env_file_missing(void)
 {
     _cleanup_free_ char *user = paths_join(home, ".config/mcpd/mcp.json");
@@ -651,6 +696,7 @@ int main(void)
     RUN(test_codex_and_gemini_answers);
     RUN(test_masks_and_commands);
     RUN(test_filters);
+    RUN(test_old_approvals);
     RUN(test_env_file_missing);
     RUN(test_unreadable_root);
     teardown();
