@@ -16,7 +16,35 @@ static void show_control(StrBuf *out, unsigned char c)
     strbuf_putc(out, c == 0x7f ? '?' : (char)(c + 0x40));
 }
 
-/* held[0] is ESC: 1 when it is a whole SGR sequence, 0 when it may still become one, -1 not. */
+/*
+ * Whether the parameters of an SGR sequence (between "ESC[" and "m") only set what mcpctl's own
+ * colours set: reset (0 or empty), bold (1, 22), red, green, yellow (31-33) and the default
+ * colour (39). Everything else can hide text: concealed (8), faint (2), a background (40-49,
+ * 100-107), a foreground (30, 34-37, 38;5;n, 90-97) as dark as the terminal's own background,
+ * reverse video (7) with either.
+ */
+static bool sgr_safe(const char *p, size_t n)
+{
+    static const char *const safe[] = {"", "0", "1", "22", "31", "32", "33", "39"};
+
+    for (size_t i = 0; i <= n;) {
+        size_t len = 0;
+        bool ok = false;
+        while (i + len < n && p[i + len] != ';')
+            len++;
+        for (size_t k = 0; k < N_ELEMENTS(safe) && !ok; k++)
+            ok = strlen(safe[k]) == len && memcmp(safe[k], p + i, len) == 0;
+        if (!ok)
+            return false;
+        i += len + 1;
+    }
+    return true;
+}
+
+/*
+ * held[0] is ESC: 1 when it is a whole SGR sequence that only sets mcpctl's own colours, 0 when
+ * it may still become one, -1 not.
+ */
 static int sgr_state(const char *s, size_t n)
 {
     if (n < 2)
@@ -25,7 +53,7 @@ static int sgr_state(const char *s, size_t n)
         return -1;
     for (size_t i = 2; i < n; i++) {
         if (s[i] == 'm')
-            return i == n - 1 ? 1 : -1;
+            return i == n - 1 && sgr_safe(s + 2, i - 2) ? 1 : -1;
         if (!((s[i] >= '0' && s[i] <= '9') || s[i] == ';'))
             return -1;
     }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // ctl-safeout: what mcpctl prints for a person carries no terminal control sequences but its own
-// colours. Server names, tool descriptions, a server's stderr and config values come from files
-// and programs mcpd does not trust; printed raw, an escape sequence in them could retitle the
-// terminal, hide lines, move the cursor or write to the clipboard.
+// colours (none that could hide text). Server names, tool descriptions, a server's stderr and
+// config values come from files and programs mcpd does not trust; printed raw, an escape sequence
+// in them could retitle the terminal, hide lines, move the cursor or write to the clipboard.
 #pragma once
 
 #include <stdbool.h>
@@ -27,8 +27,10 @@ typedef struct SafeOut {
 /*
  * Append in[0..n) to out with every control character shown instead of sent: C0 controls other
  * than newline and tab as ^X (ESC as ^[, CR as ^M), DEL as ^?, the C1 controls U+0080-U+009F as
- * \u0080-style text. SGR sequences (ESC [ digits/';' m) pass unchanged. A sequence or UTF-8
- * character cut by the chunk's end is held for the next call.
+ * \u0080-style text. Only SGR sequences (ESC [ digits/';' m) that set nothing but mcpctl's own
+ * colours (reset, bold, red, green, yellow, default) pass unchanged; any other, which could hide
+ * text (concealed ESC[8m, a background, a dark foreground), is shown like every escape. A
+ * sequence or UTF-8 character cut by the chunk's end is held for the next call.
  */
 void safeout_filter(SafeOut *st, const char *in, size_t n, StrBuf *out);
 /* Append what is still held, shown as text (the stream ends). */

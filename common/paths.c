@@ -41,6 +41,15 @@ char *paths_join(const char *a, const char *b)
     return xasprintf("%.*s/%s", (int)n, a, b);
 }
 
+bool paths_within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    if (n == 1 && dir[0] == '/')
+        return path[0] == '/';
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
 char *paths_dirname(const char *path)
 {
     const char *slash = strrchr(path, '/');

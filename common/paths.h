@@ -21,6 +21,8 @@ char *paths_socket(void);
 char *paths_join(const char *a, const char *b);
 /** Directory part of a path (newly allocated; "." when there is none). */
 char *paths_dirname(const char *path);
+/** Whether path is dir or lies below it (both absolute and normalised, as realpath gives). */
+bool paths_within(const char *path, const char *dir);
 
 /*
  * Create dir (mode 0700, parents as needed) and check it is a directory owned by uid and not

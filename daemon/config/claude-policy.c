@@ -314,6 +314,7 @@ void claude_settings_load(ClaudeSettings *cs, ConfigSet *set, const char *root)
 
     memset(cs, 0, sizeof(*cs));
     cs->root = root;
+    cs->project_lists = config_folder_trusted(set, CONFIG_FOLDER_TRUST_CLAUDE);
     cs->dir = claude_config_dir();
     cs->plugins = cache && cache[0] ? env_dir(cache) : paths_join(cs->dir, "plugins");
     seeds_load(cs, set);
@@ -487,6 +488,8 @@ static bool entry_matches(yajl_val e, const Seen *s, const char *root)
 /* The list key of scope i, when it is an array (a wrong type is reported once, at load). */
 static yajl_val scope_list(const ClaudeSettings *cs, int i, const char *key)
 {
+    if ((i == CLAUDE_SCOPE_PROJECT || i == CLAUDE_SCOPE_LOCAL) && !cs->project_lists)
+        return NULL;
     return json_get_array(cs->scopes[i].root, key);
 }
 

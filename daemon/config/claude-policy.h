@@ -45,7 +45,13 @@ typedef struct ClaudeSettings {
     size_t n_seeds;
     const char *root;
     ClaudeScope scopes[CLAUDE_N_SCOPES];
-    bool strict_mcp;        /* strictPluginOnlyCustomization locks the "mcp" surface */
+    bool strict_mcp; /* strictPluginOnlyCustomization locks the "mcp" surface */
+    /*
+     * The project's own files (.claude/settings.json, settings.local.json) may set the MCP
+     * allow and deny lists: only once the user accepted Claude Code's trust dialog for the
+     * folder, as Claude Code ignores a folder's settings before (config_folder_trusted).
+     */
+    bool project_lists;
     yajl_val provided_urls; /* URLs of the managedMcpServers loaded (array, owned), or NULL */
     yajl_val managed_parts; /* each managed file read, by path: base, then fragments (owned) */
 } ClaudeSettings;

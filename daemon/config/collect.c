@@ -68,6 +68,9 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
     /* Hot reload watches what discovery looked at, found or not. */
     if (read_hook && !set->quiet)
         read_hook(path, set->root, read_hook_ud);
+    /* $HOME is never a project of its own files (~/.codex/config.toml is the user's). */
+    if (level == CONFIG_LEVEL_PROJECT && set->root_is_home)
+        return -ENOENT;
     r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, &st, textp,
                            lenp, &why);
     if (r == 0)
@@ -217,36 +220,55 @@ static void env_file_line(yajl_val env, const char *line, size_t n)
 }
 
 /*
- * envFile (VS Code, Cursor): a .env file whose variables join env. A relative path starts
- * where the server does (project root or home). A missing or unreadable file is a problem
- * naming the server; the server still starts without it.
+ * envFile (VS Code, Cursor): the path of a .env file whose variables join env, as the agent fills
+ * it in; a relative path starts where the server does (project root or home). Only a stdio
+ * entry's (one without a url) counts. NULL when there is none (a bad value is reported).
  */
-static void take_env_file(ConfigSet *set, ServerConfig *c, yajl_val expanded)
+static char *env_file_path(ConfigSet *set, const char *name, yajl_val written,
+                           const SourceMeta *src)
 {
-    yajl_val v = json_get(expanded, "envFile");
-    _cleanup_free_ char *home = NULL, *path = NULL, *text = NULL;
-    size_t len = 0;
+    yajl_val v = json_get(written, "envFile");
+    _cleanup_json_ yajl_val filled = NULL;
+    _cleanup_free_ char *home = NULL;
 
-    if (!v || c->type != TRANSPORT_STDIO)
-        return;
+    if (!v || (json_get(written, "url") && !json_get(written, "command")))
+        return NULL;
     if (!YAJL_IS_STRING(v) || !v->u.string[0]) {
-        config_set_problem(set, c->source.path, c->name,
-                           "Server \"%s\": \"envFile\" must be a path; it is ignored", c->name);
-        return;
+        config_set_problem(set, src->path, name,
+                           "Server \"%s\": \"envFile\" must be a path; it is ignored", name);
+        return NULL;
     }
-    if (v->u.string[0] == '/')
-        path = xstrdup(v->u.string);
-    else
-        path =
-            paths_join(c->source.level == CONFIG_LEVEL_PROJECT && set->root ? set->root
-                                                                            : (home = paths_home()),
-                       v->u.string);
-    int r = config_read_text(set, path, c->source.level, &text, &len);
+    filled = config_expand_forms(v, set->root, config_source_forms(src));
+    if (filled->u.string[0] == '/')
+        return xstrdup(filled->u.string);
+    return paths_join(src->level == CONFIG_LEVEL_PROJECT && set->root ? set->root
+                                                                      : (home = paths_home()),
+                      filled->u.string);
+}
+
+/*
+ * Read the envFile once: the gate judges these bytes and the server gets them. A file inside the
+ * project is a project file (a link there is not followed). A missing file is a problem naming
+ * the server, which still starts without it.
+ */
+static void env_file_read(ConfigSet *set, const char *name, const SourceMeta *src, const char *path,
+                          char **textp, size_t *lenp)
+{
+    bool project = !set->root_is_home && (src->level == CONFIG_LEVEL_PROJECT ||
+                                          (set->root && paths_within(path, set->root)));
+    int r = config_read_text(set, path, project ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER, textp,
+                             lenp);
+
     if (r == -ENOENT)
-        config_set_problem(set, c->source.path, c->name,
+        config_set_problem(set, src->path, name,
                            "Server \"%s\": envFile %s does not exist; the server starts without it",
-                           c->name, path);
-    if (r < 0)
+                           name, path);
+}
+
+/* The variables of an envFile's text join c's env (its own env wins). */
+static void env_file_apply(ServerConfig *c, const char *text, size_t len)
+{
+    if (!text || c->type != TRANSPORT_STDIO)
         return;
     if (!c->env)
         c->env = json_object_new();
@@ -342,11 +364,31 @@ static void note_unfilled(ConfigSet *set, const char *name, const SourceMeta *sr
     }
 }
 
+/* Whether an entry as written starts mcpd's own bridge (never a server of its own). */
+static bool written_is_bridge(yajl_val written)
+{
+    yajl_val args = json_get_array(written, "args");
+    const char *command = json_get_string(written, "command");
+    size_t n = json_array_len(args);
+    _cleanup_free_ char **argv = xcalloc(n + 1, sizeof(char *));
+
+    if (!command || json_get(written, "url"))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        yajl_val a = json_array_at(args, i);
+        if (!YAJL_IS_STRING(a))
+            return false;
+        argv[i] = a->u.string;
+    }
+    return selfref_is_bridge_command(command, argv, n);
+}
+
 void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const SourceMeta *src,
                       const Settings *settings)
 {
     _cleanup_json_ yajl_val expanded = NULL;
-    size_t n_problems = set->n_problems;
+    _cleanup_free_ char *env_path = NULL, *env_text = NULL;
+    size_t n_problems = set->n_problems, env_len = 0;
     ServerConfig *c, *prev;
     char *key = NULL;
 
@@ -355,8 +397,18 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
         config_set_skip(set, name, src, "project-level config is off (enableProjectConfig)");
         return;
     }
-    expanded =
-        config_expand_forms(written, set->root, (EXPAND_ALL & ~src->expand_off) | EXPAND_MCPD);
+    if (written_is_bridge(written)) {
+        config_set_skip(set, name, src, "%s", SELFREF_REASON);
+        return;
+    }
+    if ((env_path = env_file_path(set, name, written, src)))
+        env_file_read(set, name, src, env_path, &env_text, &env_len);
+    /* The gate sees the entry as written: nothing in it is expanded before it is approved. */
+    if (set->gate &&
+        !set->gate(set->gate_ctx, set,
+                   &(ConfigGateEntry){name, written, src, env_path, env_text, env_len}))
+        return;
+    expanded = config_expand_forms(written, set->root, config_source_forms(src));
     c = server_config_build(name, written, expanded, src, settings, set);
     if (!c) {
         /* Reported, and it masks nothing: a lower entry of the name may still win (B7). */
@@ -369,11 +421,7 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
         server_config_free(c);
         return;
     }
-    if (set->gate && !set->gate(set->gate_ctx, set, name, written, c)) {
-        server_config_free(c);
-        return;
-    }
-    take_env_file(set, c, expanded);
+    env_file_apply(c, env_text, env_len);
     if (settings->filter_exa && config_is_exa(c, &key)) {
         config_set_skip(set, name, src, "Exa server, filtered (filterExa)%s",
                         key ? "; its API key was taken" : "");
@@ -477,7 +525,8 @@ void config_load_json_servers(ConfigSet *set, const char *path, const char *key,
 void config_load_native_file(ConfigSet *set, const char *path, const char *provider,
                              const char *provider_name, ConfigLevel level, const Settings *settings)
 {
-    SourceMeta src = {(char *)provider, (char *)provider_name, (char *)path, level, 0};
+    SourceMeta src = {(char *)provider, (char *)provider_name, (char *)path, level,
+                      SOURCE_MCPD_REFS};
 
     config_load_json_servers(set, path, "mcpServers", &src, settings, NULL);
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,16 +41,18 @@ void settings_init(Settings *s)
 
 /*
  * Priority order: DESIGN section 6. The forms each agent fills, from its own documentation and
- * code (docs/configuration.md): Cursor documents ${env:NAME} and its predefined variables, not
- * a bare ${NAME}; Windsurf ${env:NAME} (and ${file:}, which mcpd does not read); Gemini CLI
- * $NAME, ${NAME} and ${NAME:-default} (packages/cli/src/utils/envVarResolver.ts), not ${env:};
- * Cline ${env:NAME} only (apps/vscode/src/utils/envExpansion.ts); OpenCode its own {env:NAME}
- * only, which source-opencode.c turns into ${env:NAME:-} (so ${env:} stays on for it).
+ * code (docs/configuration.md): Claude Code ${VAR} and ${VAR:-default} only
+ * (code.claude.com/docs/en/mcp, "Environment variable expansion in .mcp.json"; a ${env:X} is
+ * looked up as a variable named "env:X" and stays as written); Cursor documents ${env:NAME} and its
+ * predefined variables, not a bare ${NAME}; Windsurf ${env:NAME} (and ${file:}, which mcpd does not
+ * read); Gemini CLI $NAME, ${NAME} and ${NAME:-default} (packages/cli/src/utils/envVarResolver.ts),
+ * not ${env:}; Cline ${env:NAME} only (apps/vscode/src/utils/envExpansion.ts); OpenCode its own
+ * {env:NAME} only, which source-opencode.c turns into ${env:NAME:-} (so ${env:} stays on for it).
  */
 const ConfigSource config_sources[] = {
     {"mcpd", "mcpd", source_native_collect, 0},
     {"imported", "mcpctl setup", source_imported_collect, 0},
-    {"claude", "Claude Code", source_claude_collect, 0},
+    {"claude", "Claude Code", source_claude_collect, EXPAND_ENV | EXPAND_EDITOR},
     {"codex", "OpenAI Codex", source_codex_collect, 0},
     {"gemini", "Gemini CLI", source_gemini_collect, EXPAND_ENV | EXPAND_EDITOR},
     {"cursor", "Cursor", source_cursor_collect, EXPAND_VAR},
@@ -81,8 +84,12 @@ int config_source_index(const char *id)
 static void collect_disabled(const ConfigSource *s, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *out)
 {
-    ConfigSet tmp = {
-        .quiet = true, .root = out->root, .gate = out->gate, .gate_ctx = out->gate_ctx};
+    ConfigSet tmp = {.quiet = true,
+                     .root = out->root,
+                     .gate = out->gate,
+                     .gate_ctx = out->gate_ctx,
+                     .folder_trust = out->folder_trust,
+                     .root_is_home = out->root_is_home};
 
     s->collect(s, opt, settings, &tmp);
     for (size_t i = 0; i < tmp.n_servers; i++)
@@ -114,6 +121,15 @@ static int check_root(ConfigSet *out, const char *root)
     return r;
 }
 
+/* Whether root (a realpath, or NULL) is the user's home directory. */
+static bool root_is_home(const char *root)
+{
+    _cleanup_free_ char *home = root ? paths_home() : NULL;
+    _cleanup_free_ char *real = home ? realpath(home, NULL) : NULL;
+
+    return real && streq(real, root);
+}
+
 static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
                     bool quiet, Trust *trust)
 {
@@ -123,9 +139,11 @@ static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *
     out->quiet = quiet;
     out->keep_last_good = true;
     out->root = opt->root;
+    out->root_is_home = root_is_home(opt->root);
     if (trust) {
         out->gate = trust_gate_entry;
         out->gate_ctx = trust;
+        out->folder_trust = trust->folder_trust;
     }
     if (opt->root && !opt->config_file && (r = check_root(out, opt->root)) < 0)
         return r;

@@ -240,6 +240,7 @@ static void source_copy(SourceMeta *dst, const SourceMeta *src)
     dst->provider_name = xstrdup(src->provider_name ? src->provider_name : dst->provider);
     dst->path = src->path ? xstrdup(src->path) : NULL;
     dst->level = src->level;
+    dst->expand_off = src->expand_off;
 }
 
 ServerConfig *server_config_free(ServerConfig *c)
@@ -915,6 +916,16 @@ yajl_val config_expand_forms(yajl_val v, const char *root, unsigned forms)
 yajl_val config_expand(yajl_val v, const char *root)
 {
     return config_expand_forms(v, root, EXPAND_ALL | EXPAND_MCPD);
+}
+
+unsigned config_source_forms(const SourceMeta *src)
+{
+    return (EXPAND_ALL & ~src->expand_off) | (src->expand_off & SOURCE_MCPD_REFS ? EXPAND_MCPD : 0);
+}
+
+bool config_folder_trusted(const ConfigSet *set, unsigned bit)
+{
+    return !set->gate || (set->folder_trust & bit);
 }
 
 /* ---- tool filters ---- */

@@ -49,6 +49,13 @@ enum {
     EXPAND_MCPD = 1u << 3,
 };
 #define EXPAND_MCPD_ENV "mcpd:env:"
+/*
+ * Not a form, a mark in SourceMeta.expand_off: the source's mapping writes ${mcpd:env:NAME}
+ * (mcpd's own files, Codex's env_vars), so that form is filled there. In any other agent's file
+ * it is text the agent passes on as written; filling it would let a repository's file have mcpd
+ * send any variable of the user's (a token, in a header).
+ */
+#define SOURCE_MCPD_REFS (1u << 8)
 
 /* Where a server entry came from (the seed's SourceMeta). */
 typedef struct SourceMeta {
@@ -56,7 +63,11 @@ typedef struct SourceMeta {
     char *provider_name; /* display name, e.g. "mcpd (user)" */
     char *path;          /* the file */
     ConfigLevel level;
-    unsigned expand_off; /* EXPAND_* forms its agent leaves as written (0: it fills them all) */
+    /*
+     * EXPAND_* forms its agent leaves as written (0: it fills them all), and SOURCE_MCPD_REFS
+     * when its mapping writes ${mcpd:env:NAME} references, the only case that form is filled.
+     */
+    unsigned expand_off;
 } SourceMeta;
 
 typedef struct ServerConfig {
@@ -120,10 +131,33 @@ typedef struct ConfigFileStat {
     struct stat st;
 } ConfigFileStat;
 
+/*
+ * One entry as the gate sees it: as written, before anything in it is expanded, interpreted or
+ * run. Its envFile is read once, before the gate: the bytes approved are the bytes the server
+ * gets.
+ */
+typedef struct ConfigGateEntry {
+    const char *name;
+    yajl_val written; /* the entry as the file has it (mapped to mcpd's shape), unexpanded */
+    const SourceMeta *src;
+    const char *env_file; /* the envFile path read (a stdio entry's), or NULL: none */
+    const char *env_text; /* what it held, or NULL: missing or unreadable */
+    size_t env_len;
+} ConfigGateEntry;
+
 struct ConfigSet;
-/* Whether entry name (written as the file has it, c as built from it) may join set. */
-typedef bool (*ConfigGateFn)(void *ctx, struct ConfigSet *set, const char *name, yajl_val written,
-                             const ServerConfig *c);
+/* Whether an entry may join set; a false answer has recorded why in set. */
+typedef bool (*ConfigGateFn)(void *ctx, struct ConfigSet *set, const ConfigGateEntry *e);
+
+/*
+ * The agents' own trust in a project folder (ConfigSet.folder_trust): a project's settings file
+ * of that agent says anything (its allow and deny lists too) only once the user trusted the
+ * folder there, as the agent itself does.
+ */
+enum {
+    CONFIG_FOLDER_TRUST_CLAUDE = 1u << 0, /* Claude Code's trust dialog accepted for the root */
+    CONFIG_FOLDER_TRUST_GEMINI = 1u << 1, /* Gemini CLI's trustedFolders (or folder trust off) */
+};
 
 typedef struct ConfigSet {
     ServerConfig **servers; /* winners, in priority order (disabled ones too: they mask) */
@@ -143,7 +177,13 @@ typedef struct ConfigSet {
      * the set. NULL lets every entry through.
      */
     ConfigGateFn gate;
-    void *gate_ctx; /* borrowed: the gate's state (a Trust) */
+    void *gate_ctx;        /* borrowed: the gate's state (a Trust) */
+    unsigned folder_trust; /* CONFIG_FOLDER_TRUST_* the gate found (meaningful with a gate) */
+    /*
+     * The root is the user's home directory: its files are the user's own, read as such by
+     * each agent's provider, never a second time as a project's (config_read_text).
+     */
+    bool root_is_home;
     /*
      * Every file read into the set, one per path (a re-read replaces it): bounded by the files
      * the providers read, which are themselves bounded.
@@ -286,6 +326,14 @@ char *config_plain_name(const char *name);
 yajl_val config_expand(yajl_val v, const char *root);
 /** config_expand filling only the EXPAND_* forms in forms; the others stay as written. */
 yajl_val config_expand_forms(yajl_val v, const char *root, unsigned forms);
+/**
+ * Whether a project's settings file of the agent whose folder trust is bit (a
+ * CONFIG_FOLDER_TRUST_*) may say anything yet: always without a gate (no project, or none to
+ * guard), else only once the user trusted the folder in that agent.
+ */
+bool config_folder_trusted(const ConfigSet *set, unsigned bit);
+/** The EXPAND_* forms filled in an entry from src: its agent's own, and mcpd's references. */
+unsigned config_source_forms(const SourceMeta *src);
 /** Whether the server's tool filters (enabledTools, then disabledTools, as globs) pass tool. */
 bool config_tool_allowed(const ServerConfig *c, const char *tool);
 /**

@@ -88,7 +88,8 @@ static void add_servers(const Plugin *p, yajl_val servers, const char *path, con
     static const char *const vars[] = {"CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", NULL};
     const char *const values[] = {p->root, p->data};
     const char *at = p->gate_path ? p->gate_path : path;
-    SourceMeta meta = {(char *)p->src->id, (char *)p->src->name, (char *)at, p->level, 0};
+    SourceMeta meta = {(char *)p->src->id, (char *)p->src->name, (char *)at, p->level,
+                       p->src->expand_off};
     _cleanup_json_ yajl_val filled = source_fill_vars(json_copy(servers), vars, values);
     int r;
 

@@ -42,7 +42,8 @@ static bool load_managed(const ConfigSource *src, const Settings *settings, Conf
 {
     const char *env = getenv("MCPD_CLAUDE_MANAGED_MCP");
     const char *path = env && env[0] ? env : CLAUDE_MANAGED_MCP;
-    SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)path, CONFIG_LEVEL_USER, 0};
+    SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)path, CONFIG_LEVEL_USER,
+                       src->expand_off};
     _cleanup_json_ yajl_val root = NULL, kept = NULL;
 
     if (access(path, F_OK) < 0)
@@ -69,7 +70,7 @@ static void load_provided(const ConfigSource *src, const Settings *settings, Con
                           ClaudeSettings *cs)
 {
     SourceMeta meta = {(char *)src->id, (char *)src->name, cs->scopes[CLAUDE_SCOPE_MANAGED].path,
-                       CONFIG_LEVEL_USER, 0};
+                       CONFIG_LEVEL_USER, src->expand_off};
     _cleanup_json_ yajl_val provided = claude_managed_servers(cs, set);
     _cleanup_json_ yajl_val kept =
         claude_policy_filter(cs, set, provided, &meta, CLAUDE_ORIGIN_PROVIDED);
@@ -139,9 +140,12 @@ void source_claude_collect(const ConfigSource *src, const DiscoverOptions *opt,
         return;
     _cleanup_free_ char *path = source_claude_json_path();
     _cleanup_json_ yajl_val root = NULL;
-    SourceMeta user = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_USER, 0};
-    SourceMeta local = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_PROJECT, 0};
-    SourceMeta project = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT, 0};
+    SourceMeta user = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_USER,
+                       src->expand_off};
+    SourceMeta local = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_PROJECT,
+                        src->expand_off};
+    SourceMeta project = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT,
+                          src->expand_off};
     yajl_val projects = NULL;
 
     if (source_read_claude_json(set, path, &root) == 0 && !YAJL_IS_OBJECT(root)) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/json.h"
 #include "common/paths.h"
@@ -216,12 +217,36 @@ static char *codex_notes(yajl_val in)
  * disabled_tools become enabledTools and disabledTools. A literal bearer_token is refused, as
  * Codex refuses it; other fields mcpd cannot honour are noted in *whyp (ConfigMapFn).
  */
+/*
+ * Whether a string under v holds mcpd's own reference form: the mapping below writes it for the
+ * variables Codex names, and mcpd fills it; written in the file, Codex passes it as text, so a
+ * repository could have mcpd fill in any variable of the user's (a token, into a header).
+ */
+static bool holds_mcpd_ref(yajl_val v)
+{
+    if (YAJL_IS_STRING(v))
+        return strstr(v->u.string, "${" EXPAND_MCPD_ENV) != NULL;
+    for (size_t i = 0; YAJL_IS_OBJECT(v) && i < v->u.object.len; i++)
+        if (holds_mcpd_ref(v->u.object.values[i]))
+            return true;
+    for (size_t i = 0; YAJL_IS_ARRAY(v) && i < v->u.array.len; i++)
+        if (holds_mcpd_ref(v->u.array.values[i]))
+            return true;
+    return false;
+}
+
 static int map_codex(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     _cleanup_json_ yajl_val out = json_object_new(), env = json_object_new(),
                             headers = json_object_new();
 
     (void)name;
+    if (holds_mcpd_ref(in)) {
+        *whyp = xstrdup("holds \"${" EXPAND_MCPD_ENV "...}\", which Codex passes on as text and "
+                        "mcpd would fill from its environment: name the variable in env_vars, "
+                        "env_http_headers or bearer_token_env_var instead");
+        return -EINVAL;
+    }
     if (json_get(in, "bearer_token")) {
         *whyp = xstrdup("\"bearer_token\" is not supported (Codex refuses it too): put the "
                         "token in an environment variable and name it in "
@@ -272,7 +297,8 @@ static void load_toml(const ConfigSource *src, const char *path, ConfigLevel lev
      * utils.rs create_env_for_mcp_server chains the config's env unchanged), and so do args,
      * url and headers. A variable reaches the server only through env_vars.
      */
-    SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)path, level, EXPAND_ALL};
+    SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)path, level,
+                       EXPAND_ALL | SOURCE_MCPD_REFS};
     size_t len = 0;
 
     if (config_read_text(set, path, level, &text, &len) < 0)

@@ -201,7 +201,8 @@ static void load_extensions(ConfigSet *set, const DiscoverOptions *opt, const So
 /*
  * Gemini's own order, strongest first: system, then workspace, then user settings, then the
  * user's extensions. Its mcp.allowed / mcp.excluded (server names) come from the strongest
- * file that sets them and select among all of Gemini's servers.
+ * file that sets them and select among all of Gemini's servers; the workspace's only once the
+ * folder is trusted there (before, they would hide the user's own servers).
  */
 void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set)
@@ -228,6 +229,10 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
          * Settings files from before Gemini CLI's nested format (which it still migrates on
          * load) name the lists allowMCPServers and excludeMCPServers at the top level.
          */
+        /* Gemini CLI ignores an untrusted folder's settings, its lists of servers included. */
+        if (levels[i] == CONFIG_LEVEL_PROJECT &&
+            !config_folder_trusted(set, CONFIG_FOLDER_TRUST_GEMINI))
+            continue;
         yajl_val mcp = json_get_object(roots[i], "mcp");
         const char *allow_key = json_get_array(mcp, "allowed") ? "mcp.allowed" : "allowMCPServers";
         const char *excl_key =

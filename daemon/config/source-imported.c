@@ -21,7 +21,7 @@ static const struct {
     ConfigMapFn map;
     unsigned expand_off; /* as the agent's own provider (config_sources[]): Codex expands nothing */
 } imported_agents[] = {
-    {"claude", "Claude Code (moved here by mcpctl setup)", NULL, 0},
+    {"claude", "Claude Code (moved here by mcpctl setup)", NULL, EXPAND_ENV | EXPAND_EDITOR},
     {"codex", "OpenAI Codex (moved here by mcpctl setup)", source_codex_map, EXPAND_ALL},
     {"gemini", "Gemini CLI (moved here by mcpctl setup)", source_gemini_map,
      EXPAND_ENV | EXPAND_EDITOR},
@@ -34,7 +34,9 @@ static void load_one(const DiscoverOptions *opt, const Settings *settings, Confi
                      const char *path, const char *name, ConfigMapFn map, unsigned expand_off)
 {
     _cleanup_json_ yajl_val root = NULL;
-    SourceMeta meta = {"imported", (char *)name, (char *)path, CONFIG_LEVEL_USER, expand_off};
+    /* Codex's mapping writes mcpd's ${mcpd:env:} references (and refuses them written). */
+    SourceMeta meta = {"imported", (char *)name, (char *)path, CONFIG_LEVEL_USER,
+                       expand_off | (map == source_codex_map ? SOURCE_MCPD_REFS : 0)};
     yajl_val projects;
 
     if (config_read_json(set, path, CONFIG_LEVEL_USER, &root) < 0)

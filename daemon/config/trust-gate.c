@@ -19,9 +19,11 @@
 #include "daemon/config/claude-policy.h"
 #include "daemon/config/collect.h"
 #include "daemon/config/configset.h"
+#include "daemon/config/gitindex.h"
 #include "daemon/config/source-imported.h"
 #include "daemon/config/source.h"
 #include "daemon/config/trust-gate.h"
+#include "daemon/config/trust-show.h"
 #include "daemon/sys/durable.h"
 
 char *trust_store_path(void)
@@ -64,79 +66,122 @@ static void names_append(yajl_val *listp, yajl_val names)
     }
 }
 
+static int check_owner(const char *path, const struct stat *st, bool above, char **whyp);
+
 /*
  * The same answers in Claude Code's settings files (code.claude.com/docs/en/settings:
- * enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers): managed settings
- * and the user's <claude dir>/settings.json may approve and reject; the project's own
- * .claude/settings.local.json and .claude/settings.json may only reject, and only once the user
- * accepted Claude Code's trust dialog for the folder (projects[root].hasTrustDialogAccepted in
- * ~/.claude.json). Both project files are in the repository's tree: a clone (or a pull) brings
- * them, so an approval there would be the repository approving its own commands. mcpd's gate
- * is stricter than Claude Code here on purpose: `mcpctl trust` approves a project's servers.
+ * enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers), strongest first:
+ * managed settings, the project's .claude/settings.local.json, its .claude/settings.json, the
+ * user's <claude dir>/settings.json. Claude Code reads a folder's own files only once the user
+ * accepted its trust dialog for the folder (folder_trusted), and so does mcpd:
+ * - settings.local.json is where Claude Code 2.1 keeps the approvals it asked for (it moves
+ *   them there from ~/.claude.json after the trust dialog): they count, as in Claude Code, once
+ *   the folder is trusted, and only from a file that is the user's own (owner, mode).
+ * - settings.json is the repository's, committed for everyone: it may only reject. Claude Code
+ *   would also take its approvals once the folder is trusted; mcpd does not, on purpose: the
+ *   trust dialog says "trust the files", not "run these commands", so `mcpctl trust` does.
  * The lists merge; enableAllProjectMcpServers is decided by the strongest file that sets it.
  */
 static void load_claude_settings(Trust *t, bool folder_trusted, bool *all_setp)
 {
     _cleanup_free_ char *dir = claude_config_dir();
-    struct {
-        char *path;
-        bool project; /* in the repository's tree: rejections only */
-    } files[] = {
-        {claude_managed_settings_path(), false},
-        {folder_trusted ? paths_join(t->root, ".claude/settings.local.json") : NULL, true},
-        {folder_trusted ? paths_join(t->root, ".claude/settings.json") : NULL, true},
-        {paths_join(dir, "settings.json"), false},
+    enum { MANAGED, LOCAL, PROJECT, USER };
+    char *files[] = {
+        [MANAGED] = claude_managed_settings_path(),
+        [LOCAL] = folder_trusted ? paths_join(t->root, ".claude/settings.local.json") : NULL,
+        [PROJECT] = folder_trusted ? paths_join(t->root, ".claude/settings.json") : NULL,
+        [USER] = paths_join(dir, "settings.json"),
     };
 
     for (size_t i = 0; i < N_ELEMENTS(files); i++) {
         ConfigSet quiet = {.quiet = true};
+        _cleanup_free_ char *why = NULL;
         yajl_val v = NULL;
-        bool all;
+        bool all, approves = i != PROJECT;
         /* Broken files are reported by the claude provider, which reads them too. */
-        int r = !files[i].path ? -ENOENT
-                : i == 0
-                    ? claude_managed_read(&quiet, files[i].path, &v, NULL)
-                    : source_read_json(&quiet, files[i].path,
-                                       files[i].project ? CONFIG_LEVEL_PROJECT : CONFIG_LEVEL_USER,
-                                       false, &v);
+        int r =
+            !files[i] ? -ENOENT
+            : i == MANAGED
+                ? claude_managed_read(&quiet, files[i], &v, NULL)
+                : source_read_json(&quiet, files[i],
+                                   i == USER ? CONFIG_LEVEL_USER : CONFIG_LEVEL_PROJECT, false, &v);
+        /*
+         * Someone else's settings.local.json is not the user's answer, and one the repository
+         * tracks came with it: like settings.json, it may only reject (Claude Code too takes
+         * approvals only from an untracked one; git's index is read, git is not run).
+         */
+        if (r == 0 && i == LOCAL &&
+            (check_owner(files[i], config_set_read_stat(&quiet, files[i]), false, &why) < 0 ||
+             gitindex_tracks(files[i]) != GIT_UNTRACKED))
+            approves = false;
         if (r == 0) {
-            if (!files[i].project && !*all_setp &&
+            if (approves && !*all_setp &&
                 json_get_bool(v, "enableAllProjectMcpServers", &all) == 0) {
                 t->claude_all = all;
                 *all_setp = true;
             }
-            if (!files[i].project)
+            if (approves)
                 names_append(&t->claude_enabled, json_get(v, "enabledMcpjsonServers"));
             names_append(&t->claude_disabled, json_get(v, "disabledMcpjsonServers"));
         }
         json_free(v);
         config_set_deinit(&quiet);
-        free(files[i].path);
+        free(files[i]);
     }
 }
 
-/* Claude Code asks before it runs a project's .mcp.json servers and keeps the answers here. */
+/*
+ * Whether the user accepted Claude Code's trust dialog for root or a folder above it
+ * (projects[dir].hasTrustDialogAccepted in the user's own ~/.claude.json): Claude Code asks it
+ * before it reads anything of a folder, and a yes for a parent covers its children
+ * (code.claude.com/docs/en/mcp: "a trust dialog for that folder or one of its parent
+ * directories"). Keys are the directories Claude Code started in, maybe through a link.
+ */
+static bool claude_folder_trusted(yajl_val projects, const char *root)
+{
+    for (size_t i = 0; YAJL_IS_OBJECT(projects) && i < projects->u.object.len; i++) {
+        const char *key = projects->u.object.keys[i];
+        bool yes = false;
+        if (key[0] != '/' ||
+            json_get_bool(projects->u.object.values[i], "hasTrustDialogAccepted", &yes) < 0 || !yes)
+            continue;
+        if (paths_within(root, key))
+            return true;
+        _cleanup_free_ char *real = realpath(key, NULL);
+        if (real && paths_within(root, real))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Claude Code asks before it runs a project's .mcp.json servers and keeps the answers here. Its
+ * answers, wherever written (~/.claude.json, the user's or managed settings, or the project's
+ * settings.local.json), approve nothing until the user accepted Claude Code's trust dialog for
+ * the folder: Claude Code runs nothing of an untrusted folder, approved or not.
+ */
 static void load_claude(Trust *t)
 {
     _cleanup_free_ char *path = source_claude_json_path();
     _cleanup_json_ yajl_val root = NULL;
     ConfigSet quiet = {.quiet = true};
-    bool all_set, folder_trusted = false;
+    bool all_set;
 
     /* Streamed, with no size cap: the file holds Claude Code's chat history (claude-json.h). */
     if (source_read_claude_json(&quiet, path, &root) < 0)
         root = NULL;
     config_set_deinit(&quiet);
-    yajl_val p = source_project_entry(json_get_object(root, "projects"), t->root);
+    yajl_val projects = json_get_object(root, "projects");
+    yajl_val p = source_project_entry(projects, t->root);
 
-    json_get_bool(p, "hasTrustDialogAccepted", &folder_trusted);
+    t->claude_folder = claude_folder_trusted(projects, t->root);
     all_set = json_get_bool(p, "enableAllProjectMcpServers", &t->claude_all) == 0;
     names_append(&t->claude_enabled, json_get(p, "enabledMcpjsonServers"));
     names_append(&t->claude_disabled, json_get(p, "disabledMcpjsonServers"));
     /* A yes in ~/.claude.json stands; the settings files may add theirs. */
     if (!t->claude_all)
         all_set = false;
-    load_claude_settings(t, folder_trusted, &all_set);
+    load_claude_settings(t, t->claude_folder, &all_set);
 }
 
 /* Codex reads a project's .codex/config.toml only when the user config trusts the project. */
@@ -154,15 +199,6 @@ static void load_codex(Trust *t)
     yajl_val p = source_project_entry(json_get_object(root, "projects"), t->root);
     const char *level = json_get_string(p, "trust_level");
     t->codex_trusted = level && streq(level, "trusted");
-}
-
-static bool path_within(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-
-    if (n == 1 && dir[0] == '/')
-        return path[0] == '/';
-    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
 /*
@@ -200,7 +236,7 @@ static void load_gemini(Trust *t, StrBuf *problems)
             dir = xstrdup(real ? real : key);
         else if (streq(rule, "TRUST_PARENT"))
             dir = paths_dirname(real ? real : key);
-        if (dir && path_within(t->root, dir))
+        if (dir && paths_within(t->root, dir))
             t->gemini_trusted = true;
     }
 }
@@ -235,6 +271,8 @@ void trust_init(Trust *t, const char *root, char **whyp)
     load_claude(t);
     load_codex(t);
     load_gemini(t, &problems);
+    t->folder_trust = (t->claude_folder ? CONFIG_FOLDER_TRUST_CLAUDE : 0) |
+                      (t->gemini_trusted ? CONFIG_FOLDER_TRUST_GEMINI : 0);
     *whyp = problems.len ? strbuf_detach(&problems, NULL) : NULL;
     strbuf_deinit(&problems);
 }
@@ -255,14 +293,28 @@ void trust_deinit(Trust *t)
     memset(t, 0, sizeof(*t));
 }
 
-/* The file, then the entry with sorted keys: the same words in another file are another entry. */
-static void entry_hash(TrustHash out, const char *path, yajl_val entry)
+/*
+ * An approval's fingerprint: the file, then the entry as written with sorted keys, which holds
+ * everything that decides what runs or where secrets go (command, args, env, cwd, url,
+ * headers, auth, oauth). An entry with an envFile adds the path read and its bytes (version 2):
+ * an edit of the .env alone is a new entry. Without one the text hashed is what version 1
+ * hashed (nothing else decided what such an entry runs), so those approvals stand; a version 1
+ * approval of an entry with an envFile did not cover the file and is asked for again.
+ */
+static void entry_hash(TrustHash out, const ConfigGateEntry *e, bool v1)
 {
     StrBuf sb = STRBUF_INIT;
 
-    strbuf_puts(&sb, path);
+    strbuf_puts(&sb, e->src->path);
     strbuf_putc(&sb, '\n');
-    json_write_sorted(&sb, entry);
+    json_write_sorted(&sb, e->written);
+    if (e->env_file && !v1) {
+        strbuf_printf(&sb, "\nmcpd-trust-v2 envFile %s\n", e->env_file);
+        if (e->env_text)
+            strbuf_append(&sb, e->env_text, e->env_len);
+        else
+            strbuf_puts(&sb, "(missing)");
+    }
     sha256_hex(out, sb.data, sb.len);
     strbuf_deinit(&sb);
 }
@@ -386,26 +438,36 @@ static const char *project_rel(const Trust *t, const char *path)
 
     if (!t->root || !path)
         return NULL;
-    if (path_within(path, t->root) && !streq(path, t->root))
+    if (paths_within(path, t->root) && !streq(path, t->root))
         return path + strlen(t->root) + (streq(t->root, "/") ? 0 : 1);
     n = strlen(path);
     if (n < 10 || !streq(path + n - 10, "/.mcp.json"))
         return NULL;
     dir = paths_dirname(path);
-    return path_within(t->root, dir) ? ".mcp.json" : NULL;
+    return paths_within(t->root, dir) ? ".mcp.json" : NULL;
 }
 
-/* What the owning agent said about this entry: 1 approved, -1 rejected, 0 nothing. */
-static int agent_answer(const Trust *t, const char *rel, const char *name, const char **whop)
+/*
+ * What the owning agent said about this entry: 1 approved, -1 rejected, 0 nothing. *heldp: its
+ * agent approved it, but the folder is not trusted there, so the approval does not count yet.
+ */
+static int agent_answer(const Trust *t, const char *rel, const char *name, const char **whop,
+                        bool *heldp)
 {
     if (streq(rel, ".mcp.json")) {
         *whop = "Claude Code";
         if (source_names_contain(t->claude_disabled, name)) {
             /* mcpctl setup may have switched it off so that only mcpd starts it. */
             ImportedSwitch was = source_imported_claude_switch(t->root, name);
-            return was == IMPORTED_SWITCH_APPROVED ? 1 : was == IMPORTED_SWITCH_PENDING ? 0 : -1;
+            if (was == IMPORTED_SWITCH_APPROVED && !t->claude_folder)
+                *heldp = true;
+            return was == IMPORTED_SWITCH_APPROVED && t->claude_folder                 ? 1
+                   : was == IMPORTED_SWITCH_APPROVED || was == IMPORTED_SWITCH_PENDING ? 0
+                                                                                       : -1;
         }
-        return t->claude_all || source_names_contain(t->claude_enabled, name) ? 1 : 0;
+        bool yes = t->claude_all || source_names_contain(t->claude_enabled, name);
+        *heldp = yes && !t->claude_folder;
+        return yes && t->claude_folder ? 1 : 0;
     }
     if (streq(rel, ".codex/config.toml"))
         return t->codex_trusted ? 1 : 0;
@@ -414,60 +476,123 @@ static int agent_answer(const Trust *t, const char *rel, const char *name, const
     return 0;
 }
 
-static void pending_add(Trust *t, const char *name, const char *path, const char *shown,
-                        const TrustHash hash)
+static TrustPending *pending_add(Trust *t, const ConfigGateEntry *e, const TrustHash hash,
+                                 bool reads_project)
 {
     TrustPending *p;
 
     t->pending = xrealloc(t->pending, (t->n_pending + 1) * sizeof(*t->pending));
     p = &t->pending[t->n_pending++];
-    p->name = xstrdup(name);
-    p->path = xstrdup(path);
-    p->shown = xstrdup(shown);
+    p->name = xstrdup(e->name);
+    p->path = xstrdup(e->src->path);
+    p->shown = trust_show_entry(e, t->root);
     memcpy(p->hash, hash, sizeof(TrustHash));
-    p->above = !path_within(path, t->root);
+    p->reads_project = reads_project;
+    p->above = !reads_project && !paths_within(e->src->path, t->root);
+    return p;
 }
 
-TrustVerdict trust_check(Trust *t, const SourceMeta *src, const struct stat *st, const char *name,
-                         yajl_val entry, const char *shown, char **whyp)
+/* Whether the root's approvals of name hold hash. */
+static bool store_has(const Trust *t, const char *name, const char *hash)
 {
-    const char *who = NULL;
-    yajl_val hashes;
-    TrustHash hash;
-    int answer;
+    yajl_val hashes = store_hashes(t, name);
 
-    const char *rel = t ? project_rel(t, src->path) : NULL;
-
-    if (src->level != CONFIG_LEVEL_PROJECT || !rel)
-        return TRUST_APPROVED;
-    if (check_owner(src->path, st, !path_within(src->path, t->root), whyp) < 0)
-        return TRUST_FOREIGN;
-    entry_hash(hash, src->path, entry);
-    hashes = store_hashes(t, name);
     for (size_t i = 0; i < json_array_len(hashes); i++)
         if (YAJL_IS_STRING(json_array_at(hashes, i)) &&
             streq(json_array_at(hashes, i)->u.string, hash))
-            return TRUST_APPROVED;
-    answer = agent_answer(t, rel, name, &who);
-    if (answer > 0)
+            return true;
+    return false;
+}
+
+/*
+ * The project file a user's own entry reads, which makes it the project's word as much as the
+ * user's: an envFile inside the root (a repository's .env sets NODE_OPTIONS as easily as any
+ * entry), or a command written as ${workspaceFolder}/... (whatever the opened project holds
+ * there runs). NULL: it reads none.
+ */
+static const char *project_file_read(const Trust *t, const ConfigGateEntry *e)
+{
+    const char *command = json_get_string(e->written, "command");
+
+    if (e->env_file && paths_within(e->env_file, t->root))
+        return e->env_file;
+    if (command && (config_source_forms(e->src) & EXPAND_EDITOR) &&
+        strstr(command, "${workspaceFolder}"))
+        return command;
+    return NULL;
+}
+
+/* Why an entry waits, what it would run and send, and how to approve it (to free). */
+static char *pending_why(const Trust *t, const TrustPending *p, const char *reads, bool held,
+                         bool was_v1)
+{
+    _cleanup_free_ char *held_note = NULL, *old_note = NULL;
+
+    if (held)
+        held_note = xasprintf(" (Claude Code's own approval of it counts only once you accept "
+                              "Claude Code's trust dialog for %s: run claude there)",
+                              t->root);
+    if (was_v1)
+        old_note = xstrdup(" (approved before mcpd's approvals covered the contents of an "
+                           "envFile: read them and approve again)");
+    if (p->reads_project)
+        return xasprintf("untrusted: your own entry reads %s inside the project, which decides "
+                         "what it runs; it would run %s; nothing of it runs here until you "
+                         "approve it%s: mcpctl trust %s (all of the project's servers) or mcpctl "
+                         "trust --server %s %s",
+                         reads, p->shown, old_note ? old_note : "", t->root, p->name, t->root);
+    if (p->above)
+        return xasprintf("untrusted: this entry of a .mcp.json above the project would run %s; "
+                         "nothing from it runs until you approve it by name (trusting the "
+                         "project does not cover it)%s%s: mcpctl trust --server %s %s",
+                         p->shown, held_note ? held_note : "", old_note ? old_note : "", p->name,
+                         t->root);
+    return xasprintf("untrusted: this project's entry would run %s; nothing from a project runs "
+                     "until you approve it%s%s: mcpctl trust %s (all of its servers) or mcpctl "
+                     "trust --server %s %s",
+                     p->shown, held_note ? held_note : "", old_note ? old_note : "", t->root,
+                     p->name, t->root);
+}
+
+TrustVerdict trust_check(Trust *t, const ConfigGateEntry *e, const struct stat *st,
+                         const struct stat *env_st, char **whyp)
+{
+    const char *who = NULL, *reads = NULL;
+    const char *rel = t ? project_rel(t, e->src->path) : NULL;
+    TrustHash hash, old;
+    bool held = false;
+    int answer = 0;
+
+    if (e->src->level != CONFIG_LEVEL_PROJECT || !rel)
+        rel = NULL;
+    if (!rel && !(t && (reads = project_file_read(t, e))))
         return TRUST_APPROVED;
-    pending_add(t, name, src->path, shown, hash);
+    if (rel && check_owner(e->src->path, st, !paths_within(e->src->path, t->root), whyp) < 0)
+        return TRUST_FOREIGN;
+    /* The .env a project entry (or the user's) reads is a project file like any other. */
+    if (e->env_text && e->env_file && paths_within(e->env_file, t->root) &&
+        check_owner(e->env_file, env_st, false, whyp) < 0)
+        return TRUST_FOREIGN;
+    if (e->env_text && e->env_len > TRUST_MAX_ENV_FILE_BYTES) {
+        *whyp = xasprintf("envFile %s holds %zu bytes, more than mcpd shows for approval (%u): "
+                          "nothing of this entry runs; make the file smaller",
+                          e->env_file, e->env_len, TRUST_MAX_ENV_FILE_BYTES);
+        return TRUST_FOREIGN;
+    }
+    entry_hash(hash, e, false);
+    if (store_has(t, e->name, hash))
+        return TRUST_APPROVED;
+    if (rel && (answer = agent_answer(t, rel, e->name, &who, &held)) > 0)
+        return TRUST_APPROVED;
+    entry_hash(old, e, true);
+    TrustPending *p = pending_add(t, e, hash, reads != NULL);
     if (answer < 0) {
         *whyp = xasprintf("rejected in %s (disabledMcpjsonServers); to run it through mcpd "
                           "anyway: mcpctl trust --server %s %s",
-                          who, name, t->root);
+                          who, e->name, t->root);
         return TRUST_REJECTED;
     }
-    if (t->pending[t->n_pending - 1].above)
-        *whyp = xasprintf("untrusted: this entry of a .mcp.json above the project would run %s; "
-                          "nothing from it runs until you approve it by name (trusting the "
-                          "project does not cover it): mcpctl trust --server %s %s",
-                          shown, name, t->root);
-    else
-        *whyp = xasprintf("untrusted: this project's entry would run %s; nothing from a project "
-                          "runs until you approve it: mcpctl trust %s (all of its servers) or "
-                          "mcpctl trust --server %s %s",
-                          shown, t->root, name, t->root);
+    *whyp = pending_why(t, p, reads, held, e->env_file && store_has(t, e->name, old));
     return TRUST_PENDING;
 }
 
@@ -560,49 +685,25 @@ int trust_revoke(Trust *t, const char *server, size_t *np, char **whyp)
     return store_save(t, whyp);
 }
 
-/* The command line or URL the server would run, for the person deciding whether it may. */
-static char *shown_command(const ServerConfig *c)
-{
-    StrBuf sb = STRBUF_INIT;
-
-    if (!c->command)
-        return xstrdup(c->url ? c->url : "(nothing: a disabled entry)");
-    for (size_t i = 0; i <= c->n_args; i++) {
-        const char *a = i ? c->args[i - 1] : c->command;
-        bool plain = a[0] && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                       "0123456789-_./=:,@%+") == strlen(a);
-        if (i)
-            strbuf_putc(&sb, ' ');
-        if (plain) {
-            strbuf_puts(&sb, a);
-            continue;
-        }
-        strbuf_putc(&sb, '\'');
-        for (const char *p = a; *p; p++)
-            strbuf_puts(&sb, *p == '\'' ? "'\\''" : (char[]){*p, 0});
-        strbuf_putc(&sb, '\'');
-    }
-    return strbuf_detach(&sb, NULL);
-}
-
 /*
  * The project trust gate: an entry from a file inside the project runs only once approved
  * (mcpd's store or the owning agent's own answer), and never from a file another user owns.
  * Held-back entries mask nothing and are both a skip (mcpctl config) and a problem (status).
  */
-bool trust_gate_entry(void *ctx, ConfigSet *set, const char *name, yajl_val written,
-                      const ServerConfig *c)
+bool trust_gate_entry(void *ctx, ConfigSet *set, const ConfigGateEntry *e)
 {
     Trust *t = ctx;
-    _cleanup_free_ char *shown = NULL, *why = NULL;
+    _cleanup_free_ char *why = NULL;
     TrustVerdict v;
 
-    shown = shown_command(c);
-    v = trust_check(t, &c->source, config_set_read_stat(set, c->source.path), name, written, shown,
-                    &why);
+    /* In $HOME every file is the user's own: no project file is read there, none is gated. */
+    if (set->root_is_home)
+        return true;
+    v = trust_check(t, e, config_set_read_stat(set, e->src->path),
+                    e->env_file ? config_set_read_stat(set, e->env_file) : NULL, &why);
     if (v == TRUST_APPROVED)
         return true;
-    config_set_problem(set, c->source.path, name, "%s", why);
-    config_set_skip(set, name, &c->source, "%s", why);
+    config_set_problem(set, e->src->path, e->name, "%s", why);
+    config_set_skip(set, e->name, e->src, "%s", why);
     return false;
 }

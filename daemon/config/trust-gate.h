@@ -9,10 +9,8 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/hash.h"
+#include "daemon/config/configset.h"
 
-struct ConfigSet;
-struct ServerConfig;
-struct SourceMeta;
 struct stat;
 
 /* An approval names one entry of one file as written: a changed entry needs approving again. */
@@ -22,9 +20,10 @@ typedef char TrustHash[2 * SHA256_DIGEST_SIZE + 1];
 typedef struct TrustPending {
     char *name;
     char *path;
-    char *shown; /* the command line or URL, as the server would run */
+    char *shown; /* all it would run and send, as written (trust-show.h) */
     TrustHash hash;
     bool above; /* from a .mcp.json above the root: approved only when named (trust_approve) */
+    bool reads_project; /* a user's entry gated for the project file it reads (envFile) */
 } TrustPending;
 
 /* What decides, for one project root, which of its entries may run. */
@@ -33,12 +32,14 @@ typedef struct Trust {
     char *store_path; /* mcpd's approvals: $XDG_STATE_HOME/mcpd/trust.json */
     yajl_val store;   /* {"version": 1, "projects": {root: {name: [hash, ...]}}} */
     /* Claude Code's answers for <root>/.mcp.json (~/.claude.json projects[root]). */
+    bool claude_folder; /* its trust dialog accepted for root or a parent: answers count */
     bool claude_all;
     yajl_val claude_enabled;  /* array of names, or NULL */
     yajl_val claude_disabled; /* array of names, or NULL */
     bool codex_trusted;       /* [projects."<root>"] trust_level = "trusted" */
     bool gemini_trusted;      /* ~/.gemini/trustedFolders.json, or folder trust switched off */
     bool store_broken;        /* the store exists but could not be read: never overwrite it */
+    unsigned folder_trust;    /* CONFIG_FOLDER_TRUST_*: the agents that trust the folder */
     TrustPending *pending;    /* entries held back, in the order seen */
     size_t n_pending;
 } Trust;
@@ -65,14 +66,15 @@ void trust_deinit(Trust *t);
 char *trust_store_path(void);
 
 /**
- * Decide for one entry (its mapped form, as mcpd reads it) from a file of src, st the fstat of
- * the descriptor that file was read from (NULL: the path is looked at, links not followed).
- * Entries from files outside the project root are not gated. shown is the command line or URL. On
- * anything but TRUST_APPROVED, *whyp (to free) says why and what to do; a TRUST_PENDING entry is
- * also remembered in t->pending.
+ * Decide for one entry e (as written, with its envFile as read), st the fstat of the descriptor
+ * its file was read from and env_st that of its envFile (NULL: the path is looked at, links not
+ * followed). Gated: entries of files inside the project root (and Claude Code's .mcp.json above
+ * it), and the user's own entries that read a file inside it (an envFile, or a command there).
+ * On anything but TRUST_APPROVED, *whyp (to free) says why, what the entry would run and send,
+ * and what to do; a TRUST_PENDING entry is also remembered in t->pending.
  */
-TrustVerdict trust_check(Trust *t, const struct SourceMeta *src, const struct stat *st,
-                         const char *name, yajl_val entry, const char *shown, char **whyp);
+TrustVerdict trust_check(Trust *t, const ConfigGateEntry *e, const struct stat *st,
+                         const struct stat *env_st, char **whyp);
 
 /**
  * Approve the pending entries (those inside the root, or those named server wherever they are)
@@ -92,5 +94,4 @@ int trust_revoke(Trust *t, const char *server, size_t *np, char **whyp);
  * and never from a file another user owns. A held-back entry masks nothing and is recorded as
  * both a skip (mcpctl config) and a problem (status); returns whether it may join.
  */
-bool trust_gate_entry(void *ctx, struct ConfigSet *set, const char *name, yajl_val written,
-                      const struct ServerConfig *c);
+bool trust_gate_entry(void *ctx, ConfigSet *set, const ConfigGateEntry *e);

@@ -129,12 +129,15 @@ static void test_hot_project_file(Harness *h)
 
     mkdir(proj, 0700);
     /*
-     * The user told Claude Code to run every server of this project's .mcp.json (its own
-     * approval, which mcpd follows): a server added there later needs no new approval.
+     * The user trusted the folder in Claude Code and told it to run every server of this
+     * project's .mcp.json (its own approval, which mcpd follows): a server added there later
+     * needs no new approval.
      */
     _cleanup_free_ char *claude = xasprintf("%s/home/.claude.json", h->dir);
     _cleanup_free_ char *approval =
-        xasprintf("{\"projects\": {\"%s\": {\"enableAllProjectMcpServers\": true}}}", proj);
+        xasprintf("{\"projects\": {\"%s\": {\"hasTrustDialogAccepted\": "
+                  "true, \"enableAllProjectMcpServers\": true}}}",
+                  proj);
     write_text(claude, approval);
     pc = mcpc_new(&o);
     CHECK(mcpc_connect(pc) == 0);

@@ -213,11 +213,12 @@ static void test_agent_approval(void)
     h_setup(&h, "trust-agent");
     _cleanup_free_ char *root = NULL, *md = NULL;
     clone_repo(&h, &root, &md);
-    _cleanup_free_ char *cj = xasprintf(
-        "{\"projects\": {\"%s\": {\"enableAllProjectMcpServers\": true}}, \"history\": [],"
-        " \"mcpServers\": {\"claudeuser\": {\"command\": \"%s\","
-        " \"env\": {\"K\": \"!touch %s/literal\"}}}}",
-        root, h_fake(), md);
+    _cleanup_free_ char *cj =
+        xasprintf("{\"projects\": {\"%s\": {\"enableAllProjectMcpServers\": true,"
+                  " \"hasTrustDialogAccepted\": true}}, \"history\": [],"
+                  " \"mcpServers\": {\"claudeuser\": {\"command\": \"%s\","
+                  " \"env\": {\"K\": \"!touch %s/literal\"}}}}",
+                  root, h_fake(), md);
     _cleanup_free_ char *cj_path = paths_join(h.dir, "home/.claude.json");
     FILE *f = fopen(cj_path, "w");
     fputs(cj, f);

@@ -184,6 +184,16 @@ static void test_project_deny(void)
     write_at(local, "{\"deniedMcpServers\": [{\"serverCommand\": [\"mcp-memory\"]}]}\n");
     _cleanup_free_ char *root = realpath(repo, NULL);
     CHECK(root != NULL);
+    /* Issue 39.7: before the user trusts the folder in Claude Code, its lists change nothing. */
+    discover(&set, root);
+    CHECK(claude_winner(&set, "memory") != NULL);
+    CHECK(find_problem(&set, "memory", "settings.local.json") == NULL);
+    config_set_deinit(&set);
+    _cleanup_free_ char *trusted =
+        xasprintf("{\"mcpServers\": {\"memory\": {\"command\": \"mcp-memory\"}}, \"projects\": "
+                  "{\"%s\": {\"hasTrustDialogAccepted\": true}}}\n",
+                  root);
+    write_at(".claude.json", trusted);
     discover(&set, root);
     CHECK(config_set_find(&set, "memory") == NULL);
     CHECK(find_problem(&set, "memory", "settings.local.json") != NULL);
@@ -431,10 +441,32 @@ static void test_settings_approvals(void)
         xasprintf("{\"projects\": {\"%s\": {\"hasTrustDialogAccepted\": true}}}\n", root);
     write_at(".claude.json", trusted);
     discover(&set, root);
-    /* Even in a folder trusted in Claude Code, the repository's own file approves nothing. */
-    CHECK(config_set_find(&set, "proj") == NULL && find_skip(&set, "proj", "untrusted"));
+    /*
+     * Issue 38.3: once the user accepted Claude Code's trust dialog for the folder, the approvals
+     * Claude Code keeps in settings.local.json count, as in Claude Code; nothing else is approved.
+     */
+    CHECK(claude_winner(&set, "proj") != NULL);
     CHECK(config_set_find(&set, "other") == NULL && find_skip(&set, "other", "untrusted"));
     config_set_deinit(&set);
+    /* Someone else's settings.local.json is nobody's answer. */
+    if (geteuid() == 0) {
+        CHECK_INTEQ(chown(local, 4242, 4242), 0);
+        discover(&set, root);
+        CHECK(config_set_find(&set, "proj") == NULL && find_skip(&set, "proj", "untrusted"));
+        config_set_deinit(&set);
+        CHECK_INTEQ(chown(local, getuid(), getgid()), 0);
+    }
+    /* One the repository tracks came with it: like settings.json, it may only reject. */
+    _cleanup_free_ char *git = xasprintf(
+        "cd '%s' && GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git init -q && "
+        "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git add -f .claude/settings.local.json",
+        root);
+    CHECK_INTEQ(system(git), 0);
+    discover(&set, root);
+    CHECK(config_set_find(&set, "proj") == NULL && find_skip(&set, "proj", "untrusted"));
+    config_set_deinit(&set);
+    _cleanup_free_ char *dotgit = paths_join(root, ".git");
+    test_rm_rf(dotgit);
 
     /* The user's own settings reject it; a project file cannot approve anything. */
     write_at(".claude/settings.json", "{\"disabledMcpjsonServers\": [\"proj\"]}\n");
@@ -729,8 +761,10 @@ static void test_mcp_json_parents(void)
     CHECK_INTEQ(trust_revoke_root(root, NULL, &revoked, &why), 0);
     CHECK_INTEQ((long long)revoked, 2);
 
-    _cleanup_free_ char *approved = xasprintf(
-        "{\"projects\": {\"%s\": {\"enabledMcpjsonServers\": [\"db\", \"docs\"]}}}\n", root);
+    _cleanup_free_ char *approved =
+        xasprintf("{\"projects\": {\"%s\": {\"hasTrustDialogAccepted\": true, "
+                  "\"enabledMcpjsonServers\": [\"db\", \"docs\"]}}}\n",
+                  root);
     write_at(".claude.json", approved);
     discover(&set, root);
     const ServerConfig *db = claude_winner(&set, "db"), *docs = claude_winner(&set, "docs");

