@@ -19,6 +19,7 @@
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/jsonscan.h"
+#include "common/mcp.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 
@@ -564,29 +565,97 @@ static void sock_lines(Pipe *to_out, Pending *pd, Names *nm, size_t scan)
     }
 }
 
-static int connect_socket(const char *path)
+/* Connect to mcpd; on failure *whyp (to free) says why and what to do. */
+static int connect_socket(const char *path, char **whyp)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int fd;
 
     if (strlen(path) >= sizeof(sa.sun_path)) {
-        fprintf(stderr, "mcpctl bridge: socket path %s is too long\n", path);
+        *whyp = xasprintf("mcpd's socket path %s is too long for a Unix socket; give a shorter "
+                          "one with --socket or MCPD_SOCKET",
+                          path);
         return -ENAMETOOLONG;
     }
     strcpy(sa.sun_path, path);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) {
+        int e = errno;
+        *whyp = xasprintf("cannot make a socket to reach mcpd: %s", strerror(e));
+        return -e;
+    }
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         int e = errno;
-        fprintf(stderr,
-                "mcpctl bridge: cannot connect to mcpd at %s: %s (is mcpd running? start it "
-                "with `mcpd` or `systemctl --user start mcpd.socket`)\n",
-                path, strerror(e));
+        *whyp = xasprintf(
+            "mcpd is not running: nothing answers at %s (%s). Start it with `systemctl --user "
+            "enable --now mcpd.socket` (or run `mcpd` in a shell), then restart this MCP server; "
+            "if mcpd listens elsewhere, give its socket to the bridge with --socket PATH or "
+            "MCPD_SOCKET",
+            path, strerror(e));
         close(fd);
         return -e;
     }
     return fd;
+}
+
+int bridge_reach(const char *socket_path, char **whyp)
+{
+    int fd = connect_socket(socket_path, whyp);
+
+    if (fd < 0)
+        return fd;
+    close(fd);
+    return 0;
+}
+
+/*
+ * mcpd cannot be reached: a host shows only what comes back on the protocol (stderr goes to a
+ * log few users find), so every request from the host, initialize first, is answered with a
+ * JSON-RPC error carrying why, until the host closes stdin. Exit status 3, as mcpctl's "mcpd
+ * not reachable".
+ */
+static int answer_unreachable(const char *why)
+{
+    StrBuf out = STRBUF_INIT;
+    Framer in;
+    char *line;
+    size_t len;
+    int r;
+
+    fprintf(stderr, "mcpctl bridge: %s\n", why);
+    framer_init(&in, JSONRPC_MAX_LINE_DEFAULT);
+    for (;;) {
+        struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
+        if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+            break;
+        ssize_t n = framer_read_fd(&in, STDIN_FILENO);
+        if (n == -EINTR || n == -EAGAIN)
+            continue;
+        if (n == 0 && framer_pending(&in) && !in.discarding)
+            framer_feed(&in, "\n", 1);
+        while ((r = framer_next(&in, &line, &len)) != FRAMER_E_AGAIN) {
+            _cleanup_free_ char *id = NULL;
+            bool has_method, initialize;
+            if (r == FRAMER_E_TOOBIG || is_blank(line, len))
+                continue;
+            line_classify(line, len, &id, &has_method, &initialize);
+            if (!id || !has_method)
+                continue; /* notifications and stray replies need no answer */
+            strbuf_reset(&out);
+            strbuf_printf(&out,
+                          "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":", id,
+                          MCP_ERROR_CONNECTION_CLOSED);
+            json_write_string(&out, why, strlen(why));
+            strbuf_puts(&out, "}}\n");
+            if (fd_write_all(STDOUT_FILENO, out.data, out.len) < 0)
+                n = 0; /* the host is gone */
+        }
+        if (n <= 0)
+            break;
+    }
+    framer_deinit(&in);
+    strbuf_deinit(&out);
+    return 3;
 }
 
 /* Poll timeout: none while stdin is open, the drain time left once the host closed it. */
@@ -627,9 +696,10 @@ int bridge_run(const char *socket_path, const char *cwd_opt, const char *server,
         to_out.whole_lines = true;
     }
     signal(SIGPIPE, SIG_IGN);
-    sock = connect_socket(socket_path);
+    _cleanup_free_ char *why = NULL;
+    sock = connect_socket(socket_path, &why);
     if (sock < 0)
-        return 3;
+        return answer_unreachable(why);
     to_sock.fd = sock;
     fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
     fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK);

@@ -13,3 +13,9 @@
  */
 int bridge_run(const char *socket_path, const char *cwd, const char *server,
                const char *host_prefix);
+
+/**
+ * Whether mcpd answers at socket_path: 0, or -errno with *whyp (to free) saying that mcpd is not
+ * running there and how to start it (the text the bridge gives a host in that case).
+ */
+int bridge_reach(const char *socket_path, char **whyp);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/bridge.h"
 #include "client/setup-edit.h"
 #include "client/setup.h"
 #include "common/hash.h"
@@ -48,6 +49,7 @@ typedef struct SetupAgent {
     const char *env_dir; /* a variable that moves the file's directory, or NULL */
     const char *shows;   /* what the agent lists afterwards */
     const char *prefix;  /* what the agent puts before a tool name: the bridge's --host-prefix */
+    bool short_env;      /* starts servers with a short environment: the entry names what to keep */
 } SetupAgent;
 
 /*
@@ -62,15 +64,15 @@ typedef struct SetupAgent {
 
 static const SetupAgent setup_agents[] = {
     {"claude", "Claude Code", FORMAT_JSON, ".claude.json", "CLAUDE_CONFIG_DIR", "one server, mcpd",
-     PREFIX_CLAUDE},
+     PREFIX_CLAUDE, false},
     {"codex", "OpenAI Codex", FORMAT_TOML, ".codex/config.toml", "CODEX_HOME", "mcp_servers.mcpd",
-     PREFIX_CONSERVATIVE},
+     PREFIX_CONSERVATIVE, true},
     {"gemini", "Gemini CLI", FORMAT_JSON, ".gemini/settings.json", NULL, "one server, mcpd",
-     PREFIX_CONSERVATIVE},
+     PREFIX_CONSERVATIVE, false},
     {"cursor", "Cursor", FORMAT_JSON, ".cursor/mcp.json", NULL, "one server, mcpd",
-     PREFIX_CONSERVATIVE},
+     PREFIX_CONSERVATIVE, false},
     {"windsurf", "Windsurf", FORMAT_JSON, ".codeium/windsurf/mcp_config.json", NULL,
-     "one server, mcpd", PREFIX_CONSERVATIVE},
+     "one server, mcpd", PREFIX_CONSERVATIVE, false},
 };
 #define N_AGENTS (sizeof(setup_agents) / sizeof(setup_agents[0]))
 
@@ -216,6 +218,15 @@ static yajl_val servers_to_move(yajl_val servers, size_t *np)
     return out;
 }
 
+/*
+ * The variables that tell the bridge where mcpd's socket is. Codex starts a server with a short
+ * list of its own (HOME, PATH, SHELL, TERM, LANG, ...; XDG_RUNTIME_DIR is not among them) plus
+ * the names in the entry's env_vars (developers.openai.com/codex/mcp); a name that is unset is
+ * simply not passed. Without them the bridge still finds /run/user/<uid>/mcpd/mcpd.sock
+ * (common/paths.c), but not a runtime directory set elsewhere or an MCPD_SOCKET.
+ */
+static const char *const socket_vars[] = {"XDG_RUNTIME_DIR", "MCPD_SOCKET"};
+
 static yajl_val bridge_entry(const SetupAgent *a, const char *mcpctl)
 {
     yajl_val e = json_object_new(), args = json_array_new();
@@ -225,6 +236,12 @@ static yajl_val bridge_entry(const SetupAgent *a, const char *mcpctl)
     json_array_push(args, json_string_new("--host-prefix"));
     json_array_push(args, json_string_new(a->prefix));
     json_object_set(e, "args", args);
+    if (a->short_env) {
+        yajl_val vars = json_array_new();
+        for (size_t i = 0; i < N_ELEMENTS(socket_vars); i++)
+            json_array_push(vars, json_string_new(socket_vars[i]));
+        json_object_set(e, "env_vars", vars);
+    }
     return e;
 }
 
@@ -509,9 +526,12 @@ static int plan_toml(Plan *p, const char *mcpctl, char **whyp)
     _cleanup_json_ yajl_val root = toml_parse(p->orig, p->n_orig, &err), after = NULL;
     SetupEdits edits = {0};
     size_t n = 0;
+    _cleanup_free_ char *vars = p->agent->short_env ? xasprintf("env_vars = [\"%s\", \"%s\"]\n",
+                                                                socket_vars[0], socket_vars[1])
+                                                    : xstrdup("");
     char *table = xasprintf(
-        "[mcp_servers.mcpd]\ncommand = %s\nargs = [\"bridge\", \"--host-prefix\", \"%s\"]\n", cmd,
-        p->agent->prefix);
+        "[mcp_servers.mcpd]\ncommand = %s\nargs = [\"bridge\", \"--host-prefix\", \"%s\"]\n%s", cmd,
+        p->agent->prefix, vars);
 
     if (!root) {
         *whyp = xasprintf("it does not parse as TOML (%s)" HOW_TO_FIX, err ? err : "?");
@@ -994,6 +1014,22 @@ static int select_agents(const char *which, bool all, bool picked[N_AGENTS])
     return -1;
 }
 
+/*
+ * The agents now start only the bridge, which answers them with an error while mcpd is not
+ * running: say so here, where the user reads it, rather than in hosts that show "connection
+ * closed" at best.
+ */
+static void warn_if_not_running(void)
+{
+    _cleanup_free_ char *sock = paths_socket(), *why = NULL;
+
+    if (bridge_reach(sock, &why) < 0)
+        fprintf(stderr,
+                "mcpctl setup: note: %s.\nUntil mcpd runs, the agents set up here reach none of "
+                "their servers; the bridge tells them so when they start it.\n",
+                why);
+}
+
 static int run_setup(const bool picked[N_AGENTS], bool all, bool dry_run, const char *mcpctl)
 {
     Plan plans[N_AGENTS] = {0};
@@ -1032,6 +1068,8 @@ static int run_setup(const bool picked[N_AGENTS], bool all, bool dry_run, const 
     }
     if (refused)
         fprintf(stderr, "mcpctl setup: nothing was changed\n");
+    else if (!dry_run)
+        warn_if_not_running();
     return refused || failed ? SETUP_FAILED : SETUP_OK;
 }
 

@@ -166,7 +166,15 @@ typedef struct HostProc {
     StrBuf buf;
 } HostProc;
 
+static bool host_start_env(HostProc *p, yajl_val entry, const char *cwd, char **envp);
+
 static bool host_start(HostProc *p, yajl_val entry, const char *cwd)
+{
+    return host_start_env(p, entry, cwd, NULL);
+}
+
+/* As host_start, with the environment envp (NULL: this process's). */
+static bool host_start_env(HostProc *p, yajl_val entry, const char *cwd, char **envp)
 {
     yajl_val args = json_get_array(entry, "args");
     size_t n = json_array_len(args);
@@ -185,7 +193,10 @@ static bool host_start(HostProc *p, yajl_val entry, const char *cwd)
         dup2(from_child[1], 1);
         if (chdir(cwd) < 0)
             _exit(127);
-        execvp(argv[0], argv);
+        if (envp)
+            execve(argv[0], argv, envp);
+        else
+            execvp(argv[0], argv);
         _exit(127);
     }
     free(argv);
@@ -323,8 +334,16 @@ static int fake_processes(const char *name)
     return n;
 }
 
+static char *run_mcpctl_out(int *statusp, const char *const *args, bool with_stderr);
+
 /* Run mcpctl with args; its stdout (to free) and exit status. */
 static char *run_mcpctl(int *statusp, const char *const *args)
+{
+    return run_mcpctl_out(statusp, args, false);
+}
+
+/* As run_mcpctl; with_stderr: its stderr too, in the same text. */
+static char *run_mcpctl_out(int *statusp, const char *const *args, bool with_stderr)
 {
     int fds[2], status;
     StrBuf sb = STRBUF_INIT;
@@ -340,6 +359,8 @@ static char *run_mcpctl(int *statusp, const char *const *args)
         for (int i = 0; args[i] && i < 14; i++)
             argv[i + 1] = args[i];
         dup2(fds[1], 1);
+        if (with_stderr)
+            dup2(fds[1], 2);
         execv(argv[0], (char **)argv);
         _exit(127);
     }
@@ -710,6 +731,78 @@ static void test_self_connection_refused(void)
     h_teardown(&h);
 }
 
+/*
+ * The variables Codex gives a stdio server besides the entry's env and env_vars (codex-rs
+ * rmcp-client, DEFAULT_ENV_VARS on Unix): XDG_RUNTIME_DIR is not among them.
+ */
+static const char *const codex_default_env[] = {"HOME", "LOGNAME", "PATH", "SHELL",  "USER",
+                                                "LANG", "LC_ALL",  "TERM", "TMPDIR", "TZ"};
+
+/* name=value of this process's variable name into env (when set). */
+static void env_keep(char **env, size_t *n, const char *name)
+{
+    const char *v = getenv(name);
+
+    if (v)
+        env[(*n)++] = xasprintf("%s=%s", name, v);
+}
+
+/*
+ * Setup without mcpd running says so and how to start it; Codex, which starts the bridge with
+ * its short environment, reaches mcpd once it runs (the entry's env_vars carry the runtime dir).
+ */
+static void test_codex_env(void)
+{
+    Harness h;
+    int status;
+    char project[512];
+
+    _cleanup_free_ char *home = fixture_home(&h, "setup-codex-env", project, sizeof(project));
+    _cleanup_free_ char *out =
+        run_mcpctl_out(&status, (const char *[]){"setup", "codex", NULL}, true);
+    CHECK_MSG(status == 0, "setup codex exited %d: %s", status, out);
+    CHECK_MSG(out && strstr(out, "mcpd is not running") &&
+                  strstr(out, "systemctl --user enable --now mcpd.socket"),
+              "setup without mcpd running did not say so: %s", out ? out : "");
+
+    _cleanup_free_ char *path = paths_join(home, ".codex/config.toml"), *text = h_read_file(path);
+    _cleanup_json_ yajl_val root = text ? toml_parse(text, strlen(text), NULL) : NULL;
+    yajl_val entry = json_get(json_get(root, "mcp_servers"), "mcpd");
+    yajl_val vars = json_get_array(entry, "env_vars");
+    CHECK_MSG(entry && json_array_len(vars), "no env_vars in Codex's mcpd entry:\n%s", text);
+
+    h_start(&h, NULL);
+    char *env[N_ELEMENTS(codex_default_env) + 8] = {NULL};
+    size_t n = 0;
+    for (size_t i = 0; i < N_ELEMENTS(codex_default_env); i++)
+        env_keep(env, &n, codex_default_env[i]);
+    for (size_t i = 0; i < json_array_len(vars) && n + 1 < N_ELEMENTS(env); i++)
+        if (YAJL_IS_STRING(json_array_at(vars, i)))
+            env_keep(env, &n, json_array_at(vars, i)->u.string);
+    HostProc p;
+    CHECK(host_start_env(&p, entry, project, env));
+    _cleanup_json_ yajl_val init =
+        host_rpc(&p, 1, "initialize",
+                 "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                 "\"clientInfo\":{\"name\":\"codex-stand-in\",\"version\":\"1\"}}");
+    CHECK_MSG(json_get(init, "result"), "Codex's environment did not reach mcpd");
+    _cleanup_json_ yajl_val list = host_rpc(&p, 2, "tools/list", "{}");
+    _cleanup_free_ char *listed = list ? json_to_string(list) : NULL;
+    CHECK_MSG(listed && strstr(listed, "\"cdx_echo\""), "tools through Codex's entry: %s",
+              listed ? listed : "(none)");
+    host_stop(&p);
+    for (size_t i = 0; i < n; i++)
+        free(env[i]);
+
+    /* With mcpd running, setup has nothing to warn about. */
+    _cleanup_free_ char *again =
+        run_mcpctl_out(&status, (const char *[]){"setup", "codex", NULL}, true);
+    CHECK_MSG(status == 0 && again && !strstr(again, "not running"),
+              "setup with mcpd running exited %d: %s", status, again ? again : "");
+    h_stop(&h);
+    h_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -720,6 +813,7 @@ int main(int argc, char **argv)
     test_setup_all();
     test_setup_refuses();
     test_undo_after_agent_wrote();
+    test_codex_env();
     test_never_itself();
     test_self_connection_refused();
     return h_finish("integration-setup");
