@@ -588,7 +588,8 @@ static int connect_socket(const char *path, char **whyp)
         int e = errno;
         *whyp = xasprintf(
             "mcpd is not running: nothing answers at %s (%s). Start it with `systemctl --user "
-            "enable --now mcpd.socket` (or run `mcpd` in a shell), then restart this MCP server; "
+            "enable --now mcpd.socket` (or run `mcpd` in a shell), then restart the agent's mcpd "
+            "server (or the agent); "
             "if mcpd listens elsewhere, give its socket to the bridge with --socket PATH or "
             "MCPD_SOCKET",
             path, strerror(e));

@@ -732,6 +732,49 @@ static void test_self_connection_refused(void)
 }
 
 /*
+ * The agents mcpd reads but setup leaves to the user: --all names every one of them and gives
+ * the entry for each whose file exists, leaving the file as it was; naming one alone fails
+ * with the reason and the entry.
+ */
+static void test_by_hand(void)
+{
+    static const char *const skipped[] = {"opencode", "vscode", "claude-desktop", "zed",
+                                          "cline",    "roo",    "kiro",           "antigravity",
+                                          "copilot",  "goose",  "continue"};
+    Harness h;
+    int status;
+    char project[512];
+
+    _cleanup_free_ char *home = fixture_home(&h, "setup-by-hand", project, sizeof(project));
+    _cleanup_free_ char *opencode = xasprintf("%s/config/opencode/opencode.json", h.dir);
+    static const char opencode_text[] =
+        "{\n  // OpenCode\n  \"mcp\": {\"opc\": {\"type\": \"local\", \"command\": [\"x\"]}}\n}\n";
+    write_file(opencode, opencode_text);
+    _cleanup_free_ char *out =
+        run_mcpctl_out(&status, (const char *[]){"setup", "--all", NULL}, true);
+    CHECK_MSG(status == 0, "setup --all exited %d: %s", status, out);
+    const char *line = out ? strstr(out, "Skipped (") : NULL;
+    for (size_t i = 0; i < N_ELEMENTS(skipped); i++)
+        CHECK_MSG(line && strstr(line, skipped[i]), "setup --all does not name %s: %s", skipped[i],
+                  out);
+    CHECK_MSG(out && strstr(out, "OpenCode: ") &&
+                  strstr(out, "\"mcp\": {\"mcpd\": {\"type\": "
+                              "\"local\", \"command\": [\""),
+              "no OpenCode entry to add by hand: %s", out);
+    _cleanup_free_ char *now = h_read_file(opencode);
+    CHECK_MSG(now && streq(now, opencode_text), "setup --all changed OpenCode's file");
+    _cleanup_free_ char *zed =
+        run_mcpctl_out(&status, (const char *[]){"setup", "zed", NULL}, true);
+    CHECK_MSG(status == 1 && zed && strstr(zed, "not set up: ") &&
+                  strstr(zed, "\"context_servers\": {\"mcpd\": {"),
+              "setup zed exited %d: %s", status, zed ? zed : "");
+    _cleanup_free_ char *undo =
+        run_mcpctl(&status, (const char *[]){"setup", "--undo", "--all", NULL});
+    CHECK_MSG(status == 0, "undo exited %d: %s", status, undo);
+    h_teardown(&h);
+}
+
+/*
  * The variables Codex gives a stdio server besides the entry's env and env_vars (codex-rs
  * rmcp-client, DEFAULT_ENV_VARS on Unix): XDG_RUNTIME_DIR is not among them.
  */
@@ -814,6 +857,7 @@ int main(int argc, char **argv)
     test_setup_refuses();
     test_undo_after_agent_wrote();
     test_codex_env();
+    test_by_hand();
     test_never_itself();
     test_self_connection_refused();
     return h_finish("integration-setup");
