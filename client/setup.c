@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "client/bridge.h"
+#include "client/setup-claude.h"
 #include "client/setup-edit.h"
 #include "client/setup.h"
 #include "common/agents.h"
@@ -187,7 +188,7 @@ static yajl_val bridge_servers(const SetupAgent *a, const char *mcpctl)
 }
 
 /* Claude Code's per-project switch: names listed there are servers of .mcp.json it won't start. */
-#define CLAUDE_SWITCH "disabledMcpjsonServers"
+#define CLAUDE_SWITCH SETUP_CLAUDE_SWITCH
 
 /* The servers of <root>/.mcp.json other than mcpd's bridge, as an array of names (or NULL). */
 static yajl_val project_file_servers(const char *root)
@@ -218,7 +219,7 @@ static bool array_has(yajl_val arr, yajl_val v)
 }
 
 /* Claude Code's list of approved .mcp.json servers loses the names setup switches off. */
-#define CLAUDE_APPROVED "enabledMcpjsonServers"
+#define CLAUDE_APPROVED SETUP_CLAUDE_APPROVED
 
 static void drop_from_enabled(Plan *p, const SetupMember *pm, size_t k, yajl_val names,
                               SetupEdits *edits)
@@ -249,11 +250,15 @@ static yajl_val switch_record(const Plan *p, const SetupMember *proj, yajl_val n
     _cleanup_json_ yajl_val entry = json_parse(text, NULL);
     yajl_val rec = json_object_new(), approved = json_get(entry, CLAUDE_APPROVED);
     bool all = YAJL_IS_TRUE(json_get(entry, "enableAllProjectMcpServers"));
+    /* Claude Code honours the project's settings.local.json once its folder is trusted. */
+    bool trusted = YAJL_IS_TRUE(json_get(entry, "hasTrustDialogAccepted"));
+    _cleanup_free_ char *root = setup_json_key(p->orig, proj);
 
     for (size_t i = 0; i < json_array_len(names); i++) {
         yajl_val name = json_array_at(names, i);
-        json_object_set(rec, name->u.string,
-                        json_string_new(all || array_has(approved, name) ? "approved" : "pending"));
+        bool yes = all || array_has(approved, name) ||
+                   (trusted && setup_claude_local_approves(root, name->u.string));
+        json_object_set(rec, name->u.string, json_string_new(yes ? "approved" : "pending"));
     }
     return rec;
 }
@@ -730,10 +735,8 @@ static void merge_project_member(const char *cur, const SetupMember *cm, size_t 
     if (o && (!servers || cm[a].val_end - cm[a].val_start == 2))
         setup_edits_add(edits, cm[a].val_start, cm[a].val_end,
                         xstrndup(orig + o->val_start, o->val_end - o->val_start));
-    else if (!o && streq(key, CLAUDE_SWITCH) && a + 1 < ncm)
-        setup_edits_add(edits, cm[a].key_start - 1, cm[a + 1].key_start - 1, xstrdup(""));
-    else if (!o && streq(key, CLAUDE_SWITCH) && a > 0)
-        setup_edits_add(edits, cm[a - 1].val_end, cm[a].val_end, xstrdup(""));
+    else if (!o && streq(key, CLAUDE_SWITCH))
+        setup_json_remove_member(cm, ncm, a, edits);
 }
 
 /* Claude Code's per-project servers go back into the projects that still exist. */
@@ -759,6 +762,7 @@ static void merge_claude_projects(const char *cur, size_t n_cur, const char *ori
                 continue;
             for (size_t a = 0; a < ncm; a++)
                 merge_project_member(cur, cm, ncm, a, orig, om, nom, edits);
+            setup_claude_readd_moved(cur, cm, ncm, orig, om, nom, edits);
         }
     }
 }
@@ -897,6 +901,8 @@ static int undo_agent(const SetupAgent *a, bool dry_run)
         merged = NULL;
         merged_back = true;
     }
+    if (streq(a->id, "claude") && setup_claude_undo_local(imported, dry_run) < 0)
+        return -EIO; /* said which file; nothing else undone yet, so undo can run again */
     if (dry_run) {
         print_diff(path, cur ? cur : "", n_cur, existed ? orig : "", n_orig);
         return 0;

@@ -732,6 +732,59 @@ static void test_self_connection_refused(void)
 }
 
 /*
+ * Claude Code 2.1.x moves a project's non-empty enabledMcpjsonServers/disabledMcpjsonServers
+ * out of ~/.claude.json into <project>/.claude/settings.local.json as it runs. After it moved
+ * setup's switch there, undo takes the switch back there and gives the approval back, and
+ * ~/.claude.json gets the lists it held before setup.
+ */
+static void test_undo_after_claude_moved(void)
+{
+    Harness h;
+    int status;
+    char project[512];
+
+    _cleanup_free_ char *home = fixture_home(&h, "setup-moved", project, sizeof(project));
+    _cleanup_free_ char *claude = paths_join(home, ".claude.json");
+    _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "claude", NULL});
+    CHECK_MSG(status == 0, "setup claude exited %d: %s", status, out);
+
+    /* Claude Code runs in the project: the non-empty switch moves out (the emptied list stays). */
+    _cleanup_free_ char *text = h_read_file(claude);
+    _cleanup_json_ yajl_val root = text ? json_parse(text, NULL) : NULL;
+    yajl_val proj = json_get(json_get(root, "projects"), project);
+    yajl_val moved = json_object_take(proj, "disabledMcpjsonServers");
+    _cleanup_free_ char *moved_text = moved ? json_to_string(moved) : NULL;
+    CHECK_MSG(moved_text && strstr(moved_text, "\"prj\""), "setup did not switch prj off: %s",
+              text);
+    json_free(moved);
+    _cleanup_free_ char *rewritten = json_to_string(root);
+    write_file(claude, rewritten);
+    _cleanup_free_ char *local = xasprintf("%s/.claude/settings.local.json", project);
+    _cleanup_free_ char *local_text =
+        xasprintf("{\n  \"permissions\": {\"allow\": []},\n  \"disabledMcpjsonServers\": %s\n}\n",
+                  moved_text);
+    write_file(local, local_text);
+
+    _cleanup_free_ char *undo =
+        run_mcpctl(&status, (const char *[]){"setup", "--undo", "claude", NULL});
+    CHECK_MSG(status == 0, "undo after Claude Code moved the switch exited %d: %s", status, undo);
+    _cleanup_free_ char *now_local = h_read_file(local);
+    _cleanup_json_ yajl_val lv = now_local ? json_parse(now_local, NULL) : NULL;
+    CHECK_MSG(lv && !listed(json_get(lv, "disabledMcpjsonServers"), "prj") &&
+                  listed(json_get(lv, "enabledMcpjsonServers"), "prj") &&
+                  json_get(lv, "permissions"),
+              "settings.local.json after undo: %s", now_local ? now_local : "(gone)");
+    _cleanup_free_ char *now = h_read_file(claude);
+    _cleanup_json_ yajl_val cv = now ? json_parse(now, NULL) : NULL;
+    yajl_val cp = json_get(json_get(cv, "projects"), project);
+    CHECK_MSG(cp && listed(json_get(cp, "enabledMcpjsonServers"), "prj") &&
+                  YAJL_IS_ARRAY(json_get(cp, "disabledMcpjsonServers")) &&
+                  !listed(json_get(cp, "disabledMcpjsonServers"), "prj"),
+              "~/.claude.json after undo: %s", now ? now : "(gone)");
+    h_teardown(&h);
+}
+
+/*
  * The agents mcpd reads but setup leaves to the user: --all names every one of them and gives
  * the entry for each whose file exists, leaving the file as it was; naming one alone fails
  * with the reason and the entry.
@@ -858,6 +911,7 @@ int main(int argc, char **argv)
     test_undo_after_agent_wrote();
     test_codex_env();
     test_by_hand();
+    test_undo_after_claude_moved();
     test_never_itself();
     test_self_connection_refused();
     return h_finish("integration-setup");

@@ -10,7 +10,9 @@
 // lists only mcpd's bridge, connected, and sees every original tool once through it; a tool call
 // through each works (Codex's own call; for Claude Code and Gemini CLI the entry in their file
 // started as they start it); undo restores every file byte for byte, and each CLI lists its own
-// server connected again. Agents setup does not cover are named by it and left untouched.
+// server connected again, also after Claude Code moved its approval and setup's switch of the
+// project's .mcp.json server into <project>/.claude/settings.local.json. Agents setup does not
+// cover are named by it and left untouched.
 //
 // Run by meson through agents-drill.sh (which installs the pinned CLIs); needs MCPD_BINARY,
 // MCPCTL_BINARY, FAKE_SERVER, AGENTS_BIN (the CLIs' node_modules/.bin) and OPENCODE_BIN.
@@ -78,7 +80,15 @@ const files = {
     text: JSON.stringify({
       numStartups: 3,
       mcpServers: { cla: server("cla") },
-      projects: { [project]: { allowedTools: [], mcpServers: {}, hasTrustDialogAccepted: true } },
+      // The project's .mcp.json server, approved in Claude Code (the user accepted the
+      // folder's trust dialog and the server); Claude Code moves the approval to the
+      // project's .claude/settings.local.json as it runs.
+      projects: {
+        [project]: {
+          allowedTools: [], mcpServers: {}, enabledMcpjsonServers: ["prj"],
+          disabledMcpjsonServers: [], hasTrustDialogAccepted: true,
+        },
+      },
     }, null, 2) + "\n",
   },
   gemini: {
@@ -101,6 +111,9 @@ const files = {
     }, null, 2) + "\n",
   },
 };
+// Written by Claude Code, not by the test: undo must give it back as setup found it.
+const claudeLocal = join(project, ".claude", "settings.local.json");
+writeFileSync(join(project, ".mcp.json"), JSON.stringify({ mcpServers: { prj: server("prj") } }, null, 2) + "\n");
 // Gemini CLI starts no server in a folder the user has not trusted.
 const geminiTrust = join(home, ".gemini", "trustedFolders.json");
 for (const f of Object.values(files)) {
@@ -229,6 +242,8 @@ async function listsOwn(when) {
     const out = list();
     const l = listed(out, own[agent]);
     check(l.connected, `${when}: ${agent} does not list its server ${own[agent]} connected:\n${out}`);
+    if (agent === "claude")
+      check(listed(out, "prj").connected, `${when}: claude does not list the project's prj connected:\n${out}`);
   }
   const cx = await codexView("cdx", "echo");
   check(cx.servers.cdx?.includes("echo"), `${when}: codex lists ${JSON.stringify(cx.servers)}`);
@@ -249,6 +264,9 @@ async function main() {
   // The CLIs write their own files as they run (Claude Code adds its first-start keys to
   // ~/.claude.json): what undo must give back is each file as setup found it.
   const before = Object.fromEntries(Object.entries(files).map(([a, f]) => [a, readFileSync(f.path, "utf8")]));
+  const localBefore = existsSync(claudeLocal) ? readFileSync(claudeLocal, "utf8") : null;
+  check(localBefore && JSON.parse(localBefore).enabledMcpjsonServers?.includes("prj"),
+    `Claude Code did not move its approval of prj to ${claudeLocal} (the drill expects 2.1.332's move): ${localBefore}`);
   step("mcpctl setup --all");
   const setup = run(mcpctl, ["setup", "--all"]);
   check(setup.status === 0, `setup --all exited ${setup.status}:\n${setup.out}`);
@@ -263,7 +281,12 @@ async function main() {
     const out = listings[agent]();
     check(listed(out, "mcpd").connected, `${agent} does not list mcpd connected:\n${out}`);
     check(!listed(out, own[agent]).line, `${agent} still lists ${own[agent]} itself:\n${out}`);
+    if (agent === "claude")
+      check(!listed(out, "prj").connected, `claude still starts the project's prj itself:\n${out}`);
   }
+  // Claude Code has now moved setup's switch off prj to its settings.local.json too.
+  const localMoved = existsSync(claudeLocal) ? readFileSync(claudeLocal, "utf8") : "";
+  console.log(`settings.local.json after setup and a Claude Code run: ${localMoved.replace(/\s+/g, " ")}`);
   const cx = await codexView("mcpd", "cdx_echo");
   check(Object.keys(cx.servers).join() === "mcpd", `codex lists ${JSON.stringify(Object.keys(cx.servers))}, not only mcpd`);
   for (const s of Object.values(own))
@@ -294,6 +317,9 @@ async function main() {
   step("mcpctl setup --undo --all");
   const undo = run(mcpctl, ["setup", "--undo", "--all"]);
   check(undo.status === 0, `setup --undo --all exited ${undo.status}:\n${undo.out}`);
+  const localAfter = existsSync(claudeLocal) ? readFileSync(claudeLocal, "utf8") : null;
+  check(localAfter === localBefore,
+    `--undo did not give ${claudeLocal} back as setup found it:\n${localAfter}\n---- before setup:\n${localBefore}`);
   for (const [agent, f] of Object.entries(files))
     check(readFileSync(f.path, "utf8") === before[agent],
       `${agent}: --undo did not restore ${f.path} byte for byte:\n${readFileSync(f.path, "utf8")}\n---- before setup:\n${before[agent]}`);
