@@ -15,12 +15,17 @@
 
 #include "client/setup-claude.h"
 #include "client/setup-edit.h"
-#include "client/setup.h"
 #include "common/durable.h"
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+
+/*
+ * A project's settings.local.json and setup's own record are small files a person or a tool
+ * writes a few keys into; 16 MiB is far above any real one and keeps a hostile one bounded.
+ */
+#define LOCAL_FILE_MAX (16 * 1024 * 1024)
 
 static char *local_settings_path(const char *root)
 {
@@ -34,7 +39,7 @@ static int read_local(const char *path, char **textp, size_t *np, SetupMember **
     _cleanup_free_ char *why = NULL;
     _cleanup_json_ yajl_val v = NULL;
     struct stat st;
-    int r = paths_read_regular(path, false, SETUP_MAX_FILE_BYTES, &st, textp, np, &why);
+    int r = paths_read_regular(path, false, LOCAL_FILE_MAX, &st, textp, np, &why);
 
     if (r < 0)
         return r;
@@ -183,7 +188,7 @@ int setup_claude_undo_local(const char *imported_path, bool dry_run)
     size_t n = 0;
     int failed = 0;
 
-    if (paths_read_regular(imported_path, false, SETUP_MAX_FILE_BYTES, NULL, &text, &n, &why) < 0)
+    if (paths_read_regular(imported_path, false, LOCAL_FILE_MAX, NULL, &text, &n, &why) < 0)
         return 0;
     v = json_parse(text, NULL);
     yajl_val switches = json_get_object(v, "claudeProjectSwitches");
