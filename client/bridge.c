@@ -15,6 +15,7 @@
 #include <sys/un.h>
 
 #include "client/bridge.h"
+#include "client/setup-claude.h"
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
@@ -316,6 +317,7 @@ typedef struct ShortName {
 
 typedef struct Names {
     size_t room;   /* characters left for a name after the host's prefix; 0: names unchanged */
+    yajl_val left; /* servers whose tools the host runs itself (--host claude): not listed */
     Pending lists; /* ids of the host's tools/list requests not answered yet */
     ShortName *map;
     size_t n_map, cap;
@@ -349,6 +351,7 @@ static void names_clear(Names *nm)
 static void names_deinit(Names *nm)
 {
     names_clear(nm);
+    nm->left = json_free(nm->left);
     free(nm->map);
     pending_deinit(&nm->lists);
 }
@@ -393,6 +396,28 @@ static const char *names_assign(Names *nm, const char *full)
     return nm->map[nm->n_map++].brief;
 }
 
+/*
+ * The tools of servers the host runs itself leave the list (by mcpd's _meta["mcpd/server"]):
+ * Claude Code starts the .mcp.json servers it approved, and lists them under their own name.
+ */
+static void names_leave_out(const Names *nm, yajl_val arr)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < json_array_len(arr); i++) {
+        yajl_val t = arr->u.array.values[i];
+        const char *server = json_get_string(json_get_object(t, "_meta"), "mcpd/server");
+        bool left = false;
+        for (size_t k = 0; server && k < json_array_len(nm->left); k++)
+            left |= streq(json_array_at(nm->left, k)->u.string, server);
+        if (left)
+            json_free(t);
+        else
+            arr->u.array.values[kept++] = t;
+    }
+    arr->u.array.len = kept;
+}
+
 static int cmp_tool_name(const void *a, const void *b)
 {
     const char *x = json_get_string(*(yajl_val const *)a, "name");
@@ -418,13 +443,15 @@ static bool names_rewrite_list(Names *nm, StrBuf *out, const char *line, size_t 
         return false;
     }
     yajl_val result = json_copy(m.result), arr = json_get_array(result, "tools");
+    if (nm->left)
+        names_leave_out(nm, arr);
     tools = xmalloc((json_array_len(arr) + 1) * sizeof(*tools));
     for (size_t i = 0; i < json_array_len(arr); i++)
         if (json_get_string(json_array_at(arr, i), "name"))
             tools[n++] = json_array_at(arr, i);
-    if (n)
+    if (n && nm->room)
         qsort(tools, n, sizeof(*tools), cmp_tool_name);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && nm->room; i++) {
         const char *brief = names_assign(nm, json_get_string(tools[i], "name"));
         json_object_set(tools[i], "name", json_string_new(brief));
     }
@@ -497,7 +524,7 @@ static void host_line(Pipe *to_sock, Pending *pd, Names *nm, const char *line, s
     line_classify(line, len, &id, &has_method, &initialize);
     if (initialize || (id && has_method && !*attachedp))
         identity = add_identity(&to_sock->q, line, len, cwd, server, attachedp);
-    if (!identity && (!nm->room || !names_host_line(nm, &to_sock->q, line, len))) {
+    if (!identity && ((!nm->room && !nm->left) || !names_host_line(nm, &to_sock->q, line, len))) {
         strbuf_append(&to_sock->q, line, len);
         strbuf_putc(&to_sock->q, '\n');
     }
@@ -670,7 +697,7 @@ static int drain_poll_ms(bool in_eof, uint64_t drain_deadline)
 }
 
 int bridge_run(const char *socket_path, const char *cwd_opt, const char *server,
-               const char *host_prefix)
+               const char *host_prefix, bool host_claude)
 {
     char cwd_buf[PATH_MAX];
     const char *cwd = cwd_opt ? cwd_opt : getcwd(cwd_buf, sizeof(cwd_buf));
@@ -695,6 +722,13 @@ int bridge_run(const char *socket_path, const char *cwd_opt, const char *server,
         }
         nm.room = BRIDGE_NAME_MAX - plen;
         to_out.whole_lines = true;
+    }
+    if (host_claude && cwd && !server) {
+        nm.left = setup_claude_own_servers(cwd);
+        if (!json_array_len(nm.left))
+            nm.left = json_free(nm.left);
+        else
+            to_out.whole_lines = true;
     }
     signal(SIGPIPE, SIG_IGN);
     _cleanup_free_ char *why = NULL;

@@ -26,6 +26,8 @@
  * writes a few keys into; 16 MiB is far above any real one and keeps a hostile one bounded.
  */
 #define LOCAL_FILE_MAX (16 * 1024 * 1024)
+/* Directories walked up from a project: PATH_MAX (4096) allows no more than 2048 levels. */
+#define SETUP_CLAUDE_MAX_DEPTH 2048
 
 static char *local_settings_path(const char *root)
 {
@@ -225,4 +227,69 @@ void setup_claude_readd_moved(const char *cur, const SetupMember *cm, size_t ncm
                             xasprintf("%.*s, ", (int)(om[o].val_end - om[o].key_start + 1),
                                       orig + om[o].key_start - 1));
     }
+}
+
+/* A small JSON file, parsed (to free), or NULL when it is not there or not JSON. */
+static yajl_val read_small_json(const char *path)
+{
+    _cleanup_free_ char *text = NULL, *why = NULL;
+    size_t n = 0;
+
+    if (paths_read_regular(path, true, LOCAL_FILE_MAX, NULL, &text, &n, &why) < 0)
+        return NULL;
+    return json_parse(text, NULL);
+}
+
+/* The names of a JSON file's object at key (top level) into out, unless out has them. */
+static void add_keys(const char *path, const char *key, yajl_val out)
+{
+    _cleanup_json_ yajl_val v = read_small_json(path);
+    yajl_val obj = json_get_object(v, key);
+
+    for (size_t i = 0; obj && i < obj->u.object.len; i++)
+        if (!has_name(out, obj->u.object.keys[i]))
+            json_array_push(out, json_string_new(obj->u.object.keys[i]));
+}
+
+/* The strings of a JSON file's array at key (top level) into out. */
+static void add_listed(const char *path, const char *key, yajl_val out)
+{
+    _cleanup_json_ yajl_val v = read_small_json(path);
+    yajl_val arr = json_get_array(v, key);
+
+    for (size_t i = 0; i < json_array_len(arr); i++)
+        if (YAJL_IS_STRING(json_array_at(arr, i)))
+            json_array_push(out, json_copy(json_array_at(arr, i)));
+}
+
+yajl_val setup_claude_own_servers(const char *root)
+{
+    yajl_val own = json_array_new(), not_run = json_array_new(), out = json_array_new();
+    _cleanup_free_ char *dir = xstrdup(root), *conf = paths_config_home();
+    _cleanup_free_ char *record = paths_join(conf, "mcpd/imported/claude.json");
+
+    /* Claude Code reads .mcp.json from where it starts up to the root of the file system. */
+    for (int depth = 0; depth < SETUP_CLAUDE_MAX_DEPTH; depth++) {
+        _cleanup_free_ char *file = paths_join(dir, ".mcp.json"), *up = paths_dirname(dir);
+        add_keys(file, "mcpServers", own);
+        if (streq(up, dir))
+            break;
+        free(dir);
+        dir = xstrdup(up);
+    }
+    /* Those it does not run: the project's own refusals, and those setup gave to mcpd. */
+    _cleanup_free_ char *local = local_settings_path(root),
+                        *shared = paths_join(root, ".claude/settings.json");
+    add_listed(local, SETUP_CLAUDE_SWITCH, not_run);
+    add_listed(shared, SETUP_CLAUDE_SWITCH, not_run);
+    _cleanup_json_ yajl_val rec = read_small_json(record);
+    yajl_val sw = json_get_object(json_get_object(rec, "claudeProjectSwitches"), root);
+    for (size_t i = 0; sw && i < sw->u.object.len; i++)
+        json_array_push(not_run, json_string_new(sw->u.object.keys[i]));
+    for (size_t i = 0; i < json_array_len(own); i++)
+        if (!has_name(not_run, json_array_at(own, i)->u.string))
+            json_array_push(out, json_copy(json_array_at(own, i)));
+    json_free(own);
+    json_free(not_run);
+    return out;
 }

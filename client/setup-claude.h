@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <yajl/yajl_tree.h>
+
 #include "client/setup-edit.h"
 
 /* Claude Code's per-project lists of .mcp.json servers: refused (setup's switch) and approved. */
@@ -27,3 +29,9 @@ int setup_claude_undo_local(const char *imported_path, bool dry_run);
  */
 void setup_claude_readd_moved(const char *cur, const SetupMember *cm, size_t ncm, const char *orig,
                               const SetupMember *om, size_t nom, SetupEdits *edits);
+/**
+ * The servers of the .mcp.json files Claude Code reads for a session started in root (root's
+ * and its parents') that it starts itself: all but those the project's .claude/settings*.json
+ * refuse and those setup handed to mcpd (its record). An array of names, to free.
+ */
+yajl_val setup_claude_own_servers(const char *root);

@@ -169,6 +169,11 @@ static yajl_val bridge_entry(const SetupAgent *a, const char *mcpctl)
     json_array_push(args, json_string_new("bridge"));
     json_array_push(args, json_string_new("--host-prefix"));
     json_array_push(args, json_string_new(a->prefix));
+    if (streq(a->id, "claude")) {
+        /* Claude Code runs the project's .mcp.json servers it approved: not listed twice. */
+        json_array_push(args, json_string_new("--host"));
+        json_array_push(args, json_string_new("claude"));
+    }
     json_object_set(e, "args", args);
     if (a->short_env) {
         yajl_val vars = json_array_new();

@@ -68,7 +68,7 @@ static const AgentInfo agents[] = {
     {"claude", "Claude Code", AGENT_FORMAT_JSON, AGENT_BASE_HOME, ".claude.json",
      "CLAUDE_CONFIG_DIR", "mcpServers", "one server, mcpd", PREFIX_CLAUDE, false, NULL,
      "\"mcpServers\": {\"mcpd\": {\"command\": \"@MCPCTL@\", \"args\": [\"bridge\", "
-     "\"--host-prefix\", \"" PREFIX_CLAUDE "\"]}}"},
+     "\"--host-prefix\", \"" PREFIX_CLAUDE "\", \"--host\", \"claude\"]}}"},
     {"codex", "OpenAI Codex", AGENT_FORMAT_TOML, AGENT_BASE_HOME, ".codex/config.toml",
      "CODEX_HOME", "mcp_servers", "mcp_servers.mcpd", PREFIX_CONSERVATIVE, true, NULL,
      "[mcp_servers.mcpd]\ncommand = \"@MCPCTL@\"\nargs = " BRIDGE_ARGS

@@ -731,6 +731,77 @@ static void test_self_connection_refused(void)
     h_teardown(&h);
 }
 
+/* The tool names a host sees through an entry started in cwd (a JSON array text, to free). */
+static char *entry_tools(yajl_val entry, const char *cwd)
+{
+    HostProc p;
+    StrBuf sb = STRBUF_INIT;
+
+    if (!host_start(&p, entry, cwd))
+        return xstrdup("(not started)");
+    _cleanup_json_ yajl_val init =
+        host_rpc(&p, 1, "initialize",
+                 "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                 "\"clientInfo\":{\"name\":\"claude-stand-in\",\"version\":\"1\"}}");
+    _cleanup_json_ yajl_val list = init ? host_rpc(&p, 2, "tools/list", "{}") : NULL;
+    yajl_val tools = json_get_array(json_get(list, "result"), "tools");
+    for (size_t i = 0; i < json_array_len(tools); i++)
+        strbuf_printf(&sb, "\"%s\" ", json_get_string(json_array_at(tools, i), "name") ?: "?");
+    host_stop(&p);
+    return sb.data ? strbuf_detach(&sb, NULL) : xstrdup("");
+}
+
+/*
+ * No tool twice: Claude Code starts the .mcp.json servers it approved itself, so its bridge
+ * (--host claude, as setup writes it) leaves them out, even once the project is trusted in mcpd;
+ * those setup handed to mcpd (Claude Code's switch) come through the bridge.
+ */
+static void test_no_tool_twice(void)
+{
+    Harness h;
+    int status;
+    char project[512];
+
+    _cleanup_free_ char *home = fixture_home(&h, "setup-twice", project, sizeof(project));
+    _cleanup_free_ char *later = xasprintf("%s/later", h.dir), *later_mcp = NULL;
+    later_mcp = paths_join(later, ".mcp.json");
+    _cleanup_free_ char *later_text = xasprintf(
+        "{\"mcpServers\": {\"own\": {\"command\": \"%s\", \"args\": [\"--name\", \"own\"]}}}\n",
+        h_fake());
+    write_file(later_mcp, later_text);
+    _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "claude", NULL});
+    CHECK_MSG(status == 0, "setup claude exited %d: %s", status, out);
+    _cleanup_free_ char *path = paths_join(home, ".claude.json"), *text = h_read_file(path);
+    _cleanup_json_ yajl_val root = text ? json_parse(text, NULL) : NULL;
+    yajl_val entry = json_get(json_get(root, "mcpServers"), "mcpd");
+    CHECK_MSG(entry, "no mcpd entry in ~/.claude.json: %s", text);
+
+    h_start(&h, NULL);
+    setenv("MCPD_SOCKET", h.socket, 1);
+    mcpc_client *c = h_client(&h, "trust");
+    _cleanup_free_ char *params = xasprintf("{\"cwd\": \"%s\"}", later), *res = NULL;
+    CHECK(mcpc_request(c, "mcpd/trust", params, &res) == 0);
+    mcpc_options o = {
+        .socket_path = h.socket, .client_name = "later", .cwd = later, .timeout_ms = 60000};
+    mcpc_client *agent = mcpc_new(&o);
+    char *tools = NULL;
+    CHECK(agent && mcpc_connect(agent) == 0 && mcpc_list_tools(agent, &tools) == 0);
+    CHECK_MSG(tools && strstr(tools, "\"mcp_own_echo\""), "mcpd does not serve own: %s", tools);
+    free(tools);
+    mcpc_free(agent);
+
+    _cleanup_free_ char *in_later = entry_tools(entry, later);
+    CHECK_MSG(!strstr(in_later, "own_echo") && strstr(in_later, "\"cla_echo\""),
+              "Claude Code's bridge in a project whose server it runs: %s", in_later);
+    _cleanup_free_ char *in_project = entry_tools(entry, project);
+    CHECK_MSG(strstr(in_project, "\"prj_echo\""),
+              "Claude Code's bridge lacks the server setup gave to mcpd: %s", in_project);
+    mcpc_free(c);
+    unsetenv("MCPD_SOCKET");
+    h_stop(&h);
+    h_teardown(&h);
+}
+
 /*
  * Claude Code 2.1.x moves a project's non-empty enabledMcpjsonServers/disabledMcpjsonServers
  * out of ~/.claude.json into <project>/.claude/settings.local.json as it runs. After it moved
@@ -912,6 +983,7 @@ int main(int argc, char **argv)
     test_codex_env();
     test_by_hand();
     test_undo_after_claude_moved();
+    test_no_tool_twice();
     test_never_itself();
     test_self_connection_refused();
     return h_finish("integration-setup");
