@@ -15,10 +15,12 @@
 #include <sys/un.h>
 
 #include "client/bridge.h"
+#include "client/setup-claude.h"
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/jsonscan.h"
+#include "common/mcp.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 
@@ -315,6 +317,7 @@ typedef struct ShortName {
 
 typedef struct Names {
     size_t room;   /* characters left for a name after the host's prefix; 0: names unchanged */
+    yajl_val left; /* servers whose tools the host runs itself (--host claude): not listed */
     Pending lists; /* ids of the host's tools/list requests not answered yet */
     ShortName *map;
     size_t n_map, cap;
@@ -348,6 +351,7 @@ static void names_clear(Names *nm)
 static void names_deinit(Names *nm)
 {
     names_clear(nm);
+    nm->left = json_free(nm->left);
     free(nm->map);
     pending_deinit(&nm->lists);
 }
@@ -392,6 +396,28 @@ static const char *names_assign(Names *nm, const char *full)
     return nm->map[nm->n_map++].brief;
 }
 
+/*
+ * The tools of servers the host runs itself leave the list (by mcpd's _meta["mcpd/server"]):
+ * Claude Code starts the .mcp.json servers it approved, and lists them under their own name.
+ */
+static void names_leave_out(const Names *nm, yajl_val arr)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < json_array_len(arr); i++) {
+        yajl_val t = arr->u.array.values[i];
+        const char *server = json_get_string(json_get_object(t, "_meta"), "mcpd/server");
+        bool left = false;
+        for (size_t k = 0; server && k < json_array_len(nm->left); k++)
+            left |= streq(json_array_at(nm->left, k)->u.string, server);
+        if (left)
+            json_free(t);
+        else
+            arr->u.array.values[kept++] = t;
+    }
+    arr->u.array.len = kept;
+}
+
 static int cmp_tool_name(const void *a, const void *b)
 {
     const char *x = json_get_string(*(yajl_val const *)a, "name");
@@ -417,13 +443,15 @@ static bool names_rewrite_list(Names *nm, StrBuf *out, const char *line, size_t 
         return false;
     }
     yajl_val result = json_copy(m.result), arr = json_get_array(result, "tools");
+    if (nm->left)
+        names_leave_out(nm, arr);
     tools = xmalloc((json_array_len(arr) + 1) * sizeof(*tools));
     for (size_t i = 0; i < json_array_len(arr); i++)
         if (json_get_string(json_array_at(arr, i), "name"))
             tools[n++] = json_array_at(arr, i);
-    if (n)
+    if (n && nm->room)
         qsort(tools, n, sizeof(*tools), cmp_tool_name);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && nm->room; i++) {
         const char *brief = names_assign(nm, json_get_string(tools[i], "name"));
         json_object_set(tools[i], "name", json_string_new(brief));
     }
@@ -496,7 +524,7 @@ static void host_line(Pipe *to_sock, Pending *pd, Names *nm, const char *line, s
     line_classify(line, len, &id, &has_method, &initialize);
     if (initialize || (id && has_method && !*attachedp))
         identity = add_identity(&to_sock->q, line, len, cwd, server, attachedp);
-    if (!identity && (!nm->room || !names_host_line(nm, &to_sock->q, line, len))) {
+    if (!identity && ((!nm->room && !nm->left) || !names_host_line(nm, &to_sock->q, line, len))) {
         strbuf_append(&to_sock->q, line, len);
         strbuf_putc(&to_sock->q, '\n');
     }
@@ -564,29 +592,98 @@ static void sock_lines(Pipe *to_out, Pending *pd, Names *nm, size_t scan)
     }
 }
 
-static int connect_socket(const char *path)
+/* Connect to mcpd; on failure *whyp (to free) says why and what to do. */
+static int connect_socket(const char *path, char **whyp)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int fd;
 
     if (strlen(path) >= sizeof(sa.sun_path)) {
-        fprintf(stderr, "mcpctl bridge: socket path %s is too long\n", path);
+        *whyp = xasprintf("mcpd's socket path %s is too long for a Unix socket; give a shorter "
+                          "one with --socket or MCPD_SOCKET",
+                          path);
         return -ENAMETOOLONG;
     }
     strcpy(sa.sun_path, path);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) {
+        int e = errno;
+        *whyp = xasprintf("cannot make a socket to reach mcpd: %s", strerror(e));
+        return -e;
+    }
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         int e = errno;
-        fprintf(stderr,
-                "mcpctl bridge: cannot connect to mcpd at %s: %s (is mcpd running? start it "
-                "with `mcpd` or `systemctl --user start mcpd.socket`)\n",
-                path, strerror(e));
+        *whyp = xasprintf(
+            "mcpd is not running: nothing answers at %s (%s). Start it with `systemctl --user "
+            "enable --now mcpd.socket` (or run `mcpd` in a shell), then restart the agent's mcpd "
+            "server (or the agent); "
+            "if mcpd listens elsewhere, give its socket to the bridge with --socket PATH or "
+            "MCPD_SOCKET",
+            path, strerror(e));
         close(fd);
         return -e;
     }
     return fd;
+}
+
+int bridge_reach(const char *socket_path, char **whyp)
+{
+    int fd = connect_socket(socket_path, whyp);
+
+    if (fd < 0)
+        return fd;
+    close(fd);
+    return 0;
+}
+
+/*
+ * mcpd cannot be reached: a host shows only what comes back on the protocol (stderr goes to a
+ * log few users find), so every request from the host, initialize first, is answered with a
+ * JSON-RPC error carrying why, until the host closes stdin. Exit status 3, as mcpctl's "mcpd
+ * not reachable".
+ */
+static int answer_unreachable(const char *why)
+{
+    StrBuf out = STRBUF_INIT;
+    Framer in;
+    char *line;
+    size_t len;
+    int r;
+
+    fprintf(stderr, "mcpctl bridge: %s\n", why);
+    framer_init(&in, JSONRPC_MAX_LINE_DEFAULT);
+    for (;;) {
+        struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
+        if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+            break;
+        ssize_t n = framer_read_fd(&in, STDIN_FILENO);
+        if (n == -EINTR || n == -EAGAIN)
+            continue;
+        if (n == 0 && framer_pending(&in) && !in.discarding)
+            framer_feed(&in, "\n", 1);
+        while ((r = framer_next(&in, &line, &len)) != FRAMER_E_AGAIN) {
+            _cleanup_free_ char *id = NULL;
+            bool has_method, initialize;
+            if (r == FRAMER_E_TOOBIG || is_blank(line, len))
+                continue;
+            line_classify(line, len, &id, &has_method, &initialize);
+            if (!id || !has_method)
+                continue; /* notifications and stray replies need no answer */
+            strbuf_reset(&out);
+            strbuf_printf(&out,
+                          "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":", id,
+                          MCP_ERROR_CONNECTION_CLOSED);
+            json_write_string(&out, why, strlen(why));
+            strbuf_puts(&out, "}}\n");
+            if (fd_write_all(STDOUT_FILENO, out.data, out.len) < 0)
+                n = 0; /* the host is gone */
+        }
+        if (n <= 0)
+            break;
+    }
+    framer_deinit(&in);
+    strbuf_deinit(&out);
+    return 3;
 }
 
 /* Poll timeout: none while stdin is open, the drain time left once the host closed it. */
@@ -600,7 +697,7 @@ static int drain_poll_ms(bool in_eof, uint64_t drain_deadline)
 }
 
 int bridge_run(const char *socket_path, const char *cwd_opt, const char *server,
-               const char *host_prefix)
+               const char *host_prefix, bool host_claude)
 {
     char cwd_buf[PATH_MAX];
     const char *cwd = cwd_opt ? cwd_opt : getcwd(cwd_buf, sizeof(cwd_buf));
@@ -626,10 +723,18 @@ int bridge_run(const char *socket_path, const char *cwd_opt, const char *server,
         nm.room = BRIDGE_NAME_MAX - plen;
         to_out.whole_lines = true;
     }
+    if (host_claude && cwd && !server) {
+        nm.left = setup_claude_own_servers(cwd);
+        if (!json_array_len(nm.left))
+            nm.left = json_free(nm.left);
+        else
+            to_out.whole_lines = true;
+    }
     signal(SIGPIPE, SIG_IGN);
-    sock = connect_socket(socket_path);
+    _cleanup_free_ char *why = NULL;
+    sock = connect_socket(socket_path, &why);
     if (sock < 0)
-        return 3;
+        return answer_unreachable(why);
     to_sock.fd = sock;
     fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
     fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK);

@@ -74,8 +74,9 @@ static const struct {
     size_t width;
     bool right;
 } server_cols[] = {
-    {"STATE", 11, false}, {"SINCE", 6, false}, {"TRANSPORT", 9, false}, {"TOOLS", 6, true},
-    {"CACHE", 6, true},   {"PID", 7, true},    {"CALLS", 5, true},      {"RESTARTS", 8, true},
+    {"STATE", 11, false}, {"SINCE", 6, false}, {"TRANSPORT", 9, false},
+    {"TOOLS", 6, true},   {"CACHE", 6, true},  {"PID", 7, true},
+    {"ACTIVE", 6, true},  {"CALLS", 6, true},  {"RESTARTS", 8, true},
 };
 
 /* Columns of a server row before LAST ERROR. */
@@ -112,15 +113,17 @@ static void print_server_row(const Ctl *ctl, const char *name, size_t name_w,
 
 static void print_server(const Ctl *ctl, yajl_val s, size_t name_w, size_t term)
 {
-    int64_t since = 0, tools = 0, pid = 0, calls = 0, restarts = 0, next = 0, cached = 0;
+    int64_t since = 0, tools = 0, pid = 0, calls = 0, total = 0, restarts = 0, next = 0, cached = 0;
     bool deferred = false;
-    char age[32], toolbuf[32], pidbuf[24], cache[32] = "-", callbuf[24], restartbuf[24];
+    char age[32], toolbuf[32], pidbuf[24], cache[32] = "-", callbuf[24], totalbuf[24],
+                                           restartbuf[24];
     const char *err = json_get_string(s, "lastError");
     _cleanup_free_ char *tail = NULL;
 
     json_get_int(s, "since", &since);
     json_get_int(s, "tools", &tools);
     json_get_int(s, "callsInFlight", &calls);
+    json_get_int(s, "callsTotal", &total);
     json_get_int(s, "restarts", &restarts);
     json_get_bool(s, "toolsDeferred", &deferred);
     ctl_fmt_age(age, sizeof(age), since);
@@ -132,21 +135,23 @@ static void print_server(const Ctl *ctl, yajl_val s, size_t name_w, size_t term)
     if (json_get_int(s, "cacheSavedAt", &cached) == 0)
         ctl_fmt_age(cache, sizeof(cache), cached);
     snprintf(callbuf, sizeof(callbuf), "%lld", (long long)calls);
+    snprintf(totalbuf, sizeof(totalbuf), "%lld", (long long)total);
     snprintf(restartbuf, sizeof(restartbuf), "%lld", (long long)restarts);
     bool auth = YAJL_IS_TRUE(json_get(s, "needsAuthorization"));
     const char *state = auth ? "needs-auth" : json_get_string(s, "state");
     if (json_get_int(s, "nextAttempt", &next) == 0)
         tail = xasprintf("%s%s(retry in %llds)", err ? err : "", err ? " " : "",
                          (long long)MAX(0, (next - wall_ms() + 999) / 1000));
-    const char *cells[] = {
-        state, age, json_get_string(s, "transport"), toolbuf, cache, pidbuf, callbuf, restartbuf};
+    const char *cells[] = {state,   age,      json_get_string(s, "transport"),
+                           toolbuf, cache,    pidbuf,
+                           callbuf, totalbuf, restartbuf};
     print_server_row(ctl, json_get_string(s, "name"), name_w, cells, tail ? tail : err, term);
     print_http(s, term);
     print_process(s, term);
 }
 
 /* Columns of an agent row besides AGENT, NAME and WORKSPACE (PID ... QUEUED and the gaps). */
-#define AGENT_FIXED_COLS 41
+#define AGENT_FIXED_COLS 49
 
 /* An agent row and its depth under the agent whose session it joined. */
 typedef struct AgentRow {
@@ -177,13 +182,14 @@ static void collect_agent(yajl_val agents, yajl_val a, int depth, AgentRow *rows
 static void print_agent(const AgentRow *r, size_t id_w, size_t name_w, size_t term)
 {
     yajl_val a = r->a;
-    int64_t pid = 0, calls = 0, queued = 0, since = 0, session = 0;
+    int64_t pid = 0, calls = 0, total = 0, queued = 0, since = 0, session = 0;
     const char *root = json_get_string(a, "root");
-    char age[32], sess[24] = "-", num[3][24];
+    char age[32], sess[24] = "-", num[4][24];
     StrBuf row = STRBUF_INIT;
 
     json_get_int(a, "pid", &pid);
     json_get_int(a, "callsInFlight", &calls);
+    json_get_int(a, "callsTotal", &total);
     json_get_int(a, "bytesQueued", &queued);
     json_get_int(a, "connectedAt", &since);
     if (json_get_int(a, "session", &session) == 0)
@@ -192,6 +198,7 @@ static void print_agent(const AgentRow *r, size_t id_w, size_t name_w, size_t te
     snprintf(num[0], sizeof(num[0]), "%lld", (long long)pid);
     snprintf(num[1], sizeof(num[1]), "%lld", (long long)calls);
     snprintf(num[2], sizeof(num[2]), "%lld", (long long)queued);
+    snprintf(num[3], sizeof(num[3]), "%lld", (long long)total);
     ctl_cell(&row, r->id, id_w, false);
     strbuf_putc(&row, ' ');
     ctl_cell(&row, num[0], 7, true);
@@ -202,7 +209,9 @@ static void print_agent(const AgentRow *r, size_t id_w, size_t name_w, size_t te
     strbuf_putc(&row, ' ');
     ctl_cell(&row, sess, 7, true);
     strbuf_putc(&row, ' ');
-    ctl_cell(&row, num[1], 5, true);
+    ctl_cell(&row, num[1], 6, true);
+    strbuf_putc(&row, ' ');
+    ctl_cell(&row, num[3], 6, true);
     strbuf_putc(&row, ' ');
     ctl_cell(&row, num[2], 8, true);
     strbuf_puts(&row, "  ");
@@ -247,8 +256,8 @@ static void show_agents(yajl_val agents, size_t term)
     ctl_cell(&head, "AGENT", id_w, false);
     strbuf_printf(&head, " %7s ", "PID");
     ctl_cell(&head, "NAME", name_w, false);
-    strbuf_printf(&head, " %-6s %7s %5s %8s  %s", "SINCE", "SESSION", "CALLS", "QUEUED",
-                  "WORKSPACE");
+    strbuf_printf(&head, " %-6s %7s %6s %6s %8s  %s", "SINCE", "SESSION", "ACTIVE", "CALLS",
+                  "QUEUED", "WORKSPACE");
     printf("%s\n", strbuf_str(&head));
     strbuf_deinit(&head);
     for (size_t i = 0; i < n_rows; i++)

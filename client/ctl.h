@@ -33,6 +33,7 @@ typedef struct Ctl {
     const char *cwd;
     const char *server;      /* trust, untrust, bridge: --server NAME */
     const char *host_prefix; /* bridge: --host-prefix PREFIX */
+    const char *host;        /* bridge: --host NAME */
     LoginMode login_mode;
     mcpc_client *client;
 } Ctl;

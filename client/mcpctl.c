@@ -45,7 +45,7 @@ enum {
     VERB_SERVER = 1 << 3,  /* --server NAME */
     VERB_LOGIN = 1 << 4,   /* --no-browser, --headless */
     VERB_FOLLOW = 1 << 5,  /* -f, --run K */
-    VERB_PREFIX = 1 << 6,  /* --host-prefix PREFIX */
+    VERB_PREFIX = 1 << 6,  /* --host-prefix PREFIX, --host NAME */
 };
 
 typedef struct Verb {
@@ -188,7 +188,11 @@ static int verb_bridge(Ctl *ctl, char **args, int n)
 {
     _cleanup_free_ char *sock = ctl->socket ? xstrdup(ctl->socket) : paths_socket();
 
-    return bridge_run(sock, ctl->cwd, ctl->server, ctl->host_prefix);
+    if (ctl->host && !streq(ctl->host, "claude")) {
+        fprintf(stderr, "mcpctl bridge: --host %s: the hosts known are: claude\n", ctl->host);
+        return EXIT_USAGE;
+    }
+    return bridge_run(sock, ctl->cwd, ctl->server, ctl->host_prefix, ctl->host != NULL);
 }
 
 /* trust / untrust [DIR] [--server NAME]: client/trust.c. */
@@ -255,9 +259,10 @@ static const Verb verbs[] = {
     {"config", "[--cwd DIR]",
      "what discovery finds for DIR (default: here) and why; no mcpd needed", 0, 0,
      VERB_CWD | VERB_OFFLINE, verb_config},
-    {"bridge", "[--cwd DIR] [--server NAME] [--host-prefix PREFIX]",
+    {"bridge", "[--cwd DIR] [--server NAME] [--host-prefix PREFIX] [--host claude]",
      "be a stdio MCP server relaying to mcpd (for MCP hosts); --server: only that server, under "
-     "its own names; --host-prefix: short tool names that fit 64 with the host's prefix",
+     "its own names; --host-prefix: short tool names that fit 64 with the host's prefix; --host "
+     "claude: the project's .mcp.json servers Claude Code runs itself are not listed again",
      0, 0, VERB_CWD | VERB_OFFLINE | VERB_SERVER | VERB_PREFIX, verb_bridge},
     {"setup", "AGENT|--all [--dry-run] [--undo]",
      "make an agent start only mcpd's bridge (docs/agents.md)", 1, 3, VERB_OFFLINE, verb_setup},
@@ -330,6 +335,8 @@ static void usage(FILE *f)
                "      --run K                logs: only run K (1: the first since mcpd started)\n"
                "      --server NAME          bridge, trust, untrust: that server only\n"
                "      --host-prefix PREFIX   bridge: the prefix the host puts before tool names\n"
+               "      --host claude          bridge: the host is Claude Code (its project's\n"
+               "                             .mcp.json servers are left to it)\n"
                "      --no-browser           login: print the URL, open no browser\n"
                "      --headless             login: mcpd follows the redirect itself\n"
                "Colour only on a terminal, never when NO_COLOR is set; tables fit $COLUMNS.\n"
@@ -355,6 +362,7 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
         {"follow", no_argument, NULL, 'f'},
         {"run", required_argument, NULL, 'R'},
         {"host-prefix", required_argument, NULL, 'P'},
+        {"host", required_argument, NULL, 'O'},
         {NULL, 0, NULL, 0},
     };
     int64_t v;
@@ -392,6 +400,10 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
             break;
         case 'P':
             ctl->host_prefix = optarg;
+            *seenp |= VERB_PREFIX;
+            break;
+        case 'O':
+            ctl->host = optarg;
             *seenp |= VERB_PREFIX;
             break;
         case 'S':
@@ -471,7 +483,7 @@ int main(int argc, char **argv)
                 : bad & VERB_SERVER ? "--server"
                 : bad & VERB_LINES  ? "-n"
                 : bad & VERB_LOGIN  ? "--no-browser/--headless"
-                : bad & VERB_PREFIX ? "--host-prefix"
+                : bad & VERB_PREFIX ? "--host-prefix/--host"
                                     : "-f or --run");
         return EXIT_USAGE;
     }

@@ -199,6 +199,17 @@ static void format_value(StrBuf *sb, yajl_val v, const char *indent, const char 
     strbuf_append(sb, obj ? "}" : "]", 1);
 }
 
+void setup_json_remove_member(const SetupMember *m, size_t n, size_t a, SetupEdits *e)
+{
+    /* From its key's quote to the next key's (the next keeps the layout), or the comma before. */
+    if (a + 1 < n)
+        setup_edits_add(e, m[a].key_start - 1, m[a + 1].key_start - 1, xstrdup(""));
+    else if (a > 0)
+        setup_edits_add(e, m[a - 1].val_end, m[a].val_end, xstrdup(""));
+    else
+        setup_edits_add(e, m[a].key_start - 1, m[a].val_end, xstrdup(""));
+}
+
 char *setup_json_format(yajl_val v, const char *indent, const char *unit)
 {
     StrBuf sb = STRBUF_INIT;

@@ -44,6 +44,8 @@ bool setup_json_key_is(const char *s, const SetupMember *m, const char *key);
 char *setup_json_key(const char *s, const SetupMember *m);
 /** The whitespace that starts pos's line if nothing else precedes pos on it, else NULL. */
 char *setup_json_line_indent(const char *s, size_t pos);
+/** Add the edit that removes member a of the n members m (with its comma) to e. */
+void setup_json_remove_member(const SetupMember *m, size_t n, size_t a, SetupEdits *e);
 /** v as JSON text, pretty when indent is not NULL (nested lines get indent + unit). */
 char *setup_json_format(yajl_val v, const char *indent, const char *unit);
 

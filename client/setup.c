@@ -13,8 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/bridge.h"
+#include "client/setup-claude.h"
 #include "client/setup-edit.h"
 #include "client/setup.h"
+#include "common/agents.h"
+#include "common/durable.h"
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/paths.h"
@@ -26,53 +30,10 @@ extern char **environ;
 
 enum { SETUP_OK = 0, SETUP_FAILED = 1, SETUP_USAGE = 2 };
 
-typedef enum SetupFormat { FORMAT_JSON, FORMAT_TOML } SetupFormat;
+typedef AgentInfo SetupAgent;
 
-/*
- * The agents whose user-level files mcpd's discovery reads (daemon/source-*.c), where each
- * keeps its servers (checked against each agent's documentation):
- * - Claude Code: ~/.claude.json, "mcpServers" at the top (user scope) and under
- *   "projects"["<dir>"] (local scope) (code.claude.com/docs/en/mcp, "MCP installation scopes").
- * - Codex: $CODEX_HOME/config.toml (default ~/.codex), one [mcp_servers.<name>] table each
- *   (developers.openai.com/codex/mcp).
- * - Gemini CLI: ~/.gemini/settings.json, "mcpServers" (geminicli.com/docs/tools/mcp-server).
- * - Cursor: ~/.cursor/mcp.json, "mcpServers" (cursor.com/docs/context/mcp).
- * - Windsurf: ~/.codeium/windsurf/mcp_config.json, "mcpServers" (docs.windsurf.com, "MCP").
- * VS Code's servers live in project files (.vscode/mcp.json) and its user profile, which mcpd
- * does not read; Claude Desktop's file is not read by discovery either: neither is set up.
- */
-typedef struct SetupAgent {
-    const char *id, *name;
-    SetupFormat format;
-    const char *rel;     /* under the home directory */
-    const char *env_dir; /* a variable that moves the file's directory, or NULL */
-    const char *shows;   /* what the agent lists afterwards */
-    const char *prefix;  /* what the agent puts before a tool name: the bridge's --host-prefix */
-} SetupAgent;
-
-/*
- * The bridge lists tools under names that fit 64 characters after the host's own prefix
- * (client/bridge.c). Claude Code names a tool mcp__<server>__<tool> (code.claude.com/docs/en/mcp),
- * so for the server "mcpd" it adds "mcp__mcpd__". The other agents' prefixes are not pinned down
- * by their documentation; the same 11 characters are assumed for them, as long as or longer than
- * what each is known to add (nothing, or "<server>__"), so their names fit too.
- */
-#define PREFIX_CLAUDE       "mcp__mcpd__"
-#define PREFIX_CONSERVATIVE "mcp__mcpd__"
-
-static const SetupAgent setup_agents[] = {
-    {"claude", "Claude Code", FORMAT_JSON, ".claude.json", "CLAUDE_CONFIG_DIR", "one server, mcpd",
-     PREFIX_CLAUDE},
-    {"codex", "OpenAI Codex", FORMAT_TOML, ".codex/config.toml", "CODEX_HOME", "mcp_servers.mcpd",
-     PREFIX_CONSERVATIVE},
-    {"gemini", "Gemini CLI", FORMAT_JSON, ".gemini/settings.json", NULL, "one server, mcpd",
-     PREFIX_CONSERVATIVE},
-    {"cursor", "Cursor", FORMAT_JSON, ".cursor/mcp.json", NULL, "one server, mcpd",
-     PREFIX_CONSERVATIVE},
-    {"windsurf", "Windsurf", FORMAT_JSON, ".codeium/windsurf/mcp_config.json", NULL,
-     "one server, mcpd", PREFIX_CONSERVATIVE},
-};
-#define N_AGENTS (sizeof(setup_agents) / sizeof(setup_agents[0]))
+/* Room for every agent of common/agents.c (checked in setup_main). */
+#define SETUP_AGENTS_MAX 32
 
 /* What to do, appended to each refusal. */
 #define HOW_TO_FIX  "; fix the file (the agent cannot read it either) and run setup again"
@@ -102,12 +63,7 @@ static void plan_deinit(Plan *p)
 
 static char *agent_path(const SetupAgent *a)
 {
-    const char *dir = a->env_dir ? getenv(a->env_dir) : NULL;
-    _cleanup_free_ char *home = paths_home();
-
-    if (dir && dir[0] == '/')
-        return paths_join(dir, strrchr(a->rel, '/') ? strrchr(a->rel, '/') + 1 : a->rel);
-    return paths_join(home, a->rel);
+    return agents_user_file(a);
 }
 
 /* $XDG_STATE_HOME/mcpd/setup: backups and what each setup wrote. */
@@ -160,33 +116,13 @@ static int read_all(const char *path, char **textp, size_t *lenp)
     return 0;
 }
 
-/* The durable-write recipe: temp file beside it, write, fsync, rename, fsync the directory. */
+/* The durable-write recipe (common/durable.c), the directory made first. */
 static int write_durable(const char *path, const char *data, size_t n, mode_t mode)
 {
     _cleanup_free_ char *dir = paths_dirname(path);
-    _cleanup_free_ char *tmp = xasprintf("%s.mcpd-setup.%d", path, (int)getpid());
-    int fd, r = 0;
+    int r = paths_mkdir_p(dir, 0700);
 
-    if (paths_mkdir_p(dir, 0700) < 0)
-        return -errno;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
-    if (fchmod(fd, mode & 07777) < 0 || fd_write_all(fd, data, n) < 0 || fsync(fd) < 0)
-        r = -errno;
-    close(fd);
-    if (r == 0 && rename(tmp, path) < 0)
-        r = -errno;
-    if (r < 0) {
-        unlink(tmp);
-        return r;
-    }
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    return 0;
+    return r < 0 ? r : durable_write_mode(dir, path, data, n, mode, NULL);
 }
 
 static bool is_bridge_entry(yajl_val e)
@@ -216,6 +152,15 @@ static yajl_val servers_to_move(yajl_val servers, size_t *np)
     return out;
 }
 
+/*
+ * The variables that tell the bridge where mcpd's socket is. Codex starts a server with a short
+ * list of its own (HOME, PATH, SHELL, TERM, LANG, ...; XDG_RUNTIME_DIR is not among them) plus
+ * the names in the entry's env_vars (developers.openai.com/codex/mcp); a name that is unset is
+ * simply not passed. Without them the bridge still finds /run/user/<uid>/mcpd/mcpd.sock
+ * (common/paths.c), but not a runtime directory set elsewhere or an MCPD_SOCKET.
+ */
+static const char *const socket_vars[] = {"XDG_RUNTIME_DIR", "MCPD_SOCKET"};
+
 static yajl_val bridge_entry(const SetupAgent *a, const char *mcpctl)
 {
     yajl_val e = json_object_new(), args = json_array_new();
@@ -224,7 +169,18 @@ static yajl_val bridge_entry(const SetupAgent *a, const char *mcpctl)
     json_array_push(args, json_string_new("bridge"));
     json_array_push(args, json_string_new("--host-prefix"));
     json_array_push(args, json_string_new(a->prefix));
+    if (streq(a->id, "claude")) {
+        /* Claude Code runs the project's .mcp.json servers it approved: not listed twice. */
+        json_array_push(args, json_string_new("--host"));
+        json_array_push(args, json_string_new("claude"));
+    }
     json_object_set(e, "args", args);
+    if (a->short_env) {
+        yajl_val vars = json_array_new();
+        for (size_t i = 0; i < N_ELEMENTS(socket_vars); i++)
+            json_array_push(vars, json_string_new(socket_vars[i]));
+        json_object_set(e, "env_vars", vars);
+    }
     return e;
 }
 
@@ -237,7 +193,7 @@ static yajl_val bridge_servers(const SetupAgent *a, const char *mcpctl)
 }
 
 /* Claude Code's per-project switch: names listed there are servers of .mcp.json it won't start. */
-#define CLAUDE_SWITCH "disabledMcpjsonServers"
+#define CLAUDE_SWITCH SETUP_CLAUDE_SWITCH
 
 /* The servers of <root>/.mcp.json other than mcpd's bridge, as an array of names (or NULL). */
 static yajl_val project_file_servers(const char *root)
@@ -268,7 +224,7 @@ static bool array_has(yajl_val arr, yajl_val v)
 }
 
 /* Claude Code's list of approved .mcp.json servers loses the names setup switches off. */
-#define CLAUDE_APPROVED "enabledMcpjsonServers"
+#define CLAUDE_APPROVED SETUP_CLAUDE_APPROVED
 
 static void drop_from_enabled(Plan *p, const SetupMember *pm, size_t k, yajl_val names,
                               SetupEdits *edits)
@@ -299,11 +255,15 @@ static yajl_val switch_record(const Plan *p, const SetupMember *proj, yajl_val n
     _cleanup_json_ yajl_val entry = json_parse(text, NULL);
     yajl_val rec = json_object_new(), approved = json_get(entry, CLAUDE_APPROVED);
     bool all = YAJL_IS_TRUE(json_get(entry, "enableAllProjectMcpServers"));
+    /* Claude Code honours the project's settings.local.json once its folder is trusted. */
+    bool trusted = YAJL_IS_TRUE(json_get(entry, "hasTrustDialogAccepted"));
+    _cleanup_free_ char *root = setup_json_key(p->orig, proj);
 
     for (size_t i = 0; i < json_array_len(names); i++) {
         yajl_val name = json_array_at(names, i);
-        json_object_set(rec, name->u.string,
-                        json_string_new(all || array_has(approved, name) ? "approved" : "pending"));
+        bool yes = all || array_has(approved, name) ||
+                   (trusted && setup_claude_local_approves(root, name->u.string));
+        json_object_set(rec, name->u.string, json_string_new(yes ? "approved" : "pending"));
     }
     return rec;
 }
@@ -509,9 +469,12 @@ static int plan_toml(Plan *p, const char *mcpctl, char **whyp)
     _cleanup_json_ yajl_val root = toml_parse(p->orig, p->n_orig, &err), after = NULL;
     SetupEdits edits = {0};
     size_t n = 0;
+    _cleanup_free_ char *vars = p->agent->short_env ? xasprintf("env_vars = [\"%s\", \"%s\"]\n",
+                                                                socket_vars[0], socket_vars[1])
+                                                    : xstrdup("");
     char *table = xasprintf(
-        "[mcp_servers.mcpd]\ncommand = %s\nargs = [\"bridge\", \"--host-prefix\", \"%s\"]\n", cmd,
-        p->agent->prefix);
+        "[mcp_servers.mcpd]\ncommand = %s\nargs = [\"bridge\", \"--host-prefix\", \"%s\"]\n%s", cmd,
+        p->agent->prefix, vars);
 
     if (!root) {
         *whyp = xasprintf("it does not parse as TOML (%s)" HOW_TO_FIX, err ? err : "?");
@@ -632,13 +595,13 @@ static int plan_agent(Plan *p, const SetupAgent *a, const char *mcpctl, char **w
         return r;
     }
     if (!p->exists)
-        p->orig = xstrdup(a->format == FORMAT_JSON ? "{}\n" : "");
+        p->orig = xstrdup(a->format == AGENT_FORMAT_JSON ? "{}\n" : "");
     if (!p->exists)
         p->n_orig = strlen(p->orig);
     p->imported = json_object_new();
     json_object_set(p->imported, "importedFrom", provenance(p));
-    r = a->format == FORMAT_JSON ? plan_json(p, mcpctl, projects, whyp)
-                                 : plan_toml(p, mcpctl, whyp);
+    r = a->format == AGENT_FORMAT_JSON ? plan_json(p, mcpctl, projects, whyp)
+                                       : plan_toml(p, mcpctl, whyp);
     if (projects->u.object.len)
         json_object_set(p->imported, "projects", projects);
     else
@@ -777,10 +740,8 @@ static void merge_project_member(const char *cur, const SetupMember *cm, size_t 
     if (o && (!servers || cm[a].val_end - cm[a].val_start == 2))
         setup_edits_add(edits, cm[a].val_start, cm[a].val_end,
                         xstrndup(orig + o->val_start, o->val_end - o->val_start));
-    else if (!o && streq(key, CLAUDE_SWITCH) && a + 1 < ncm)
-        setup_edits_add(edits, cm[a].key_start - 1, cm[a + 1].key_start - 1, xstrdup(""));
-    else if (!o && streq(key, CLAUDE_SWITCH) && a > 0)
-        setup_edits_add(edits, cm[a - 1].val_end, cm[a].val_end, xstrdup(""));
+    else if (!o && streq(key, CLAUDE_SWITCH))
+        setup_json_remove_member(cm, ncm, a, edits);
 }
 
 /* Claude Code's per-project servers go back into the projects that still exist. */
@@ -806,6 +767,7 @@ static void merge_claude_projects(const char *cur, size_t n_cur, const char *ori
                 continue;
             for (size_t a = 0; a < ncm; a++)
                 merge_project_member(cur, cm, ncm, a, orig, om, nom, edits);
+            setup_claude_readd_moved(cur, cm, ncm, orig, om, nom, edits);
         }
     }
 }
@@ -861,11 +823,11 @@ static int merge_toml(const char *cur, size_t n_cur, const char *orig, size_t n_
 static int merge_back(const SetupAgent *a, const char *cur, size_t n_cur, const char *orig,
                       size_t n_orig, char **outp, size_t *np, char **whyp)
 {
-    const char *key = a->format == FORMAT_JSON ? "mcpServers" : "mcp_servers";
+    const char *key = a->format == AGENT_FORMAT_JSON ? "mcpServers" : "mcp_servers";
     SetupEdits edits = {0};
     _cleanup_json_ yajl_val before = NULL, after = NULL, want = NULL;
-    int r = a->format == FORMAT_JSON ? merge_json(a, cur, n_cur, orig, n_orig, &edits, whyp)
-                                     : merge_toml(cur, n_cur, orig, n_orig, &edits, whyp);
+    int r = a->format == AGENT_FORMAT_JSON ? merge_json(a, cur, n_cur, orig, n_orig, &edits, whyp)
+                                           : merge_toml(cur, n_cur, orig, n_orig, &edits, whyp);
 
     if (r < 0) {
         setup_edits_deinit(&edits);
@@ -873,7 +835,7 @@ static int merge_back(const SetupAgent *a, const char *cur, size_t n_cur, const 
     }
     *outp = setup_edits_apply(cur, n_cur, &edits, np);
     setup_edits_deinit(&edits);
-    if (a->format == FORMAT_JSON) {
+    if (a->format == AGENT_FORMAT_JSON) {
         before = json_parse(cur, NULL), after = json_parse(*outp, NULL),
         want = json_parse(orig, NULL);
     } else {
@@ -944,6 +906,8 @@ static int undo_agent(const SetupAgent *a, bool dry_run)
         merged = NULL;
         merged_back = true;
     }
+    if (streq(a->id, "claude") && setup_claude_undo_local(imported, dry_run) < 0)
+        return -EIO; /* said which file; nothing else undone yet, so undo can run again */
     if (dry_run) {
         print_diff(path, cur ? cur : "", n_cur, existed ? orig : "", n_orig);
         return 0;
@@ -976,43 +940,112 @@ static int undo_agent(const SetupAgent *a, bool dry_run)
 
 static void setup_usage(FILE *f)
 {
+    size_t n;
+    const SetupAgent *all = agents_all(&n);
+
     fprintf(f, "Usage: mcpctl setup AGENT|--all [--dry-run] [--undo]\n"
                "Agents:");
-    for (size_t i = 0; i < N_AGENTS; i++)
-        fprintf(f, " %s", setup_agents[i].id);
+    for (size_t i = 0; i < n; i++)
+        if (!all[i].why_not)
+            fprintf(f, " %s", all[i].id);
+    fprintf(f, "\nSet up by hand (mcpctl setup AGENT prints the entry):");
+    for (size_t i = 0; i < n; i++)
+        if (all[i].why_not)
+            fprintf(f, " %s", all[i].id);
     fprintf(f, "\n");
 }
 
 /* The agents named (or all); -1 on an unknown name. */
-static int select_agents(const char *which, bool all, bool picked[N_AGENTS])
+static int select_agents(const char *which, bool all, bool picked[SETUP_AGENTS_MAX])
 {
-    for (size_t i = 0; i < N_AGENTS; i++)
-        picked[i] = all || streq(which, setup_agents[i].id);
-    for (size_t i = 0; i < N_AGENTS; i++)
+    size_t n;
+    const SetupAgent *agents = agents_all(&n);
+
+    for (size_t i = 0; i < n; i++)
+        picked[i] = all || streq(which, agents[i].id);
+    for (size_t i = 0; i < n; i++)
         if (picked[i])
             return 0;
     return -1;
 }
 
-static int run_setup(const bool picked[N_AGENTS], bool all, bool dry_run, const char *mcpctl)
+/* An agent setup leaves to the user: why, and the entry to write by hand. */
+static void print_by_hand(FILE *f, const SetupAgent *a, const char *mcpctl)
 {
-    Plan plans[N_AGENTS] = {0};
-    int refused = 0, failed = 0;
+    _cleanup_free_ char *path = agents_user_file(a), *entry = agents_by_hand(a, mcpctl);
+    _cleanup_free_ char *conf = paths_config_home(), *native = paths_join(conf, "mcpd/mcp.json");
+
+    fprintf(f,
+            "%s: %s not set up: %s. By hand: put its servers in %s (\"mcpServers\", so mcpd "
+            "starts them once) and leave the agent only this entry in %s (docs/agents.md, "
+            "\"Other hosts\"):\n%s\n",
+            a->name, path, a->why_not, native, path, entry);
+}
+
+/* --all: each agent left to the user whose file exists, then the names of all of them. */
+static void print_skipped(const char *mcpctl)
+{
+    size_t n;
+    const SetupAgent *agents = agents_all(&n);
+    StrBuf names = STRBUF_INIT;
+
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_free_ char *path = agents_user_file(&agents[i]);
+        if (!agents[i].why_not)
+            continue;
+        strbuf_printf(&names, "%s%s", names.len ? ", " : "", agents[i].id);
+        if (access(path, F_OK) == 0)
+            print_by_hand(stdout, &agents[i], mcpctl);
+    }
+    printf("Skipped (not set up by mcpctl setup; mcpctl setup AGENT prints the entry to add by "
+           "hand): %s\n",
+           strbuf_str(&names));
+    strbuf_deinit(&names);
+}
+
+/*
+ * The agents now start only the bridge, which answers them with an error while mcpd is not
+ * running: say so here, where the user reads it, rather than in hosts that show "connection
+ * closed" at best.
+ */
+static void warn_if_not_running(void)
+{
+    _cleanup_free_ char *sock = paths_socket(), *why = NULL;
+
+    if (bridge_reach(sock, &why) < 0)
+        fprintf(stderr,
+                "mcpctl setup: note: %s.\nUntil mcpd runs, the agents set up here reach none of "
+                "their servers; the bridge tells them so when they start it.\n",
+                why);
+}
+
+static int run_setup(const bool picked[SETUP_AGENTS_MAX], bool all, bool dry_run,
+                     const char *mcpctl)
+{
+    size_t n;
+    const SetupAgent *agents = agents_all(&n);
+    Plan plans[SETUP_AGENTS_MAX] = {0};
+    int refused = 0, failed = 0, by_hand = 0;
 
     /* Every plan first: one refusal and nothing is written for any agent. */
-    for (size_t i = 0; i < N_AGENTS; i++) {
+    for (size_t i = 0; i < n; i++) {
         _cleanup_free_ char *why = NULL;
-        if (!picked[i])
+        if (!picked[i] || agents[i].why_not)
             continue;
-        if (plan_agent(&plans[i], &setup_agents[i], mcpctl, &why) < 0) {
-            fprintf(stderr, "mcpctl setup: %s: %s: %s\n", setup_agents[i].name, plans[i].path,
+        if (plan_agent(&plans[i], &agents[i], mcpctl, &why) < 0) {
+            fprintf(stderr, "mcpctl setup: %s: %s: %s\n", agents[i].name, plans[i].path,
                     why ? why : "refused");
             refused++;
         }
     }
-    for (size_t i = 0; i < N_AGENTS; i++) {
+    for (size_t i = 0; i < n; i++) {
         Plan *p = &plans[i];
-        if (!picked[i] || refused) {
+        if (picked[i] && agents[i].why_not && !all) {
+            print_by_hand(stderr, &agents[i], mcpctl);
+            by_hand++;
+            continue;
+        }
+        if (!picked[i] || refused || agents[i].why_not) {
             plan_deinit(p);
             continue;
         }
@@ -1030,17 +1063,28 @@ static int run_setup(const bool picked[N_AGENTS], bool all, bool dry_run, const 
         }
         plan_deinit(p);
     }
+    if (all && !refused)
+        print_skipped(mcpctl);
     if (refused)
         fprintf(stderr, "mcpctl setup: nothing was changed\n");
-    return refused || failed ? SETUP_FAILED : SETUP_OK;
+    else if (!dry_run && !by_hand)
+        warn_if_not_running();
+    return refused || failed || by_hand ? SETUP_FAILED : SETUP_OK;
 }
 
 int setup_main(int argc, char **argv)
 {
-    bool all = false, dry_run = false, undo = false, picked[N_AGENTS];
+    bool all = false, dry_run = false, undo = false, picked[SETUP_AGENTS_MAX] = {false};
     const char *which = NULL;
     _cleanup_free_ char *mcpctl = realpath("/proc/self/exe", NULL);
     int failed = 0;
+    size_t n;
+    const SetupAgent *agents = agents_all(&n);
+
+    if (n > SETUP_AGENTS_MAX) {
+        fprintf(stderr, "mcpctl setup: %zu agents, more than SETUP_AGENTS_MAX\n", n);
+        return SETUP_FAILED;
+    }
 
     for (int i = 1; i < argc; i++) {
         if (streq(argv[i], "--all"))
@@ -1058,10 +1102,10 @@ int setup_main(int argc, char **argv)
         goto usage;
     if (!undo)
         return run_setup(picked, all, dry_run, mcpctl);
-    for (size_t i = 0; i < N_AGENTS; i++) {
-        int r = picked[i] ? undo_agent(&setup_agents[i], dry_run) : 0;
+    for (size_t i = 0; i < n; i++) {
+        int r = picked[i] ? undo_agent(&agents[i], dry_run) : 0;
         if (r == 1 && !all)
-            printf("%s: not set up; nothing to undo\n", setup_agents[i].name);
+            printf("%s: not set up; nothing to undo\n", agents[i].name);
         failed += r < 0;
     }
     return failed ? SETUP_FAILED : SETUP_OK;

@@ -82,12 +82,30 @@ char *paths_cache_home(void)
     return xdg_dir("XDG_CACHE_HOME", ".cache");
 }
 
+bool paths_user_runtime_ok(const char *dir, uid_t uid)
+{
+    struct stat st;
+
+    /* lstat: a link there could point anywhere; only the login manager's own directory counts. */
+    return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid &&
+           (st.st_mode & 0077) == 0;
+}
+
 char *paths_runtime_dir(void)
 {
     const char *v = env_abs("XDG_RUNTIME_DIR");
+    _cleanup_free_ char *run = NULL;
 
     if (v)
         return paths_join(v, "mcpd");
+    /*
+     * Hosts that start MCP servers with a short environment (Codex keeps HOME, PATH, SHELL,
+     * TERM, LANG, ...) drop XDG_RUNTIME_DIR, yet the login manager's directory is still there:
+     * the bridge must find the socket that mcpd (or mcpd.socket's %t) made there.
+     */
+    run = xasprintf(PATHS_USER_RUNTIME_FMT, (unsigned)getuid());
+    if (paths_user_runtime_ok(run, getuid()))
+        return paths_join(run, "mcpd");
     return xasprintf("/tmp/mcpd-%u", (unsigned)getuid());
 }
 

@@ -13,7 +13,15 @@ char *paths_home(void);
 char *paths_config_home(void);
 /** $XDG_CACHE_HOME or ~/.cache (newly allocated). */
 char *paths_cache_home(void);
-/** mcpd's runtime dir: $XDG_RUNTIME_DIR/mcpd, else /tmp/mcpd-<uid> (newly allocated). */
+/* The per-user runtime directory a login manager (systemd-logind) makes, for a uid. */
+#define PATHS_USER_RUNTIME_FMT "/run/user/%u"
+/** Whether dir is a real directory (not a link) owned by uid and closed to everyone else. */
+bool paths_user_runtime_ok(const char *dir, uid_t uid);
+/**
+ * mcpd's runtime dir (newly allocated): $XDG_RUNTIME_DIR/mcpd; without that variable,
+ * /run/user/<uid>/mcpd when /run/user/<uid> passes paths_user_runtime_ok; else /tmp/mcpd-<uid>.
+ * mcpd, mcpctl, the bridge and libmcpc all resolve it here, so they meet at one socket.
+ */
 char *paths_runtime_dir(void);
 /** The socket: $MCPD_SOCKET, else <runtime dir>/mcpd.sock (newly allocated). */
 char *paths_socket(void);

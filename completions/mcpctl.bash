@@ -51,7 +51,7 @@ _mcpctl()
     if [[ $cur == -* ]]; then
         case $verb in
         config | reload) opts+=" --cwd" ;;
-        bridge) opts+=" --cwd --server --host-prefix" ;;
+        bridge) opts+=" --cwd --server --host-prefix --host" ;;
         logs) opts+=" -n --run -f" ;;
         login) opts+=" --no-browser --headless" ;;
         setup) opts+=" --all --dry-run --undo" ;;

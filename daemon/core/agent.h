@@ -45,6 +45,7 @@ typedef struct Agent {
     unsigned caps;         /* AGENT_CAP_* */
     int log_level;         /* logging/setLevel, or -1 */
     unsigned calls_in_flight;
+    uint64_t calls_total; /* tools/call requests it started, for status */
     uint64_t n_requests;
     /* The hash of the tool view it was last sent (empty: none yet), so that a list_changed is
      * not sent to an agent that already has those very bytes (workspace.c). */

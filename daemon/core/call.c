@@ -548,6 +548,7 @@ static CALL_STEP void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, co
     list_push(&a->calls, &c->in_agent);
     list_push(&s->calls, &c->in_server);
     a->calls_in_flight++;
+    a->calls_total++;
     s->calls_in_flight++;
     call_dispatch(c, s); /* sends the parts, keeps them as body, or frees c: none stay */
 }

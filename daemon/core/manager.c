@@ -541,6 +541,7 @@ static yajl_val agent_status(Manager *m, Peer *p)
     if (a->log_level >= 0)
         json_object_set(o, "logLevel", json_int_new(a->log_level));
     json_object_set(o, "callsInFlight", json_int_new(a->calls_in_flight));
+    json_object_set(o, "callsTotal", json_int_new((int64_t)a->calls_total));
     json_object_set(o, "bytesQueued", json_int_new((int64_t)peer_queued(p)));
     json_object_set(o, "connectedAt", json_int_new(p->connected_wall_ms));
     return o;

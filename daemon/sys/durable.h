@@ -1,13 +1,5 @@
 // SPDX-License-Identifier: MIT
-// durable: replace a file so that a crash leaves the old version or the new one, never a mix.
+// durable: the durable-write recipe, shared with the client (common/durable.c).
 #pragma once
 
-#include <stddef.h>
-
-/**
- * Replace path (in directory dir) with len bytes of data durably: a temp file beside it
- * (O_CREAT|O_EXCL, mode 0600, never through a link), write, fsync, rename over path, fsync
- * of dir. Return 0, or -errno with *whyp (when whyp is not NULL) naming the file and the step;
- * on failure path is untouched and no temp file is left.
- */
-int durable_write(const char *dir, const char *path, const void *data, size_t len, char **whyp);
+#include "common/durable.h"

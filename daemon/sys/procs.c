@@ -17,6 +17,7 @@
 #include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "daemon/sys/durable.h"
 #include "daemon/sys/procs.h"
 
 /* 128 random bits: no two instances (of any user, any boot) share a tag. */
@@ -414,31 +415,15 @@ unsigned procs_signal_child(pid_t pgid, uint64_t serial, int sig)
 
 static int write_record(void)
 {
-    _cleanup_free_ char *tmp = xasprintf("%s.tmp", record_path);
     StrBuf sb = STRBUF_INIT;
-    int fd, dfd, r = 0;
+    int r;
 
     strbuf_printf(&sb, RECORD_MAGIC "\nboot %s\ndaemon %d %llu\n", boot_id, (int)self.pid,
                   (unsigned long long)self.start);
     for (size_t i = 0; i < n_live; i++)
         strbuf_printf(&sb, "child %d %llu\n", (int)live[i].pid, (unsigned long long)live[i].start);
     reserve_release();
-    (void)unlink(tmp); /* only a crash of this very instance leaves it */
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        r = -errno;
-    else if ((r = fd_write_all(fd, sb.data, sb.len)) == 0 &&
-             (fsync(fd) < 0 || rename(tmp, record_path) < 0))
-        r = -errno;
-    if (fd >= 0)
-        close(fd);
-    if (r < 0)
-        (void)unlink(tmp);
-    /* The rename is durable only once the directory is. */
-    else if ((dfd = open(record_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
+    r = durable_write(record_dir, record_path, sb.data, sb.len, NULL);
     reserve_take();
     strbuf_deinit(&sb);
     if (r < 0)

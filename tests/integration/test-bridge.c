@@ -270,6 +270,35 @@ static void test_bulk(Harness *h)
     strbuf_deinit(&in);
 }
 
+/*
+ * mcpd not running: the host sees why in its initialize reply (hosts show an initialize error,
+ * not the bridge's stderr), every request gets that answer, notifications none, and the bridge
+ * ends with mcpctl's "not reachable" status when the host closes stdin.
+ */
+static void test_not_running(Harness *h)
+{
+    _cleanup_free_ char *out = NULL;
+    int st = run_bridge(h, NULL, NULL,
+                        INIT_LINE("1") "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                                       "initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":\"p\","
+                                       "\"method\":\"ping\"}\n",
+                        &out);
+    _cleanup_json_ yajl_val a = find_reply(out, "1"), b = find_reply(out, "\"p\"");
+    const char *msg = json_get_string(json_get_object(a, "error"), "message");
+    int64_t code = 0;
+
+    CHECK_MSG(st == 3, "bridge without mcpd exited %d", st);
+    CHECK_MSG(msg && strstr(msg, "mcpd is not running") && strstr(msg, h->socket) &&
+                  strstr(msg, "systemctl --user enable --now mcpd.socket"),
+              "initialize without mcpd got: %s", out);
+    CHECK(json_get_int(json_get_object(a, "error"), "code", &code) == 0 && code == -32000);
+    CHECK_MSG(json_get_object(b, "error"), "ping without mcpd got: %s", out);
+    size_t lines = 0;
+    for (const char *p = out; (p = strchr(p, '\n')); p++)
+        lines++;
+    CHECK_MSG(lines == 2, "%zu replies to two requests and a notification: %s", lines, out);
+}
+
 int main(void)
 {
     Harness h;
@@ -303,6 +332,7 @@ int main(void)
 
     h_check_healthy(&h, "bridge", "mcp_user1_echo");
     CHECK(h_stop(&h) == 0);
+    test_not_running(&h);
     h_teardown(&h);
     return h_finish("test-bridge");
 }

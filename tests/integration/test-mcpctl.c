@@ -343,8 +343,12 @@ static void test_tables(Harness *h)
 
     for (size_t i = 0; i < N_ELEMENTS(names); i++)
         agents[i] = h_client(h, names[i]);
+    /*
+     * 104: the servers table's fixed columns (76 with both ACTIVE and CALLS), the narrowest name
+     * column (CTL_NAME_MIN) and the shortest tail (CTL_TAIL_MIN).
+     */
     _cleanup_free_ char *out =
-        run(&st, NULL, "COLUMNS=100 '%s' --socket '%s' status", getenv("MCPCTL_BINARY"), h->socket);
+        run(&st, NULL, "COLUMNS=104 '%s' --socket '%s' status", getenv("MCPCTL_BINARY"), h->socket);
     const char *head = strstr(out, "\nAGENT ");
     CHECK_MSG(head, "no agents table: %s", out);
     head = head ? head + 1 : "\n";
@@ -360,8 +364,8 @@ static void test_tables(Harness *h)
     CHECK_MSG(strstr(out, "bad^[[2Jname^J ") && strstr(out, "nnnn\xe2\x80\xa6 ") &&
                   strstr(out, "エージェント ") && !strstr(out, long_name),
               "names as shown: %s", out);
-    check_fits(strstr(out, "SERVER "), 100, "status's servers");
-    check_fits(head, 100, "status's agents");
+    check_fits(strstr(out, "SERVER "), 104, "status's servers");
+    check_fits(head, 104, "status's agents");
     _cleanup_free_ char *tools =
         run(&st, NULL, "COLUMNS=40 '%s' --socket '%s' tools", getenv("MCPCTL_BINARY"), h->socket);
     CHECK_MSG(st == 0 && strstr(tools, "\xe2\x80\xa6\n"), "tools not cut at 40: %s", tools);
@@ -371,6 +375,76 @@ static void test_tables(Harness *h)
     check_fits(strstr(cfg, "SERVER "), 70, "config");
     for (size_t i = 0; i < N_ELEMENTS(names); i++)
         mcpc_free(agents[i]);
+}
+
+/* The cell of line under header (right-aligned: it ends where the header's name ends), to free. */
+static char *cell_under(const char *head, const char *line, const char *name)
+{
+    long end = col_of(head, name);
+    size_t n = strcspn(line, "\n");
+
+    if (end < 0 || (size_t)end + strlen(name) > n)
+        return xstrdup("?");
+    end += (long)strlen(name);
+    long start = end;
+    while (start > 0 && line[start - 1] != ' ')
+        start--;
+    return xstrndup(line + start, (size_t)(end - start));
+}
+
+/* The line of a table (from its header) whose first cell is first, to free; NULL if none. */
+static char *row_of(const char *head, const char *first)
+{
+    for (const char *l = head; *l && *l != '\n';) {
+        size_t n = strcspn(l, "\n");
+        if (n > strlen(first) && !strncmp(l, first, strlen(first)) && l[strlen(first)] == ' ')
+            return xstrndup(l, n);
+        l += n + (l[n] == '\n');
+    }
+    return NULL;
+}
+
+/*
+ * status shows calls in flight (ACTIVE) and calls made (CALLS) for servers and agents, so it
+ * does not read 0 after calls ran.
+ */
+static void test_calls_columns(Harness *h)
+{
+    mcpc_client *a = h_client(h, "caller");
+    int st;
+
+    for (int i = 0; i < 3; i++) {
+        char *res = NULL;
+        CHECK(mcpc_call_tool(a, CONTROL, "{\"text\":\"x\"}", &res, NULL) == 0);
+        free(res);
+    }
+    _cleanup_free_ char *out = CTL(h, &st, "status");
+    const char *shead = strstr(out, "SERVER "), *ahead = strstr(out, "\nAGENT ");
+    CHECK_MSG(shead && ahead, "status: %s", out); /* exit 3: "broken" is not connected */
+    if (!shead || !ahead)
+        goto out;
+    ahead++;
+    _cleanup_free_ char *srow = row_of(shead, "alpha");
+    CHECK_MSG(srow, "no alpha row: %s", out);
+    _cleanup_free_ char *s_active = srow ? cell_under(shead, srow, "ACTIVE") : NULL,
+                        *s_calls = srow ? cell_under(shead, srow, "CALLS") : NULL;
+    CHECK_MSG(s_active && streq(s_active, "0") && s_calls && atoi(s_calls) >= 3,
+              "alpha: ACTIVE %s CALLS %s: %s", s_active, s_calls, out);
+    /* The caller's row: its name is the third cell; find it by scanning the rows. */
+    bool seen = false;
+    for (const char *l = strchr(ahead, '\n'); l && l[1] && l[1] != '\n'; l = strchr(l + 1, '\n')) {
+        _cleanup_free_ char *line = xstrndup(l + 1, strcspn(l + 1, "\n"));
+        if (!strstr(line, " caller "))
+            continue;
+        _cleanup_free_ char *active = cell_under(ahead, line, "ACTIVE"),
+                            *calls = cell_under(ahead, line, "CALLS");
+        CHECK_MSG(streq(active, "0") && streq(calls, "3"), "caller: ACTIVE %s CALLS %s: %s", active,
+                  calls, out);
+        seen = true;
+    }
+    CHECK_MSG(seen, "no caller row: %s", out);
+out:
+    mcpc_free(a);
 }
 
 /* The command a man page entry (".TP" then ".B name", ".BR name ...", ".BI name ...") is for. */
@@ -452,6 +526,7 @@ int main(void)
     test_colour(&h);
     test_controls_shown(&h);
     test_tables(&h);
+    test_calls_columns(&h);
     test_help_matches_man(&h);
     CHECK(h_wait_state(c, "alpha", "connected", H_WAIT_MS));
     h_check_healthy(&h, "mcpctl verbs, timeouts and bridges", CONTROL);

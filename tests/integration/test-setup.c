@@ -166,7 +166,15 @@ typedef struct HostProc {
     StrBuf buf;
 } HostProc;
 
+static bool host_start_env(HostProc *p, yajl_val entry, const char *cwd, char **envp);
+
 static bool host_start(HostProc *p, yajl_val entry, const char *cwd)
+{
+    return host_start_env(p, entry, cwd, NULL);
+}
+
+/* As host_start, with the environment envp (NULL: this process's). */
+static bool host_start_env(HostProc *p, yajl_val entry, const char *cwd, char **envp)
 {
     yajl_val args = json_get_array(entry, "args");
     size_t n = json_array_len(args);
@@ -185,7 +193,10 @@ static bool host_start(HostProc *p, yajl_val entry, const char *cwd)
         dup2(from_child[1], 1);
         if (chdir(cwd) < 0)
             _exit(127);
-        execvp(argv[0], argv);
+        if (envp)
+            execve(argv[0], argv, envp);
+        else
+            execvp(argv[0], argv);
         _exit(127);
     }
     free(argv);
@@ -323,8 +334,16 @@ static int fake_processes(const char *name)
     return n;
 }
 
+static char *run_mcpctl_out(int *statusp, const char *const *args, bool with_stderr);
+
 /* Run mcpctl with args; its stdout (to free) and exit status. */
 static char *run_mcpctl(int *statusp, const char *const *args)
+{
+    return run_mcpctl_out(statusp, args, false);
+}
+
+/* As run_mcpctl; with_stderr: its stderr too, in the same text. */
+static char *run_mcpctl_out(int *statusp, const char *const *args, bool with_stderr)
 {
     int fds[2], status;
     StrBuf sb = STRBUF_INIT;
@@ -340,6 +359,8 @@ static char *run_mcpctl(int *statusp, const char *const *args)
         for (int i = 0; args[i] && i < 14; i++)
             argv[i + 1] = args[i];
         dup2(fds[1], 1);
+        if (with_stderr)
+            dup2(fds[1], 2);
         execv(argv[0], (char **)argv);
         _exit(127);
     }
@@ -710,6 +731,245 @@ static void test_self_connection_refused(void)
     h_teardown(&h);
 }
 
+/* The tool names a host sees through an entry started in cwd (a JSON array text, to free). */
+static char *entry_tools(yajl_val entry, const char *cwd)
+{
+    HostProc p;
+    StrBuf sb = STRBUF_INIT;
+
+    if (!host_start(&p, entry, cwd))
+        return xstrdup("(not started)");
+    _cleanup_json_ yajl_val init =
+        host_rpc(&p, 1, "initialize",
+                 "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                 "\"clientInfo\":{\"name\":\"claude-stand-in\",\"version\":\"1\"}}");
+    _cleanup_json_ yajl_val list = init ? host_rpc(&p, 2, "tools/list", "{}") : NULL;
+    yajl_val tools = json_get_array(json_get(list, "result"), "tools");
+    for (size_t i = 0; i < json_array_len(tools); i++)
+        strbuf_printf(&sb, "\"%s\" ", json_get_string(json_array_at(tools, i), "name") ?: "?");
+    host_stop(&p);
+    return sb.data ? strbuf_detach(&sb, NULL) : xstrdup("");
+}
+
+/*
+ * No tool twice: Claude Code starts the .mcp.json servers it approved itself, so its bridge
+ * (--host claude, as setup writes it) leaves them out, even once the project is trusted in mcpd;
+ * those setup handed to mcpd (Claude Code's switch) come through the bridge.
+ */
+static void test_no_tool_twice(void)
+{
+    Harness h;
+    int status;
+    char project[512];
+
+    _cleanup_free_ char *home = fixture_home(&h, "setup-twice", project, sizeof(project));
+    _cleanup_free_ char *later = xasprintf("%s/later", h.dir), *later_mcp = NULL;
+    later_mcp = paths_join(later, ".mcp.json");
+    _cleanup_free_ char *later_text = xasprintf(
+        "{\"mcpServers\": {\"own\": {\"command\": \"%s\", \"args\": [\"--name\", \"own\"]}}}\n",
+        h_fake());
+    write_file(later_mcp, later_text);
+    _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "claude", NULL});
+    CHECK_MSG(status == 0, "setup claude exited %d: %s", status, out);
+    _cleanup_free_ char *path = paths_join(home, ".claude.json"), *text = h_read_file(path);
+    _cleanup_json_ yajl_val root = text ? json_parse(text, NULL) : NULL;
+    yajl_val entry = json_get(json_get(root, "mcpServers"), "mcpd");
+    CHECK_MSG(entry, "no mcpd entry in ~/.claude.json: %s", text);
+
+    h_start(&h, NULL);
+    setenv("MCPD_SOCKET", h.socket, 1);
+    mcpc_client *c = h_client(&h, "trust");
+    _cleanup_free_ char *params = xasprintf("{\"cwd\": \"%s\"}", later), *res = NULL;
+    CHECK(mcpc_request(c, "mcpd/trust", params, &res) == 0);
+    mcpc_options o = {
+        .socket_path = h.socket, .client_name = "later", .cwd = later, .timeout_ms = 60000};
+    mcpc_client *agent = mcpc_new(&o);
+    char *tools = NULL;
+    CHECK(agent && mcpc_connect(agent) == 0 && mcpc_list_tools(agent, &tools) == 0);
+    CHECK_MSG(tools && strstr(tools, "\"mcp_own_echo\""), "mcpd does not serve own: %s", tools);
+    free(tools);
+    mcpc_free(agent);
+
+    _cleanup_free_ char *in_later = entry_tools(entry, later);
+    CHECK_MSG(!strstr(in_later, "own_echo") && strstr(in_later, "\"cla_echo\""),
+              "Claude Code's bridge in a project whose server it runs: %s", in_later);
+    _cleanup_free_ char *in_project = entry_tools(entry, project);
+    CHECK_MSG(strstr(in_project, "\"prj_echo\""),
+              "Claude Code's bridge lacks the server setup gave to mcpd: %s", in_project);
+    mcpc_free(c);
+    unsetenv("MCPD_SOCKET");
+    h_stop(&h);
+    h_teardown(&h);
+}
+
+/*
+ * Claude Code 2.1.x moves a project's non-empty enabledMcpjsonServers/disabledMcpjsonServers
+ * out of ~/.claude.json into <project>/.claude/settings.local.json as it runs. After it moved
+ * setup's switch there, undo takes the switch back there and gives the approval back, and
+ * ~/.claude.json gets the lists it held before setup.
+ */
+static void test_undo_after_claude_moved(void)
+{
+    Harness h;
+    int status;
+    char project[512];
+
+    _cleanup_free_ char *home = fixture_home(&h, "setup-moved", project, sizeof(project));
+    _cleanup_free_ char *claude = paths_join(home, ".claude.json");
+    _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "claude", NULL});
+    CHECK_MSG(status == 0, "setup claude exited %d: %s", status, out);
+
+    /* Claude Code runs in the project: the non-empty switch moves out (the emptied list stays). */
+    _cleanup_free_ char *text = h_read_file(claude);
+    _cleanup_json_ yajl_val root = text ? json_parse(text, NULL) : NULL;
+    yajl_val proj = json_get(json_get(root, "projects"), project);
+    yajl_val moved = json_object_take(proj, "disabledMcpjsonServers");
+    _cleanup_free_ char *moved_text = moved ? json_to_string(moved) : NULL;
+    CHECK_MSG(moved_text && strstr(moved_text, "\"prj\""), "setup did not switch prj off: %s",
+              text);
+    json_free(moved);
+    _cleanup_free_ char *rewritten = json_to_string(root);
+    write_file(claude, rewritten);
+    _cleanup_free_ char *local = xasprintf("%s/.claude/settings.local.json", project);
+    _cleanup_free_ char *local_text =
+        xasprintf("{\n  \"permissions\": {\"allow\": []},\n  \"disabledMcpjsonServers\": %s\n}\n",
+                  moved_text);
+    write_file(local, local_text);
+
+    _cleanup_free_ char *undo =
+        run_mcpctl(&status, (const char *[]){"setup", "--undo", "claude", NULL});
+    CHECK_MSG(status == 0, "undo after Claude Code moved the switch exited %d: %s", status, undo);
+    _cleanup_free_ char *now_local = h_read_file(local);
+    _cleanup_json_ yajl_val lv = now_local ? json_parse(now_local, NULL) : NULL;
+    CHECK_MSG(lv && !listed(json_get(lv, "disabledMcpjsonServers"), "prj") &&
+                  listed(json_get(lv, "enabledMcpjsonServers"), "prj") &&
+                  json_get(lv, "permissions"),
+              "settings.local.json after undo: %s", now_local ? now_local : "(gone)");
+    _cleanup_free_ char *now = h_read_file(claude);
+    _cleanup_json_ yajl_val cv = now ? json_parse(now, NULL) : NULL;
+    yajl_val cp = json_get(json_get(cv, "projects"), project);
+    CHECK_MSG(cp && listed(json_get(cp, "enabledMcpjsonServers"), "prj") &&
+                  YAJL_IS_ARRAY(json_get(cp, "disabledMcpjsonServers")) &&
+                  !listed(json_get(cp, "disabledMcpjsonServers"), "prj"),
+              "~/.claude.json after undo: %s", now ? now : "(gone)");
+    h_teardown(&h);
+}
+
+/*
+ * The agents mcpd reads but setup leaves to the user: --all names every one of them and gives
+ * the entry for each whose file exists, leaving the file as it was; naming one alone fails
+ * with the reason and the entry.
+ */
+static void test_by_hand(void)
+{
+    static const char *const skipped[] = {"opencode", "vscode", "claude-desktop", "zed",
+                                          "cline",    "roo",    "kiro",           "antigravity",
+                                          "copilot",  "goose",  "continue"};
+    Harness h;
+    int status;
+    char project[512];
+
+    _cleanup_free_ char *home = fixture_home(&h, "setup-by-hand", project, sizeof(project));
+    _cleanup_free_ char *opencode = xasprintf("%s/config/opencode/opencode.json", h.dir);
+    static const char opencode_text[] =
+        "{\n  // OpenCode\n  \"mcp\": {\"opc\": {\"type\": \"local\", \"command\": [\"x\"]}}\n}\n";
+    write_file(opencode, opencode_text);
+    _cleanup_free_ char *out =
+        run_mcpctl_out(&status, (const char *[]){"setup", "--all", NULL}, true);
+    CHECK_MSG(status == 0, "setup --all exited %d: %s", status, out);
+    const char *line = out ? strstr(out, "Skipped (") : NULL;
+    for (size_t i = 0; i < N_ELEMENTS(skipped); i++)
+        CHECK_MSG(line && strstr(line, skipped[i]), "setup --all does not name %s: %s", skipped[i],
+                  out);
+    CHECK_MSG(out && strstr(out, "OpenCode: ") &&
+                  strstr(out, "\"mcp\": {\"mcpd\": {\"type\": "
+                              "\"local\", \"command\": [\""),
+              "no OpenCode entry to add by hand: %s", out);
+    _cleanup_free_ char *now = h_read_file(opencode);
+    CHECK_MSG(now && streq(now, opencode_text), "setup --all changed OpenCode's file");
+    _cleanup_free_ char *zed =
+        run_mcpctl_out(&status, (const char *[]){"setup", "zed", NULL}, true);
+    CHECK_MSG(status == 1 && zed && strstr(zed, "not set up: ") &&
+                  strstr(zed, "\"context_servers\": {\"mcpd\": {"),
+              "setup zed exited %d: %s", status, zed ? zed : "");
+    _cleanup_free_ char *undo =
+        run_mcpctl(&status, (const char *[]){"setup", "--undo", "--all", NULL});
+    CHECK_MSG(status == 0, "undo exited %d: %s", status, undo);
+    h_teardown(&h);
+}
+
+/*
+ * The variables Codex gives a stdio server besides the entry's env and env_vars (codex-rs
+ * rmcp-client, DEFAULT_ENV_VARS on Unix): XDG_RUNTIME_DIR is not among them.
+ */
+static const char *const codex_default_env[] = {"HOME", "LOGNAME", "PATH", "SHELL",  "USER",
+                                                "LANG", "LC_ALL",  "TERM", "TMPDIR", "TZ"};
+
+/* name=value of this process's variable name into env (when set). */
+static void env_keep(char **env, size_t *n, const char *name)
+{
+    const char *v = getenv(name);
+
+    if (v)
+        env[(*n)++] = xasprintf("%s=%s", name, v);
+}
+
+/*
+ * Setup without mcpd running says so and how to start it; Codex, which starts the bridge with
+ * its short environment, reaches mcpd once it runs (the entry's env_vars carry the runtime dir).
+ */
+static void test_codex_env(void)
+{
+    Harness h;
+    int status;
+    char project[512];
+
+    _cleanup_free_ char *home = fixture_home(&h, "setup-codex-env", project, sizeof(project));
+    _cleanup_free_ char *out =
+        run_mcpctl_out(&status, (const char *[]){"setup", "codex", NULL}, true);
+    CHECK_MSG(status == 0, "setup codex exited %d: %s", status, out);
+    CHECK_MSG(out && strstr(out, "mcpd is not running") &&
+                  strstr(out, "systemctl --user enable --now mcpd.socket"),
+              "setup without mcpd running did not say so: %s", out ? out : "");
+
+    _cleanup_free_ char *path = paths_join(home, ".codex/config.toml"), *text = h_read_file(path);
+    _cleanup_json_ yajl_val root = text ? toml_parse(text, strlen(text), NULL) : NULL;
+    yajl_val entry = json_get(json_get(root, "mcp_servers"), "mcpd");
+    yajl_val vars = json_get_array(entry, "env_vars");
+    CHECK_MSG(entry && json_array_len(vars), "no env_vars in Codex's mcpd entry:\n%s", text);
+
+    h_start(&h, NULL);
+    char *env[N_ELEMENTS(codex_default_env) + 8] = {NULL};
+    size_t n = 0;
+    for (size_t i = 0; i < N_ELEMENTS(codex_default_env); i++)
+        env_keep(env, &n, codex_default_env[i]);
+    for (size_t i = 0; i < json_array_len(vars) && n + 1 < N_ELEMENTS(env); i++)
+        if (YAJL_IS_STRING(json_array_at(vars, i)))
+            env_keep(env, &n, json_array_at(vars, i)->u.string);
+    HostProc p;
+    CHECK(host_start_env(&p, entry, project, env));
+    _cleanup_json_ yajl_val init =
+        host_rpc(&p, 1, "initialize",
+                 "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                 "\"clientInfo\":{\"name\":\"codex-stand-in\",\"version\":\"1\"}}");
+    CHECK_MSG(json_get(init, "result"), "Codex's environment did not reach mcpd");
+    _cleanup_json_ yajl_val list = host_rpc(&p, 2, "tools/list", "{}");
+    _cleanup_free_ char *listed = list ? json_to_string(list) : NULL;
+    CHECK_MSG(listed && strstr(listed, "\"cdx_echo\""), "tools through Codex's entry: %s",
+              listed ? listed : "(none)");
+    host_stop(&p);
+    for (size_t i = 0; i < n; i++)
+        free(env[i]);
+
+    /* With mcpd running, setup has nothing to warn about. */
+    _cleanup_free_ char *again =
+        run_mcpctl_out(&status, (const char *[]){"setup", "codex", NULL}, true);
+    CHECK_MSG(status == 0 && again && !strstr(again, "not running"),
+              "setup with mcpd running exited %d: %s", status, again ? again : "");
+    h_stop(&h);
+    h_teardown(&h);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -720,6 +980,10 @@ int main(int argc, char **argv)
     test_setup_all();
     test_setup_refuses();
     test_undo_after_agent_wrote();
+    test_codex_env();
+    test_by_hand();
+    test_undo_after_claude_moved();
+    test_no_tool_twice();
     test_never_itself();
     test_self_connection_refused();
     return h_finish("integration-setup");

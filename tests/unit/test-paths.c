@@ -72,9 +72,44 @@ static void test_xdg_config_cache(void)
     clear_env();
 }
 
+/* The login manager's directory counts only as a real, private directory of our own. */
+static void test_user_runtime_ok(void)
+{
+    char tmpl[] = "/tmp/test-paths-run.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    _cleanup_free_ char *link = NULL, *file = NULL;
+
+    CHECK(dir);
+    CHECK(chmod(dir, 0700) == 0);
+    CHECK(paths_user_runtime_ok(dir, getuid()));
+    CHECK(!paths_user_runtime_ok(dir, getuid() + 1)); /* another user's */
+    CHECK(chmod(dir, 0710) == 0);
+    CHECK(!paths_user_runtime_ok(dir, getuid())); /* open to the group */
+    CHECK(chmod(dir, 0755) == 0);
+    CHECK(!paths_user_runtime_ok(dir, getuid()));
+    CHECK(chmod(dir, 0700) == 0);
+    link = xasprintf("%s.link", dir);
+    CHECK(symlink(dir, link) == 0);
+    CHECK(!paths_user_runtime_ok(link, getuid())); /* a link could point anywhere */
+    file = paths_join(dir, "file");
+    FILE *f = fopen(file, "w");
+    CHECK(f);
+    fclose(f);
+    chmod(file, 0600);
+    CHECK(!paths_user_runtime_ok(file, getuid()));
+    CHECK(!paths_user_runtime_ok("/nonexistent/run/user/1", getuid()));
+    unlink(file);
+    unlink(link);
+    rmdir(dir);
+}
+
 static void test_runtime_and_socket(void)
 {
-    _cleanup_free_ char *fallback = xasprintf("/tmp/mcpd-%u", (unsigned)getuid());
+    _cleanup_free_ char *run = xasprintf(PATHS_USER_RUNTIME_FMT, (unsigned)getuid());
+    /* Without XDG_RUNTIME_DIR: the login manager's directory when it is there, else /tmp. */
+    _cleanup_free_ char *fallback = paths_user_runtime_ok(run, getuid())
+                                        ? paths_join(run, "mcpd")
+                                        : xasprintf("/tmp/mcpd-%u", (unsigned)getuid());
     _cleanup_free_ char *fallback_sock = xasprintf("%s/mcpd.sock", fallback);
 
     clear_env();
@@ -280,6 +315,7 @@ int main(void)
 {
     RUN(test_home);
     RUN(test_xdg_config_cache);
+    RUN(test_user_runtime_ok);
     RUN(test_runtime_and_socket);
     RUN(test_join);
     RUN(test_dirname);

@@ -7,8 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "common/durable.h"
 #include "common/util.h"
-#include "daemon/sys/durable.h"
 
 static int fail(char **whyp, int r, const char *what, const char *path)
 {
@@ -18,6 +20,12 @@ static int fail(char **whyp, int r, const char *what, const char *path)
 }
 
 int durable_write(const char *dir, const char *path, const void *data, size_t len, char **whyp)
+{
+    return durable_write_mode(dir, path, data, len, 0600, whyp);
+}
+
+int durable_write_mode(const char *dir, const char *path, const void *data, size_t len, mode_t mode,
+                       char **whyp)
 {
     _cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
     _cleanup_close_ int dfd = -1;
@@ -31,6 +39,12 @@ int durable_write(const char *dir, const char *path, const void *data, size_t le
     }
     if (fd < 0)
         return fail(whyp, -errno, "create", tmp);
+    if ((mode & 07777) != 0600 && fchmod(fd, mode & 07777) < 0) {
+        r = -errno;
+        close(fd);
+        unlink(tmp);
+        return fail(whyp, r, "chmod", tmp);
+    }
     if ((r = fd_write_all(fd, data, len)) < 0 || (fsync(fd) < 0 && (r = -errno))) {
         close(fd);
         unlink(tmp);

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+// agents: the MCP hosts whose files mcpd reads, where each keeps its user-level servers, and
+// how each is set up to start only mcpd's bridge (mcpctl setup), or why it is not.
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/agents.h"
+#include "common/paths.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+
+/*
+ * The bridge lists tools under names that fit 64 characters after the host's own prefix
+ * (client/bridge.c). Claude Code names a tool mcp__<server>__<tool> (code.claude.com/docs/en/mcp),
+ * so for the server "mcpd" it adds "mcp__mcpd__". The other agents' prefixes are not pinned down
+ * by their documentation; the same 11 characters are assumed for them, as long as or longer than
+ * what each is known to add (nothing, or "<server>__" or "<server>_"), so their names fit too.
+ */
+#define PREFIX_CLAUDE       "mcp__mcpd__"
+#define PREFIX_CONSERVATIVE "mcp__mcpd__"
+#define BRIDGE_ARGS         "[\"bridge\", \"--host-prefix\", \"" PREFIX_CONSERVATIVE "\"]"
+
+/* A plain "mcpServers" entry (Claude Desktop, Cline, Roo Code, Kiro, Antigravity). */
+#define BY_HAND_MCPSERVERS                                                                         \
+    "\"mcpServers\": {\"mcpd\": {\"command\": \"@MCPCTL@\", \"args\": " BRIDGE_ARGS "}}"
+
+/*
+ * Why setup leaves an agent to the user. Setup moves an agent's servers to
+ * $XDG_CONFIG_HOME/mcpd/imported/<agent>.json, and mcpd's discovery reads that file for the five
+ * agents setup covers only (daemon/config/source-imported.c); moving another agent's servers
+ * there would stop them.
+ */
+#define WHY_NOT_READ                                                                               \
+    "mcpd does not read servers moved out of this agent's file yet, so setup would stop them"
+
+/*
+ * Where each agent keeps its user-level servers, as mcpd's discovery reads them
+ * (docs/configuration.md has the table; daemon/config/source-*.c the readers):
+ * - Claude Code: ~/.claude.json, "mcpServers" at the top (user scope) and under
+ *   "projects"["<dir>"] (local scope) (code.claude.com/docs/en/mcp, "MCP installation scopes").
+ * - Codex: $CODEX_HOME/config.toml (default ~/.codex), [mcp_servers.<name>] tables
+ *   (developers.openai.com/codex/mcp).
+ * - Gemini CLI: ~/.gemini/settings.json, "mcpServers" (geminicli.com/docs/tools/mcp-server).
+ * - Cursor: ~/.cursor/mcp.json; Windsurf: ~/.codeium/windsurf/mcp_config.json ("mcpServers").
+ * - OpenCode: $XDG_CONFIG_HOME/opencode/opencode.json[c], "mcp", each {"type": "local",
+ *   "command": [...]} (opencode.ai/docs/mcp-servers).
+ * - VS Code: $XDG_CONFIG_HOME/Code/User/mcp.json, "servers" with "type" (code.visualstudio.com,
+ *   "MCP configuration reference").
+ * - Claude Desktop: $XDG_CONFIG_HOME/Claude/claude_desktop_config.json, "mcpServers".
+ * - Zed: $XDG_CONFIG_HOME/zed/settings.json, "context_servers" (zed.dev/docs/ai/mcp).
+ * - Cline: ~/.cline/data/settings/cline_mcp_settings.json; Roo Code: the VS Code extension's
+ *   mcp_settings.json; Kiro: ~/.kiro/settings/mcp.json; Antigravity:
+ *   ~/.gemini/antigravity/mcp_config.json ("mcpServers").
+ * - Copilot CLI: $COPILOT_HOME/mcp-config.json (default ~/.copilot), "mcpServers" with "type"
+ *   and "tools".
+ * - goose: $XDG_CONFIG_HOME/goose/config.yaml, "extensions"; Continue: ~/.continue/config.yaml,
+ *   "mcpServers" as a list (YAML: setup's byte-exact edits cover JSON and TOML only).
+ */
+/* An agent setup leaves to the user whose servers sit in a plain "mcpServers" object. */
+#define BY_HAND_PLAIN(id, name, base, rel)                                                         \
+    {                                                                                              \
+        id, name, AGENT_FORMAT_JSON, base, rel, NULL, "mcpServers", "one server, mcpd",            \
+            PREFIX_CONSERVATIVE, false, WHY_NOT_READ, BY_HAND_MCPSERVERS                           \
+    }
+
+static const AgentInfo agents[] = {
+    {"claude", "Claude Code", AGENT_FORMAT_JSON, AGENT_BASE_HOME, ".claude.json",
+     "CLAUDE_CONFIG_DIR", "mcpServers", "one server, mcpd", PREFIX_CLAUDE, false, NULL,
+     "\"mcpServers\": {\"mcpd\": {\"command\": \"@MCPCTL@\", \"args\": [\"bridge\", "
+     "\"--host-prefix\", \"" PREFIX_CLAUDE "\", \"--host\", \"claude\"]}}"},
+    {"codex", "OpenAI Codex", AGENT_FORMAT_TOML, AGENT_BASE_HOME, ".codex/config.toml",
+     "CODEX_HOME", "mcp_servers", "mcp_servers.mcpd", PREFIX_CONSERVATIVE, true, NULL,
+     "[mcp_servers.mcpd]\ncommand = \"@MCPCTL@\"\nargs = " BRIDGE_ARGS
+     "\nenv_vars = [\"XDG_RUNTIME_DIR\", \"MCPD_SOCKET\"]"},
+    {"gemini", "Gemini CLI", AGENT_FORMAT_JSON, AGENT_BASE_HOME, ".gemini/settings.json", NULL,
+     "mcpServers", "one server, mcpd", PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS},
+    {"cursor", "Cursor", AGENT_FORMAT_JSON, AGENT_BASE_HOME, ".cursor/mcp.json", NULL, "mcpServers",
+     "one server, mcpd", PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS},
+    {"windsurf", "Windsurf", AGENT_FORMAT_JSON, AGENT_BASE_HOME,
+     ".codeium/windsurf/mcp_config.json", NULL, "mcpServers", "one server, mcpd",
+     PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS},
+    {"opencode", "OpenCode", AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, "opencode/opencode.json", NULL,
+     "mcp", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
+     "\"mcp\": {\"mcpd\": {\"type\": \"local\", \"command\": [\"@MCPCTL@\", \"bridge\", "
+     "\"--host-prefix\", \"" PREFIX_CONSERVATIVE "\"]}}"},
+    {"vscode", "VS Code", AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, "Code/User/mcp.json", NULL,
+     "servers", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
+     "\"servers\": {\"mcpd\": {\"type\": \"stdio\", \"command\": \"@MCPCTL@\", "
+     "\"args\": " BRIDGE_ARGS "}}"},
+    BY_HAND_PLAIN("claude-desktop", "Claude Desktop", AGENT_BASE_CONFIG,
+                  "Claude/claude_desktop_config.json"),
+    {"zed", "Zed", AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, "zed/settings.json", NULL,
+     "context_servers", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
+     "\"context_servers\": {\"mcpd\": {\"source\": \"custom\", \"command\": \"@MCPCTL@\", "
+     "\"args\": " BRIDGE_ARGS "}}"},
+    BY_HAND_PLAIN("cline", "Cline", AGENT_BASE_HOME,
+                  ".cline/data/settings/cline_mcp_settings.json"),
+    BY_HAND_PLAIN("roo", "Roo Code", AGENT_BASE_CONFIG,
+                  "Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
+    BY_HAND_PLAIN("kiro", "Kiro", AGENT_BASE_HOME, ".kiro/settings/mcp.json"),
+    BY_HAND_PLAIN("antigravity", "Antigravity", AGENT_BASE_HOME,
+                  ".gemini/antigravity/mcp_config.json"),
+    {"copilot", "GitHub Copilot CLI", AGENT_FORMAT_JSON, AGENT_BASE_HOME,
+     ".copilot/mcp-config.json", "COPILOT_HOME", "mcpServers", "one server, mcpd",
+     PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
+     "\"mcpServers\": {\"mcpd\": {\"type\": \"local\", \"command\": \"@MCPCTL@\", "
+     "\"args\": " BRIDGE_ARGS ", \"tools\": [\"*\"]}}"},
+    {"goose", "goose", AGENT_FORMAT_YAML, AGENT_BASE_CONFIG, "goose/config.yaml", NULL,
+     "extensions", "one extension, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
+     "extensions:\n  mcpd:\n    name: mcpd\n    type: stdio\n    enabled: true\n    cmd: "
+     "@MCPCTL@\n    args: [bridge, --host-prefix, " PREFIX_CONSERVATIVE "]\n    timeout: 300"},
+    {"continue", "Continue", AGENT_FORMAT_YAML, AGENT_BASE_HOME, ".continue/config.yaml", NULL,
+     "mcpServers", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
+     "mcpServers:\n  - name: mcpd\n    command: @MCPCTL@\n    args: [bridge, "
+     "--host-prefix, " PREFIX_CONSERVATIVE "]"},
+};
+
+const AgentInfo *agents_all(size_t *np)
+{
+    *np = N_ELEMENTS(agents);
+    return agents;
+}
+
+char *agents_user_file(const AgentInfo *a)
+{
+    const char *dir = a->env_dir ? getenv(a->env_dir) : NULL;
+    const char *slash = strrchr(a->rel, '/');
+    _cleanup_free_ char *base = a->base == AGENT_BASE_CONFIG ? paths_config_home() : paths_home();
+
+    /* The variable names the file's own directory: only the file name is kept. */
+    if (dir && dir[0] == '/')
+        return paths_join(dir, slash ? slash + 1 : a->rel);
+    return paths_join(base, a->rel);
+}
+
+char *agents_by_hand(const AgentInfo *a, const char *mcpctl)
+{
+    StrBuf sb = STRBUF_INIT;
+    const char *s = a->by_hand, *at;
+
+    while ((at = strstr(s, "@MCPCTL@"))) {
+        strbuf_append(&sb, s, (size_t)(at - s));
+        strbuf_puts(&sb, mcpctl);
+        s = at + strlen("@MCPCTL@");
+    }
+    strbuf_puts(&sb, s);
+    return strbuf_detach(&sb, NULL);
+}
