@@ -27,9 +27,9 @@
 
 /*
  * Why setup leaves an agent to the user. Setup moves an agent's servers to
- * $XDG_CONFIG_HOME/mcpd/imported/<agent>.json, and mcpd's discovery reads that file for the five
- * agents setup covers only (daemon/config/source-imported.c); moving another agent's servers
- * there would stop them.
+ * $XDG_CONFIG_HOME/mcpd/imported/<agent>.json, and mcpd's discovery reads that file for the
+ * agents setup covers only (daemon/config/source-imported.c, each with its own provider's
+ * mapping); moving another agent's servers there would stop them.
  */
 #define WHY_NOT_READ                                                                               \
     "mcpd does not read servers moved out of this agent's file yet, so setup would stop them"
@@ -57,11 +57,11 @@
  * - goose: $XDG_CONFIG_HOME/goose/config.yaml, "extensions"; Continue: ~/.continue/config.yaml,
  *   "mcpServers" as a list (YAML: setup's byte-exact edits cover JSON and TOML only).
  */
-/* An agent setup leaves to the user whose servers sit in a plain "mcpServers" object. */
-#define BY_HAND_PLAIN(id, name, base, rel)                                                         \
+/* An agent whose servers sit in a plain "mcpServers" object, set up like Cursor. */
+#define SETUP_PLAIN(id, name, base, rel)                                                           \
     {                                                                                              \
         id, name, AGENT_FORMAT_JSON, base, rel, NULL, "mcpServers", "one server, mcpd",            \
-            PREFIX_CONSERVATIVE, false, WHY_NOT_READ, BY_HAND_MCPSERVERS                           \
+            PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS                                   \
     }
 
 static const AgentInfo agents[] = {
@@ -88,19 +88,18 @@ static const AgentInfo agents[] = {
      "servers", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
      "\"servers\": {\"mcpd\": {\"type\": \"stdio\", \"command\": \"@MCPCTL@\", "
      "\"args\": " BRIDGE_ARGS "}}"},
-    BY_HAND_PLAIN("claude-desktop", "Claude Desktop", AGENT_BASE_CONFIG,
-                  "Claude/claude_desktop_config.json"),
+    SETUP_PLAIN("claude-desktop", "Claude Desktop", AGENT_BASE_CONFIG,
+                "Claude/claude_desktop_config.json"),
     {"zed", "Zed", AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, "zed/settings.json", NULL,
      "context_servers", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
      "\"context_servers\": {\"mcpd\": {\"source\": \"custom\", \"command\": \"@MCPCTL@\", "
      "\"args\": " BRIDGE_ARGS "}}"},
-    BY_HAND_PLAIN("cline", "Cline", AGENT_BASE_HOME,
-                  ".cline/data/settings/cline_mcp_settings.json"),
-    BY_HAND_PLAIN("roo", "Roo Code", AGENT_BASE_CONFIG,
-                  "Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
-    BY_HAND_PLAIN("kiro", "Kiro", AGENT_BASE_HOME, ".kiro/settings/mcp.json"),
-    BY_HAND_PLAIN("antigravity", "Antigravity", AGENT_BASE_HOME,
-                  ".gemini/antigravity/mcp_config.json"),
+    SETUP_PLAIN("cline", "Cline", AGENT_BASE_HOME, ".cline/data/settings/cline_mcp_settings.json"),
+    SETUP_PLAIN("roo", "Roo Code", AGENT_BASE_CONFIG,
+                "Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
+    SETUP_PLAIN("kiro", "Kiro", AGENT_BASE_HOME, ".kiro/settings/mcp.json"),
+    SETUP_PLAIN("antigravity", "Antigravity", AGENT_BASE_HOME,
+                ".gemini/antigravity/mcp_config.json"),
     {"copilot", "GitHub Copilot CLI", AGENT_FORMAT_JSON, AGENT_BASE_HOME,
      ".copilot/mcp-config.json", "COPILOT_HOME", "mcpServers", "one server, mcpd",
      PREFIX_CONSERVATIVE, false, WHY_NOT_READ,

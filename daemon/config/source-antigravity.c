@@ -19,7 +19,7 @@ static const AgentShape antigravity_shape = {
 };
 
 /* disabledTools carries over under its own name (mcpd's per-server filter). */
-static int map_antigravity(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+int source_antigravity_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     (void)name;
     return source_map_agent(&antigravity_shape, in, outp, whyp);
@@ -31,5 +31,5 @@ void source_antigravity_collect(const ConfigSource *src, const DiscoverOptions *
     _cleanup_free_ char *user = source_home_path(".gemini/antigravity/mcp_config.json");
 
     source_load_project_then_user(src, opt, settings, set, NULL, user, "mcpServers",
-                                  map_antigravity, false);
+                                  source_antigravity_map, false);
 }

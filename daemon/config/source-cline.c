@@ -35,7 +35,7 @@ static const AgentShape cline_shape = {
  * is SSE, not probed: schemas.ts lists the SSE shape before the Streamable HTTP one so that
  * older entries keep working ("when type is not specified, it will default to sse").
  */
-static int map_cline(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+int source_cline_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     int r;
 
@@ -53,13 +53,13 @@ void source_cline_collect(const ConfigSource *src, const DiscoverOptions *opt,
 {
     _cleanup_free_ char *shared = source_home_path(".cline/data/settings/cline_mcp_settings.json");
 
-    source_load_project_then_user(src, opt, settings, set, NULL, shared, "mcpServers", map_cline,
-                                  false);
+    source_load_project_then_user(src, opt, settings, set, NULL, shared, "mcpServers",
+                                  source_cline_map, false);
     for (const char *const *d = source_vscode_dirs; *d; d++) {
         _cleanup_free_ char *rel = xasprintf(
             "%s/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json", *d);
         _cleanup_free_ char *path = source_config_path(rel);
-        source_load_project_then_user(src, opt, settings, set, NULL, path, "mcpServers", map_cline,
-                                      false);
+        source_load_project_then_user(src, opt, settings, set, NULL, path, "mcpServers",
+                                      source_cline_map, false);
     }
 }

@@ -28,6 +28,11 @@ static const struct {
     {"cursor", "Cursor (moved here by mcpctl setup)", NULL, EXPAND_VAR},
     {"windsurf", "Windsurf (moved here by mcpctl setup)", source_windsurf_map,
      EXPAND_VAR | EXPAND_EDITOR},
+    {"claude-desktop", "Claude Desktop (moved here by mcpctl setup)", NULL, 0},
+    {"cline", "Cline (moved here by mcpctl setup)", source_cline_map, EXPAND_VAR | EXPAND_EDITOR},
+    {"roo", "Roo Code (moved here by mcpctl setup)", source_roo_map, 0},
+    {"kiro", "Kiro (moved here by mcpctl setup)", source_kiro_map, 0},
+    {"antigravity", "Google Antigravity (moved here by mcpctl setup)", source_antigravity_map, 0},
 };
 
 static void load_one(const DiscoverOptions *opt, const Settings *settings, ConfigSet *set,

@@ -18,7 +18,7 @@ static const AgentShape kiro_shape = {
 };
 
 /* A url without a type: Kiro probes Streamable HTTP then SSE, mcpd's "auto". */
-static int map_kiro(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+int source_kiro_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     (void)name;
     return source_map_agent(&kiro_shape, in, outp, whyp);
@@ -30,5 +30,5 @@ void source_kiro_collect(const ConfigSource *src, const DiscoverOptions *opt,
     _cleanup_free_ char *user = source_home_path(".kiro/settings/mcp.json");
 
     source_load_project_then_user(src, opt, settings, set, ".kiro/settings/mcp.json", user,
-                                  "mcpServers", map_kiro, false);
+                                  "mcpServers", source_kiro_map, false);
 }

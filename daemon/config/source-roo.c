@@ -39,7 +39,7 @@ static const AgentShape roo_shape = {
  * entry with both a command and a url, and a url without a type (McpHub.ts,
  * validateServerConfig: it does not probe): so does mcpd, saying what to add.
  */
-static int map_roo(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+int source_roo_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     bool cmd = json_get(in, "command") != NULL, url = json_get(in, "url") != NULL;
 
@@ -61,12 +61,12 @@ void source_roo_collect(const ConfigSource *src, const DiscoverOptions *opt,
                         const Settings *settings, ConfigSet *set)
 {
     source_load_project_then_user(src, opt, settings, set, ".roo/mcp.json", NULL, "mcpServers",
-                                  map_roo, false);
+                                  source_roo_map, false);
     for (const char *const *d = source_vscode_dirs; *d; d++) {
         _cleanup_free_ char *rel = xasprintf(
             "%s/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json", *d);
         _cleanup_free_ char *path = source_config_path(rel);
-        source_load_project_then_user(src, opt, settings, set, NULL, path, "mcpServers", map_roo,
-                                      false);
+        source_load_project_then_user(src, opt, settings, set, NULL, path, "mcpServers",
+                                      source_roo_map, false);
     }
 }

@@ -186,6 +186,10 @@ int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp);
 int source_codex_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_gemini_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_windsurf_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_cline_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_roo_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_kiro_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_antigravity_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 struct ClaudeSettings;
 /**
  * Claude Code's plugins the user installed and enabled (user and managed scope; with a project

@@ -45,13 +45,21 @@ static const char *const agent_files[] = {
     ".gemini/settings.json",
     ".cursor/mcp.json",
     ".codeium/windsurf/mcp_config.json",
+    "../config/Claude/claude_desktop_config.json", /* under XDG_CONFIG_HOME, beside home */
+    ".cline/data/settings/cline_mcp_settings.json",
+    "../config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+    ".kiro/settings/mcp.json",
+    ".gemini/antigravity/mcp_config.json",
     NULL,
 };
+#define N_AGENT_FILES 16 /* room for agent_files */
+_Static_assert(sizeof(agent_files) / sizeof(*agent_files) <= N_AGENT_FILES, "N_AGENT_FILES");
 /*
  * The servers those files define, one each but Claude Code's three (user and local scope in
  * ~/.claude.json, and prj in the project's .mcp.json, which the user approved).
  */
-static const char *const servers[] = {"cla", "cll", "cdx", "gem", "cur", "wsf", "prj", NULL};
+static const char *const servers[] = {"cla", "cll", "cdx", "gem", "cur", "wsf", "prj",
+                                      "cdk", "cln", "roo", "kro", "agv", NULL};
 
 static char *replace_all(const char *s, const char *from, const char *to)
 {
@@ -404,7 +412,7 @@ static void test_setup_all(void)
     mkdir(project, 0700);
     _cleanup_free_ char *home = xstrdup(getenv("HOME"));
     install_fixtures(home, project);
-    char *originals[8] = {NULL};
+    char *originals[N_AGENT_FILES] = {NULL};
     for (int i = 0; agent_files[i]; i++) {
         _cleanup_free_ char *path = paths_join(home, agent_files[i]);
         originals[i] = h_read_file(path);
@@ -426,7 +434,7 @@ static void test_setup_all(void)
 
     _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "--all", NULL});
     CHECK_MSG(status == 0, "setup --all exited %d: %s", status, out ? out : "");
-    char *after_setup[8] = {NULL};
+    char *after_setup[N_AGENT_FILES] = {NULL};
     for (int i = 0; agent_files[i]; i++) {
         _cleanup_free_ char *path = paths_join(home, agent_files[i]);
         after_setup[i] = h_read_file(path);
@@ -480,7 +488,7 @@ static void test_setup_all(void)
               "config does not show the imported servers: %s", cfg ? cfg : "");
 
     c = h_client(&h, "setup-check");
-    h_settle(&h, c, "cla", "cdx", "gem", "cur", "wsf", NULL);
+    h_settle(&h, c, "cla", "cdx", "gem", "cur", "wsf", "cdk", "cln", "roo", "kro", "agv", NULL);
     CHECK(h_check_healthy(&h, "after mcpctl setup --all", "mcp_cla_echo"));
     mcpc_free(c);
     h_stop(&h);
@@ -862,8 +870,7 @@ static void test_undo_after_claude_moved(void)
  */
 static void test_by_hand(void)
 {
-    static const char *const skipped[] = {"opencode", "vscode", "claude-desktop", "zed",
-                                          "cline",    "roo",    "kiro",           "antigravity",
+    static const char *const skipped[] = {"opencode", "vscode", "zed",
                                           "copilot",  "goose",  "continue"};
     Harness h;
     int status;
