@@ -252,6 +252,12 @@ static Login *login_start(Manager *m, Server *s, bool headless, Peer *p, yajl_va
                           s->cfg->name, OAUTH_STEP_UP_MAX);
         return NULL;
     }
+    /*
+     * Sign-in state changes one at a time: a refresh still on the way would answer for the
+     * sign-in this one replaces (its tokens under the new issuer, its refresh token sent to the
+     * new authorization server later). Its answer is never read.
+     */
+    oauth_refresh_cancel(s->cfg->url, "a new sign-in began (mcpctl login)");
     l = xcalloc(1, sizeof(*l));
     l->m = m;
     l->server = xstrdup(s->cfg->name);
@@ -430,6 +436,10 @@ static void on_renewed(void *userdata, int r, const char *why)
     rn->refreshing = false;
     if (r == -ECANCELED)
         return; /* daemon exit: oauth_login_shutdown frees it */
+    if (r == -ESTALE) {
+        renewal_arm(rn->m, rn->server, rn->resource); /* on the sign-in that replaced it */
+        return;
+    }
     if (r == 0) {
         renewal_arm(rn->m, rn->server, rn->resource);
         /* A server that met a 401 while this ran comes back with the new token. */
