@@ -118,9 +118,9 @@ static void guard_loopback(Fetch *x)
     curl_easy_setopt(x->easy, CURLOPT_FRESH_CONNECT, 1L);
 }
 
-Fetch *fetch_start(struct event_base *base, const char *resource, const char *url,
-                   const char *body, const char *ctype, const char *extra_header, FetchFn fn,
-                   void *owner, char **whyp)
+Fetch *fetch_start(struct event_base *base, const char *resource, const char *url, const char *body,
+                   const char *ctype, const char *extra_header, FetchFn fn, void *owner,
+                   char **whyp)
 {
     Fetch *x;
     int r;
@@ -129,10 +129,10 @@ Fetch *fetch_start(struct event_base *base, const char *resource, const char *ur
     if ((r = oauth_url_verdict(resource, url)) != 0) {
         _cleanup_free_ char *shown = oauth_text_shown(url, OAUTH_URL_MAX);
         *whyp = xasprintf("refusing to send anything to \"%s\": %s", shown,
-                          r == OAUTH_URL_BAD_TEXT     ? "not a usable URL"
-                          : r == OAUTH_URL_NOT_HTTP   ? "not an http(s) URL"
-                          : r == OAUTH_URL_DOWNGRADE  ? "plain http for an https server"
-                                                      : "plain http to another host");
+                          r == OAUTH_URL_BAD_TEXT    ? "not a usable URL"
+                          : r == OAUTH_URL_NOT_HTTP  ? "not an http(s) URL"
+                          : r == OAUTH_URL_DOWNGRADE ? "plain http for an https server"
+                                                     : "plain http to another host");
         return NULL;
     }
     x = xcalloc(1, sizeof(*x));

@@ -30,7 +30,7 @@ struct Fetch {
     StrBuf body;
     StrBuf www_auth;
     char *location;
-    bool loopback_only; /* plain http to a name: connected only where it resolves to loopback */
+    bool loopback_only;    /* plain http to a name: connected only where it resolves to loopback */
     char refused_addr[64]; /* the address the loopback guard refused ("" when none) */
     FetchFn fn;
     void *owner;
@@ -44,9 +44,9 @@ struct Fetch {
  * connects to, so no later answer of the resolver can move it), never through a proxy. Return
  * the fetch, or NULL with *whyp when it cannot start.
  */
-Fetch *fetch_start(struct event_base *base, const char *resource, const char *url,
-                   const char *body, const char *ctype, const char *extra_header, FetchFn fn,
-                   void *owner, char **whyp);
+Fetch *fetch_start(struct event_base *base, const char *resource, const char *url, const char *body,
+                   const char *ctype, const char *extra_header, FetchFn fn, void *owner,
+                   char **whyp);
 /** Stop and free (no callback); returns NULL. */
 Fetch *fetch_free(Fetch *x);
 /** The body as a JSON object when the status is 2xx and it parses; else NULL with *whyp. */

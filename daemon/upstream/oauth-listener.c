@@ -60,7 +60,7 @@ typedef struct Conn {
 struct OAuthListener {
     struct event_base *base;
     struct evconnlistener *lev[2]; /* 127.0.0.1, and [::1] for a "localhost" redirect */
-    struct event *ev_resume; /* accepting again after LISTENER_ERROR_PAUSE_MS */
+    struct event *ev_resume;       /* accepting again after LISTENER_ERROR_PAUSE_MS */
     unsigned long n_accept_errors;
     char *server, *path;
     char *where; /* the addresses, for messages: "127.0.0.1:PORT" */

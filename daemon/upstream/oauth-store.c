@@ -251,8 +251,7 @@ static void entry_write(StrBuf *sb, const OAuthToken *t)
 }
 
 /* Write tokens[0..n) (skipping index skip) to the file; the memory copy is untouched. */
-static int store_write(const OAuthToken *extra, size_t skip, const ClientBinding *bind,
-                       char **whyp)
+static int store_write(const OAuthToken *extra, size_t skip, const ClientBinding *bind, char **whyp)
 {
     _cleanup_free_ char *path = oauth_store_path(), *dir = paths_dirname(path);
     StrBuf sb = STRBUF_INIT;

@@ -80,7 +80,7 @@ struct OAuthFlow {
     char *opt_issuer;            /* the authorization server the configured client is for */
     char *redirect_path;         /* what the listener answers: "/callback" or opt_redirect's */
     int64_t opt_port;
-    bool redirect_localhost; /* opt_redirect names "localhost": ::1 is listened on too */
+    bool redirect_localhost;           /* opt_redirect names "localhost": ::1 is listened on too */
     bool client_credentials, headless; /* client_credentials: no person, no browser */
     bool jwt_bearer;                   /* SEP-990: IdP token exchange, then the jwt-bearer grant */
     char *opt_id_token, *opt_idp_token_ep, *opt_idp_client_id;
@@ -553,8 +553,7 @@ static int on_redirect(void *userdata, const char *q, const char **textp)
     else if (err) {
         _cleanup_free_ char *shown = oauth_text_shown(err, REDIRECT_ERROR_SHOWN_MAX);
         f->error = xasprintf("the authorization server refused: %s", shown);
-    }
-    else if (!code || !*code)
+    } else if (!code || !*code)
         f->error = xstrdup("the redirect carried no code");
     else
         f->code = xstrdup(code);
@@ -568,10 +567,9 @@ static int listener_open(OAuthFlow *f, char **whyp)
 {
     uint16_t port = 0;
 
-    f->listener = oauth_listener_new(f->base, f->server, (uint16_t)f->opt_port,
-                                     f->redirect_localhost,
-                                     f->opt_redirect ? f->redirect_path : "/callback", on_redirect,
-                                     f, &port, whyp);
+    f->listener = oauth_listener_new(
+        f->base, f->server, (uint16_t)f->opt_port, f->redirect_localhost,
+        f->opt_redirect ? f->redirect_path : "/callback", on_redirect, f, &port, whyp);
     if (!f->listener)
         return -EADDRINUSE;
     if (f->opt_redirect) {
@@ -624,8 +622,7 @@ static void on_headless_authorize(void *owner, Fetch *x)
         return flow_end(f, -EACCES,
                         "the redirect's state does not match this sign-in (a stale "
                         "or forged redirect); run mcpctl login again");
-    f->hx = fetch_start(f->base, f->resource, loc, NULL, NULL, NULL, on_headless_redirect, f,
-                        &why);
+    f->hx = fetch_start(f->base, f->resource, loc, NULL, NULL, NULL, on_headless_redirect, f, &why);
     if (!f->hx)
         flow_end(f, -EIO, "%s", why);
 }
@@ -724,14 +721,16 @@ static void on_register(void *owner, Fetch *x)
  */
 static bool client_issuer_ok(OAuthFlow *f)
 {
-    const char *bound = f->opt_issuer ? f->opt_issuer
-                                      : oauth_store_client_issuer(f->resource, f->opt_client_id);
+    const char *bound =
+        f->opt_issuer ? f->opt_issuer : oauth_store_client_issuer(f->resource, f->opt_client_id);
     _cleanup_free_ char *why = NULL;
 
     if (!bound) {
         if (oauth_store_bind_client(f->resource, f->opt_client_id, f->issuer, &why) < 0) {
-            flow_end(f, -EIO, "cannot record which authorization server the configured client "
-                     "goes to: %s", why);
+            flow_end(f, -EIO,
+                     "cannot record which authorization server the configured client "
+                     "goes to: %s",
+                     why);
             return false;
         }
         log_full(LOG_INFO, f->server, "oauth",
@@ -809,7 +808,8 @@ static void choose_scope(OAuthFlow *f)
     /* The spec's order: configured, the challenge's scope, then what the resource supports. */
     if (f->opt_scopes)
         f->scope = xstrdup(f->opt_scopes);
-    else if (ch && *ch && oauth_scope_text_ok(ch)) /* SEP-2350: with what this issuer granted before (step-up) */
+    else if (ch && *ch &&
+             oauth_scope_text_ok(ch)) /* SEP-2350: with what this issuer granted before (step-up) */
         f->scope = oauth_scope_union(old && streq(old->issuer, f->issuer) ? old->scope : NULL, ch);
     else
         f->scope = str_or_list(json_get(f->prm, "scopes_supported"));
@@ -966,8 +966,10 @@ static void on_prm(void *owner, Fetch *x)
     res = json_get_string(v, "resource");
     if (res && (!oauth_url_text_ok(res) || !oauth_resource_matches(res, f->resource))) {
         _cleanup_free_ char *shown = oauth_text_shown(res, OAUTH_URL_MAX);
-        return flow_end(f, -EPERM, "the metadata at %s is for resource \"%s\", not for %s; "
-                        "refusing it", x->url, shown, f->resource);
+        return flow_end(f, -EPERM,
+                        "the metadata at %s is for resource \"%s\", not for %s; "
+                        "refusing it",
+                        x->url, shown, f->resource);
     }
     f->prm_resource = xstrdup(res ? res : f->resource);
     as = json_get_array(v, "authorization_servers");

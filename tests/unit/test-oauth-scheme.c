@@ -116,7 +116,9 @@ static void test_config_urls(void)
 /* Server text in messages: no control character, no C1, cut whole, marked as cut. */
 static void test_text_shown(void)
 {
-    char *s = oauth_text_shown("bad\x1b[8mhidden\x1b[0m\r\n\xc2\x9b" "31m\x7f", 100);
+    char *s = oauth_text_shown("bad\x1b[8mhidden\x1b[0m\r\n\xc2\x9b"
+                               "31m\x7f",
+                               100);
 
     CHECK_STREQ(s, "bad?[8mhidden?[0m???31m?");
     free(s);
