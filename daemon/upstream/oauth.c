@@ -99,159 +99,6 @@ struct OAuthFlow {
     void *userdata;
 };
 
-/* ---- small helpers ---- */
-
-char *oauth_challenge_param(const char *challenge, const char *name)
-{
-    size_t k = strlen(name);
-
-    for (const char *p = challenge; p && *p; p++) {
-        const char *v, *e;
-        if (strncasecmp(p, name, k) != 0 ||
-            (p != challenge && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
-            continue;
-        v = p + k;
-        while (*v == ' ')
-            v++;
-        if (*v != '=')
-            continue;
-        v++;
-        while (*v == ' ')
-            v++;
-        if (*v == '"') {
-            e = strchr(++v, '"');
-            return e ? xstrndup(v, (size_t)(e - v)) : NULL;
-        }
-        e = v + strcspn(v, ", \t");
-        return xstrndup(v, (size_t)(e - v));
-    }
-    return NULL;
-}
-
-char *oauth_pkce_challenge(const char *verifier)
-{
-    unsigned char d[SHA256_DIGEST_SIZE];
-    Sha256 s;
-
-    sha256_init(&s);
-    sha256_update(&s, verifier, strlen(verifier));
-    sha256_final(&s, d);
-    return base64_encode(d, sizeof(d), true);
-}
-
-static char *random_token(size_t n)
-{
-    unsigned char b[64];
-
-    if (n > sizeof(b) || random_bytes(b, n) < 0)
-        return NULL;
-    return base64_encode(b, n, true);
-}
-
-/* scheme://host[:port] of url, newly allocated, or NULL. */
-static char *url_origin(const char *url)
-{
-    CURLU *u = curl_url();
-    char *s = NULL, *out = NULL;
-
-    if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK) {
-        curl_url_set(u, CURLUPART_PATH, "/", 0);
-        curl_url_set(u, CURLUPART_QUERY, NULL, 0);
-        curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
-        curl_url_set(u, CURLUPART_USER, NULL, 0);
-        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
-        if (curl_url_get(u, CURLUPART_URL, &s, 0) == CURLUE_OK) {
-            size_t n = strlen(s);
-            out = xstrndup(s, n && s[n - 1] == '/' ? n - 1 : n);
-        }
-        curl_free(s);
-    }
-    curl_url_cleanup(u);
-    return out;
-}
-
-/* The path of url without a trailing slash ("" for the root), newly allocated, or NULL. */
-static char *url_path(const char *url)
-{
-    CURLU *u = curl_url();
-    char *s = NULL, *out = NULL;
-
-    if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_PATH, &s, 0) == CURLUE_OK) {
-        size_t n = strlen(s);
-        while (n && s[n - 1] == '/')
-            n--;
-        out = xstrndup(s, n);
-    }
-    curl_free(s);
-    curl_url_cleanup(u);
-    return out;
-}
-
-bool oauth_resource_matches(const char *prm_resource, const char *url)
-{
-    _cleanup_free_ char *oa = url_origin(prm_resource), *ob = url_origin(url);
-    _cleanup_free_ char *pa = url_path(prm_resource), *pb = url_path(url);
-    size_t n;
-
-    if (!oa || !ob || !pa || !pb || strcasecmp(oa, ob) != 0)
-        return false;
-    n = strlen(pa);
-    return strncmp(pa, pb, n) == 0 && (pb[n] == '\0' || pb[n] == '/');
-}
-
-static char *str_or_list(yajl_val v)
-{
-    StrBuf sb = STRBUF_INIT;
-
-    if (YAJL_IS_STRING(v))
-        return v->u.string[0] ? xstrdup(v->u.string) : NULL;
-    for (size_t i = 0; YAJL_IS_ARRAY(v) && i < v->u.array.len; i++) {
-        const char *s = YAJL_GET_STRING(v->u.array.values[i]);
-        if (s && oauth_url_text_ok(s))
-            strbuf_printf(&sb, "%s%s", sb.len ? " " : "", s);
-    }
-    return sb.len ? strbuf_detach(&sb, NULL) : NULL;
-}
-
-/* Whether the space-separated list has the word w. */
-static bool words_have(const char *list, const char *w, size_t n)
-{
-    for (const char *p = list; p && *p; p += strspn(p, " ")) {
-        size_t k = strcspn(p, " ");
-        if (k == n && strncmp(p, w, n) == 0)
-            return true;
-        p += k;
-    }
-    return false;
-}
-
-char *oauth_scope_union(const char *a, const char *b)
-{
-    const char *lists[] = {a ? a : "", b ? b : ""};
-    StrBuf sb = STRBUF_INIT;
-
-    for (size_t i = 0; i < N_ELEMENTS(lists); i++)
-        for (const char *p = lists[i]; *p; p += strspn(p, " ")) {
-            size_t k = strcspn(p, " ");
-            if (!words_have(strbuf_str(&sb), p, k))
-                strbuf_printf(&sb, "%s%.*s", sb.len ? " " : "", (int)k, p);
-            p += k;
-        }
-    if (sb.len)
-        return strbuf_detach(&sb, NULL);
-    strbuf_deinit(&sb);
-    return NULL;
-}
-
-static bool list_has(yajl_val arr, const char *s)
-{
-    for (size_t i = 0; YAJL_IS_ARRAY(arr) && i < arr->u.array.len; i++)
-        if (streq(YAJL_GET_STRING(arr->u.array.values[i]), s))
-            return true;
-    return false;
-}
-
 /* ---- lifecycle and ending ---- */
 
 OAuthFlow *oauth_flow_free(OAuthFlow *f)
@@ -622,7 +469,9 @@ static void on_headless_authorize(void *owner, Fetch *x)
         return flow_end(f, -EACCES,
                         "the redirect's state does not match this sign-in (a stale "
                         "or forged redirect); run mcpctl login again");
-    f->hx = fetch_start(f->base, f->resource, loc, NULL, NULL, NULL, on_headless_redirect, f, &why);
+    /* To mcpd's own listener: judged as the redirect URI's host, also for an https server. */
+    f->hx =
+        fetch_start(f->base, f->redirect_uri, loc, NULL, NULL, NULL, on_headless_redirect, f, &why);
     if (!f->hx)
         flow_end(f, -EIO, "%s", why);
 }
@@ -633,8 +482,8 @@ static void authorize(OAuthFlow *f)
     StrBuf url = STRBUF_INIT, q = STRBUF_INIT;
 
     f->step = STEP_WAIT;
-    f->verifier = random_token(PKCE_VERIFIER_BYTES);
-    f->state = random_token(STATE_BYTES);
+    f->verifier = oauth_random_token(PKCE_VERIFIER_BYTES);
+    f->state = oauth_random_token(STATE_BYTES);
     if (!f->verifier || !f->state)
         return flow_end(f, -EIO, "no random bytes for PKCE");
     challenge = oauth_pkce_challenge(f->verifier);
@@ -671,9 +520,9 @@ static const char *pick_auth_method(OAuthFlow *f, const char *secret)
     if (!secret)
         return "none";
     /* RFC 8414: absent means client_secret_basic. */
-    if (!m || list_has(m, "client_secret_basic"))
+    if (!m || oauth_list_has(m, "client_secret_basic"))
         return "client_secret_basic";
-    if (list_has(m, "client_secret_post"))
+    if (oauth_list_has(m, "client_secret_post"))
         return "client_secret_post";
     return "client_secret_basic";
 }
@@ -812,9 +661,9 @@ static void choose_scope(OAuthFlow *f)
              oauth_scope_text_ok(ch)) /* SEP-2350: with what this issuer granted before (step-up) */
         f->scope = oauth_scope_union(old && streq(old->issuer, f->issuer) ? old->scope : NULL, ch);
     else
-        f->scope = str_or_list(json_get(f->prm, "scopes_supported"));
+        f->scope = oauth_str_or_list(json_get(f->prm, "scopes_supported"));
     /* A refresh token needs offline_access where the server lists it (SEP-2207). */
-    if (f->scope && !f->client_credentials && list_has(as_scopes, "offline_access") &&
+    if (f->scope && !f->client_credentials && oauth_list_has(as_scopes, "offline_access") &&
         !strstr(f->scope, "offline_access")) {
         char *s = xasprintf("%s offline_access", f->scope);
         free(f->scope);
@@ -850,7 +699,7 @@ static void next_candidate(OAuthFlow *f, void (*fn)(void *, Fetch *));
 static void legacy_defaults(OAuthFlow *f)
 {
     /* 2025-03-26: no metadata at all: the default paths on the server's origin. */
-    _cleanup_free_ char *o = url_origin(f->resource);
+    _cleanup_free_ char *o = oauth_url_origin(f->resource);
 
     f->authz_ep = xasprintf("%s/authorize", o);
     f->token_ep = xasprintf("%s/token", o);
@@ -890,7 +739,7 @@ static void on_asmeta(void *owner, Fetch *x)
         return flow_end(f, -EPERM, "%s", why);
     }
     pkce = json_get_array(v, "code_challenge_methods_supported");
-    if (!f->client_credentials && !list_has(pkce, "S256"))
+    if (!f->client_credentials && !oauth_list_has(pkce, "S256"))
         return flow_end(f, -ENOTSUP,
                         "the authorization server %s does not advertise PKCE S256 "
                         "(code_challenge_methods_supported); refusing it",
@@ -929,7 +778,7 @@ static void asmeta_discover(OAuthFlow *f)
                                             "%s%s/.well-known/openid-configuration"};
     static const char *const root[] = {"%s/.well-known/oauth-authorization-server%s",
                                        "%s/.well-known/openid-configuration%s"};
-    _cleanup_free_ char *o = url_origin(f->issuer), *p = url_path(f->issuer);
+    _cleanup_free_ char *o = oauth_url_origin(f->issuer), *p = oauth_url_path(f->issuer);
 
     f->step = STEP_ASMETA;
     if (!o || !p)
@@ -959,7 +808,7 @@ static void on_prm(void *owner, Fetch *x)
                  "authorization server",
                  why);
         f->legacy = true;
-        f->issuer = url_origin(f->resource);
+        f->issuer = oauth_url_origin(f->resource);
         return asmeta_discover(f);
     }
     f->prm = v;
@@ -995,7 +844,7 @@ static void prm_discover(OAuthFlow *f)
     static const char *const fmts[] = {"%s/.well-known/oauth-protected-resource%s",
                                        "%s/.well-known/oauth-protected-resource"};
     _cleanup_free_ char *rm = oauth_challenge_param(f->challenge, "resource_metadata");
-    _cleanup_free_ char *o = url_origin(f->resource), *p = url_path(f->resource);
+    _cleanup_free_ char *o = oauth_url_origin(f->resource), *p = oauth_url_path(f->resource);
 
     f->step = STEP_PRM;
     if (rm && *rm) {
@@ -1036,7 +885,7 @@ static void flow_begin(OAuthFlow *f)
         /* Endpoints from the config: the server's own metadata is not consulted. */
         f->token_ep = xstrdup(f->opt_token);
         f->authz_ep = f->opt_authz ? xstrdup(f->opt_authz) : NULL;
-        f->issuer = url_origin(f->opt_token);
+        f->issuer = oauth_url_origin(f->opt_token);
         return endpoints_known(f);
     }
     if (f->challenge)
@@ -1158,7 +1007,7 @@ static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
     scopes = json_get(o, "scopes");
     if (!scopes)
         scopes = json_get(o, "scope");
-    f->opt_scopes = str_or_list(scopes);
+    f->opt_scopes = oauth_str_or_list(scopes);
     if (json_get(o, "callbackPort") || json_get(o, "redirectPort")) {
         if (json_get_int(o, json_get(o, "callbackPort") ? "callbackPort" : "redirectPort",
                          &f->opt_port) < 0 ||

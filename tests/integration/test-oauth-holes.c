@@ -371,9 +371,10 @@ static int squat_v6(int *portp)
 }
 
 /* Into a private network and mount namespace with the third host; false: cannot (not root). */
-static bool enter_namespace(char **argv)
+static bool enter_namespace(void)
 {
-    char hosts[] = "/tmp/mcpd-test-hosts.XXXXXX";
+    char hosts[] = "/tmp/mcpd-test-hosts.XXXXXX", self[4096];
+    ssize_t n;
     int fd;
 
     if (getenv("MCPD_TEST_OAUTH_NETNS")) {
@@ -394,20 +395,23 @@ static bool enter_namespace(char **argv)
             THIRD_NAME);
     close(fd);
     chmod(hosts, 0644);
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return false;
+    self[n] = '\0';
     setenv("MCPD_TEST_OAUTH_NETNS", hosts, 1);
-    execlp("unshare", "unshare", "-n", "-m", "--", "/proc/self/exe", argv[0], (char *)NULL);
+    execlp("unshare", "unshare", "-n", "-m", "--", self, (char *)NULL);
     return false;
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
     As res, third, as1, as2, race, race2, root, esc, escerr;
     _cleanup_free_ char *cfg = NULL, *tok = NULL, *other = NULL;
     mcpc_client *c;
     int lport = 0, squatter;
 
-    (void)argc;
-    if (!enter_namespace(argv)) {
+    if (!enter_namespace()) {
         fprintf(stderr, "test-oauth-holes: SKIP: needs root for a private network namespace\n");
         return 77;
     }
