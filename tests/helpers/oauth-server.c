@@ -318,8 +318,9 @@ static bool authorized(struct evhttp_request *req)
         return true;
     snprintf(ch, sizeof(ch),
              "Bearer error=\"invalid_token\", resource_metadata=\"%s/.well-known/"
-             "oauth-protected-resource/mcp\"",
-             base_url());
+             "oauth-protected-resource/mcp\"%s",
+             base_url(),
+             fault("esc-challenge") ? ", error_description=\"\x1b[8mhidden\x1b]0;title\x07\"" : "");
     evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", ch);
     reply(req, 401, "application/json", "{\"error\":\"invalid_token\"}");
     return false;
@@ -449,6 +450,7 @@ int main(int argc, char **argv)
         {"bind", required_argument, NULL, 'b'},
         {"token-endpoint", required_argument, NULL, 't'},
         {"other-as", required_argument, NULL, 'o'},
+        {"fault", required_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
     struct event_base *base;
@@ -472,9 +474,12 @@ int main(int argc, char **argv)
             st.token_endpoint = optarg;
         else if (ch == 'o')
             st.other_as = optarg;
+        else if (ch == 'F')
+            snprintf(st.fault, sizeof(st.fault), "%s", optarg); /* from the first request on */
         else {
-            fprintf(stderr, "usage: oauth-server [--port-file F] [--log F] [--expires-in S] "
-                            "[--bind ADDR] [--token-endpoint URL] [--other-as URL]\n");
+            fprintf(stderr,
+                    "usage: oauth-server [--port-file F] [--log F] [--expires-in S] "
+                    "[--bind ADDR] [--token-endpoint URL] [--other-as URL] [--fault NAME]\n");
             return 2;
         }
     }

@@ -213,6 +213,25 @@ static void check_localhost_redirect(int lport, int squatter)
               "login with [::1]:%d taken: %s", lport, said ? said : "");
 }
 
+/* The good side of hole 2: with both ports free, the browser's redirect to ::1 reaches mcpd. */
+static void check_localhost_signin(void)
+{
+    _cleanup_free_ char *out = login_bg("lh6"), *url = login_link(out), *said = NULL;
+    int st;
+
+    CHECK_MSG(url, "the localhost sign-in showed no link");
+    /* The authorization server's redirect, followed in IPv6 as browsers try localhost first. */
+    if (url)
+        free(h_shell(&st,
+                     "loc=$(curl -s -m 10 -o /dev/null -w '%%{redirect_url}' '%s'); curl -s -6 "
+                     "-m 10 -o /dev/null \"$loc\"",
+                     url));
+    CHECK_MSG(wait_line(out, "exit ", NULL), "the login never ended");
+    said = h_read_file(out);
+    CHECK_MSG(said && strstr(said, "exit 0") && strstr(said, "signed in"),
+              "a localhost sign-in through [::1]: %s", said ? said : "");
+}
+
 /* Hole 3: the configured client secret offered to whichever issuer the resource names. */
 static void check_client_binding(const As *as1, const As *as2)
 {
@@ -326,7 +345,7 @@ static void check_refresh_resource(mcpc_client *c, const As *as)
 static void check_escapes(const As *esc, const As *err)
 {
     int st;
-    _cleanup_free_ char *out = NULL, *out2 = NULL, *log = NULL;
+    _cleanup_free_ char *out = NULL, *out2 = NULL, *log = NULL, *status = NULL;
 
     as_get(esc, "/fault/esc-endpoint");
     out = login(&st, "esc", "--no-browser");
@@ -339,6 +358,12 @@ static void check_escapes(const As *esc, const As *err)
     log = h_read_file(h.log);
     CHECK_MSG(log && strstr(log, "?[8mhidden") && !strchr(log, '\x1b'),
               "mcpd's log holds an escape sequence from a server");
+    /* A 401's WWW-Authenticate (server escch) is in status as the server's last error. */
+    status =
+        h_shell(&st, "'%s' --socket '%s' status --json 2>&1", getenv("MCPCTL_BINARY"), h.socket);
+    CHECK_MSG(status && strstr(status, "escch") && strstr(status, "?[8mhidden") &&
+                  !strstr(status, "\\u001b") && !strchr(status, '\x1b'),
+              "status shows a server's escape sequence: %s", status ? status : "");
 }
 
 /* Issue 39, item 5: a token endpoint from the config gets the checks of a server's. */
@@ -368,6 +393,16 @@ static int squat_v6(int *portp)
     }
     *portp = ntohs(sa.sin6_port);
     return fd;
+}
+
+/* A port free on both 127.0.0.1 and ::1 (bound on ::1, read, released; 127.0.0.1 checked). */
+static int free_port_v6(void)
+{
+    int port = 0, fd = squat_v6(&port);
+
+    if (fd >= 0)
+        close(fd);
+    return port > 0 && !bg_port_open(port) ? port : -1;
 }
 
 /* Into a private network and mount namespace with the third host; false: cannot (not root). */
@@ -406,10 +441,10 @@ static bool enter_namespace(void)
 
 int main(void)
 {
-    As res, third, as1, as2, race, race2, root, esc, escerr;
+    As res, third, as1, as2, race, race2, root, esc, escerr, escch, lh6;
     _cleanup_free_ char *cfg = NULL, *tok = NULL, *other = NULL;
     mcpc_client *c;
-    int lport = 0, squatter;
+    int lport = 0, squatter, lh6_port;
 
     if (!enter_namespace()) {
         fprintf(stderr, "test-oauth-holes: SKIP: needs root for a private network namespace\n");
@@ -427,7 +462,10 @@ int main(void)
     as_start(&root, "root", NULL);
     as_start(&esc, "esc", NULL);
     as_start(&escerr, "escerr", NULL);
+    as_start(&escch, "escch", "--fault", "esc-challenge", NULL);
+    as_start(&lh6, "lh6", NULL);
     squatter = squat_v6(&lport);
+    lh6_port = free_port_v6();
     CHECK_MSG(squatter >= 0, "no IPv6 loopback in the namespace: %s", strerror(errno));
     cfg = xasprintf(
         "{\"mcpServers\": {\"steady\": {\"command\": \"%s\"},"
@@ -442,11 +480,14 @@ int main(void)
         " \"rootres\": {\"url\": \"http://127.0.0.1:%d/mcp\"},"
         " \"esc\": {\"url\": \"http://127.0.0.1:%d/mcp\", \"reconnect\": false},"
         " \"escerr\": {\"url\": \"http://127.0.0.1:%d/mcp\", \"reconnect\": false},"
+        " \"escch\": {\"url\": \"http://127.0.0.1:%d/mcp\", \"reconnect\": false},"
+        " \"lh6\": {\"url\": \"http://127.0.0.1:%d/mcp\", \"reconnect\": false,"
+        "   \"oauth\": {\"redirectUri\": \"http://localhost:%d/cb\"}},"
         " \"cfgtok\": {\"url\": \"http://127.0.0.1:%d/mcp\", \"reconnect\": false,"
         "   \"oauth\": {\"grantType\": \"client_credentials\", \"clientId\": \"x\","
         "     \"clientSecret\": \"cfg-secret\", \"tokenUrl\": \"http://192.0.2.1/token\"}}}}",
         h_fake(), res.port, as2.port, lport, as1.port, race.port, race2.port, root.port, esc.port,
-        escerr.port, escerr.port);
+        escerr.port, escch.port, lh6.port, lh6_port, escerr.port);
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     c = h_client(&h, "oauth-holes");
@@ -454,6 +495,7 @@ int main(void)
 
     check_third_host(&third);
     check_localhost_redirect(lport, squatter);
+    check_localhost_signin();
     check_client_binding(&as1, &as2);
     check_refresh_race(c, &race);
     check_refresh_during_login(c, &race2);
@@ -466,7 +508,7 @@ int main(void)
     CHECK(h_stop(&h) == 0);
     if (squatter >= 0)
         close(squatter);
-    As *all[] = {&res, &third, &as1, &as2, &race, &race2, &root, &esc, &escerr};
+    As *all[] = {&res, &third, &as1, &as2, &race, &race2, &root, &esc, &escerr, &escch, &lh6};
     for (size_t i = 0; i < N_ELEMENTS(all); i++)
         as_stop(all[i]);
     h_teardown(&h);
