@@ -111,7 +111,6 @@ static curl_socket_t on_open_socket(void *userdata, curlsocktype purpose,
 /* Only loopback addresses for this fetch: no proxy, no connection made before the guard. */
 static void guard_loopback(Fetch *x)
 {
-    x->loopback_only = true;
     curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
     curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_PROXY, "");

@@ -30,7 +30,6 @@ struct Fetch {
     StrBuf body;
     StrBuf www_auth;
     char *location;
-    bool loopback_only;    /* plain http to a name: connected only where it resolves to loopback */
     char refused_addr[64]; /* the address the loopback guard refused ("" when none) */
     FetchFn fn;
     void *owner;

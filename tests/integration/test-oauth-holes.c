@@ -367,10 +367,16 @@ static void check_escapes(const As *esc, const As *err)
 }
 
 /* Issue 39, item 5: a token endpoint from the config gets the checks of a server's. */
-static void check_config_token_url(void)
+static void check_config_token_url(mcpc_client *c)
 {
     int st;
     _cleanup_free_ char *out = login(&st, "cfgtok", "--no-browser");
+    _cleanup_json_ yajl_val status = h_status(c);
+    const char *e = json_get_string(h_server(status, "cfgtok"), "lastError");
+
+    /* Client credentials are asked for on the 401, with nobody at mcpctl: status says why. */
+    CHECK_MSG(e && strstr(e, "oauth.tokenUrl") && strstr(e, "another host"), "status of cfgtok: %s",
+              e ? e : "(no lastError)");
 
     CHECK_MSG(st != 0 && strstr(out, "oauth.tokenUrl") && strstr(out, "192.0.2.1") &&
                   strstr(out, "another host"),
@@ -501,7 +507,7 @@ int main(void)
     check_refresh_during_login(c, &race2);
     check_refresh_resource(c, &root);
     check_escapes(&esc, &escerr);
-    check_config_token_url();
+    check_config_token_url(c);
     h_check_healthy(&h, "hostile sign-ins", CONTROL);
 
     mcpc_free(c);
