@@ -80,7 +80,8 @@ struct OAuthFlow {
     char *opt_issuer;            /* the authorization server the configured client is for */
     char *redirect_path;         /* what the listener answers: "/callback" or opt_redirect's */
     int64_t opt_port;
-    bool redirect_localhost;           /* opt_redirect names "localhost": ::1 is listened on too */
+    bool redirect_localhost; /* opt_redirect names "localhost": ::1 is listened on too */
+    bool config_endpoints;   /* the token (and authorization) endpoint came from the config */
     bool client_credentials, headless; /* client_credentials: no person, no browser */
     bool jwt_bearer;                   /* SEP-990: IdP token exchange, then the jwt-bearer grant */
     char *opt_id_token, *opt_idp_token_ep, *opt_idp_client_id;
@@ -570,8 +571,10 @@ static void on_register(void *owner, Fetch *x)
  */
 static bool client_issuer_ok(OAuthFlow *f)
 {
+    /* Endpoints the config gives (tokenUrl) name the issuer as surely as "oauth.issuer". */
+    const char *configured = f->opt_issuer ? f->opt_issuer : f->config_endpoints ? f->issuer : NULL;
     const char *bound =
-        f->opt_issuer ? f->opt_issuer : oauth_store_client_issuer(f->resource, f->opt_client_id);
+        configured ? configured : oauth_store_client_issuer(f->resource, f->opt_client_id);
     _cleanup_free_ char *why = NULL;
 
     if (!bound) {
@@ -886,6 +889,7 @@ static void flow_begin(OAuthFlow *f)
         f->token_ep = xstrdup(f->opt_token);
         f->authz_ep = f->opt_authz ? xstrdup(f->opt_authz) : NULL;
         f->issuer = oauth_url_origin(f->opt_token);
+        f->config_endpoints = true;
         return endpoints_known(f);
     }
     if (f->challenge)
