@@ -152,6 +152,23 @@ static void reconnect_resource(Manager *m, const char *resource)
     }
 }
 
+/*
+ * A failed sign-in says why in status too: the servers at its URL that wait for one show it as
+ * their last error (a refused issuer or URL is otherwise only in the log when nobody ran mcpctl
+ * login, as for client credentials asked for on a 401).
+ */
+static void note_failure(Manager *m, const char *resource, const char *why)
+{
+    for (size_t i = 0; why && i < m->servers.n_order; i++) {
+        Server *s = m->servers.order[i];
+        if (!streq(s->cfg->url, resource) || s->state == SERVER_CONNECTED)
+            continue;
+        free(s->last_error);
+        s->last_error = xstrdup(why);
+        s->last_error_wall_ms = wall_ms();
+    }
+}
+
 static void on_free_flow(evutil_socket_t fd, short what, void *arg)
 {
     Login *l = arg;
@@ -173,6 +190,8 @@ static void on_login_done(void *userdata, int r, const char *why)
     if (r == 0) {
         renewal_arm(l->m, l->server, l->resource);
         reconnect_resource(l->m, l->resource);
+    } else if (r != -ECANCELED) {
+        note_failure(l->m, l->resource, why);
     }
     waiters_answer(l);
 }
@@ -252,6 +271,12 @@ static Login *login_start(Manager *m, Server *s, bool headless, Peer *p, yajl_va
                           s->cfg->name, OAUTH_STEP_UP_MAX);
         return NULL;
     }
+    /*
+     * Sign-in state changes one at a time: a refresh still on the way would answer for the
+     * sign-in this one replaces (its tokens under the new issuer, its refresh token sent to the
+     * new authorization server later). Its answer is never read.
+     */
+    oauth_refresh_cancel(s->cfg->url, "a new sign-in began (mcpctl login)");
     l = xcalloc(1, sizeof(*l));
     l->m = m;
     l->server = xstrdup(s->cfg->name);
@@ -272,6 +297,7 @@ static Login *login_start(Manager *m, Server *s, bool headless, Peer *p, yajl_va
         l->done = true;
         l->r = r;
         l->why = xstrdup(*whyp);
+        note_failure(m, l->resource, l->why);
         waiters_answer(l);
     }
     return l;
@@ -430,6 +456,10 @@ static void on_renewed(void *userdata, int r, const char *why)
     rn->refreshing = false;
     if (r == -ECANCELED)
         return; /* daemon exit: oauth_login_shutdown frees it */
+    if (r == -ESTALE) {
+        renewal_arm(rn->m, rn->server, rn->resource); /* on the sign-in that replaced it */
+        return;
+    }
     if (r == 0) {
         renewal_arm(rn->m, rn->server, rn->resource);
         /* A server that met a 401 while this ran comes back with the new token. */

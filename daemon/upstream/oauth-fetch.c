@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 // oauth-fetch: one bounded HTTP exchange (metadata, registration, token) on the daemon's multi.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include <curl/curl.h>
 #include <event2/event.h>
@@ -13,6 +17,11 @@
 #include "common/util.h"
 #include "daemon/upstream/http.h"
 #include "daemon/upstream/oauth-fetch.h"
+#include "daemon/upstream/oauth-issuer.h"
+
+/* An OAuth error code is a short word (RFC 6749 5.2); a description a sentence or two. */
+#define FETCH_ERROR_SHOWN_MAX 100
+#define FETCH_DESC_SHOWN_MAX  200
 
 static bool header_is(const char *line, size_t n, const char *name, const char **valuep,
                       size_t *lenp)
@@ -78,14 +87,51 @@ static void on_done(void *userdata, CURL *easy, CURLcode res)
     x->fn(x->owner, x);
 }
 
-Fetch *fetch_start(struct event_base *base, const char *url, const char *body, const char *ctype,
-                   const char *extra_header, FetchFn fn, void *owner, char **whyp)
+/*
+ * The loopback guard: curl asks for each socket it would connect, with the address it resolved.
+ * A plain http URL that named its host by a name gets a socket only for a loopback address, so
+ * the request (and the secret in it) can reach only this machine, whatever the name resolves to.
+ */
+static curl_socket_t on_open_socket(void *userdata, curlsocktype purpose,
+                                    struct curl_sockaddr *addr)
+{
+    Fetch *x = userdata;
+
+    if (purpose == CURLSOCKTYPE_IPCXN && !oauth_sockaddr_is_loopback(&addr->addr)) {
+        const void *a = addr->family == AF_INET6
+                            ? (const void *)&((struct sockaddr_in6 *)&addr->addr)->sin6_addr
+                            : (const void *)&((struct sockaddr_in *)&addr->addr)->sin_addr;
+        if (!inet_ntop(addr->family, a, x->refused_addr, sizeof(x->refused_addr)))
+            snprintf(x->refused_addr, sizeof(x->refused_addr), "(family %d)", addr->family);
+        return CURL_SOCKET_BAD;
+    }
+    return socket(addr->family, addr->socktype | SOCK_CLOEXEC, addr->protocol);
+}
+
+/* Only loopback addresses for this fetch: no proxy, no connection made before the guard. */
+static void guard_loopback(Fetch *x)
+{
+    curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+    curl_easy_setopt(x->easy, CURLOPT_OPENSOCKETDATA, x);
+    curl_easy_setopt(x->easy, CURLOPT_PROXY, "");
+    curl_easy_setopt(x->easy, CURLOPT_FRESH_CONNECT, 1L);
+}
+
+Fetch *fetch_start(struct event_base *base, const char *resource, const char *url, const char *body,
+                   const char *ctype, const char *extra_header, FetchFn fn, void *owner,
+                   char **whyp)
 {
     Fetch *x;
     int r;
 
-    if (!startswith(url, "http://") && !startswith(url, "https://")) {
-        *whyp = xasprintf("%s is not an http:// or https:// URL", url);
+    /* The last line of defence: every URL passes the sign-in's checks, whoever chose it. */
+    if ((r = oauth_url_verdict(resource, url)) != 0) {
+        _cleanup_free_ char *shown = oauth_text_shown(url, OAUTH_URL_MAX);
+        *whyp = xasprintf("refusing to send anything to \"%s\": %s", shown,
+                          r == OAUTH_URL_BAD_TEXT    ? "not a usable URL"
+                          : r == OAUTH_URL_NOT_HTTP  ? "not an http(s) URL"
+                          : r == OAUTH_URL_DOWNGRADE ? "plain http for an https server"
+                                                     : "plain http to another host");
         return NULL;
     }
     x = xcalloc(1, sizeof(*x));
@@ -117,6 +163,8 @@ Fetch *fetch_start(struct event_base *base, const char *url, const char *body, c
     curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+    if (oauth_url_needs_loopback(resource, url))
+        guard_loopback(x);
     r = http_start(base, x->easy, on_done, x);
     if (r < 0) {
         *whyp = xasprintf("cannot request %s: %s", url, strerror(-r));
@@ -157,14 +205,23 @@ char *fetch_describe(Fetch *x)
 
     if (x->too_big)
         return xasprintf("the answer from %s is larger than %u bytes", x->url, OAUTH_BODY_MAX);
+    if (x->refused_addr[0] && !x->status)
+        return xasprintf("%s is plain http, which goes only to this machine, but its host "
+                         "resolves to %s, not a loopback address (127.0.0.0/8, ::1); nothing "
+                         "was sent; ask the server's operator for an https URL",
+                         x->url, x->refused_addr);
     if (x->res != CURLE_OK && !x->status)
         return xasprintf("%s: %s", x->url, curl_easy_strerror(x->res));
     v = json_parse(strbuf_str(&x->body), NULL);
     err = json_get_string(v, "error");
     desc = json_get_string(v, "error_description");
-    if (err)
-        return xasprintf("%s answered HTTP %ld, error \"%.100s\"%s%.200s", x->url, x->status, err,
-                         desc ? ": " : "", desc ? desc : "");
+    if (err) {
+        /* The server's own words: shown, never obeyed (no escape reaches a terminal or log). */
+        _cleanup_free_ char *e = oauth_text_shown(err, FETCH_ERROR_SHOWN_MAX);
+        _cleanup_free_ char *d = desc ? oauth_text_shown(desc, FETCH_DESC_SHOWN_MAX) : NULL;
+        return xasprintf("%s answered HTTP %ld, error \"%s\"%s%s", x->url, x->status, e,
+                         d ? ": " : "", d ? d : "");
+    }
     return xasprintf("%s answered HTTP %ld", x->url, x->status);
 }
 

@@ -30,17 +30,22 @@ struct Fetch {
     StrBuf body;
     StrBuf www_auth;
     char *location;
+    char refused_addr[64]; /* the address the loopback guard refused ("" when none) */
     FetchFn fn;
     void *owner;
 };
 
 /**
- * GET url, or POST body (content type ctype) when body is non-NULL; extra_header (or NULL) is
- * one more "Name: value" line. Redirects are not followed. Return the fetch, or NULL with
- * *whyp when it cannot start.
+ * GET url, or POST body (content type ctype) when body is non-NULL, for a sign-in to resource;
+ * extra_header (or NULL) is one more "Name: value" line. Redirects are not followed. url must
+ * pass oauth_url_verdict for resource; plain http to a name other than the resource's host is
+ * connected only to the loopback addresses it resolves to (checked on the very address curl
+ * connects to, so no later answer of the resolver can move it), never through a proxy. Return
+ * the fetch, or NULL with *whyp when it cannot start.
  */
-Fetch *fetch_start(struct event_base *base, const char *url, const char *body, const char *ctype,
-                   const char *extra_header, FetchFn fn, void *owner, char **whyp);
+Fetch *fetch_start(struct event_base *base, const char *resource, const char *url, const char *body,
+                   const char *ctype, const char *extra_header, FetchFn fn, void *owner,
+                   char **whyp);
 /** Stop and free (no callback); returns NULL. */
 Fetch *fetch_free(Fetch *x);
 /** The body as a JSON object when the status is 2xx and it parses; else NULL with *whyp. */

@@ -59,10 +59,11 @@ typedef struct Conn {
 
 struct OAuthListener {
     struct event_base *base;
-    struct evconnlistener *lev;
-    struct event *ev_resume; /* accepting again after LISTENER_ERROR_PAUSE_MS */
+    struct evconnlistener *lev[2]; /* 127.0.0.1, and [::1] for a "localhost" redirect */
+    struct event *ev_resume;       /* accepting again after LISTENER_ERROR_PAUSE_MS */
     unsigned long n_accept_errors;
     char *server, *path;
+    char *where; /* the addresses, for messages: "127.0.0.1:PORT" */
     uint16_t port;
     OAuthRedirectFn fn; /* NULL once closed */
     void *userdata;
@@ -83,10 +84,12 @@ static void listener_free(OAuthListener *l)
             *pp = l->next;
             break;
         }
-    if (l->lev)
-        evconnlistener_free(l->lev);
+    for (size_t i = 0; i < N_ELEMENTS(l->lev); i++)
+        if (l->lev[i])
+            evconnlistener_free(l->lev[i]);
     if (l->ev_resume)
         event_free(l->ev_resume);
+    free(l->where);
     free(l->server);
     free(l->path);
     free(l);
@@ -202,10 +205,10 @@ static void evict_one(OAuthListener *l)
         }
     if (l->n_evicted++ == 0)
         log_full(LOG_WARNING, l->server, "oauth",
-                 "the sign-in's redirect listener on 127.0.0.1:%u has %d connections open, its "
+                 "the sign-in's redirect listener on %s has %d connections open, its "
                  "bound: closing the oldest (a process on this machine is holding connections "
                  "open; the sign-in goes on)",
-                 l->port, LISTENER_MAX_CONNS);
+                 l->where, LISTENER_MAX_CONNS);
     conn_free(victim);
 }
 
@@ -252,8 +255,9 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
     OAuthListener *l = arg;
 
     (void)fd, (void)what;
-    if (l->lev)
-        evconnlistener_enable(l->lev);
+    for (size_t i = 0; i < N_ELEMENTS(l->lev); i++)
+        if (l->lev[i])
+            evconnlistener_enable(l->lev[i]);
 }
 
 /* accept failed for a reason other than a retry (libevent handles EAGAIN, EINTR, ECONNABORTED). */
@@ -265,40 +269,87 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
 
     if (l->n_accept_errors++ == 0)
         log_full(LOG_WARNING, l->server, "oauth",
-                 "the sign-in's redirect listener on 127.0.0.1:%u cannot accept: %s; it pauses "
+                 "the sign-in's redirect listener on %s cannot accept: %s; it pauses "
                  "%d ms each time (if out of file descriptors: raise LimitNOFILE or end idle "
                  "agents)",
-                 l->port, strerror(err), LISTENER_ERROR_PAUSE_MS);
+                 l->where, strerror(err), LISTENER_ERROR_PAUSE_MS);
     evconnlistener_disable(lev);
     evtimer_add(l->ev_resume, &tv);
 }
 
+/* Listen on one loopback address; 0 or -errno. */
+static int listen_on(OAuthListener *l, size_t i, struct sockaddr *sa, socklen_t len)
+{
+    l->lev[i] = evconnlistener_new_bind(
+        l->base, on_accept, l, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
+        LISTENER_BACKLOG, sa, (int)len);
+    if (!l->lev[i])
+        return -errno;
+    evconnlistener_set_error_cb(l->lev[i], on_accept_error);
+    return 0;
+}
+
+/*
+ * "localhost" is ::1 as well as 127.0.0.1 (RFC 6761), and browsers try ::1 first: whoever holds
+ * [::1]:port would get the redirect, code and state. So the port is taken there too; held by
+ * someone else, the sign-in does not begin. A machine without IPv6 on loopback has no ::1 that
+ * anyone could hold.
+ */
+static int listen_v6(OAuthListener *l, char **whyp)
+{
+    struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(l->port)};
+    int r;
+
+    sa6.sin6_addr = in6addr_loopback;
+    r = listen_on(l, 1, (struct sockaddr *)&sa6, sizeof(sa6));
+    if (r == -EADDRNOTAVAIL || r == -EAFNOSUPPORT) {
+        log_full(LOG_INFO, l->server, "oauth",
+                 "no IPv6 loopback here: the redirect listener for localhost is on "
+                 "127.0.0.1:%u only",
+                 l->port);
+        return 0;
+    }
+    if (r < 0)
+        *whyp = xasprintf("cannot listen on [::1]:%u for the redirect to localhost: %s; %s",
+                          l->port, strerror(-r),
+                          r == -EADDRINUSE
+                              ? "another program holds that port on ::1, where browsers send "
+                                "\"localhost\" first, so it would get the sign-in's code; stop "
+                                "it, or choose another port in \"oauth.redirectUri\""
+                              : "choose another port in \"oauth.redirectUri\"");
+    return r;
+}
+
 OAuthListener *oauth_listener_new(struct event_base *base, const char *server, uint16_t port,
-                                  const char *path, OAuthRedirectFn fn, void *userdata,
-                                  uint16_t *portp, char **whyp)
+                                  bool localhost, const char *path, OAuthRedirectFn fn,
+                                  void *userdata, uint16_t *portp, char **whyp)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
     socklen_t len = sizeof(sa);
     OAuthListener *l;
+    int r;
 
     /* Loopback only: the code must never be reachable from another machine. */
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     l = xcalloc(1, sizeof(*l));
-    l->lev = evconnlistener_new_bind(
-        base, on_accept, l, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
-        LISTENER_BACKLOG, (struct sockaddr *)&sa, sizeof(sa));
-    if (!l->lev || getsockname(evconnlistener_get_fd(l->lev), (struct sockaddr *)&sa, &len) < 0) {
-        *whyp =
-            xasprintf("cannot listen on 127.0.0.1:%u for the redirect: %s", port, strerror(errno));
+    l->base = base;
+    l->server = xstrdup(server);
+    r = listen_on(l, 0, (struct sockaddr *)&sa, len);
+    if (r < 0 || getsockname(evconnlistener_get_fd(l->lev[0]), (struct sockaddr *)&sa, &len) < 0) {
+        *whyp = xasprintf("cannot listen on 127.0.0.1:%u for the redirect: %s", port,
+                          strerror(r < 0 ? -r : errno));
         listener_free(l);
         return NULL;
     }
-    l->base = base;
-    l->ev_resume = evtimer_new(base, on_resume, l);
-    evconnlistener_set_error_cb(l->lev, on_accept_error);
-    l->server = xstrdup(server);
-    l->path = xstrdup(path);
     l->port = ntohs(sa.sin_port);
+    if (localhost && listen_v6(l, whyp) < 0) {
+        listener_free(l);
+        return NULL;
+    }
+    l->where = l->lev[1] ? xasprintf("127.0.0.1:%u and [::1]:%u", l->port, l->port)
+                         : xasprintf("127.0.0.1:%u", l->port);
+    l->ev_resume = evtimer_new(base, on_resume, l);
+    l->path = xstrdup(path);
     l->fn = fn;
     l->userdata = userdata;
     *portp = l->port;
@@ -310,8 +361,11 @@ OAuthListener *oauth_listener_close(OAuthListener *l)
     if (!l)
         return NULL;
     l->fn = NULL;
-    evconnlistener_free(l->lev);
-    l->lev = NULL;
+    for (size_t i = 0; i < N_ELEMENTS(l->lev); i++) {
+        if (l->lev[i])
+            evconnlistener_free(l->lev[i]);
+        l->lev[i] = NULL;
+    }
     /* Idle connections go now; answers being written finish first. */
     for (Conn *c = l->conns, *next; c; c = next) {
         next = c->next;

@@ -17,12 +17,14 @@ typedef int (*OAuthRedirectFn)(void *userdata, const char *query, const char **t
 typedef struct OAuthListener OAuthListener;
 
 /**
- * Listen on 127.0.0.1:port (0: any free port) for GET path; *portp gets the port. Returns NULL
- * with *whyp when the port cannot be had. server names the sign-in in log lines.
+ * Listen on 127.0.0.1:port (0: any free port) for GET path, and with localhost (a redirect URI
+ * naming "localhost") on [::1]:port too, which must not be held by anyone else; *portp gets
+ * the port. Returns NULL with *whyp when the port cannot be had. server names the sign-in in
+ * log lines.
  */
 OAuthListener *oauth_listener_new(struct event_base *base, const char *server, uint16_t port,
-                                  const char *path, OAuthRedirectFn fn, void *userdata,
-                                  uint16_t *portp, char **whyp);
+                                  bool localhost, const char *path, OAuthRedirectFn fn,
+                                  void *userdata, uint16_t *portp, char **whyp);
 /**
  * Stop accepting and never call fn again; answers being written still go out (bounded by the
  * I/O timeout), then it frees itself. NULL is accepted. Returns NULL.

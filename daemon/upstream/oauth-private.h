@@ -2,6 +2,11 @@
 // oauth-private: what oauth.c (the sign-in flow) and oauth-refresh.c share; nothing else.
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <yajl/yajl_tree.h>
+
 #include "common/strbuf.h"
 #include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/oauth-store.h"
@@ -17,5 +22,18 @@ int oauth_take_tokens(Fetch *x, const OAuthToken *base_tok, char **whyp);
  * client_secret for client_secret_post) to form.
  */
 char *oauth_client_auth(StrBuf *form, const char *method, const char *id, const char *secret);
+/** base64url of n random bytes (n at most 64), newly allocated; NULL without randomness. */
+char *oauth_random_token(size_t n);
+/** scheme://host[:port] of url, newly allocated, or NULL. */
+char *oauth_url_origin(const char *url);
+/** The path of url without a trailing slash ("" for the root), newly allocated, or NULL. */
+char *oauth_url_path(const char *url);
+/**
+ * A scope list from a string or an array of words (only words of printable ASCII are kept),
+ * space-separated and newly allocated; NULL when empty.
+ */
+char *oauth_str_or_list(yajl_val v);
+/** Whether the JSON array arr holds the string s. */
+bool oauth_list_has(yajl_val arr, const char *s);
 /** Daemon exit: free the redirect listeners still lingering. */
 void oauth_listeners_shutdown(void);

@@ -14,6 +14,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/oauth-fetch.h"
+#include "daemon/upstream/oauth-issuer.h"
 #include "daemon/upstream/oauth-private.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/oauth.h"
@@ -29,6 +30,8 @@
  * times 1000 must not overflow. A year: no server hands out access tokens that live longer.
  */
 #define OAUTH_EXPIRES_MAX_S (366LL * 24 * 3600)
+/* A token type is one word ("Bearer", "DPoP", "N_A"). */
+#define TOKEN_TYPE_SHOWN_MAX 40
 
 int oauth_take_tokens(Fetch *x, const OAuthToken *base_tok, char **whyp)
 {
@@ -55,8 +58,9 @@ int oauth_take_tokens(Fetch *x, const OAuthToken *base_tok, char **whyp)
         return -EPROTO;
     }
     if (type && strcasecmp(type, "bearer") != 0) {
-        *whyp = xasprintf("the answer from %s has token_type \"%.40s\"; only Bearer is supported",
-                          x->url, type);
+        _cleanup_free_ char *shown = oauth_text_shown(type, TOKEN_TYPE_SHOWN_MAX);
+        *whyp = xasprintf("the answer from %s has token_type \"%s\"; only Bearer is supported",
+                          x->url, shown);
         return -EPROTO;
     }
     oauth_token_copy(&t, base_tok);
@@ -67,7 +71,7 @@ int oauth_take_tokens(Fetch *x, const OAuthToken *base_tok, char **whyp)
         free(t.refresh_token);
         t.refresh_token = xstrdup(refresh);
     }
-    if (scope) {
+    if (scope && oauth_scope_text_ok(scope)) { /* it is shown in status: printable only */
         free(t.scope);
         t.scope = xstrdup(scope);
     }
@@ -106,6 +110,7 @@ char *oauth_client_auth(StrBuf *form, const char *method, const char *id, const 
 
 typedef struct Refresh {
     char *server, *resource;
+    uint64_t generation; /* the store entry's when the refresh began */
     Fetch *x;
     OAuthDoneFn fn;
     void *userdata;
@@ -138,6 +143,16 @@ static void on_refresh(void *owner, Fetch *x)
 
     if (!cur) {
         msg = xasprintf("the sign-in for server %s was removed meanwhile", rf->server);
+    } else if (cur->generation != rf->generation) {
+        /*
+         * A sign-in (or another refresh) replaced the entry while this one was on the way: its
+         * answer belongs to a state that is gone. Taken, it would put the old authorization
+         * server's tokens under the new one's issuer and endpoint.
+         */
+        r = -ESTALE;
+        msg = xasprintf("dropped a refresh answer for server %s: the sign-in changed while it "
+                        "was on the way (the newer sign-in is kept)",
+                        rf->server);
     } else if ((r = oauth_take_tokens(x, cur, &why)) < 0) {
         msg = xasprintf("refreshing the token of server %s failed: %s", rf->server, why);
         /* A refused refresh token is spent or revoked: the sign-in is over, say so once. */
@@ -169,13 +184,15 @@ int oauth_refresh_start(struct event_base *base, const char *server, const char 
     rf = xcalloc(1, sizeof(*rf));
     rf->server = xstrdup(server);
     rf->resource = xstrdup(resource);
+    rf->generation = t->generation;
     rf->fn = done_fn;
     rf->userdata = userdata;
     form_add(&form, "grant_type", "refresh_token");
     form_add(&form, "refresh_token", t->refresh_token);
-    form_add(&form, "resource", t->resource);
+    /* RFC 8707: the resource the sign-in asked for, which may be a parent of the server URL. */
+    form_add(&form, "resource", t->token_resource ? t->token_resource : t->resource);
     auth = oauth_client_auth(&form, t->auth_method, t->client_id, t->client_secret);
-    rf->x = fetch_start(base, t->token_endpoint, strbuf_str(&form),
+    rf->x = fetch_start(base, resource, t->token_endpoint, strbuf_str(&form),
                         "application/x-www-form-urlencoded", auth, on_refresh, rf, &why);
     explicit_bzero(form.data, form.cap);
     strbuf_deinit(&form);
@@ -189,6 +206,21 @@ int oauth_refresh_start(struct event_base *base, const char *server, const char 
     rf->next = refreshes;
     refreshes = rf;
     return 0;
+}
+
+void oauth_refresh_cancel(const char *resource, const char *why)
+{
+    for (Refresh *rf = refreshes, *next; rf; rf = next) {
+        OAuthDoneFn fn = rf->fn;
+        void *ud = rf->userdata;
+        next = rf->next;
+        if (!streq(rf->resource, resource))
+            continue;
+        log_full(LOG_INFO, rf->server, "oauth", "refresh in flight cancelled: %s", why);
+        refresh_free(rf);
+        fn(ud, -ESTALE, why);
+        next = refreshes; /* the callback may have changed the list */
+    }
 }
 
 void oauth_shutdown(void)

@@ -29,9 +29,17 @@
 /* Bumped when the file's layout changes incompatibly. */
 #define STORE_VERSION 1
 
+/* A configured client (oauth.clientId) and the authorization server it was first used with. */
+typedef struct ClientBinding {
+    char *resource, *client_id, *issuer;
+} ClientBinding;
+
 static struct {
     OAuthToken *tokens;
     size_t n_tokens;
+    ClientBinding *clients;
+    size_t n_clients;
+    uint64_t generation; /* the last one handed out */
     bool loaded;
 } store;
 
@@ -53,6 +61,7 @@ void oauth_token_deinit(OAuthToken *t)
     wipe_free(t->access_token);
     wipe_free(t->refresh_token);
     free(t->scope);
+    free(t->token_resource);
     memset(t, 0, sizeof(*t));
 }
 
@@ -72,6 +81,8 @@ void oauth_token_copy(OAuthToken *dst, const OAuthToken *src)
     dst->access_token = dup_or_null(src->access_token);
     dst->refresh_token = dup_or_null(src->refresh_token);
     dst->scope = dup_or_null(src->scope);
+    dst->token_resource = dup_or_null(src->token_resource);
+    dst->generation = src->generation;
     dst->expires_at_ms = src->expires_at_ms;
     dst->obtained_ms = src->obtained_ms;
 }
@@ -108,6 +119,7 @@ static bool entry_from_json(OAuthToken *t, yajl_val o)
     t->access_token = take_str(o, "accessToken");
     t->refresh_token = take_str(o, "refreshToken");
     t->scope = take_str(o, "scope");
+    t->token_resource = take_str(o, "tokenResource");
     (void)json_get_int(o, "expiresAt", &t->expires_at_ms);
     (void)json_get_int(o, "obtainedAt", &t->obtained_ms);
     /* Times no clock shows are as good as none, and would overflow the refresh arithmetic. */
@@ -119,6 +131,13 @@ static bool entry_from_json(OAuthToken *t, yajl_val o)
         return true;
     oauth_token_deinit(t);
     return false;
+}
+
+static void binding_deinit(ClientBinding *b)
+{
+    free(b->resource);
+    free(b->client_id);
+    free(b->issuer);
 }
 
 /* Read the file once. A broken file is reported and treated as empty: signing in again fixes it. */
@@ -185,8 +204,21 @@ static void store_load(void)
         OAuthToken t;
         if (!entry_from_json(&t, arr->u.array.values[i]))
             continue;
+        t.generation = ++store.generation;
         store.tokens = xrealloc(store.tokens, (store.n_tokens + 1) * sizeof(*store.tokens));
         store.tokens[store.n_tokens++] = t;
+    }
+    arr = json_get_array(root, "clients");
+    for (size_t i = 0; arr && i < arr->u.array.len && store.n_clients < STORE_MAX_ENTRIES; i++) {
+        ClientBinding b = {take_str(arr->u.array.values[i], "resource"),
+                           take_str(arr->u.array.values[i], "clientId"),
+                           take_str(arr->u.array.values[i], "issuer")};
+        if (!b.resource || !b.client_id || !b.issuer) {
+            binding_deinit(&b);
+            continue;
+        }
+        store.clients = xrealloc(store.clients, (store.n_clients + 1) * sizeof(*store.clients));
+        store.clients[store.n_clients++] = b;
     }
 }
 
@@ -213,12 +245,13 @@ static void entry_write(StrBuf *sb, const OAuthToken *t)
     put_str(sb, "accessToken", t->access_token, &first);
     put_str(sb, "refreshToken", t->refresh_token, &first);
     put_str(sb, "scope", t->scope, &first);
+    put_str(sb, "tokenResource", t->token_resource, &first);
     strbuf_printf(sb, ",\"expiresAt\":%lld,\"obtainedAt\":%lld}", (long long)t->expires_at_ms,
                   (long long)t->obtained_ms);
 }
 
 /* Write tokens[0..n) (skipping index skip) to the file; the memory copy is untouched. */
-static int store_write(const OAuthToken *extra, size_t skip, char **whyp)
+static int store_write(const OAuthToken *extra, size_t skip, const ClientBinding *bind, char **whyp)
 {
     _cleanup_free_ char *path = oauth_store_path(), *dir = paths_dirname(path);
     StrBuf sb = STRBUF_INIT;
@@ -244,6 +277,21 @@ static int store_write(const OAuthToken *extra, size_t skip, char **whyp)
         if (!first)
             strbuf_putc(&sb, ',');
         entry_write(&sb, extra);
+    }
+    strbuf_puts(&sb, "],\"clients\":[");
+    for (size_t i = 0; i < store.n_clients + (bind ? 1 : 0); i++) {
+        const ClientBinding *b = i < store.n_clients ? &store.clients[i] : bind;
+        bool bfirst = true;
+        if (bind && b != bind && streq(b->resource, bind->resource) &&
+            streq(b->client_id, bind->client_id))
+            continue; /* replaced by bind */
+        if (sb.data[sb.len - 1] != '[')
+            strbuf_putc(&sb, ',');
+        strbuf_putc(&sb, '{');
+        put_str(&sb, "resource", b->resource, &bfirst);
+        put_str(&sb, "clientId", b->client_id, &bfirst);
+        put_str(&sb, "issuer", b->issuer, &bfirst);
+        strbuf_putc(&sb, '}');
     }
     strbuf_puts(&sb, "]}\n");
     r = durable_write(dir, path, sb.data, sb.len, whyp);
@@ -279,7 +327,7 @@ int oauth_store_put(const OAuthToken *tok, char **whyp)
         return -ENOSPC;
     }
     /* The file first: a token that cannot be kept durably is not kept at all. */
-    r = store_write(tok, i < 0 ? SIZE_MAX : (size_t)i, whyp);
+    r = store_write(tok, i < 0 ? SIZE_MAX : (size_t)i, NULL, whyp);
     if (r < 0)
         return r;
     if (i < 0) {
@@ -289,6 +337,58 @@ int oauth_store_put(const OAuthToken *tok, char **whyp)
         oauth_token_deinit(&store.tokens[i]);
     }
     oauth_token_copy(&store.tokens[i], tok);
+    store.tokens[i].generation = ++store.generation;
+    return 0;
+}
+
+uint64_t oauth_store_generation(const char *resource)
+{
+    const OAuthToken *t = oauth_store_find(resource);
+    return t ? t->generation : 0;
+}
+
+static ssize_t binding_index(const char *resource, const char *client_id)
+{
+    if (!store.loaded)
+        store_load();
+    for (size_t i = 0; i < store.n_clients; i++)
+        if (streq(store.clients[i].resource, resource) &&
+            streq(store.clients[i].client_id, client_id))
+            return (ssize_t)i;
+    return -1;
+}
+
+const char *oauth_store_client_issuer(const char *resource, const char *client_id)
+{
+    ssize_t i = binding_index(resource, client_id);
+    return i < 0 ? NULL : store.clients[i].issuer;
+}
+
+int oauth_store_bind_client(const char *resource, const char *client_id, const char *issuer,
+                            char **whyp)
+{
+    ssize_t i = binding_index(resource, client_id);
+    ClientBinding b = {(char *)resource, (char *)client_id, (char *)issuer};
+    int r;
+
+    if (i < 0 && store.n_clients >= STORE_MAX_ENTRIES) {
+        *whyp = xasprintf("the token store already records %d configured clients; remove "
+                          "%s to start afresh",
+                          STORE_MAX_ENTRIES, "the token store");
+        return -ENOSPC;
+    }
+    r = store_write(NULL, SIZE_MAX, &b, whyp);
+    if (r < 0)
+        return r;
+    if (i < 0) {
+        store.clients = xrealloc(store.clients, (store.n_clients + 1) * sizeof(*store.clients));
+        i = (ssize_t)store.n_clients++;
+        store.clients[i].resource = xstrdup(resource);
+        store.clients[i].client_id = xstrdup(client_id);
+    } else {
+        free(store.clients[i].issuer);
+    }
+    store.clients[i].issuer = xstrdup(issuer);
     return 0;
 }
 
@@ -299,22 +399,29 @@ int oauth_store_remove(const char *resource, char **whyp)
 
     if (i < 0)
         return OAUTH_STORE_E_NONE;
-    r = store_write(NULL, (size_t)i, whyp);
+    r = store_write(NULL, (size_t)i, NULL, whyp);
     if (r < 0)
         return r;
     oauth_token_deinit(&store.tokens[i]);
     memmove(&store.tokens[i], &store.tokens[i + 1],
             (store.n_tokens - (size_t)i - 1) * sizeof(*store.tokens));
     store.n_tokens--;
+    store.generation++; /* a refresh begun before the removal must not bring it back */
     return 0;
 }
 
 void oauth_store_reset(void)
 {
+    uint64_t generation = store.generation;
+
     for (size_t i = 0; i < store.n_tokens; i++)
         oauth_token_deinit(&store.tokens[i]);
+    for (size_t i = 0; i < store.n_clients; i++)
+        binding_deinit(&store.clients[i]);
     free(store.tokens);
+    free(store.clients);
     memset(&store, 0, sizeof(store));
+    store.generation = generation; /* never handed out twice */
 }
 
 struct curl_slist *oauth_store_add_bearer(struct curl_slist *l, const char *url, yajl_val headers)

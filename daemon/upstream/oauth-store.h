@@ -19,8 +19,10 @@ typedef struct OAuthToken {
     char *access_token;
     char *refresh_token; /* NULL: a new sign-in is needed when the access token ends */
     char *scope;
+    char *token_resource;  /* the RFC 8707 "resource" the sign-in sent (refreshes send it too) */
     int64_t expires_at_ms; /* wall clock; 0: the server gave no lifetime */
     int64_t obtained_ms;   /* wall clock of the token response */
+    uint64_t generation;   /* set by the store at each put: which sign-in state this is */
 } OAuthToken;
 
 /** $XDG_STATE_HOME/mcpd/oauth-tokens.json (or ~/.local/state/...), newly allocated. */
@@ -32,6 +34,22 @@ const OAuthToken *oauth_store_find(const char *resource);
  * directory. On failure nothing changes in memory and *whyp says why. tok is copied.
  */
 int oauth_store_put(const OAuthToken *tok, char **whyp);
+/**
+ * Which state resource's sign-in is in: a number that changes at every put and remove of its
+ * entry (0: none stored). A refresh answers for the state it started from, and only that one.
+ */
+uint64_t oauth_store_generation(const char *resource);
+/**
+ * The authorization server the configured client client_id of resource was first used with,
+ * or NULL when it never was. Borrowed until the next change of the store.
+ */
+const char *oauth_store_client_issuer(const char *resource, const char *client_id);
+/**
+ * Record that the configured client client_id of resource goes to issuer (durably, replacing
+ * what was recorded). Kept across mcpctl logout: the binding outlives one sign-in.
+ */
+int oauth_store_bind_client(const char *resource, const char *client_id, const char *issuer,
+                            char **whyp);
 /** Forget the entry for resource (durably). Return 0, OAUTH_STORE_E_NONE, or -errno (*whyp). */
 int oauth_store_remove(const char *resource, char **whyp);
 /** Free the in-memory copy (daemon exit, tests). */

@@ -33,6 +33,8 @@
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/oauth.h"
 
+/* The "error" of a redirect is a short code (RFC 6749 4.1.2.1); anyone on the machine sends it. */
+#define REDIRECT_ERROR_SHOWN_MAX 100
 /* RFC 7636: 32 random bytes give a 43-character verifier, the shortest allowed. */
 #define PKCE_VERIFIER_BYTES 32
 /* The state value only has to be unguessable for the few minutes of a sign-in. */
@@ -75,8 +77,11 @@ struct OAuthFlow {
     char *opt_key, *opt_alg;     /* private_key_jwt: PEM private key and its algorithm */
     char *opt_authz, *opt_token; /* endpoints given in the config (Gemini CLI): no discovery */
     char *opt_redirect;          /* a fixed redirect URI on loopback, or NULL */
+    char *opt_issuer;            /* the authorization server the configured client is for */
     char *redirect_path;         /* what the listener answers: "/callback" or opt_redirect's */
     int64_t opt_port;
+    bool redirect_localhost; /* opt_redirect names "localhost": ::1 is listened on too */
+    bool config_endpoints;   /* the token (and authorization) endpoint came from the config */
     bool client_credentials, headless; /* client_credentials: no person, no browser */
     bool jwt_bearer;                   /* SEP-990: IdP token exchange, then the jwt-bearer grant */
     char *opt_id_token, *opt_idp_token_ep, *opt_idp_client_id;
@@ -94,159 +99,6 @@ struct OAuthFlow {
     OAuthDoneFn done_fn;
     void *userdata;
 };
-
-/* ---- small helpers ---- */
-
-char *oauth_challenge_param(const char *challenge, const char *name)
-{
-    size_t k = strlen(name);
-
-    for (const char *p = challenge; p && *p; p++) {
-        const char *v, *e;
-        if (strncasecmp(p, name, k) != 0 ||
-            (p != challenge && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
-            continue;
-        v = p + k;
-        while (*v == ' ')
-            v++;
-        if (*v != '=')
-            continue;
-        v++;
-        while (*v == ' ')
-            v++;
-        if (*v == '"') {
-            e = strchr(++v, '"');
-            return e ? xstrndup(v, (size_t)(e - v)) : NULL;
-        }
-        e = v + strcspn(v, ", \t");
-        return xstrndup(v, (size_t)(e - v));
-    }
-    return NULL;
-}
-
-char *oauth_pkce_challenge(const char *verifier)
-{
-    unsigned char d[SHA256_DIGEST_SIZE];
-    Sha256 s;
-
-    sha256_init(&s);
-    sha256_update(&s, verifier, strlen(verifier));
-    sha256_final(&s, d);
-    return base64_encode(d, sizeof(d), true);
-}
-
-static char *random_token(size_t n)
-{
-    unsigned char b[64];
-
-    if (n > sizeof(b) || random_bytes(b, n) < 0)
-        return NULL;
-    return base64_encode(b, n, true);
-}
-
-/* scheme://host[:port] of url, newly allocated, or NULL. */
-static char *url_origin(const char *url)
-{
-    CURLU *u = curl_url();
-    char *s = NULL, *out = NULL;
-
-    if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK) {
-        curl_url_set(u, CURLUPART_PATH, "/", 0);
-        curl_url_set(u, CURLUPART_QUERY, NULL, 0);
-        curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
-        curl_url_set(u, CURLUPART_USER, NULL, 0);
-        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
-        if (curl_url_get(u, CURLUPART_URL, &s, 0) == CURLUE_OK) {
-            size_t n = strlen(s);
-            out = xstrndup(s, n && s[n - 1] == '/' ? n - 1 : n);
-        }
-        curl_free(s);
-    }
-    curl_url_cleanup(u);
-    return out;
-}
-
-/* The path of url without a trailing slash ("" for the root), newly allocated, or NULL. */
-static char *url_path(const char *url)
-{
-    CURLU *u = curl_url();
-    char *s = NULL, *out = NULL;
-
-    if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_PATH, &s, 0) == CURLUE_OK) {
-        size_t n = strlen(s);
-        while (n && s[n - 1] == '/')
-            n--;
-        out = xstrndup(s, n);
-    }
-    curl_free(s);
-    curl_url_cleanup(u);
-    return out;
-}
-
-bool oauth_resource_matches(const char *prm_resource, const char *url)
-{
-    _cleanup_free_ char *oa = url_origin(prm_resource), *ob = url_origin(url);
-    _cleanup_free_ char *pa = url_path(prm_resource), *pb = url_path(url);
-    size_t n;
-
-    if (!oa || !ob || !pa || !pb || strcasecmp(oa, ob) != 0)
-        return false;
-    n = strlen(pa);
-    return strncmp(pa, pb, n) == 0 && (pb[n] == '\0' || pb[n] == '/');
-}
-
-static char *str_or_list(yajl_val v)
-{
-    StrBuf sb = STRBUF_INIT;
-
-    if (YAJL_IS_STRING(v))
-        return v->u.string[0] ? xstrdup(v->u.string) : NULL;
-    for (size_t i = 0; YAJL_IS_ARRAY(v) && i < v->u.array.len; i++) {
-        const char *s = YAJL_GET_STRING(v->u.array.values[i]);
-        if (s && *s && !strchr(s, ' '))
-            strbuf_printf(&sb, "%s%s", sb.len ? " " : "", s);
-    }
-    return sb.len ? strbuf_detach(&sb, NULL) : NULL;
-}
-
-/* Whether the space-separated list has the word w. */
-static bool words_have(const char *list, const char *w, size_t n)
-{
-    for (const char *p = list; p && *p; p += strspn(p, " ")) {
-        size_t k = strcspn(p, " ");
-        if (k == n && strncmp(p, w, n) == 0)
-            return true;
-        p += k;
-    }
-    return false;
-}
-
-char *oauth_scope_union(const char *a, const char *b)
-{
-    const char *lists[] = {a ? a : "", b ? b : ""};
-    StrBuf sb = STRBUF_INIT;
-
-    for (size_t i = 0; i < N_ELEMENTS(lists); i++)
-        for (const char *p = lists[i]; *p; p += strspn(p, " ")) {
-            size_t k = strcspn(p, " ");
-            if (!words_have(strbuf_str(&sb), p, k))
-                strbuf_printf(&sb, "%s%.*s", sb.len ? " " : "", (int)k, p);
-            p += k;
-        }
-    if (sb.len)
-        return strbuf_detach(&sb, NULL);
-    strbuf_deinit(&sb);
-    return NULL;
-}
-
-static bool list_has(yajl_val arr, const char *s)
-{
-    for (size_t i = 0; YAJL_IS_ARRAY(arr) && i < arr->u.array.len; i++)
-        if (streq(YAJL_GET_STRING(arr->u.array.values[i]), s))
-            return true;
-    return false;
-}
 
 /* ---- lifecycle and ending ---- */
 
@@ -286,6 +138,7 @@ OAuthFlow *oauth_flow_free(OAuthFlow *f)
     free(f->opt_authz);
     free(f->opt_token);
     free(f->opt_redirect);
+    free(f->opt_issuer);
     free(f->redirect_path);
     if (f->opt_id_token)
         explicit_bzero(f->opt_id_token, strlen(f->opt_id_token));
@@ -356,7 +209,7 @@ static bool flow_fetch(OAuthFlow *f, const char *url, const char *body, const ch
     _cleanup_free_ char *why = NULL;
 
     f->x = fetch_free(f->x);
-    f->x = fetch_start(f->base, url, body, ctype, extra, fn, f, &why);
+    f->x = fetch_start(f->base, f->resource, url, body, ctype, extra, fn, f, &why);
     if (!f->x)
         flow_end(f, -EINVAL, "%s", why);
     return f->x != NULL;
@@ -376,6 +229,7 @@ static void on_token(void *owner, Fetch *x)
         .client_secret = f->client_secret,
         .auth_method = f->auth_method,
         .scope = f->scope,
+        .token_resource = f->prm_resource,
     };
     int r;
 
@@ -544,9 +398,10 @@ static int on_redirect(void *userdata, const char *q, const char **textp)
     iss = evhttp_find_header(&kv, "iss");
     if (iss_refused(f, iss, &why))
         f->error = why;
-    else if (err)
-        f->error = xasprintf("the authorization server refused: %.100s", err);
-    else if (!code || !*code)
+    else if (err) {
+        _cleanup_free_ char *shown = oauth_text_shown(err, REDIRECT_ERROR_SHOWN_MAX);
+        f->error = xasprintf("the authorization server refused: %s", shown);
+    } else if (!code || !*code)
         f->error = xstrdup("the redirect carried no code");
     else
         f->code = xstrdup(code);
@@ -560,9 +415,9 @@ static int listener_open(OAuthFlow *f, char **whyp)
 {
     uint16_t port = 0;
 
-    f->listener = oauth_listener_new(f->base, f->server, (uint16_t)f->opt_port,
-                                     f->opt_redirect ? f->redirect_path : "/callback", on_redirect,
-                                     f, &port, whyp);
+    f->listener = oauth_listener_new(
+        f->base, f->server, (uint16_t)f->opt_port, f->redirect_localhost,
+        f->opt_redirect ? f->redirect_path : "/callback", on_redirect, f, &port, whyp);
     if (!f->listener)
         return -EADDRINUSE;
     if (f->opt_redirect) {
@@ -615,7 +470,9 @@ static void on_headless_authorize(void *owner, Fetch *x)
         return flow_end(f, -EACCES,
                         "the redirect's state does not match this sign-in (a stale "
                         "or forged redirect); run mcpctl login again");
-    f->hx = fetch_start(f->base, loc, NULL, NULL, NULL, on_headless_redirect, f, &why);
+    /* To mcpd's own listener: judged as the redirect URI's host, also for an https server. */
+    f->hx =
+        fetch_start(f->base, f->redirect_uri, loc, NULL, NULL, NULL, on_headless_redirect, f, &why);
     if (!f->hx)
         flow_end(f, -EIO, "%s", why);
 }
@@ -626,8 +483,8 @@ static void authorize(OAuthFlow *f)
     StrBuf url = STRBUF_INIT, q = STRBUF_INIT;
 
     f->step = STEP_WAIT;
-    f->verifier = random_token(PKCE_VERIFIER_BYTES);
-    f->state = random_token(STATE_BYTES);
+    f->verifier = oauth_random_token(PKCE_VERIFIER_BYTES);
+    f->state = oauth_random_token(STATE_BYTES);
     if (!f->verifier || !f->state)
         return flow_end(f, -EIO, "no random bytes for PKCE");
     challenge = oauth_pkce_challenge(f->verifier);
@@ -645,8 +502,8 @@ static void authorize(OAuthFlow *f)
     strbuf_deinit(&q);
     log_full(LOG_INFO, f->server, "oauth", "waiting for the redirect on %s", f->redirect_uri);
     if (f->headless) {
-        f->hx = fetch_start(f->base, strbuf_str(&url), NULL, NULL, NULL, on_headless_authorize, f,
-                            &why);
+        f->hx = fetch_start(f->base, f->resource, strbuf_str(&url), NULL, NULL, NULL,
+                            on_headless_authorize, f, &why);
         if (!f->hx)
             flow_end(f, -EIO, "%s", why);
     } else if (f->url_fn) {
@@ -664,9 +521,9 @@ static const char *pick_auth_method(OAuthFlow *f, const char *secret)
     if (!secret)
         return "none";
     /* RFC 8414: absent means client_secret_basic. */
-    if (!m || list_has(m, "client_secret_basic"))
+    if (!m || oauth_list_has(m, "client_secret_basic"))
         return "client_secret_basic";
-    if (list_has(m, "client_secret_post"))
+    if (oauth_list_has(m, "client_secret_post"))
         return "client_secret_post";
     return "client_secret_basic";
 }
@@ -692,14 +549,60 @@ static void on_register(void *owner, Fetch *x)
     id = json_get_string(v, "client_id");
     secret = json_get_string(v, "client_secret");
     method = json_get_string(v, "token_endpoint_auth_method");
-    if (!id || !*id)
-        return flow_end(f, -EPROTO, "the answer from %s has no \"client_id\"", x->url);
+    if (!id || !*id || !oauth_url_text_ok(id))
+        return flow_end(f, -EPROTO,
+                        "the answer from %s has no usable \"client_id\" (printable ASCII, at "
+                        "most %d bytes)",
+                        x->url, OAUTH_URL_MAX);
     f->client_id = xstrdup(id);
     f->client_secret = secret && *secret ? xstrdup(secret) : NULL;
     if (method && (streq(method, "none") || streq(method, "client_secret_basic") ||
                    streq(method, "client_secret_post")))
         f->auth_method = xstrdup(method);
     registered(f);
+}
+
+/*
+ * Configured client credentials belong to one authorization server: the one the config names
+ * ("oauth.issuer"), else the one they were first used with, recorded in the token store. The
+ * resource's metadata chooses the issuer, so a server that changes it (or whoever answers for
+ * it) must not get the user's client secret or private key: a sign-in to another issuer stops
+ * before anything is sent. Return whether the sign-in may go on (else it has ended).
+ */
+static bool client_issuer_ok(OAuthFlow *f)
+{
+    /* Endpoints the config gives (tokenUrl) name the issuer as surely as "oauth.issuer". */
+    const char *configured = f->opt_issuer ? f->opt_issuer : f->config_endpoints ? f->issuer : NULL;
+    const char *bound =
+        configured ? configured : oauth_store_client_issuer(f->resource, f->opt_client_id);
+    _cleanup_free_ char *why = NULL;
+
+    if (!bound) {
+        if (oauth_store_bind_client(f->resource, f->opt_client_id, f->issuer, &why) < 0) {
+            flow_end(f, -EIO,
+                     "cannot record which authorization server the configured client "
+                     "goes to: %s",
+                     why);
+            return false;
+        }
+        log_full(LOG_INFO, f->server, "oauth",
+                 "the configured client \"%s\" is now bound to the authorization server %s",
+                 f->opt_client_id, f->issuer);
+        return true;
+    }
+    if (streq(bound, f->issuer))
+        return true;
+    flow_end(f, -EPERM,
+             "the client credentials configured for server %s (oauth.clientId \"%s\") belong to "
+             "the authorization server %s (%s), but the server now sends the sign-in to %s; "
+             "that server gets none of them (no client id, secret or key was sent). If %s is "
+             "really the server's new authorization server, set \"oauth\": {\"issuer\": "
+             "\"%s\"} in the server's config (with the credentials it gave you); otherwise tell "
+             "the server's operator",
+             f->server, f->opt_client_id, bound,
+             f->opt_issuer ? "oauth.issuer in the config" : "the first one they were used with",
+             f->issuer, f->issuer, f->issuer);
+    return false;
 }
 
 static void register_client(OAuthFlow *f)
@@ -711,6 +614,8 @@ static void register_client(OAuthFlow *f)
     f->step = STEP_REGISTER;
     /* The order of the spec: pre-registered, then a metadata document URL, then RFC 7591. */
     if (f->opt_client_id) {
+        if (!client_issuer_ok(f))
+            return;
         f->client_id = xstrdup(f->opt_client_id);
         f->client_secret = f->opt_client_secret ? xstrdup(f->opt_client_secret) : NULL;
         return registered(f);
@@ -755,12 +660,13 @@ static void choose_scope(OAuthFlow *f)
     /* The spec's order: configured, the challenge's scope, then what the resource supports. */
     if (f->opt_scopes)
         f->scope = xstrdup(f->opt_scopes);
-    else if (ch && *ch) /* SEP-2350: with what this issuer granted before (step-up) */
+    else if (ch && *ch &&
+             oauth_scope_text_ok(ch)) /* SEP-2350: with what this issuer granted before (step-up) */
         f->scope = oauth_scope_union(old && streq(old->issuer, f->issuer) ? old->scope : NULL, ch);
     else
-        f->scope = str_or_list(json_get(f->prm, "scopes_supported"));
+        f->scope = oauth_str_or_list(json_get(f->prm, "scopes_supported"));
     /* A refresh token needs offline_access where the server lists it (SEP-2207). */
-    if (f->scope && !f->client_credentials && list_has(as_scopes, "offline_access") &&
+    if (f->scope && !f->client_credentials && oauth_list_has(as_scopes, "offline_access") &&
         !strstr(f->scope, "offline_access")) {
         char *s = xasprintf("%s offline_access", f->scope);
         free(f->scope);
@@ -781,11 +687,11 @@ static void endpoints_known(OAuthFlow *f)
     register_client(f);
 }
 
-static bool take_endpoint(char **dst, yajl_val meta, const char *key)
+static bool take_endpoint(OAuthFlow *f, char **dst, yajl_val meta, const char *key)
 {
     const char *s = json_get_string(meta, key);
 
-    if (!s || (!startswith(s, "https://") && !startswith(s, "http://")))
+    if (!s || oauth_url_verdict(f->resource, s) != 0)
         return false;
     *dst = xstrdup(s);
     return true;
@@ -796,7 +702,7 @@ static void next_candidate(OAuthFlow *f, void (*fn)(void *, Fetch *));
 static void legacy_defaults(OAuthFlow *f)
 {
     /* 2025-03-26: no metadata at all: the default paths on the server's origin. */
-    _cleanup_free_ char *o = url_origin(f->resource);
+    _cleanup_free_ char *o = oauth_url_origin(f->resource);
 
     f->authz_ep = xasprintf("%s/authorize", o);
     f->token_ep = xasprintf("%s/token", o);
@@ -827,6 +733,8 @@ static void on_asmeta(void *owner, Fetch *x)
     f->asm_ = v;
     /* 2025-03-26 servers name no issuer (no resource metadata): the metadata's own is taken. */
     if (f->legacy && json_get_string(v, "issuer")) {
+        if (oauth_check_url_scheme(f->resource, "issuer", json_get_string(v, "issuer"), &why) < 0)
+            return flow_end(f, -EPERM, "the metadata at %s: %s", x->url, why);
         free(f->issuer);
         f->issuer = xstrdup(json_get_string(v, "issuer"));
     } else if (oauth_check_metadata_issuer(f->issuer, json_get_string(v, "issuer"), x->url, &why) <
@@ -834,7 +742,7 @@ static void on_asmeta(void *owner, Fetch *x)
         return flow_end(f, -EPERM, "%s", why);
     }
     pkce = json_get_array(v, "code_challenge_methods_supported");
-    if (!f->client_credentials && !list_has(pkce, "S256"))
+    if (!f->client_credentials && !oauth_list_has(pkce, "S256"))
         return flow_end(f, -ENOTSUP,
                         "the authorization server %s does not advertise PKCE S256 "
                         "(code_challenge_methods_supported); refusing it",
@@ -844,11 +752,11 @@ static void on_asmeta(void *owner, Fetch *x)
         if (u && oauth_check_url_scheme(f->resource, endpoint_keys[i], u, &why) < 0)
             return flow_end(f, -EPERM, "the metadata at %s: %s", x->url, why);
     }
-    if (!take_endpoint(&f->token_ep, v, "token_endpoint") ||
-        (!f->client_credentials && !take_endpoint(&f->authz_ep, v, "authorization_endpoint")))
+    if (!take_endpoint(f, &f->token_ep, v, "token_endpoint") ||
+        (!f->client_credentials && !take_endpoint(f, &f->authz_ep, v, "authorization_endpoint")))
         return flow_end(f, -EPROTO, "the metadata at %s lacks an authorization or token endpoint",
                         x->url);
-    take_endpoint(&f->reg_ep, v, "registration_endpoint");
+    take_endpoint(f, &f->reg_ep, v, "registration_endpoint");
     endpoints_known(f);
 }
 
@@ -873,7 +781,7 @@ static void asmeta_discover(OAuthFlow *f)
                                             "%s%s/.well-known/openid-configuration"};
     static const char *const root[] = {"%s/.well-known/oauth-authorization-server%s",
                                        "%s/.well-known/openid-configuration%s"};
-    _cleanup_free_ char *o = url_origin(f->issuer), *p = url_path(f->issuer);
+    _cleanup_free_ char *o = oauth_url_origin(f->issuer), *p = oauth_url_path(f->issuer);
 
     f->step = STEP_ASMETA;
     if (!o || !p)
@@ -903,14 +811,18 @@ static void on_prm(void *owner, Fetch *x)
                  "authorization server",
                  why);
         f->legacy = true;
-        f->issuer = url_origin(f->resource);
+        f->issuer = oauth_url_origin(f->resource);
         return asmeta_discover(f);
     }
     f->prm = v;
     res = json_get_string(v, "resource");
-    if (res && !oauth_resource_matches(res, f->resource))
-        return flow_end(f, -EPERM, "the metadata at %s is for resource %s, not for %s; refusing it",
-                        x->url, res, f->resource);
+    if (res && (!oauth_url_text_ok(res) || !oauth_resource_matches(res, f->resource))) {
+        _cleanup_free_ char *shown = oauth_text_shown(res, OAUTH_URL_MAX);
+        return flow_end(f, -EPERM,
+                        "the metadata at %s is for resource \"%s\", not for %s; "
+                        "refusing it",
+                        x->url, shown, f->resource);
+    }
     f->prm_resource = xstrdup(res ? res : f->resource);
     as = json_get_array(v, "authorization_servers");
     if (!as || !YAJL_IS_STRING(json_array_at(as, 0)))
@@ -935,7 +847,7 @@ static void prm_discover(OAuthFlow *f)
     static const char *const fmts[] = {"%s/.well-known/oauth-protected-resource%s",
                                        "%s/.well-known/oauth-protected-resource"};
     _cleanup_free_ char *rm = oauth_challenge_param(f->challenge, "resource_metadata");
-    _cleanup_free_ char *o = url_origin(f->resource), *p = url_path(f->resource);
+    _cleanup_free_ char *o = oauth_url_origin(f->resource), *p = oauth_url_path(f->resource);
 
     f->step = STEP_PRM;
     if (rm && *rm) {
@@ -976,7 +888,8 @@ static void flow_begin(OAuthFlow *f)
         /* Endpoints from the config: the server's own metadata is not consulted. */
         f->token_ep = xstrdup(f->opt_token);
         f->authz_ep = f->opt_authz ? xstrdup(f->opt_authz) : NULL;
-        f->issuer = url_origin(f->opt_token);
+        f->issuer = oauth_url_origin(f->opt_token);
+        f->config_endpoints = true;
         return endpoints_known(f);
     }
     if (f->challenge)
@@ -1009,6 +922,7 @@ static int take_redirect(OAuthFlow *f, char **whyp)
         curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK && streq(scheme, "http") &&
         (streq(host, "127.0.0.1") || streq(host, "localhost")) && atoi(port) > 0) {
         f->opt_port = atoi(port);
+        f->redirect_localhost = streq(host, "localhost");
         f->redirect_path = xstrdup(path);
         r = 0;
     } else {
@@ -1054,6 +968,24 @@ static int take_grant(OAuthFlow *f, yajl_val o, const char *grant, char **whyp)
     return 0;
 }
 
+/* The endpoints a config names get the checks of those a server names (issue 39). */
+static int check_config_urls(OAuthFlow *f, char **whyp)
+{
+    const struct {
+        const char *field, *url;
+    } urls[] = {
+        {"tokenUrl", f->opt_token},
+        {"authorizationUrl", f->opt_authz},
+        {"idpTokenEndpoint", f->opt_idp_token_ep},
+    };
+
+    for (size_t i = 0; i < N_ELEMENTS(urls); i++)
+        if (urls[i].url &&
+            oauth_check_config_url(f->server, f->resource, urls[i].field, urls[i].url, whyp) < 0)
+            return -EINVAL;
+    return 0;
+}
+
 static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
 {
     _cleanup_free_ char *grant = NULL;
@@ -1071,6 +1003,7 @@ static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
     f->opt_authz = opt_string(o, "authorizationUrl", "authorization_url");
     f->opt_token = opt_string(o, "tokenUrl", "token_url");
     f->opt_redirect = opt_string(o, "redirectUri", "redirect_uri");
+    f->opt_issuer = opt_string(o, "issuer", NULL);
     if (f->opt_redirect && (r = take_redirect(f, whyp)) < 0)
         return r;
     f->opt_alg = opt_string(o, "signingAlgorithm", "signing_algorithm");
@@ -1078,7 +1011,7 @@ static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
     scopes = json_get(o, "scopes");
     if (!scopes)
         scopes = json_get(o, "scope");
-    f->opt_scopes = str_or_list(scopes);
+    f->opt_scopes = oauth_str_or_list(scopes);
     if (json_get(o, "callbackPort") || json_get(o, "redirectPort")) {
         if (json_get_int(o, json_get(o, "callbackPort") ? "callbackPort" : "redirectPort",
                          &f->opt_port) < 0 ||
@@ -1088,7 +1021,7 @@ static int take_options(OAuthFlow *f, yajl_val o, char **whyp)
             return -EINVAL;
         }
     }
-    if ((r = take_grant(f, o, grant, whyp)) < 0)
+    if ((r = take_grant(f, o, grant, whyp)) < 0 || (r = check_config_urls(f, whyp)) < 0)
         return r;
     if (f->opt_cimd && !startswith(f->opt_cimd, "https://")) {
         *whyp =

@@ -42,10 +42,16 @@ OAuthFlow *oauth_flow_free(OAuthFlow *f);
 /**
  * Refresh the stored token for resource. Return 0 (done_fn will run), OAUTH_E_NO_REFRESH
  * when there is no refresh token (a person must sign in again), or OAUTH_E_BUSY. A refresh that the
- * authorization server refuses removes the stored sign-in.
+ * authorization server refuses removes the stored sign-in. An answer that comes after the entry
+ * changed (a new sign-in, a logout) is dropped: done_fn gets -ESTALE.
  */
 int oauth_refresh_start(struct event_base *base, const char *server, const char *resource,
                         OAuthDoneFn done_fn, void *userdata);
+/**
+ * A new sign-in for resource begins: stop its refreshes in flight (their answers are never
+ * read); each done_fn gets -ESTALE with why.
+ */
+void oauth_refresh_cancel(const char *resource, const char *why);
 /** Daemon exit: end every refresh in flight (done_fn gets -ECANCELED), free the store. */
 void oauth_shutdown(void);
 

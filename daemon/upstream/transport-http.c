@@ -20,6 +20,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/http.h"
+#include "daemon/upstream/oauth-issuer.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/sse.h"
 #include "daemon/upstream/transport-http-private.h"
@@ -397,7 +398,10 @@ static bool session_expired(Xfer *x)
 
 void ht_auth_needed(HttpTransport *t, Xfer *x)
 {
-    const char *w = x->www_auth.len ? strbuf_str(&x->www_auth) : NULL;
+    /* The server's words go to status, the log and the sign-in: no control character in them. */
+    _cleanup_free_ char *clean =
+        x->www_auth.len ? oauth_text_shown(strbuf_str(&x->www_auth), x->www_auth.len) : NULL;
+    const char *w = clean;
 
     if (t->reported)
         return;
@@ -508,7 +512,8 @@ static void post_done(Xfer *x, CURLcode res)
     }
     if (x->status == 403 && strcasestr(strbuf_str(&x->www_auth), "insufficient_scope")) {
         /* Step-up: the call fails with the way out; the challenge's scope goes to mcpd/login. */
-        ht_upcall(t, UP_AUTH, x->www_auth.data, x->www_auth.len);
+        _cleanup_free_ char *clean = oauth_text_shown(x->www_auth.data, x->www_auth.len);
+        ht_upcall(t, UP_AUTH, clean, strlen(clean));
         ht_synth_error(t, x->req_id,
                        "HTTP 403 insufficient_scope: the server wants more scope: run: "
                        "mcpctl login %s",

@@ -2,11 +2,17 @@
 // oauth-server: a test MCP server that is also its own OAuth authorization server (evhttp):
 // protected resource metadata, AS metadata, DCR, authorize (redirects at once), token with
 // PKCE check, rotating refresh tokens, short-lived access tokens, and revocation on demand.
+// Hostile modes (issue 40): a token endpoint on another host (--token-endpoint), another
+// authorization server named by the resource (--other-as, fault other-as), a refresh answer held
+// until released (fault hold-refresh), a refresh refused unless it names the sign-in's resource
+// (fault root-resource), escape sequences in an endpoint and in an error (esc-endpoint,
+// esc-error). Token requests are logged with what they carried, so a test sees what leaked.
 
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +38,7 @@ typedef struct Tok {
     char value[64];
     bool refresh, revoked;
     time_t expires;
+    char resource[256]; /* a refresh token: the resource its sign-in was for */
 } Tok;
 
 static struct {
@@ -44,12 +51,15 @@ static struct {
     char fault[32]; /* set by GET /fault/NAME: bad-state, no-access-token, garbage-meta, no-pkce,
                        other-resource, wrong-iss, meta-issuer; GET /fault/none clears it */
     FILE *log;
-} st = {.expires_in = 3600};
+    const char *bind_addr, *token_endpoint, *other_as;
+    struct evhttp_request *held; /* a refresh whose answer waits for GET /release-refresh */
+    Tok *held_at, *held_rt;
+} st = {.expires_in = 3600, .bind_addr = "127.0.0.1"};
 
 static const char *base_url(void)
 {
     static char b[64];
-    snprintf(b, sizeof(b), "http://127.0.0.1:%d", st.port);
+    snprintf(b, sizeof(b), "http://%s:%d", st.bind_addr, st.port);
     return b;
 }
 
@@ -158,6 +168,55 @@ static void token_json(struct evhttp_request *req, Tok *at, Tok *rt)
     reply(req, 200, "application/json", b);
 }
 
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!st.log)
+        return;
+    va_start(ap, fmt);
+    vfprintf(st.log, fmt, ap);
+    va_end(ap);
+    fputc('\n', st.log);
+    fflush(st.log);
+}
+
+/* The held refresh's client went away (mcpd cancelled it): nothing is answered. */
+static void on_held_closed(struct evhttp_connection *conn, void *arg)
+{
+    (void)conn, (void)arg;
+    if (st.held)
+        log_line("held refresh: the client went away");
+    st.held = NULL;
+}
+
+static void hold(struct evhttp_request *req, Tok *at, Tok *rt, const char *res)
+{
+    st.held = req;
+    st.held_at = at;
+    st.held_rt = rt;
+    snprintf(rt->resource, sizeof(rt->resource), "%s", res ? res : "");
+    evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_held_closed, NULL);
+    log_line("refresh held (would give %s)", at->value);
+}
+
+/* GET /release-refresh: the held refresh is answered now, if its client still waits. */
+static void release(struct evhttp_request *req)
+{
+    struct evhttp_request *h = st.held;
+
+    st.held = NULL;
+    if (h) {
+        evhttp_connection_set_closecb(evhttp_request_get_connection(h), NULL, NULL);
+        log_line("held refresh answered with %s", st.held_at->value);
+        token_json(h, st.held_at, st.held_rt);
+    } else {
+        log_line("nothing held to release");
+    }
+    reply(req, 200, "text/plain", h ? "released\n" : "none\n");
+}
+
 static void on_token(struct evhttp_request *req)
 {
     char *body = body_of(req);
@@ -167,7 +226,19 @@ static void on_token(struct evhttp_request *req)
     TAILQ_INIT(&kv);
     evhttp_parse_query_str(body, &kv);
     grant = evhttp_find_header(&kv, "grant_type");
-    if (grant && strcmp(grant, "authorization_code") == 0) {
+    /* What the request carried, for a test that asks whether a secret reached this host. */
+    log_line("TOKEN grant=%s basic=%s secret=%s verifier=%s code=%s", grant ? grant : "-",
+             evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization") ? "yes"
+                                                                                        : "no",
+             evhttp_find_header(&kv, "client_secret") ? "yes" : "no",
+             evhttp_find_header(&kv, "code_verifier") ? "yes" : "no",
+             evhttp_find_header(&kv, "code") ? "yes" : "no");
+    if (fault("esc-error")) {
+        /* An error whose description hides text (ESC[8m) and retitles the terminal (OSC 0). */
+        reply(req, 400, "application/json",
+              "{\"error\":\"invalid_grant\",\"error_description\":\"bad "
+              "\\u001b[8mhidden\\u001b]0;title\\u0007 code\"}");
+    } else if (grant && strcmp(grant, "authorization_code") == 0) {
         unsigned char d[SHA256_DIGEST_SIZE];
         char c[64];
         Sha256 s;
@@ -176,18 +247,29 @@ static void on_token(struct evhttp_request *req)
         sha256_update(&s, v ? v : "", v ? strlen(v) : 0);
         sha256_final(&s, d);
         b64url(c, d, sizeof(d));
-        if (!v || strcmp(c, st.challenge) != 0 || !evhttp_find_header(&kv, "resource"))
+        if (!v || strcmp(c, st.challenge) != 0 || !evhttp_find_header(&kv, "resource")) {
             reply(req, 400, "application/json", "{\"error\":\"invalid_grant\"}");
-        else
-            token_json(req, issue(false, st.expires_in), issue(true, 0));
+        } else {
+            Tok *at = issue(false, st.expires_in), *rt = issue(true, 0);
+            snprintf(rt->resource, sizeof(rt->resource), "%s", evhttp_find_header(&kv, "resource"));
+            log_line("code grant gave %s %s", at->value, rt->value);
+            token_json(req, at, rt);
+        }
     } else if (grant && strcmp(grant, "refresh_token") == 0) {
         Tok *rt = find(evhttp_find_header(&kv, "refresh_token"), true);
+        const char *res = evhttp_find_header(&kv, "resource");
         if (!rt || rt->revoked) {
             reply(req, 400, "application/json", "{\"error\":\"invalid_grant\"}");
+        } else if (fault("root-resource") && (!res || strcmp(res, rt->resource) != 0)) {
+            /* RFC 8707 2.2: a refresh may not ask for another resource than its grant. */
+            reply(req, 400, "application/json", "{\"error\":\"invalid_target\"}");
         } else {
             rt->revoked = true; /* rotation: a refresh token is good once */
             st.refreshes++;
-            token_json(req, issue(false, st.expires_in), issue(true, 0));
+            if (fault("hold-refresh") && !st.held)
+                hold(req, issue(false, st.expires_in), issue(true, 0), res);
+            else
+                token_json(req, issue(false, st.expires_in), issue(true, 0));
         }
     } else {
         reply(req, 400, "application/json", "{\"error\":\"unsupported_grant_type\"}");
@@ -209,8 +291,11 @@ static void on_authorize(struct evhttp_request *req)
     state = evhttp_find_header(&kv, "state");
     cc = evhttp_find_header(&kv, "code_challenge");
     m = evhttp_find_header(&kv, "code_challenge_method");
+    log_line("AUTHORIZE client_id=%s",
+             evhttp_find_header(&kv, "client_id") ? evhttp_find_header(&kv, "client_id") : "-");
     if (!ru || !state || !cc || !m || strcmp(m, "S256") != 0 ||
-        strncmp(ru, "http://127.0.0.1:", 17) != 0 || strlen(cc) >= sizeof(st.challenge)) {
+        (strncmp(ru, "http://127.0.0.1:", 17) != 0 && strncmp(ru, "http://localhost:", 17) != 0) ||
+        strlen(cc) >= sizeof(st.challenge)) {
         reply(req, 400, "text/plain", "bad authorization request\n");
     } else {
         strcpy(st.challenge, cc);
@@ -233,8 +318,9 @@ static bool authorized(struct evhttp_request *req)
         return true;
     snprintf(ch, sizeof(ch),
              "Bearer error=\"invalid_token\", resource_metadata=\"%s/.well-known/"
-             "oauth-protected-resource/mcp\"",
-             base_url());
+             "oauth-protected-resource/mcp\"%s",
+             base_url(),
+             fault("esc-challenge") ? ", error_description=\"\x1b[8mhidden\x1b]0;title\x07\"" : "");
     evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", ch);
     reply(req, 401, "application/json", "{\"error\":\"invalid_token\"}");
     return false;
@@ -299,18 +385,26 @@ static void on_request(struct evhttp_request *req, void *arg)
         on_mcp(req);
     } else if (strcmp(p, "/.well-known/oauth-protected-resource/mcp") == 0) {
         snprintf(b, sizeof(b), "{\"resource\":\"%s/%s\",\"authorization_servers\":[\"%s\"]}",
-                 base_url(), fault("other-resource") ? "other" : "mcp", base_url());
+                 base_url(),
+                 fault("other-resource")  ? "other"
+                 : fault("root-resource") ? ""
+                                          : "mcp",
+                 fault("other-as") && st.other_as ? st.other_as : base_url());
         reply(req, 200, "application/json", b);
     } else if (strcmp(p, "/.well-known/oauth-authorization-server") == 0 && fault("garbage-meta")) {
         reply(req, 200, "application/json", "<html>surely not JSON");
     } else if (strcmp(p, "/.well-known/oauth-authorization-server") == 0) {
+        char tok_ep[300];
+        snprintf(tok_ep, sizeof(tok_ep), "%s/token", base_url());
         snprintf(b, sizeof(b),
-                 "{\"issuer\":\"%s\",\"authorization_endpoint\":\"%s/authorize\","
-                 "\"token_endpoint\":\"%s/token\",\"registration_endpoint\":\"%s/register\","
+                 "{\"issuer\":\"%s\",\"authorization_endpoint\":\"%s/authorize%s\","
+                 "\"token_endpoint\":\"%s\",\"registration_endpoint\":\"%s/register\","
                  "\"code_challenge_methods_supported\":[\"%s\"],"
                  "\"token_endpoint_auth_methods_supported\":[\"none\"]}",
                  fault("meta-issuer") ? "https://attacker.example" : base_url(), base_url(),
-                 base_url(), base_url(), fault("no-pkce") ? "plain" : "S256");
+                 fault("esc-endpoint") ? "?x=\\u001b[8mhidden" : "",
+                 st.token_endpoint ? st.token_endpoint : tok_ep, base_url(),
+                 fault("no-pkce") ? "plain" : "S256");
         reply(req, 200, "application/json", b);
     } else if (strcmp(p, "/register") == 0) {
         free(body_of(req));
@@ -319,6 +413,8 @@ static void on_request(struct evhttp_request *req, void *arg)
         on_authorize(req);
     } else if (strcmp(p, "/token") == 0) {
         on_token(req);
+    } else if (strcmp(p, "/release-refresh") == 0) {
+        release(req);
     } else if (strcmp(p, "/revoke-all") == 0) {
         for (int i = 0; i < MAX_TOKENS; i++)
             st.toks[i].revoked = true;
@@ -351,6 +447,10 @@ int main(int argc, char **argv)
         {"port-file", required_argument, NULL, 'f'},
         {"log", required_argument, NULL, 'l'},
         {"expires-in", required_argument, NULL, 'e'},
+        {"bind", required_argument, NULL, 'b'},
+        {"token-endpoint", required_argument, NULL, 't'},
+        {"other-as", required_argument, NULL, 'o'},
+        {"fault", required_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
     struct event_base *base;
@@ -368,8 +468,18 @@ int main(int argc, char **argv)
             st.log = fopen(optarg, "a");
         else if (ch == 'e')
             st.expires_in = atol(optarg);
+        else if (ch == 'b')
+            st.bind_addr = optarg;
+        else if (ch == 't')
+            st.token_endpoint = optarg;
+        else if (ch == 'o')
+            st.other_as = optarg;
+        else if (ch == 'F')
+            snprintf(st.fault, sizeof(st.fault), "%s", optarg); /* from the first request on */
         else {
-            fprintf(stderr, "usage: oauth-server [--port-file F] [--log F] [--expires-in S]\n");
+            fprintf(stderr,
+                    "usage: oauth-server [--port-file F] [--log F] [--expires-in S] "
+                    "[--bind ADDR] [--token-endpoint URL] [--other-as URL] [--fault NAME]\n");
             return 2;
         }
     }
@@ -377,8 +487,8 @@ int main(int argc, char **argv)
     base = event_base_new();
     http = evhttp_new(base);
     evhttp_set_gencb(http, on_request, NULL);
-    /* Loopback only: this server is for tests on this machine. */
-    bound = evhttp_bind_socket_with_handle(http, "127.0.0.1", 0);
+    /* Loopback only (or an address of a test's private network namespace). */
+    bound = evhttp_bind_socket_with_handle(http, st.bind_addr, 0);
     if (!bound)
         return 1;
     getsockname(evhttp_bound_socket_get_fd(bound), (struct sockaddr *)&sin, &len);

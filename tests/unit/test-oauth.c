@@ -118,6 +118,47 @@ static void test_store(void)
     free(dir);
 }
 
+/* Issue 40: generations tell sign-in states apart; client bindings and the resource persist. */
+static void test_store_state(void)
+{
+    char *dir = test_tmpdir(), *why = NULL;
+    OAuthToken t = {0};
+    const OAuthToken *got;
+    uint64_t g1, g2;
+
+    setenv("XDG_STATE_HOME", dir, 1);
+    oauth_store_reset();
+    CHECK(oauth_store_generation("http://h/mcp") == 0);
+    t.resource = (char *)"http://h/mcp";
+    t.token_resource = (char *)"http://h/";
+    t.access_token = (char *)"at-1";
+    CHECK_INTEQ(oauth_store_put(&t, &why), 0);
+    g1 = oauth_store_generation("http://h/mcp");
+    CHECK_INTEQ(oauth_store_put(&t, &why), 0);
+    g2 = oauth_store_generation("http://h/mcp");
+    CHECK(g1 != 0 && g2 != 0 && g1 != g2);
+    /* A reload gives new generations, never one handed out before. */
+    oauth_store_reset();
+    got = oauth_store_find("http://h/mcp");
+    CHECK(got && got->generation != g1 && got->generation != g2);
+    CHECK(got && streq(got->token_resource, "http://h/"));
+    /* Bindings: recorded, replaced, kept across a removal of the sign-in and a reload. */
+    CHECK(oauth_store_client_issuer("http://h/mcp", "cid") == NULL);
+    CHECK_INTEQ(oauth_store_bind_client("http://h/mcp", "cid", "https://as1", &why), 0);
+    CHECK_INTEQ(oauth_store_bind_client("http://h/mcp", "other", "https://as3", &why), 0);
+    CHECK_INTEQ(oauth_store_bind_client("http://h/mcp", "cid", "https://as2", &why), 0);
+    CHECK_INTEQ(oauth_store_remove("http://h/mcp", &why), 0);
+    oauth_store_reset();
+    CHECK_STREQ(oauth_store_client_issuer("http://h/mcp", "cid"), "https://as2");
+    CHECK_STREQ(oauth_store_client_issuer("http://h/mcp", "other"), "https://as3");
+    CHECK(oauth_store_client_issuer("http://other/mcp", "cid") == NULL);
+    CHECK(oauth_store_find("http://h/mcp") == NULL);
+    oauth_store_reset();
+    free(why);
+    test_rm_rf(dir);
+    free(dir);
+}
+
 static void check_meta(const char *expected, const char *got, int want, const char *part)
 {
     char *why = NULL;
@@ -185,5 +226,6 @@ int main(void)
     RUN(test_issuer);
     RUN(test_scope_union);
     RUN(test_store);
+    RUN(test_store_state);
     return test_main_result();
 }
