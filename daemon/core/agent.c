@@ -280,6 +280,31 @@ Agent *agent_ensure(AgentRegistry *ar, uint64_t id)
     return a;
 }
 
+/* Free what a holds but its era's state. */
+static void agent_deinit(Agent *a)
+{
+    list_detach_all(&a->calls); /* its calls live on until they end; they know it is gone */
+    idmap_deinit(&a->requests);
+    free(a->client_name);
+    free(a->client_version);
+    free(a->protocol_version);
+    free(a->cwd);
+}
+
+void agent_reset(Agent *a)
+{
+    Agent kept = {
+        .id = a->id,
+        .log_level = -1,
+        .era = a->era,
+        .modern = a->modern,
+        .modern_free = a->modern_free,
+    };
+
+    agent_deinit(a);
+    *a = kept;
+}
+
 void agent_remove(AgentRegistry *ar, uint64_t id)
 {
     Agent *a = idmap_remove(&ar->by_id, id);
@@ -288,12 +313,7 @@ void agent_remove(AgentRegistry *ar, uint64_t id)
         return;
     if (a->modern && a->modern_free)
         a->modern_free(a->modern);
-    list_detach_all(&a->calls); /* its calls live on until they end; they know it is gone */
-    idmap_deinit(&a->requests);
-    free(a->client_name);
-    free(a->client_version);
-    free(a->protocol_version);
-    free(a->cwd);
+    agent_deinit(a);
     free(a);
 }
 

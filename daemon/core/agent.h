@@ -120,6 +120,11 @@ Agent *agent_ensure(AgentRegistry *ar, uint64_t id);
  * form mode only (the spec's rule for clients older than url mode); {url: {}} alone is url only.
  */
 unsigned agent_caps_parse(yajl_val caps);
+/**
+ * An agent as agent_ensure makes it, but for what its era keeps (era, modern state): its
+ * placing is undone (manager_peer_unplace), its calls are gone.
+ */
+void agent_reset(Agent *a);
 /** Forget an agent (its peer went away, or its initialize is undone); its calls are gone. */
 void agent_remove(AgentRegistry *ar, uint64_t id);
 /** Free every agent. */

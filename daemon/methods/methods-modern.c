@@ -298,24 +298,6 @@ static ModernAgent *agent_of(Manager *mg, Peer *p)
     return ma;
 }
 
-/*
- * Undo p's attach (its workspace and session) while keeping what the era holds: the core
- * forgets the agent, which comes back fresh with the same modern state.
- */
-static Agent *detach(Manager *mg, Peer *p, ModernAgent *ma)
-{
-    Agent *a = agent_get(&mg->agents, p->id);
-
-    if (a)
-        a->modern = NULL;
-    manager_peer_gone(mg, p);
-    a = agent_ensure(&mg->agents, p->id);
-    a->era = AGENT_ERA_MODERN;
-    a->modern = ma;
-    a->modern_free = modern_free;
-    return a;
-}
-
 static void listen_free(Listen *l)
 {
     for (size_t i = 0; i < l->n_uris; i++)
@@ -455,7 +437,7 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
                  "connection, or wait for them to end");
             return false;
         }
-        detach(mg, p, ma);
+        manager_peer_unplace(mg, p);
     }
     if (ws_attach(&mg->workspaces, p, *want_cwd ? want_cwd : NULL,
                   *want_session ? want_session : NULL, &why) != 0) {
@@ -464,7 +446,7 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
         return false;
     }
     if (only && surface_passthrough_set(mg, p, only, &why) < 0) {
-        detach(mg, p, ma); /* undone, so that a corrected request starts clean */
+        manager_peer_unplace(mg, p); /* undone, so that a corrected request starts clean */
         fail(p, m->id, JSONRPC_INVALID_PARAMS, why);
         return false;
     }

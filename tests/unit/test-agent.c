@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // test-agent: the reply API writes 2025 JSON-RPC lines itself, and hands everything it is given
 // for an agent with an era writer (Peer.writer) to that writer as one structured AgentOut,
-// nothing written behind its back.
+// nothing written behind its back; agent_reset keeps only the era's state.
 
 #include <signal.h>
 
@@ -196,11 +196,46 @@ static void test_writer_gets_each_reply(void)
     core_deinit(&c);
 }
 
+static void fake_modern_free(void *arg)
+{
+    (*(int *)arg)++;
+}
+
+/* agent_reset: an agent as new, but for its era and the era's state. */
+static void test_reset_keeps_the_era(void)
+{
+    AgentRegistry ar = {IDMAP_INIT};
+    Agent *a = agent_ensure(&ar, 5);
+    int freed = 0;
+
+    a->initialized = true;
+    a->client_name = xstrdup("agent");
+    a->cwd = xstrdup("/x");
+    a->workspace_id = 3;
+    a->session_id = 4;
+    a->caps = AGENT_CAP_ROOTS;
+    a->log_level = 2;
+    a->n_requests = 9;
+    a->era = AGENT_ERA_MODERN;
+    a->modern = &freed;
+    a->modern_free = fake_modern_free;
+    idmap_put(&a->requests, 1, a);
+    agent_reset(a);
+    CHECK(agent_get(&ar, 5) == a);
+    CHECK(!a->initialized && !a->client_name && !a->cwd && !a->workspace_id && !a->session_id);
+    CHECK(a->caps == 0 && a->log_level == -1 && a->n_requests == 0 && a->requests.n == 0);
+    CHECK(a->id == 5 && a->era == AGENT_ERA_MODERN && a->modern == &freed);
+    CHECK_INTEQ(freed, 0);
+    agent_registry_deinit(&ar);
+    CHECK_INTEQ(freed, 1); /* the era's state goes with the agent, once */
+}
+
 int main(void)
 {
     (void)core_add_server; /* core-fakes.h's, not needed here */
     signal(SIGPIPE, SIG_IGN);
     RUN(test_plain_lines);
     RUN(test_writer_gets_each_reply);
+    RUN(test_reset_keeps_the_era);
     return test_main_result();
 }
