@@ -60,6 +60,50 @@ typedef struct Agent {
     void (*modern_free)(void *modern);
 } Agent;
 
+/* What mcpd says to an agent, before it is written in the agent's era's form. */
+typedef enum AgentOutKind {
+    AGENT_OUT_RESULT,  /* id, result */
+    AGENT_OUT_ERROR,   /* id, code, message, data */
+    AGENT_OUT_NOTIFY,  /* method, params */
+    AGENT_OUT_REQUEST, /* request_id, method, params */
+} AgentOutKind;
+
+typedef struct AgentOut {
+    AgentOutKind kind;
+    yajl_val id;         /* the agent's id as a tree, or NULL when id_text is given */
+    const char *id_text; /* ... as JSON text */
+    /*
+     * A result is a tree (NULL: {}), or JSON text (raw, raw_len) when raw is set: a server's
+     * result as it came, or one of mcpd's own (raw_own: an object none of whose members is
+     * resultType, ttlMs, cacheScope or _meta, so an era may add them without reading it).
+     */
+    yajl_val result;
+    const char *raw;
+    size_t raw_len;
+    bool raw_own;
+    int code; /* an error's code, message and data (may be NULL) */
+    const char *message;
+    yajl_val data;
+    const char *method; /* a notification's or request's method and params (may be NULL) */
+    yajl_val params;
+    uint64_t request_id;
+} AgentOut;
+
+/*
+ * How what mcpd says reaches an agent whose era writes it in another form than the 2025 one
+ * agent.c writes itself (a 2026-07-28 agent: methods-modern.c). Set on the agent's peer
+ * (Peer.writer) by the era that owns it, and cleared when it goes.
+ */
+typedef struct AgentWriter {
+    /** Write out to p in the era's form. */
+    void (*write)(struct AgentWriter *w, Peer *p, const AgentOut *out);
+} AgentWriter;
+
+/** out to p in its era's form: through p's writer when it has one, else as 2025 JSON-RPC. */
+void agent_write(Peer *p, const AgentOut *out);
+/** out to p as one 2025 JSON-RPC line, whatever its era (for an era's writer itself). */
+void agent_write_plain(Peer *p, const AgentOut *out);
+
 /* Every agent that has said something (created on its first message), by id. */
 typedef struct AgentRegistry {
     IdMap by_id; /* peer id -> Agent */
@@ -77,6 +121,11 @@ Agent *agent_ensure(AgentRegistry *ar, uint64_t id);
  * form mode only (the spec's rule for clients older than url mode); {url: {}} alone is url only.
  */
 unsigned agent_caps_parse(yajl_val caps);
+/**
+ * An agent as agent_ensure makes it, but for what its era keeps (era, modern state): its
+ * placing is undone (manager_peer_unplace), its calls are gone.
+ */
+void agent_reset(Agent *a);
 /** Forget an agent (its peer went away, or its initialize is undone); its calls are gone. */
 void agent_remove(AgentRegistry *ar, uint64_t id);
 /** Free every agent. */
@@ -84,9 +133,21 @@ void agent_registry_deinit(AgentRegistry *ar);
 
 /** {"jsonrpc":"2.0","id":id,"result":result} to agent agent_id, if it is still there. */
 void agent_reply(PeerRegistry *peers, uint64_t agent_id, yajl_val id, yajl_val result);
-/** The same with result given as JSON text (the tools/list view, ready to send). */
+/**
+ * The same with result given as JSON text of mcpd's own (AgentOut.raw_own: an object without
+ * the members an era adds).
+ */
 void agent_reply_raw(PeerRegistry *peers, uint64_t agent_id, yajl_val id, const char *result,
                      size_t n);
+/**
+ * The tools/list view to p: its bytes (mcpd's own, as agent_reply_raw's) are queued by
+ * reference, not copied, and done(data, n, arg) runs when nothing holds them any more.
+ */
+void agent_reply_ref(Peer *p, yajl_val id, const char *result, size_t n,
+                     evbuffer_ref_cleanup_cb done, void *arg);
+/** A result tree under an id given as JSON text; scratch is reused. */
+void agent_reply_tree_text(PeerRegistry *peers, StrBuf *scratch, uint64_t agent_id, const char *id,
+                           yajl_val result);
 /**
  * The hot path's reply: id and result are JSON text (the agent's id as it sent it, the
  * upstream's result as it came); scratch is reused so that no reply allocates.

@@ -182,11 +182,7 @@ static void call_free(Call *c)
 /* A result as a tree, written as text under the agent's id as text. */
 static void reply_result_tree(CallRegistry *m, uint64_t peer_id, const char *id, yajl_val result)
 {
-    StrBuf body = STRBUF_INIT;
-
-    json_write(&body, result);
-    agent_reply_text(m->peers, &m->scratch, peer_id, id, body.data, body.len);
-    strbuf_deinit(&body);
+    agent_reply_tree_text(m->peers, &m->scratch, peer_id, id, result);
 }
 
 static void call_fail(Call *c, int64_t code, const char *message, yajl_val data)

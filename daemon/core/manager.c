@@ -46,13 +46,28 @@ Server *manager_find_server(Manager *m, Peer *p, const char *name)
 
 /* ---- replies to agents ---- */
 
-void manager_peer_gone(Manager *m, Peer *p)
+/* What a peer's placing made: calls, surface state, workspace and session. */
+static void peer_leave(Manager *m, Peer *p)
 {
     calls_peer_gone(&m->calls, p);
     if (m->ext.peer_gone)
         m->ext.peer_gone(m, p);
     ws_peer_left(&m->workspaces, p);
+}
+
+void manager_peer_gone(Manager *m, Peer *p)
+{
+    peer_leave(m, p);
     agent_remove(&m->agents, p->id);
+}
+
+void manager_peer_unplace(Manager *m, Peer *p)
+{
+    Agent *a = agent_get(&m->agents, p->id);
+
+    peer_leave(m, p);
+    if (a)
+        agent_reset(a);
 }
 
 /* ---- what servers report ---- */

@@ -87,6 +87,12 @@ void manager_shutdown(Manager *m);
  * and session, forget its agent.
  */
 void manager_peer_gone(Manager *m, Peer *p);
+/**
+ * Undo a peer's placing (a 2026-07-28 agent moving to another workspace or session): its calls
+ * cancelled upstream, its workspace, session and subscriptions left, its agent as if new but
+ * kept (agent_reset: its era and the era's state stay).
+ */
+void manager_peer_unplace(Manager *m, Peer *p);
 /** mcpd/status result. */
 yajl_val manager_status(Manager *m);
 /*

@@ -192,7 +192,6 @@ static void round_ask(MrtrRound *rd, Peer *p, unsigned caps, yajl_val reqs)
         yajl_val req = reqs->u.object.values[i], params = json_get_object(req, "params");
         const char *method = json_get_string(req, "method");
         _cleanup_json_ yajl_val as_form = NULL;
-        StrBuf sb = STRBUF_INIT;
         MrtrAsk *a;
 
         if (streq(method, "roots/list") && !(caps & AGENT_CAP_ROOTS)) {
@@ -210,9 +209,10 @@ static void round_ask(MrtrRound *rd, Peer *p, unsigned caps, yajl_val reqs)
         }
         idmap_put(&asks, a->id, a);
         rd->n_waiting++;
-        jsonrpc_write_request(&sb, a->id, method, as_form ? as_form : params);
-        peer_send_sb(p, &sb);
-        strbuf_deinit(&sb);
+        agent_write(p, &(AgentOut){.kind = AGENT_OUT_REQUEST,
+                                   .request_id = a->id,
+                                   .method = method,
+                                   .params = as_form ? as_form : params});
     }
 }
 

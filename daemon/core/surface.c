@@ -1014,41 +1014,35 @@ static void sub_leave(Server *s, SurfaceSub *sub, uint64_t peer_id)
     *sub = ss->subs[--ss->n_subs];
 }
 
-void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool on)
+int surface_subscribe_uri(Manager *m, Peer *p, const char *uri, bool on, char **whyp)
 {
-    _cleanup_free_ char *orig = NULL, *why = NULL;
-    Server *s = route_uri(m, p, json_get_string(params, "uri"), SURFACE_RESOURCES, &orig, &why);
+    _cleanup_free_ char *orig = NULL;
+    Server *s = route_uri(m, p, uri, SURFACE_RESOURCES, &orig, whyp);
     ServerSurface *ss;
     SurfaceSub *sub;
     bool can = false;
 
-    if (!s) {
-        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_PARAMS, why);
-        return;
-    }
+    if (!s)
+        return JSONRPC_INVALID_PARAMS;
     ss = srv(s);
     json_get_bool(json_get_object(ss->caps, "resources"), "subscribe", &can);
     if (on && !can) {
-        _cleanup_free_ char *msg =
+        *whyp =
             xasprintf("MCP server %s does not offer resource subscriptions (resources.subscribe)",
                       s->cfg->name);
-        agent_reply_error(m->peers, p->id, id, JSONRPC_METHOD_NOT_FOUND, msg);
-        return;
+        return JSONRPC_METHOD_NOT_FOUND;
     }
     sub = sub_find(ss, orig);
     if (!on) {
         if (sub && sub_has(sub, p->id))
             sub_leave(s, sub, p->id);
-        agent_reply(m->peers, p->id, id, NULL);
-        return;
+        return 0;
     }
     if (!sub && ss->n_subs >= SURFACE_MAX_SUBS) {
-        _cleanup_free_ char *msg =
-            xasprintf("MCP server %s already has %d resource subscriptions, the most mcpd keeps "
-                      "per server; unsubscribe from some (resources/unsubscribe) first",
-                      s->cfg->name, SURFACE_MAX_SUBS);
-        agent_reply_error(m->peers, p->id, id, JSONRPC_INVALID_REQUEST, msg);
-        return;
+        *whyp = xasprintf("MCP server %s already has %d resource subscriptions, the most mcpd "
+                          "keeps per server; unsubscribe from some (resources/unsubscribe) first",
+                          s->cfg->name, SURFACE_MAX_SUBS);
+        return JSONRPC_INVALID_REQUEST;
     }
     if (!sub) {
         ss->subs = xrealloc(ss->subs, (ss->n_subs + 1) * sizeof(*ss->subs));
@@ -1062,7 +1056,18 @@ void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool o
         sub->peers = xrealloc(sub->peers, (sub->n_peers + 1) * sizeof(*sub->peers));
         sub->peers[sub->n_peers++] = p->id;
     }
-    agent_reply(m->peers, p->id, id, NULL);
+    return 0;
+}
+
+void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool on)
+{
+    _cleanup_free_ char *why = NULL;
+    int code = surface_subscribe_uri(m, p, json_get_string(params, "uri"), on, &why);
+
+    if (code)
+        agent_reply_error(m->peers, p->id, id, code, why);
+    else
+        agent_reply(m->peers, p->id, id, NULL);
 }
 
 void surface_peer_gone(Manager *m, Peer *p)

@@ -82,6 +82,12 @@ void surface_list(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val p
 void surface_list_gated(Manager *m, Peer *p, yajl_val id, SurfaceKind kind, yajl_val params);
 void surface_prompt_get(Manager *m, Peer *p, yajl_val id, yajl_val params);
 void surface_read(Manager *m, Peer *p, yajl_val id, yajl_val params);
+/**
+ * Subscribe p to a resource's updates (on) or end that: 0, or a JSON-RPC error code with
+ * *whyp (the caller frees it) naming the server and what to do.
+ */
+int surface_subscribe_uri(Manager *m, Peer *p, const char *uri, bool on, char **whyp);
+/** resources/subscribe (on) or resources/unsubscribe, answered to p. */
 void surface_subscribe(Manager *m, Peer *p, yajl_val id, yajl_val params, bool on);
 void surface_complete(Manager *m, Peer *p, yajl_val id, yajl_val params);
 /*

@@ -122,11 +122,9 @@ static bool status_terminal(const char *st)
 /* A tree written under the agent's id (JSON text). */
 static void reply_tree(TaskRegistry *tr, uint64_t peer_id, const char *id, yajl_val result)
 {
-    StrBuf body = STRBUF_INIT, scratch = STRBUF_INIT;
+    StrBuf scratch = STRBUF_INIT;
 
-    json_write(&body, result);
-    agent_reply_text(tr->peers, &scratch, peer_id, id, body.data, body.len);
-    strbuf_deinit(&body);
+    agent_reply_tree_text(tr->peers, &scratch, peer_id, id, result);
     strbuf_deinit(&scratch);
 }
 

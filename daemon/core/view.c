@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // view: a workspace's tool view (declared in workspace.h), built once per change, shared.
 
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,20 +261,13 @@ static void view_text_sent(const void *data, size_t n, void *arg)
 
 void ws_view_send(Workspace *ws, Peer *p, yajl_val id)
 {
-    StrBuf head = STRBUF_INIT;
     ViewText *vt;
 
     ws_view_ensure(ws);
     vt = ws->view_text;
-    /* The envelope around an empty result, then the shared view in its place: no copy. */
-    jsonrpc_write_result_raw(&head, id, "", 0);
-    assert(head.len >= 2 && head.data[head.len - 2] == '}');
-    peer_send(p, head.data, head.len - 2);
     vt->refs++;
-    peer_send_ref(p, vt->data, vt->len, view_text_sent, vt);
-    peer_send(p, "}\n", 2);
+    agent_reply_ref(p, id, vt->data, vt->len, view_text_sent, vt);
     ws->n_view_sends++;
-    strbuf_deinit(&head);
     Agent *a = agent_get(ws->reg->agents, p->id);
     if (a)
         memcpy(a->tools_hash, ws_view_hash(ws), sizeof(a->tools_hash));

@@ -670,14 +670,6 @@ static void close_later(Peer *p, const char *reason)
 
 void peer_send(Peer *p, const char *data, size_t n)
 {
-    if (p->filtered && p->reg->filter && !p->dead && !p->close_reason)
-        p->reg->filter(p, data, n, p->reg->userdata);
-    else
-        peer_send_unfiltered(p, data, n);
-}
-
-void peer_send_unfiltered(Peer *p, const char *data, size_t n)
-{
     size_t queued, in_ref;
 
     if (p->dead || p->close_reason)
@@ -726,10 +718,9 @@ void peer_send_unfiltered(Peer *p, const char *data, size_t n)
 
 char *peer_send_reserve(Peer *p, size_t n)
 {
-    /* Only where peer_send_unfiltered would append the message to out_plain as it is. */
-    if (p->dead || p->close_reason || (p->filtered && p->reg->filter) ||
-        n >= PEER_WRITE_NOW_BYTES || outbuf_len(&p->out_plain) + n > p->reg->max_queue ||
-        evbuffer_get_length(p->out))
+    /* Only where peer_send would append the message to out_plain as it is. */
+    if (p->dead || p->close_reason || n >= PEER_WRITE_NOW_BYTES ||
+        outbuf_len(&p->out_plain) + n > p->reg->max_queue || evbuffer_get_length(p->out))
         return NULL;
     return outbuf_reserve(&p->out_plain, n);
 }
@@ -769,12 +760,6 @@ static void on_ref_released(const void *data, size_t n, void *arg)
 void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg)
 {
     if (p->dead || p->close_reason) {
-        done(data, n, arg);
-        return;
-    }
-    if (p->filtered && p->reg->filter) {
-        /* The filter reshapes what it sees into new lines: the caller's bytes are done with. */
-        p->reg->filter(p, data, n, p->reg->userdata);
         done(data, n, arg);
         return;
     }

@@ -25,8 +25,6 @@ typedef void (*PeerDispatchFn)(Peer *p, JsonrpcMsg *m, void *userdata);
 typedef bool (*PeerFastFn)(Peer *p, const char *line, size_t len, void *userdata);
 /* Told when a peer goes away (after its last message), so its work can be cancelled. */
 typedef void (*PeerGoneFn)(Peer *p, void *userdata);
-/* Sees what goes to a modern (2026-07-28) peer; it sends with peer_send_unfiltered. */
-typedef void (*PeerFilterFn)(Peer *p, const char *data, size_t n, void *userdata);
 
 /*
  * How long a line may stay unfinished (bytes with no newline yet). An agent writes a message
@@ -76,8 +74,10 @@ struct Peer {
     struct event *ev_partial;  /* fires when an unfinished line has waited too long */
     size_t partial_bytes;      /* bytes of the unfinished line held in in */
     uint64_t partial_since_us; /* monotonic time that line started arriving, or 0 */
-    bool filtered;             /* what goes out passes the registry's filter (a 2026-07-28 agent) */
-    bool read_more;            /* stopped reading at PEER_READS_PER_WAKE: resumed by ev_more */
+    /* How the layer above writes to this peer when not as plain JSON-RPC lines (a 2026-07-28
+     * agent's AgentWriter, core/agent.h), or NULL; peer.c never reads it. */
+    void *writer;
+    bool read_more;    /* stopped reading at PEER_READS_PER_WAKE: resumed by ev_more */
     bool lines_left;   /* stopped at PEER_LINES_PER_WAKE with lines read: ev_more takes them */
     bool flush_queued; /* on the registry's flush list */
     bool rdhup;        /* the agent shut down its sending side: read to the EOF */
@@ -107,7 +107,6 @@ struct PeerRegistry {
     PeerDispatchFn dispatch;
     PeerFastFn fast; /* may be NULL */
     PeerGoneFn gone;
-    PeerFilterFn filter; /* may be NULL: what goes to modern peers */
     void *userdata;
     OutBufPool out_pool; /* the drained out_plain buffers, shared: an idle peer holds none */
     Peer *reap;          /* dead peers waiting for the loop to free them */
@@ -146,14 +145,12 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid);
 void peer_send(Peer *p, const char *data, size_t n);
 /**
  * Room for an n-byte message (whole lines) built in place at the end of p's queue, or NULL
- * where peer_send must take it instead (a filtered or closing peer, bytes in the zero-copy
+ * where peer_send must take it instead (a closing peer, bytes in the zero-copy
  * store, a big message, a full queue): write it there, then peer_send_commit.
  */
 char *peer_send_reserve(Peer *p, size_t n);
 /** Queue the n bytes written at what peer_send_reserve returned. */
 void peer_send_commit(Peer *p, size_t n);
-/** peer_send without the filter (for the filter itself). */
-void peer_send_unfiltered(Peer *p, const char *data, size_t n);
 /**
  * Queue n bytes that stay owned by the caller (sent without a copy); done(data, n, arg) runs
  * once the peer no longer needs them: sent, dropped, or at once when the peer refuses them.

@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: MIT
 // methods-modern: agents of the 2026-07-28 era on the socket. Their requests are served by the
 // same handlers as the 2025 era's; this file checks each request's _meta, keeps what the era
-// needs per connection (requests in flight, listens, MRTR states) and reshapes what goes out
-// (resultType, list ttl, error codes, subscription ids, server requests as input_required).
+// needs per connection (requests in flight, listens, MRTR states) and is the era's writer: the
+// results, errors, notifications and requests the core hands agent.c for such an agent are
+// written in the era's form (resultType, list ttl, error codes, subscription ids, server
+// requests as input_required).
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "common/hash.h"
+#include "common/idmap.h"
 #include "common/json.h"
+#include "common/list.h"
 #include "common/mcp.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -21,7 +27,7 @@
 
 /*
  * Requests one modern agent may have in flight. Calls are bounded on their own (per agent,
- * in call.c); this bounds what the filter remembers per connection (lists, reads, gets
+ * in call.c); this bounds what the writer remembers per connection (lists, reads, gets
  * waiting for a server to start), far above what an agent sends at once.
  */
 #define MODERN_MAX_PENDING 1024
@@ -50,18 +56,17 @@
 #define MODERN_LIST_TTL_MS 60000
 
 /*
- * An unfinished line the filter holds: mcpd sends a line in pieces only for a result it keeps
- * whole elsewhere (the tools/list view), which the largest message bound (16 MiB) already caps;
- * twice that is only reached by a bug, and then the line is dropped rather than grown forever.
+ * The indexes of a connection's requests in flight, each an IdMap from a hash of the text to
+ * the first of the requests whose text has that hash (a chain through Pending.same): by the id
+ * the handlers answer, by the id the agent knows it by now, by its requestState token.
  */
-#define MODERN_MAX_PARTIAL (32 * 1024 * 1024)
-
-/* The id of mcpd's own resources/subscribe replies while a listen is set up (never sent). */
-#define SINK_ID "mcpd/listen-subscribe"
+enum { BY_ID, BY_DOWN, BY_TOKEN, N_INDEX };
 
 /* A request of the agent not yet answered. */
 typedef struct Pending {
-    struct Pending *next;
+    ListNode node;                 /* in ModernAgent.pending (first: the node is the Pending) */
+    struct Pending *same[N_INDEX]; /* the next with the same hash, per index */
+    bool indexed[N_INDEX];
     char *id;      /* the id the handlers answer (JSON text): the agent's first request's */
     char *down_id; /* the id of the agent's latest retry, or NULL: id */
     char *method;
@@ -71,7 +76,10 @@ typedef struct Pending {
     bool parked;                            /* an input_required went out: wait for a retry */
     yajl_val asks;                          /* key -> {method, params} not yet shown */
     yajl_val shown;                         /* key -> request id, shown in the last one */
-    char *held;                             /* the final answer, come while parked */
+    /* The final answer, come while parked (what it points to is owned here): sent after the
+     * retry, as if it came then. */
+    AgentOut held;
+    bool has_held;
     struct event *expiry;
     struct ModernAgent *ma;
 } Pending;
@@ -85,18 +93,16 @@ typedef struct Listen {
 } Listen;
 
 typedef struct ModernAgent {
+    AgentWriter writer; /* its peer's (Peer.writer): what the core says to it goes through here */
     Manager *mg;
     uint64_t peer_id;
-    Pending *pending;
-    size_t n_pending;
+    List pending; /* of Pending; ma->pending.n counts them */
+    IdMap index[N_INDEX];
     Listen *listens;
     size_t n_listens;
     WrapTable wrapped;   /* a modern server's requestStates, under tokens of mcpd's */
     char *cwd, *session; /* what it attached with ("" for none) */
-    StrBuf partial;      /* the start of a line sent in pieces, until its newline */
     bool told_session;   /* its session token went out (_meta of its first result) */
-    bool sinking;        /* a resources/subscribe reply of mcpd's own is due */
-    bool sink_ok;
 } ModernAgent;
 
 static const char *const list_methods[] = {
@@ -118,17 +124,15 @@ static bool in_list(const char *s, const char *const *list, size_t n)
 
 static void send_line(Peer *p, StrBuf *sb)
 {
-    peer_send_unfiltered(p, sb->data, sb->len);
+    peer_send(p, sb->data, sb->len);
     strbuf_reset(sb);
 }
 
 static void error_data(Peer *p, yajl_val id, int code, const char *message, yajl_val data)
 {
-    StrBuf sb = STRBUF_INIT;
-
-    jsonrpc_write_error(&sb, id, code, message, data);
-    peer_send_unfiltered(p, sb.data, sb.len);
-    strbuf_deinit(&sb);
+    agent_write_plain(
+        p, &(AgentOut){
+               .kind = AGENT_OUT_ERROR, .id = id, .code = code, .message = message, .data = data});
 }
 
 static void reply(Peer *p, yajl_val id, yajl_val result)
@@ -150,27 +154,94 @@ static void arm_ms(struct event *ev, int64_t ms)
 
 /* ---- requests in flight ---- */
 
+static void held_clear(Pending *pd)
+{
+    json_free(pd->held.result);
+    free((void *)pd->held.raw);
+    free((void *)pd->held.message);
+    json_free(pd->held.data);
+    pd->held = (AgentOut){0};
+    pd->has_held = false;
+}
+
 static void pending_free(Pending *pd)
 {
     if (pd->expiry)
         event_free(pd->expiry);
     json_free(pd->asks);
     json_free(pd->shown);
-    free(pd->held);
+    held_clear(pd);
     free(pd->id);
     free(pd->down_id);
     free(pd->method);
     free(pd);
 }
 
-static void pending_unlink(ModernAgent *ma, Pending *pd)
+/* The text pd is found by in one index. */
+static const char *index_text(const Pending *pd, int which)
 {
-    for (Pending **pp = &ma->pending; *pp; pp = &(*pp)->next)
+    switch (which) {
+    case BY_ID:
+        return pd->id;
+    case BY_DOWN:
+        return pd->down_id ? pd->down_id : pd->id;
+    default:
+        return pd->token;
+    }
+}
+
+static uint64_t index_key(const char *text)
+{
+    uint64_t k = hash_fnv1a(text, strlen(text));
+
+    return k == 0 || k == IDMAP_TOMBSTONE ? 1 : k; /* the two keys IdMap keeps for itself */
+}
+
+static void index_add(ModernAgent *ma, Pending *pd, int which)
+{
+    uint64_t k = index_key(index_text(pd, which));
+
+    pd->same[which] = idmap_get(&ma->index[which], k);
+    idmap_put(&ma->index[which], k, pd);
+    pd->indexed[which] = true;
+}
+
+static void index_remove(ModernAgent *ma, Pending *pd, int which)
+{
+    uint64_t k = index_key(index_text(pd, which));
+    Pending **pp = NULL, *head = idmap_get(&ma->index[which], k);
+
+    if (!pd->indexed[which])
+        return;
+    pd->indexed[which] = false;
+    if (head == pd) {
+        if (pd->same[which])
+            idmap_put(&ma->index[which], k, pd->same[which]);
+        else
+            idmap_remove(&ma->index[which], k);
+        return;
+    }
+    for (pp = head ? &head->same[which] : NULL; pp && *pp; pp = &(*pp)->same[which])
         if (*pp == pd) {
-            *pp = pd->next;
-            ma->n_pending--;
+            *pp = pd->same[which];
             return;
         }
+}
+
+/* The request whose text in one index is text, or NULL. */
+static Pending *index_find(ModernAgent *ma, const char *text, int which)
+{
+    for (Pending *pd = idmap_get(&ma->index[which], index_key(text)); pd; pd = pd->same[which])
+        if (streq(index_text(pd, which), text))
+            return pd;
+    return NULL;
+}
+
+static void pending_unlink(ModernAgent *ma, Pending *pd)
+{
+    for (int i = 0; i < N_INDEX; i++)
+        index_remove(ma, pd, i);
+    list_unlink(&pd->node);
 }
 
 static void pending_remove(ModernAgent *ma, Pending *pd)
@@ -184,45 +255,16 @@ static void pending_sweep(ModernAgent *ma)
 {
     int64_t now = now_ms();
 
-    for (Pending **pp = &ma->pending; *pp;) {
-        Pending *pd = *pp;
-        if (pd->token[0] || pd->parked || now - pd->since_ms < MODERN_PENDING_STALE_MS) {
-            pp = &pd->next;
+    for (ListNode *n = ma->pending.first, *next; n; n = next) {
+        Pending *pd = (Pending *)n;
+        next = n->next;
+        if (pd->token[0] || pd->parked || now - pd->since_ms < MODERN_PENDING_STALE_MS)
             continue;
-        }
         log_info("peer %llu: %s %s unanswered after %d s: no longer counted",
                  (unsigned long long)ma->peer_id, pd->method, pd->id,
                  (int)(MODERN_PENDING_STALE_MS / 1000));
-        *pp = pd->next;
-        ma->n_pending--;
-        pending_free(pd);
+        pending_remove(ma, pd);
     }
-}
-
-/* By the id the handlers answer. */
-static Pending *pending_by_id(ModernAgent *ma, const char *id)
-{
-    for (Pending *pd = ma->pending; pd; pd = pd->next)
-        if (streq(pd->id, id))
-            return pd;
-    return NULL;
-}
-
-/* By the id the agent knows it by now. */
-static Pending *pending_by_down_id(ModernAgent *ma, const char *id)
-{
-    for (Pending *pd = ma->pending; pd; pd = pd->next)
-        if (streq(pd->down_id ? pd->down_id : pd->id, id))
-            return pd;
-    return NULL;
-}
-
-static Pending *pending_by_token(ModernAgent *ma, const char *token)
-{
-    for (Pending *pd = ma->pending; pd; pd = pd->next)
-        if (pd->token[0] && streq(pd->token, token))
-            return pd;
-    return NULL;
 }
 
 static Listen *listen_by_id(ModernAgent *ma, const char *id)
@@ -236,8 +278,9 @@ static Listen *listen_by_id(ModernAgent *ma, const char *id)
 /* ---- lifetime ---- */
 
 static void modern_free(void *arg);
+static void modern_write(AgentWriter *w, Peer *p, const AgentOut *o);
 
-/* The modern state of p's agent, made (and p's output filtered) on first use. */
+/* The modern state of p's agent, made (and made p's writer) on first use. */
 static ModernAgent *agent_of(Manager *mg, Peer *p)
 {
     Agent *a = agent_ensure(&mg->agents, p->id);
@@ -245,31 +288,14 @@ static ModernAgent *agent_of(Manager *mg, Peer *p)
 
     if (!ma) {
         ma = xcalloc(1, sizeof(*ma));
+        ma->writer.write = modern_write;
         ma->mg = mg;
         ma->peer_id = p->id;
         a->modern = ma;
         a->modern_free = modern_free;
-        p->filtered = true;
+        p->writer = &ma->writer;
     }
     return ma;
-}
-
-/*
- * Undo p's attach (its workspace and session) while keeping what the era holds: the core
- * forgets the agent, which comes back fresh with the same modern state.
- */
-static Agent *detach(Manager *mg, Peer *p, ModernAgent *ma)
-{
-    Agent *a = agent_get(&mg->agents, p->id);
-
-    if (a)
-        a->modern = NULL;
-    manager_peer_gone(mg, p);
-    a = agent_ensure(&mg->agents, p->id);
-    a->era = AGENT_ERA_MODERN;
-    a->modern = ma;
-    a->modern_free = modern_free;
-    return a;
 }
 
 static void listen_free(Listen *l)
@@ -288,19 +314,20 @@ static void modern_free(void *arg)
     Peer *p = peer_get(ma->mg->peers, ma->peer_id);
 
     if (p)
-        p->filtered = false;
-    while (ma->pending) {
-        Pending *pd = ma->pending;
-        ma->pending = pd->next;
+        p->writer = NULL;
+    while (ma->pending.first) {
+        Pending *pd = (Pending *)ma->pending.first;
+        list_unlink(&pd->node);
         pending_free(pd);
     }
+    for (int i = 0; i < N_INDEX; i++)
+        idmap_deinit(&ma->index[i]);
     while (ma->listens) {
         Listen *l = ma->listens;
         ma->listens = l->next;
         listen_free(l);
     }
     wrap_table_clear(&ma->wrapped);
-    strbuf_deinit(&ma->partial);
     free(ma->cwd);
     free(ma->session);
     free(ma);
@@ -403,14 +430,14 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
     if (a->initialized) {
         if ((!cwd || streq(want_cwd, ma->cwd)) && (!token || streq(want_session, ma->session)))
             return true;
-        if (a->calls_in_flight || ma->n_pending || ma->n_listens) {
+        if (a->calls_in_flight || ma->pending.n || ma->n_listens) {
             fail(p, m->id, JSONRPC_INVALID_PARAMS,
                  "params._meta names another workspace or session than this "
                  "connection's while it has requests or listens open: use another "
                  "connection, or wait for them to end");
             return false;
         }
-        detach(mg, p, ma);
+        manager_peer_unplace(mg, p);
     }
     if (ws_attach(&mg->workspaces, p, *want_cwd ? want_cwd : NULL,
                   *want_session ? want_session : NULL, &why) != 0) {
@@ -419,7 +446,7 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
         return false;
     }
     if (only && surface_passthrough_set(mg, p, only, &why) < 0) {
-        detach(mg, p, ma); /* undone, so that a corrected request starts clean */
+        manager_peer_unplace(mg, p); /* undone, so that a corrected request starts clean */
         fail(p, m->id, JSONRPC_INVALID_PARAMS, why);
         return false;
     }
@@ -520,17 +547,12 @@ static void strip_envelope(yajl_val params)
 
 /* ---- subscriptions/listen ---- */
 
-/* resources/subscribe (on) or unsubscribe for this peer, its reply kept from the agent. */
-static bool surface_sub(Manager *mg, Peer *p, ModernAgent *ma, const char *uri, bool on)
+/* Subscribe this peer to uri's updates (on), or end that; false when it cannot be. */
+static bool surface_sub(Manager *mg, Peer *p, const char *uri, bool on)
 {
-    _cleanup_json_ yajl_val id = json_string_new(SINK_ID), params = json_object_new();
+    _cleanup_free_ char *why = NULL;
 
-    json_object_set(params, "uri", json_string_new(uri));
-    ma->sinking = true;
-    ma->sink_ok = false;
-    surface_subscribe(mg, p, id, params, on);
-    ma->sinking = false;
-    return ma->sink_ok;
+    return surface_subscribe_uri(mg, p, uri, on, &why) == 0;
 }
 
 static bool listen_has_uri(const Listen *l, const char *uri)
@@ -595,7 +617,7 @@ static void listen_start(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, c
     list = json_array_new();
     for (size_t i = 0; i < json_array_len(uris); i++) {
         const char *uri = json_array_at(uris, i)->u.string;
-        if (listen_has_uri(l, uri) || !surface_sub(mg, p, ma, uri, true))
+        if (listen_has_uri(l, uri) || !surface_sub(mg, p, uri, true))
             continue; /* left out of the acknowledgement: not subscribable here */
         l->uris = xrealloc(l->uris, (l->n_uris + 1) * sizeof(*l->uris));
         l->uris[l->n_uris++] = xstrdup(uri);
@@ -629,7 +651,7 @@ static void listen_end(Manager *mg, Peer *p, ModernAgent *ma, Listen *l)
         for (Listen *o = ma->listens; o && !kept; o = o->next)
             kept = listen_has_uri(o, l->uris[i]);
         if (!kept)
-            surface_sub(mg, p, ma, l->uris[i], false);
+            surface_sub(mg, p, l->uris[i], false);
     }
     listen_free(l);
 }
@@ -710,6 +732,8 @@ static void ask_agent(Peer *p, Pending *pd)
         pd->asks = NULL;
         return;
     }
+    if (!pd->indexed[BY_TOKEN])
+        index_add(pd->ma, pd, BY_TOKEN);
     if (!pd->shown)
         pd->shown = json_object_new();
     for (size_t i = 0; i < pd->asks->u.object.len; i++) {
@@ -730,18 +754,17 @@ static void ask_agent(Peer *p, Pending *pd)
 }
 
 /* A legacy server asked the agent something during one of its calls. */
-static void server_request(ModernAgent *ma, Peer *p, JsonrpcMsg *msg)
+static void server_request(ModernAgent *ma, Peer *p, const AgentOut *o)
 {
     _cleanup_free_ char *cause = NULL, *key = NULL;
+    _cleanup_json_ yajl_val rid = json_int_new((int64_t)o->request_id);
     yajl_val ask;
     Pending *pd;
 
-    if (!YAJL_IS_INTEGER(msg->id))
-        return;
-    cause = call_cause_of_request(&ma->mg->calls, (uint64_t)msg->id->u.number.i);
-    pd = cause ? pending_by_id(ma, cause) : NULL;
+    cause = call_cause_of_request(&ma->mg->calls, o->request_id);
+    pd = cause ? index_find(ma, cause, BY_ID) : NULL;
     if (!pd) {
-        refuse_server_request(ma->mg, p, msg->id,
+        refuse_server_request(ma->mg, p, rid,
                               "the agent speaks MCP 2026-07-28 and has no call in flight to "
                               "carry this request");
         return;
@@ -751,14 +774,14 @@ static void server_request(ModernAgent *ma, Peer *p, JsonrpcMsg *msg)
         _cleanup_free_ char *why = xasprintf("the call already has %d requests waiting for the "
                                              "agent, the most mcpd carries",
                                              MODERN_MAX_INPUT_REQUESTS);
-        refuse_server_request(ma->mg, p, msg->id, why);
+        refuse_server_request(ma->mg, p, rid, why);
         return;
     }
-    key = xasprintf(KEY_PREFIX "%lld", (long long)msg->id->u.number.i);
+    key = xasprintf(KEY_PREFIX "%lld", (long long)o->request_id);
     ask = json_object_new();
-    json_object_set(ask, "method", json_string_new(msg->method));
-    if (msg->params)
-        json_object_set(ask, "params", json_copy(msg->params));
+    json_object_set(ask, "method", json_string_new(o->method));
+    if (o->params)
+        json_object_set(ask, "params", json_copy(o->params));
     if (!pd->asks)
         pd->asks = json_object_new();
     json_object_set(pd->asks, key, ask);
@@ -774,7 +797,8 @@ static void withdrawn(ModernAgent *ma, yajl_val rid)
     if (!YAJL_IS_INTEGER(rid))
         return;
     key = xasprintf(KEY_PREFIX "%lld", (long long)rid->u.number.i);
-    for (Pending *pd = ma->pending; pd; pd = pd->next) {
+    for (ListNode *n = ma->pending.first; n; n = n->next) {
+        Pending *pd = (Pending *)n;
         yajl_val v = json_object_take(pd->shown, key);
         if (!v)
             v = json_object_take(pd->asks, key);
@@ -785,14 +809,13 @@ static void withdrawn(ModernAgent *ma, yajl_val rid)
     }
 }
 
-static void filter_line(ModernAgent *ma, Peer *p, const char *line, size_t len);
+static void held_out(ModernAgent *ma, Peer *p, Pending *pd);
 
 /* The agent's retry with inputResponses: answers go upstream, the call goes on. */
 static void resume(Manager *mg, Peer *p, ModernAgent *ma, Pending *pd, JsonrpcMsg *m,
                    const char *id)
 {
     yajl_val answers = json_get(m->params, "inputResponses");
-    char *held;
 
     if (!streq(m->method, pd->method) || !pd->parked) {
         fail(p, m->id, JSONRPC_INVALID_PARAMS,
@@ -825,15 +848,14 @@ static void resume(Manager *mg, Peer *p, ModernAgent *ma, Pending *pd, JsonrpcMs
     }
     json_free(pd->shown);
     pd->shown = NULL;
+    index_remove(ma, pd, BY_DOWN);
     free(pd->down_id);
     pd->down_id = xstrdup(id);
+    index_add(ma, pd, BY_DOWN);
     pd->parked = false;
     event_del(pd->expiry);
-    held = pd->held;
-    pd->held = NULL;
-    if (held) {
-        filter_line(ma, p, held, strlen(held));
-        free(held);
+    if (pd->has_held) {
+        held_out(ma, p, pd);
     } else if (pd->asks && pd->asks->u.object.len) {
         ask_agent(p, pd);
     }
@@ -846,7 +868,7 @@ static void cancelled(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
     yajl_val rid = json_get(m->params, "requestId");
     _cleanup_free_ char *text = rid ? json_to_string(rid) : NULL;
     Listen *l = text ? listen_by_id(ma, text) : NULL;
-    Pending *pd = text ? pending_by_down_id(ma, text) : NULL;
+    Pending *pd = text ? index_find(ma, text, BY_DOWN) : NULL;
 
     if (l) {
         listen_end(mg, p, ma, l);
@@ -876,7 +898,7 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
     }
     if (!take_meta(mg, p, ma, m))
         return true;
-    if (pending_by_down_id(ma, id) || listen_by_id(ma, id)) {
+    if (index_find(ma, id, BY_DOWN) || listen_by_id(ma, id)) {
         fail(p, m->id, JSONRPC_INVALID_REQUEST,
              "the id is in use by a request of this connection still in flight");
         return true;
@@ -889,7 +911,7 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
     rs = json_get(m->params, "requestState");
     if (rs) {
         yajl_val orig = YAJL_IS_STRING(rs) ? wrap_table_take(&ma->wrapped, rs->u.string) : NULL;
-        pd = YAJL_IS_STRING(rs) && !orig ? pending_by_token(ma, rs->u.string) : NULL;
+        pd = YAJL_IS_STRING(rs) && !orig ? index_find(ma, rs->u.string, BY_TOKEN) : NULL;
         if (pd) {
             resume(mg, p, ma, pd, m, id);
             return true;
@@ -902,9 +924,9 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
         }
         json_object_set(m->params, "requestState", orig); /* the server's own, for its retry */
     }
-    if (ma->n_pending >= MODERN_MAX_PENDING)
+    if (ma->pending.n >= MODERN_MAX_PENDING)
         pending_sweep(ma);
-    if (ma->n_pending >= MODERN_MAX_PENDING) {
+    if (ma->pending.n >= MODERN_MAX_PENDING) {
         _cleanup_free_ char *msg = xasprintf("this connection has %d requests in flight, the most "
                                              "mcpd keeps: wait for some answers",
                                              MODERN_MAX_PENDING);
@@ -916,9 +938,9 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
     pd->method = xstrdup(m->method);
     pd->since_ms = now_ms();
     pd->ma = ma;
-    pd->next = ma->pending;
-    ma->pending = pd;
-    ma->n_pending++;
+    list_push(&ma->pending, &pd->node);
+    index_add(ma, pd, BY_ID);
+    index_add(ma, pd, BY_DOWN);
     return false;
 }
 
@@ -966,7 +988,7 @@ bool methods_modern_dispatch(Manager *mg, Peer *p, JsonrpcMsg *m)
     return false;
 }
 
-/* ---- what goes out ---- */
+/* ---- what goes out: the era's writer ---- */
 
 static bool agent_initialized(ModernAgent *ma)
 {
@@ -975,93 +997,208 @@ static bool agent_initialized(ModernAgent *ma)
     return a && a->initialized;
 }
 
-static void result_out(ModernAgent *ma, Peer *p, JsonrpcMsg *msg, Pending *pd)
+/* The request o answers, or NULL; *textp holds the id's text when o has it as a tree. */
+static Pending *answered(ModernAgent *ma, const AgentOut *o, char **textp)
 {
-    yajl_val r = msg->result, id = msg->id;
-    _cleanup_json_ yajl_val down = NULL;
-    StrBuf sb = STRBUF_INIT;
-    const char *rt;
+    const char *text = o->id_text;
 
-    if (pd && pd->down_id)
-        id = down = json_parse(pd->down_id, NULL);
-    if (YAJL_IS_OBJECT(r)) {
-        rt = json_get_string(r, "resultType");
-        if (!rt)
-            json_object_set(r, "resultType", json_string_new("complete"));
-        else if (streq(rt, "input_required") && json_get(r, "requestState")) {
-            const char *token = wrap_table_put(&ma->wrapped, json_get(r, "requestState"));
-            if (!token) {
-                error_data(p, id, JSONRPC_INTERNAL_ERROR,
-                           "mcpd has no randomness to protect the server's requestState", NULL);
-                return;
-            }
-            json_object_set(r, "requestState", json_string_new(token));
-        }
-        if (!ma->told_session && agent_initialized(ma)) {
-            /* What initialize's _meta gives a 2025 agent: the token its subagents join by. */
-            yajl_val meta = json_get_object(r, "_meta");
-            if (!meta) {
-                meta = json_object_new();
-                json_object_set(r, "_meta", meta);
-            }
-            json_object_set(meta, MCPD_META_SESSION,
-                            json_string_new(ws_peer_token(&ma->mg->workspaces, p)));
-            ma->told_session = true;
-        }
-        if (pd && in_list(pd->method, list_methods, N_ELEMENTS(list_methods))) {
-            if (!json_get(r, "ttlMs"))
-                json_object_set(r, "ttlMs", json_int_new(MODERN_LIST_TTL_MS));
-            if (!json_get(r, "cacheScope"))
-                json_object_set(r, "cacheScope", json_string_new("private"));
-        }
+    if (!text)
+        text = *textp = o->id ? json_to_string(o->id) : xstrdup("null");
+    return index_find(ma, text, BY_ID);
+}
+
+/* out goes under the id the agent knows pd by now (a retry's, after input_required). */
+static void down_id(AgentOut *out, const Pending *pd)
+{
+    if (pd && pd->down_id) {
+        out->id = NULL;
+        out->id_text = pd->down_id;
     }
-    jsonrpc_write_result(&sb, id, r);
-    send_line(p, &sb);
+}
+
+/* The call ended while the agent answers its questions: its answer is kept for the retry. */
+static void hold(Pending *pd, const AgentOut *o)
+{
+    held_clear(pd);
+    pd->held = (AgentOut){.kind = o->kind, .code = o->code, .raw_len = o->raw_len};
+    pd->held.result = o->result ? json_copy(o->result) : NULL;
+    if (o->raw) {
+        char *raw = xmalloc(o->raw_len ? o->raw_len : 1);
+        memcpy(raw, o->raw, o->raw_len);
+        pd->held.raw = raw;
+    }
+    pd->held.raw_own = o->raw_own;
+    pd->held.message = o->message ? xstrdup(o->message) : NULL;
+    pd->held.data = o->data ? json_copy(o->data) : NULL;
+    pd->has_held = true;
+}
+
+static void held_out(ModernAgent *ma, Peer *p, Pending *pd)
+{
+    AgentOut o = pd->held;
+
+    /* Written as when it came, under the id the handlers answered: pd is found again. */
+    o.id = NULL;
+    o.id_text = pd->id;
+    pd->has_held = false;
+    pd->held = (AgentOut){0};
+    ma->writer.write(&ma->writer, p, &o); /* pd is answered, and gone */
+    json_free(o.result);
+    free((void *)o.raw);
+    free((void *)o.message);
+    json_free(o.data);
+}
+
+/* What the era adds to a result object: false when an error went out instead. */
+static bool reshape(ModernAgent *ma, Peer *p, yajl_val r, const Pending *pd, const AgentOut *out)
+{
+    const char *rt = json_get_string(r, "resultType");
+
+    if (!rt)
+        json_object_set(r, "resultType", json_string_new("complete"));
+    else if (streq(rt, "input_required") && json_get(r, "requestState")) {
+        const char *token = wrap_table_put(&ma->wrapped, json_get(r, "requestState"));
+        if (!token) {
+            agent_write_plain(p, &(AgentOut){
+                                     .kind = AGENT_OUT_ERROR,
+                                     .id = out->id,
+                                     .id_text = out->id_text,
+                                     .code = JSONRPC_INTERNAL_ERROR,
+                                     .message = "mcpd has no randomness to protect the "
+                                                "server's requestState",
+                                 });
+            return false;
+        }
+        json_object_set(r, "requestState", json_string_new(token));
+    }
+    if (!ma->told_session && agent_initialized(ma)) {
+        /* What initialize's _meta gives a 2025 agent: the token its subagents join by. */
+        yajl_val meta = json_get_object(r, "_meta");
+        if (!meta) {
+            meta = json_object_new();
+            json_object_set(r, "_meta", meta);
+        }
+        json_object_set(meta, MCPD_META_SESSION,
+                        json_string_new(ws_peer_token(&ma->mg->workspaces, p)));
+        ma->told_session = true;
+    }
+    if (pd && in_list(pd->method, list_methods, N_ELEMENTS(list_methods))) {
+        if (!json_get(r, "ttlMs"))
+            json_object_set(r, "ttlMs", json_int_new(MODERN_LIST_TTL_MS));
+        if (!json_get(r, "cacheScope"))
+            json_object_set(r, "cacheScope", json_string_new("private"));
+    }
+    return true;
+}
+
+/*
+ * A result object of mcpd's own (AgentOut.raw_own: none of the members the era adds): the
+ * same members appended to its text, in reshape's order, without reading it.
+ */
+static void own_result_out(ModernAgent *ma, Peer *p, const Pending *pd, AgentOut *out)
+{
+    StrBuf sb = STRBUF_INIT;
+    const char *token;
+
+    strbuf_append(&sb, out->raw, out->raw_len - 1);
+    strbuf_puts(&sb,
+                out->raw_len > 2 ? ",\"resultType\":\"complete\"" : "\"resultType\":\"complete\"");
+    if (!ma->told_session && agent_initialized(ma)) {
+        token = ws_peer_token(&ma->mg->workspaces, p);
+        strbuf_puts(&sb, ",\"_meta\":{\"" MCPD_META_SESSION "\":");
+        json_write_string(&sb, token, strlen(token));
+        strbuf_putc(&sb, '}');
+        ma->told_session = true;
+    }
+    if (pd && in_list(pd->method, list_methods, N_ELEMENTS(list_methods)))
+        strbuf_printf(&sb, ",\"ttlMs\":%d,\"cacheScope\":\"private\"", MODERN_LIST_TTL_MS);
+    strbuf_putc(&sb, '}');
+    out->raw = sb.data;
+    out->raw_len = sb.len;
+    agent_write_plain(p, out);
     strbuf_deinit(&sb);
 }
 
-static void error_out(Peer *p, JsonrpcMsg *msg, Pending *pd)
+static void result_out(ModernAgent *ma, Peer *p, const AgentOut *o)
 {
-    yajl_val code = json_get(msg->error, "code"), id = msg->id;
-    _cleanup_json_ yajl_val down = NULL;
-    int64_t c = YAJL_IS_INTEGER(code) ? code->u.number.i : JSONRPC_INTERNAL_ERROR;
-    const char *text = json_get_string(msg->error, "message");
+    _cleanup_free_ char *text = NULL;
+    _cleanup_json_ yajl_val r = NULL;
+    Pending *pd = answered(ma, o, &text);
+    AgentOut out = *o;
 
-    if (pd && pd->down_id)
-        id = down = json_parse(pd->down_id, NULL);
-    /* Resource not found is -32602 from 2026-07-28 on. */
-    if (pd && streq(pd->method, "resources/read") && c == -32002)
-        c = JSONRPC_INVALID_PARAMS;
-    error_data(p, id, (int)c, text ? text : "(no message)", json_get(msg->error, "data"));
+    if (pd && pd->parked) {
+        hold(pd, o);
+        return;
+    }
+    down_id(&out, pd);
+    if (o->raw && o->raw_own && o->raw_len >= 2 && o->raw[0] == '{' &&
+        o->raw[o->raw_len - 1] == '}') {
+        own_result_out(ma, p, pd, &out);
+    } else {
+        if (!o->raw)
+            r = o->result ? json_copy(o->result) : json_object_new();
+        else if (json_parse_full(&r, o->raw, o->raw_len, JSON_UTF8_REPAIR, NULL) != 0) {
+            /* A server's result that does not parse goes out as it is. */
+            agent_write_plain(p, o);
+            return;
+        }
+        if (YAJL_IS_OBJECT(r) && !reshape(ma, p, r, pd, &out))
+            goto done;
+        out.raw = NULL;
+        out.result = r;
+        agent_write_plain(p, &out);
+    }
+done:
+    if (pd)
+        pending_remove(ma, pd);
 }
 
-static void notification_out(ModernAgent *ma, Peer *p, JsonrpcMsg *msg, const char *line,
-                             size_t len)
+static void error_out(ModernAgent *ma, Peer *p, const AgentOut *o)
 {
-    const char *uri = json_get_string(msg->params, "uri");
-    bool tools = streq(msg->method, "notifications/tools/list_changed");
-    bool prompts = streq(msg->method, "notifications/prompts/list_changed");
-    bool resources = streq(msg->method, "notifications/resources/list_changed");
-    bool updated = streq(msg->method, "notifications/resources/updated");
+    _cleanup_free_ char *text = NULL;
+    Pending *pd = answered(ma, o, &text);
+    AgentOut out = *o;
+
+    if (pd && pd->parked) {
+        hold(pd, o);
+        return;
+    }
+    down_id(&out, pd);
+    /* Resource not found is -32602 from 2026-07-28 on. */
+    if (pd && streq(pd->method, "resources/read") && out.code == -32002)
+        out.code = JSONRPC_INVALID_PARAMS;
+    if (!out.message)
+        out.message = "(no message)";
+    agent_write_plain(p, &out);
+    if (pd)
+        pending_remove(ma, pd);
+}
+
+static void notification_out(ModernAgent *ma, Peer *p, const AgentOut *o)
+{
+    const char *uri = json_get_string(o->params, "uri");
+    bool tools = streq(o->method, "notifications/tools/list_changed");
+    bool prompts = streq(o->method, "notifications/prompts/list_changed");
+    bool resources = streq(o->method, "notifications/resources/list_changed");
+    bool updated = streq(o->method, "notifications/resources/updated");
     StrBuf sb = STRBUF_INIT;
 
-    if (streq(msg->method, "notifications/cancelled")) {
+    if (streq(o->method, "notifications/cancelled")) {
         /*
          * mcpd cancels only requests it sent an agent, and a modern agent was sent none: its
          * input requests went out as results. The question is void; the agent hears nothing.
          */
-        withdrawn(ma, json_get(msg->params, "requestId"));
+        withdrawn(ma, json_get(o->params, "requestId"));
         return;
     }
     if (!tools && !prompts && !resources && !updated) {
-        peer_send_unfiltered(p, line, len);
-        peer_send_unfiltered(p, "\n", 1);
+        agent_write_plain(p, o);
         return;
     }
     /* Only through a listen, once per stream that asked for it, each with its id. */
     for (Listen *l = ma->listens; l; l = l->next) {
         _cleanup_json_ yajl_val params =
-            YAJL_IS_OBJECT(msg->params) ? json_copy(msg->params) : json_object_new();
+            YAJL_IS_OBJECT(o->params) ? json_copy(o->params) : json_object_new();
         yajl_val meta = json_get_object(params, "_meta");
         if (!((tools && l->tools) || (prompts && l->prompts) || (resources && l->resources) ||
               (updated && uri && listen_has_uri(l, uri))))
@@ -1071,52 +1208,31 @@ static void notification_out(ModernAgent *ma, Peer *p, JsonrpcMsg *msg, const ch
             json_object_set(params, "_meta", meta);
         }
         json_object_set(meta, MCP_META_SUBSCRIPTION_ID, json_parse(l->id, NULL));
-        jsonrpc_write_notification(&sb, msg->method, params);
+        jsonrpc_write_notification(&sb, o->method, params);
         send_line(p, &sb);
     }
     strbuf_deinit(&sb);
 }
 
-static void filter_line(ModernAgent *ma, Peer *p, const char *line, size_t len)
+/* The era's writer (AgentWriter.write): what the core says to a modern agent. */
+static void modern_write(AgentWriter *w, Peer *p, const AgentOut *o)
 {
-    _cleanup_free_ char *copy = xstrndup(line, len), *err = NULL, *id = NULL;
-    JsonrpcMsg msg;
-    Pending *pd = NULL;
+    ModernAgent *ma = (ModernAgent *)w; /* the writer is its first member */
 
-    if (jsonrpc_msg_parse_mode(&msg, copy, len, JSON_UTF8_REPAIR, &err) != 0) {
-        /* mcpd's own lines always parse; anything else goes out as it is. */
-        jsonrpc_msg_deinit(&msg);
-        peer_send_unfiltered(p, line, len);
-        peer_send_unfiltered(p, "\n", 1);
+    switch (o->kind) {
+    case AGENT_OUT_RESULT:
+        result_out(ma, p, o);
+        return;
+    case AGENT_OUT_ERROR:
+        error_out(ma, p, o);
+        return;
+    case AGENT_OUT_NOTIFY:
+        notification_out(ma, p, o);
+        return;
+    case AGENT_OUT_REQUEST:
+        server_request(ma, p, o);
         return;
     }
-    if (msg.kind == JSONRPC_RESPONSE || msg.kind == JSONRPC_ERROR_RESPONSE) {
-        id = json_to_string(msg.id);
-        if (ma->sinking && streq(id, "\"" SINK_ID "\"")) {
-            ma->sink_ok = msg.kind == JSONRPC_RESPONSE;
-            jsonrpc_msg_deinit(&msg);
-            return;
-        }
-        pd = pending_by_id(ma, id);
-        if (pd && pd->parked) {
-            /* The call ended while the agent answers its questions: kept for the retry. */
-            free(pd->held);
-            pd->held = xstrndup(line, len);
-            jsonrpc_msg_deinit(&msg);
-            return;
-        }
-        if (msg.kind == JSONRPC_RESPONSE)
-            result_out(ma, p, &msg, pd);
-        else
-            error_out(p, &msg, pd);
-        if (pd)
-            pending_remove(ma, pd);
-    } else if (msg.kind == JSONRPC_REQUEST) {
-        server_request(ma, p, &msg);
-    } else {
-        notification_out(ma, p, &msg, line, len);
-    }
-    jsonrpc_msg_deinit(&msg);
 }
 
 void methods_modern_shutdown(MethodsCtx *d)
@@ -1136,46 +1252,4 @@ void methods_modern_shutdown(MethodsCtx *d)
         }
     }
     strbuf_deinit(&sb);
-}
-
-void methods_modern_filter(Peer *p, const char *data, size_t n, void *userdata)
-{
-    MethodsCtx *d = userdata;
-    Agent *a = agent_get(&d->manager->agents, p->id);
-    ModernAgent *ma = a ? a->modern : NULL;
-
-    if (!ma) {
-        peer_send_unfiltered(p, data, n); /* its agent is gone: nothing left to reshape */
-        return;
-    }
-    /*
-     * A line may come in pieces (the tools/list view is sent by reference between its
-     * envelope's halves): pieces are held until their newline, so each line is seen whole.
-     */
-    while (n) {
-        const char *nl = memchr(data, '\n', n);
-        size_t len = nl ? (size_t)(nl - data) : n;
-        if (!nl) {
-            if (ma->partial.len + n > MODERN_MAX_PARTIAL) {
-                log_error("peer %llu: an unfinished line of mcpd's own over %d bytes dropped",
-                          (unsigned long long)p->id, MODERN_MAX_PARTIAL);
-                strbuf_reset(&ma->partial);
-                return;
-            }
-            strbuf_append(&ma->partial, data, n);
-            return;
-        }
-        if (ma->partial.len) {
-            size_t whole;
-            char *line;
-            strbuf_append(&ma->partial, data, len);
-            line = strbuf_detach(&ma->partial, &whole);
-            filter_line(ma, p, line, whole);
-            free(line);
-        } else if (len) {
-            filter_line(ma, p, data, len);
-        }
-        n -= len + 1;
-        data = nl + 1;
-    }
 }

@@ -21,4 +21,3 @@ yajl_val methods_server_info(void);
  * (its _meta, subscriptions/listen, MRTR retries). Returns true when the message is done.
  */
 bool methods_modern_dispatch(Manager *mg, Peer *p, JsonrpcMsg *m);
-/* methods_modern_filter is declared in methods.h (for daemon.c). */

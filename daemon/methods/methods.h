@@ -47,7 +47,5 @@ void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata);
 /** Replies to the peer a handler serves, through the core's reply API (by its id). */
 void methods_reply(MethodsCtx *d, Peer *p, yajl_val id, yajl_val result);
 void methods_error(MethodsCtx *d, Peer *p, yajl_val id, int code, const char *message);
-/** What goes to a 2026-07-28 agent, reshaped for its era (the PeerFilterFn, methods-modern.c). */
-void methods_modern_filter(Peer *p, const char *data, size_t n, void *userdata);
 /** mcpd is stopping: each open subscriptions/listen gets its response (methods-modern.c). */
 void methods_modern_shutdown(MethodsCtx *d);

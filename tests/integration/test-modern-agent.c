@@ -303,6 +303,55 @@ static void test_hostile_meta(Harness *h)
     h_check_healthy(h, "hostile _meta", CONTROL);
 }
 
+/* The session token in a result's _meta, or NULL. */
+static const char *told_session(yajl_val r)
+{
+    return json_get_string(json_get_object(json_get_object(r, "result"), "_meta"), "mcpd/session");
+}
+
+/*
+ * A connection that moves to another workspace while idle is placed again (its new session
+ * token told in the next result, once); one with a listen open is refused, and keeps its place.
+ */
+static void test_replace(Harness *h)
+{
+    _cleanup_json_ yajl_val r1 = NULL, r2 = NULL, r3 = NULL, busy = NULL, after = NULL;
+    Conn c;
+
+    conn_open(&c, h);
+    conn_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" META "}}");
+    r1 = conn_until(&c, "\"id\":1,", NULL);
+    CHECK_MSG(told_session(r1), "the first result has no session token");
+    conn_send(&c,
+              "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+              "\"io.modelcontextprotocol/protocolVersion\":" V ",\"mcpd/cwd\":\"%s\"}}}",
+              h->dir);
+    r2 = conn_until(&c, "\"id\":2,", NULL);
+    CHECK_MSG(json_get_object(r2, "result"), "the move to another workspace was not served");
+    CHECK_MSG(told_session(r2) && told_session(r1) && !streq(told_session(r1), told_session(r2)),
+              "after the move: session %s, before %s",
+              told_session(r2) ? told_session(r2) : "(none)",
+              told_session(r1) ? told_session(r1) : "(none)");
+    conn_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{" META "}}");
+    r3 = conn_until(&c, "\"id\":3,", NULL);
+    CHECK_MSG(json_get_object(r3, "result") && !told_session(r3),
+              "a request that names no workspace after the move");
+    conn_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"l\",\"method\":\"subscriptions/listen\","
+                  "\"params\":{\"notifications\":{\"toolsListChanged\":true}," META "}}");
+    _cleanup_json_ yajl_val ack = conn_until(&c, "acknowledged", NULL);
+    CHECK(ack != NULL);
+    conn_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":" V ",\"mcpd/cwd\":\"/\"}}}");
+    busy = conn_until(&c, "\"id\":4,", NULL);
+    CHECK_MSG(error_code(busy) == -32602, "a move with a listen open gave %lld",
+              (long long)error_code(busy));
+    conn_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\",\"params\":{" META "}}");
+    after = conn_until(&c, "\"id\":5,", NULL);
+    CHECK_MSG(json_get_object(after, "result"), "the refused move lost the connection's place");
+    conn_close(&c);
+    h_check_healthy(h, "a modern connection placed again", CONTROL);
+}
+
 /* subscriptions/listen: acknowledged, then list changes carry the subscription id. */
 static void test_listen(Harness *h, mcpc_client *ctl)
 {
@@ -758,6 +807,7 @@ int main(void)
     test_discover(&h);
     test_stateless(&h);
     test_hostile_meta(&h);
+    test_replace(&h);
     test_listen(&h, c);
     test_listen_resources(&h, c);
     test_mrtr(&h);

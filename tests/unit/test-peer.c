@@ -65,7 +65,7 @@ static void send_ref(Peer *p, Ref *r)
 
 static void send_plain(Peer *p, const char *s)
 {
-    peer_send_unfiltered(p, s, strlen(s));
+    peer_send(p, s, strlen(s));
 }
 
 static void set_nonblock(int fd)
@@ -187,13 +187,13 @@ static void test_big_partial_then_ref(void)
     Ref r = {"{\"ref\":\"after big\"}\n", 0};
     StrBuf want = STRBUF_INIT, got = STRBUF_INIT;
 
-    peer_send_unfiltered(p, big, big_n);
+    peer_send(p, big, big_n);
     CHECK(peer_queued(p) > 0);
     CHECK(peer_queued(p) < big_n);
     send_ref(p, &r);
     send_plain(p, "{\"a\":\"after ref\"}\n");
     /* Not written at once: the queue is not empty, so it waits its turn. */
-    peer_send_unfiltered(p, big2, 100000);
+    peer_send(p, big2, 100000);
     strbuf_append(&want, big, big_n);
     strbuf_puts(&want, r.text);
     strbuf_puts(&want, "{\"a\":\"after ref\"}\n");
@@ -265,13 +265,13 @@ static void queue_bound(bool ref_last)
 
     CHECK_INTEQ(reg.max_queue, 4096);
     /* The agent reads nothing yet: the loop does not run, so everything stays queued. */
-    peer_send_unfiltered(p, plain, 3000);
+    peer_send(p, plain, 3000);
     send_ref(p, &r1);
     CHECK_INTEQ(peer_queued(p), 4000);
     if (ref_last)
         send_ref(p, &r2); /* 4000 + 200 > 4096 */
     else
-        peer_send_unfiltered(p, plain, 3000);
+        peer_send(p, plain, 3000);
     CHECK(p->close_reason != NULL);
     CHECK(p->close_reason && strstr(p->close_reason, "not reading"));
     CHECK_INTEQ(peer_queued(p), 0);
