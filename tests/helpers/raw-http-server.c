@@ -38,6 +38,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A request of mcpd's is a few KB; the 90 KB session id comes back in one header. */
@@ -50,10 +51,15 @@
 #define NOTE_VALUES 100000
 /* Keep-alive comments are sent this often, as a busy proxy would. */
 #define COMMENT_EVERY_US 2000
-/* Mode trickle: one byte of the answer this often (a 150-byte answer takes 15 s). */
-#define TRICKLE_EVERY_US 100000
-/* Mode sse-tiny: this many one-value events ("data: 1", 9 bytes each) before the answer. */
+/* Mode trickle: one byte of the answer this often (a 150-byte answer takes 30 s). */
+#define TRICKLE_EVERY_US 200000
+/*
+ * Mode sse-tiny: at least this many one-value events ("data: 1", 9 bytes each) before the
+ * answer, and for at least TINY_MIN_MS: a fast reader must not get the answer before its
+ * client's timeout (the test expects the call to end at it, whatever the machine's speed).
+ */
 #define TINY_EVENTS 2000000
+#define TINY_MIN_MS 30000
 /* Modes hdr-flood and sse-noline: what they send at most (100 MB), in chunks of FLOOD_CHUNK. */
 #define FLOOD_BYTES (100u * 1024u * 1024u)
 #define FLOOD_CHUNK (64u * 1024u)
@@ -225,10 +231,18 @@ static void answer_tiny_events(int fd, const char *body)
 
     for (size_t i = 0; i < per; i++)
         memcpy(chunk + i * elen, ev, elen);
+    struct timespec t0, t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     send_all(fd, head, sizeof(head) - 1);
-    for (size_t sent = 0; sent < TINY_EVENTS; sent += per)
+    for (size_t sent = 0;; sent += per) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long ms = (t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L;
+        if (sent >= TINY_EVENTS && ms >= TINY_MIN_MS)
+            break;
         if (!send_all(fd, chunk, per * elen))
-            _exit(0);
+            _exit(0); /* the client gave up (its timeout): what the test waits for */
+    }
     free(chunk);
     send_all(fd, "data: ", 6);
     send_all(fd, body, strlen(body));

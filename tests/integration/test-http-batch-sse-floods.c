@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test-http-batch-sse-floods: hostile HTTP and SSE upstreams (raw-http-server), against the real mcpd.
+// test-http-batch-sse-floods: hostile HTTP and SSE upstreams (raw-http-server), against the real
+// mcpd.
 
 /*
  * Round 3 of the attacks on remote servers (task h-red3). A JSON batch of a million junk values
@@ -26,8 +27,12 @@
  * about 143 MiB.
  */
 #define BATCH_RSS_GROWTH_MAX_KIB (64L * 1024L)
-/* The trickled answer takes 15 s: the call must fail well before, at this callTimeout. */
-#define CALL_TIMEOUT_MS 4000
+/*
+ * The trickled answer takes 30 s and the tiny events last at least 30 s: the calls must fail
+ * well before, at this callTimeout, which leaves the control calls made meanwhile 9 s to come
+ * back even on a loaded machine (at 4 s they lost that race there).
+ */
+#define CALL_TIMEOUT_MS 10000
 /* Log lines about the tiny-event server: its stray values are rate-limited to a few. */
 #define TINY_LOG_LINES_MAX 100
 /*
