@@ -8,7 +8,7 @@
 /* Letters per token in a word, digits per token in a number, other bytes per token. */
 #define LETTERS_PER_TOKEN 8
 #define DIGITS_PER_TOKEN  3
-#define OTHER_PER_TOKEN   2
+#define OTHER_PER_TOKEN   4
 
 static bool is_lower(unsigned char c)
 {

@@ -8,7 +8,7 @@
  * Tokens a BPE tokenizer of today's models (o200k, cl100k) makes of text, estimated without
  * its vocabulary: each run of letters is one token per 8 letters begun (a camelCase part is its
  * own run), each run of digits one per 3 begun, a space before a word goes with it, and each run
- * of other bytes one token per 2 begun. tests/bench/search-bench.c compares it with a real
+ * of other bytes one token per 4 begun. tests/bench/search-bench.c compares it with a real
  * tokenizer on the search corpus (docs/search.md gives the figures).
  */
 size_t tokens_estimate(const char *text, size_t len);

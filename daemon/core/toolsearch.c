@@ -37,6 +37,7 @@ const ToolSearchOptions toolsearch_ranked = {
                [TS_FIELD_SERVER] = 1.0f},
     .b = 0.75f,
     .k1 = 1.2f,
+    .coordination = 1.0f,
     .split_camel = true,
     .stem = true,
     .synonyms = true,
@@ -538,24 +539,29 @@ size_t toolindex_bytes(const ToolIndex *ix)
 typedef struct QueryTerm {
     uint32_t term;
     float weight;
+    uint64_t words; /* the query's words it stands for (itself, or those it is a synonym of) */
 } QueryTerm;
 
 typedef struct Query {
     const ToolIndex *ix;
     QueryTerm t[TS_QUERY_TERMS_MAX];
     size_t n;
+    unsigned n_words; /* the query's words, known to the index or not (at most 64 counted) */
 } Query;
 
 static void query_put(Query *q, uint32_t term, float w)
 {
+    uint64_t word = 1ull << (q->n_words % 64);
+
     for (size_t i = 0; i < q->n; i++)
         if (q->t[i].term == term) {
             if (w > q->t[i].weight)
                 q->t[i].weight = w;
+            q->t[i].words |= word;
             return;
         }
     if (q->n < TS_QUERY_TERMS_MAX)
-        q->t[q->n++] = (QueryTerm){term, w};
+        q->t[q->n++] = (QueryTerm){term, w, word};
 }
 
 static void query_term(void *ud, const char *w, size_t n)
@@ -565,8 +571,10 @@ static void query_term(void *ud, const char *w, size_t n)
 
     if (t >= 0)
         query_put(q, (uint32_t)t, 1.0f);
-    if (!q->ix->o.synonyms)
+    if (!q->ix->o.synonyms) {
+        q->n_words++;
         return;
+    }
     for (size_t i = 0; i < n_synonyms; i++) {
         if (strlen(synonyms[i].word) != n || memcmp(synonyms[i].word, w, n) != 0)
             continue;
@@ -579,6 +587,7 @@ static void query_term(void *ud, const char *w, size_t n)
                 query_put(q, (uint32_t)s, SYNONYM_WEIGHT);
         }
     }
+    q->n_words++;
 }
 
 static bool hit_better(const ToolHit *a, const ToolHit *b)
@@ -628,14 +637,18 @@ size_t toolindex_search(const ToolIndex *ix, const char *query, size_t len, size
     Query q = {.ix = ix};
     _cleanup_free_ float *acc = NULL;
     _cleanup_free_ uint32_t *touched = NULL;
+    _cleanup_free_ uint64_t *words = NULL;
     size_t n_touched = 0, n = 0;
+    unsigned n_words;
 
     if (!ix->finished || limit == 0 || !query || ix->n_docs == 0)
         return 0;
     toolsearch_terms(&ix->o, query, MIN(len, (size_t)TS_QUERY_BYTES_MAX), query_term, &q);
     if (q.n == 0)
         return 0;
+    n_words = MIN(q.n_words, 64u);
     acc = xcalloc(ix->n_docs, sizeof(*acc));
+    words = xcalloc(ix->n_docs, sizeof(*words));
     touched = xmalloc(ix->n_docs * sizeof(*touched));
     for (size_t i = 0; i < q.n; i++) {
         uint32_t t = q.t[i].term;
@@ -645,11 +658,19 @@ size_t toolindex_search(const ToolIndex *ix, const char *query, size_t len, size
             if (acc[ps->doc] == 0)
                 touched[n_touched++] = ps->doc;
             acc[ps->doc] += idf * ps->wtf * (k1 + 1) / (ps->wtf + k1);
+            words[ps->doc] |= q.t[i].words;
         }
     }
     limit = MIN(limit, n_touched);
-    for (size_t i = 0; i < n_touched; i++)
-        heap_offer(hits, &n, limit, (ToolHit){touched[i], acc[touched[i]]});
+    for (size_t i = 0; i < n_touched; i++) {
+        uint32_t d = touched[i];
+        float score = acc[d];
+        /* A tool that answers more of the query's words ranks above one that answers a few. */
+        if (ix->o.coordination > 0)
+            score *=
+                powf((float)__builtin_popcountll(words[d]) / (float)n_words, ix->o.coordination);
+        heap_offer(hits, &n, limit, (ToolHit){d, score});
+    }
     qsort(hits, n, sizeof(*hits), cmp_hits);
     return n;
 }

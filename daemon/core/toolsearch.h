@@ -23,6 +23,7 @@ typedef struct ToolSearchOptions {
     float weight[TS_N_FIELDS]; /* 0 leaves a field out */
     float b;                   /* BM25 length normalisation */
     float k1;                  /* BM25 saturation */
+    float coordination;        /* a score times (query words matched / words)^this; 0 is off */
     bool split_camel;          /* "readFile" is read + file */
     bool stem;                 /* light suffix stripping: "branches" finds "branch" */
     bool synonyms;             /* a query's "delete" also finds "remove", at a lower weight */

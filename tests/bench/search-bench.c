@@ -10,9 +10,9 @@
  * a JSON array of {"q": "...", "want": ["server/tool", ...]}. --tokenizer names a command that
  * reads JSON lines of strings on stdin and prints one token count a line (tokens/count.mjs, a
  * real BPE tokenizer from npm): the estimate of common/tokens.c is compared with it.
- * Exits 1 when a target is missed: recall@5 >= 0.90, MRR >= 0.75, recall@5 >= BM25's + 0.05,
- * search-mode tokens <= 5% of all-mode tokens, p50 < 1 ms at 10,000 tools, an index smaller than
- * the tools' own text.
+ * Exits 1 when a target is missed (not with --short): recall@5 >= 0.90, MRR >= 0.75, recall@5 >=
+ * BM25's + 0.05, search-mode tokens <= 5% of all-mode tokens, p50 < 1 ms at 10,000 tools, an index
+ * smaller than the tools' own text.
  */
 
 #include <dirent.h>
@@ -371,5 +371,6 @@ int main(int argc, char **argv)
     free(c.tools);
     for (size_t i = 0; i < c.n_files; i++)
         json_free(c.files[i]);
-    return failed;
+    /* The short run proves the benchmark runs (under sanitizers too); the full one decides. */
+    return short_run ? 0 : failed;
 }
