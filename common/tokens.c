@@ -2,7 +2,9 @@
 // tokens: an estimate of the tokens a model's tokenizer makes of a text (tool definitions).
 
 #include <stdbool.h>
+#include <string.h>
 
+#include "common/json.h"
 #include "common/tokens.h"
 
 /* Letters per token in a word, digits per token in a number, other bytes per token. */
@@ -62,4 +64,35 @@ size_t tokens_estimate(const char *text, size_t len)
         }
     }
     return tokens;
+}
+
+void tokens_tool_text(StrBuf *sb, const char *name, yajl_val tool)
+{
+    const char *d = json_get_string(tool, "description");
+    yajl_val schema = json_get(tool, "inputSchema");
+
+    if (!name)
+        name = json_get_string(tool, "name");
+    strbuf_puts(sb, "{\"name\":");
+    json_write_string(sb, name ? name : "", name ? strlen(name) : 0);
+    if (d) {
+        strbuf_puts(sb, ",\"description\":");
+        json_write_string(sb, d, strlen(d));
+    }
+    if (schema) {
+        strbuf_puts(sb, ",\"inputSchema\":");
+        json_write(sb, schema);
+    }
+    strbuf_putc(sb, '}');
+}
+
+void tokens_cost_add(TokenCost *c, const char *name, yajl_val tool)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    tokens_tool_text(&sb, name, tool);
+    c->tools++;
+    c->bytes += sb.len;
+    c->tokens += tokens_estimate(sb.data, sb.len);
+    strbuf_deinit(&sb);
 }

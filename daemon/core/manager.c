@@ -16,6 +16,7 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/cache.h"
 #include "daemon/core/manager.h"
+#include "daemon/core/toolcost.h"
 #include "daemon/core/toolset.h"
 #include "daemon/sys/runlog.h"
 
@@ -439,6 +440,9 @@ static yajl_val server_status(Server *s)
                                                               : transport_type_name(s->cfg->type)));
     json_object_set(o, "tools", json_int_new((int64_t)toolset_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
+    TokenCost cost;
+    toolcost_server(s, &cost);
+    toolcost_status(o, &cost);
     if (server_manager(s)->ext.server_status)
         server_manager(s)->ext.server_status(s, o);
     if (s->n_tools_filtered)
@@ -497,6 +501,7 @@ static yajl_val workspace_status(Workspace *ws)
         json_array_push(names, json_int_new((int64_t)ws->servers[i]->id));
     json_object_set(o, "servers", names);
     json_object_set(o, "tools", json_int_new((int64_t)ws->n_view));
+    toolcost_status(o, toolcost_view(ws));
     json_object_set(o, "nameCollisions", json_int_new(ws->n_collisions));
     /* Views built and tools/list answers that shared one by reference. */
     json_object_set(o, "viewBuilds", json_int_new((int64_t)ws->n_view_builds));
@@ -530,6 +535,7 @@ static yajl_val agent_status(Manager *m, Peer *p)
     if (ws) {
         json_object_set(o, "workspace", json_int_new((int64_t)ws->id));
         json_object_set(o, "root", ws->root ? json_string_new(ws->root) : json_null_new());
+        toolcost_status(o, toolcost_view(ws)); /* what this agent is shown */
     }
     if (a->session_id)
         json_object_set(o, "session", json_int_new((int64_t)a->session_id));
@@ -571,6 +577,7 @@ yajl_val manager_status(Manager *m)
         Workspace *uws = m->workspaces.user_ws;
         ws_view_ensure(uws);
         json_object_set(o, "tools", json_int_new((int64_t)uws->n_view));
+        toolcost_status(o, toolcost_view(uws));
         json_object_set(o, "nameCollisions", json_int_new(uws->n_collisions));
     }
     for (size_t i = 0; i < m->servers.n_order; i++)

@@ -14,6 +14,7 @@
 #include "common/idmap.h"
 #include "common/json.h"
 #include "common/strbuf.h"
+#include "common/tokens.h"
 #include "daemon/config/config.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/server.h"
@@ -80,6 +81,8 @@ typedef struct Workspace {
     size_t view_index_mask;
     ViewText *view_text; /* {"tools":[...]} ready to send, shared */
     uint64_t n_view_builds, n_view_sends;
+    TokenCost view_cost;      /* what the view costs an agent's model (core/toolcost.c) */
+    uint64_t view_cost_build; /* n_view_builds + 1 when view_cost was counted; 0: never */
     char view_hash[2 * SHA256_DIGEST_SIZE + 1];     /* of view_text; empty until needed */
     char notified_hash[2 * SHA256_DIGEST_SIZE + 1]; /* of the view last announced */
     unsigned n_collisions;

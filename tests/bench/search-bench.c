@@ -54,25 +54,13 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* What a host sends its model for one tool: the name mcpd exposes, description, schema. */
+/* What a host sends its model for one tool, under the name mcpd exposes. */
 static char *host_text(const char *server, yajl_val t)
 {
     StrBuf sb = STRBUF_INIT;
     _cleanup_free_ char *name = naming_tool_name(server, json_get_string(t, "name"));
-    const char *d = json_get_string(t, "description");
-    yajl_val schema = json_get(t, "inputSchema");
 
-    strbuf_puts(&sb, "{\"name\":");
-    json_write_string(&sb, name, strlen(name));
-    if (d) {
-        strbuf_puts(&sb, ",\"description\":");
-        json_write_string(&sb, d, strlen(d));
-    }
-    if (schema) {
-        strbuf_puts(&sb, ",\"inputSchema\":");
-        json_write(&sb, schema);
-    }
-    strbuf_putc(&sb, '}');
+    tokens_tool_text(&sb, name, t);
     return strbuf_detach(&sb, NULL);
 }
 
