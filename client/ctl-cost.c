@@ -51,6 +51,35 @@ static size_t get_size(yajl_val o, const char *key)
     return v > 0 ? (size_t)v : 0;
 }
 
+/* What each agent is shown: its workspace's list (names cut and made safe like the agents table).
+ */
+static void print_agents(yajl_val agents)
+{
+    size_t n = json_array_len(agents), w;
+    const char **names = xcalloc(n + 1, sizeof(*names));
+
+    for (size_t i = 0; i < n; i++)
+        names[i] = json_get_string(json_array_at(agents, i), "name");
+    w = ctl_col_width("SHOWN TO AGENT", names, n, 20, COST_NAME_MAX);
+    free(names);
+    for (size_t i = 0; i <= n; i++) {
+        yajl_val a = i ? json_array_at(agents, i - 1) : NULL;
+        StrBuf row = STRBUF_INIT;
+        int64_t id = 0;
+        if (a && !json_get(a, "toolTokens"))
+            continue; /* not initialized: no workspace yet */
+        json_get_int(a, "id", &id);
+        ctl_cell(&row, a ? json_get_string(a, "name") : "SHOWN TO AGENT", w, false);
+        if (a)
+            strbuf_printf(&row, " %6lld %9zu %8zu", (long long)id, get_size(a, "toolBytes"),
+                          get_size(a, "toolTokens"));
+        else
+            strbuf_printf(&row, " %6s %9s %8s", "ID", "BYTES", "~TOKENS");
+        printf("%s\n", strbuf_str(&row));
+        strbuf_deinit(&row);
+    }
+}
+
 void ctl_cost_status(yajl_val st)
 {
     yajl_val servers = json_get_array(st, "servers"), agents = json_get_array(st, "agents");
@@ -72,16 +101,7 @@ void ctl_cost_status(yajl_val st)
     printf("\n");
     print_rows("TOOL DEFINITIONS", rows, n, &total);
     free(rows);
-    for (size_t i = 0; i < json_array_len(agents); i++) {
-        yajl_val a = json_array_at(agents, i);
-        int64_t id = 0;
-        if (!json_get(a, "toolTokens"))
-            continue;
-        json_get_int(a, "id", &id);
-        printf("agent %lld (%s) is shown %zu bytes, ~%zu tokens of tools\n", (long long)id,
-               json_get_string(a, "name") ? json_get_string(a, "name") : "unnamed",
-               get_size(a, "toolBytes"), get_size(a, "toolTokens"));
-    }
+    print_agents(agents);
     printf("(the total is the user workspace's list; ~TOKENS: an estimate of what a model's "
            "tokenizer makes of name, description and inputSchema, see docs/search.md)\n");
 }

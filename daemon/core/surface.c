@@ -515,20 +515,22 @@ static const char *sort_key; /* the member view_sort orders by: one list sorted 
 static int cmp_by_key(const void *a, const void *b)
 {
     yajl_val x = *(yajl_val const *)a, y = *(yajl_val const *)b;
-    const char *kx = json_get_string(x, sort_key), *ky = json_get_string(y, sort_key);
+    const char *kx = json_get_string(json_get_object(x, "_meta"), MCPD_META_SERVER);
+    const char *ky = json_get_string(json_get_object(y, "_meta"), MCPD_META_SERVER);
     int c = strcmp(kx ? kx : "", ky ? ky : "");
 
     if (c)
         return c;
-    kx = json_get_string(json_get_object(x, "_meta"), MCPD_META_SERVER);
-    ky = json_get_string(json_get_object(y, "_meta"), MCPD_META_SERVER);
+    kx = json_get_string(x, sort_key);
+    ky = json_get_string(y, sort_key);
     return strcmp(kx ? kx : "", ky ? ky : "");
 }
 
 /*
- * Resources and templates in the order of their exposed URIs, as tools are in the order of
- * their names: a server may list them in any order (a directory's, a map's), and a host's
- * prompt cache wants the same bytes for the same set (issue 33, test-stable-order).
+ * Resources and templates by server name, then by exposed URI (or template): a server may
+ * list them in any order (a directory's, a map's), and a host's prompt cache wants the same
+ * bytes for the same set (issue 33, test-stable-order). Each server's entries stay together,
+ * so a small server's are not pushed past the first page by a big one's.
  */
 static void view_sort(yajl_val list, const char *key)
 {

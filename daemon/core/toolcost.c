@@ -12,12 +12,23 @@
 
 void toolcost_server(const Server *s, TokenCost *c)
 {
+    ToolSet *ts = s->tools;
+
     *c = (TokenCost){0};
-    for (size_t j = 0; j < toolset_len(s->tools); j++) {
-        _cleanup_free_ char *name = naming_tool_name(s->cfg->name, toolset_name(s->tools, j));
-        _cleanup_json_ yajl_val t = toolset_parse(s->tools, j);
-        tokens_cost_add(c, name, t);
+    if (!ts)
+        return;
+    /* A set is never changed once made (a new list is a new set): its cost is counted once. */
+    if (!ts->cost_known) {
+        for (size_t j = 0; j < toolset_len(ts); j++) {
+            if (!toolset_name(ts, j))
+                continue; /* a tool without a name is never shown */
+            _cleanup_free_ char *name = naming_tool_name(s->cfg->name, toolset_name(ts, j));
+            _cleanup_json_ yajl_val t = toolset_parse(ts, j);
+            tokens_cost_add(&ts->cost, name, t);
+        }
+        ts->cost_known = true;
     }
+    *c = ts->cost;
 }
 
 /* A view entry by the address of its server's tool name (the view borrows that string). */

@@ -70,10 +70,12 @@ int main(void)
     _cleanup_free_ char *want_total = xasprintf(" %zu %9zu %8zu", all.tools, all.bytes, all.tokens);
     _cleanup_free_ char *want_alpha =
         xasprintf(" %zu %9zu %8zu", alpha.tools, alpha.bytes, alpha.tokens);
+    _cleanup_free_ char *want_agent = xasprintf(" %9zu %8zu\n", all.bytes, all.tokens);
     _cleanup_free_ char *status =
         h_shell(&st, "'%s' --socket '%s' status", getenv("MCPCTL_BINARY"), h.socket);
     CHECK_MSG(st == 0 && strstr(status, "TOOL DEFINITIONS") && strstr(status, want_total) &&
-                  strstr(status, want_alpha) && strstr(status, "agent "),
+                  strstr(status, want_alpha) && strstr(status, "SHOWN TO AGENT") &&
+                  strstr(status, want_agent),
               "mcpctl status: %s", status);
     _cleanup_free_ char *out =
         h_shell(&st, "'%s' --socket '%s' tools", getenv("MCPCTL_BINARY"), h.socket);
