@@ -64,6 +64,7 @@ const char *mcp_protocol_find(const char *v);
 #define MCPD_METHOD_LOGIN      "mcpd/login"
 #define MCPD_METHOD_LOGIN_WAIT "mcpd/loginWait"
 #define MCPD_METHOD_LOGOUT     "mcpd/logout"
+#define MCPD_METHOD_SEARCH     "mcpd/searchTools"
 
 /* Error codes. */
 enum {

@@ -31,41 +31,21 @@ void toolcost_server(const Server *s, TokenCost *c)
     *c = ts->cost;
 }
 
-/* A view entry by the address of its server's tool name (the view borrows that string). */
-typedef struct ByTool {
-    uintptr_t tool;
-    const char *name;
-} ByTool;
-
-static int cmp_by_tool(const void *a, const void *b)
+static void add_view_tool(void *ud, size_t server, size_t tool, const char *name)
 {
-    const ByTool *x = a, *y = b;
-    return (x->tool > y->tool) - (x->tool < y->tool);
+    Workspace *ws = ud;
+    _cleanup_json_ yajl_val t = toolset_parse(ws->servers[server]->tools, tool);
+
+    tokens_cost_add(&ws->view_cost, name, t);
 }
 
 const TokenCost *toolcost_view(Workspace *ws)
 {
-    _cleanup_free_ ByTool *by = NULL;
-
     ws_view_ensure(ws);
     if (ws->view_cost_build == ws->n_view_builds + 1)
         return &ws->view_cost;
     ws->view_cost = (TokenCost){0};
-    by = xcalloc(ws->n_view + 1, sizeof(*by));
-    for (size_t i = 0; i < ws->n_view; i++)
-        by[i] = (ByTool){(uintptr_t)ws->view[i].tool, ws->view[i].name};
-    qsort(by, ws->n_view, sizeof(*by), cmp_by_tool);
-    for (size_t k = 0; k < ws->n_servers; k++) {
-        const ToolSet *ts = ws->servers[k]->tools;
-        for (size_t j = 0; j < toolset_len(ts); j++) {
-            ByTool key = {(uintptr_t)toolset_name(ts, j), NULL}, *hit;
-            hit = ws->n_view ? bsearch(&key, by, ws->n_view, sizeof(*by), cmp_by_tool) : NULL;
-            if (!hit)
-                continue; /* a tool without a name is not in the view */
-            _cleanup_json_ yajl_val t = toolset_parse(ts, j);
-            tokens_cost_add(&ws->view_cost, hit->name, t);
-        }
-    }
+    ws_view_each(ws, add_view_tool, ws);
     ws->view_cost_build = ws->n_view_builds + 1;
     return &ws->view_cost;
 }
