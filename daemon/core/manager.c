@@ -18,6 +18,7 @@
 #include "daemon/core/manager.h"
 #include "daemon/core/toolcost.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/wssearch.h"
 #include "daemon/sys/runlog.h"
 
 /* An mcpd/wait request. */
@@ -53,6 +54,7 @@ void manager_peer_gone(Manager *m, Peer *p)
     if (m->ext.peer_gone)
         m->ext.peer_gone(m, p);
     ws_peer_left(&m->workspaces, p);
+    wssearch_forget(&m->workspaces, p->id);
     agent_remove(&m->agents, p->id);
 }
 
@@ -535,7 +537,11 @@ static yajl_val agent_status(Manager *m, Peer *p)
     if (ws) {
         json_object_set(o, "workspace", json_int_new((int64_t)ws->id));
         json_object_set(o, "root", ws->root ? json_string_new(ws->root) : json_null_new());
-        toolcost_status(o, toolcost_view(ws)); /* what this agent is shown */
+        TokenCost shown;
+        bool search = wssearch_agent_cost(ws, p->id, &shown);
+        /* what this agent is shown: its search-mode list, or the workspace's */
+        toolcost_status(o, search ? &shown : toolcost_view(ws));
+        json_object_set(o, "toolMode", json_string_new(search ? "search" : "all"));
     }
     if (a->session_id)
         json_object_set(o, "session", json_int_new((int64_t)a->session_id));
@@ -623,6 +629,7 @@ void manager_deinit(Manager *m)
     while (m->server_waiters)
         waiter_finish(m->server_waiters, NULL, false);
     call_registry_deinit(&m->calls);
+    wssearch_registry_deinit(&m->workspaces);
     ws_registry_deinit(&m->workspaces);
     if (m->ext.deinit)
         m->ext.deinit(m);

@@ -79,13 +79,16 @@ static bool is_vowel(char c)
 
 /* Words that carry no capability ("how do I ..."): left out of queries and tools alike. */
 static const char *const stopwords[] = {
-    "a",     "an",    "the",    "of",    "to",    "in",    "on",    "for",  "with",   "and",
-    "or",    "is",    "are",    "be",    "by",    "from",  "this",  "that", "it",     "as",
-    "at",    "me",    "my",     "i",     "you",   "your",  "we",    "our",  "please", "can",
-    "could", "would", "should", "will",  "how",   "what",  "which", "do",   "does",   "did",
-    "some",  "its",   "into",   "there", "these", "those", "was",   "were", "been",   "if",
-    "then",  "so",    "about",  "all",   "any",   "use",   "using", "want", "need",   "let",
-    "us",    "them",  "they",   "their", "he",    "she",   "him",   "her",  "am"};
+    "a",      "an",     "the",   "of",    "to",        "in",       "on",   "for",   "with",
+    "and",    "or",     "is",    "are",   "be",        "by",       "from", "this",  "that",
+    "it",     "as",     "at",    "me",    "my",        "i",        "you",  "your",  "we",
+    "our",    "please", "can",   "could", "would",     "should",   "will", "how",   "what",
+    "which",  "do",     "does",  "did",   "some",      "its",      "into", "there", "these",
+    "those",  "was",    "were",  "been",  "if",        "then",     "so",   "about", "all",
+    "any",    "use",    "using", "want",  "need",      "let",      "us",   "them",  "they",
+    "their",  "he",     "she",   "him",   "her",       "am",       "who",  "where", "when",
+    "why",    "here",   "now",   "just",  "something", "anything", "also", "too",   "very",
+    "really", "again",  "up",    "out",   "right"};
 
 static bool is_stopword(const char *w, size_t n)
 {
@@ -133,37 +136,60 @@ static size_t stem(char *w, size_t n)
     return n;
 }
 
+/* Lowercase, stem (if asked) and pass on one word of n bytes, unless it is a stopword. */
+static void emit(const ToolSearchOptions *o, const unsigned char *p, size_t n,
+                 void (*fn)(void *ud, const char *term, size_t n), void *ud)
+{
+    char w[TS_TERM_MAX + 1];
+
+    n = MIN(n, (size_t)TS_TERM_MAX);
+    for (size_t i = 0; i < n; i++)
+        w[i] = (char)(is_upper(p[i]) ? p[i] - 'A' + 'a' : p[i]);
+    if (is_stopword(w, n))
+        return;
+    if (o->stem)
+        n = stem(w, n);
+    w[n] = '\0';
+    fn(ud, w, n);
+}
+
+/* Whether a camelCase part ends before p[0] (start: where the word began). */
+static bool camel_break(const unsigned char *start, const unsigned char *p,
+                        const unsigned char *end)
+{
+    if (p <= start)
+        return false;
+    return (is_lower(p[-1]) && is_upper(*p)) ||
+           (is_upper(p[-1]) && is_upper(*p) && p + 1 < end && is_lower(p[1]));
+}
+
 void toolsearch_terms(const ToolSearchOptions *o, const char *text, size_t len,
                       void (*fn)(void *ud, const char *term, size_t n), void *ud)
 {
     const unsigned char *p = (const unsigned char *)text, *end = p + len;
-    char w[TS_TERM_MAX + 1];
 
     while (p < end) {
-        size_t n = 0;
         while (p < end && !is_word_byte(*p))
             p++;
         if (p >= end)
             break;
-        /* One word: up to a non-word byte or, with split_camel, a case boundary. */
-        const unsigned char *start = p;
-        while (p < end && is_word_byte(*p)) {
-            if (o->split_camel && p > start) {
-                bool lower_upper = is_lower(p[-1]) && is_upper(*p);
-                bool acronym_end = is_upper(p[-1]) && is_upper(*p) && p + 1 < end && is_lower(p[1]);
-                if (lower_upper || acronym_end)
-                    break;
-            }
-            if (n < TS_TERM_MAX)
-                w[n++] = (char)(is_upper(*p) ? *p - 'A' + 'a' : *p);
+        const unsigned char *start = p, *part = p;
+        bool split = false;
+        while (p < end && is_word_byte(*p))
             p++;
-        }
-        if (is_stopword(w, n))
-            continue;
-        if (o->stem)
-            n = stem(w, n);
-        w[n] = '\0';
-        fn(ud, w, n);
+        /*
+         * With split_camel each camelCase part is a term ("getFileInfo": get, file, info), and
+         * the whole word too, so "JavaScript" is found by "javascript" and "GitHub" by "github".
+         */
+        for (const unsigned char *q = start; o->split_camel && q < p; q++)
+            if (camel_break(start, q, p)) {
+                emit(o, part, (size_t)(q - part), fn, ud);
+                part = q;
+                split = true;
+            }
+        emit(o, part, (size_t)(p - part), fn, ud);
+        if (split)
+            emit(o, start, (size_t)(p - start), fn, ud);
     }
 }
 

@@ -299,6 +299,8 @@ void ws_view_send(Workspace *ws, Peer *p, yajl_val id)
     StrBuf head = STRBUF_INIT;
     ViewText *vt;
 
+    if (wssearch_send_list(ws, p, id)) /* an agent in search mode: its own list */
+        return;
     ws_view_ensure(ws);
     vt = ws->view_text;
     /* The envelope around an empty result, then the shared view in its place: no copy. */

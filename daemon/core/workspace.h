@@ -131,6 +131,7 @@ struct WorkspaceRegistry {
     SessionRegistry sessions;
     const WorkspaceExt *ext; /* never NULL once the surface is set up */
     void *ext_ud;
+    IdMap search_agents; /* peer id -> what an agent in search mode found (core/wssearch.c) */
 };
 
 /* Outcomes of ws_attach() the caller must handle (STYLE.md 5); *whyp says what to do. */

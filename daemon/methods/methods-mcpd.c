@@ -211,6 +211,17 @@ static void m_search_tools(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     json_free(r);
 }
 
+/* mcpd/toolMode {mode}: "search" (mcpd's search tools and what they found) or "all". */
+static void m_tool_mode(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
+{
+    if (wssearch_set_mode(&d->manager->workspaces, p, json_get_string(m->params, "mode"), true) <
+        0) {
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, "mode must be \"search\" or \"all\"");
+        return;
+    }
+    methods_reply(d, p, m->id, NULL);
+}
+
 const Method methods_mcpd[] = {
     {MCPD_METHOD_STATUS, m_status, METHOD_NEEDS_INIT, NULL},
     {MCPD_METHOD_RELOAD, m_reload, METHOD_NEEDS_INIT, NULL},
@@ -224,5 +235,6 @@ const Method methods_mcpd[] = {
     {MCPD_METHOD_LOGIN_WAIT, m_login_wait, METHOD_NEEDS_INIT, "server"},
     {MCPD_METHOD_LOGOUT, m_logout, METHOD_NEEDS_INIT, "server"},
     {MCPD_METHOD_SEARCH, m_search_tools, METHOD_NEEDS_INIT, NULL},
+    {MCPD_METHOD_TOOL_MODE, m_tool_mode, METHOD_NEEDS_INIT, "mode"},
     {NULL, NULL, 0, NULL},
 };

@@ -156,16 +156,15 @@ static Quality quality(const Corpus *c, const ToolIndex *ix, yajl_val queries, b
             continue;
         n = toolindex_search(ix, text, strlen(text), MRR_DEPTH, hits);
         qy.n++;
-        for (size_t r = 0; r < n; r++) {
-            if (!wanted(want, c->tools[hits[r].doc].id))
-                continue;
-            qy.r1 += r == 0;
-            qy.r5 += r < TOP_K;
-            qy.mrr += 1.0 / (double)(r + 1);
-            break;
-        }
-        if (show_misses && (n == 0 || !wanted(want, c->tools[hits[0].doc].id)))
-            printf("  miss: %-50s -> %s\n", text, n ? c->tools[hits[0].doc].id : "(none)");
+        size_t rank = 0; /* of the first right tool, from 1; 0: not in the first MRR_DEPTH */
+        for (size_t r = 0; r < n && !rank; r++)
+            if (wanted(want, c->tools[hits[r].doc].id))
+                rank = r + 1;
+        qy.r1 += rank == 1;
+        qy.r5 += rank && rank <= TOP_K;
+        qy.mrr += rank ? 1.0 / (double)rank : 0;
+        if (show_misses && rank != 1)
+            printf("  rank %2zu: %-50s -> %s\n", rank, text, n ? c->tools[hits[0].doc].id : "-");
     }
     if (qy.n) {
         qy.r1 /= (double)qy.n;

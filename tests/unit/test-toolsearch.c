@@ -33,9 +33,11 @@ static void test_terms(void)
 {
     const ToolSearchOptions *r = &toolsearch_ranked;
 
-    check_terms(r, "getFileInfo", "get fil info"); /* stems: file and files are one */
+    /* camelCase parts and the whole word; stems: file and files are one */
+    check_terms(r, "getFileInfo", "get fil info getfileinfo");
     check_terms(r, "browser_take_screenshot", "browser tak screenshot");
-    check_terms(r, "HTTPServer list-pods", "http server list pod");
+    check_terms(r, "HTTPServer list-pods", "http server httpserver list pod");
+    check_terms(r, "JavaScript on GitHub", "java script javascript git hub github");
     check_terms(r, "Create the branches of a repository", "creat branch repositori");
     check_terms(r, "creating created creates", "creat creat creat");
     check_terms(r, "directories directory", "directori directori");
