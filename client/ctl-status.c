@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/ctl-cost.h"
 #include "client/ctl-status.h"
 #include "client/ctl-table.h"
 #include "common/json.h"
@@ -310,6 +311,7 @@ static void show_status(const Ctl *ctl, yajl_val st)
     if (!n)
         printf("(no servers configured)\n");
     show_agents(agents, term);
+    ctl_cost_status(st);
     for (size_t i = 0; i < json_array_len(problems); i++)
         ctl_print_problem(stdout, i ? "config " : "\nconfig ", json_array_at(problems, i));
     printf("\n* deferred: tools shown from the cache or the last known list until the server "
@@ -343,6 +345,7 @@ static void show_tools(const char *text)
         printf("%s\n", strbuf_str(&row));
         strbuf_deinit(&row);
     }
+    ctl_cost_tools(tools);
 }
 
 /* Print a tool result: its text content for people, the JSON with --json. */

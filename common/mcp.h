@@ -51,6 +51,7 @@ const char *mcp_protocol_find(const char *v);
 #define MCPD_META_URI          "mcpd/uri"         /* resources/list: the server's uri */
 #define MCPD_META_URI_TEMPLATE "mcpd/uriTemplate" /* resources/templates/list: its template */
 #define MCPD_META_ERROR        "mcpd/error"       /* tools/call: the error a result stands for */
+#define MCPD_META_TOOL_MODE    "mcpd/toolMode"    /* initialize: "search" or "all" (search.md) */
 
 /* mcpd's own methods (mcpctl, libmcpc). */
 #define MCPD_METHOD_STATUS     "mcpd/status"
@@ -64,6 +65,8 @@ const char *mcp_protocol_find(const char *v);
 #define MCPD_METHOD_LOGIN      "mcpd/login"
 #define MCPD_METHOD_LOGIN_WAIT "mcpd/loginWait"
 #define MCPD_METHOD_LOGOUT     "mcpd/logout"
+#define MCPD_METHOD_SEARCH     "mcpd/searchTools"
+#define MCPD_METHOD_TOOL_MODE  "mcpd/toolMode"
 
 /* Error codes. */
 enum {

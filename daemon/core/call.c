@@ -18,6 +18,7 @@
 #include "daemon/core/elicit.h"
 #include "daemon/core/mrtr.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/wssearch.h"
 #include "daemon/sys/turn.h"
 
 /*
@@ -549,6 +550,46 @@ static CALL_STEP void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, co
     call_dispatch(c, s); /* sends the parts, keeps them as body, or frees c: none stay */
 }
 
+static CALL_STEP void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, const char *name,
+                                 const char *args, size_t args_len, char *meta, char *token);
+
+/*
+ * mcpd's own tools of search mode (docs/search.md): mcpd_search_tools is answered here;
+ * mcpd_call_tool starts the call it names, as if the agent had made it. Whether name was one.
+ */
+static bool call_own_tool(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, const char *name,
+                          const char *args, size_t args_len, char *meta, char *token)
+{
+    _cleanup_free_ char *id_text = NULL, *copy = NULL, *inner_args = NULL, *result = NULL;
+    _cleanup_json_ yajl_val v = NULL;
+    const char *inner;
+
+    if (streq(name, WSSEARCH_TOOL_SEARCH)) {
+        result = wssearch_call(ws_of_agent(m->workspaces, a), p, args, args_len);
+    } else if (streq(name, WSSEARCH_TOOL_CALL)) {
+        copy = args ? xstrndup(args, args_len) : NULL;
+        v = copy ? json_parse(copy, NULL) : NULL;
+        inner = json_get_string(v, "name");
+        if (inner && !streq(inner, WSSEARCH_TOOL_CALL) && !streq(inner, WSSEARCH_TOOL_SEARCH) &&
+            (!json_get(v, "arguments") || YAJL_IS_OBJECT(json_get(v, "arguments")))) {
+            inner_args = json_get(v, "arguments") ? json_to_string(json_get(v, "arguments")) : NULL;
+            call_start(m, p, a, id, inner, inner_args, inner_args ? strlen(inner_args) : 0, meta,
+                       token);
+            return true;
+        }
+        result = xstrdup("{\"content\":[{\"type\":\"text\",\"text\":\"mcpd_call_tool: name must "
+                         "be the name of a tool mcpd_search_tools found, arguments an object\"}],"
+                         "\"isError\":true}");
+    } else {
+        return false;
+    }
+    id_text = xstrndup(id.p, id.n);
+    agent_reply_text(m->peers, &m->scratch, p->id, id_text, result, strlen(result));
+    free(meta);
+    free(token);
+    return true;
+}
+
 /*
  * Start a tools/call. id is the agent's id as JSON text; meta and token are taken (may be
  * NULL); args is the arguments object as JSON text (NULL: {}).
@@ -578,6 +619,8 @@ static CALL_STEP void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id
         tool_len = vt->tool_len;
         plain = vt->tool_plain;
     }
+    if (!tool && call_own_tool(m, p, a, id, name, args, args_len, meta, token))
+        return;
     if (!tool) {
         _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
         _cleanup_free_ char *id_text = xstrndup(id.p, id.n);

@@ -16,7 +16,9 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/cache.h"
 #include "daemon/core/manager.h"
+#include "daemon/core/toolcost.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/wssearch.h"
 #include "daemon/sys/runlog.h"
 
 /* An mcpd/wait request. */
@@ -58,6 +60,7 @@ static void peer_leave(Manager *m, Peer *p)
 void manager_peer_gone(Manager *m, Peer *p)
 {
     peer_leave(m, p);
+    wssearch_forget(&m->workspaces, p->id);
     agent_remove(&m->agents, p->id);
 }
 
@@ -454,6 +457,9 @@ static yajl_val server_status(Server *s)
                                                               : transport_type_name(s->cfg->type)));
     json_object_set(o, "tools", json_int_new((int64_t)toolset_len(s->tools)));
     json_object_set(o, "toolsDeferred", json_bool_new(s->tools_deferred));
+    TokenCost cost;
+    toolcost_server(s, &cost);
+    toolcost_status(o, &cost);
     if (server_manager(s)->ext.server_status)
         server_manager(s)->ext.server_status(s, o);
     if (s->n_tools_filtered)
@@ -512,6 +518,7 @@ static yajl_val workspace_status(Workspace *ws)
         json_array_push(names, json_int_new((int64_t)ws->servers[i]->id));
     json_object_set(o, "servers", names);
     json_object_set(o, "tools", json_int_new((int64_t)ws->n_view));
+    toolcost_status(o, toolcost_view(ws));
     json_object_set(o, "nameCollisions", json_int_new(ws->n_collisions));
     /* Views built and tools/list answers that shared one by reference. */
     json_object_set(o, "viewBuilds", json_int_new((int64_t)ws->n_view_builds));
@@ -545,6 +552,11 @@ static yajl_val agent_status(Manager *m, Peer *p)
     if (ws) {
         json_object_set(o, "workspace", json_int_new((int64_t)ws->id));
         json_object_set(o, "root", ws->root ? json_string_new(ws->root) : json_null_new());
+        TokenCost shown;
+        bool search = wssearch_agent_cost(ws, p->id, &shown);
+        /* what this agent is shown: its search-mode list, or the workspace's */
+        toolcost_status(o, search ? &shown : toolcost_view(ws));
+        json_object_set(o, "toolMode", json_string_new(search ? "search" : "all"));
     }
     if (a->session_id)
         json_object_set(o, "session", json_int_new((int64_t)a->session_id));
@@ -587,6 +599,7 @@ yajl_val manager_status(Manager *m)
         Workspace *uws = m->workspaces.user_ws;
         ws_view_ensure(uws);
         json_object_set(o, "tools", json_int_new((int64_t)uws->n_view));
+        toolcost_status(o, toolcost_view(uws));
         json_object_set(o, "nameCollisions", json_int_new(uws->n_collisions));
     }
     for (size_t i = 0; i < m->servers.n_order; i++)
@@ -632,6 +645,7 @@ void manager_deinit(Manager *m)
     while (m->server_waiters)
         waiter_finish(m->server_waiters, NULL, false);
     call_registry_deinit(&m->calls);
+    wssearch_registry_deinit(&m->workspaces);
     ws_registry_deinit(&m->workspaces);
     if (m->ext.deinit)
         m->ext.deinit(m);

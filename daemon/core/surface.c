@@ -510,6 +510,37 @@ static void set_meta(yajl_val o, yajl_val def, Server *s, const char *orig_key, 
     json_object_set(o, "_meta", meta);
 }
 
+static const char *sort_key; /* the member view_sort orders by: one list sorted at a time */
+
+static int cmp_by_key(const void *a, const void *b)
+{
+    yajl_val x = *(yajl_val const *)a, y = *(yajl_val const *)b;
+    const char *kx = json_get_string(json_get_object(x, "_meta"), MCPD_META_SERVER);
+    const char *ky = json_get_string(json_get_object(y, "_meta"), MCPD_META_SERVER);
+    int c = strcmp(kx ? kx : "", ky ? ky : "");
+
+    if (c)
+        return c;
+    kx = json_get_string(x, sort_key);
+    ky = json_get_string(y, sort_key);
+    return strcmp(kx ? kx : "", ky ? ky : "");
+}
+
+/*
+ * Resources and templates by server name, then by exposed URI (or template): a server may
+ * list them in any order (a directory's, a map's), and a host's prompt cache wants the same
+ * bytes for the same set (issue 33, test-stable-order). Each server's entries stay together,
+ * so a small server's are not pushed past the first page by a big one's.
+ */
+static void view_sort(yajl_val list, const char *key)
+{
+    if (json_array_len(list) < 2)
+        return;
+    sort_key = key;
+    qsort(list->u.array.values, list->u.array.len, sizeof(yajl_val), cmp_by_key);
+    sort_key = NULL;
+}
+
 /* The whole merged list of one kind, in its deterministic order. */
 static yajl_val view_build(Workspace *ws, SurfaceKind k)
 {
@@ -542,6 +573,7 @@ static yajl_val view_build(Workspace *ws, SurfaceKind k)
             json_array_push(out, o);
         }
     }
+    view_sort(out, key);
     return out;
 }
 

@@ -7,6 +7,8 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "common/tokens.h"
+
 /* Text shared by reference (a tool view, the tool bodies in it): freed with its last reference. */
 typedef struct SharedText {
     unsigned refs;
@@ -47,6 +49,9 @@ typedef struct ToolSet {
     char *names; /* every name, NUL-terminated, one after another */
     char *metas; /* every _meta object, one after another (NULL when no tool has one) */
     char *origs; /* the tools kept whole (see ToolSpan), NULL when none is */
+    /* what the tools cost a model, counted on the first status after the set was made */
+    TokenCost cost;
+    bool cost_known;
 } ToolSet;
 
 /** A set from a JSON array of tools (consumed; anything but an array makes an empty set). */

@@ -11,6 +11,7 @@
 #include "daemon/core/naming.h"
 #include "daemon/core/toolset.h"
 #include "daemon/core/workspace.h"
+#include "daemon/core/wssearch.h"
 
 /*
  * The name index has at least this many slots per tool: with linear probing at most half full,
@@ -246,8 +247,41 @@ const ViewTool *ws_view_find(Workspace *ws, const char *name)
     return NULL;
 }
 
+/* A view entry by the address of its server's tool name (the view borrows that string). */
+typedef struct ByTool {
+    uintptr_t tool;
+    const char *name;
+} ByTool;
+
+static int cmp_by_tool(const void *a, const void *b)
+{
+    const ByTool *x = a, *y = b;
+    return (x->tool > y->tool) - (x->tool < y->tool);
+}
+
+void ws_view_each(Workspace *ws, ViewEachFn fn, void *ud)
+{
+    _cleanup_free_ ByTool *by = NULL;
+
+    ws_view_ensure(ws);
+    by = xcalloc(ws->n_view + 1, sizeof(*by));
+    for (size_t i = 0; i < ws->n_view; i++)
+        by[i] = (ByTool){(uintptr_t)ws->view[i].tool, ws->view[i].name};
+    qsort(by, ws->n_view, sizeof(*by), cmp_by_tool);
+    for (size_t k = 0; k < ws->n_servers; k++) {
+        Server *s = ws->servers[k];
+        for (size_t j = 0; j < toolset_len(s->tools); j++) {
+            ByTool key = {(uintptr_t)toolset_name(s->tools, j), NULL}, *hit;
+            hit = ws->n_view ? bsearch(&key, by, ws->n_view, sizeof(*by), cmp_by_tool) : NULL;
+            if (hit) /* a tool without a name is not in the view */
+                fn(ud, k, j, hit->name);
+        }
+    }
+}
+
 void ws_view_deinit(Workspace *ws)
 {
+    wssearch_deinit(ws);
     view_clear(ws);
     ws->view_text = view_text_unref(ws->view_text);
 }
@@ -263,6 +297,8 @@ void ws_view_send(Workspace *ws, Peer *p, yajl_val id)
 {
     ViewText *vt;
 
+    if (wssearch_send_list(ws, p, id)) /* an agent in search mode: its own list */
+        return;
     ws_view_ensure(ws);
     vt = ws->view_text;
     vt->refs++;

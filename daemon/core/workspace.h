@@ -14,6 +14,7 @@
 #include "common/idmap.h"
 #include "common/json.h"
 #include "common/strbuf.h"
+#include "common/tokens.h"
 #include "daemon/config/config.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/server.h"
@@ -80,6 +81,9 @@ typedef struct Workspace {
     size_t view_index_mask;
     ViewText *view_text; /* {"tools":[...]} ready to send, shared */
     uint64_t n_view_builds, n_view_sends;
+    TokenCost view_cost;      /* what the view costs an agent's model (core/toolcost.c) */
+    uint64_t view_cost_build; /* n_view_builds + 1 when view_cost was counted; 0: never */
+    void *search;             /* the search index of the view (core/wssearch.c), or NULL */
     char view_hash[2 * SHA256_DIGEST_SIZE + 1];     /* of view_text; empty until needed */
     char notified_hash[2 * SHA256_DIGEST_SIZE + 1]; /* of the view last announced */
     unsigned n_collisions;
@@ -127,6 +131,7 @@ struct WorkspaceRegistry {
     SessionRegistry sessions;
     const WorkspaceExt *ext; /* never NULL once the surface is set up */
     void *ext_ud;
+    IdMap search_agents; /* peer id -> what an agent in search mode found (core/wssearch.c) */
 };
 
 /* Outcomes of ws_attach() the caller must handle (STYLE.md 5); *whyp says what to do. */
@@ -164,6 +169,10 @@ const ViewTool *ws_view_find(Workspace *ws, const char *name);
 void ws_view_ensure(Workspace *ws);
 /** Free the view (safe on a workspace that never built one). */
 void ws_view_deinit(Workspace *ws);
+/* One tool of the view: ws->servers[server], tool index in its set, and its exposed name. */
+typedef void (*ViewEachFn)(void *ud, size_t server, size_t tool, const char *name);
+/** Call fn for each tool of the view (built first if it must be), in server order. */
+void ws_view_each(Workspace *ws, ViewEachFn fn, void *ud);
 /** Answer a tools/list with the view: its bytes are queued by reference, never copied. */
 void ws_view_send(Workspace *ws, Peer *p, yajl_val id);
 /** The SHA-256 (hex) of the view's JSON, hashed once per build. */

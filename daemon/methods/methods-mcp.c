@@ -12,6 +12,7 @@
 #include "daemon/methods/methods.h"
 #include "daemon/methods/methods-modern.h"
 #include "daemon/core/surface.h"
+#include "daemon/core/wssearch.h"
 
 yajl_val methods_capabilities(Manager *mg, Peer *p)
 {
@@ -66,6 +67,7 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     const char *version, *cwd = json_get_string(pmeta, MCPD_META_CWD);
     const char *token = json_get_string(pmeta, MCPD_META_SESSION);
     const char *only = json_get_string(pmeta, MCPD_META_SERVER);
+    const char *mode = json_get_string(pmeta, MCPD_META_TOOL_MODE); /* search mode, search.md */
     _cleanup_free_ char *why = NULL;
     Agent *a = agent_get(&d->manager->agents, p->id);
 
@@ -77,6 +79,11 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         (json_get(pmeta, MCPD_META_SESSION) && !token)) {
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS,
                       "_meta[\"mcpd/cwd\"] and _meta[\"mcpd/session\"] must be strings");
+        return;
+    }
+    if (json_get(pmeta, MCPD_META_TOOL_MODE) && !wssearch_mode_known(mode)) {
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS,
+                      "_meta[\"mcpd/toolMode\"] must be \"search\" or \"all\"");
         return;
     }
     if (token && !*token)
@@ -114,6 +121,8 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     if (instructions)
         json_object_set(r, "instructions", json_string_new_take(instructions));
     a->initialized = true;
+    if (json_get(pmeta, MCPD_META_TOOL_MODE)) /* search mode (core/wssearch.c), checked above */
+        wssearch_set_mode(&d->manager->workspaces, p, mode, false);
     methods_reply(d, p, m->id, r);
     json_free(r);
     log_debug("peer %llu initialized: %s %s (protocol %s)", (unsigned long long)p->id,

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// methods-mcpd: the daemon's own methods (mcpd/status, reload, connect, disconnect, wait, logs).
+// methods-mcpd: the daemon's own methods (mcpd/status, reload, connect, disconnect, wait, logs,
+// searchTools).
 
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "common/json.h"
@@ -14,6 +16,8 @@
 #include "daemon/methods/methods.h"
 #include "daemon/methods/methods-trust.h"
 #include "daemon/core/oauth-login.h"
+#include "daemon/core/toolsearch.h"
+#include "daemon/core/wssearch.h"
 #include "daemon/sys/systemd.h"
 
 /* mcpd/wait never holds a request longer than this. */
@@ -180,6 +184,44 @@ static void m_logout(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     oauth_m_logout(d->manager, p, m);
 }
 
+/* mcpd/searchTools {query, limit?}: the agent's tools that best fit query (docs/search.md). */
+static void m_search_tools(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
+{
+    yajl_val q = json_get(m->params, "query"), lim = json_get(m->params, "limit"), r;
+    int64_t limit = WSSEARCH_LIMIT_DEFAULT;
+    size_t len = q && YAJL_IS_STRING(q) ? strlen(q->u.string) : 0;
+    _cleanup_free_ char *msg = NULL;
+
+    if (!len)
+        msg = xstrdup("query must be a non-empty string: the capability wanted, in a few words");
+    else if (len > TS_QUERY_BYTES_MAX)
+        msg = xasprintf("query is %zu bytes, at most %d: say in a few words what the tool should "
+                        "do",
+                        len, TS_QUERY_BYTES_MAX);
+    else if (lim && (json_get_int(m->params, "limit", &limit) != 0 || limit < 1))
+        msg = xasprintf("limit must be an integer of 1 or more (at most %d tools are returned)",
+                        WSSEARCH_LIMIT_MAX);
+    if (msg) {
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
+        return;
+    }
+    r = wssearch_tools(ws_of_peer(&d->manager->workspaces, p), q->u.string, len,
+                       (size_t)MIN(limit, (int64_t)WSSEARCH_LIMIT_MAX));
+    methods_reply(d, p, m->id, r);
+    json_free(r);
+}
+
+/* mcpd/toolMode {mode}: "search" (mcpd's search tools and what they found) or "all". */
+static void m_tool_mode(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
+{
+    if (wssearch_set_mode(&d->manager->workspaces, p, json_get_string(m->params, "mode"), true) <
+        0) {
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, "mode must be \"search\" or \"all\"");
+        return;
+    }
+    methods_reply(d, p, m->id, NULL);
+}
+
 const Method methods_mcpd[] = {
     {MCPD_METHOD_STATUS, m_status, METHOD_NEEDS_INIT, NULL},
     {MCPD_METHOD_RELOAD, m_reload, METHOD_NEEDS_INIT, NULL},
@@ -192,5 +234,7 @@ const Method methods_mcpd[] = {
     {MCPD_METHOD_LOGIN, m_login, METHOD_NEEDS_INIT, "server"},
     {MCPD_METHOD_LOGIN_WAIT, m_login_wait, METHOD_NEEDS_INIT, "server"},
     {MCPD_METHOD_LOGOUT, m_logout, METHOD_NEEDS_INIT, "server"},
+    {MCPD_METHOD_SEARCH, m_search_tools, METHOD_NEEDS_INIT, NULL},
+    {MCPD_METHOD_TOOL_MODE, m_tool_mode, METHOD_NEEDS_INIT, "mode"},
     {NULL, NULL, 0, NULL},
 };

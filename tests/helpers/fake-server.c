@@ -66,6 +66,7 @@ static struct {
 static struct {
     long list_changed_burst; /* list_changed notifications sent when the timer fires */
     bool repeat_cursor;      /* pages after the first point back to the start: a cursor loop */
+    bool reverse_list;       /* tools/list in reverse order: servers' own order must not matter */
 } bounds = {.list_changed_burst = 1};
 
 /* ---------------------------------------------------------------- ids and tokens */
@@ -818,7 +819,7 @@ static void on_tools_list(const Tok *id, yajl_val params)
         gs(g, "tools");
         yajl_gen_array_open(g);
         for (size_t i = off; i < end; i++)
-            gen_tool_at(g, i);
+            gen_tool_at(g, bounds.reverse_list ? end - 1 - (i - off) : i);
         yajl_gen_array_close(g);
         if (end < total) {
             char cursor[32];
@@ -1839,6 +1840,7 @@ static void usage(FILE *f)
           "  --no-progress              sleep calls send no progress (a hung call)\n"
           "  --list-changed-burst N     send N list_changed when the list changes\n"
           "  --repeat-cursor            later pages give cursor 0: a paging loop\n"
+          "  --reverse-list             each tools/list page in reverse order\n"
           "  --log FILE                 append every received line to FILE\n"
           "  --pid-file FILE            write our pid to FILE\n"
           "  --ask                      list the tool ask {method, params}: a request to the "
@@ -1889,6 +1891,7 @@ enum {
     O_REPEAT_CURSOR,
     O_IGNORE_UNKNOWN,
     O_TASKS,
+    O_REVERSE_LIST,
 };
 
 static const struct option long_opts[] = {
@@ -1920,6 +1923,7 @@ static const struct option long_opts[] = {
     {"repeat-cursor", no_argument, NULL, O_REPEAT_CURSOR},
     {"ignore-unknown", no_argument, NULL, O_IGNORE_UNKNOWN},
     {"tasks", no_argument, NULL, O_TASKS},
+    {"reverse-list", no_argument, NULL, O_REVERSE_LIST},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -2001,6 +2005,9 @@ static void set_option(int c, const char *arg, const char *name)
         break;
     case O_LIST_CHANGED_BURST:
         bounds.list_changed_burst = parse_count(arg, name);
+        break;
+    case O_REVERSE_LIST:
+        bounds.reverse_list = true;
         break;
     case O_REPEAT_CURSOR:
         bounds.repeat_cursor = true;

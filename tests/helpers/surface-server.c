@@ -4,7 +4,8 @@
 //
 // Options: --name NAME (in every text it returns, default "s"), --resources N (extra resources
 // mem://NAME/item<i>, listed 100 per page), --tools-only (no prompts, resources or completion),
-// --init-delay-ms N (a slow start: initialize is answered after N ms).
+// --init-delay-ms N (a slow start: initialize is answered after N ms), --reverse (resources listed
+// in reverse order).
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,6 +27,8 @@ static long n_extra;
 static bool tools_only;
 static bool extra_prompt;
 static long init_delay_ms;
+/* --reverse: resources listed in reverse order (mcpd's merged order must not depend on it) */
+static bool reverse;
 static char *subs[MAX_SUBS];
 static int n_subs;
 
@@ -203,16 +206,19 @@ static void resources_list(yajl_val id, yajl_val params)
     const char *cursor = get_str(params, "cursor", NULL);
     long from = cursor ? atol(cursor) : 0, i;
 
+    static const char shared[] = "{\"uri\":\"mem://shared\",\"name\":\"shared\"}",
+                      widget[] = "{\"uri\":\"ui://widget/main.html\",\"name\":\"widget\","
+                                 "\"mimeType\":\"text/html;profile=mcp-app\"}";
+    long last;
+
     begin(id);
     printf("{\"resources\":[");
     if (!from)
-        printf("{\"uri\":\"mem://shared\",\"name\":\"shared\"},"
-               "{\"uri\":\"ui://widget/main.html\",\"name\":\"widget\","
-               "\"mimeType\":\"text/html;profile=mcp-app\"}%s",
-               n_extra ? "," : "");
-    for (i = from; i < n_extra && i < from + PAGE; i++)
+        printf("%s,%s%s", reverse ? widget : shared, reverse ? shared : widget, n_extra ? "," : "");
+    last = n_extra < from + PAGE ? n_extra : from + PAGE;
+    for (i = from; i < last; i++)
         printf("%s{\"uri\":\"mem://%s/item%ld\",\"name\":\"item%ld\"}", i > from ? "," : "", name,
-               i, i);
+               reverse ? last - 1 - (i - from) : i, reverse ? last - 1 - (i - from) : i);
     printf("]");
     if (i < n_extra)
         printf(",\"nextCursor\":\"%ld\"", i);
@@ -355,6 +361,8 @@ int main(int argc, char **argv)
             n_extra = atol(argv[++i]);
         else if (!strcmp(argv[i], "--init-delay-ms") && i + 1 < argc)
             init_delay_ms = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--reverse"))
+            reverse = true;
         else if (!strcmp(argv[i], "--tools-only"))
             tools_only = true;
         else {

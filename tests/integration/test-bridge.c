@@ -234,6 +234,44 @@ static void test_short_runs(Harness *h)
     CHECK(got == N_SHORT_RUNS);
 }
 
+/*
+ * A host run with MCPD_TOOL_MODE=search (docs/search.md): it starts with mcpd's two tools,
+ * finds one with mcpd_search_tools, is told list_changed, lists it and calls it by its name.
+ */
+static void test_search_mode(Harness *h)
+{
+    _cleanup_free_ char *out = NULL;
+    int st;
+
+    setenv("MCPD_TOOL_MODE", "search", 1);
+    st = run_bridge(h, NULL, NULL,
+                    INIT_LINE("1") "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n"
+                                   "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+                                   "\"params\":{\"name\":\"mcpd_search_tools\",\"arguments\":"
+                                   "{\"query\":\"add two numbers\"}}}\n"
+                                   "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}\n"
+                                   "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+                                   "\"params\":{\"name\":\"mcp_user1_add\",\"arguments\":"
+                                   "{\"a\":2,\"b\":3}}}\n",
+                    &out);
+    unsetenv("MCPD_TOOL_MODE");
+    yajl_val first = find_reply(out, "2"), found = find_reply(out, "3"),
+             second = find_reply(out, "4"), sum = find_reply(out, "5");
+    CHECK_MSG(st == 0 && first && list_has(first, "mcpd_search_tools") &&
+                  !list_has(first, "mcp_user1_add"),
+              "first list: %s", out);
+    _cleanup_free_ char *found_text = found ? json_to_string(found) : NULL;
+    CHECK_MSG(found_text && strstr(found_text, "mcp_user1_add"), "search: %s", out);
+    CHECK_MSG(out && strstr(out, "notifications/tools/list_changed"), "no list_changed: %s", out);
+    CHECK_MSG(second && list_has(second, "mcp_user1_add"), "second list: %s", out);
+    _cleanup_free_ char *sum_text = sum ? json_to_string(sum) : NULL;
+    CHECK_MSG(sum_text && strstr(sum_text, "5"), "call: %s", out);
+    json_free(first);
+    json_free(found);
+    json_free(second);
+    json_free(sum);
+}
+
 /* Megabytes pipelined each way, stdin closed right after: every reply arrives, intact. */
 static void test_bulk(Harness *h)
 {
@@ -328,6 +366,7 @@ int main(void)
     test_probe_first(&h, root);
     test_short_runs(&h);
     test_bulk(&h);
+    test_search_mode(&h);
     test_cancelled(&h);
 
     h_check_healthy(&h, "bridge", "mcp_user1_echo");
