@@ -100,7 +100,7 @@ static uint64_t check_others_served(Harness *h, mcpc_client *c, const char *tool
                   t ? t : "(null)");
     }
     pid_t w = waitpid(child, &status, WNOHANG);
-    /* A race with the hostile call's 4 s callTimeout, which a 20 times slower mcpd can lose. */
+    /* A race with the hostile call's callTimeout, which a 20 times slower mcpd can lose. */
     CHECK_MSG(w == 0 || !h_measurable("the control calls' race with the hostile call"),
               "%s: its call ended before the control calls came back", tool);
     if (w == 0)
