@@ -12,6 +12,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "common/json.h"
+#include "common/jsonc.h"
 #include "common/paths.h"
 #include "common/util.h"
 #include "daemon/config/claude-json.h"
@@ -90,14 +91,16 @@ static int keep(Reader *r, yajl_val v, size_t weight)
         json_free(v);
         return 0;
     }
+    /* Appended: a repeated key is dropped once the file is read (reader_dedupe), as a search
+     * per member made a kept object of many members quadratic. */
     if (r->n_build == 0) {
-        json_object_set(r->target, r->target_key, v);
+        json_object_append(r->target, r->target_key, v);
     } else {
         Frame *top = &r->build[r->n_build - 1];
         if (YAJL_IS_ARRAY(top->node)) {
             json_array_push(top->node, v);
         } else {
-            json_object_set(top->node, top->key ? top->key : "", v);
+            json_object_append(top->node, top->key ? top->key : "", v);
             free(top->key);
             top->key = NULL;
         }
@@ -128,7 +131,7 @@ static int begin_walked(Reader *r, yajl_val v, bool map)
         return 1;
     case LEVEL_ROOT:
         if (map && streq(r->key, "projects")) {
-            json_object_set(r->root, "projects", json_object_new());
+            json_object_append(r->root, "projects", json_object_new());
             r->level = LEVEL_PROJECTS;
             return 1;
         }
@@ -139,7 +142,9 @@ static int begin_walked(Reader *r, yajl_val v, bool map)
     case LEVEL_PROJECTS:
         if (map) {
             r->project = json_object_new();
-            json_object_set(json_get(r->root, "projects"), r->key, r->project);
+            /* The last "projects" is the one being read: a repeated one is dropped later. */
+            yajl_val projects = r->root->u.object.values[r->root->u.object.len - 1];
+            json_object_append(projects, r->key, r->project);
             r->level = LEVEL_PROJECT;
             return 1;
         }
@@ -351,6 +356,8 @@ static int stream_finish(Stream *s, yajl_val *outp, char **whyp)
 
     if (r < 0)
         return r;
+    /* A duplicate key keeps its last value (JSON.parse), in O(n log n). */
+    jsonc_dedupe(s->r.root);
     *outp = s->r.root;
     s->r.root = NULL;
     return 0;

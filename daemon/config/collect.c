@@ -212,8 +212,7 @@ static void env_file_line(yajl_val env, const char *line, size_t n)
         v[vn - 1] = '\0';
         v++;
     }
-    if (!json_get(env, p)) /* the entry's own env wins over its envFile */
-        json_object_set(env, p, json_string_new(v));
+    json_object_append(env, p, json_string_new(v)); /* repeats are dropped by the caller */
 }
 
 /*
@@ -256,6 +255,9 @@ static void take_env_file(ConfigSet *set, ServerConfig *c, yajl_val expanded)
         env_file_line(c->env, p, n);
         p += n + 1;
     }
+    /* The entry's own env wins over its envFile, and a file's first line of a name over later
+     * ones: one sort, where a lookup per line was quadratic in the file's lines. */
+    json_object_dedupe(c->env, JSON_DUP_KEEP_FIRST);
 }
 
 /*
@@ -289,6 +291,12 @@ static char *variable_in(const char *s, unsigned forms)
             return xstrndup(body, n);
     }
     return NULL;
+}
+
+/* Whether v may hold a mark (each has a '{'): its field path is built only then, not per value. */
+static bool may_hold_mark(yajl_val v)
+{
+    return !YAJL_IS_STRING(v) || strchr(v->u.string, '{');
 }
 
 /* Warn once for each string under v (named where, a field path) holding an unfilled mark. */
@@ -330,12 +338,16 @@ static void note_unfilled(ConfigSet *set, const char *name, const SourceMeta *sr
         }
     } else if (YAJL_IS_OBJECT(v)) {
         for (size_t i = 0; i < v->u.object.len; i++) {
+            if (!may_hold_mark(v->u.object.values[i]))
+                continue;
             _cleanup_free_ char *sub = where[0] ? xasprintf("%s.%s", where, v->u.object.keys[i])
                                                 : xstrdup(v->u.object.keys[i]);
             note_unfilled(set, name, src, v->u.object.values[i], sub);
         }
     } else if (YAJL_IS_ARRAY(v)) {
         for (size_t i = 0; i < v->u.array.len; i++) {
+            if (!may_hold_mark(v->u.array.values[i]))
+                continue;
             _cleanup_free_ char *sub = xasprintf("%s[%zu]", where, i);
             note_unfilled(set, name, src, v->u.array.values[i], sub);
         }

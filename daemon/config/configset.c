@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <strings.h>
@@ -53,15 +54,53 @@ static char *problem_field(const char *server, const char *message)
     return NULL;
 }
 
+/* Room for one more of n items at *arrayp: doubled at 0 and each power of two (linear in all). */
+static void grow_doubling(void *arrayp, size_t n, size_t size)
+{
+    void **a = arrayp;
+
+    if ((n & (n - 1)) == 0)
+        *a = xrealloc(*a, (n ? 2 * n : 1) * size);
+}
+
+/*
+ * Problems kept in a row about one server entry. An entry holds a handful of fields; one with
+ * 200 000 unknown fields, or as many unset ${VAR}s, made as many problems and log lines, and a
+ * status no client could read. Past the bound one more problem says the rest is not listed.
+ */
+#define CONFIG_MAX_PROBLEMS_PER_ENTRY 32
+
+/* Whether a problem about server in path is past the bound; the one at the bound says so. */
+static bool problem_over_bound(ConfigSet *set, const char *path, const char *server,
+                               char **messagep)
+{
+    const ConfigProblem *last = set->n_problems ? &set->problems[set->n_problems - 1] : NULL;
+
+    if (!server || !last || !streq(last->server, server) || !streq(last->path, path)) {
+        set->n_entry_problems = 1;
+        return false;
+    }
+    if (++set->n_entry_problems < CONFIG_MAX_PROBLEMS_PER_ENTRY)
+        return false;
+    if (set->n_entry_problems > CONFIG_MAX_PROBLEMS_PER_ENTRY) {
+        free(*messagep);
+        return true;
+    }
+    free(*messagep);
+    *messagep = xasprintf("Server \"%s\": more problems with this entry are not listed (mcpd "
+                          "lists %d per entry): fix those above and reload to see the rest",
+                          server, CONFIG_MAX_PROBLEMS_PER_ENTRY - 1);
+    return false;
+}
+
 static void problem_add(ConfigSet *set, const char *path, const char *server, bool warning,
                         char *message)
 {
     ConfigProblem *p;
 
-    /* Grown by doubling (at 0 and each power of two): thousands of problems stay linear. */
-    if ((set->n_problems & (set->n_problems - 1)) == 0)
-        set->problems = xrealloc(set->problems, (set->n_problems ? 2 * set->n_problems : 1) *
-                                                    sizeof(*set->problems));
+    if (problem_over_bound(set, path, server, &message))
+        return;
+    grow_doubling(&set->problems, set->n_problems, sizeof(*set->problems));
     p = &set->problems[set->n_problems++];
     p->path = path ? xstrdup(path) : NULL;
     p->server = server ? xstrdup(server) : NULL;
@@ -105,7 +144,7 @@ void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, co
     ConfigSkip *k;
     va_list ap;
 
-    set->skipped = xrealloc(set->skipped, (set->n_skipped + 1) * sizeof(*set->skipped));
+    grow_doubling(&set->skipped, set->n_skipped, sizeof(*set->skipped));
     k = &set->skipped[set->n_skipped++];
     k->name = xstrdup(name);
     source_copy(&k->source, src);
@@ -117,8 +156,14 @@ void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, co
                  k->reason);
 }
 
+static void by_name_keep(void *c)
+{
+    (void)c; /* owned by servers[] */
+}
+
 void config_set_deinit(ConfigSet *set)
 {
+    tdestroy(set->by_name, by_name_keep);
     for (size_t i = 0; i < set->n_servers; i++)
         server_config_free(set->servers[i]);
     free(set->servers);
@@ -166,18 +211,25 @@ const struct stat *config_set_read_stat(const ConfigSet *set, const char *path)
     return NULL;
 }
 
+static int by_name_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ServerConfig *)a)->name, ((const ServerConfig *)b)->name);
+}
+
 ServerConfig *config_set_find(const ConfigSet *set, const char *name)
 {
-    for (size_t i = 0; i < set->n_servers; i++)
-        if (streq(set->servers[i]->name, name))
-            return set->servers[i];
-    return NULL;
+    ServerConfig key = {.name = (char *)name};
+    ServerConfig **node = tfind(&key, &set->by_name, by_name_cmp);
+
+    return node ? *node : NULL;
 }
 
 void config_set_add(ConfigSet *set, ServerConfig *c)
 {
-    set->servers = xrealloc(set->servers, (set->n_servers + 1) * sizeof(*set->servers));
+    grow_doubling(&set->servers, set->n_servers, sizeof(*set->servers));
     set->servers[set->n_servers++] = c;
+    /* First wins: a later entry of a name never replaces the one found. */
+    xtsearch(c, &set->by_name, by_name_cmp);
 }
 
 const char *transport_type_name(TransportType t)
@@ -864,6 +916,12 @@ static char *expand_string(const char *s, Expander *x)
 
     for (const char *p = s; *p;) {
         const char *close = startswith(p, "${") ? strchr(p + 2, '}') : NULL;
+        if (startswith(p, "${") && !close) {
+            /* No '}' after here: nothing more expands (looking again for each "${" of the rest
+             * made a string of many of them quadratic). */
+            strbuf_puts(&sb, p);
+            break;
+        }
         if (!close || close == p + 2) {
             strbuf_putc(&sb, *p++);
             continue;
@@ -885,13 +943,17 @@ static yajl_val expand_value(yajl_val v, Expander *x)
     yajl_val out;
 
     if (YAJL_IS_STRING(v)) {
-        _cleanup_free_ char *e = expand_string(v->u.string, x);
-        return json_string_new(e);
+        if (!strstr(v->u.string, "${"))
+            return json_string_new(v->u.string);
+        out = json_string_new("");
+        free(out->u.string);
+        out->u.string = expand_string(v->u.string, x);
+        return out;
     }
     if (YAJL_IS_OBJECT(v)) {
         out = json_object_new();
         for (size_t i = 0; i < v->u.object.len; i++)
-            json_object_set(out, v->u.object.keys[i], expand_value(v->u.object.values[i], x));
+            json_object_append(out, v->u.object.keys[i], expand_value(v->u.object.values[i], x));
         return out;
     }
     if (YAJL_IS_ARRAY(v)) {

@@ -128,8 +128,10 @@ typedef bool (*ConfigGateFn)(void *ctx, struct ConfigSet *set, const char *name,
 typedef struct ConfigSet {
     ServerConfig **servers; /* winners, in priority order (disabled ones too: they mask) */
     size_t n_servers;
+    void *by_name; /* the same by name (a tsearch tree): one lookup per entry, not a walk */
     ConfigProblem *problems;
     size_t n_problems;
+    size_t n_entry_problems; /* of the last problem's entry, in a row (problem_add's bound) */
     ConfigSkip *skipped; /* in the order they were seen */
     size_t n_skipped;
     char **exa_api_keys; /* keys found in filtered Exa servers (secrets: never shown) */

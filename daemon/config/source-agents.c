@@ -171,7 +171,7 @@ int source_map_agent(const AgentShape *shape, yajl_val in, yajl_val *outp, char 
     for (size_t i = 0; i < in->u.object.len; i++) {
         const char *k = in->u.object.keys[i];
         if (!shape_drops(shape, k) && !(shape->types && streq(k, "type")))
-            json_object_set(out, k, json_copy(in->u.object.values[i]));
+            json_object_append(out, k, json_copy(in->u.object.values[i])); /* keys unique */
     }
     if ((r = map_type(shape, in, out, whyp)) < 0 || (r = map_scalars(shape, in, out, whyp)) < 0) {
         json_free(out);
