@@ -414,6 +414,7 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
         return;
     }
     note_unfilled(set, name, src, expanded, "");
+    server_config_hash(c, settings); /* with its envFile and its cwd as the server gets them */
     config_set_add(set, c);
 }
 

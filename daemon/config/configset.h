@@ -83,7 +83,11 @@ typedef struct ServerConfig {
     bool allow_commands; /* "!cmd" values run: only in mcpd's own files (other agents: literal) */
     yajl_val enabled_tools;  /* enabledTools: array of globs; only matching tools, or NULL: all */
     yajl_val disabled_tools; /* disabledTools: array of globs never shown, or NULL */
-    /* Over the expanded entry with sorted keys: a changed variable is a changed server. */
+    /*
+     * The server's identity (server_config_hash): over what it runs or reaches, after expansion,
+     * whatever the form it is written in. A changed variable is a changed server; "type":
+     * "stdio" added is not. The tool cache and the era are kept by it.
+     */
     char hash[2 * SHA256_DIGEST_SIZE + 1];
     SourceMeta source;
 } ServerConfig;
@@ -132,7 +136,7 @@ typedef struct ConfigSet {
     ConfigProblem *problems;
     size_t n_problems;
     size_t n_entry_problems; /* of the last problem's entry, in a row (problem_add's bound) */
-    ConfigSkip *skipped; /* in the order they were seen */
+    ConfigSkip *skipped;     /* in the order they were seen */
     size_t n_skipped;
     char **exa_api_keys; /* keys found in filtered Exa servers (secrets: never shown) */
     size_t n_exa_api_keys;
@@ -257,8 +261,18 @@ ServerConfig *server_config_from_json(const char *name, yajl_val obj, const Sour
  */
 ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val obj,
                                   const SourceMeta *src, const Settings *settings, ConfigSet *set);
+/**
+ * (Re)compute c->hash from its fields (after ${VAR} expansion, an envFile, an absolute cwd): the
+ * same for two entries that start the same process or reach the same server the same way.
+ */
+void server_config_hash(ServerConfig *c, const Settings *settings);
 /** Deep copy. */
 ServerConfig *server_config_copy(const ServerConfig *c);
+/**
+ * Give dst (the same server: equal hashes) the origin of from: where it was found and the entry
+ * as written there, so status and the tool view name the entry that wins now.
+ */
+void server_config_take_origin(ServerConfig *dst, const ServerConfig *from);
 /** Release; returns NULL. */
 ServerConfig *server_config_free(ServerConfig *c);
 /** Whether two entries are the same server (name and unresolved config hash). */

@@ -277,6 +277,9 @@ void ws_load(Workspace *ws, yajl_val results)
         bool created;
         Server *s = server_acquire(m->servers, c, start, &created);
         bool kept = false;
+        /* The same server, maybe written elsewhere or otherwise now: shown as it wins now. */
+        if (!created)
+            server_config_take_origin(s->cfg, c);
         for (size_t j = 0; j < n_old; j++)
             kept |= old[j] == s;
         ws->servers[ws->n_servers++] = s;
