@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,6 +435,62 @@ static void cache_store(const char *path, const struct stat *st, yajl_val kept)
     cache.path = xstrdup(path);
     cache.st = *st;
     cache.kept = json_copy(kept);
+}
+
+static void roots_add(char ***rootsp, size_t *np, const char *root)
+{
+    char real[PATH_MAX];
+
+    *rootsp = xrealloc(*rootsp, (*np + 1) * sizeof(char *));
+    /* Workspaces are known by their real path; Claude Code writes the project's own. */
+    (*rootsp)[(*np)++] = xstrdup(root[0] && realpath(root, real) ? real : root);
+}
+
+/* The member named key of obj, looked for at index i first: files are rewritten in order. */
+static yajl_val member_near(yajl_val obj, size_t i, const char *key)
+{
+    if (YAJL_IS_OBJECT(obj) && i < obj->u.object.len && streq(obj->u.object.keys[i], key))
+        return obj->u.object.values[i];
+    return json_get(obj, key);
+}
+
+/* Each project of a whose kept keys differ in b (or that b lacks) into roots. */
+static void projects_changed(yajl_val a, yajl_val b, char ***rootsp, size_t *np)
+{
+    for (size_t i = 0; YAJL_IS_OBJECT(a) && i < a->u.object.len; i++) {
+        yajl_val other = member_near(b, i, a->u.object.keys[i]);
+        if (!other || !json_equal(a->u.object.values[i], other))
+            roots_add(rootsp, np, a->u.object.keys[i]);
+    }
+}
+
+void claude_json_changes(const char *path, char ***rootsp, size_t *np)
+{
+    _cleanup_json_ yajl_val before = NULL, now = NULL;
+    _cleanup_free_ char *why = NULL;
+
+    *rootsp = NULL;
+    *np = 0;
+    if (cache.path && streq(cache.path, path))
+        before = json_copy(cache.kept);
+    if (claude_json_read(path, true, &now, &why) < 0)
+        now = NULL;
+    if (!before || !now ||
+        !json_equal(json_get(before, "mcpServers"), json_get(now, "mcpServers"))) {
+        roots_add(rootsp, np, "");
+        return;
+    }
+    yajl_val was = json_get(before, "projects"), is = json_get(now, "projects");
+    if (!YAJL_IS_OBJECT(was) || !YAJL_IS_OBJECT(is)) {
+        if (!json_equal(was, is))
+            roots_add(rootsp, np, "");
+        return;
+    }
+    projects_changed(is, was, rootsp, np);
+    /* A project that went: its servers go too. Those in both were compared already. */
+    for (size_t i = 0; i < was->u.object.len; i++)
+        if (!member_near(is, i, was->u.object.keys[i]))
+            roots_add(rootsp, np, was->u.object.keys[i]);
 }
 
 int claude_json_read(const char *path, bool follow, yajl_val *outp, char **whyp)

@@ -58,6 +58,13 @@ void config_note_listing(ConfigSet *set, const char *dir)
  * must still be a regular file. Either way nothing but a regular file is read, so a FIFO or a
  * device never blocks the loop.
  */
+void config_note_file(ConfigSet *set, const char *path)
+{
+    /* Hot reload watches what discovery looked at, found or not. */
+    if (read_hook && !set->quiet)
+        read_hook(path, set->root, read_hook_ud);
+}
+
 int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char **textp,
                      size_t *lenp)
 {
@@ -65,9 +72,7 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
     struct stat st;
     int r;
 
-    /* Hot reload watches what discovery looked at, found or not. */
-    if (read_hook && !set->quiet)
-        read_hook(path, set->root, read_hook_ud);
+    config_note_file(set, path);
     r = paths_read_regular(path, level != CONFIG_LEVEL_PROJECT, CONFIG_MAX_FILE_BYTES, &st, textp,
                            lenp, &why);
     if (r == 0)

@@ -190,7 +190,11 @@ const char *const source_vscode_dirs[] = {"Code", "Code - Insiders", "VSCodium",
 int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp)
 {
     _cleanup_free_ char *why = NULL;
-    int r = claude_json_read(path, true, outp, &why);
+    int r;
+
+    /* Watched like every file: its changes are weighed by claude_json_changes (daemon.c). */
+    config_note_file(set, path);
+    r = claude_json_read(path, true, outp, &why);
 
     if (r == -ENOENT || r == -ENOTDIR)
         return -ENOENT;

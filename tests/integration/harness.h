@@ -80,6 +80,10 @@ int h_list_count(mcpc_client *c, const char *name, bool *foundp);
 void h_sleep_ms(int ms);
 /** Read a file's whole content (to free), or NULL. */
 char *h_read_file(const char *path);
+/** Times needle occurs in the file at path (0 when it cannot be read). */
+int h_count_in_file(const char *path, const char *needle);
+/* What a fake server run with --log FILE writes once per start: its initialize request. */
+#define H_FAKE_STARTED "\"method\":\"initialize\""
 /** Print the daemon log (on failure). */
 void h_dump_log(const Harness *h);
 /*

@@ -63,12 +63,7 @@ static void remove_agent(const Harness *h, const AgentFile *a)
 /* Times the fake server was initialized: each start logs its initialize request. */
 static int n_starts(const char *marker)
 {
-    _cleanup_free_ char *log = h_read_file(marker);
-    int n = 0;
-
-    for (const char *p = log; p && (p = strstr(p, "\"method\":\"initialize\"")); p++)
-        n++;
-    return n;
+    return h_count_in_file(marker, H_FAKE_STARTED);
 }
 
 /* Reload, as setup's rewrite would have mcpd do, and check shared stays connected. */
