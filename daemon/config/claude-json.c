@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,6 +418,8 @@ static struct {
     struct stat st;
     yajl_val kept;
 } cache;
+/* Discovery runs on the loop and on threads (discover-async.c): the cache is used under it. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool cache_hit(const char *path, const struct stat *st)
 {
@@ -471,8 +474,10 @@ void claude_json_changes(const char *path, char ***rootsp, size_t *np)
 
     *rootsp = NULL;
     *np = 0;
+    pthread_mutex_lock(&cache_lock);
     if (cache.path && streq(cache.path, path))
         before = json_copy(cache.kept);
+    pthread_mutex_unlock(&cache_lock);
     if (claude_json_read(path, true, &now, &why) < 0)
         now = NULL;
     if (!before || !now ||
@@ -509,10 +514,13 @@ int claude_json_read(const char *path, bool follow, yajl_val *outp, char **whyp)
         *whyp = xasprintf("cannot stat: %s", strerror(-r));
         return r;
     }
-    if (cache_hit(path, &st)) {
+    pthread_mutex_lock(&cache_lock);
+    bool hit = cache_hit(path, &st);
+    if (hit)
         *outp = json_copy(cache.kept);
+    pthread_mutex_unlock(&cache_lock);
+    if (hit)
         return 0;
-    }
     stream_init(&s);
     while (r == 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
         if (n < 0 && errno == EINTR)
@@ -527,7 +535,10 @@ int claude_json_read(const char *path, bool follow, yajl_val *outp, char **whyp)
     if (r == 0)
         r = stream_finish(&s, outp, whyp);
     stream_deinit(&s);
-    if (r == 0)
+    if (r == 0) {
+        pthread_mutex_lock(&cache_lock);
         cache_store(path, &st, *outp);
+        pthread_mutex_unlock(&cache_lock);
+    }
     return r;
 }

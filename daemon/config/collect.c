@@ -3,6 +3,7 @@
 // and the rules every entry passes before it joins the set.
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,8 @@ typedef struct GoodFile {
     char *text;
 } GoodFile;
 
+/* Discovery runs on the loop and on threads (discover-async.c): good[] is used under good_lock. */
+static pthread_mutex_t good_lock = PTHREAD_MUTEX_INITIALIZER;
 static GoodFile good[CONFIG_GOOD_MAX];
 static size_t n_good, good_bytes;
 static ConfigReadHook read_hook;
@@ -43,10 +46,9 @@ void config_set_read_hook(ConfigReadHook fn, void *userdata)
 
 void config_note_listing(ConfigSet *set, const char *dir)
 {
-    if (read_hook && !set->quiet) {
-        _cleanup_free_ char *listing = xasprintf("%s/", dir);
-        read_hook(listing, set->root, read_hook_ud);
-    }
+    _cleanup_free_ char *listing = xasprintf("%s/", dir);
+
+    config_note_file(set, listing);
 }
 
 /*
@@ -61,8 +63,20 @@ void config_note_listing(ConfigSet *set, const char *dir)
 void config_note_file(ConfigSet *set, const char *path)
 {
     /* Hot reload watches what discovery looked at, found or not. */
-    if (read_hook && !set->quiet)
+    if (set->quiet)
+        return;
+    if (set->defer_notes) {
+        set->notes = xrealloc(set->notes, (set->n_notes + 1) * sizeof(char *));
+        set->notes[set->n_notes++] = xstrdup(path);
+    } else if (read_hook) {
         read_hook(path, set->root, read_hook_ud);
+    }
+}
+
+void config_set_pass_notes(ConfigSet *set)
+{
+    for (size_t i = 0; read_hook && i < set->n_notes; i++)
+        read_hook(set->notes[i], set->root, read_hook_ud);
 }
 
 int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char **textp,
@@ -141,8 +155,10 @@ static void good_keep(const char *path, const char *text)
 
 void config_forget_good(void)
 {
+    pthread_mutex_lock(&good_lock);
     while (n_good)
         good_forget(good[0].path);
+    pthread_mutex_unlock(&good_lock);
 }
 
 /**
@@ -156,28 +172,40 @@ int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_v
     _cleanup_free_ char *text = NULL, *why = NULL, *where = NULL;
     const GoodFile *g;
     size_t len = 0;
+    _cleanup_free_ char *kept = NULL;
     int r = config_read_text(set, path, level, &text, &len);
 
-    if (r == -ENOENT)
+    if (r == -ENOENT) {
+        pthread_mutex_lock(&good_lock);
         good_forget(path);
+        pthread_mutex_unlock(&good_lock);
+    }
     if (r < 0)
         return r;
     /* Errors name the line and column; a duplicate key keeps its last value (JSON.parse). */
     *outp = jsonc_parse_strict(text, len, &why);
     if (*outp) {
-        if (set->keep_last_good)
+        if (set->keep_last_good) {
+            pthread_mutex_lock(&good_lock);
             good_keep(path, text);
+            pthread_mutex_unlock(&good_lock);
+        }
         return 0;
     }
     where = json_error_where(why);
     /* Only discovery falls back: approvals (trust.json) and settings must not outlive a typo. */
-    g = set->keep_last_good ? good_find(path) : NULL;
-    if (g) {
+    if (set->keep_last_good) {
+        pthread_mutex_lock(&good_lock);
+        g = good_find(path);
+        kept = g ? xstrdup(g->text) : NULL;
+        pthread_mutex_unlock(&good_lock);
+    }
+    if (kept) {
         config_set_problem(set, path, NULL,
                            "invalid JSON at %s%s%s: %s; kept its servers as they were before "
                            "this change (fix the file and reload)",
                            path, where ? ":" : "", where ? where : "", why);
-        *outp = jsonc_parse_strict(g->text, strlen(g->text), NULL);
+        *outp = jsonc_parse_strict(kept, strlen(kept), NULL);
         return *outp ? 0 : -EINVAL;
     }
     config_set_problem(set, path, NULL, "invalid JSON at %s%s%s: %s; fix the file or move it away",

@@ -188,6 +188,9 @@ void config_set_deinit(ConfigSet *set)
     for (size_t i = 0; i < set->n_read_files; i++)
         free(set->read_files[i].path);
     free(set->read_files);
+    for (size_t i = 0; i < set->n_notes; i++)
+        free(set->notes[i]);
+    free(set->notes);
     memset(set, 0, sizeof(*set));
 }
 

@@ -156,6 +156,13 @@ typedef struct ConfigSet {
      */
     ConfigFileStat *read_files;
     size_t n_read_files;
+    /*
+     * Discovery on a thread (config_discover_off_loop): the files it looked at, kept for the
+     * read hook, which runs on the loop only (config_set_pass_notes). Bounded like read_files.
+     */
+    bool defer_notes;
+    char **notes;
+    size_t n_notes;
 } ConfigSet;
 
 /* Daemon settings (mcpd.json); every field has a default. */
@@ -223,6 +230,8 @@ typedef struct DiscoverOptions {
 
 /** Release a set; safe on a zeroed value. */
 void config_set_deinit(ConfigSet *set);
+/** On the loop: give the read hook the files a discovery with defer_notes looked at. */
+void config_set_pass_notes(ConfigSet *set);
 /** Note that path was read, st the fstat of the descriptor read (a later read replaces it). */
 void config_set_note_read(ConfigSet *set, const char *path, const struct stat *st);
 /** The fstat noted when path was last read into set, or NULL when it was not. */

@@ -68,7 +68,8 @@ static void in_daemon(Harness *h, const char *root, const char *what)
     big_pinger_start(&p, h_client(h, "pinger"));
     int64_t init_ms = big_initialize_in(h, root, &agent);
     big_pinger_stop(&p);
-    printf("mcpd        %-26s initialize %6" PRId64 " ms; slowest ping meanwhile %6.1f ms "
+    printf("mcpd        %-26s initialize + tools/list %6" PRId64
+           " ms; slowest ping meanwhile %6.1f ms "
            "(%" PRIu64 " pings)\n",
            what, init_ms, (double)atomic_load(&p.max_us) / 1e3, (uint64_t)atomic_load(&p.n_pings));
     mcpc_free(p.c);

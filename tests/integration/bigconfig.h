@@ -115,19 +115,25 @@ static inline void big_pinger_stop(BigPinger *p)
     pthread_join(p->thread, NULL);
 }
 
-/* Initialize an agent in root (discovery of its files); return the time it took, in ms. */
+/*
+ * Initialize an agent in root and list its tools: the list waits for the discovery of root's
+ * files. Return the time both took, in ms.
+ */
 static inline int64_t big_initialize_in(Harness *h, const char *root, mcpc_client **cp)
 {
-    mcpc_options o = {.socket_path = h->socket, .client_name = "big-agent", .cwd = root,
-                      .timeout_ms = 600000};
+    mcpc_options o = {
+        .socket_path = h->socket, .client_name = "big-agent", .cwd = root, .timeout_ms = 600000};
     uint64_t t0 = now_us();
     mcpc_client *c = mcpc_new(&o);
     int r = mcpc_connect(c);
 
-    if (r != 0) {
+    char *out = NULL;
+
+    if (r != 0 || mcpc_request(c, "tools/list", "{}", &out) != 0) {
         h_dump_log(h);
-        h_sh("echo 'initialize in %s: %s'; false", root, mcpc_errmsg(c));
+        h_sh("echo 'initialize or tools/list in %s: %s'; false", root, mcpc_errmsg(c));
     }
+    free(out);
     *cp = c;
     return (int64_t)(now_us() - t0) / 1000;
 }

@@ -14,12 +14,14 @@
 #include "tests/integration/harness.h"
 
 /*
- * Slowest ping answer allowed while such a file is read, and slowest initialize. Each read takes
- * well under a second in a release build (the benchmark's figures); 5 s leaves room for a
- * sanitizer build on a loaded 2-core box, while the quadratic reading of before took minutes
- * (23.5 s at 40 000 keys, five times fewer than here).
+ * Slowest ping answer allowed while such a file is read, and slowest read (initialize and the
+ * tools/list that waits for it). A project's files are read on a thread of their own: pings wait
+ * a few ms (the benchmark's figures), so 1 s is twenty times the issue's 50 ms and room for a
+ * sanitizer build on a loaded 2-core box; a read on the loop blocked them for all of it. The
+ * read takes under a second in a release build; 60 s is room for a loaded sanitizer build, while
+ * the quadratic reading of before took minutes (23.5 s at 40 000 keys, five times fewer).
  */
-#define PING_BOUND_MS       60000
+#define PING_BOUND_MS       1000
 #define INITIALIZE_BOUND_MS 60000
 
 static void read_while_pinged(Harness *h, BigPinger *p, const char *root, const char *what)
@@ -32,15 +34,15 @@ static void read_while_pinged(Harness *h, BigPinger *p, const char *root, const 
     init_ms = big_initialize_in(h, root, &agent);
     big_pinger_stop(p);
     max_ms = atomic_load(&p->max_us) / 1000;
-    printf("  %s: initialize %" PRId64 " ms; %" PRIu64 " pings meanwhile, slowest %" PRIu64
-           " ms\n",
+    printf("  %s: initialize and tools/list %" PRId64 " ms; %" PRIu64
+           " pings meanwhile, slowest %" PRIu64 " ms\n",
            what, init_ms, (uint64_t)atomic_load(&p->n_pings), max_ms);
     CHECK_MSG(atomic_load(&p->n_failed) == 0, "%s: a ping failed", what);
     /* Speed means nothing under valgrind (h_measurable says so once): only answers count. */
     if (h_measurable("the time bounds")) {
         CHECK_MSG(max_ms < PING_BOUND_MS, "%s: a ping waited %" PRIu64 " ms", what, max_ms);
-        CHECK_MSG(init_ms < INITIALIZE_BOUND_MS, "%s: initialize took %" PRId64 " ms", what,
-                  init_ms);
+        CHECK_MSG(init_ms < INITIALIZE_BOUND_MS,
+                  "%s: initialize and tools/list took %" PRId64 " ms", what, init_ms);
     }
     /* The file was read: its server is there, held by the trust gate (a cloned repository). */
     _cleanup_json_ yajl_val st = h_status(agent);
