@@ -219,6 +219,26 @@ static int by_name_cmp(const void *a, const void *b)
     return strcmp(((const ServerConfig *)a)->name, ((const ServerConfig *)b)->name);
 }
 
+bool config_set_stale(const ConfigSet *set)
+{
+    for (size_t i = 0; i < set->n_notes; i++) {
+        const char *path = set->notes[i];
+        const struct stat *was = config_set_read_stat(set, path);
+        struct stat now;
+        bool is = stat(path, &now) == 0 && S_ISREG(now.st_mode);
+        size_t n = strlen(path);
+
+        if (n && path[n - 1] == '/')
+            continue; /* a listing: its entries are files of their own */
+        if (!was ? is
+                 : !is || now.st_ino != was->st_ino || now.st_size != was->st_size ||
+                       now.st_mtim.tv_sec != was->st_mtim.tv_sec ||
+                       now.st_mtim.tv_nsec != was->st_mtim.tv_nsec)
+            return true;
+    }
+    return false;
+}
+
 ServerConfig *config_set_find(const ConfigSet *set, const char *name)
 {
     ServerConfig key = {.name = (char *)name};

@@ -232,6 +232,11 @@ typedef struct DiscoverOptions {
 void config_set_deinit(ConfigSet *set);
 /** On the loop: give the read hook the files a discovery with defer_notes looked at. */
 void config_set_pass_notes(ConfigSet *set);
+/**
+ * Whether a file such a discovery looked at changed since (written, made, removed): it may have
+ * changed before the watcher heard of it, so the discovery is out of date.
+ */
+bool config_set_stale(const ConfigSet *set);
 /** Note that path was read, st the fstat of the descriptor read (a later read replaces it). */
 void config_set_note_read(ConfigSet *set, const char *path, const struct stat *st);
 /** The fstat noted when path was last read into set, or NULL when it was not. */

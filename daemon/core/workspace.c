@@ -342,6 +342,15 @@ void ws_load(Workspace *ws, yajl_val results)
 }
 
 static void ws_roots_changed(WorkspaceRegistry *m, Workspace *ws);
+static void on_discovered(ConfigSet *set, void *userdata);
+
+/* Off the loop: a project's files may take a few hundred ms to read (issue 39 item 7). */
+static void ws_discover_async(Workspace *ws)
+{
+    DiscoverOptions opt = {ws->reg->config_file, ws->root};
+
+    ws->discovering = discover_async(ws->reg->base, &opt, ws->reg->settings, on_discovered, ws);
+}
 
 void ws_wait_discovered(Workspace *ws)
 {
@@ -352,10 +361,14 @@ void ws_wait_discovered(Workspace *ws)
 static void on_discovered(ConfigSet *set, void *userdata)
 {
     Workspace *ws = userdata;
+    bool stale = config_set_stale(set);
 
     ws->discovering = NULL;
     ws_apply(ws, set, NULL);
     ws_roots_changed(ws->reg, ws);
+    /* A file written while the thread read, before the watcher knew of it: read again. */
+    if (stale)
+        ws_discover_async(ws);
 }
 
 void ws_free(Workspace *ws)
@@ -436,9 +449,7 @@ static Workspace *ws_for_cwd(WorkspaceRegistry *m, const char *cwd, char **whyp)
             return v;
     ws = ws_new(m, real);
     log_info("workspace %s: discovering its servers", real);
-    /* Off the loop: a project's files may take a few hundred ms to read (issue 39 item 7). */
-    DiscoverOptions opt = {m->config_file, ws->root};
-    ws->discovering = discover_async(m->base, &opt, m->settings, on_discovered, ws);
+    ws_discover_async(ws);
     return ws;
 }
 
