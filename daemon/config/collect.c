@@ -66,8 +66,12 @@ void config_note_file(ConfigSet *set, const char *path)
     if (set->quiet)
         return;
     if (set->defer_notes) {
-        set->notes = xrealloc(set->notes, (set->n_notes + 1) * sizeof(char *));
-        set->notes[set->n_notes++] = xstrdup(path);
+        ConfigNote *n;
+        set->notes = xrealloc(set->notes, (set->n_notes + 1) * sizeof(*set->notes));
+        n = &set->notes[set->n_notes++];
+        n->path = xstrdup(path);
+        /* Before the read: a change after this point makes the set stale, never lost. */
+        n->found = stat(path, &n->st) == 0;
     } else if (read_hook) {
         read_hook(path, set->root, read_hook_ud);
     }
@@ -76,7 +80,7 @@ void config_note_file(ConfigSet *set, const char *path)
 void config_set_pass_notes(ConfigSet *set)
 {
     for (size_t i = 0; read_hook && i < set->n_notes; i++)
-        read_hook(set->notes[i], set->root, read_hook_ud);
+        read_hook(set->notes[i].path, set->root, read_hook_ud);
 }
 
 int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char **textp,

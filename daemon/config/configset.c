@@ -189,7 +189,7 @@ void config_set_deinit(ConfigSet *set)
         free(set->read_files[i].path);
     free(set->read_files);
     for (size_t i = 0; i < set->n_notes; i++)
-        free(set->notes[i]);
+        free(set->notes[i].path);
     free(set->notes);
     memset(set, 0, sizeof(*set));
 }
@@ -222,18 +222,15 @@ static int by_name_cmp(const void *a, const void *b)
 bool config_set_stale(const ConfigSet *set)
 {
     for (size_t i = 0; i < set->n_notes; i++) {
-        const char *path = set->notes[i];
-        const struct stat *was = config_set_read_stat(set, path);
+        const ConfigNote *was = &set->notes[i];
         struct stat now;
-        bool is = stat(path, &now) == 0 && S_ISREG(now.st_mode);
-        size_t n = strlen(path);
+        bool found = stat(was->path, &now) == 0;
 
-        if (n && path[n - 1] == '/')
-            continue; /* a listing: its entries are files of their own */
-        if (!was ? is
-                 : !is || now.st_ino != was->st_ino || now.st_size != was->st_size ||
-                       now.st_mtim.tv_sec != was->st_mtim.tv_sec ||
-                       now.st_mtim.tv_nsec != was->st_mtim.tv_nsec)
+        /* Gone, come, or another file or size or time than when discovery looked at it. */
+        if (found != was->found ||
+            (found && (now.st_ino != was->st.st_ino || now.st_size != was->st.st_size ||
+                       now.st_mtim.tv_sec != was->st.st_mtim.tv_sec ||
+                       now.st_mtim.tv_nsec != was->st.st_mtim.tv_nsec)))
             return true;
     }
     return false;

@@ -161,9 +161,16 @@ typedef struct ConfigSet {
      * read hook, which runs on the loop only (config_set_pass_notes). Bounded like read_files.
      */
     bool defer_notes;
-    char **notes;
+    struct ConfigNote *notes;
     size_t n_notes;
 } ConfigSet;
+
+/* A file a discovery off the loop looked at, and what it was then (config_set_stale). */
+typedef struct ConfigNote {
+    char *path;
+    bool found; /* st holds its stat; false: it was not there */
+    struct stat st;
+} ConfigNote;
 
 /* Daemon settings (mcpd.json); every field has a default. */
 typedef struct Settings {

@@ -367,8 +367,10 @@ static void on_discovered(ConfigSet *set, void *userdata)
     ws_apply(ws, set, NULL);
     ws_roots_changed(ws->reg, ws);
     /* A file written while the thread read, before the watcher knew of it: read again. */
-    if (stale)
+    if (stale) {
+        log_info("workspace %s: a file changed while it was read; reading again", ws->root);
         ws_discover_async(ws);
+    }
 }
 
 void ws_free(Workspace *ws)

@@ -125,6 +125,10 @@ int main(void)
     bool found = false;
     h_list_count(agent, "mcp_y_echo", &found);
     CHECK_MSG(found, "the project's agent does not see y's tools");
+    /* A file read off the loop is compared with itself after: an unchanged one (this
+     * ~/.claude.json, the project's missing files) never has its workspace read again. */
+    int again = h_count_in_file(h.log, "reading again");
+    CHECK_MSG(again == 0, "the project was read again %d times", again);
 
     mcpc_free(agent);
     mcpc_free(c);
