@@ -95,6 +95,9 @@ int main(void)
     agent = mcpc_new(&o);
     CHECK(mcpc_connect(agent) == 0);
     CHECK(h_wait_state(c, "other", "connected", H_WAIT_MS));
+    /* The project's first read is over once a list is answered: the rewrites come after it. */
+    _cleanup_free_ char *first = NULL;
+    CHECK(mcpc_list_tools(agent, &first) == 0);
 
     /* Claude Code's own rewrites (counters, tips, a cost): nothing discovery reads changed. */
     for (int i = 2; i <= 6; i++) {
