@@ -1040,8 +1040,8 @@ static char *expand_string(const char *s, Expander *x)
     StrBuf sb = STRBUF_INIT;
 
     for (const char *p = s; *p;) {
-        const char *close = startswith(p, "${") ? strchr(p + 2, '}') : NULL;
-        if (startswith(p, "${") && !close) {
+        const char *close = NULL;
+        if (p[0] == '$' && p[1] == '{' && !(close = strchr(p + 2, '}'))) {
             /* No '}' after here: nothing more expands (looking again for each "${" of the rest
              * made a string of many of them quadratic). */
             strbuf_puts(&sb, p);
