@@ -375,7 +375,7 @@ yajl_val json_copy(yajl_val v)
     case yajl_t_object:
         c = json_object_new();
         for (size_t i = 0; i < v->u.object.len; i++)
-            json_object_set(c, v->u.object.keys[i], json_copy(v->u.object.values[i]));
+            json_object_append(c, v->u.object.keys[i], json_copy(v->u.object.values[i]));
         return c;
     case yajl_t_array:
         c = json_array_new();
@@ -385,6 +385,65 @@ yajl_val json_copy(yajl_val v)
     default:
         return node_new(v->type);
     }
+}
+
+_Thread_local uint64_t json_n_key_compares;
+
+/* A member's key and position, to order members by key. */
+typedef struct KeyIndex {
+    const char *key;
+    size_t index;
+} KeyIndex;
+
+static int key_index_cmp(const void *a, const void *b)
+{
+    const KeyIndex *x = a, *y = b;
+    int r = strcmp(x->key, y->key);
+
+    return r ? r : (x->index < y->index ? -1 : x->index > y->index);
+}
+
+/* The members of obj ordered by key, then by position (to free); NULL for none. */
+static KeyIndex *members_by_key(yajl_val obj)
+{
+    size_t n = obj->u.object.len;
+    KeyIndex *idx = n ? xmalloc(n * sizeof(*idx)) : NULL;
+
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (KeyIndex){obj->u.object.keys[i], i};
+    if (n > 1)
+        qsort(idx, n, sizeof(*idx), key_index_cmp);
+    return idx;
+}
+
+/*
+ * Objects up to this many members compare by looking each key up in the other: cheaper than
+ * sorting both for the small objects most comparisons see, and at most 8 * 8 comparisons.
+ */
+#define EQUAL_LOOKUP_MAX 8
+
+static bool objects_equal(yajl_val a, yajl_val b)
+{
+    size_t n = a->u.object.len;
+    _cleanup_free_ KeyIndex *ka = NULL, *kb = NULL;
+
+    if (n != b->u.object.len)
+        return false;
+    if (n <= EQUAL_LOOKUP_MAX) {
+        for (size_t i = 0; i < n; i++) {
+            yajl_val bv = json_get(b, a->u.object.keys[i]);
+            if (!bv || !json_equal(a->u.object.values[i], bv))
+                return false;
+        }
+        return true;
+    }
+    ka = members_by_key(a);
+    kb = members_by_key(b);
+    for (size_t i = 0; i < n; i++)
+        if (!streq(ka[i].key, kb[i].key) ||
+            !json_equal(a->u.object.values[ka[i].index], b->u.object.values[kb[i].index]))
+            return false;
+    return true;
 }
 
 bool json_equal(yajl_val a, yajl_val b)
@@ -399,14 +458,7 @@ bool json_equal(yajl_val a, yajl_val b)
     case yajl_t_number:
         return streq(a->u.number.r, b->u.number.r);
     case yajl_t_object:
-        if (a->u.object.len != b->u.object.len)
-            return false;
-        for (size_t i = 0; i < a->u.object.len; i++) {
-            yajl_val bv = json_get(b, a->u.object.keys[i]);
-            if (!bv || !json_equal(a->u.object.values[i], bv))
-                return false;
-        }
-        return true;
+        return objects_equal(a, b);
     case yajl_t_array:
         if (a->u.array.len != b->u.array.len)
             return false;
@@ -421,9 +473,11 @@ bool json_equal(yajl_val a, yajl_val b)
 
 static ssize_t object_index(yajl_val obj, const char *key)
 {
-    for (size_t i = 0; i < obj->u.object.len; i++)
+    for (size_t i = 0; i < obj->u.object.len; i++) {
+        json_n_key_compares++;
         if (streq(obj->u.object.keys[i], key))
             return (ssize_t)i;
+    }
     return -1;
 }
 
@@ -443,18 +497,57 @@ static void *grow_for_one(void *v, size_t n, size_t size)
 void json_object_set(yajl_val obj, const char *key, yajl_val val)
 {
     ssize_t i = object_index(obj, key);
-    size_t n = obj->u.object.len;
 
     if (i >= 0) {
         json_free(obj->u.object.values[i]);
         obj->u.object.values[i] = val;
         return;
     }
+    json_object_append(obj, key, val);
+}
+
+void json_object_append(yajl_val obj, const char *key, yajl_val val)
+{
+    size_t n = obj->u.object.len;
+
     obj->u.object.keys = grow_for_one((void *)obj->u.object.keys, n, sizeof(char *));
     obj->u.object.values = grow_for_one(obj->u.object.values, n, sizeof(yajl_val));
     obj->u.object.keys[n] = xstrdup(key);
     obj->u.object.values[n] = val;
     obj->u.object.len = n + 1;
+}
+
+void json_object_dedupe(yajl_val obj, JsonDupRule rule)
+{
+    size_t n = YAJL_IS_OBJECT(obj) ? obj->u.object.len : 0, kept = 0;
+    _cleanup_free_ KeyIndex *idx = NULL;
+    _cleanup_free_ bool *drop = NULL;
+
+    if (n < 2)
+        return;
+    idx = members_by_key(obj);
+    drop = xcalloc(n, sizeof(*drop));
+    /* Equal keys are next to each other, in the order they appear: the first of each run stays
+     * where it is, with the last one's value for KEEP_LAST. */
+    for (size_t i = 0, end; i < n; i = end) {
+        for (end = i + 1; end < n && streq(idx[i].key, idx[end].key); end++)
+            drop[idx[end].index] = true;
+        if (rule == JSON_DUP_KEEP_LAST && end - i > 1) {
+            yajl_val *vals = obj->u.object.values, last = vals[idx[end - 1].index];
+            vals[idx[end - 1].index] = vals[idx[i].index];
+            vals[idx[i].index] = last;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (drop[i]) {
+            free((char *)obj->u.object.keys[i]);
+            json_free(obj->u.object.values[i]);
+            continue;
+        }
+        obj->u.object.keys[kept] = obj->u.object.keys[i];
+        obj->u.object.values[kept++] = obj->u.object.values[i];
+    }
+    obj->u.object.len = kept;
 }
 
 yajl_val json_object_take(yajl_val obj, const char *key)
@@ -586,12 +679,6 @@ void json_write_string(StrBuf *sb, const char *s, size_t n)
     strbuf_putc(sb, '"');
 }
 
-static int cmp_keys(const void *a, const void *b)
-{
-    const char *const *x = a, *const *y = b;
-    return strcmp(*x, *y);
-}
-
 static void write_value(StrBuf *sb, yajl_val v, bool sorted)
 {
     switch (v ? v->type : yajl_t_null) {
@@ -618,22 +705,16 @@ static void write_value(StrBuf *sb, yajl_val v, bool sorted)
         break;
     case yajl_t_object: {
         size_t n = v->u.object.len;
-        const char **keys = (const char **)v->u.object.keys;
-        _cleanup_free_ const char **order = NULL;
+        _cleanup_free_ KeyIndex *order = sorted ? members_by_key(v) : NULL;
 
-        if (sorted && n > 1) {
-            order = xmalloc(n * sizeof(char *));
-            memcpy(order, keys, n * sizeof(char *));
-            qsort(order, n, sizeof(char *), cmp_keys);
-            keys = order;
-        }
         strbuf_putc(sb, '{');
         for (size_t i = 0; i < n; i++) {
+            size_t k = order ? order[i].index : i;
             if (i)
                 strbuf_putc(sb, ',');
-            json_write_string(sb, keys[i], strlen(keys[i]));
+            json_write_string(sb, v->u.object.keys[k], strlen(v->u.object.keys[k]));
             strbuf_putc(sb, ':');
-            write_value(sb, json_get(v, keys[i]), sorted);
+            write_value(sb, v->u.object.values[k], sorted);
         }
         strbuf_putc(sb, '}');
         break;

@@ -74,9 +74,12 @@ int json_parse_full(yajl_val *outp, const char *text, size_t n, JsonUtf8Mode mod
 yajl_val json_parse(const char *text, char **errp);
 /** Release a value; returns NULL. */
 yajl_val json_free(yajl_val v);
-/** Deep copy. */
+/** Deep copy, member for member (a repeated key stays repeated); linear in the size of v. */
 yajl_val json_copy(yajl_val v);
-/** Deep equality (numbers compare by their text). */
+/**
+ * Deep equality (numbers compare by their text); objects compare as sets of members, whatever
+ * their order, in O(n log n) comparisons.
+ */
 bool json_equal(yajl_val a, yajl_val b);
 
 yajl_val json_object_new(void);
@@ -92,8 +95,34 @@ yajl_val json_null_new(void);
 /** Parse a number token ("12", "-1.5e3") into a number node, keeping its text. */
 yajl_val json_number_new_raw(const char *text);
 
-/** Set key to val in obj, taking ownership of val; an existing key is replaced. */
+/**
+ * Set key to val in obj, taking ownership of val; an existing key is replaced. It looks for key
+ * member by member: fine for the few members code names, quadratic when building an object of
+ * many members from another one (json_object_append is for that).
+ */
 void json_object_set(yajl_val obj, const char *key, yajl_val val);
+/**
+ * Add key (copied) and val (owned) at the end of obj without looking for key: for building from
+ * a source whose keys are unique already (a copy, a mapping of a parsed object), or followed by
+ * json_object_dedupe. Building n members costs n, where json_object_set costs n^2/2 comparisons.
+ */
+void json_object_append(yajl_val obj, const char *key, yajl_val val);
+
+/* Which member json_object_dedupe keeps of a key that appears more than once. */
+typedef enum JsonDupRule {
+    JSON_DUP_KEEP_FIRST, /* the first, where it is (an entry's own env over its envFile) */
+    JSON_DUP_KEEP_LAST,  /* the last value, at the first one's place (JSON.parse's rule) */
+} JsonDupRule;
+
+/** Drop the repeated keys of obj (this level only) by rule, in O(n log n) comparisons. */
+void json_object_dedupe(yajl_val obj, JsonDupRule rule);
+
+/*
+ * Key comparisons made by json_get, json_object_set and json_object_take in this thread (a
+ * thread-local counter, as cheap as a local). Tests read it to prove that a path does not search
+ * an object member by member for each of its members: code never does anything with it.
+ */
+extern _Thread_local uint64_t json_n_key_compares;
 /** Detach and return the value of key (NULL if absent); the caller owns it. */
 yajl_val json_object_take(yajl_val obj, const char *key);
 /** Append val to arr, taking ownership. */

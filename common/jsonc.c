@@ -230,54 +230,10 @@ yajl_val jsonc_parse_strict(const char *text, size_t len, char **whyp)
     return parse(text, len, false, whyp);
 }
 
-typedef struct KeyIndex {
-    const char *key;
-    size_t index;
-} KeyIndex;
-
-static int key_index_cmp(const void *a, const void *b)
-{
-    const KeyIndex *x = a, *y = b;
-    int r = strcmp(x->key, y->key);
-
-    return r ? r : (x->index < y->index ? -1 : x->index > y->index);
-}
-
-/* Sorting makes this O(n log n): a hostile object of a million keys stays cheap. */
-static void dedupe_object(yajl_val obj)
-{
-    size_t n = obj->u.object.len, kept = 0;
-    KeyIndex *idx;
-    bool *drop;
-
-    if (n < 2)
-        return;
-    idx = xmalloc(n * sizeof(*idx));
-    drop = xcalloc(n, sizeof(*drop));
-    for (size_t i = 0; i < n; i++)
-        idx[i] = (KeyIndex){obj->u.object.keys[i], i};
-    qsort(idx, n, sizeof(*idx), key_index_cmp);
-    for (size_t i = 0; i + 1 < n; i++)
-        if (streq(idx[i].key, idx[i + 1].key))
-            drop[idx[i].index] = true;
-    free(idx);
-    for (size_t i = 0; i < n; i++) {
-        if (drop[i]) {
-            free((char *)obj->u.object.keys[i]);
-            json_free(obj->u.object.values[i]);
-            continue;
-        }
-        obj->u.object.keys[kept] = obj->u.object.keys[i];
-        obj->u.object.values[kept++] = obj->u.object.values[i];
-    }
-    obj->u.object.len = kept;
-    free(drop);
-}
-
 void jsonc_dedupe(yajl_val v)
 {
     if (YAJL_IS_OBJECT(v)) {
-        dedupe_object(v);
+        json_object_dedupe(v, JSON_DUP_KEEP_LAST);
         for (size_t i = 0; i < v->u.object.len; i++)
             jsonc_dedupe(v->u.object.values[i]);
     } else if (YAJL_IS_ARRAY(v)) {

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/random.h>
@@ -50,6 +51,15 @@ void *xrealloc(void *p, size_t n)
     if (!q)
         oom(n);
     return q;
+}
+
+void *xtsearch(const void *key, void **rootp, int (*cmp)(const void *, const void *))
+{
+    void *node = tsearch(key, rootp, cmp);
+
+    if (!node)
+        oom(sizeof(void *) * 3);
+    return node;
 }
 
 char *xstrdup(const char *s)

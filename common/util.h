@@ -28,6 +28,12 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) _printf_(1, 2);
+/**
+ * tsearch(3) (a balanced tree: O(log n) whatever the keys, so a hostile file cannot make it
+ * slow as it can a hash table without a secret key), aborting when out of memory. Returns the
+ * node, whose key is key itself when it was added and the earlier equal key otherwise.
+ */
+void *xtsearch(const void *key, void **rootp, int (*cmp)(const void *, const void *));
 
 /** Free *p (for _cleanup_free_). */
 void util_freep(void *p);

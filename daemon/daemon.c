@@ -14,6 +14,8 @@
 #include "daemon/sys/child.h"
 #include "daemon/daemon.h"
 #include "daemon/core/oauth-login.h"
+#include "daemon/config/claude-json.h"
+#include "daemon/config/source.h"
 #include "daemon/core/surface.h"
 #include "daemon/methods/methods.h"
 #include "daemon/sys/procs.h"
@@ -181,6 +183,15 @@ static bool on_watch_root_live(const char *root, void *userdata)
     return false;
 }
 
+/* ~/.claude.json changed: reload only the workspaces whose part of it changed. */
+static void on_claude_json_changed(const char *path, char ***rootsp, size_t *np, void *userdata)
+{
+    (void)userdata;
+    claude_json_changes(path, rootsp, np);
+    if (*np == 0)
+        log_full(LOG_DEBUG, NULL, "watch", "%s changed: nothing discovery reads", path);
+}
+
 static void on_config_read(const char *path, const char *root, void *userdata)
 {
     Daemon *d = userdata;
@@ -327,6 +338,8 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
         return ret;
     /* From now on, every file discovery reads or looks for is watched. */
     config_set_read_hook(on_config_read, d);
+    _cleanup_free_ char *claude_json = source_claude_json_path();
+    watch_judge(&d->watch, claude_json, on_claude_json_changed);
     watch_note(&d->watch, d->settings_path, NULL); /* read before the hook was in place */
     d->manager.on_change = on_manager_change;
     d->manager.on_change_ud = d;

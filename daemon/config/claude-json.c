@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "common/json.h"
+#include "common/jsonc.h"
 #include "common/paths.h"
 #include "common/util.h"
 #include "daemon/config/claude-json.h"
@@ -90,14 +93,16 @@ static int keep(Reader *r, yajl_val v, size_t weight)
         json_free(v);
         return 0;
     }
+    /* Appended: a repeated key is dropped once the file is read (reader_dedupe), as a search
+     * per member made a kept object of many members quadratic. */
     if (r->n_build == 0) {
-        json_object_set(r->target, r->target_key, v);
+        json_object_append(r->target, r->target_key, v);
     } else {
         Frame *top = &r->build[r->n_build - 1];
         if (YAJL_IS_ARRAY(top->node)) {
             json_array_push(top->node, v);
         } else {
-            json_object_set(top->node, top->key ? top->key : "", v);
+            json_object_append(top->node, top->key ? top->key : "", v);
             free(top->key);
             top->key = NULL;
         }
@@ -128,7 +133,7 @@ static int begin_walked(Reader *r, yajl_val v, bool map)
         return 1;
     case LEVEL_ROOT:
         if (map && streq(r->key, "projects")) {
-            json_object_set(r->root, "projects", json_object_new());
+            json_object_append(r->root, "projects", json_object_new());
             r->level = LEVEL_PROJECTS;
             return 1;
         }
@@ -139,7 +144,9 @@ static int begin_walked(Reader *r, yajl_val v, bool map)
     case LEVEL_PROJECTS:
         if (map) {
             r->project = json_object_new();
-            json_object_set(json_get(r->root, "projects"), r->key, r->project);
+            /* The last "projects" is the one being read: a repeated one is dropped later. */
+            yajl_val projects = r->root->u.object.values[r->root->u.object.len - 1];
+            json_object_append(projects, r->key, r->project);
             r->level = LEVEL_PROJECT;
             return 1;
         }
@@ -351,6 +358,8 @@ static int stream_finish(Stream *s, yajl_val *outp, char **whyp)
 
     if (r < 0)
         return r;
+    /* A duplicate key keeps its last value (JSON.parse), in O(n log n). */
+    jsonc_dedupe(s->r.root);
     *outp = s->r.root;
     s->r.root = NULL;
     return 0;
@@ -409,6 +418,8 @@ static struct {
     struct stat st;
     yajl_val kept;
 } cache;
+/* Discovery runs on the loop and on threads (discover-async.c): the cache is used under it. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool cache_hit(const char *path, const struct stat *st)
 {
@@ -429,6 +440,64 @@ static void cache_store(const char *path, const struct stat *st, yajl_val kept)
     cache.kept = json_copy(kept);
 }
 
+static void roots_add(char ***rootsp, size_t *np, const char *root)
+{
+    char real[PATH_MAX];
+
+    *rootsp = xrealloc(*rootsp, (*np + 1) * sizeof(char *));
+    /* Workspaces are known by their real path; Claude Code writes the project's own. */
+    (*rootsp)[(*np)++] = xstrdup(root[0] && realpath(root, real) ? real : root);
+}
+
+/* The member named key of obj, looked for at index i first: files are rewritten in order. */
+static yajl_val member_near(yajl_val obj, size_t i, const char *key)
+{
+    if (YAJL_IS_OBJECT(obj) && i < obj->u.object.len && streq(obj->u.object.keys[i], key))
+        return obj->u.object.values[i];
+    return json_get(obj, key);
+}
+
+/* Each project of a whose kept keys differ in b (or that b lacks) into roots. */
+static void projects_changed(yajl_val a, yajl_val b, char ***rootsp, size_t *np)
+{
+    for (size_t i = 0; YAJL_IS_OBJECT(a) && i < a->u.object.len; i++) {
+        yajl_val other = member_near(b, i, a->u.object.keys[i]);
+        if (!other || !json_equal(a->u.object.values[i], other))
+            roots_add(rootsp, np, a->u.object.keys[i]);
+    }
+}
+
+void claude_json_changes(const char *path, char ***rootsp, size_t *np)
+{
+    _cleanup_json_ yajl_val before = NULL, now = NULL;
+    _cleanup_free_ char *why = NULL;
+
+    *rootsp = NULL;
+    *np = 0;
+    pthread_mutex_lock(&cache_lock);
+    if (cache.path && streq(cache.path, path))
+        before = json_copy(cache.kept);
+    pthread_mutex_unlock(&cache_lock);
+    if (claude_json_read(path, true, &now, &why) < 0)
+        now = NULL;
+    if (!before || !now ||
+        !json_equal(json_get(before, "mcpServers"), json_get(now, "mcpServers"))) {
+        roots_add(rootsp, np, "");
+        return;
+    }
+    yajl_val was = json_get(before, "projects"), is = json_get(now, "projects");
+    if (!YAJL_IS_OBJECT(was) || !YAJL_IS_OBJECT(is)) {
+        if (!json_equal(was, is))
+            roots_add(rootsp, np, "");
+        return;
+    }
+    projects_changed(is, was, rootsp, np);
+    /* A project that went: its servers go too. Those in both were compared already. */
+    for (size_t i = 0; i < was->u.object.len; i++)
+        if (!member_near(is, i, was->u.object.keys[i]))
+            roots_add(rootsp, np, was->u.object.keys[i]);
+}
+
 int claude_json_read(const char *path, bool follow, yajl_val *outp, char **whyp)
 {
     _cleanup_close_ int fd = open_regular(path, follow, whyp);
@@ -445,10 +514,13 @@ int claude_json_read(const char *path, bool follow, yajl_val *outp, char **whyp)
         *whyp = xasprintf("cannot stat: %s", strerror(-r));
         return r;
     }
-    if (cache_hit(path, &st)) {
+    pthread_mutex_lock(&cache_lock);
+    bool hit = cache_hit(path, &st);
+    if (hit)
         *outp = json_copy(cache.kept);
+    pthread_mutex_unlock(&cache_lock);
+    if (hit)
         return 0;
-    }
     stream_init(&s);
     while (r == 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
         if (n < 0 && errno == EINTR)
@@ -463,7 +535,10 @@ int claude_json_read(const char *path, bool follow, yajl_val *outp, char **whyp)
     if (r == 0)
         r = stream_finish(&s, outp, whyp);
     stream_deinit(&s);
-    if (r == 0)
+    if (r == 0) {
+        pthread_mutex_lock(&cache_lock);
         cache_store(path, &st, *outp);
+        pthread_mutex_unlock(&cache_lock);
+    }
     return r;
 }

@@ -23,5 +23,14 @@
  */
 int claude_json_read(const char *path, bool follow, yajl_val *outp, char **whyp);
 
+/**
+ * What changed in path since it was last read (claude_json_read): the roots whose part changed
+ * into *rootsp (each to free), "" for the top-level "mcpServers" (the user level: every
+ * workspace); none when only what discovery does not keep changed (Claude Code's counters,
+ * history, tips). A file never read, or unreadable now, is "" (reload all, as before). The file
+ * is read once here; discovery then finds it read already.
+ */
+void claude_json_changes(const char *path, char ***rootsp, size_t *np);
+
 /** The same over a buffer (tests, fuzzing): 0 or -EINVAL with *whyp. */
 int claude_json_parse(const char *text, size_t len, yajl_val *outp, char **whyp);

@@ -682,7 +682,7 @@ yajl_val claude_policy_filter(ClaudeSettings *cs, ConfigSet *set, yajl_val serve
             config_set_skip(set, name, src, "%s", why);
             continue;
         }
-        json_object_set(kept, name, json_copy(entry));
+        json_object_append(kept, name, json_copy(entry)); /* names unique */
     }
     return kept;
 }
@@ -764,7 +764,7 @@ yajl_val claude_managed_servers(ClaudeSettings *cs, ConfigSet *set)
                                why);
             continue;
         }
-        json_object_set(out, name, json_copy(e));
+        json_object_append(out, name, json_copy(e)); /* names unique */
         json_array_push(cs->provided_urls, json_string_new(json_get_string(e, "url")));
     }
     return out;

@@ -3,6 +3,7 @@
 // and the rules every entry passes before it joins the set.
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,8 @@ typedef struct GoodFile {
     char *text;
 } GoodFile;
 
+/* Discovery runs on the loop and on threads (discover-async.c): good[] is used under good_lock. */
+static pthread_mutex_t good_lock = PTHREAD_MUTEX_INITIALIZER;
 static GoodFile good[CONFIG_GOOD_MAX];
 static size_t n_good, good_bytes;
 static ConfigReadHook read_hook;
@@ -43,10 +46,9 @@ void config_set_read_hook(ConfigReadHook fn, void *userdata)
 
 void config_note_listing(ConfigSet *set, const char *dir)
 {
-    if (read_hook && !set->quiet) {
-        _cleanup_free_ char *listing = xasprintf("%s/", dir);
-        read_hook(listing, set->root, read_hook_ud);
-    }
+    _cleanup_free_ char *listing = xasprintf("%s/", dir);
+
+    config_note_file(set, listing);
 }
 
 /*
@@ -58,6 +60,29 @@ void config_note_listing(ConfigSet *set, const char *dir)
  * must still be a regular file. Either way nothing but a regular file is read, so a FIFO or a
  * device never blocks the loop.
  */
+void config_note_file(ConfigSet *set, const char *path)
+{
+    /* Hot reload watches what discovery looked at, found or not. */
+    if (set->quiet)
+        return;
+    if (set->defer_notes) {
+        ConfigNote *n;
+        set->notes = xrealloc(set->notes, (set->n_notes + 1) * sizeof(*set->notes));
+        n = &set->notes[set->n_notes++];
+        n->path = xstrdup(path);
+        /* Before the read: a change after this point makes the set stale, never lost. */
+        n->found = stat(path, &n->st) == 0;
+    } else if (read_hook) {
+        read_hook(path, set->root, read_hook_ud);
+    }
+}
+
+void config_set_pass_notes(ConfigSet *set)
+{
+    for (size_t i = 0; read_hook && i < set->n_notes; i++)
+        read_hook(set->notes[i].path, set->root, read_hook_ud);
+}
+
 int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char **textp,
                      size_t *lenp)
 {
@@ -65,9 +90,7 @@ int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char *
     struct stat st;
     int r;
 
-    /* Hot reload watches what discovery looked at, found or not. */
-    if (read_hook && !set->quiet)
-        read_hook(path, set->root, read_hook_ud);
+    config_note_file(set, path);
     /* $HOME is never a project of its own files (~/.codex/config.toml is the user's). */
     if (level == CONFIG_LEVEL_PROJECT && set->root_is_home)
         return -ENOENT;
@@ -139,8 +162,10 @@ static void good_keep(const char *path, const char *text)
 
 void config_forget_good(void)
 {
+    pthread_mutex_lock(&good_lock);
     while (n_good)
         good_forget(good[0].path);
+    pthread_mutex_unlock(&good_lock);
 }
 
 /**
@@ -154,28 +179,40 @@ int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_v
     _cleanup_free_ char *text = NULL, *why = NULL, *where = NULL;
     const GoodFile *g;
     size_t len = 0;
+    _cleanup_free_ char *kept = NULL;
     int r = config_read_text(set, path, level, &text, &len);
 
-    if (r == -ENOENT)
+    if (r == -ENOENT) {
+        pthread_mutex_lock(&good_lock);
         good_forget(path);
+        pthread_mutex_unlock(&good_lock);
+    }
     if (r < 0)
         return r;
     /* Errors name the line and column; a duplicate key keeps its last value (JSON.parse). */
     *outp = jsonc_parse_strict(text, len, &why);
     if (*outp) {
-        if (set->keep_last_good)
+        if (set->keep_last_good) {
+            pthread_mutex_lock(&good_lock);
             good_keep(path, text);
+            pthread_mutex_unlock(&good_lock);
+        }
         return 0;
     }
     where = json_error_where(why);
     /* Only discovery falls back: approvals (trust.json) and settings must not outlive a typo. */
-    g = set->keep_last_good ? good_find(path) : NULL;
-    if (g) {
+    if (set->keep_last_good) {
+        pthread_mutex_lock(&good_lock);
+        g = good_find(path);
+        kept = g ? xstrdup(g->text) : NULL;
+        pthread_mutex_unlock(&good_lock);
+    }
+    if (kept) {
         config_set_problem(set, path, NULL,
                            "invalid JSON at %s%s%s: %s; kept its servers as they were before "
                            "this change (fix the file and reload)",
                            path, where ? ":" : "", where ? where : "", why);
-        *outp = jsonc_parse_strict(g->text, strlen(g->text), NULL);
+        *outp = jsonc_parse_strict(kept, strlen(kept), NULL);
         return *outp ? 0 : -EINVAL;
     }
     config_set_problem(set, path, NULL, "invalid JSON at %s%s%s: %s; fix the file or move it away",
@@ -215,8 +252,7 @@ static void env_file_line(yajl_val env, const char *line, size_t n)
         v[vn - 1] = '\0';
         v++;
     }
-    if (!json_get(env, p)) /* the entry's own env wins over its envFile */
-        json_object_set(env, p, json_string_new(v));
+    json_object_append(env, p, json_string_new(v)); /* repeats are dropped by the caller */
 }
 
 /*
@@ -278,6 +314,9 @@ static void env_file_apply(ServerConfig *c, const char *text, size_t len)
         env_file_line(c->env, p, n);
         p += n + 1;
     }
+    /* The entry's own env wins over its envFile, and a file's first line of a name over later
+     * ones: one sort, where a lookup per line was quadratic in the file's lines. */
+    json_object_dedupe(c->env, JSON_DUP_KEEP_FIRST);
 }
 
 /*
@@ -311,6 +350,12 @@ static char *variable_in(const char *s, unsigned forms)
             return xstrndup(body, n);
     }
     return NULL;
+}
+
+/* Whether v may hold a mark (each has a '{'): its field path is built only then, not per value. */
+static bool may_hold_mark(yajl_val v)
+{
+    return !YAJL_IS_STRING(v) || strchr(v->u.string, '{');
 }
 
 /* Warn once for each string under v (named where, a field path) holding an unfilled mark. */
@@ -352,12 +397,16 @@ static void note_unfilled(ConfigSet *set, const char *name, const SourceMeta *sr
         }
     } else if (YAJL_IS_OBJECT(v)) {
         for (size_t i = 0; i < v->u.object.len; i++) {
+            if (!may_hold_mark(v->u.object.values[i]))
+                continue;
             _cleanup_free_ char *sub = where[0] ? xasprintf("%s.%s", where, v->u.object.keys[i])
                                                 : xstrdup(v->u.object.keys[i]);
             note_unfilled(set, name, src, v->u.object.values[i], sub);
         }
     } else if (YAJL_IS_ARRAY(v)) {
         for (size_t i = 0; i < v->u.array.len; i++) {
+            if (!may_hold_mark(v->u.array.values[i]))
+                continue;
             _cleanup_free_ char *sub = xasprintf("%s[%zu]", where, i);
             note_unfilled(set, name, src, v->u.array.values[i], sub);
         }
@@ -450,6 +499,7 @@ void config_add_entry(ConfigSet *set, const char *name, yajl_val written, const 
         return;
     }
     note_unfilled(set, name, src, expanded, "");
+    server_config_hash(c, settings); /* with its envFile and its cwd as the server gets them */
     config_set_add(set, c);
 }
 

@@ -18,6 +18,8 @@ typedef void (*ConfigReadHook)(const char *path, const char *root, void *userdat
 void config_set_read_hook(ConfigReadHook fn, void *userdata);
 /** Tell the hook that discovery listed dir: a new entry there may be a new source (hot reload). */
 void config_note_listing(ConfigSet *set, const char *dir);
+/** Note that discovery read (or looked for) path with a reader of its own: it is watched too. */
+void config_note_file(ConfigSet *set, const char *path);
 /** Forget the last good versions of config files kept for safe reload (daemon exit). */
 void config_forget_good(void);
 

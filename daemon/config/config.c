@@ -131,12 +131,13 @@ static bool root_is_home(const char *root)
 }
 
 static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
-                    bool quiet, Trust *trust)
+                    bool quiet, Trust *trust, bool defer_notes)
 {
     int r;
 
     memset(out, 0, sizeof(*out));
     out->quiet = quiet;
+    out->defer_notes = defer_notes;
     out->keep_last_good = true;
     out->root = opt->root;
     out->root_is_home = root_is_home(opt->root);
@@ -164,16 +165,18 @@ static int discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *
 
 /* Discovery for a project goes through its trust gate, loaded fresh each time. */
 static int discover_gated(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
-                          bool quiet)
+                          bool quiet, bool defer_notes)
 {
     _cleanup_free_ char *why = NULL;
     Trust trust;
     int r;
 
-    if (!opt->root || opt->config_file)
-        return discover(out, opt, settings, quiet, NULL);
+    if (!opt->root || opt->config_file) {
+        r = discover(out, opt, settings, quiet, NULL, defer_notes);
+        return r;
+    }
     trust_init(&trust, opt->root, &why);
-    r = discover(out, opt, settings, quiet, &trust);
+    r = discover(out, opt, settings, quiet, &trust, defer_notes);
     out->gate = NULL;
     out->gate_ctx = NULL;
     if (why)
@@ -185,18 +188,23 @@ static int discover_gated(ConfigSet *out, const DiscoverOptions *opt, const Sett
 
 int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings)
 {
-    return discover_gated(out, opt, settings, false);
+    return discover_gated(out, opt, settings, false, false);
+}
+
+int config_discover_off_loop(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings)
+{
+    return discover_gated(out, opt, settings, false, true);
 }
 
 int config_discover_quiet(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings)
 {
-    return discover_gated(out, opt, settings, true);
+    return discover_gated(out, opt, settings, true, false);
 }
 
 int config_discover_trust(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings,
                           Trust *trust)
 {
-    return discover(out, opt, settings, true, trust);
+    return discover(out, opt, settings, true, trust, false);
 }
 
 static int settings_ms(ConfigSet *set, const char *path, yajl_val root, const char *key,

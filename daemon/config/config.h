@@ -17,6 +17,11 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems);
  * is not a readable directory is a critical failure: no servers, one problem, -errno.
  */
 int config_discover(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
+/**
+ * The same on a thread other than the loop's: the files read are noted in out, for
+ * config_set_pass_notes to give the read hook on the loop (discover-async.c).
+ */
+int config_discover_off_loop(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
 /** The same without logging the problems (mcpd/discover: a preview, not a load). */
 int config_discover_quiet(ConfigSet *out, const DiscoverOptions *opt, const Settings *settings);
 /**

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <strings.h>
@@ -53,15 +54,53 @@ static char *problem_field(const char *server, const char *message)
     return NULL;
 }
 
+/* Room for one more of n items at *arrayp: doubled at 0 and each power of two (linear in all). */
+static void grow_doubling(void *arrayp, size_t n, size_t size)
+{
+    void **a = arrayp;
+
+    if ((n & (n - 1)) == 0)
+        *a = xrealloc(*a, (n ? 2 * n : 1) * size);
+}
+
+/*
+ * Problems kept in a row about one server entry. An entry holds a handful of fields; one with
+ * 200 000 unknown fields, or as many unset ${VAR}s, made as many problems and log lines, and a
+ * status no client could read. Past the bound one more problem says the rest is not listed.
+ */
+#define CONFIG_MAX_PROBLEMS_PER_ENTRY 32
+
+/* Whether a problem about server in path is past the bound; the one at the bound says so. */
+static bool problem_over_bound(ConfigSet *set, const char *path, const char *server,
+                               char **messagep)
+{
+    const ConfigProblem *last = set->n_problems ? &set->problems[set->n_problems - 1] : NULL;
+
+    if (!server || !last || !streq(last->server, server) || !streq(last->path, path)) {
+        set->n_entry_problems = 1;
+        return false;
+    }
+    if (++set->n_entry_problems < CONFIG_MAX_PROBLEMS_PER_ENTRY)
+        return false;
+    if (set->n_entry_problems > CONFIG_MAX_PROBLEMS_PER_ENTRY) {
+        free(*messagep);
+        return true;
+    }
+    free(*messagep);
+    *messagep = xasprintf("Server \"%s\": more problems with this entry are not listed (mcpd "
+                          "lists %d per entry): fix those above and reload to see the rest",
+                          server, CONFIG_MAX_PROBLEMS_PER_ENTRY - 1);
+    return false;
+}
+
 static void problem_add(ConfigSet *set, const char *path, const char *server, bool warning,
                         char *message)
 {
     ConfigProblem *p;
 
-    /* Grown by doubling (at 0 and each power of two): thousands of problems stay linear. */
-    if ((set->n_problems & (set->n_problems - 1)) == 0)
-        set->problems = xrealloc(set->problems, (set->n_problems ? 2 * set->n_problems : 1) *
-                                                    sizeof(*set->problems));
+    if (problem_over_bound(set, path, server, &message))
+        return;
+    grow_doubling(&set->problems, set->n_problems, sizeof(*set->problems));
     p = &set->problems[set->n_problems++];
     p->path = path ? xstrdup(path) : NULL;
     p->server = server ? xstrdup(server) : NULL;
@@ -105,7 +144,7 @@ void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, co
     ConfigSkip *k;
     va_list ap;
 
-    set->skipped = xrealloc(set->skipped, (set->n_skipped + 1) * sizeof(*set->skipped));
+    grow_doubling(&set->skipped, set->n_skipped, sizeof(*set->skipped));
     k = &set->skipped[set->n_skipped++];
     k->name = xstrdup(name);
     source_copy(&k->source, src);
@@ -117,8 +156,14 @@ void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, co
                  k->reason);
 }
 
+static void by_name_keep(void *c)
+{
+    (void)c; /* owned by servers[] */
+}
+
 void config_set_deinit(ConfigSet *set)
 {
+    tdestroy(set->by_name, by_name_keep);
     for (size_t i = 0; i < set->n_servers; i++)
         server_config_free(set->servers[i]);
     free(set->servers);
@@ -143,6 +188,9 @@ void config_set_deinit(ConfigSet *set)
     for (size_t i = 0; i < set->n_read_files; i++)
         free(set->read_files[i].path);
     free(set->read_files);
+    for (size_t i = 0; i < set->n_notes; i++)
+        free(set->notes[i].path);
+    free(set->notes);
     memset(set, 0, sizeof(*set));
 }
 
@@ -166,18 +214,42 @@ const struct stat *config_set_read_stat(const ConfigSet *set, const char *path)
     return NULL;
 }
 
+static int by_name_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ServerConfig *)a)->name, ((const ServerConfig *)b)->name);
+}
+
+bool config_set_stale(const ConfigSet *set)
+{
+    for (size_t i = 0; i < set->n_notes; i++) {
+        const ConfigNote *was = &set->notes[i];
+        struct stat now;
+        bool found = stat(was->path, &now) == 0;
+
+        /* Gone, come, or another file or size or time than when discovery looked at it. */
+        if (found != was->found ||
+            (found && (now.st_ino != was->st.st_ino || now.st_size != was->st.st_size ||
+                       now.st_mtim.tv_sec != was->st.st_mtim.tv_sec ||
+                       now.st_mtim.tv_nsec != was->st.st_mtim.tv_nsec)))
+            return true;
+    }
+    return false;
+}
+
 ServerConfig *config_set_find(const ConfigSet *set, const char *name)
 {
-    for (size_t i = 0; i < set->n_servers; i++)
-        if (streq(set->servers[i]->name, name))
-            return set->servers[i];
-    return NULL;
+    ServerConfig key = {.name = (char *)name};
+    ServerConfig **node = tfind(&key, &set->by_name, by_name_cmp);
+
+    return node ? *node : NULL;
 }
 
 void config_set_add(ConfigSet *set, ServerConfig *c)
 {
-    set->servers = xrealloc(set->servers, (set->n_servers + 1) * sizeof(*set->servers));
+    grow_doubling(&set->servers, set->n_servers, sizeof(*set->servers));
     set->servers[set->n_servers++] = c;
+    /* First wins: a later entry of a name never replaces the one found. */
+    xtsearch(c, &set->by_name, by_name_cmp);
 }
 
 const char *transport_type_name(TransportType t)
@@ -289,6 +361,16 @@ ServerConfig *server_config_copy(const ServerConfig *c)
     n->oauth = json_copy(c->oauth);
     source_copy(&n->source, &c->source);
     return n;
+}
+
+void server_config_take_origin(ServerConfig *dst, const ServerConfig *from)
+{
+    if (dst == from)
+        return;
+    source_deinit(&dst->source);
+    source_copy(&dst->source, &from->source);
+    json_free(dst->raw);
+    dst->raw = json_copy(from->raw);
 }
 
 bool server_config_same(const ServerConfig *a, const ServerConfig *b)
@@ -663,7 +745,7 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
                                   const SourceMeta *src, const Settings *settings, ConfigSet *set)
 {
     ServerConfig *c;
-    StrBuf err = STRBUF_INIT, text = STRBUF_INIT, warn = STRBUF_INIT;
+    StrBuf err = STRBUF_INIT, warn = STRBUF_INIT;
     const char *bad_name = config_check_name(name);
     _cleanup_free_ char *plain = NULL;
 
@@ -704,10 +786,105 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
     if (c->call_timeout_ms > settings->max_call_timeout_ms)
         c->call_timeout_ms = settings->max_call_timeout_ms;
     c->raw = json_copy(written);
-    json_write_sorted(&text, obj);
-    sha256_hex(c->hash, text.data, text.len);
-    strbuf_deinit(&text);
+    server_config_hash(c, settings);
     return c;
+}
+
+/* A member of the identity text: "key": value, with the comma before all but the first. */
+static void identity_key(StrBuf *sb, const char *key)
+{
+    if (sb->len > 1)
+        strbuf_putc(sb, ',');
+    json_write_string(sb, key, strlen(key));
+    strbuf_putc(sb, ':');
+}
+
+static void identity_string(StrBuf *sb, const char *key, const char *value)
+{
+    if (!value)
+        return;
+    identity_key(sb, key);
+    json_write_string(sb, value, strlen(value));
+}
+
+/* An object or array, sorted; absent and empty are the same ("env": {} is no env). */
+static void identity_json(StrBuf *sb, const char *key, yajl_val v)
+{
+    if (!v || YAJL_IS_NULL(v) || (YAJL_IS_OBJECT(v) && !v->u.object.len))
+        return;
+    identity_key(sb, key);
+    json_write_sorted(sb, v);
+}
+
+/* A tuning value, only when it is not the default every entry gets from the settings. */
+static void identity_ms(StrBuf *sb, const char *key, int64_t v, int64_t dflt)
+{
+    if (v == dflt)
+        return;
+    identity_key(sb, key);
+    strbuf_printf(sb, "%" PRId64, v);
+}
+
+/* Whether a value of env or headers is one mcpd's own "!command" or variable-name rule reads. */
+static bool has_command_or_name(yajl_val map)
+{
+    for (size_t i = 0; YAJL_IS_OBJECT(map) && i < map->u.object.len; i++) {
+        const char *v =
+            YAJL_IS_STRING(map->u.object.values[i]) ? map->u.object.values[i]->u.string : "";
+        size_t n = strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+        if (v[0] == '!' || (n && !v[n] && !(v[0] >= '0' && v[0] <= '9')))
+            return true;
+    }
+    return false;
+}
+
+void server_config_hash(ServerConfig *c, const Settings *settings)
+{
+    static const char *const protocols[] = {"auto", "2026-07-28", "legacy"};
+    StrBuf sb = STRBUF_INIT;
+
+    /*
+     * What the server is, whoever wrote it and however: the transport as resolved, the values
+     * after expansion, env and headers by name, empty and absent alike, and the settings'
+     * defaults left out. Two agents' entries that differ only in form ("type": "stdio" given or
+     * not, "env": {}, key order, another provider) are one server, so a reload that makes
+     * another of them win restarts nothing (issue 38 item 5).
+     */
+    strbuf_putc(&sb, '{');
+    identity_string(&sb, "type", transport_type_name(c->type));
+    identity_string(&sb, "command", c->command);
+    if (c->n_args) {
+        identity_key(&sb, "args");
+        strbuf_putc(&sb, '[');
+        for (size_t i = 0; i < c->n_args; i++) {
+            if (i)
+                strbuf_putc(&sb, ',');
+            json_write_string(&sb, c->args[i], strlen(c->args[i]));
+        }
+        strbuf_putc(&sb, ']');
+    }
+    identity_json(&sb, "env", c->env);
+    identity_string(&sb, "cwd", c->cwd);
+    identity_string(&sb, "url", c->url);
+    identity_json(&sb, "headers", c->headers);
+    identity_string(&sb, "auth", c->auth_type);
+    identity_string(&sb, "credentialId", c->credential_id);
+    identity_json(&sb, "oauth", c->oauth);
+    if (c->protocol != PROTOCOL_AUTO)
+        identity_string(&sb, "protocol", protocols[c->protocol]);
+    identity_json(&sb, "enabledTools", c->enabled_tools);
+    identity_json(&sb, "disabledTools", c->disabled_tools);
+    identity_ms(&sb, "timeout", c->timeout_ms, settings->timeout_ms);
+    identity_ms(&sb, "callTimeout", c->call_timeout_ms, settings->call_timeout_ms);
+    identity_ms(&sb, "idleTimeoutMs", c->idle_timeout_ms, settings->idle_timeout_ms);
+    identity_ms(&sb, "pingIntervalMs", c->ping_interval_ms, 0);
+    identity_ms(&sb, "reconnect", c->reconnect, settings->reconnect);
+    /* Only mcpd's own files run "!commands" and read variable names: it matters only then. */
+    if (c->allow_commands && (has_command_or_name(c->env) || has_command_or_name(c->headers)))
+        identity_string(&sb, "commands", "mcpd");
+    strbuf_putc(&sb, '}');
+    sha256_hex(c->hash, sb.data, sb.len);
+    strbuf_deinit(&sb);
 }
 
 static void redact_url_secrets(yajl_val v)
@@ -864,7 +1041,13 @@ static char *expand_string(const char *s, Expander *x)
     StrBuf sb = STRBUF_INIT;
 
     for (const char *p = s; *p;) {
-        const char *close = startswith(p, "${") ? strchr(p + 2, '}') : NULL;
+        const char *close = NULL;
+        if (p[0] == '$' && p[1] == '{' && !(close = strchr(p + 2, '}'))) {
+            /* No '}' after here: nothing more expands (looking again for each "${" of the rest
+             * made a string of many of them quadratic). */
+            strbuf_puts(&sb, p);
+            break;
+        }
         if (!close || close == p + 2) {
             strbuf_putc(&sb, *p++);
             continue;
@@ -886,13 +1069,17 @@ static yajl_val expand_value(yajl_val v, Expander *x)
     yajl_val out;
 
     if (YAJL_IS_STRING(v)) {
-        _cleanup_free_ char *e = expand_string(v->u.string, x);
-        return json_string_new(e);
+        if (!strstr(v->u.string, "${"))
+            return json_string_new(v->u.string);
+        out = json_string_new("");
+        free(out->u.string);
+        out->u.string = expand_string(v->u.string, x);
+        return out;
     }
     if (YAJL_IS_OBJECT(v)) {
         out = json_object_new();
         for (size_t i = 0; i < v->u.object.len; i++)
-            json_object_set(out, v->u.object.keys[i], expand_value(v->u.object.values[i], x));
+            json_object_append(out, v->u.object.keys[i], expand_value(v->u.object.values[i], x));
         return out;
     }
     if (YAJL_IS_ARRAY(v)) {

@@ -94,7 +94,11 @@ typedef struct ServerConfig {
     bool allow_commands; /* "!cmd" values run: only in mcpd's own files (other agents: literal) */
     yajl_val enabled_tools;  /* enabledTools: array of globs; only matching tools, or NULL: all */
     yajl_val disabled_tools; /* disabledTools: array of globs never shown, or NULL */
-    /* Over the expanded entry with sorted keys: a changed variable is a changed server. */
+    /*
+     * The server's identity (server_config_hash): over what it runs or reaches, after expansion,
+     * whatever the form it is written in. A changed variable is a changed server; "type":
+     * "stdio" added is not. The tool cache and the era are kept by it.
+     */
     char hash[2 * SHA256_DIGEST_SIZE + 1];
     SourceMeta source;
 } ServerConfig;
@@ -162,9 +166,11 @@ enum {
 typedef struct ConfigSet {
     ServerConfig **servers; /* winners, in priority order (disabled ones too: they mask) */
     size_t n_servers;
+    void *by_name; /* the same by name (a tsearch tree): one lookup per entry, not a walk */
     ConfigProblem *problems;
     size_t n_problems;
-    ConfigSkip *skipped; /* in the order they were seen */
+    size_t n_entry_problems; /* of the last problem's entry, in a row (problem_add's bound) */
+    ConfigSkip *skipped;     /* in the order they were seen */
     size_t n_skipped;
     char **exa_api_keys; /* keys found in filtered Exa servers (secrets: never shown) */
     size_t n_exa_api_keys;
@@ -190,7 +196,21 @@ typedef struct ConfigSet {
      */
     ConfigFileStat *read_files;
     size_t n_read_files;
+    /*
+     * Discovery on a thread (config_discover_off_loop): the files it looked at, kept for the
+     * read hook, which runs on the loop only (config_set_pass_notes). Bounded like read_files.
+     */
+    bool defer_notes;
+    struct ConfigNote *notes;
+    size_t n_notes;
 } ConfigSet;
+
+/* A file a discovery off the loop looked at, and what it was then (config_set_stale). */
+typedef struct ConfigNote {
+    char *path;
+    bool found; /* st holds its stat; false: it was not there */
+    struct stat st;
+} ConfigNote;
 
 /* Daemon settings (mcpd.json); every field has a default. */
 typedef struct Settings {
@@ -257,6 +277,13 @@ typedef struct DiscoverOptions {
 
 /** Release a set; safe on a zeroed value. */
 void config_set_deinit(ConfigSet *set);
+/** On the loop: give the read hook the files a discovery with defer_notes looked at. */
+void config_set_pass_notes(ConfigSet *set);
+/**
+ * Whether a file such a discovery looked at changed since (written, made, removed): it may have
+ * changed before the watcher heard of it, so the discovery is out of date.
+ */
+bool config_set_stale(const ConfigSet *set);
 /** Note that path was read, st the fstat of the descriptor read (a later read replaces it). */
 void config_set_note_read(ConfigSet *set, const char *path, const struct stat *st);
 /** The fstat noted when path was last read into set, or NULL when it was not. */
@@ -295,8 +322,18 @@ ServerConfig *server_config_from_json(const char *name, yajl_val obj, const Sour
  */
 ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val obj,
                                   const SourceMeta *src, const Settings *settings, ConfigSet *set);
+/**
+ * (Re)compute c->hash from its fields (after ${VAR} expansion, an envFile, an absolute cwd): the
+ * same for two entries that start the same process or reach the same server the same way.
+ */
+void server_config_hash(ServerConfig *c, const Settings *settings);
 /** Deep copy. */
 ServerConfig *server_config_copy(const ServerConfig *c);
+/**
+ * Give dst (the same server: equal hashes) the origin of from: where it was found and the entry
+ * as written there, so status and the tool view name the entry that wins now.
+ */
+void server_config_take_origin(ServerConfig *dst, const ServerConfig *from);
 /** Release; returns NULL. */
 ServerConfig *server_config_free(ServerConfig *c);
 /** Whether two entries are the same server (name and unresolved config hash). */

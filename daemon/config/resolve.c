@@ -298,16 +298,30 @@ static bool is_env_name(const char *s)
     return true;
 }
 
+/*
+ * The value of key as the file wrote it: the map is the written one expanded, member for member
+ * (an envFile's names after them), so it is found at the same place without a search; a search
+ * per member of a map of many was quadratic.
+ */
+static const char *written_value(yajl_val written, size_t i, const char *key)
+{
+    if (YAJL_IS_OBJECT(written) && i < written->u.object.len &&
+        streq(written->u.object.keys[i], key))
+        return YAJL_IS_STRING(written->u.object.values[i]) ? written->u.object.values[i]->u.string
+                                                           : NULL;
+    return json_get_string(written, key);
+}
+
 /* Walk the map: start commands, substitute variable names. */
 static void resolve_values(Resolve *r)
 {
-    yajl_val map = r->map;
+    yajl_val map = r->map, raw = json_get_object(r->cfg->raw, r->field);
     bool trusted = false, checked = false;
 
     for (size_t i = 0; map && i < map->u.object.len && !r->error; i++) {
         const char *key = map->u.object.keys[i], *v = map->u.object.values[i]->u.string, *env;
         /* Only a "!" the file itself has: a ${VAR} that expands to "!..." is a plain value. */
-        const char *written = json_get_string(json_get_object(r->cfg->raw, r->field), key);
+        const char *written = written_value(raw, i, key);
         /* Another agent's file means "!x" literally: only mcpd's own files run commands. */
         if (v[0] == '!' && written && written[0] == '!' && r->cfg->allow_commands) {
             if (!checked) {
@@ -332,7 +346,8 @@ static void resolve_values(Resolve *r)
              * Code, Cursor, VS Code, ... substitute only ${...}), so in its file a value that
              * happens to name a set variable (DEBUG, CI, HOME) stays what it says.
              */
-            json_object_set(map, key, json_string_new(env));
+            json_free(map->u.object.values[i]); /* key is member i: no search */
+            map->u.object.values[i] = json_string_new(env);
         }
     }
 }

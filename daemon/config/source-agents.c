@@ -171,7 +171,7 @@ int source_map_agent(const AgentShape *shape, yajl_val in, yajl_val *outp, char 
     for (size_t i = 0; i < in->u.object.len; i++) {
         const char *k = in->u.object.keys[i];
         if (!shape_drops(shape, k) && !(shape->types && streq(k, "type")))
-            json_object_set(out, k, json_copy(in->u.object.values[i]));
+            json_object_append(out, k, json_copy(in->u.object.values[i])); /* keys unique */
     }
     if ((r = map_type(shape, in, out, whyp)) < 0 || (r = map_scalars(shape, in, out, whyp)) < 0) {
         json_free(out);
@@ -190,7 +190,11 @@ const char *const source_vscode_dirs[] = {"Code", "Code - Insiders", "VSCodium",
 int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp)
 {
     _cleanup_free_ char *why = NULL;
-    int r = claude_json_read(path, true, outp, &why);
+    int r;
+
+    /* Watched like every file: its changes are weighed by claude_json_changes (daemon.c). */
+    config_note_file(set, path);
+    r = claude_json_read(path, true, outp, &why);
 
     if (r == -ENOENT || r == -ENOTDIR)
         return -ENOENT;

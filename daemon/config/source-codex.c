@@ -53,8 +53,8 @@ static int take_table(yajl_val in, const char *key, yajl_val dst, char **whyp)
         *whyp = xasprintf("\"%s\" must be a table of strings", key);
         return -EINVAL;
     }
-    for (size_t i = 0; i < t->u.object.len; i++)
-        json_object_set(dst, t->u.object.keys[i], json_copy(t->u.object.values[i]));
+    for (size_t i = 0; i < t->u.object.len; i++) /* dst is new: take_env_names dedupes */
+        json_object_append(dst, t->u.object.keys[i], json_copy(t->u.object.values[i]));
     return 0;
 }
 
@@ -79,7 +79,7 @@ static int take_env_names(yajl_val in, yajl_val env, yajl_val headers, char **wh
             goto bad_names;
         if (getenv(n->u.string)) {
             _cleanup_free_ char *ref = xasprintf("${" EXPAND_MCPD_ENV "%s}", n->u.string);
-            json_object_set(env, n->u.string, json_string_new(ref));
+            json_object_append(env, n->u.string, json_string_new(ref));
         }
     }
     if (hdr && !YAJL_IS_OBJECT(hdr)) {
@@ -94,7 +94,7 @@ static int take_env_names(yajl_val in, yajl_val env, yajl_val headers, char **wh
         }
         if (getenv(var->u.string)) {
             _cleanup_free_ char *ref = xasprintf("${" EXPAND_MCPD_ENV "%s}", var->u.string);
-            json_object_set(headers, hdr->u.object.keys[i], json_string_new(ref));
+            json_object_append(headers, hdr->u.object.keys[i], json_string_new(ref));
         }
     }
     if (bearer && !YAJL_IS_STRING(bearer)) {
@@ -103,8 +103,12 @@ static int take_env_names(yajl_val in, yajl_val env, yajl_val headers, char **wh
     }
     if (bearer && getenv(bearer->u.string)) {
         _cleanup_free_ char *ref = xasprintf("Bearer ${" EXPAND_MCPD_ENV "%s}", bearer->u.string);
-        json_object_set(headers, "Authorization", json_string_new(ref));
+        json_object_append(headers, "Authorization", json_string_new(ref));
     }
+    /* A later source of a name wins (env_vars over env, the bearer over the headers): appended
+     * in that order, then one sort, where a search per name was quadratic. */
+    json_object_dedupe(env, JSON_DUP_KEEP_LAST);
+    json_object_dedupe(headers, JSON_DUP_KEEP_LAST);
     return 0;
 bad_names:
     *whyp = xstrdup("\"env_vars\" must be an array of variable names or {name = \"NAME\"} "

@@ -141,8 +141,10 @@ static yajl_val list_by_name(ConfigSet *set, const char *path, yajl_val list)
                                "\"mcpServers[%zu]\" has no \"name\"; give it one or remove it", i);
             continue;
         }
-        json_object_set(obj, name, json_copy(e));
+        json_object_append(obj, name, json_copy(e));
     }
+    /* A later entry of a name wins: one sort, where a search per entry was quadratic. */
+    json_object_dedupe(obj, JSON_DUP_KEEP_LAST);
     return obj;
 }
 
@@ -268,6 +270,9 @@ static void load_legacy_json(ConfigSet *set, const char *path, const SourceMeta 
                            json_type_name(list));
         return;
     }
+    /* The bound is asked before any entry is looked at or copied. */
+    if (config_too_many_servers(set, path, json_array_len(list)))
+        return;
     for (size_t i = 0; i < json_array_len(list); i++) {
         yajl_val e = json_array_at(list, i), transport = json_get(e, "transport");
         const char *given = json_get_string(e, "name"), *type = json_get_string(transport, "type");
@@ -299,8 +304,9 @@ static void load_legacy_json(ConfigSet *set, const char *path, const SourceMeta 
                                                        : json_get(e, "timeout");
         if (ms)
             json_object_set(flat, "connectionTimeout", json_copy(ms));
-        json_object_set(named, name, flat);
+        json_object_append(named, name, flat);
     }
+    json_object_dedupe(named, JSON_DUP_KEEP_LAST); /* a later entry of a name wins */
     config_add_entries(set, named, "experimental.modelContextProtocolServers", &m, settings,
                        map_continue);
 }

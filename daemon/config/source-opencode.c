@@ -10,6 +10,7 @@
 // variable.ts in github.com/anomalyco/opencode). timeout is in ms, like mcpd's.
 
 #include <errno.h>
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,9 +164,20 @@ static void apply_tool_globs(ConfigSet *set, const char *path, const char *name,
  * The globs the files switch off, strongest file first: a glob a stronger file sets (to
  * anything) is decided there. "tools": {"glob": false} and "permission": {"glob": "deny"}.
  */
+static int glob_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static void glob_keep(void *g)
+{
+    (void)g; /* borrowed from the roots */
+}
+
 static yajl_val tool_switches(yajl_val *roots, size_t n)
 {
-    yajl_val off = json_array_new(), seen = json_object_new();
+    yajl_val off = json_array_new();
+    void *seen = NULL; /* globs decided already: a tree, as a search per glob was quadratic */
 
     for (size_t f = 0; f < n; f++) {
         yajl_val tools = json_get_object(roots[f], "tools");
@@ -175,16 +187,15 @@ static yajl_val tool_switches(yajl_val *roots, size_t n)
             for (size_t i = 0; map && i < map->u.object.len; i++) {
                 const char *g = map->u.object.keys[i];
                 yajl_val v = map->u.object.values[i];
-                if (json_get(seen, g))
+                if (*(const char **)xtsearch(g, &seen, glob_cmp) != g)
                     continue;
-                json_object_set(seen, g, json_bool_new(true));
                 if ((!k && YAJL_IS_FALSE(v)) ||
                     (k && YAJL_IS_STRING(v) && streq(v->u.string, "deny")))
                     json_array_push(off, json_string_new(g));
             }
         }
     }
-    json_free(seen);
+    tdestroy(seen, glob_keep);
     return off;
 }
 
@@ -225,7 +236,11 @@ void source_opencode_collect(const ConfigSource *src, const DiscoverOptions *opt
     for (size_t i = 0; i < n; i++) {
         SourceMeta meta = {(char *)src->id, (char *)src->name, paths[i], levels[i],
                            src->expand_off};
-        _cleanup_json_ yajl_val servers = json_copy(json_get(roots[i], "mcp"));
+        yajl_val written = json_get(roots[i], "mcp");
+        /* The bound is asked before the copy and the globs: a file over it costs neither. */
+        bool over = YAJL_IS_OBJECT(written) &&
+                    config_too_many_servers(set, paths[i], written->u.object.len);
+        _cleanup_json_ yajl_val servers = over ? NULL : json_copy(written);
         for (size_t j = 0; YAJL_IS_OBJECT(servers) && j < servers->u.object.len; j++)
             if (YAJL_IS_OBJECT(servers->u.object.values[j]))
                 apply_tool_globs(set, paths[i], servers->u.object.keys[j],

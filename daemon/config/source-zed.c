@@ -132,10 +132,12 @@ void source_zed_collect(const ConfigSource *src, const DiscoverOptions *opt,
          * args, env and headers as written (crates/project/src/context_server_store.rs). */
         SourceMeta meta = {(char *)src->id, (char *)src->name, (char *)paths[i], levels[i],
                            EXPAND_ALL};
-        if (!roots[i])
+        yajl_val written = json_get(roots[i], "context_servers");
+        /* The bound is asked before the copy: a file over it costs no copy of it. */
+        if (!roots[i] || (YAJL_IS_OBJECT(written) &&
+                          config_too_many_servers(set, paths[i], written->u.object.len)))
             continue;
-        _cleanup_json_ yajl_val servers =
-            with_default_timeout(json_get(roots[i], "context_servers"), dflt);
+        _cleanup_json_ yajl_val servers = with_default_timeout(written, dflt);
         config_add_entries(set, servers, "context_servers", &meta, settings, map_zed);
     }
     json_free(roots[0]);

@@ -38,8 +38,8 @@ yajl_val source_copy_without(yajl_val obj, const char *const *drop)
         bool dropped = false;
         for (const char *const *d = drop; *d && !dropped; d++)
             dropped = streq(*d, k);
-        if (!dropped)
-            json_object_set(out, k, json_copy(obj->u.object.values[i]));
+        if (!dropped) /* keys of a parsed object: unique, no search needed */
+            json_object_append(out, k, json_copy(obj->u.object.values[i]));
     }
     return out;
 }
@@ -90,7 +90,7 @@ void source_add_selected(ConfigSet *set, yajl_val servers, const char *key, cons
         else if (YAJL_IS_ARRAY(only) && !source_names_contain(only, name))
             config_set_skip(set, name, src, "%s", why_only);
         else
-            json_object_set(kept, name, json_copy(servers->u.object.values[i]));
+            json_object_append(kept, name, json_copy(servers->u.object.values[i]));
     }
     config_add_entries(set, kept, key, src, settings, map);
 }

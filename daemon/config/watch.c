@@ -47,17 +47,11 @@ static bool streq_null(const char *a, const char *b)
     return a == b || (a && b && streq(a, b));
 }
 
-static void mark_dirty(Watcher *w, const char *root, const char *why)
+/* Start or restart the quiet time; why names the first file that changed in it. */
+static void arm_debounce(Watcher *w, const char *why)
 {
-    const char *key = root ? root : "";
     struct timeval tv = {WATCH_DEBOUNCE_MS / 1000, (WATCH_DEBOUNCE_MS % 1000) * 1000};
 
-    for (size_t i = 0; i < w->n_dirty; i++)
-        if (streq(w->dirty_roots[i], key))
-            goto arm;
-    w->dirty_roots = xrealloc(w->dirty_roots, (w->n_dirty + 1) * sizeof(char *));
-    w->dirty_roots[w->n_dirty++] = xstrdup(key);
-arm:
     if (!w->dirty_why) {
         w->dirty_why = xstrdup(why);
         w->dirty_since_ms = now_ms();
@@ -65,6 +59,26 @@ arm:
     /* Each change restarts the quiet time, up to WATCH_DEBOUNCE_MAX_MS after the first. */
     if (now_ms() - w->dirty_since_ms < WATCH_DEBOUNCE_MAX_MS)
         evtimer_add(w->ev_debounce, &tv);
+}
+
+/* A root ("" for the user level) to reload at the end of the quiet time. */
+static void add_dirty_root(Watcher *w, const char *key)
+{
+    for (size_t i = 0; i < w->n_dirty; i++)
+        if (streq(w->dirty_roots[i], key))
+            return;
+    w->dirty_roots = xrealloc(w->dirty_roots, (w->n_dirty + 1) * sizeof(char *));
+    w->dirty_roots[w->n_dirty++] = xstrdup(key);
+}
+
+static void mark_dirty(Watcher *w, const char *root, const char *why)
+{
+    /* A judged file is weighed once the quiet time is over, not reloaded for (watch_judge). */
+    if (w->judged && (streq(why, w->judged) || streq_null(why, w->judged_real)))
+        w->judge_pending = true;
+    else
+        add_dirty_root(w, root ? root : "");
+    arm_debounce(w, why);
 }
 
 /* The directory to watch for path: its own, or the nearest one that exists. */
@@ -246,6 +260,19 @@ static void on_debounce(evutil_socket_t fd, short what, void *arg)
     bool user = false;
 
     (void)fd, (void)what;
+    if (w->judge_pending) {
+        char **judged = NULL;
+        size_t n_judged = 0;
+        w->judge_pending = false;
+        w->judge(w->judged, &judged, &n_judged, w->userdata);
+        for (size_t i = 0; i < n_judged; i++) {
+            add_dirty_root(w, judged[i]);
+            free(judged[i]);
+        }
+        free(judged);
+        roots = w->dirty_roots;
+        n = w->n_dirty;
+    }
     w->dirty_roots = NULL;
     w->n_dirty = 0;
     w->dirty_why = NULL;
@@ -315,6 +342,17 @@ int watch_init(Watcher *w, struct event_base *base, WatchApplyFn apply, WatchRoo
     return 0;
 }
 
+void watch_judge(Watcher *w, const char *path, WatchJudgeFn judge)
+{
+    char real[PATH_MAX];
+
+    free(w->judged);
+    free(w->judged_real);
+    w->judged = path ? xstrdup(path) : NULL;
+    w->judged_real = path && realpath(path, real) && !streq(real, path) ? xstrdup(real) : NULL;
+    w->judge = judge;
+}
+
 void watch_deinit(Watcher *w)
 {
     if (w->ev_read)
@@ -333,6 +371,8 @@ void watch_deinit(Watcher *w)
         free(w->dirty_roots[i]);
     free(w->dirty_roots);
     free(w->dirty_why);
+    free(w->judged);
+    free(w->judged_real);
     if (w->base && w->fd >= 0)
         close(w->fd);
     memset(w, 0, sizeof(*w));

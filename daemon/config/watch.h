@@ -11,6 +11,12 @@
 typedef void (*WatchApplyFn)(const char *root, const char *why, void *userdata);
 /* Is there still a workspace for root? Files of workspaces gone stop being watched. */
 typedef bool (*WatchRootLiveFn)(const char *root, void *userdata);
+/*
+ * A judged file changed (watch_judge): what it feeds that changed, as roots to reload into
+ * *rootsp (each to free; "" stands for the user level, so every workspace); none when only
+ * what discovery does not read changed.
+ */
+typedef void (*WatchJudgeFn)(const char *path, char ***rootsp, size_t *np, void *userdata);
 
 typedef struct WatchEntry {
     char *path;
@@ -38,6 +44,10 @@ typedef struct Watcher {
     WatchRootLiveFn root_live;
     void *userdata;
     bool warned_full;
+    char *judged;      /* a file whose changes its judge weighs (~/.claude.json), or NULL */
+    char *judged_real; /* the same after links */
+    WatchJudgeFn judge;
+    bool judge_pending; /* the judged file changed since the last debounce */
 } Watcher;
 
 /**
@@ -52,5 +62,11 @@ int watch_init(Watcher *w, struct event_base *base, WatchApplyFn apply, WatchRoo
  * going or changing counts.
  */
 void watch_note(Watcher *w, const char *path, const char *root);
+/**
+ * Changes of path are weighed by judge at the end of the quiet time rather than reloading what
+ * path feeds: a large file another program rewrites often (Claude Code's ~/.claude.json, its
+ * counters every few seconds) reloads only the workspaces whose part of it changed.
+ */
+void watch_judge(Watcher *w, const char *path, WatchJudgeFn judge);
 /** Stop watching and release; safe on a zeroed value. */
 void watch_deinit(Watcher *w);

@@ -175,10 +175,12 @@ static yajl_val mapping(Build *b, yaml_node_t *n, size_t depth)
             break;
         _cleanup_free_ char *key =
             xstrndup((const char *)k->data.scalar.value, k->data.scalar.length);
-        json_object_set(obj, key, val); /* a later duplicate replaces: last wins */
+        json_object_append(obj, key, val);
     }
     if (b->why)
         return json_free(obj);
+    /* A later duplicate wins: one sort, where a search per key was quadratic. */
+    json_object_dedupe(obj, JSON_DUP_KEEP_LAST);
     return obj;
 }
 

@@ -179,6 +179,7 @@ static char *srv_tag(const Server *s)
 
 static Server *ws_server_named(Workspace *ws, const char *name)
 {
+    ws_wait_discovered(ws);
     for (size_t i = 0; i < ws->n_servers; i++)
         if (streq(ws->servers[i]->cfg->name, name))
             return ws->servers[i];

@@ -235,6 +235,8 @@ const ViewTool *ws_view_find(Workspace *ws, const char *name)
 {
     size_t k;
 
+    if (__builtin_expect(ws->discovering != NULL, 0))
+        ws_wait_discovered(ws);
     ws_view_ensure(ws);
     if (!name || !ws->n_view)
         return NULL;

@@ -133,6 +133,8 @@ static bool ws_gate_open(Workspace *ws)
 {
     bool past = ws_gate_left_ms(ws) == 0;
 
+    if (ws->discovering)
+        return false; /* its servers are not known yet: ws_apply checks the gate again */
     for (size_t i = 0; i < ws->n_servers; i++) {
         Server *s = ws->servers[i];
         if (s->state != SERVER_CONNECTING)
@@ -257,15 +259,15 @@ static void result_set(yajl_val results, const char *name, const char *what)
         json_object_set(results, name, json_string_new(what));
 }
 
-void ws_load(Workspace *ws, yajl_val results)
+/* Take what discovery found for ws: servers acquired, released, connected; set is taken. */
+static void ws_apply(Workspace *ws, ConfigSet *set_in, yajl_val results)
 {
     WorkspaceRegistry *m = ws->reg;
-    DiscoverOptions opt = {m->config_file, ws->root};
     Server **old = ws->servers;
     size_t n_old = ws->n_servers;
-    ConfigSet set;
+    ConfigSet set = *set_in;
 
-    config_discover(&set, &opt, m->settings);
+    memset(set_in, 0, sizeof(*set_in));
     ws->servers = xcalloc(set.n_servers ? set.n_servers : 1, sizeof(*ws->servers));
     ws->n_servers = 0;
     ws->connect_started_ms = now_ms();
@@ -277,6 +279,9 @@ void ws_load(Workspace *ws, yajl_val results)
         bool created;
         Server *s = server_acquire(m->servers, c, start, &created);
         bool kept = false;
+        /* The same server, maybe written elsewhere or otherwise now: shown as it wins now. */
+        if (!created)
+            server_config_take_origin(s->cfg, c);
         for (size_t j = 0; j < n_old; j++)
             kept |= old[j] == s;
         ws->servers[ws->n_servers++] = s;
@@ -325,11 +330,55 @@ void ws_load(Workspace *ws, yajl_val results)
     ws_check_gate(ws);
 }
 
+void ws_load(Workspace *ws, yajl_val results)
+{
+    DiscoverOptions opt = {ws->reg->config_file, ws->root};
+    ConfigSet set;
+
+    /* A load now replaces a first discovery still running: this one is newer. */
+    ws->discovering = discover_async_cancel(ws->discovering);
+    config_discover(&set, &opt, ws->reg->settings);
+    ws_apply(ws, &set, results);
+}
+
+static void ws_roots_changed(WorkspaceRegistry *m, Workspace *ws);
+static void on_discovered(ConfigSet *set, void *userdata);
+
+/* Off the loop: a project's files may take a few hundred ms to read (issue 39 item 7). */
+static void ws_discover_async(Workspace *ws)
+{
+    DiscoverOptions opt = {ws->reg->config_file, ws->root};
+
+    ws->discovering = discover_async(ws->reg->base, &opt, ws->reg->settings, on_discovered, ws);
+}
+
+void ws_wait_discovered(Workspace *ws)
+{
+    if (ws && ws->discovering)
+        discover_async_finish(ws->discovering); /* on_discovered clears it */
+}
+
+static void on_discovered(ConfigSet *set, void *userdata)
+{
+    Workspace *ws = userdata;
+    bool stale = config_set_stale(set);
+
+    ws->discovering = NULL;
+    ws_apply(ws, set, NULL);
+    ws_roots_changed(ws->reg, ws);
+    /* A file written while the thread read, before the watcher knew of it: read again. */
+    if (stale) {
+        log_info("workspace %s: a file changed while it was read; reading again", ws->root);
+        ws_discover_async(ws);
+    }
+}
+
 void ws_free(Workspace *ws)
 {
     WorkspaceRegistry *m = ws->reg;
     ListWaiter *w;
 
+    ws->discovering = discover_async_cancel(ws->discovering);
     idmap_remove(&m->by_id, ws->id);
     if (m->user_ws == ws)
         m->user_ws = NULL;
@@ -402,8 +451,7 @@ static Workspace *ws_for_cwd(WorkspaceRegistry *m, const char *cwd, char **whyp)
             return v;
     ws = ws_new(m, real);
     log_info("workspace %s: discovering its servers", real);
-    ws_load(ws, NULL);
-    ws_roots_changed(m, ws);
+    ws_discover_async(ws);
     return ws;
 }
 

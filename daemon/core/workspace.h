@@ -16,6 +16,7 @@
 #include "common/strbuf.h"
 #include "common/tokens.h"
 #include "daemon/config/config.h"
+#include "daemon/config/discover-async.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/server.h"
 #include "daemon/core/session.h"
@@ -75,6 +76,8 @@ typedef struct Workspace {
     struct ListWaiter *waiters;
     bool dirty;
     bool loaded; /* ws_load has run: later loads are changes to announce */
+    /* A new project's first discovery, on a thread (discover-async.h): lists wait for it. */
+    struct DiscoverJob *discovering;
     ViewTool *view;
     size_t n_view;
     uint32_t *view_index; /* hash of a name -> 1 + its entry in view (0: empty), for calls */
@@ -165,6 +168,11 @@ Workspace *ws_of_agent(WorkspaceRegistry *wr, const Agent *a);
 bool ws_agent_attached(const Agent *a, void *ws);
 /** The tool agents of ws call name, or NULL. */
 const ViewTool *ws_view_find(Workspace *ws, const char *name);
+/**
+ * A request that needs ws's servers now (a call, a server named in _meta) and cannot wait like
+ * a list: a first discovery still on its thread is waited for, as it was on the loop before.
+ */
+void ws_wait_discovered(Workspace *ws);
 /** Rebuild the tool view if anything changed since it was built. */
 void ws_view_ensure(Workspace *ws);
 /** Free the view (safe on a workspace that never built one). */

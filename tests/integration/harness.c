@@ -589,6 +589,16 @@ bool h_wait_log(const Harness *h, const char *needle, int timeout_ms)
     }
 }
 
+int h_count_in_file(const char *path, const char *needle)
+{
+    _cleanup_free_ char *text = h_read_file(path);
+    int n = 0;
+
+    for (const char *p = text; p && (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
 void h_dump_log(const Harness *h)
 {
     _cleanup_free_ char *text = h_read_file(h->log);

@@ -82,6 +82,10 @@ void h_sleep_ms(int ms);
 char *h_read_file(const char *path);
 /** Wait until the daemon log holds needle (polled every 50 ms); return whether it came. */
 bool h_wait_log(const Harness *h, const char *needle, int timeout_ms);
+/** Times needle occurs in the file at path (0 when it cannot be read). */
+int h_count_in_file(const char *path, const char *needle);
+/* What a fake server run with --log FILE writes once per start: its initialize request. */
+#define H_FAKE_STARTED "\"method\":\"initialize\""
 /** Print the daemon log (on failure). */
 void h_dump_log(const Harness *h);
 /*

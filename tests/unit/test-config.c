@@ -393,17 +393,36 @@ static void test_hash(void)
         /* Same config, other name: same hash, not the same server. */
         CHECK_STREQ(a->hash, e->hash);
         CHECK(!server_config_same(a, e));
-
-        /* The hash is SHA-256 of the entry as written, keys sorted. */
-        StrBuf sb = STRBUF_INIT;
-        char hex[65];
-        json_write_sorted(&sb, b->raw);
-        CHECK_STREQ(strbuf_str(&sb),
-                    "{\"args\":[\"1\",\"2\"],\"command\":\"x\",\"env\":{\"A\":\"1\",\"B\":\"2\"}}");
-        sha256_hex(hex, sb.data, sb.len);
-        CHECK_STREQ(b->hash, hex);
-        strbuf_deinit(&sb);
     }
+    /* Forms that change nothing the server gets are the same server (issue 38 item 5). */
+    static const char *const same_forms[] = {
+        "{\"type\":\"stdio\",\"command\":\"x\",\"args\":[\"1\",\"2\"],\"env\":{\"A\":\"1\",\"B\":"
+        "\"2\"}}",
+        "{\"command\":\"x\",\"args\":[\"1\",\"2\"],\"env\":{\"A\":\"1\",\"B\":\"2\"},"
+        "\"headers\":{},\"enabled\":true,\"timeout\":30000,\"disabledTools\":null}",
+        "{\"command\":\"x\",\"args\":[\"1\",\"2\"],\"env\":{\"B\":\"2\",\"A\":\"1\"},"
+        "\"description\":\"a note for people\",\"autoApprove\":[]}",
+    };
+    for (size_t i = 0; a && i < N_ELEMENTS(same_forms); i++) {
+        ServerConfig *f = from_text("h", same_forms[i], NULL, &set);
+        CHECK_MSG(f && streq(f->hash, a->hash), "%s", same_forms[i]);
+        server_config_free(f);
+    }
+    ServerConfig *noenv = from_text("n", "{\"command\":\"x\"}", NULL, &set);
+    ServerConfig *emptyenv =
+        from_text("n", "{\"command\":\"x\",\"env\":{},\"args\":[]}", NULL, &set);
+    ServerConfig *sse = from_text("n", "{\"url\":\"http://h/\",\"type\":\"sse\"}", NULL, &set);
+    ServerConfig *http = from_text("n", "{\"url\":\"http://h/\",\"type\":\"http\"}", NULL, &set);
+    ServerConfig *slow = from_text("n", "{\"command\":\"x\",\"timeout\":5}", NULL, &set);
+    CHECK(noenv && emptyenv && streq(noenv->hash, emptyenv->hash));
+    /* What the server gets or how it is reached does change it. */
+    CHECK(sse && http && !streq(sse->hash, http->hash));
+    CHECK(slow && noenv && !streq(slow->hash, noenv->hash));
+    server_config_free(noenv);
+    server_config_free(emptyenv);
+    server_config_free(sse);
+    server_config_free(http);
+    server_config_free(slow);
     server_config_free(a);
     server_config_free(b);
     server_config_free(c);
