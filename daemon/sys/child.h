@@ -14,11 +14,12 @@ typedef struct Child Child;
 typedef void (*ChildExitFn)(Child *c, int status, void *userdata);
 
 struct Child {
-    pid_t pid;       /* also the process group id */
-    uint64_t serial; /* in the MCPD_INSTANCE tag its descendants inherit */
-    int fd_stdin;    /* ours to write, or -1 */
-    int fd_stdout;   /* ours to read, or -1 */
-    int fd_stderr;   /* ours to read, or -1 */
+    pid_t pid;           /* also the process group id */
+    uint64_t serial;     /* in the MCPD_INSTANCE tag its descendants inherit */
+    int fd_stdin;        /* ours to write, or -1 */
+    int fd_stdout;       /* ours to read, or -1 */
+    int fd_stderr;       /* ours to read, or -1 */
+    uint64_t started_ms; /* monotonic */
     bool exited;
     int status;
     ChildExitFn on_exit;
@@ -43,6 +44,8 @@ int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *us
  * those carrying its tag and their descendants.
  */
 void child_kill_group(Child *c, int sig);
+/** Call fn for every child not yet reaped. */
+void child_foreach_live(void (*fn)(Child *c, void *ud), void *ud);
 /** Reap every exited child and run its exit callback; call on SIGCHLD. */
 void child_reap(void);
 /** Close our pipe ends and release; the child must have been reaped (or never started). */
