@@ -15,6 +15,10 @@
 #define TOUCH_MB 48
 /* The bound: status within 10% of what /proc reports for the same tree. */
 #define TOLERANCE_PCT 10
+/* The sleep tool's duration, for its percentiles. */
+#define SLEEP_MS 50
+#define STR_(x)  #x
+#define STR(x)   STR_(x)
 /* Processes of the tree: fake-server and the child it forks. */
 #define TREE_PROCS 2
 
@@ -103,6 +107,25 @@ int main(void)
     CHECK_MSG(want > 0 && llabs(mem - want) * 100 <= want * TOLERANCE_PCT,
               "status says %lld bytes, /proc %lld (more than %d%% apart)", (long long)mem,
               (long long)want, TOLERANCE_PCT);
+
+    /* Per tool: calls, errors (a JSON-RPC error is one), and durations. */
+    for (int i = 0; i < 3; i++)
+        free(h_call_text(c, "mcp_big_echo", "{\"text\":\"x\"}", NULL));
+    for (int i = 0; i < 2; i++)
+        free(h_call_text(c, "mcp_big_fail", NULL, NULL));
+    free(h_call_text(c, "mcp_big_sleep", "{\"ms\":" STR(SLEEP_MS) "}", NULL));
+    _cleanup_json_ yajl_val st = h_status(c);
+    yajl_val ts = json_get(h_server(st, "big"), "toolStats");
+    int64_t calls = 0, errors = -1, p50 = 0, p99 = 0;
+    CHECK(json_get_int(json_get(ts, "echo"), "calls", &calls) == 0 && calls == 3);
+    CHECK(json_get_int(json_get(ts, "echo"), "errors", &errors) == 0 && errors == 0);
+    CHECK(json_get_int(json_get(ts, "fail"), "calls", &calls) == 0 && calls == 2);
+    CHECK(json_get_int(json_get(ts, "fail"), "errors", &errors) == 0 && errors == 2);
+    CHECK(json_get_int(json_get(ts, "sleep"), "p50Ms", &p50) == 0);
+    CHECK(json_get_int(json_get(ts, "sleep"), "p99Ms", &p99) == 0);
+    /* The bucket's middle: within 12.5% below; above, whatever a loaded machine adds. */
+    CHECK_MSG(p50 >= SLEEP_MS * 7 / 8 && p50 == p99, "a %d ms sleep: p50 %lld, p99 %lld", SLEEP_MS,
+              (long long)p50, (long long)p99);
 
     /* The text form says it too. */
     text = h_shell(&status, "'%s' --socket '%s' status", getenv("MCPCTL_BINARY"), h.socket);
