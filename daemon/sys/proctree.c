@@ -239,6 +239,9 @@ static void walk(void)
     if (took > WALK_SLOW_US)
         log_info("walking /proc for the servers' processes took %llu ms (%zu processes)",
                  (unsigned long long)(took / 1000), w.n);
+    else
+        log_debug("walked /proc: %zu processes of the user, %zu of servers, in %llu us", w.n,
+                  n_members, (unsigned long long)took);
 }
 
 static void arm(uint64_t ms)
