@@ -573,8 +573,10 @@ void procs_note_descendants(const ProcId *ids, size_t n)
     if (n)
         memcpy(desc, ids, n * sizeof(*ids));
     n_desc = n;
-    if (record_path)
+    if (record_path) {
+        log_debug("process record: %zu processes below the children", n);
         write_record();
+    }
 }
 
 void procs_remove(pid_t pid)
@@ -682,6 +684,8 @@ static unsigned reap_record(const char *path, const char *name, bool *removep)
                         .exact = rec.children,
                         .n_exact = rec.n_children,
                         .exact_orphaned_groups = true};
+        log_debug("record %s of mcpd %d: %zu processes named", name, (int)rec.daemon.pid,
+                  rec.n_children);
         n = procs_signal(&t, SIGKILL);
         if (n)
             log_notice("an earlier mcpd (pid %d) ended without stopping its servers: killed %u "

@@ -87,6 +87,20 @@ static const Member *member_find(pid_t pid, uint64_t start)
     return NULL;
 }
 
+/*
+ * The server of a process mcpd adopted without a tag, from its session or group: a daemon's
+ * middle process (fork, setsid, fork, exit) leads the session the daemon stays in, and the
+ * kernel gives no new process that pid while the session lives, so a session or group id that
+ * names a process the last walk attributed still names that process's server.
+ */
+static uint64_t owner_by_leader(const ProcInfo *pi)
+{
+    for (size_t i = 0; i < n_members; i++)
+        if (members[i].id.pid == pi->sid || members[i].id.pid == pi->pgid)
+            return members[i].serial;
+    return 0;
+}
+
 static void walk_set(Walk *w, size_t i, uint64_t owner)
 {
     w->owner[i] = owner;
@@ -112,6 +126,8 @@ static void walk_resolve(Walk *w, size_t i)
         chain[n++] = j;
         if (pi->ppid == w->self) {
             uint64_t serial = procs_tag_serial(pi->pid);
+            if (!serial)
+                serial = owner_by_leader(pi);
             owner = serial ? serial : UNATTRIBUTED;
             break;
         }
