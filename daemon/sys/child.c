@@ -222,20 +222,10 @@ int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *us
     fd_set_nonblock(c->fd_stderr);
     idmap_put(&children, (uint64_t)pid, c);
     n_children++;
-    procs_add(pid);
+    procs_add(pid, serial);
     proctree_spawned();
     *cp = c;
     return 0;
-}
-
-void child_foreach_live(void (*fn)(Child *c, void *ud), void *ud)
-{
-    size_t pos = 0;
-    uint64_t pid;
-    void *v;
-
-    while (idmap_next(&children, &pos, &pid, &v))
-        fn(v, ud);
 }
 
 void child_kill_group(Child *c, int sig)

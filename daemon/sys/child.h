@@ -44,8 +44,6 @@ int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *us
  * those carrying its tag and their descendants.
  */
 void child_kill_group(Child *c, int sig);
-/** Call fn for every child not yet reaped. */
-void child_foreach_live(void (*fn)(Child *c, void *ud), void *ud);
 /** Reap every exited child and run its exit callback; call on SIGCHLD. */
 void child_reap(void);
 /** Close our pipe ends and release; the child must have been reaped (or never started). */

@@ -46,6 +46,7 @@ static char *record_dir, *record_path;
 static char boot_id[64];
 static ProcId self;
 static ProcId *live;
+static uint64_t *live_serial; /* the child serial of each of live */
 static size_t n_live, cap_live;
 /* Descendants of the children as the latest walk saw them (sorted by pid), for the record. */
 static ProcId *desc;
@@ -501,9 +502,13 @@ unsigned procs_signal_child(pid_t pgid, uint64_t serial, const ProcId *known, si
 
 static int write_record(void)
 {
-    _cleanup_free_ char *tmp = xasprintf("%s.tmp", record_path);
+    _cleanup_free_ char *tmp = NULL;
     StrBuf sb = STRBUF_INIT;
     int fd, dfd, r = 0;
+
+    if (!record_path)
+        return 0; /* no record dir: logged once at start */
+    tmp = xasprintf("%s.tmp", record_path);
 
     strbuf_printf(&sb, RECORD_MAGIC "\nboot %s\ndaemon %d %llu\n", boot_id, (int)self.pid,
                   (unsigned long long)self.start);
@@ -537,12 +542,12 @@ static int write_record(void)
     return r;
 }
 
-void procs_add(pid_t pid)
+void procs_add(pid_t pid, uint64_t serial)
 {
     ProcInfo pi;
     int r;
 
-    if (!record_path)
+    if (!instance[0])
         return;
     /* At the fd limit too: a child that got its pipes must still be recorded. */
     reserve_release();
@@ -556,9 +561,17 @@ void procs_add(pid_t pid)
     if (n_live == cap_live) {
         cap_live = cap_live ? cap_live * 2 : 16;
         live = xrealloc(live, cap_live * sizeof(*live));
+        live_serial = xrealloc(live_serial, cap_live * sizeof(*live_serial));
     }
+    live_serial[n_live] = serial;
     live[n_live++] = (ProcId){pid, pi.start};
     write_record();
+}
+
+void procs_foreach_child(void (*fn)(pid_t pid, uint64_t serial, void *ud), void *ud)
+{
+    for (size_t i = 0; i < n_live; i++)
+        fn(live[i].pid, live_serial[i], ud);
 }
 
 void procs_note_descendants(const ProcId *ids, size_t n)
@@ -573,16 +586,15 @@ void procs_note_descendants(const ProcId *ids, size_t n)
     if (n)
         memcpy(desc, ids, n * sizeof(*ids));
     n_desc = n;
-    if (record_path) {
-        log_debug("process record: %zu processes below the children", n);
-        write_record();
-    }
+    log_debug("process record: %zu processes below the children", n);
+    write_record();
 }
 
 void procs_remove(pid_t pid)
 {
     for (size_t i = 0; i < n_live; i++)
         if (live[i].pid == pid) {
+            live_serial[i] = live_serial[n_live - 1];
             live[i] = live[--n_live];
             write_record();
             return;
@@ -804,9 +816,11 @@ void procs_shutdown(void)
     free(record_path);
     free(record_dir);
     free(live);
+    free(live_serial);
     free(desc);
     record_path = record_dir = NULL;
     live = desc = NULL;
+    live_serial = NULL;
     n_live = cap_live = n_desc = 0;
     reserve_release();
     instance[0] = '\0';

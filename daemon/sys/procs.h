@@ -60,8 +60,10 @@ pid_t procs_self(void);
 const char *procs_instance(void);
 /** The environment entry for the child with this serial: "MCPD_INSTANCE=<instance>-<serial>". */
 char *procs_child_env(uint64_t serial);
-/** A child was started: add it to the durable record. */
-void procs_add(pid_t pid);
+/** A child (serial: in its tag) was started: add it to the durable record. */
+void procs_add(pid_t pid, uint64_t serial);
+/** Call fn for every child added and not yet removed. */
+void procs_foreach_child(void (*fn)(pid_t pid, uint64_t serial, void *ud), void *ud);
 /** A child was reaped: drop it from the record. */
 void procs_remove(pid_t pid);
 /**

@@ -141,13 +141,13 @@ static void walk_resolve(Walk *w, size_t i)
         walk_set(w, chain[c], owner);
 }
 
-static void add_root(Child *c, void *ud)
+static void add_root(pid_t pid, uint64_t serial, void *ud)
 {
     Walk *w = ud;
-    ssize_t k = walk_find(w, c->pid);
+    ssize_t k = walk_find(w, pid);
 
     if (k >= 0)
-        walk_set(w, (size_t)k, c->serial);
+        walk_set(w, (size_t)k, serial);
 }
 
 /* The PSS of a process in bytes, or -1 when smaps_rollup cannot be read (another uid, gone). */
@@ -235,7 +235,7 @@ static void walk(void)
     w.self = procs_self();
     w.owner = xcalloc(w.n ? w.n : 1, sizeof(*w.owner));
     w.state = xcalloc(w.n ? w.n : 1, 1);
-    child_foreach_live(add_root, &w);
+    procs_foreach_child(add_root, &w);
     /* What an earlier walk attributed keeps its owner, also once its parent is gone. */
     for (size_t i = 0; i < w.n; i++) {
         const Member *m = w.state[i] ? NULL : member_find(w.p[i].pid, w.p[i].start);
@@ -340,13 +340,13 @@ size_t proctree_members(uint64_t serial, ProcId **idsp)
     return n;
 }
 
-void proctree_status(const Child *c, yajl_val obj)
+void proctree_status(uint64_t serial, uint64_t started_ms, yajl_val obj)
 {
     yajl_val o;
     ProcCost pc;
 
     proctree_refresh(PROCTREE_STATUS_MAX_AGE_MS);
-    if (!proctree_cost(c->serial, &pc))
+    if (!proctree_cost(serial, &pc))
         return;
     o = json_object_new();
     json_object_set(o, "processes", json_int_new(pc.n_procs));
@@ -354,7 +354,7 @@ void proctree_status(const Child *c, yajl_val obj)
     /* PSS, or PSS+RSS when some processes could only be counted by RSS (an overcount). */
     json_object_set(o, "measure", json_string_new(pc.n_rss ? "PSS+RSS" : "PSS"));
     json_object_set(o, "cpuMs", json_int_new((int64_t)pc.cpu_ms));
-    json_object_set(o, "runningMs", json_int_new((int64_t)(now_ms() - c->started_ms)));
+    json_object_set(o, "runningMs", json_int_new((int64_t)(now_ms() - started_ms)));
     json_object_set(o, "sampledMsAgo", json_int_new((int64_t)(now_ms() - last_walk_ms)));
     json_object_set(obj, "processTree", o);
 }

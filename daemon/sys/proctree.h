@@ -9,7 +9,6 @@
 #include <event2/event.h>
 #include <yajl/yajl_tree.h>
 
-#include "daemon/sys/child.h"
 #include "daemon/sys/procs.h"
 
 /* A walk runs at most this often on its own; it also keeps the durable record of descendants. */
@@ -42,7 +41,10 @@ bool proctree_cost(uint64_t serial, ProcCost *out);
  * in *idsp (to free), also those adopted by mcpd after their parent died. Return how many.
  */
 size_t proctree_members(uint64_t serial, ProcId **idsp);
-/** Add the child's tree to a server's status object: processes, memory, CPU, running time. */
-void proctree_status(const Child *c, yajl_val obj);
+/**
+ * Add the tree of the child with this serial, started at started_ms (monotonic), to a server's
+ * status object: processes, memory, CPU, running time.
+ */
+void proctree_status(uint64_t serial, uint64_t started_ms, yajl_val obj);
 /** Adopted processes whose server is unknown (tag cleared before any walk saw their parent). */
 void proctree_unattributed(ProcCost *out);

@@ -401,7 +401,7 @@ static void stdio_status(Transport *t, yajl_val obj)
     StdioTransport *s = (StdioTransport *)t;
 
     json_object_set(obj, "pid", json_int_new(s->child->pid));
-    proctree_status(s->child, obj);
+    proctree_status(s->child->serial, s->child->started_ms, obj);
 }
 
 static void stdio_logs(Transport *t, StrBuf *sb)
