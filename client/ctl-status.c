@@ -69,6 +69,28 @@ static void print_process(yajl_val s, size_t term)
     print_fit(&sb, term);
 }
 
+/* A running stdio server's cost, from its whole process tree: a third line. */
+static void print_cost(yajl_val s, size_t term)
+{
+    yajl_val pt = json_get_object(s, "processTree");
+    int64_t procs = 0, mem = 0, cpu = 0, running = 0;
+    const char *measure = json_get_string(pt, "measure");
+    char age[32];
+    StrBuf sb = STRBUF_INIT;
+
+    if (!pt)
+        return;
+    json_get_int(pt, "processes", &procs);
+    json_get_int(pt, "memoryBytes", &mem);
+    json_get_int(pt, "cpuMs", &cpu);
+    json_get_int(pt, "runningMs", &running);
+    ctl_fmt_age(age, sizeof(age), wall_ms() - running);
+    strbuf_printf(&sb, "    cost: %lld process%s, %.1f MiB %s, CPU %.2f s, running %s",
+                  (long long)procs, procs == 1 ? "" : "es", (double)mem / (1024.0 * 1024.0),
+                  measure ? measure : "PSS", (double)cpu / 1000.0, age);
+    print_fit(&sb, term);
+}
+
 /* The fixed columns of a server row after its name, and the gaps between them. */
 static const struct {
     const char *header;
@@ -149,6 +171,7 @@ static void print_server(const Ctl *ctl, yajl_val s, size_t name_w, size_t term)
     print_server_row(ctl, json_get_string(s, "name"), name_w, cells, tail ? tail : err, term);
     print_http(s, term);
     print_process(s, term);
+    print_cost(s, term);
 }
 
 /* Columns of an agent row besides AGENT, NAME and WORKSPACE (PID ... QUEUED and the gaps). */

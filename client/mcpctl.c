@@ -15,6 +15,7 @@
 #include "client/ctl-control.h"
 #include "client/ctl-logs.h"
 #include "client/ctl-status.h"
+#include "client/ctl-top.h"
 #include "client/ctl-surface.h"
 #include "client/ctl-table.h"
 #include "client/ctl.h"
@@ -236,6 +237,8 @@ static int verb_logout(Ctl *ctl, char **args, int n)
 static const Verb verbs[] = {
     {"status", "[SERVER...]", "servers, their state, tools and errors; agents", 0, -1, 0,
      ctl_verb_status},
+    {"top", "", "live view of each server's memory, CPU and calls (keys m, c; q quits)", 0, 0, 0,
+     ctl_verb_top},
     {"tools", "", "the tools agents see", 0, 0, 0, ctl_verb_tools},
     {"call", "TOOL [JSON]", "call a tool with JSON arguments (default {})", 1, 2, 0, ctl_verb_call},
     {"prompts", "", "the prompts agents see, with their arguments", 0, 0, 0, ctl_verb_prompts},

@@ -14,7 +14,7 @@ _mcpctl()
     local cur prev words cword
     _init_completion || return
 
-    local verbs="status tools call prompts prompt resources read reload connect disconnect wait login
+    local verbs="status top tools call prompts prompt resources read reload connect disconnect wait login
         logout logs config bridge setup trust untrust help"
     local opts="--json --socket --timeout --version --help"
     local verb="" sock="" i

@@ -18,6 +18,7 @@
 #include "daemon/config/source.h"
 #include "daemon/core/surface.h"
 #include "daemon/methods/methods.h"
+#include "daemon/sys/proctree.h"
 #include "daemon/sys/procs.h"
 #include "daemon/sys/runlog.h"
 #include "daemon/sys/systemd.h"
@@ -310,6 +311,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->ev_int = evsignal_new(d->base, SIGINT, on_signal, d);
     d->ev_hup = evsignal_new(d->base, SIGHUP, on_signal, d);
     d->ev_chld = evsignal_new(d->base, SIGCHLD, on_signal, d);
+    proctree_start(d->base);
     d->ev_stop_tick = evtimer_new(d->base, on_stop_tick, d);
     d->ev_status = evtimer_new(d->base, on_status, d);
     event_add(d->ev_term, NULL);
@@ -392,6 +394,7 @@ void daemon_deinit(Daemon *d)
     if (d->ev_watchdog)
         event_free(d->ev_watchdog);
     free(d->last_status);
+    proctree_stop();
     if (d->base)
         turn_base_free(d->base);
     free(d->settings_path);

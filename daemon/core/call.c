@@ -273,9 +273,17 @@ static bool call_mrtr(Call *c, Server *s, const UpstreamReply *r)
     return true;
 }
 
+/* A tool call ended: its tool's figures (toolstats.h), a few additions, nothing allocated. */
+static void call_count(Call *c, Server *s, bool error)
+{
+    if (s && c->tool)
+        toolstats_note(&s->tool_stats, c->memo_key, turn_now_ms() - c->started_ms, error);
+}
+
 /* What a call's end says of its tool (progress-memo.c): only a result may say it is quick. */
 static void call_note(Call *c, Server *s, bool long_running, bool result)
 {
+    call_count(c, s, !result);
     if (s && !c->task)
         progress_memo_note(&s->progress, c->memo_key, turn_now_ms() - c->started_ms,
                            long_running || c->progressed, result);
@@ -325,6 +333,7 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
         call_fail(c, MCP_ERROR_REQUEST_TIMEOUT, r->message, NULL);
         return;
     case UPSTREAM_CLOSED: {
+        call_count(c, s, true);
         _cleanup_free_ char *msg =
             xasprintf("MCP server %s closed the connection during the call: %s", name, r->message);
         call_fail(c, MCP_ERROR_CONNECTION_CLOSED, msg, NULL);
@@ -641,8 +650,9 @@ static CALL_STEP void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id
         parts[2] = (UpstreamPart){",\"arguments\":", 13};
     }
     parts[3] = args ? (UpstreamPart){args, args_len} : (UpstreamPart){"{}", 2};
-    call_new(m, p, a, s, call_method_tools, id, NULL, parts, CALL_BODY_PARTS, meta, token,
-             progress_memo_key(tool, tool_len));
+    uint64_t key = progress_memo_key(tool, tool_len);
+    toolstats_begin(&s->tool_stats, key, tool, tool_len);
+    call_new(m, p, a, s, call_method_tools, id, NULL, parts, CALL_BODY_PARTS, meta, token, key);
     if (esc.data)
         strbuf_deinit(&esc);
 }

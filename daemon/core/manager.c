@@ -469,6 +469,7 @@ static yajl_val server_status(Server *s)
     json_object_set(o, "restarts", json_int_new(s->restarts));
     json_object_set(o, "callsInFlight", json_int_new(s->calls_in_flight));
     json_object_set(o, "callsTotal", json_int_new((int64_t)s->calls_total));
+    json_object_set(o, "toolStats", toolstats_json(&s->tool_stats));
     if (s->last_error) {
         json_object_set(o, "lastError", json_string_new(s->last_error));
         json_object_set(o, "lastErrorAt", json_int_new(s->last_error_wall_ms));

@@ -613,6 +613,7 @@ static void server_remove(Server *s)
     idmap_deinit(&s->requests);
     toolset_free(s->tools);
     progress_memo_deinit(&s->progress);
+    toolstats_deinit(&s->tool_stats);
     free(s->last_error);
     free(s->start_dir);
     free(s->auth_challenge);

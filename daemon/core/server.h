@@ -16,6 +16,7 @@
 #include "daemon/sys/loglimit.h"
 #include "daemon/config/config.h"
 #include "daemon/core/progress-memo.h"
+#include "daemon/core/toolstats.h"
 #include "daemon/upstream/upstream.h"
 
 typedef enum ServerState {
@@ -88,6 +89,7 @@ typedef struct Server {
     unsigned calls_in_flight;
     uint64_t calls_total;
     ProgressMemo progress; /* which tools' calls ask it for progress (call.c) */
+    ToolStats tool_stats;  /* calls, errors, durations per tool since mcpd started (call.c) */
     unsigned n_refs;       /* workspaces that use it */
     char *start_dir;       /* where a stdio server starts when its config names no cwd */
     List calls;            /* every call routed to it (call.c links and owns them) */

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/sys/child.h"
+#include "daemon/sys/proctree.h"
 #include "daemon/sys/procs.h"
 
 extern char **environ;
@@ -210,6 +211,7 @@ int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *us
     Child *c = xcalloc(1, sizeof(*c));
     c->pid = pid;
     c->serial = serial;
+    c->started_ms = now_ms();
     c->fd_stdin = pipes[0][1];
     c->fd_stdout = pipes[1][0];
     c->fd_stderr = pipes[2][0];
@@ -220,7 +222,8 @@ int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *us
     fd_set_nonblock(c->fd_stderr);
     idmap_put(&children, (uint64_t)pid, c);
     n_children++;
-    procs_add(pid);
+    procs_add(pid, serial);
+    proctree_spawned();
     *cp = c;
     return 0;
 }
@@ -240,7 +243,14 @@ void child_kill_group(Child *c, int sig)
      * And what left the group (setsid, a daemonizing helper): found by its tag or as a
      * descendant, by group only under the same rule.
      */
-    procs_signal_child(c->exited ? 0 : c->pid, c->serial, sig);
+    _cleanup_free_ ProcId *known = NULL;
+    size_t n_known = proctree_members(c->serial, &known);
+
+    /*
+     * And what the last walk of /proc saw in its tree: also a process that cleared its tag and
+     * left the group (a daemonizing helper), by its identity.
+     */
+    procs_signal_child(c->exited ? 0 : c->pid, c->serial, known, n_known, sig);
 }
 
 void child_reap(void)

@@ -14,11 +14,12 @@ typedef struct Child Child;
 typedef void (*ChildExitFn)(Child *c, int status, void *userdata);
 
 struct Child {
-    pid_t pid;       /* also the process group id */
-    uint64_t serial; /* in the MCPD_INSTANCE tag its descendants inherit */
-    int fd_stdin;    /* ours to write, or -1 */
-    int fd_stdout;   /* ours to read, or -1 */
-    int fd_stderr;   /* ours to read, or -1 */
+    pid_t pid;           /* also the process group id */
+    uint64_t serial;     /* in the MCPD_INSTANCE tag its descendants inherit */
+    int fd_stdin;        /* ours to write, or -1 */
+    int fd_stdout;       /* ours to read, or -1 */
+    int fd_stderr;       /* ours to read, or -1 */
+    uint64_t started_ms; /* monotonic */
     bool exited;
     int status;
     ChildExitFn on_exit;

@@ -29,8 +29,6 @@
 #define ENVIRON_READ_MAX (16u * 1024u * 1024u)
 /* A SIGKILL scan repeats while new processes appear (forks racing the scan), at most this often. */
 #define KILL_PASSES 8
-/* Processes of one user looked at per scan; far above any desktop, bounds a fork bomb's cost. */
-#define SCAN_MAX 65536
 /*
  * fds kept in reserve for scans and record writes: a server's descendants must be found and the
  * record kept even when agents have used every fd (the scan needs /proc and one file at a time).
@@ -44,12 +42,23 @@
 #define RECORD_MAGIC     "mcpd-procs 1"
 
 static char instance[INSTANCE_BYTES * 2 + 1];
+static void ensure_identity(void);
 static char *record_dir, *record_path;
 static char boot_id[64];
 static ProcId self;
 static ProcId *live;
+static uint64_t *live_serial; /* the child serial of each of live */
 static size_t n_live, cap_live;
+/* Descendants of the children as the latest walk saw them (sorted by pid), for the record. */
+static ProcId *desc;
+static size_t n_desc;
 static int reserve[RESERVE_FDS] = {-1, -1};
+
+pid_t procs_self(void)
+{
+    ensure_identity();
+    return self.pid;
+}
 
 const char *procs_instance(void)
 {
@@ -114,14 +123,17 @@ static int parse_stat(const char *buf, pid_t pid, ProcInfo *pi)
 {
     /* comm (field 2) may hold spaces and parentheses: the fields resume after the last ')'. */
     const char *p = strrchr(buf, ')');
-    long long v[19];
+    long long v[21];
     char state;
 
     if (!p || sscanf(p + 1, " %c", &state) != 1)
         return -EINVAL;
     p += 3;
-    /* Fields 4 to 22: ppid, pgrp, session, tty, tpgid (may be -1), flags, ..., starttime. */
-    for (int i = 0; i < 19; i++) {
+    /*
+     * Fields 4 to 24: ppid, pgrp, session, tty, tpgid (may be -1), flags, 4 fault counts,
+     * utime, stime, cutime, cstime, priority, nice, threads, itrealvalue, starttime, vsize, rss.
+     */
+    for (int i = 0; i < 21; i++) {
         char *end;
         v[i] = strtoll(p, &end, 10);
         if (end == p)
@@ -132,7 +144,10 @@ static int parse_stat(const char *buf, pid_t pid, ProcInfo *pi)
     pi->state = state;
     pi->ppid = (pid_t)v[0];
     pi->pgid = (pid_t)v[1];
+    pi->sid = (pid_t)v[2];
+    pi->cpu_ticks = (uint64_t)(v[10] + v[11] + v[12] + v[13]);
     pi->start = (uint64_t)v[18];
+    pi->rss_pages = v[20] > 0 ? (uint64_t)v[20] : 0;
     return 0;
 }
 
@@ -166,10 +181,14 @@ int procs_read_info(pid_t pid, ProcInfo *pi)
     return r;
 }
 
-/* Stream the NUL-separated environment, comparing the start of each entry with want. */
-static bool env_has_at(int procfd, pid_t pid, const char *want, bool prefix)
+/*
+ * Stream the NUL-separated environment, comparing the start of each entry with want; with
+ * prefix, copy what follows want in the entry found to rest (cut to rest_size - 1 bytes).
+ */
+static bool env_find_at(int procfd, pid_t pid, const char *want, bool prefix, char *rest,
+                        size_t rest_size)
 {
-    size_t wl = strlen(want), pos = 0, total = 0;
+    size_t wl = strlen(want), pos = 0, total = 0, n_rest = 0;
     char path[32], buf[16384];
     bool match = true, found = false;
     ssize_t n = 0;
@@ -183,12 +202,16 @@ static bool env_has_at(int procfd, pid_t pid, const char *want, bool prefix)
         for (ssize_t i = 0; i < n && !found; i++) {
             if (buf[i] == '\0') {
                 found = match && (pos == wl || (prefix && pos >= wl));
-                pos = 0;
+                pos = n_rest = 0;
                 match = true;
                 continue;
             }
             if (pos < wl && buf[i] != want[pos])
                 match = false;
+            else if (pos >= wl && match && rest && n_rest + 1 < rest_size) {
+                rest[n_rest++] = buf[i];
+                rest[n_rest] = '\0';
+            }
             pos++;
         }
     }
@@ -204,9 +227,26 @@ bool procs_env_has(pid_t pid, const char *entry, bool prefix)
 
     if (procfd < 0)
         return false;
-    r = env_has_at(procfd, pid, entry, prefix);
+    r = env_find_at(procfd, pid, entry, prefix, NULL, 0);
     close(procfd);
     return r;
+}
+
+uint64_t procs_tag_serial(pid_t pid)
+{
+    _cleanup_free_ char *prefix = NULL;
+    char rest[24] = "", *end;
+    unsigned long long serial;
+    int procfd;
+    bool found;
+
+    if (!instance[0] || (procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return 0;
+    prefix = xasprintf(PROCS_ENV_NAME "=%s-", instance);
+    found = env_find_at(procfd, pid, prefix, true, rest, sizeof(rest));
+    close(procfd);
+    serial = found ? strtoull(rest, &end, 10) : 0;
+    return found && end != rest && !*end ? (uint64_t)serial : 0;
 }
 
 /* ---------------------------------------------------------------- choosing and signalling */
@@ -245,7 +285,7 @@ static int scan_load(Scan *s, int procfd)
             close(dfd);
         return r;
     }
-    while ((e = readdir(d)) && s->n < SCAN_MAX) {
+    while ((e = readdir(d)) && s->n < PROCS_SCAN_MAX) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
         struct stat st;
@@ -263,7 +303,7 @@ static int scan_load(Scan *s, int procfd)
         s->p[s->n++] = pi;
     }
     if (e)
-        log_warning("more than %d processes of uid %u: only the first were checked", SCAN_MAX,
+        log_warning("more than %d processes of uid %u: only the first were checked", PROCS_SCAN_MAX,
                     (unsigned)uid);
     closedir(d);
     if (s->n)
@@ -287,6 +327,29 @@ static bool in_exact_group(const ProcTarget *t, const Scan *s, const ProcInfo *p
     return k >= 0 && is_exact(t, &s->p[k]);
 }
 
+/*
+ * Is pi in a group or session that a recorded process of a dead instance led, the leader gone?
+ * The kernel gives no new process a pid that is still some process's group or session id, so
+ * while a member lives the id has named that one group since its leader, our child or its
+ * descendant, made it. The id could only name another group if every member had left and the
+ * pid were reused: then its new leader (pid equal to the id, another start time) or its members,
+ * all born after the recorded process, would match; a live process holding the pid with another
+ * start time makes the rule stand aside.
+ */
+static bool in_orphaned_group(const ProcTarget *t, const Scan *s, const ProcInfo *pi)
+{
+    for (size_t j = 0; j < t->n_exact; j++) {
+        const ProcId *id = &t->exact[j];
+        ssize_t k;
+        if ((pi->pgid != id->pid && pi->sid != id->pid) || pi->start < id->start)
+            continue;
+        k = scan_find(s, id->pid);
+        if (k < 0 || s->p[k].start == id->start)
+            return true;
+    }
+    return false;
+}
+
 static void scan_choose(Scan *s, const ProcTarget *t, int procfd)
 {
     bool changed = true;
@@ -294,8 +357,9 @@ static void scan_choose(Scan *s, const ProcTarget *t, int procfd)
     for (size_t i = 0; i < s->n; i++) {
         const ProcInfo *pi = &s->p[i];
         s->chosen[i] = is_exact(t, pi) || (t->pgid > 0 && pi->pgid == t->pgid) ||
-                       in_exact_group(t, s, pi) ||
-                       (t->tag && env_has_at(procfd, pi->pid, t->tag, t->tag_prefix));
+                       in_exact_group(t, s, pi) || (t->self_children && pi->ppid == self.pid) ||
+                       (t->exact_orphaned_groups && in_orphaned_group(t, s, pi)) ||
+                       (t->tag && env_find_at(procfd, pi->pid, t->tag, t->tag_prefix, NULL, 0));
     }
     /* Descendants by parent pid, to a fixed point (each pass reaches one generation deeper). */
     while (changed) {
@@ -314,6 +378,29 @@ static void scan_free(Scan *s)
     free(s->p);
     free(s->chosen);
     *s = (Scan){0};
+}
+
+int procs_scan(ProcInfo **infop, size_t *np)
+{
+    Scan s = {0};
+    int procfd, r;
+
+    ensure_identity();
+    *infop = NULL;
+    *np = 0;
+    reserve_release();
+    procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    r = procfd < 0 ? -errno : scan_load(&s, procfd);
+    if (procfd >= 0)
+        close(procfd);
+    reserve_take();
+    if (r == 0) {
+        *infop = s.p;
+        *np = s.n;
+        s.p = NULL;
+    }
+    scan_free(&s);
+    return r;
 }
 
 static bool seen_before(const ProcId *seen, size_t n_seen, const ProcInfo *pi)
@@ -399,10 +486,11 @@ unsigned procs_signal(const ProcTarget *t, int sig)
     return (unsigned)n_seen;
 }
 
-unsigned procs_signal_child(pid_t pgid, uint64_t serial, int sig)
+unsigned procs_signal_child(pid_t pgid, uint64_t serial, const ProcId *known, size_t n_known,
+                            int sig)
 {
     _cleanup_free_ char *tag = NULL;
-    ProcTarget t = {.pgid = pgid};
+    ProcTarget t = {.pgid = pgid, .exact = known, .n_exact = n_known};
 
     if (!instance[0])
         return 0;
@@ -418,10 +506,15 @@ static int write_record(void)
     StrBuf sb = STRBUF_INIT;
     int r;
 
+    if (!record_path)
+        return 0; /* no record dir: logged once at start */
+
     strbuf_printf(&sb, RECORD_MAGIC "\nboot %s\ndaemon %d %llu\n", boot_id, (int)self.pid,
                   (unsigned long long)self.start);
     for (size_t i = 0; i < n_live; i++)
         strbuf_printf(&sb, "child %d %llu\n", (int)live[i].pid, (unsigned long long)live[i].start);
+    for (size_t i = 0; i < n_desc; i++)
+        strbuf_printf(&sb, "desc %d %llu\n", (int)desc[i].pid, (unsigned long long)desc[i].start);
     reserve_release();
     r = durable_write(record_dir, record_path, sb.data, sb.len, NULL);
     reserve_take();
@@ -433,12 +526,12 @@ static int write_record(void)
     return r;
 }
 
-void procs_add(pid_t pid)
+void procs_add(pid_t pid, uint64_t serial)
 {
     ProcInfo pi;
     int r;
 
-    if (!record_path)
+    if (!instance[0])
         return;
     /* At the fd limit too: a child that got its pipes must still be recorded. */
     reserve_release();
@@ -452,8 +545,32 @@ void procs_add(pid_t pid)
     if (n_live == cap_live) {
         cap_live = cap_live ? cap_live * 2 : 16;
         live = xrealloc(live, cap_live * sizeof(*live));
+        live_serial = xrealloc(live_serial, cap_live * sizeof(*live_serial));
     }
+    live_serial[n_live] = serial;
     live[n_live++] = (ProcId){pid, pi.start};
+    write_record();
+}
+
+void procs_foreach_child(void (*fn)(pid_t pid, uint64_t serial, void *ud), void *ud)
+{
+    for (size_t i = 0; i < n_live; i++)
+        fn(live[i].pid, live_serial[i], ud);
+}
+
+void procs_note_descendants(const ProcId *ids, size_t n)
+{
+    bool same = n == n_desc;
+
+    for (size_t i = 0; same && i < n; i++)
+        same = ids[i].pid == desc[i].pid && ids[i].start == desc[i].start;
+    if (same)
+        return;
+    desc = xrealloc(desc, (n ? n : 1) * sizeof(*desc));
+    if (n)
+        memcpy(desc, ids, n * sizeof(*ids));
+    n_desc = n;
+    log_debug("process record: %zu processes below the children", n);
     write_record();
 }
 
@@ -461,6 +578,7 @@ void procs_remove(pid_t pid)
 {
     for (size_t i = 0; i < n_live; i++)
         if (live[i].pid == pid) {
+            live_serial[i] = live_serial[n_live - 1];
             live[i] = live[--n_live];
             write_record();
             return;
@@ -495,7 +613,10 @@ static int parse_record(const char *text, Record *rec, char **whyp)
             rec->daemon = (ProcId){pid, start};
             continue;
         }
-        if (sscanf(p, "child %d %llu", &pid, &start) == 2 && pid > 0) {
+        /* Children, and (desc) their descendants as the last walk of /proc saw them. */
+        if ((sscanf(p, "child %d %llu", &pid, &start) == 2 ||
+             sscanf(p, "desc %d %llu", &pid, &start) == 2) &&
+            pid > 0) {
             rec->children = xrealloc(rec->children, (rec->n_children + 1) * sizeof(ProcId));
             rec->children[rec->n_children++] = (ProcId){pid, start};
             continue;
@@ -554,8 +675,13 @@ static unsigned reap_record(const char *path, const char *name, bool *removep)
         }
         /* Tag first: it proves a process is ours whatever its pid; recorded leaders by identity. */
         tag = xasprintf(PROCS_ENV_NAME "=%s-", name);
-        ProcTarget t = {
-            .tag = tag, .tag_prefix = true, .exact = rec.children, .n_exact = rec.n_children};
+        ProcTarget t = {.tag = tag,
+                        .tag_prefix = true,
+                        .exact = rec.children,
+                        .n_exact = rec.n_children,
+                        .exact_orphaned_groups = true};
+        log_debug("record %s of mcpd %d: %zu processes named", name, (int)rec.daemon.pid,
+                  rec.n_children);
         n = procs_signal(&t, SIGKILL);
         if (n)
             log_notice("an earlier mcpd (pid %d) ended without stopping its servers: killed %u "
@@ -638,6 +764,7 @@ void procs_init(void)
 void procs_shutdown(void)
 {
     _cleanup_free_ char *prefix = NULL;
+    _cleanup_free_ ProcId *all = NULL;
     ProcTarget t = {0};
     unsigned left = 0;
 
@@ -646,8 +773,14 @@ void procs_shutdown(void)
     prefix = xasprintf(PROCS_ENV_NAME "=%s-", instance);
     t.tag = prefix;
     t.tag_prefix = true;
-    t.exact = live;
-    t.n_exact = n_live;
+    /* Children, what the last walk saw below them, and whatever else mcpd adopted. */
+    all = xcalloc(n_live + n_desc + 1, sizeof(*all));
+    memcpy(all, live, n_live * sizeof(*all));
+    if (n_desc)
+        memcpy(all + n_live, desc, n_desc * sizeof(*all));
+    t.exact = all;
+    t.n_exact = n_live + n_desc;
+    t.self_children = true;
     if (procs_signal(&t, SIGKILL))
         log_info("killed processes of servers that were still running at exit");
     /* Those adopted by us become our zombies: reap them, so nothing is left behind. */
@@ -667,9 +800,12 @@ void procs_shutdown(void)
     free(record_path);
     free(record_dir);
     free(live);
+    free(live_serial);
+    free(desc);
     record_path = record_dir = NULL;
-    live = NULL;
-    n_live = cap_live = 0;
+    live = desc = NULL;
+    live_serial = NULL;
+    n_live = cap_live = n_desc = 0;
     reserve_release();
     instance[0] = '\0';
 }

@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "daemon/sys/loglimit.h"
 #include "daemon/sys/child.h"
+#include "daemon/sys/proctree.h"
 #include "daemon/sys/runlog.h"
 #include "daemon/sys/turn.h"
 #include "daemon/upstream/transport.h"
@@ -400,6 +401,7 @@ static void stdio_status(Transport *t, yajl_val obj)
     StdioTransport *s = (StdioTransport *)t;
 
     json_object_set(obj, "pid", json_int_new(s->child->pid));
+    proctree_status(s->child->serial, s->child->started_ms, obj);
 }
 
 static void stdio_logs(Transport *t, StrBuf *sb)

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,6 +45,8 @@ static struct {
     const char *name, *log_path, *pid_path;
     long tools, page_size, init_delay_ms, crash_after, list_changed_ms, stderr_noise;
     long huge_line, stderr_flood;
+    const char *stray_tree; /* the sleep argument of the stray tree's processes, or NULL */
+    long touch_mb;
     bool hang_init, exit_now, garbage, list_fail, ignore_sigterm, ignore_eof;
     bool grandchild, close_stdout, only_generic, ask, exit_on_init, no_progress;
     bool strict_init; /* a request other than initialize before it ends the process */
@@ -1833,6 +1836,11 @@ static void usage(FILE *f)
           "  --ignore-sigterm           ignore SIGTERM\n"
           "  --ignore-stdin-eof         keep running after stdin EOF\n"
           "  --fork-grandchild          fork a child that sleeps forever\n"
+          "  --stray-tree S             start `sleep S` three ways that outlive a crash of mcpd:\n"
+          "                             a TERM- and EOF-ignoring child, a helper in its own\n"
+          "                             group, a setsid double-forked grandchild; the last two\n"
+          "                             with an empty environment (no MCPD_INSTANCE tag)\n"
+          "  --touch-mb N               allocate and touch N MiB (a server's memory to measure)\n"
           "  --close-stdout-after-init  close stdout after initialize and tools/list\n"
           "  --exit-on-initialize       exit 5 when initialize arrives\n"
           "  --huge-line N              write an N-byte non-JSON line before each call's answer\n"
@@ -1877,6 +1885,8 @@ enum {
     O_SIGTERM,
     O_EOF,
     O_GRANDCHILD,
+    O_STRAY_TREE,
+    O_TOUCH_MB,
     O_CLOSE_STDOUT,
     O_LOG,
     O_PID_FILE,
@@ -1909,6 +1919,8 @@ static const struct option long_opts[] = {
     {"ignore-sigterm", no_argument, NULL, O_SIGTERM},
     {"ignore-stdin-eof", no_argument, NULL, O_EOF},
     {"fork-grandchild", no_argument, NULL, O_GRANDCHILD},
+    {"stray-tree", required_argument, NULL, O_STRAY_TREE},
+    {"touch-mb", required_argument, NULL, O_TOUCH_MB},
     {"close-stdout-after-init", no_argument, NULL, O_CLOSE_STDOUT},
     {"log", required_argument, NULL, O_LOG},
     {"pid-file", required_argument, NULL, O_PID_FILE},
@@ -1972,6 +1984,12 @@ static void set_option(int c, const char *arg, const char *name)
         break;
     case O_GRANDCHILD:
         opt.grandchild = true;
+        break;
+    case O_STRAY_TREE:
+        opt.stray_tree = arg;
+        break;
+    case O_TOUCH_MB:
+        opt.touch_mb = parse_count(arg, name);
         break;
     case O_CLOSE_STDOUT:
         opt.close_stdout = true;
@@ -2063,9 +2081,78 @@ static void fork_grandchild(void)
     fprintf(stderr, "grandchild pid %ld\n", (long)pid);
 }
 
+/*
+ * In a forked child: become `sleep arg`, with the environment given (NULL: ours). A daemon
+ * (env given) lets go of our pipes, as daemons do: holding them, a stray left by a failing
+ * test would keep the test runner waiting for its output to end.
+ */
+_Noreturn static void exec_sleep(const char *arg, char **env)
+{
+    char *argv[] = {"sleep", (char *)arg, NULL};
+    int null = env ? open("/dev/null", O_RDWR) : -1;
+
+    for (int fd = 0; null >= 0 && fd < 3; fd++)
+        dup2(null, fd);
+    if (env)
+        execve("/bin/sleep", argv, env);
+    else
+        execv("/bin/sleep", argv);
+    _exit(127);
+}
+
+/*
+ * What real servers leave behind when their parent dies: the kinds mcpd must find by something
+ * other than its tag or its process group.
+ */
+static void start_stray_tree(const char *arg)
+{
+    char *empty[] = {NULL};
+    pid_t pid, mid;
+
+    /* (a) An EOF- and TERM-ignoring child, tag kept: like an npx wrapper's node. */
+    if ((pid = fork()) == 0) {
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
+        exec_sleep(arg, NULL);
+    }
+    fprintf(stderr, "stray wrapper pid %ld\n", (long)pid);
+    /* (b) A helper in its own process group that cleared its environment. */
+    if ((pid = fork()) == 0) {
+        setpgid(0, 0);
+        exec_sleep(arg, empty);
+    }
+    fprintf(stderr, "stray helper pid %ld\n", (long)pid);
+    /* (c) A daemon: fork, setsid, fork again, the middle one exits at once, no environment. */
+    if ((mid = fork()) == 0) {
+        setsid();
+        if (fork() == 0)
+            exec_sleep(arg, empty);
+        _exit(0);
+    }
+    if (mid > 0)
+        waitpid(mid, NULL, 0);
+}
+
+/* Memory that counts in PSS: every page written. */
+static char *touched;
+
+static void touch_memory(long mb)
+{
+    size_t n = (size_t)mb * 1024 * 1024;
+
+    touched = malloc(n);
+    if (!touched) {
+        note("cannot allocate %ld MiB", mb);
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i += 4096)
+        touched[i] = (char)(i / 4096 + 1);
+}
+
 /* Frees everything so valgrind sees a clean exit on every exit() path. */
 static void cleanup(void)
 {
+    free(touched);
     while (timers) {
         Timer *t = timers;
         timers = t->next;
@@ -2101,6 +2188,10 @@ static void start_up(void)
     }
     if (opt.grandchild)
         fork_grandchild();
+    if (opt.stray_tree)
+        start_stray_tree(opt.stray_tree);
+    if (opt.touch_mb)
+        touch_memory(opt.touch_mb);
     load_schemas();
     atexit(cleanup);
     for (long i = 1; i <= opt.stderr_noise; i++)

@@ -15,14 +15,14 @@
 #include "common/util.h"
 #include "daemon/sys/procs.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/procset.h"
 
 /* mcpd crashes in a row in the kill -9 scenario (the issue saw 10 strays after 3). */
 #define CRASHES 3
 /* Processes one wrapper server makes: sh, fake-server, its helper, the TERM-proof and the setsid
  * sleeps. */
-#define WRAP_PROCS 5
-/* Processes of this test tracked at once: several wrapper generations and the decoys. */
-#define MAX_TRACKED 256
+#define WRAP_PROCS  5
+#define MAX_TRACKED PROCSET_MAX
 /* fds left free in mcpd above those in use when the EMFILE scenario lowers its limit. */
 #define EMFILE_SPARE 6
 /* Agent connections opened to exhaust them: many more than the spare slots. */
@@ -30,11 +30,6 @@
 /* Start failures at the limit to see before the fds come back: with the crash that began it,
  * five failures, which the breaker (5 within 60 s) would have turned into "failed". */
 #define EMFILE_FAILURES 4
-
-typedef struct Procs {
-    ProcId p[MAX_TRACKED];
-    size_t n;
-} Procs;
 
 /* Every live process carrying this harness's tag but mcpd, the test and those in skip. */
 static void tagged(const Harness *h, const Procs *skip, Procs *out)
@@ -58,32 +53,6 @@ static void tagged(const Harness *h, const Procs *skip, Procs *out)
     }
     if (d)
         closedir(d);
-}
-
-/* Is this very process (pid and start time) still running? */
-static bool alive(const ProcId *id)
-{
-    ProcInfo pi;
-    return procs_read_info(id->pid, &pi) == 0 && pi.start == id->start && pi.state != 'Z';
-}
-
-static size_t count_alive(const Procs *ps)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < ps->n; i++)
-        n += alive(&ps->p[i]);
-    return n;
-}
-
-/* Wait until every process of ps is gone; return how many are left. */
-static size_t wait_gone(const Procs *ps)
-{
-    size_t n = count_alive(ps);
-    for (int waited = 0; n && waited < H_WAIT_MS; waited += 50) {
-        h_sleep_ms(50);
-        n = count_alive(ps);
-    }
-    return n;
 }
 
 static int64_t server_pid(mcpc_client *c, const char *name)
@@ -155,7 +124,7 @@ static void test_stop_server(void)
     cmd = xasprintf("'%s' --socket '%s' disconnect wrap >/dev/null", getenv("MCPCTL_BINARY"),
                     h.socket);
     CHECK(system(cmd) == 0);
-    size_t left = wait_gone(&tree);
+    size_t left = procset_wait_gone(&tree);
     CHECK_MSG(left == 0, "mcpctl disconnect left %zu of the wrapper's processes", left);
     h_check_healthy(&h, "disconnect", "mcp_echo_echo");
 
@@ -167,7 +136,7 @@ static void test_stop_server(void)
     h_write_config(&h, without);
     CHECK(mcpc_request(c, "mcpd/reload", NULL, &out) == 0);
     CHECK_MSG(out && strstr(out, "\"wrap\":\"removed\""), "reload gave %s", out ? out : "-");
-    left = wait_gone(&tree);
+    left = procset_wait_gone(&tree);
     CHECK_MSG(left == 0, "reload left %zu of the removed wrapper's processes", left);
     h_check_healthy(&h, "reload-removal", "mcp_echo_echo");
 
@@ -180,7 +149,7 @@ static void test_stop_server(void)
     CHECK(wait_tree(&h, &echo, &tree, WRAP_PROCS));
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
-    left = wait_gone(&tree);
+    left = procset_wait_gone(&tree);
     CHECK_MSG(left == 0, "mcpd's stop left %zu of the wrapper's processes", left);
     char procs_dir[400];
     snprintf(procs_dir, sizeof(procs_dir), "%s/run/mcpd/procs", h.dir);
@@ -291,7 +260,7 @@ static void test_kill9(void)
             echo.p[echo.n++] = decoys.p[j];
         /* Only this instance's wrapper: anything of an earlier one would make the count wrong. */
         CHECK_MSG(wait_tree(&h, &echo, &tree, WRAP_PROCS), "crash %d: the wrapper's tree", i);
-        size_t stale = count_alive(&earlier);
+        size_t stale = procset_count_alive(&earlier);
         CHECK_MSG(stale == 0, "start %d: %zu processes of crashed instances still run", i, stale);
         if (i == CRASHES) {
             mcpc_free(c);
@@ -304,20 +273,15 @@ static void test_kill9(void)
         if (echo_pid > 0 && earlier.n < MAX_TRACKED)
             earlier.p[earlier.n++] = echo.p[0];
         mcpc_free(c);
-        kill(h.pid, SIGKILL);
-        waitpid(h.pid, NULL, 0);
-        h.pid = -1;
-        /* What PDEATHSIG cannot reach: shows the test would catch a leak. */
-        h_sleep_ms(500);
-        left_by_crash += count_alive(&earlier);
+        left_by_crash += procset_crash_mcpd(&h, &earlier);
     }
     printf("test-orphans: %zu processes outlived %d kills of mcpd until the next start\n",
            left_by_crash, CRASHES);
     CHECK_MSG(left_by_crash > 0, "kill -9 left nothing: the scenario did not test anything");
-    size_t left = wait_gone(&earlier);
+    size_t left = procset_wait_gone(&earlier);
     CHECK_MSG(left == 0, "%zu processes of crashed instances survived the restart", left);
-    CHECK_MSG(alive(&decoy), "the decoy named by pid in a stale record was killed");
-    CHECK_MSG(alive(&live_child), "the child of a live mcpd's record was killed");
+    CHECK_MSG(procset_alive(&decoy), "the decoy named by pid in a stale record was killed");
+    CHECK_MSG(procset_alive(&live_child), "the child of a live mcpd's record was killed");
     CHECK(!record_exists(&h, "0123456789abcdef0123456789abcdef"));
     CHECK(record_exists(&h, "fedcba9876543210fedcba9876543210"));
 
@@ -325,11 +289,11 @@ static void test_kill9(void)
     mcpc_client *c = h_client(&h, "test");
     h_settle(&h, c, "echo", NULL);
     CHECK(mcpc_request(c, "mcpd/disconnect", "{\"server\":\"wrap\"}", &out) == 0);
-    CHECK(wait_gone(&tree) == 0);
+    CHECK(procset_wait_gone(&tree) == 0);
     h_check_healthy(&h, "kill -9 x3", "mcp_echo_echo");
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
-    CHECK_MSG(alive(&decoy) && alive(&live_child), "a decoy died with mcpd's stop");
+    CHECK_MSG(procset_alive(&decoy) && procset_alive(&live_child), "a decoy died with mcpd's stop");
     end_decoy(&decoy);
     end_decoy(&live_daemon);
     end_decoy(&live_child);

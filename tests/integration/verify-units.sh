@@ -20,6 +20,10 @@ grep -q '^Documentation=man:mcpd(8)' "$tmp/mcpd.socket" || fail "socket: Documen
 grep -q '^WantedBy=sockets.target' "$tmp/mcpd.socket" || fail "socket: not WantedBy=sockets.target"
 ! grep -q '^WantedBy=' "$tmp/mcpd.service" || fail "service: WantedBy= starts servers at login; install the socket only"
 grep -q '^ExecReload=.*/mcpctl reload$' "$tmp/mcpd.service" || fail "service: ExecReload= must wait (mcpctl reload)"
+# The unit's cgroup ends every process of every server when the service stops or dies (also one
+# that cleared mcpd's tag and left its group): KillMode=process or none would leave them.
+grep -Eq '^KillMode=(mixed|control-group)$' "$tmp/mcpd.service" ||
+    fail "service: KillMode= must be mixed or control-group (the cgroup ends servers' strays)"
 for k in NoNewPrivileges LockPersonality RestrictRealtime SystemCallArchitectures SystemCallFilter \
     MemoryDenyWriteExecute RestrictNamespaces ProtectSystem; do
     ! grep -q "^$k=" "$tmp/mcpd.service" || fail "service: $k= implies NoNewPrivileges= or does nothing in a user unit"
