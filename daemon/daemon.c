@@ -37,6 +37,7 @@ static void on_peer_gone(Peer *p, void *userdata)
 {
     Daemon *d = ((MethodsCtx *)userdata)->ud;
 
+    methods_peer_gone(p->id);
     manager_peer_gone(&d->manager, p);
 }
 

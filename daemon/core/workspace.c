@@ -352,6 +352,37 @@ static void ws_discover_async(Workspace *ws)
     ws->discovering = discover_async(ws->reg->base, &opt, ws->reg->settings, on_discovered, ws);
 }
 
+typedef struct WsDiscoveredHook {
+    struct WsDiscoveredHook *next;
+    WsDiscoveredFn fn;
+    void *ud;
+    uint64_t peer_id;
+} WsDiscoveredHook;
+
+bool ws_defer_until_discovered(Workspace *ws, WsDiscoveredFn fn, void *ud, uint64_t peer_id)
+{
+    WsDiscoveredHook *h, **tail;
+
+    if (!ws || !ws->discovering)
+        return false;
+    tail = &ws->on_discovered;
+    while (*tail)
+        tail = &(*tail)->next; /* in the order asked: agents are answered as they came */
+    h = xcalloc(1, sizeof(*h));
+    *h = (WsDiscoveredHook){NULL, fn, ud, peer_id};
+    *tail = h;
+    return true;
+}
+
+static void hooks_free(WsDiscoveredHook *h)
+{
+    while (h) {
+        WsDiscoveredHook *next = h->next;
+        free(h);
+        h = next;
+    }
+}
+
 void ws_wait_discovered(Workspace *ws)
 {
     if (ws && ws->discovering)
@@ -366,6 +397,16 @@ static void on_discovered(ConfigSet *set, void *userdata)
     ws->discovering = NULL;
     ws_apply(ws, set, NULL);
     ws_roots_changed(ws->reg, ws);
+    /* Taken off first: a hook may attach another agent, or the workspace may go. */
+    WsDiscoveredHook *hooks = ws->on_discovered;
+    uint64_t ws_id = ws->id;
+    WorkspaceRegistry *reg = ws->reg;
+    ws->on_discovered = NULL;
+    for (WsDiscoveredHook *h = hooks; h; h = h->next)
+        h->fn(h->ud, h->peer_id);
+    hooks_free(hooks);
+    if (!idmap_get(&reg->by_id, ws_id))
+        return; /* freed by a hook */
     /* A file written while the thread read, before the watcher knew of it: read again. */
     if (stale) {
         log_info("workspace %s: a file changed while it was read; reading again", ws->root);
@@ -379,6 +420,7 @@ void ws_free(Workspace *ws)
     ListWaiter *w;
 
     ws->discovering = discover_async_cancel(ws->discovering);
+    hooks_free(ws->on_discovered);
     idmap_remove(&m->by_id, ws->id);
     if (m->user_ws == ws)
         m->user_ws = NULL;

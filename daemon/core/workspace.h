@@ -78,6 +78,7 @@ typedef struct Workspace {
     bool loaded; /* ws_load has run: later loads are changes to announce */
     /* A new project's first discovery, on a thread (discover-async.h): lists wait for it. */
     struct DiscoverJob *discovering;
+    struct WsDiscoveredHook *on_discovered; /* called once that discovery is applied */
     ViewTool *view;
     size_t n_view;
     uint32_t *view_index; /* hash of a name -> 1 + its entry in view (0: empty), for calls */
@@ -173,6 +174,13 @@ const ViewTool *ws_view_find(Workspace *ws, const char *name);
  * a list: a first discovery still on its thread is waited for, as it was on the loop before.
  */
 void ws_wait_discovered(Workspace *ws);
+/* Called with its peer's id once a workspace's first discovery is applied. */
+typedef void (*WsDiscoveredFn)(void *ud, uint64_t peer_id);
+/**
+ * Whether ws's first discovery is still running; if it is, fn(ud, peer_id) is called once it
+ * has been applied (never when ws goes first: its agents are gone then).
+ */
+bool ws_defer_until_discovered(Workspace *ws, WsDiscoveredFn fn, void *ud, uint64_t peer_id);
 /** Rebuild the tool view if anything changed since it was built. */
 void ws_view_ensure(Workspace *ws);
 /** Free the view (safe on a workspace that never built one). */

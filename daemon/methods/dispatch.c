@@ -91,6 +91,8 @@ void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
     MethodsCtx *d = userdata;
     const Method *mt;
 
+    if (methods_init_hold(d, p, m))
+        return; /* after an initialize still waiting for its project's files */
     agent_ensure(&d->manager->agents, p->id)->n_requests++;
     if (methods_modern_dispatch(d->manager, p, m))
         return; /* server/discover, or a 2026-07-28 agent's own method or retry */

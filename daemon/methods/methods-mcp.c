@@ -61,17 +61,124 @@ static void take_client_info(Agent *a, Peer *p, yajl_val params)
     a->caps = agent_caps_parse(caps);
 }
 
+/*
+ * Messages an agent may send after an initialize still waiting for its project's discovery
+ * (a host that does not wait for the answer sends initialize, initialized and a list or two);
+ * held and handled after the answer, in order. More is an agent not waiting at all: refused.
+ */
+#define INIT_HOLD_MAX 64
+
+/* An initialize whose answer waits for its project's first discovery (a thread reads it). */
+typedef struct InitWait {
+    struct InitWait *next;
+    MethodsCtx *d;
+    uint64_t peer_id;
+    yajl_val id, params;
+    yajl_val held[INIT_HOLD_MAX]; /* whole messages that came after it */
+    size_t n_held;
+} InitWait;
+
+/* The initializes waiting, all agents together (bounded by the agents mcpd serves). */
+static InitWait *init_waits;
+
+static void init_answer(MethodsCtx *d, Peer *p, yajl_val id, yajl_val params);
+
+static InitWait *init_wait_take(uint64_t peer_id)
+{
+    for (InitWait **w = &init_waits; *w; w = &(*w)->next)
+        if ((*w)->peer_id == peer_id) {
+            InitWait *found = *w;
+            *w = found->next;
+            return found;
+        }
+    return NULL;
+}
+
+static void init_wait_free(InitWait *w)
+{
+    json_free(w->id);
+    json_free(w->params);
+    for (size_t i = 0; i < w->n_held; i++)
+        json_free(w->held[i]);
+    free(w);
+}
+
+bool methods_init_hold(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
+{
+    InitWait *w = init_waits;
+
+    while (w && w->peer_id != p->id)
+        w = w->next;
+    if (!w)
+        return false;
+    if (w->n_held == INIT_HOLD_MAX) {
+        if (m->kind == JSONRPC_REQUEST)
+            methods_error(d, p, m->id, JSONRPC_INVALID_REQUEST,
+                          "wait for the answer to initialize before sending more");
+        return true;
+    }
+    w->held[w->n_held++] = m->root; /* the whole message, taken from the caller */
+    m->root = NULL;
+    return true;
+}
+
+/* The held messages, handled as if they came now (the answer to initialize is out). */
+static void init_replay(MethodsCtx *d, Peer *p, InitWait *w)
+{
+    for (size_t i = 0; i < w->n_held; i++) {
+        _cleanup_free_ char *text = json_to_string(w->held[i]), *err = NULL;
+        JsonrpcMsg m = {0};
+
+        if (text && jsonrpc_msg_parse(&m, text, strlen(text), &err) == 0)
+            methods_dispatch(p, &m, d);
+        jsonrpc_msg_deinit(&m);
+    }
+}
+
+/* The project's servers are known: the capabilities and instructions can be told. */
+static void on_init_discovered(void *ud, uint64_t peer_id)
+{
+    InitWait *w = init_wait_take(peer_id);
+    Peer *p;
+
+    (void)ud;
+    if (!w)
+        return;
+    p = peer_get(w->d->manager->peers, peer_id);
+    if (p) { /* an agent that left while it waited gets nothing */
+        init_answer(w->d, p, w->id, w->params);
+        init_replay(w->d, p, w);
+    }
+    init_wait_free(w);
+}
+
+static bool init_waits_has(uint64_t peer_id)
+{
+    for (InitWait *w = init_waits; w; w = w->next)
+        if (w->peer_id == peer_id)
+            return true;
+    return false;
+}
+
+void methods_peer_gone(uint64_t peer_id)
+{
+    InitWait *w = init_wait_take(peer_id);
+
+    if (w)
+        init_wait_free(w);
+}
+
 static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
-    yajl_val r, caps, info, meta, pmeta = json_get_object(m->params, "_meta");
-    const char *version, *cwd = json_get_string(pmeta, MCPD_META_CWD);
+    yajl_val pmeta = json_get_object(m->params, "_meta");
+    const char *cwd = json_get_string(pmeta, MCPD_META_CWD);
     const char *token = json_get_string(pmeta, MCPD_META_SESSION);
     const char *only = json_get_string(pmeta, MCPD_META_SERVER);
     const char *mode = json_get_string(pmeta, MCPD_META_TOOL_MODE); /* search mode, search.md */
     _cleanup_free_ char *why = NULL;
     Agent *a = agent_get(&d->manager->agents, p->id);
 
-    if (a && a->initialized) {
+    if ((a && a->initialized) || init_waits_has(p->id)) {
         methods_error(d, p, m->id, JSONRPC_INVALID_REQUEST, "already initialized");
         return;
     }
@@ -105,7 +212,32 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     if (cwd)
         a->cwd = xstrdup(cwd);
     take_client_info(a, p, m->params);
-    version = pick_version(json_get_string(m->params, "protocolVersion"));
+    /*
+     * A new project's files are read on a thread: the answer names the capabilities and
+     * instructions of its servers, so it waits for that read, without holding up the loop.
+     */
+    if (ws_defer_until_discovered(ws_of_peer(&d->manager->workspaces, p), on_init_discovered, d,
+                                  p->id)) {
+        InitWait *w = xcalloc(1, sizeof(*w));
+        w->next = init_waits;
+        w->d = d;
+        w->peer_id = p->id;
+        w->id = json_copy(m->id);
+        w->params = json_copy(m->params);
+        init_waits = w;
+        return;
+    }
+    init_answer(d, p, m->id, m->params);
+}
+
+/* The rest of initialize: the answer, once the agent's servers are known. */
+static void init_answer(MethodsCtx *d, Peer *p, yajl_val id, yajl_val params)
+{
+    yajl_val r, caps, info, meta, pmeta = json_get_object(params, "_meta");
+    const char *version, *mode = json_get_string(pmeta, MCPD_META_TOOL_MODE);
+    Agent *a = agent_ensure(&d->manager->agents, p->id);
+
+    version = pick_version(json_get_string(params, "protocolVersion"));
     a->protocol_version = xstrdup(version);
     r = json_object_new();
     caps = methods_capabilities(d->manager, p);
@@ -123,7 +255,7 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     a->initialized = true;
     if (json_get(pmeta, MCPD_META_TOOL_MODE)) /* search mode (core/wssearch.c), checked above */
         wssearch_set_mode(&d->manager->workspaces, p, mode, false);
-    methods_reply(d, p, m->id, r);
+    methods_reply(d, p, id, r);
     json_free(r);
     log_debug("peer %llu initialized: %s %s (protocol %s)", (unsigned long long)p->id,
               a->client_name ? a->client_name : "?", a->client_version ? a->client_version : "",

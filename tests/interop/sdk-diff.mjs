@@ -226,6 +226,14 @@ function unprefix(items, metaKey, record, what) {
   }
   return out;
 }
+// mcpd lists resources and templates in an order of its own, stable whatever order servers
+// connected in (by server, then exposed URI: docs/search.md, "A stable order"), not in the
+// server's own order: compare them keyed by URI (or URI template), each entry whole.
+function byUri(items, key) {
+  const out = {};
+  for (const it of items) out[it[key]] = stripMeta(it);
+  return out;
+}
 // Aggregated, a tool's failure that is not a tool result (a JSON-RPC error upstream) becomes an
 // isError result "MCP error: <message>" with the error under _meta["mcpd/error"] (DESIGN.md
 // section 3: a model reads results, not JSON-RPC errors). Turn it back into the error.
@@ -374,8 +382,8 @@ async function runScript(h, full) {
   r.prompts = unprefix(prompts, "mcpd/prompt", r, "prompt");
   const promptName = (n) => prompts.find((p) => (p._meta?.["mcpd/prompt"] ?? p.name) === n)?.name ?? n;
   const resources = await allPages((p) => c.listResources(p), "resources");
-  r.resources = stripMeta(resources);
-  r.templates = stripMeta(await allPages((p) => c.listResourceTemplates(p), "resourceTemplates"));
+  r.resources = byUri(resources, "uri");
+  r.templates = byUri(await allPages((p) => c.listResourceTemplates(p), "resourceTemplates"), "uriTemplate");
   for (const res of resources) r[`read ${res.uri}`] = stripMeta(await capture(() => c.readResource({ uri: res.uri })));
   for (const uri of ["demo://resource/dynamic/text/5", "demo://resource/dynamic/blob/6", "demo://resource/static/document/nonexistent.md"])
     r[`read ${uri}`] = stripMeta(await capture(() => c.readResource({ uri })));
@@ -510,7 +518,7 @@ async function runScript(h, full) {
     if (listed.some((x) => x.uri.endsWith("diff-embedded.txt.gz"))) break;
     await sleep(100);
   }
-  r["resources after gzip"] = stripMeta(listed);
+  r["resources after gzip"] = byUri(listed, "uri");
   for (const res of listed.filter((x) => x.uri.includes("/session/")))
     r[`read ${res.uri}`] = stripMeta(await capture(() => c.readResource({ uri: res.uri })));
   r["asked the host later"] = r.serverRequests.splice(0);
