@@ -3,6 +3,8 @@
 
 #include <stdio.h>
 
+#include <event2/event.h>
+
 #include "common/json.h"
 #include "common/jsonscan.h"
 #include "common/log.h"
@@ -136,20 +138,35 @@ static void init_replay(MethodsCtx *d, Peer *p, InitWait *w)
 }
 
 /* The project's servers are known: the capabilities and instructions can be told. */
-static void on_init_discovered(void *ud, uint64_t peer_id)
+static void on_init_ready(evutil_socket_t fd, short what, void *arg)
 {
-    InitWait *w = init_wait_take(peer_id);
+    InitWait *w = init_wait_take((uint64_t)(uintptr_t)arg);
     Peer *p;
 
-    (void)ud;
+    (void)fd, (void)what;
     if (!w)
-        return;
-    p = peer_get(w->d->manager->peers, peer_id);
+        return; /* the agent left meanwhile */
+    p = peer_get(w->d->manager->peers, w->peer_id);
     if (p) { /* an agent that left while it waited gets nothing */
         init_answer(w->d, p, w->id, w->params);
         init_replay(w->d, p, w);
     }
     init_wait_free(w);
+}
+
+/*
+ * Called where the discovery is applied, which may be inside another agent's request (one that
+ * waited for it): the answer and the held messages go from a turn of their own, not from
+ * within that request's handler.
+ */
+static void on_init_discovered(void *ud, uint64_t peer_id)
+{
+    MethodsCtx *d = ud;
+    const struct timeval now = {0, 0};
+
+    if (event_base_once(d->manager->base, -1, EV_TIMEOUT, on_init_ready, (void *)(uintptr_t)peer_id,
+                        &now) < 0)
+        on_init_ready(-1, EV_TIMEOUT, (void *)(uintptr_t)peer_id);
 }
 
 static bool init_waits_has(uint64_t peer_id)
