@@ -775,7 +775,8 @@ void procs_shutdown(void)
     t.tag_prefix = true;
     /* Children, what the last walk saw below them, and whatever else mcpd adopted. */
     all = xcalloc(n_live + n_desc + 1, sizeof(*all));
-    memcpy(all, live, n_live * sizeof(*all));
+    if (n_live) /* live is NULL while no child ever ran */
+        memcpy(all, live, n_live * sizeof(*all));
     if (n_desc)
         memcpy(all + n_live, desc, n_desc * sizeof(*all));
     t.exact = all;
