@@ -2,6 +2,7 @@
 // methods-mcp: the MCP methods agents call (initialize, ping, tools/*, notifications).
 
 #include <stdio.h>
+#include <string.h>
 
 #include <event2/event.h>
 
@@ -69,6 +70,8 @@ static void take_client_info(Agent *a, Peer *p, yajl_val params)
  * held and handled after the answer, in order. More is an agent not waiting at all: refused.
  */
 #define INIT_HOLD_MAX 64
+/* And their bytes: those few messages are small; a line may be 16 MiB, 64 of them a GiB. */
+#define INIT_HOLD_BYTES_MAX (1024 * 1024)
 
 /* An initialize whose answer waits for its project's first discovery (a thread reads it). */
 typedef struct InitWait {
@@ -76,8 +79,8 @@ typedef struct InitWait {
     MethodsCtx *d;
     uint64_t peer_id;
     yajl_val id, params;
-    yajl_val held[INIT_HOLD_MAX]; /* whole messages that came after it */
-    size_t n_held;
+    char *held[INIT_HOLD_MAX]; /* whole messages that came after it, as JSON text */
+    size_t n_held, held_bytes;
 } InitWait;
 
 /* The initializes waiting, all agents together (bounded by the agents mcpd serves). */
@@ -101,7 +104,7 @@ static void init_wait_free(InitWait *w)
     json_free(w->id);
     json_free(w->params);
     for (size_t i = 0; i < w->n_held; i++)
-        json_free(w->held[i]);
+        free(w->held[i]);
     free(w);
 }
 
@@ -113,14 +116,17 @@ bool methods_init_hold(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         w = w->next;
     if (!w)
         return false;
-    if (w->n_held == INIT_HOLD_MAX) {
+    char *text = json_to_string(m->root);
+    size_t n = text ? strlen(text) : 0;
+    if (!text || w->n_held == INIT_HOLD_MAX || w->held_bytes + n > INIT_HOLD_BYTES_MAX) {
+        free(text);
         if (m->kind == JSONRPC_REQUEST)
             methods_error(d, p, m->id, JSONRPC_INVALID_REQUEST,
                           "wait for the answer to initialize before sending more");
         return true;
     }
-    w->held[w->n_held++] = m->root; /* the whole message, taken from the caller */
-    m->root = NULL;
+    w->held[w->n_held++] = text;
+    w->held_bytes += n;
     return true;
 }
 
@@ -128,10 +134,11 @@ bool methods_init_hold(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 static void init_replay(MethodsCtx *d, Peer *p, InitWait *w)
 {
     for (size_t i = 0; i < w->n_held; i++) {
-        _cleanup_free_ char *text = json_to_string(w->held[i]), *err = NULL;
+        _cleanup_free_ char *err = NULL;
+        const char *text = w->held[i];
         JsonrpcMsg m = {0};
 
-        if (text && jsonrpc_msg_parse(&m, text, strlen(text), &err) == 0)
+        if (jsonrpc_msg_parse(&m, text, strlen(text), &err) == 0)
             methods_dispatch(p, &m, d);
         jsonrpc_msg_deinit(&m);
     }
