@@ -21,11 +21,15 @@ static const char *env_abs(const char *name)
 char *paths_home(void)
 {
     const char *h = env_abs("HOME");
-    struct passwd *pw;
+    /* getpwuid_r, not getpwuid: discovery runs on a thread of its own. An entry's text (the
+     * buffer) fits in 16 KiB on every system seen; one that does not falls back to "/". */
+    char buf[16384];
+    struct passwd pwd, *pw = NULL;
 
     if (h)
         return xstrdup(h);
-    pw = getpwuid(getuid());
+    if (getpwuid_r(getuid(), &pwd, buf, sizeof(buf), &pw) != 0)
+        pw = NULL;
     return xstrdup(pw && pw->pw_dir ? pw->pw_dir : "/");
 }
 

@@ -331,13 +331,19 @@ static yajl_val store_hashes(const Trust *t, const char *name)
  */
 static bool private_group(gid_t gid)
 {
-    struct passwd *pw = getpwuid(geteuid());
-    _cleanup_free_ char *user = pw && pw->pw_name ? xstrdup(pw->pw_name) : NULL;
-    gid_t primary = pw ? pw->pw_gid : (gid_t)-1;
-    struct group *gr;
+    /* The _r forms: the trust gate runs on discovery's thread too. A passwd entry fits in 16
+     * KiB; a group's member list may not (large groups), and a group that does not fit is not a
+     * private group anyway (ERANGE: false). */
+    char pbuf[16384], gbuf[65536];
+    struct passwd pwd, *pw = NULL;
+    struct group grp, *gr = NULL;
+    const char *user;
 
-    if (!user || gid != primary || !(gr = getgrgid(gid)) || !gr->gr_name ||
-        !streq(gr->gr_name, user))
+    if (getpwuid_r(geteuid(), &pwd, pbuf, sizeof(pbuf), &pw) != 0 || !pw || !pw->pw_name)
+        return false;
+    user = pw->pw_name;
+    if (gid != pw->pw_gid || getgrgid_r(gid, &grp, gbuf, sizeof(gbuf), &gr) != 0 || !gr ||
+        !gr->gr_name || !streq(gr->gr_name, user))
         return false;
     for (char **m = gr->gr_mem; m && *m; m++)
         if (!streq(*m, user))
@@ -351,7 +357,11 @@ static char *others_writing(const struct stat *st)
     if (st->st_mode & S_IWOTH)
         return xstrdup("every user");
     if ((st->st_mode & S_IWGRP) && !private_group(st->st_gid)) {
-        struct group *gr = getgrgid(st->st_gid);
+        char buf[65536]; /* see private_group */
+        struct group grp, *gr = NULL;
+
+        if (getgrgid_r(st->st_gid, &grp, buf, sizeof(buf), &gr) != 0)
+            gr = NULL;
         return gr && gr->gr_name ? xasprintf("group %s", gr->gr_name)
                                  : xasprintf("group %u", (unsigned)st->st_gid);
     }
