@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // cache: the on-disk tool cache, one durable JSON file per server and config hash.
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -316,4 +318,49 @@ int cache_load_surface(const char *dir, const ServerConfig *cfg, int64_t now_wal
     }
     *surfacep = json_object_take(root, "surface");
     return 0;
+}
+
+/*
+ * Directory entries cache_prune looks at, at most: one per server and config, so a user has
+ * dozens to hundreds; the bound keeps a dir someone filled with files from stalling start-up.
+ */
+#define CACHE_PRUNE_MAX_ENTRIES 100000
+
+/* Whether name is an entry's file name: <something>.json, not a temp file or a dot file. */
+static bool entry_name(const char *name)
+{
+    size_t n = strlen(name);
+
+    return name[0] != '.' && n > 5 && streq(name + n - 5, ".json");
+}
+
+int cache_prune(const char *dir, int64_t now_wall_ms, int64_t max_age_ms)
+{
+    _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d;
+    struct dirent *e;
+    unsigned seen = 0;
+    int removed = 0;
+
+    if (dfd < 0 || !(d = fdopendir(dfd)))
+        return 0;
+    dfd = -1; /* d owns it now */
+    while ((e = readdir(d)) && seen++ < CACHE_PRUNE_MAX_ENTRIES) {
+        struct stat st;
+        int64_t mtime_ms;
+
+        if (!entry_name(e->d_name) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISREG(st.st_mode) || st.st_uid != getuid())
+            continue;
+        mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+        if (now_wall_ms - mtime_ms <= max_age_ms)
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
+            removed++;
+            log_debug("cache: removed %s/%s, not rewritten for %" PRId64 " days", dir, e->d_name,
+                      (now_wall_ms - mtime_ms) / 86400000);
+        }
+    }
+    closedir(d);
+    return removed;
 }

@@ -70,3 +70,11 @@ int cache_store_surface(const char *dir, const ServerConfig *cfg, yajl_val surfa
 /** Read a server's surface entry: 0 with *surfacep (owned), or as cache_load(). */
 int cache_load_surface(const char *dir, const ServerConfig *cfg, int64_t now_wall_ms,
                        yajl_val *surfacep, char **whyp);
+/**
+ * Remove the entries in dir (a tool or surface cache dir) not rewritten for longer than
+ * max_age_ms: regular *.json files of the user's own whose mtime is older. An entry expires
+ * cacheTtlDays after it was written, so with max_age_ms above the TTL only dead entries go (an
+ * old config's, a removed server's). Links, other files and others' files are left alone. Gives
+ * how many it removed; a missing dir is 0.
+ */
+int cache_prune(const char *dir, int64_t now_wall_ms, int64_t max_age_ms);

@@ -615,6 +615,22 @@ yajl_val manager_status(Manager *m)
     return o;
 }
 
+/*
+ * Start-up drops cache entries that expired a day ago or more: an old config's (a changed entry
+ * gets a new hash, and a new file), a removed server's. Nothing else ever deletes them.
+ */
+static void manager_prune_cache(Manager *m)
+{
+    int64_t max_age = (m->settings.cache_ttl_days + 1) * 86400000LL;
+    _cleanup_free_ char *surface = cache_surface_dir(m->cache_dir);
+    int n = cache_prune(m->cache_dir, m->started_wall_ms, max_age) +
+            cache_prune(surface, m->started_wall_ms, max_age);
+
+    if (n > 0)
+        log_info("cache: removed %d entries older than cacheTtlDays (%" PRId64 ") + 1 day", n,
+                 m->settings.cache_ttl_days);
+}
+
 void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, const Settings *s,
                   const char *config_file)
 {
@@ -626,6 +642,7 @@ void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, cons
     m->home = paths_home();
     m->cache_dir = cache_dir();
     m->started_wall_ms = wall_ms();
+    manager_prune_cache(m);
     server_registry_init(&m->servers, base, &m->settings, m->cache_dir, &server_events, m);
     ws_registry_init(&m->workspaces, &m->servers, peers, &m->agents, &m->settings, config_file,
                      m->home);

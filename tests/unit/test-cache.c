@@ -316,6 +316,46 @@ static void test_durable_write_failures(void)
     test_rm_rf(dir);
 }
 
+/* Set path's mtime to when_ms (wall), without following a link. */
+static void set_mtime(const char *path, int64_t when_ms)
+{
+    struct timespec ts[2] = {{when_ms / 1000, 0}, {when_ms / 1000, 0}};
+
+    CHECK(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW) == 0);
+}
+
+/* Prune takes old entries only: not fresh ones, links, other files or a missing dir. */
+static void test_prune(void)
+{
+    _cleanup_free_ char *root = NULL, *dir = store_one(&root);
+    _cleanup_free_ char *fresh = cache_path(dir, &test_cfg);
+    _cleanup_free_ char *old = xasprintf("%s/gone-0123.json", dir);
+    _cleanup_free_ char *link = xasprintf("%s/link-4567.json", dir);
+    _cleanup_free_ char *other = xasprintf("%s/notes.txt", dir);
+    _cleanup_free_ char *missing = xasprintf("%s/none", root);
+    int64_t now = wall_ms(), day = 86400000LL;
+
+    CHECK(durable_write(dir, old, "{}", 2, NULL) == 0);
+    CHECK(durable_write(dir, other, "x", 1, NULL) == 0);
+    CHECK(symlink(old, link) == 0);
+    set_mtime(old, now - 40 * day);
+    set_mtime(other, now - 40 * day);
+    set_mtime(link, now - 40 * day);
+    set_mtime(fresh, now - 2 * day);
+    /* Older than 31 days: only the old entry goes. */
+    CHECK_INTEQ(cache_prune(dir, now, 31 * day), 1);
+    CHECK(access(old, F_OK) < 0 && errno == ENOENT);
+    CHECK(access(fresh, F_OK) == 0 && access(other, F_OK) == 0);
+    CHECK(faccessat(AT_FDCWD, link, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+    /* A second pass finds nothing more; a dir that does not exist is nothing to do. */
+    CHECK_INTEQ(cache_prune(dir, now, 31 * day), 0);
+    CHECK_INTEQ(cache_prune(missing, now, 31 * day), 0);
+    /* With a 1-day bound the 2-day-old entry goes too. */
+    CHECK_INTEQ(cache_prune(dir, now, day), 1);
+    CHECK(access(fresh, F_OK) < 0);
+    test_rm_rf(root);
+}
+
 int main(void)
 {
     RUN(test_round_trip);
@@ -333,5 +373,6 @@ int main(void)
     RUN(test_foreign_dir_is_unsafe);
     RUN(test_durable_write);
     RUN(test_durable_write_failures);
+    RUN(test_prune);
     return test_main_result();
 }
