@@ -44,7 +44,14 @@ grep -q '^bash .ci/deps --runtime$' <<<"$first" ||
     { echo "README: the quick start must install with .ci/deps --runtime only" >&2; exit 1; }
 
 mkdir -m 0700 "$tmp/run"
-mkdir "$tmp/home"
+mkdir "$tmp/home" "$tmp/bin"
+# This build is the result of the README's build lines, so the one command's own "meson
+# compile" is left out too: from a tree changed since the build, it would relink mcpd under the
+# tests running beside this one (they then fail to start it).
+printf '#!/bin/sh\n[ "$1" = compile ] && exit 0\necho "readme-quickstart: meson $* not expected" >&2\nexit 1\n' \
+    >"$tmp/bin/meson"
+chmod +x "$tmp/bin/meson"
+export PATH=$tmp/bin:$PATH
 ln -s "$build" "$tmp/build"
 export XDG_RUNTIME_DIR=$tmp/run HOME=$tmp/home XDG_CONFIG_HOME=$tmp/home/.config
 export XDG_CACHE_HOME=$tmp/home/.cache
