@@ -47,9 +47,9 @@ static void on_server_signed_out(Server *s)
     oauth_login_refresh(s);
 }
 
-static yajl_val methods_reload(void *ud, const char *root)
+static void methods_reload(void *ud, const char *root, ManagerReloadedFn done, void *done_ud)
 {
-    return daemon_reload(ud, root);
+    daemon_reload(ud, root, done, done_ud);
 }
 
 static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
@@ -121,24 +121,44 @@ static void on_manager_change(void *userdata)
         evtimer_add(d->ev_status, &tv);
 }
 
-yajl_val daemon_reload(Daemon *d, const char *root)
-{
-    yajl_val r;
+typedef struct DaemonReload {
+    Daemon *d;
+    ManagerReloadedFn done;
+    void *ud;
+} DaemonReload;
 
-    log_notice("reloading configuration");
-    systemd_notify_reloading();
-    load_settings(d);
-    d->manager.settings = d->settings;
-    r = manager_reload(&d->manager, root);
-    free(d->last_status);
-    d->last_status = status_line(d);
-    systemd_notify_ready(d->last_status);
-    return r;
+static void on_reloaded(yajl_val r, void *ud)
+{
+    DaemonReload *x = ud;
+    Daemon *d = x->d;
+
+    if (--d->reloading == 0 && !d->stopping) {
+        free(d->last_status);
+        d->last_status = status_line(d);
+        systemd_notify_ready(d->last_status);
+    }
+    if (x->done)
+        x->done(r, x->ud);
+    free(x);
 }
 
-/* The outcome of a hot reload, for the log: what changed and what was refused. */
-static void log_reload_outcome(const char *why, yajl_val r)
+void daemon_reload(Daemon *d, const char *root, ManagerReloadedFn done, void *ud)
 {
+    DaemonReload *x = xcalloc(1, sizeof(*x));
+
+    *x = (DaemonReload){d, done, ud};
+    log_notice("reloading configuration");
+    if (d->reloading++ == 0)
+        systemd_notify_reloading();
+    load_settings(d);
+    d->manager.settings = d->settings;
+    manager_reload(&d->manager, root, on_reloaded, x);
+}
+
+/* The outcome of a hot reload, for the log: what changed and what was refused (why: taken). */
+static void log_reload_outcome(yajl_val r, void *ud)
+{
+    _cleanup_free_ char *why = ud;
     yajl_val servers = json_get_object(r, "servers"), problems = json_get_array(r, "problems");
     StrBuf sb = STRBUF_INIT;
 
@@ -159,7 +179,6 @@ static void log_reload_outcome(const char *why, yajl_val r)
 static void on_watch_apply(const char *root, const char *why, void *userdata)
 {
     Daemon *d = userdata;
-    yajl_val r;
 
     if (d->stopping)
         return;
@@ -168,9 +187,7 @@ static void on_watch_apply(const char *root, const char *why, void *userdata)
         log_full(LOG_DEBUG, NULL, "watch", "%s changed; hotReload is off", why);
         return;
     }
-    r = daemon_reload(d, root);
-    log_reload_outcome(why, r);
-    json_free(r);
+    daemon_reload(d, root, log_reload_outcome, xstrdup(why));
 }
 
 static bool on_watch_root_live(const char *root, void *userdata)
@@ -249,7 +266,6 @@ void daemon_stop(Daemon *d, const char *why)
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
     Daemon *d = arg;
-    yajl_val r;
 
     (void)what;
     switch (sig) {
@@ -257,8 +273,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
         child_reap();
         break;
     case SIGHUP:
-        r = daemon_reload(d, NULL);
-        json_free(r);
+        daemon_reload(d, NULL, NULL, NULL);
         break;
     default:
         daemon_stop(d, sig == SIGTERM ? "SIGTERM" : "SIGINT");

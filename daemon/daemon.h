@@ -32,6 +32,7 @@ typedef struct Daemon {
     Watcher watch;      /* hot reload */
     struct event *ev_term, *ev_int, *ev_hup, *ev_chld, *ev_stop_tick, *ev_watchdog, *ev_status;
     char *last_status;
+    unsigned reloading; /* reloads still reading: READY=1 once none is */
     bool stopping;
     uint64_t stop_started_ms;
     int64_t started_wall_ms;
@@ -44,9 +45,9 @@ int daemon_run(Daemon *d);
 /** Release everything. */
 void daemon_deinit(Daemon *d);
 /**
- * Reload: settings, discovery of every workspace (or only that of root), reconnect what
- * changed; returns per-server results.
+ * Reload: settings now, then discovery of every workspace (or only that of root) off the loop,
+ * reconnect what changed; done (may be NULL) gets the per-server results (manager_reload).
  */
-yajl_val daemon_reload(Daemon *d, const char *root);
+void daemon_reload(Daemon *d, const char *root, ManagerReloadedFn done, void *ud);
 /** Begin a bounded shutdown. */
 void daemon_stop(Daemon *d, const char *why);

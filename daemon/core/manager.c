@@ -198,25 +198,54 @@ static void ws_problems_into(yajl_val arr, const Workspace *ws)
     json_free(probs);
 }
 
-yajl_val manager_reload(Manager *m, const char *root)
+/* A reload of one or more workspaces, answered once each has been read and applied. */
+typedef struct ReloadJob {
+    size_t pending; /* workspaces still reading, plus one while manager_reload starts them */
+    size_t n;
+    yajl_val servers, probs;
+    ManagerReloadedFn done;
+    void *ud;
+} ReloadJob;
+
+static void reload_ws_done(void *ud, Workspace *ws, yajl_val results)
 {
-    yajl_val result = json_object_new(), servers = json_object_new(), probs = json_array_new();
+    ReloadJob *j = ud;
+
+    /* A server in several workspaces is told as the first of them saw it. */
+    for (size_t i = 0; ws && results && i < results->u.object.len; i++)
+        if (!json_get(j->servers, results->u.object.keys[i]))
+            json_object_set(j->servers, results->u.object.keys[i],
+                            json_copy(results->u.object.values[i]));
+    if (ws)
+        ws_problems_into(j->probs, ws);
+    if (--j->pending > 0)
+        return;
+    yajl_val r = json_object_new();
+    json_object_set(r, "servers", j->servers);
+    json_object_set(r, "problems", j->probs);
+    json_object_set(r, "workspaces", json_int_new((int64_t)j->n));
+    if (j->done)
+        j->done(r, j->ud);
+    json_free(r);
+    free(j);
+}
+
+void manager_reload(Manager *m, const char *root, ManagerReloadedFn done, void *ud)
+{
+    ReloadJob *j = xcalloc(1, sizeof(*j));
     _cleanup_free_ Workspace **all = xcalloc(m->workspaces.by_id.n + 1, sizeof(*all));
-    size_t n = 0, pos = 0;
+    size_t pos = 0;
     void *v;
 
-    /* Collected first: a load may release servers, never workspaces, but keep it simple. */
+    *j = (ReloadJob){1, 0, json_object_new(), json_array_new(), done, ud};
+    /* Collected first: the reads end on later turns of the loop, never within this one. */
     while (idmap_next(&m->workspaces.by_id, &pos, NULL, &v))
         if (!root || (((Workspace *)v)->root && streq(((Workspace *)v)->root, root)))
-            all[n++] = v;
-    for (size_t i = 0; i < n; i++) {
-        ws_load(all[i], servers);
-        ws_problems_into(probs, all[i]);
-    }
-    json_object_set(result, "servers", servers);
-    json_object_set(result, "problems", probs);
-    json_object_set(result, "workspaces", json_int_new((int64_t)n));
-    return result;
+            all[j->n++] = v;
+    j->pending += j->n;
+    for (size_t i = 0; i < j->n; i++)
+        ws_reload(all[i], reload_ws_done, j);
+    reload_ws_done(j, NULL, NULL);
 }
 
 /* ---- mcpd/wait ---- */

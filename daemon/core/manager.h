@@ -74,11 +74,14 @@ void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, cons
 void manager_deinit(Manager *m);
 /** Start-up: the user workspace discovers and connects its servers in parallel. */
 void manager_start(Manager *m);
+/* A reload's outcome: {"servers": {name: what}, "problems": [...], "workspaces": N} (borrowed). */
+typedef void (*ManagerReloadedFn)(yajl_val result, void *ud);
 /**
- * Reload: rediscover every workspace (or only the one of root, when set), disconnect what
- * changed or went away, connect what is new; servers whose config did not change stay.
+ * Reload: rediscover every workspace (or only the one of root, when set) off the loop, then
+ * disconnect what changed or went away, connect what is new (servers whose config did not
+ * change stay), and call done (also when a workspace went away meanwhile, or there was none).
  */
-yajl_val manager_reload(Manager *m, const char *root);
+void manager_reload(Manager *m, const char *root, ManagerReloadedFn done, void *ud);
 /** Disconnect everything (daemon exit); transports finish in the background. */
 void manager_shutdown(Manager *m);
 

@@ -330,15 +330,37 @@ static void ws_apply(Workspace *ws, ConfigSet *set_in, yajl_val results)
     ws_check_gate(ws);
 }
 
+typedef struct WsReloadWaiter {
+    struct WsReloadWaiter *next;
+    WsReloadedFn fn;
+    void *ud;
+} WsReloadWaiter;
+
+/* Tell every asker of a reload (ws NULL: the workspace is going) and forget them. */
+static void reload_waiters_tell(WsReloadWaiter *w, Workspace *ws, yajl_val results)
+{
+    while (w) {
+        WsReloadWaiter *next = w->next;
+        w->fn(w->ud, ws, results);
+        free(w);
+        w = next;
+    }
+}
+
 void ws_load(Workspace *ws, yajl_val results)
 {
     DiscoverOptions opt = {ws->reg->config_file, ws->root};
     ConfigSet set;
 
-    /* A load now replaces a first discovery still running: this one is newer. */
+    /* A load now replaces a discovery still running: this one is newer, and answers its askers. */
+    WsReloadWaiter *reloads = ws->reload_waiters;
+    _cleanup_json_ yajl_val own = reloads && !results ? json_object_new() : NULL;
+
     ws->discovering = discover_async_cancel(ws->discovering);
+    ws->reload_waiters = NULL;
     config_discover(&set, &opt, ws->reg->settings);
-    ws_apply(ws, &set, results);
+    ws_apply(ws, &set, results ? results : own);
+    reload_waiters_tell(reloads, ws, results ? results : own);
 }
 
 static void ws_roots_changed(WorkspaceRegistry *m, Workspace *ws);
@@ -363,7 +385,8 @@ bool ws_defer_until_discovered(Workspace *ws, WsDiscoveredFn fn, void *ud, uint6
 {
     WsDiscoveredHook *h, **tail;
 
-    if (!ws || !ws->discovering)
+    /* A reload's read (ws loaded already) holds nobody back: the servers known serve till then. */
+    if (!ws || !ws->discovering || ws->loaded)
         return false;
     tail = &ws->on_discovered;
     while (*tail)
@@ -385,18 +408,35 @@ static void hooks_free(WsDiscoveredHook *h)
 
 void ws_wait_discovered(Workspace *ws)
 {
-    if (ws && ws->discovering)
+    if (ws && ws->discovering && !ws->loaded)
         discover_async_finish(ws->discovering); /* on_discovered clears it */
+}
+
+void ws_reload(Workspace *ws, WsReloadedFn fn, void *ud)
+{
+    WsReloadWaiter *w = xcalloc(1, sizeof(*w)), **tail = &ws->reload_waiters;
+
+    while (*tail)
+        tail = &(*tail)->next;
+    *w = (WsReloadWaiter){NULL, fn, ud};
+    *tail = w;
+    ws->discovering = discover_async_cancel(ws->discovering);
+    ws_discover_async(ws);
 }
 
 static void on_discovered(ConfigSet *set, void *userdata)
 {
     Workspace *ws = userdata;
     bool stale = config_set_stale(set);
+    WsReloadWaiter *reloads = ws->reload_waiters;
+    yajl_val results = reloads ? json_object_new() : NULL;
 
     ws->discovering = NULL;
-    ws_apply(ws, set, NULL);
+    ws->reload_waiters = NULL;
+    ws_apply(ws, set, results);
     ws_roots_changed(ws->reg, ws);
+    reload_waiters_tell(reloads, ws, results);
+    json_free(results);
     /* Taken off first: a hook may attach another agent, or the workspace may go. */
     WsDiscoveredHook *hooks = ws->on_discovered;
     uint64_t ws_id = ws->id;
@@ -421,6 +461,8 @@ void ws_free(Workspace *ws)
 
     ws->discovering = discover_async_cancel(ws->discovering);
     hooks_free(ws->on_discovered);
+    reload_waiters_tell(ws->reload_waiters, NULL, NULL);
+    ws->reload_waiters = NULL;
     idmap_remove(&m->by_id, ws->id);
     if (m->user_ws == ws)
         m->user_ws = NULL;

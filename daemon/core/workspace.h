@@ -79,6 +79,7 @@ typedef struct Workspace {
     /* A new project's first discovery, on a thread (discover-async.h): lists wait for it. */
     struct DiscoverJob *discovering;
     struct WsDiscoveredHook *on_discovered; /* called once that discovery is applied */
+    struct WsReloadWaiter *reload_waiters;  /* ws_reload's askers, told once it is applied */
     ViewTool *view;
     size_t n_view;
     uint32_t *view_index; /* hash of a name -> 1 + its entry in view (0: empty), for calls */
@@ -155,8 +156,20 @@ void ws_registry_shutdown(WorkspaceRegistry *wr);
 void ws_registry_deinit(WorkspaceRegistry *wr);
 /** A new workspace of root (NULL: the user workspace), empty until ws_load(). */
 Workspace *ws_new(WorkspaceRegistry *wr, const char *root);
-/** (Re)discover a workspace's servers and connect them; results: name -> what happened. */
+/** Discover a workspace's servers on the loop and connect them (start-up's user workspace). */
 void ws_load(Workspace *ws, yajl_val results);
+/*
+ * Called once a reload of ws is applied, with results (name -> "added", "changed", "removed",
+ * "kept"; borrowed); ws NULL when the workspace went away first.
+ */
+typedef void (*WsReloadedFn)(void *ud, Workspace *ws, yajl_val results);
+/**
+ * Rediscover ws's servers on discovery's thread, then apply what changed on the loop and call
+ * fn: reading a project's files takes up to a few hundred ms (4 MiB files), which every agent
+ * waited through when a reload read on the loop. A reload asked while one reads starts the read
+ * again (the files may have changed since), and every asker hears of the outcome.
+ */
+void ws_reload(Workspace *ws, WsReloadedFn fn, void *ud);
 /** Free a workspace: its waiting lists are dropped, its servers released. */
 void ws_free(Workspace *ws);
 /** Whether s is one of the workspace's servers. */

@@ -22,6 +22,35 @@ void methods_error(MethodsCtx *d, Peer *p, yajl_val id, int code, const char *me
     agent_reply_error(d->manager->peers, p->id, id, code, message);
 }
 
+typedef struct ReloadAnswer {
+    PeerRegistry *peers;
+    uint64_t peer_id; /* by id: the peer may be gone by the time the reload is over */
+    yajl_val id, result;
+} ReloadAnswer;
+
+void *methods_reload_answer_new(MethodsCtx *d, Peer *p, yajl_val id, yajl_val result)
+{
+    ReloadAnswer *x = xcalloc(1, sizeof(*x));
+
+    *x = (ReloadAnswer){d->manager->peers, p->id, json_copy(id), result};
+    return x;
+}
+
+void methods_reload_answer(yajl_val r, void *ud)
+{
+    ReloadAnswer *x = ud;
+
+    if (x->result) {
+        json_object_set(x->result, "reload", json_copy(r));
+        agent_reply(x->peers, x->peer_id, x->id, x->result);
+    } else {
+        agent_reply(x->peers, x->peer_id, x->id, r);
+    }
+    json_free(x->result);
+    json_free(x->id);
+    free(x);
+}
+
 static const Method *find_method(const char *name)
 {
     const Method *tables[] = {methods_mcp, methods_mcpd};

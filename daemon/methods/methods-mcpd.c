@@ -57,7 +57,6 @@ static void m_reload(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     const char *cwd = json_get_string(m->params, "cwd");
     char real[PATH_MAX];
-    yajl_val r;
 
     if (json_get(m->params, "cwd") && (!cwd || !realpath(cwd, real))) {
         _cleanup_free_ char *msg =
@@ -65,10 +64,9 @@ static void m_reload(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
-    r = d->reload(d->ud, cwd ? real : NULL);
-
-    methods_reply(d, p, m->id, r);
-    json_free(r);
+    /* Answered once the files are read (off the loop) and the change applied. */
+    d->reload(d->ud, cwd ? real : NULL, methods_reload_answer,
+              methods_reload_answer_new(d, p, m->id, NULL));
 }
 
 static void reply_outcome(MethodsCtx *d, Peer *p, yajl_val id, int r, char *why)

@@ -46,8 +46,7 @@ void methods_trust(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         json_object_set(result, "approved", approved);
         json_object_set(result, "notApproved", above);
     }
-    /* The workspace of that root picks the change up now, as a reload would. */
-    json_object_set(result, "reload", d->reload(d->ud, root));
-    methods_reply(d, p, m->id, result);
-    json_free(result);
+    /* The workspace of that root picks the change up now, as a reload would; the answer waits
+     * for it, with its outcome under "reload". */
+    d->reload(d->ud, root, methods_reload_answer, methods_reload_answer_new(d, p, m->id, result));
 }

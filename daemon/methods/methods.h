@@ -19,8 +19,8 @@ typedef struct MethodsCtx {
     const char *config_file;
     const Listener *listener;
     int64_t started_wall_ms;
-    /** Reload settings and discovery (every workspace, or only that of root). */
-    yajl_val (*reload)(void *ud, const char *root);
+    /** Reload settings and discovery (every workspace, or only that of root); done when over. */
+    void (*reload)(void *ud, const char *root, ManagerReloadedFn done, void *done_ud);
     void *ud;
 } MethodsCtx;
 
@@ -47,6 +47,14 @@ void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata);
 /** Replies to the peer a handler serves, through the core's reply API (by its id). */
 void methods_reply(MethodsCtx *d, Peer *p, yajl_val id, yajl_val result);
 void methods_error(MethodsCtx *d, Peer *p, yajl_val id, int code, const char *message);
+/**
+ * A request answered once a reload is over (MethodsCtx.reload's done_ud): remembers the peer
+ * and a copy of id; result (taken; NULL: the reload's outcome is the answer) gets the outcome as
+ * its "reload" member.
+ */
+void *methods_reload_answer_new(MethodsCtx *d, Peer *p, yajl_val id, yajl_val result);
+/** MethodsCtx.reload's done: answers the request of ud (methods_reload_answer_new) and frees it. */
+void methods_reload_answer(yajl_val r, void *ud);
 /**
  * Whether m was held (taken, or refused) because the peer's initialize still waits for its
  * project's discovery; held messages are handled once it is answered.

@@ -53,6 +53,37 @@ static void read_while_pinged(Harness *h, BigPinger *p, const char *root, const 
     mcpc_free(agent);
 }
 
+/*
+ * A reload of a project of such a file, asked while an agent works there: the file is read again
+ * off the loop too, so pings are answered meanwhile, and the reload answers once it is applied,
+ * with what it found (the entries the trust gate holds, among its problems).
+ */
+static void reload_while_pinged(Harness *h, BigPinger *p, const char *root)
+{
+    mcpc_client *agent = NULL, *ctl = h_client(h, "reloader");
+    _cleanup_free_ char *params = NULL, *out = NULL;
+    uint64_t max_ms, t0;
+
+    big_initialize_in(h, root, &agent);
+    params = xasprintf("{\"cwd\": \"%s\"}", root);
+    big_pinger_start(p, h_client(h, "pinger"));
+    t0 = now_ms();
+    CHECK_MSG(mcpc_request(ctl, "mcpd/reload", params, &out) == 0, "reload: %s", mcpc_errmsg(ctl));
+    big_pinger_stop(p);
+    max_ms = atomic_load(&p->max_us) / 1000;
+    printf("  reload of the 1000-server project: %" PRIu64 " ms; %" PRIu64
+           " pings meanwhile, slowest %" PRIu64 " ms\n",
+           now_ms() - t0, (uint64_t)atomic_load(&p->n_pings), max_ms);
+    CHECK_MSG(atomic_load(&p->n_failed) == 0, "reload: a ping failed");
+    if (h_measurable("the time bounds"))
+        CHECK_MSG(max_ms < PING_BOUND_MS, "reload: a ping waited %" PRIu64 " ms", max_ms);
+    CHECK_MSG(out && strstr(out, "\"workspaces\":1") && strstr(out, "untrusted"),
+              "reload answered %.300s", out ? out : "nothing");
+    mcpc_free(p->c);
+    mcpc_free(agent);
+    mcpc_free(ctl);
+}
+
 int main(void)
 {
     Harness h;
@@ -70,6 +101,7 @@ int main(void)
     h_start(&h, NULL);
     read_while_pinged(&h, &pinger, env_root, "200000 env keys");
     read_while_pinged(&h, &pinger, servers_root, "1000 servers");
+    reload_while_pinged(&h, &pinger, servers_root);
     CHECK_INTEQ(h_stop(&h), 0);
     h_teardown(&h);
     return h_finish("config-size");
