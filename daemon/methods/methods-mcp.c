@@ -65,13 +65,17 @@ static void take_client_info(Agent *a, Peer *p, yajl_val params)
 }
 
 /*
- * Messages an agent may send after an initialize still waiting for its project's discovery
- * (a host that does not wait for the answer sends initialize, initialized and a list or two);
- * held and handled after the answer, in order. More is an agent not waiting at all: refused.
+ * Messages an agent may send after an initialize still waiting for its project's discovery,
+ * held and handled after the answer, in order. A host that does not wait for the answer sends
+ * initialize, initialized and a list or two; one that pipelines sends its whole batch (the
+ * bridge's bulk test: 200 calls, 3 MiB), which a synchronous discovery used to take. Bounded by
+ * count (what 256 calls in flight and their notifications need, with room) and bytes: one
+ * agent's as much as one line may be (16 MiB), all agents' together four of those, so agents
+ * waiting at once cannot hold more than that. Beyond: refused, the agent named.
  */
-#define INIT_HOLD_MAX 64
-/* And their bytes: those few messages are small; a line may be 16 MiB, 64 of them a GiB. */
-#define INIT_HOLD_BYTES_MAX (1024 * 1024)
+#define INIT_HOLD_MAX             4096
+#define INIT_HOLD_BYTES_MAX       (16u * 1024u * 1024u)
+#define INIT_HOLD_TOTAL_BYTES_MAX (4u * INIT_HOLD_BYTES_MAX)
 
 /* An initialize whose answer waits for its project's first discovery (a thread reads it). */
 typedef struct InitWait {
@@ -79,12 +83,14 @@ typedef struct InitWait {
     MethodsCtx *d;
     uint64_t peer_id;
     yajl_val id, params;
-    char *held[INIT_HOLD_MAX]; /* whole messages that came after it, as JSON text */
-    size_t n_held, held_bytes;
+    char **held; /* whole messages that came after it, as JSON text */
+    size_t n_held, cap_held, held_bytes;
 } InitWait;
 
 /* The initializes waiting, all agents together (bounded by the agents mcpd serves). */
 static InitWait *init_waits;
+/* The bytes all of them hold (INIT_HOLD_TOTAL_BYTES_MAX). */
+static size_t init_held_bytes;
 
 static void init_answer(MethodsCtx *d, Peer *p, yajl_val id, yajl_val params);
 
@@ -105,6 +111,8 @@ static void init_wait_free(InitWait *w)
     json_free(w->params);
     for (size_t i = 0; i < w->n_held; i++)
         free(w->held[i]);
+    free(w->held);
+    init_held_bytes -= w->held_bytes;
     free(w);
 }
 
@@ -118,15 +126,21 @@ bool methods_init_hold(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         return false;
     char *text = json_to_string(m->root);
     size_t n = text ? strlen(text) : 0;
-    if (!text || w->n_held == INIT_HOLD_MAX || w->held_bytes + n > INIT_HOLD_BYTES_MAX) {
+    if (!text || w->n_held == INIT_HOLD_MAX || w->held_bytes + n > INIT_HOLD_BYTES_MAX ||
+        init_held_bytes + n > INIT_HOLD_TOTAL_BYTES_MAX) {
         free(text);
         if (m->kind == JSONRPC_REQUEST)
             methods_error(d, p, m->id, JSONRPC_INVALID_REQUEST,
                           "wait for the answer to initialize before sending more");
         return true;
     }
+    if (w->n_held == w->cap_held) {
+        w->cap_held = w->cap_held ? 2 * w->cap_held : 16;
+        w->held = xrealloc(w->held, w->cap_held * sizeof(*w->held));
+    }
     w->held[w->n_held++] = text;
     w->held_bytes += n;
+    init_held_bytes += n;
     return true;
 }
 

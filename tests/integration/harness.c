@@ -414,6 +414,11 @@ void h_kill_tagged(const Harness *h)
         h_sleep_ms(100);
 }
 
+int h_wait_ms(void)
+{
+    return getenv("MCPD_WRAPPER") ? 4 * 30000 : 30000;
+}
+
 bool h_measurable(const char *what)
 {
     if (!getenv("MCPD_WRAPPER"))
