@@ -703,6 +703,12 @@ static int cmp_hits(const void *a, const void *b)
 size_t toolindex_search(const ToolIndex *ix, const char *query, size_t len, size_t limit,
                         ToolHit *hits)
 {
+    return toolindex_search_where(ix, query, len, limit, hits, NULL, NULL);
+}
+
+size_t toolindex_search_where(const ToolIndex *ix, const char *query, size_t len, size_t limit,
+                              ToolHit *hits, ToolAcceptFn accept, void *ud)
+{
     Query q = {.ix = ix};
     _cleanup_free_ float *acc = NULL;
     _cleanup_free_ uint32_t *touched = NULL;
@@ -734,6 +740,8 @@ size_t toolindex_search(const ToolIndex *ix, const char *query, size_t len, size
     for (size_t i = 0; i < n_touched; i++) {
         uint32_t d = touched[i];
         float score = acc[d];
+        if (accept && !accept(ud, d))
+            continue;
         /* A tool that answers more of the query's words ranks above one that answers a few. */
         if (ix->o.coordination > 0)
             score *=

@@ -21,6 +21,8 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/manager.h"
 #include "daemon/core/surface.h"
+#include "daemon/core/wsprofile.h"
+#include "daemon/core/wssearch.h"
 #include "daemon/methods/methods-modern.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/modern-state.h"
@@ -464,6 +466,26 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
     return true;
 }
 
+/*
+ * The agent's profile (core/wsprofile.c), chosen at its first request with its workspace and
+ * clientInfo: _meta["mcpd/profile"] (the bridge's --profile rides on each request until then).
+ */
+static bool take_profile(Manager *mg, Peer *p, JsonrpcMsg *m, yajl_val meta)
+{
+    yajl_val v = json_get(meta, MCPD_META_PROFILE);
+    _cleanup_free_ char *why = NULL;
+
+    if (v && !YAJL_IS_STRING(v))
+        return bad_meta(p, m, MCPD_META_PROFILE, "a string: a profile of mcpd.json");
+    if (wsprofile_chosen(&mg->workspaces, p->id))
+        return true;
+    if (wssearch_choose_profile(&mg->workspaces, p, v ? v->u.string : NULL, &why) != 0) {
+        fail(p, m->id, JSONRPC_INVALID_PARAMS, why);
+        return false;
+    }
+    return true;
+}
+
 /* Check and take what a modern request's _meta says; false when an error was sent. */
 static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
 {
@@ -521,7 +543,7 @@ static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
     }
     if (level >= 0 && level != a->log_level)
         call_set_log_level(&mg->calls, p, level);
-    return true;
+    return take_profile(mg, p, m, meta);
 }
 
 /*
@@ -538,6 +560,7 @@ static void strip_envelope(yajl_val params)
         MCPD_META_CWD,
         MCPD_META_SESSION,
         MCPD_META_SERVER,
+        MCPD_META_PROFILE,
     };
     yajl_val meta = json_get_object(params, "_meta");
 
