@@ -165,6 +165,31 @@ int main(void)
     _cleanup_free_ char *ml = names(modern);
     CHECK_MSG(streq(ml, bl), "modern: %s", ml);
 
+    /* `mcpctl bridge --profile`: the host's initialize carries it. */
+    int st;
+    _cleanup_free_ char *via = h_shell(
+        &st,
+        "printf '%%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+        "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":"
+        "\"host\",\"version\":\"1\"}}}' '{\"jsonrpc\":\"2.0\",\"method\":"
+        "\"notifications/initialized\"}' '{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+        "\"tools/list\"}' | '%s' --socket '%s' bridge --profile beta-only",
+        getenv("MCPCTL_BINARY"), h.socket);
+    CHECK_MSG(st == 0 && strstr(via, "\"mcp_beta_echo\"") && !strstr(via, "mcp_alpha_"),
+              "bridge --profile: status %d: %.300s", st, via);
+
+    /* `mcpctl setup --profile` writes it into the agent's entry. */
+    h_sh("mkdir -p \"$HOME/.cursor\" && echo '{\"mcpServers\":{}}' > \"$HOME/.cursor/mcp.json\"");
+    _cleanup_free_ char *set =
+        h_shell(&st, "'%s' setup cursor --profile lean 2>&1", getenv("MCPCTL_BINARY"));
+    int st2;
+    _cleanup_free_ char *cur = h_shell(&st2, "cat \"$HOME/.cursor/mcp.json\"");
+    CHECK_MSG(st == 0 && strstr(cur, "\"--profile\"") && strstr(cur, "\"lean\""),
+              "setup --profile: status %d: %s / %s", st, set, cur);
+    _cleanup_free_ char *bad =
+        h_shell(&st, "'%s' setup cursor --profile 'a b' 2>&1", getenv("MCPCTL_BINARY"));
+    CHECK_MSG(st == 2, "setup --profile 'a b': status %d: %s", st, bad);
+
     /* Nothing of this reached the agent without a profile. */
     _cleanup_free_ char *again = names(all);
     CHECK_MSG(streq(again, everything), "%s", again);
