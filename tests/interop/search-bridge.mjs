@@ -8,10 +8,7 @@
 // Run by meson through run.sh (which installs the pinned packages); needs MCPD_BINARY,
 // MCPCTL_BINARY and EVERYTHING_JS.
 
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, mkdirSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { execFileSync } from "node:child_process";
 import assert from "node:assert/strict";
 
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
@@ -20,6 +17,8 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { Client as Client2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as Stdio2 } from "@modelcontextprotocol/client/stdio";
 
+import { startDaemon } from "./daemon.mjs";
+
 const mcpd = process.env.MCPD_BINARY, mcpctl = process.env.MCPCTL_BINARY;
 const everything = process.env.EVERYTHING_JS;
 if (!mcpd || !mcpctl || !everything) {
@@ -27,34 +26,17 @@ if (!mcpd || !mcpctl || !everything) {
   process.exit(99);
 }
 
-const dir = mkdtempSync(join(tmpdir(), "mcpd-search-"));
-const sock = join(dir, "run", "mcpd.sock");
-const env = {
-  ...process.env,
-  HOME: join(dir, "home"),
-  XDG_CONFIG_HOME: join(dir, "config"),
-  XDG_CACHE_HOME: join(dir, "cache"),
-  XDG_RUNTIME_DIR: join(dir, "run"),
-  MCPD_SOCKET: sock,
-};
-for (const d of ["home", "config", "config/mcpd", "cache", "run", "project"])
-  mkdirSync(join(dir, d), { mode: 0o700 });
-const config = join(dir, "mcp.json");
-writeFileSync(config, JSON.stringify({
-  mcpServers: { everything: { command: process.execPath, args: [everything, "stdio"], timeout: 60000 } },
-}));
-// The profile: search mode over everything's tools but echo, which is pinned out of reach.
-writeFileSync(join(dir, "config", "mcpd", "mcpd.json"), JSON.stringify({
-  profiles: { finder: { mode: "search", tools: ["everything/*sum*", "everything/get-*", "everything/trigger-*"] } },
-}));
-
-const daemon = spawn(mcpd, ["--config", config, "--socket", sock], { env, stdio: ["ignore", "inherit", "inherit"] });
+// The profile: search mode over some of everything's tools (echo is not among them).
+const d = startDaemon("mcpd-search-",
+  { everything: { command: process.execPath, args: [everything, "stdio"], timeout: 60000 } },
+  { profiles: { finder: { mode: "search", tools: ["everything/*sum*", "everything/get-*", "everything/trigger-*"] } } });
+const { sock, env } = d;
 let failed = false;
 const fail = (msg) => { failed = true; console.error("FAIL:", msg); };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const names = (tools) => tools.map((t) => t.name).sort();
 const text = (r) => r.content.map((c) => c.text).join("");
-const bridgeArgs = ["--socket", sock, "bridge", "--cwd", join(dir, "project"), "--profile", "finder"];
+const bridgeArgs = ["--socket", sock, "bridge", "--cwd", d.project, "--profile", "finder"];
 
 async function waitFor(what, pred) {
   for (let i = 0; i < 400 && !pred(); i++) await sleep(50);
@@ -98,7 +80,7 @@ async function session(client, era, listen) {
 }
 
 async function main() {
-  for (let i = 0; i < 200 && !existsSync(sock); i++) await sleep(50);
+  await d.ready();
   execFileSync(mcpctl, ["--socket", sock, "--timeout", "60000", "wait", "everything"], { env });
 
   const c1 = new Client1({ name: "sdk-search", version: "1.0.0" }, { capabilities: {} });
@@ -116,9 +98,7 @@ try {
 } catch (e) {
   fail(e.stack || String(e));
 } finally {
-  daemon.kill("SIGTERM");
-  await new Promise((r) => daemon.once("exit", r));
-  rmSync(dir, { recursive: true, force: true });
+  await d.stop();
 }
 if (failed) process.exit(1);
 console.log("search-bridge: all checks passed");
