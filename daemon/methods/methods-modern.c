@@ -688,7 +688,6 @@ static void on_retry_expired(evutil_socket_t fd, short what, void *arg)
     Pending *pd = arg;
     ModernAgent *ma = pd->ma;
     Peer *p = peer_get(ma->mg->peers, ma->peer_id);
-    _cleanup_json_ yajl_val id = json_parse(pd->id, NULL);
 
     (void)fd, (void)what;
     log_info("peer %llu: no retry for %s %s within %d s: the call is cancelled",

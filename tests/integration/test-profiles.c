@@ -78,7 +78,7 @@ static char *status_of(mcpc_client *c, const char *name)
 int main(void)
 {
     Harness h;
-    _cleanup_free_ char *cfg = NULL, *proj = NULL, *projcfg = NULL;
+    _cleanup_free_ char *cfg = NULL, *proj = NULL;
     int is_error;
 
     h_setup(&h, "profiles");
