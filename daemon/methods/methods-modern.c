@@ -467,22 +467,27 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
 }
 
 /*
- * The agent's profile (core/wsprofile.c), chosen at its first request with its workspace and
- * clientInfo: _meta["mcpd/profile"] (the bridge's --profile rides on each request until then).
+ * The agent's profile (core/wsprofile.c) and tool mode (core/wssearch.c), taken at its first
+ * request with its workspace and clientInfo: _meta["mcpd/profile"] and ["mcpd/toolMode"] (the
+ * bridge's --profile and $MCPD_TOOL_MODE ride on each request until then).
  */
 static bool take_profile(Manager *mg, Peer *p, JsonrpcMsg *m, yajl_val meta)
 {
-    yajl_val v = json_get(meta, MCPD_META_PROFILE);
+    yajl_val v = json_get(meta, MCPD_META_PROFILE), mode = json_get(meta, MCPD_META_TOOL_MODE);
     _cleanup_free_ char *why = NULL;
 
     if (v && !YAJL_IS_STRING(v))
         return bad_meta(p, m, MCPD_META_PROFILE, "a string: a profile of mcpd.json");
+    if (mode && !wssearch_mode_known(YAJL_IS_STRING(mode) ? mode->u.string : NULL))
+        return bad_meta(p, m, MCPD_META_TOOL_MODE, "\"search\" or \"all\"");
     if (wsprofile_chosen(&mg->workspaces, p->id))
         return true;
     if (wssearch_choose_profile(&mg->workspaces, p, v ? v->u.string : NULL, &why) != 0) {
         fail(p, m->id, JSONRPC_INVALID_PARAMS, why);
         return false;
     }
+    if (mode) /* asked for by the agent: over its profile's */
+        wssearch_set_mode(&mg->workspaces, p, mode->u.string, false);
     return true;
 }
 
@@ -561,6 +566,7 @@ static void strip_envelope(yajl_val params)
         MCPD_META_SESSION,
         MCPD_META_SERVER,
         MCPD_META_PROFILE,
+        MCPD_META_TOOL_MODE,
     };
     yajl_val meta = json_get_object(params, "_meta");
 

@@ -178,6 +178,18 @@ int main(void)
     CHECK_MSG(st == 0 && strstr(via, "\"mcp_beta_echo\"") && !strstr(via, "mcp_alpha_"),
               "bridge --profile: status %d: %.300s", st, via);
 
+    /* A 2026-07-28 host through the bridge with $MCPD_TOOL_MODE: search mode, no profile. */
+    _cleanup_free_ char *mvia = h_shell(
+        &st,
+        "printf '%%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":"
+        "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+        "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"host\",\"version\":\"1\"},"
+        "\"io.modelcontextprotocol/clientCapabilities\":{}}}}' | MCPD_TOOL_MODE=search '%s' "
+        "--socket '%s' bridge",
+        getenv("MCPCTL_BINARY"), h.socket);
+    CHECK_MSG(st == 0 && strstr(mvia, "\"mcpd_search_tools\"") && !strstr(mvia, "mcp_alpha_"),
+              "modern bridge, MCPD_TOOL_MODE=search: status %d: %.300s", st, mvia);
+
     /* `mcpctl setup --profile` writes it into the agent's entry. */
     h_sh("mkdir -p \"$HOME/.cursor\" && echo '{\"mcpServers\":{}}' > \"$HOME/.cursor/mcp.json\"");
     _cleanup_free_ char *set =
@@ -189,6 +201,19 @@ int main(void)
     _cleanup_free_ char *bad =
         h_shell(&st, "'%s' setup cursor --profile 'a b' 2>&1", getenv("MCPCTL_BINARY"));
     CHECK_MSG(st == 2, "setup --profile 'a b': status %d: %s", st, bad);
+
+    /* A 2026-07-28 agent in search mode (its profile's) finds, lists and calls a tool. */
+    mcpc_client *mlean = agent(&h, "modern-lean", "lean", NULL, MCPC_ERA_2026);
+    _cleanup_free_ char *mll = names(mlean);
+    CHECK_MSG(streq(mll, "mcpd_search_tools mcpd_call_tool mcp_beta_echo "), "%s", mll);
+    _cleanup_free_ char *mfound =
+        h_call_text(mlean, "mcpd_search_tools", "{\"query\":\"add numbers\"}", &is_error);
+    CHECK_MSG(is_error == 0 && strstr(mfound, "mcp_alpha_add"), "%s", mfound);
+    _cleanup_free_ char *mll2 = names(mlean);
+    CHECK_MSG(strstr(mll2, "mcp_alpha_add "), "%s", mll2);
+    _cleanup_free_ char *msum = h_call_text(mlean, "mcp_alpha_add", "{\"a\":2,\"b\":5}", &is_error);
+    CHECK_MSG(is_error == 0 && strstr(msum, "7"), "%s", msum);
+    mcpc_free(mlean);
 
     /* Nothing of this reached the agent without a profile. */
     _cleanup_free_ char *again = names(all);
