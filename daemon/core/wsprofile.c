@@ -29,11 +29,13 @@ static ProfileAgent *profile_agent(WorkspaceRegistry *wr, uint64_t peer_id)
     return wr->profile_agents.n ? idmap_get(&wr->profile_agents, peer_id) : NULL;
 }
 
+/* What to say of a name that is no profile: the name cut to PROFILE_NAME_MAX bytes (no
+ * profile's is longer; an agent's 16 MiB name is not worth echoing). */
 static char *unknown_profile(const Profiles *ps, const char *name)
 {
     StrBuf sb = STRBUF_INIT;
 
-    strbuf_printf(&sb, "profile \"%s\" is not in mcpd.json's \"profiles\" (known: ", name);
+    strbuf_printf(&sb, "profile \"%.64s\" is not in mcpd.json's \"profiles\" (known: ", name);
     for (size_t i = 0; ps && i < ps->n; i++)
         strbuf_printf(&sb, "%s%s", i ? ", " : "", ps->v[i].name);
     strbuf_puts(&sb,
