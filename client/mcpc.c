@@ -45,7 +45,6 @@ mcpc_client *mcpc_new(const mcpc_options *opts)
     }
     if (c->session_in && !*c->session_in) {
         free(c->session_in);
-        free(c->profile);
         c->session_in = NULL;
     }
     c->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : MCPC_DEFAULT_TIMEOUT_MS;
@@ -934,6 +933,7 @@ void mcpc_free(mcpc_client *c)
     free(c->client_version);
     free(c->cwd);
     free(c->session_in);
+    free(c->profile);
     free(c->session);
     free(c->session_env);
     free(c);
