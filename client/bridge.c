@@ -200,7 +200,8 @@ static void line_classify(const char *line, size_t len, char **idp, bool *has_me
  * The host's initialize gains the agent's project and session: _meta["mcpd/cwd"] from the
  * bridge's directory (or --cwd), _meta["mcpd/session"] from $MCPD_SESSION, unless it set them.
  * With a server name (--server), _meta["mcpd/server"] asks for that one server's passthrough;
- * $MCPD_TOOL_MODE ("search" or "all") gives _meta["mcpd/toolMode"] (docs/search.md).
+ * $MCPD_TOOL_MODE ("search" or "all") gives _meta["mcpd/toolMode"], and $MCPD_PROFILE (or
+ * --profile) _meta["mcpd/profile"] (docs/search.md).
  * This holds for an initialize that is not the host's first message (a host that probes with
  * ping or server/discover first): mcpd binds a connection to its workspace at initialize.
  * A 2026-07-28 host sends no initialize: its requests carry _meta with the protocol version,
@@ -214,7 +215,7 @@ static bool add_identity(StrBuf *out, const char *line, size_t len, const char *
     _cleanup_free_ char *err = NULL;
     JsonrpcMsg m;
     const char *session = getenv("MCPD_SESSION");
-    const char *tool_mode = getenv("MCPD_TOOL_MODE");
+    const char *tool_mode = getenv("MCPD_TOOL_MODE"), *profile = getenv("MCPD_PROFILE");
     bool modern = false;
 
     if (jsonrpc_msg_parse(&m, line, len, &err) != 0 || m.kind != JSONRPC_REQUEST ||
@@ -249,6 +250,8 @@ static bool add_identity(StrBuf *out, const char *line, size_t len, const char *
         json_object_set(meta, "mcpd/server", json_string_new(server));
     if (tool_mode && *tool_mode && !json_get(meta, MCPD_META_TOOL_MODE)) /* search.md */
         json_object_set(meta, MCPD_META_TOOL_MODE, json_string_new(tool_mode));
+    if (profile && *profile && !json_get(meta, MCPD_META_PROFILE)) /* search.md */
+        json_object_set(meta, MCPD_META_PROFILE, json_string_new(profile));
     /* Re-written with the host's id, whatever its type. */
     strbuf_puts(out, "{\"jsonrpc\":\"2.0\",\"id\":");
     json_write(out, m.id);

@@ -34,6 +34,7 @@ typedef struct Ctl {
     const char *server;      /* trust, untrust, bridge: --server NAME */
     const char *host_prefix; /* bridge: --host-prefix PREFIX */
     const char *host;        /* bridge: --host NAME */
+    const char *profile;     /* bridge: --profile NAME (mcpd.json's profiles) */
     LoginMode login_mode;
     mcpc_client *client;
 } Ctl;

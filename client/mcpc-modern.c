@@ -44,6 +44,8 @@ void libmcpc_stamp_meta(mcpc_client *c, yajl_val params)
         json_object_set(meta, "mcpd/cwd", json_string_new(c->cwd));
     if (c->session_in && !json_get(meta, "mcpd/session"))
         json_object_set(meta, "mcpd/session", json_string_new(c->session_in));
+    if (c->profile && !json_get(meta, MCPD_META_PROFILE))
+        json_object_set(meta, MCPD_META_PROFILE, json_string_new(c->profile));
 }
 
 /* The request goes again, with the answers and the state, under a new wire id. */

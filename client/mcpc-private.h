@@ -37,6 +37,7 @@ typedef struct Pending {
 
 struct mcpc_client {
     char *socket_path, *client_name, *client_version, *cwd, *session_in;
+    char *profile; /* _meta["mcpd/profile"]: mcpc_options.profile, else $MCPD_PROFILE */
     int timeout_ms;
     int fd;
     Framer in;

@@ -38,6 +38,11 @@ mcpc_client *mcpc_new(const mcpc_options *opts)
     c->client_version = xstrdup(opts->client_version ? opts->client_version : MCPD_VERSION);
     c->cwd = dup_or_null(opts->cwd);
     c->session_in = dup_or_null(opts->session ? opts->session : getenv("MCPD_SESSION"));
+    c->profile = dup_or_null(opts->profile ? opts->profile : getenv("MCPD_PROFILE"));
+    if (c->profile && !*c->profile) {
+        free(c->profile);
+        c->profile = NULL;
+    }
     if (c->session_in && !*c->session_in) {
         free(c->session_in);
         c->session_in = NULL;
@@ -412,6 +417,8 @@ static yajl_val init_params(mcpc_client *c)
         json_object_set(meta, "mcpd/cwd", json_string_new(c->cwd));
     if (c->session_in)
         json_object_set(meta, "mcpd/session", json_string_new(c->session_in));
+    if (c->profile)
+        json_object_set(meta, MCPD_META_PROFILE, json_string_new(c->profile));
     json_object_set(p, "_meta", meta);
     return p;
 }
@@ -926,6 +933,7 @@ void mcpc_free(mcpc_client *c)
     free(c->client_version);
     free(c->cwd);
     free(c->session_in);
+    free(c->profile);
     free(c->session);
     free(c->session_env);
     free(c);

@@ -46,7 +46,7 @@ enum {
     VERB_SERVER = 1 << 3,  /* --server NAME */
     VERB_LOGIN = 1 << 4,   /* --no-browser, --headless */
     VERB_FOLLOW = 1 << 5,  /* -f, --run K */
-    VERB_PREFIX = 1 << 6,  /* --host-prefix PREFIX, --host NAME */
+    VERB_PREFIX = 1 << 6,  /* --host-prefix PREFIX, --host NAME, --profile NAME */
 };
 
 typedef struct Verb {
@@ -193,6 +193,9 @@ static int verb_bridge(Ctl *ctl, char **args, int n)
         fprintf(stderr, "mcpctl bridge: --host %s: the hosts known are: claude\n", ctl->host);
         return EXIT_USAGE;
     }
+    /* Sent in the identity the bridge adds to the host's first request, as $MCPD_PROFILE is. */
+    if (ctl->profile)
+        setenv("MCPD_PROFILE", ctl->profile, 1);
     return bridge_run(sock, ctl->cwd, ctl->server, ctl->host_prefix, ctl->host != NULL);
 }
 
@@ -262,12 +265,14 @@ static const Verb verbs[] = {
     {"config", "[--cwd DIR]",
      "what discovery finds for DIR (default: here) and why; no mcpd needed", 0, 0,
      VERB_CWD | VERB_OFFLINE, verb_config},
-    {"bridge", "[--cwd DIR] [--server NAME] [--host-prefix PREFIX] [--host claude]",
+    {"bridge",
+     "[--cwd DIR] [--server NAME] [--host-prefix PREFIX] [--host claude] [--profile NAME]",
      "be a stdio MCP server relaying to mcpd (for MCP hosts); --server: only that server, under "
      "its own names; --host-prefix: short tool names that fit 64 with the host's prefix; --host "
-     "claude: the project's .mcp.json servers Claude Code runs itself are not listed again",
+     "claude: the project's .mcp.json servers Claude Code runs itself are not listed again; "
+     "--profile: the tool set of mcpd.json's profiles this agent gets",
      0, 0, VERB_CWD | VERB_OFFLINE | VERB_SERVER | VERB_PREFIX, verb_bridge},
-    {"setup", "AGENT|--all [--dry-run] [--undo]",
+    {"setup", "AGENT|--all [--dry-run] [--undo] [--profile NAME]",
      "make an agent start only mcpd's bridge (docs/agents.md)", 1, 3, VERB_OFFLINE, verb_setup},
     {"trust", "[DIR] [--server NAME]",
      "approve DIR's (default: here) project servers, or one, until an entry changes", 0, 1,
@@ -340,6 +345,7 @@ static void usage(FILE *f)
                "      --host-prefix PREFIX   bridge: the prefix the host puts before tool names\n"
                "      --host claude          bridge: the host is Claude Code (its project's\n"
                "                             .mcp.json servers are left to it)\n"
+               "      --profile NAME         bridge, setup: the agent's profile of mcpd.json\n"
                "      --no-browser           login: print the URL, open no browser\n"
                "      --headless             login: mcpd follows the redirect itself\n"
                "Colour only on a terminal, never when NO_COLOR is set; tables fit $COLUMNS.\n"
@@ -366,6 +372,7 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
         {"run", required_argument, NULL, 'R'},
         {"host-prefix", required_argument, NULL, 'P'},
         {"host", required_argument, NULL, 'O'},
+        {"profile", required_argument, NULL, 'p'},
         {NULL, 0, NULL, 0},
     };
     int64_t v;
@@ -407,6 +414,10 @@ static int parse_options(Ctl *ctl, int argc, char **argv, unsigned *seenp)
             break;
         case 'O':
             ctl->host = optarg;
+            *seenp |= VERB_PREFIX;
+            break;
+        case 'p':
+            ctl->profile = optarg;
             *seenp |= VERB_PREFIX;
             break;
         case 'S':
@@ -486,7 +497,7 @@ int main(int argc, char **argv)
                 : bad & VERB_SERVER ? "--server"
                 : bad & VERB_LINES  ? "-n"
                 : bad & VERB_LOGIN  ? "--no-browser/--headless"
-                : bad & VERB_PREFIX ? "--host-prefix/--host"
+                : bad & VERB_PREFIX ? "--host-prefix/--host/--profile"
                                     : "-f or --run");
         return EXIT_USAGE;
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// setup: `mcpctl setup AGENT|--all [--dry-run] [--undo]`: an agent starts mcpd's bridge only.
+// setup: `mcpctl setup AGENT|--all [--dry-run] [--undo] [--profile NAME]`: an agent starts mcpd's
+// bridge only.
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 #include "common/strbuf.h"
 #include "common/toml.h"
 #include "common/util.h"
+#include "daemon/config/profiles.h"
 
 extern char **environ;
 
@@ -161,6 +163,9 @@ static yajl_val servers_to_move(yajl_val servers, size_t *np)
  */
 static const char *const socket_vars[] = {"XDG_RUNTIME_DIR", "MCPD_SOCKET"};
 
+/* setup --profile NAME: the profile of mcpd.json the agent's bridge asks for (docs/search.md). */
+static const char *setup_profile;
+
 static yajl_val bridge_entry(const SetupAgent *a, const char *mcpctl)
 {
     yajl_val e = json_object_new(), args = json_array_new();
@@ -169,6 +174,10 @@ static yajl_val bridge_entry(const SetupAgent *a, const char *mcpctl)
     json_array_push(args, json_string_new("bridge"));
     json_array_push(args, json_string_new("--host-prefix"));
     json_array_push(args, json_string_new(a->prefix));
+    if (setup_profile) {
+        json_array_push(args, json_string_new("--profile"));
+        json_array_push(args, json_string_new(setup_profile));
+    }
     if (streq(a->id, "claude")) {
         /* Claude Code runs the project's .mcp.json servers it approved: not listed twice. */
         json_array_push(args, json_string_new("--host"));
@@ -472,9 +481,12 @@ static int plan_toml(Plan *p, const char *mcpctl, char **whyp)
     _cleanup_free_ char *vars = p->agent->short_env ? xasprintf("env_vars = [\"%s\", \"%s\"]\n",
                                                                 socket_vars[0], socket_vars[1])
                                                     : xstrdup("");
-    char *table = xasprintf(
-        "[mcp_servers.mcpd]\ncommand = %s\nargs = [\"bridge\", \"--host-prefix\", \"%s\"]\n%s", cmd,
-        p->agent->prefix, vars);
+    _cleanup_free_ char *profile = setup_profile ? setup_toml_string(setup_profile) : NULL;
+    _cleanup_free_ char *profile_args =
+        profile ? xasprintf(", \"--profile\", %s", profile) : xstrdup("");
+    char *table = xasprintf("[mcp_servers.mcpd]\ncommand = %s\nargs = [\"bridge\", "
+                            "\"--host-prefix\", \"%s\"%s]\n%s",
+                            cmd, p->agent->prefix, profile_args, vars);
 
     if (!root) {
         *whyp = xasprintf("it does not parse as TOML (%s)" HOW_TO_FIX, err ? err : "?");
@@ -943,7 +955,7 @@ static void setup_usage(FILE *f)
     size_t n;
     const SetupAgent *all = agents_all(&n);
 
-    fprintf(f, "Usage: mcpctl setup AGENT|--all [--dry-run] [--undo]\n"
+    fprintf(f, "Usage: mcpctl setup AGENT|--all [--dry-run] [--undo] [--profile NAME]\n"
                "Agents:");
     for (size_t i = 0; i < n; i++)
         if (!all[i].why_not)
@@ -1093,6 +1105,8 @@ int setup_main(int argc, char **argv)
             dry_run = true;
         else if (streq(argv[i], "--undo"))
             undo = true;
+        else if (streq(argv[i], "--profile") && i + 1 < argc && profile_name_ok(argv[i + 1]))
+            setup_profile = argv[++i];
         else if (argv[i][0] != '-' && !which)
             which = argv[i];
         else

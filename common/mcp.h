@@ -52,6 +52,7 @@ const char *mcp_protocol_find(const char *v);
 #define MCPD_META_URI_TEMPLATE "mcpd/uriTemplate" /* resources/templates/list: its template */
 #define MCPD_META_ERROR        "mcpd/error"       /* tools/call: the error a result stands for */
 #define MCPD_META_TOOL_MODE    "mcpd/toolMode"    /* initialize: "search" or "all" (search.md) */
+#define MCPD_META_PROFILE      "mcpd/profile"     /* initialize: a profile's name (search.md) */
 
 /* mcpd's own methods (mcpctl, libmcpc). */
 #define MCPD_METHOD_STATUS     "mcpd/status"

@@ -84,6 +84,7 @@ static void load_settings(Daemon *d)
     config_set_deinit(&d->settings_problems);
     settings_init(&d->settings);
     settings_load(&d->settings, d->settings_path, &d->settings_problems);
+    profiles_load(&d->profiles, d->settings_path, &d->settings_problems);
 }
 
 /* "2/3 servers connected, 41 tools": what `systemctl --user status mcpd` shows. */
@@ -350,6 +351,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->peers.fast = methods_fast;
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
+    d->manager.workspaces.profiles = &d->profiles;
     surface_init(&d->manager);
     d->manager.ext.server_signed_out = on_server_signed_out;
     if ((ret = watch_init(&d->watch, d->base, on_watch_apply, on_watch_root_live, d)) < 0)
@@ -415,6 +417,7 @@ void daemon_deinit(Daemon *d)
         turn_base_free(d->base);
     free(d->settings_path);
     config_set_deinit(&d->settings_problems);
+    profiles_deinit(&d->profiles);
     /* Last: nothing this daemon started outlives it, not even what escaped its groups. */
     procs_shutdown();
 }

@@ -7,6 +7,7 @@
 #include <event2/event.h>
 
 #include "daemon/config/config.h"
+#include "daemon/config/profiles.h"
 #include "daemon/downstream/listener.h"
 #include "daemon/core/manager.h"
 #include "daemon/downstream/peer.h"
@@ -22,6 +23,7 @@ typedef struct DaemonOptions {
 typedef struct Daemon {
     struct event_base *base;
     Settings settings;
+    Profiles profiles; /* mcpd.json's profiles (daemon/config/profiles.c) */
     char *settings_path;
     ConfigSet settings_problems; /* of the last settings load, shown in status and discover */
     const char *config_file;

@@ -45,6 +45,7 @@ typedef struct mcpc_options {
     const char *cwd;            /* the agent's project root (_meta "mcpd/cwd"), or NULL */
     const char *session;        /* a parent's session token; NULL: $MCPD_SESSION if set */
     int timeout_ms;             /* per request; 0: 120000 */
+    const char *profile; /* a profile of mcpd.json (_meta "mcpd/profile"); NULL: $MCPD_PROFILE */
 } mcpc_options;
 
 /* Called for every notification that arrives while a call waits (progress, list_changed). */

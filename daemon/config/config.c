@@ -13,6 +13,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/config.h"
+#include "daemon/config/profiles.h"
 #include "daemon/config/source.h"
 #include "daemon/config/trust-gate.h"
 
@@ -281,7 +282,8 @@ static void settings_unknown_keys(ConfigSet *set, const char *path, yajl_val roo
         bool known = false;
         for (size_t j = 0; settings_keys[j] && !known; j++)
             known = streq(settings_keys[j], k);
-        if (!known && k[0] != '$') /* "$schema" and the like are comments */
+        known = known || profiles_setting_key(k); /* read by daemon/config/profiles.c */
+        if (!known && k[0] != '$')                /* "$schema" and the like are comments */
             config_set_problem(set, path, NULL, "unknown setting \"%s\" (ignored)", k);
     }
 }

@@ -18,6 +18,7 @@
 #include "daemon/core/elicit.h"
 #include "daemon/core/mrtr.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/wsprofile.h"
 #include "daemon/core/wssearch.h"
 #include "daemon/sys/turn.h"
 
@@ -630,6 +631,16 @@ static CALL_STEP void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id
     }
     if (!tool && call_own_tool(m, p, a, id, name, args, args_len, meta, token))
         return;
+    if (vt && tool && !wsprofile_allows_tool(m->workspaces, p->id, s->cfg->name, tool)) {
+        _cleanup_free_ char *msg =
+            xasprintf("Tool %s is not in this agent's profile %s (mcpd.json \"profiles\")", name,
+                      wsprofile_of(m->workspaces, p->id)->name);
+        _cleanup_free_ char *id_text = xstrndup(id.p, id.n);
+        agent_reply_error_text(m->peers, &m->scratch, p->id, id_text, JSONRPC_INVALID_PARAMS, msg);
+        free(meta);
+        free(token);
+        return;
+    }
     if (!tool) {
         _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
         _cleanup_free_ char *id_text = xstrndup(id.p, id.n);

@@ -18,6 +18,7 @@
 #include "daemon/core/manager.h"
 #include "daemon/core/toolcost.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/wsprofile.h"
 #include "daemon/core/wssearch.h"
 #include "daemon/sys/runlog.h"
 
@@ -61,6 +62,7 @@ void manager_peer_gone(Manager *m, Peer *p)
 {
     peer_leave(m, p);
     wssearch_forget(&m->workspaces, p->id);
+    wsprofile_forget(&m->workspaces, p->id);
     agent_remove(&m->agents, p->id);
 }
 
@@ -583,10 +585,17 @@ static yajl_val agent_status(Manager *m, Peer *p)
         json_object_set(o, "workspace", json_int_new((int64_t)ws->id));
         json_object_set(o, "root", ws->root ? json_string_new(ws->root) : json_null_new());
         TokenCost shown;
-        bool search = wssearch_agent_cost(ws, p->id, &shown);
-        /* what this agent is shown: its search-mode list, or the workspace's */
-        toolcost_status(o, search ? &shown : toolcost_view(ws));
-        json_object_set(o, "toolMode", json_string_new(search ? "search" : "all"));
+        const char *mode;
+        const Profile *prof = wsprofile_of(&m->workspaces, p->id);
+        bool own = wssearch_agent_cost(ws, p->id, &shown);
+        mode = "search";
+        if (!own)
+            own = wsprofile_agent_cost(ws, p->id, &shown, &mode);
+        /* what this agent is shown: its search-mode or profile's list, or the workspace's */
+        toolcost_status(o, own ? &shown : toolcost_view(ws));
+        json_object_set(o, "toolMode", json_string_new(mode));
+        if (prof)
+            json_object_set(o, "profile", json_string_new(prof->name));
     }
     if (a->session_id)
         json_object_set(o, "session", json_int_new((int64_t)a->session_id));
@@ -693,6 +702,7 @@ void manager_deinit(Manager *m)
         waiter_finish(m->server_waiters, NULL, false);
     call_registry_deinit(&m->calls);
     wssearch_registry_deinit(&m->workspaces);
+    wsprofile_registry_deinit(&m->workspaces);
     ws_registry_deinit(&m->workspaces);
     if (m->ext.deinit)
         m->ext.deinit(m);

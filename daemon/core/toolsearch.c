@@ -50,6 +50,8 @@ const ToolSearchOptions toolsearch_bm25 = {
     .k1 = 1.2f,
 };
 
+/* Words in one synonym group, at most. */
+#define SYNONYM_GROUP_MAX 8
 /* A synonym's share of the query term it stands for. */
 #define SYNONYM_WEIGHT 0.5f
 /* A term's count in one field is capped here: a description repeating a word 10^4 times. */
@@ -199,37 +201,78 @@ void toolsearch_terms(const ToolSearchOptions *o, const char *text, size_t len,
  * Groups of words a person and a tool use for one thing. Each is written as a word and
  * stemmed when the map is built, so "directories" in a query finds "folder".
  */
-static const char *const synonym_groups[][6] = {
-    {"delete", "remove", "erase", "destroy", "drop"},
-    {"create", "make", "new", "add"},
-    {"search", "find", "lookup", "locate", "query"},
-    {"list", "enumerate", "show"},
-    {"get", "fetch", "retrieve", "read", "obtain"},
-    {"update", "edit", "modify", "change"},
-    {"move", "rename"},
-    {"image", "picture", "screenshot", "photo", "snapshot"},
-    {"page", "website", "site", "webpage", "url"},
-    {"folder", "directory", "dir"},
-    {"repo", "repository", "project"},
-    {"pr", "pull", "merge"},
-    {"issue", "ticket", "bug"},
-    {"message", "msg", "chat", "post"},
-    {"file", "document"},
-    {"run", "execute", "exec", "invoke"},
+static const char *const synonym_groups[][SYNONYM_GROUP_MAX] = {
+    /* verbs of tools */
+    {"delete", "remove", "erase", "destroy", "drop", "forget", "discard", "purge"},
+    {"create", "make", "new", "add", "generate"},
+    {"search", "find", "lookup", "locate", "query", "discover"},
+    {"list", "enumerate", "show", "display"},
+    {"get", "fetch", "retrieve", "read", "obtain", "view", "load", "inspect"},
+    {"update", "edit", "modify", "change", "patch", "alter", "tweak", "set"},
+    {"move", "rename", "relocate"},
+    {"copy", "duplicate", "clone"},
+    {"run", "execute", "exec", "invoke", "launch"},
     {"click", "press", "tap"},
-    {"type", "fill", "enter"},
+    {"type", "fill", "enter", "input"},
     {"navigate", "go", "open", "visit", "browse"},
-    {"user", "person", "member", "people", "profile"},
-    {"memory", "remember", "knowledge", "graph"},
-    {"relation", "relationship", "connection"},
-    {"location", "place", "address"},
-    {"directions", "route"},
-    {"database", "db", "sql"},
-    {"close", "quit", "exit"},
-    {"wait", "sleep", "pause"},
-    {"think", "reason", "reflect"},
-    {"log", "logs", "output"},
-    {"write", "save", "store"},
+    {"close", "quit", "exit", "shut"},
+    {"wait", "sleep", "pause", "delay"},
+    {"think", "reason", "reflect", "plan", "step"},
+    {"write", "save", "store", "persist"},
+    {"compress", "zip", "gzip", "archive", "shrink"},
+    {"upload", "attach"},
+    {"select", "choose", "pick", "dropdown"},
+    {"hover", "mouseover"},
+    {"echo", "repeat"},
+    {"clean", "cleanup", "tidy"},
+    {"scale", "replica", "resize"},
+    {"deploy", "deployment", "rollout", "release"},
+    {"install", "setup"},
+    {"remember", "memorize", "recall", "note"},
+    {"react", "reaction", "emoji"},
+    {"review", "approve", "reject"},
+    {"explain", "documentation", "docs", "schema", "describe"},
+    {"ping", "alive", "reachable", "health", "responsive"},
+    /* nouns of tools */
+    {"image", "picture", "screenshot", "photo", "snapshot", "png", "jpg", "capture"},
+    {"page", "website", "site", "webpage", "url", "link"},
+    {"web", "internet", "online"},
+    {"folder", "directory", "dir"},
+    {"repo", "repository", "project", "codebase"},
+    {"pr", "pull", "merge"},
+    {"issue", "ticket", "bug", "problem", "tracker"},
+    {"message", "msg", "chat", "post", "send"},
+    {"file", "document", "doc"},
+    {"user", "person", "member", "people", "profile", "account", "colleague", "teammate"},
+    {"memory", "knowledge", "graph", "fact", "observation"},
+    {"relation", "relationship", "connection", "link"},
+    {"location", "place", "address", "venue", "business", "restaurant", "shop"},
+    {"direction", "route", "drive", "travel", "trip"},
+    {"distance", "far", "duration"},
+    {"coordinate", "latitude", "longitude", "geocode", "gps"},
+    {"elevation", "altitude", "height", "high"},
+    {"database", "db", "sql", "table", "row", "postgres"},
+    {"log", "logs", "output", "stdout", "stderr"},
+    {"commit", "history", "changes"},
+    {"size", "big", "large", "biggest", "space"},
+    {"info", "metadata", "detail", "stat", "attribute", "properties"},
+    {"container", "pod"},
+    {"cluster", "kubernetes", "k8s", "kubectl"},
+    {"comment", "reply", "remark", "feedback"},
+    {"channel", "room", "conversation"},
+    {"tab", "window"},
+    {"dialog", "alert", "popup", "modal", "confirm"},
+    {"javascript", "js", "script", "code"},
+    {"console", "devtools"},
+    {"network", "request", "http", "traffic"},
+    {"key", "keyboard", "keystroke", "shortcut"},
+    {"drag", "drop"},
+    {"form", "field"},
+    {"sum", "total", "plus", "calculate"},
+    {"env", "environment", "variable"},
+    {"shell", "terminal", "command", "bash"},
+    {"port", "forward", "tunnel"},
+    {"block", "paragraph", "content"},
 };
 
 typedef struct Synonym {
@@ -237,7 +280,7 @@ typedef struct Synonym {
     unsigned group;
 } Synonym;
 
-static Synonym synonyms[N_ELEMENTS(synonym_groups) * 6];
+static Synonym synonyms[N_ELEMENTS(synonym_groups) * SYNONYM_GROUP_MAX];
 static size_t n_synonyms;
 
 static void add_synonym(void *ud, const char *term, size_t n)
@@ -256,7 +299,7 @@ static void synonyms_init(void)
     if (n_synonyms)
         return;
     for (unsigned g = 0; g < N_ELEMENTS(synonym_groups); g++)
-        for (size_t i = 0; i < 6 && synonym_groups[g][i]; i++) {
+        for (size_t i = 0; i < SYNONYM_GROUP_MAX && synonym_groups[g][i]; i++) {
             const char *w = synonym_groups[g][i];
             toolsearch_terms(&toolsearch_ranked, w, strlen(w), add_synonym, &g);
         }
@@ -660,6 +703,12 @@ static int cmp_hits(const void *a, const void *b)
 size_t toolindex_search(const ToolIndex *ix, const char *query, size_t len, size_t limit,
                         ToolHit *hits)
 {
+    return toolindex_search_where(ix, query, len, limit, hits, NULL, NULL);
+}
+
+size_t toolindex_search_where(const ToolIndex *ix, const char *query, size_t len, size_t limit,
+                              ToolHit *hits, ToolAcceptFn accept, void *ud)
+{
     Query q = {.ix = ix};
     _cleanup_free_ float *acc = NULL;
     _cleanup_free_ uint32_t *touched = NULL;
@@ -691,6 +740,8 @@ size_t toolindex_search(const ToolIndex *ix, const char *query, size_t len, size
     for (size_t i = 0; i < n_touched; i++) {
         uint32_t d = touched[i];
         float score = acc[d];
+        if (accept && !accept(ud, d))
+            continue;
         /* A tool that answers more of the query's words ranks above one that answers a few. */
         if (ix->o.coordination > 0)
             score *=

@@ -69,6 +69,11 @@ size_t toolindex_bytes(const ToolIndex *ix);
  */
 size_t toolindex_search(const ToolIndex *ix, const char *query, size_t len, size_t limit,
                         ToolHit *hits);
+/* Whether a search may return the tool numbered doc (an agent's profile allows it). */
+typedef bool (*ToolAcceptFn)(void *ud, uint32_t doc);
+/** toolindex_search() over the tools accept() takes only (accept NULL: every tool). */
+size_t toolindex_search_where(const ToolIndex *ix, const char *query, size_t len, size_t limit,
+                              ToolHit *hits, ToolAcceptFn accept, void *ud);
 
 /** Split text into index terms; calls fn for each (term, its length). Exposed for the tests. */
 void toolsearch_terms(const ToolSearchOptions *o, const char *text, size_t len,

@@ -11,6 +11,7 @@
 #include "daemon/core/naming.h"
 #include "daemon/core/toolset.h"
 #include "daemon/core/workspace.h"
+#include "daemon/core/wsprofile.h"
 #include "daemon/core/wssearch.h"
 
 /*
@@ -281,6 +282,55 @@ void ws_view_each(Workspace *ws, ViewEachFn fn, void *ud)
     }
 }
 
+/* One tool of the view an agent is shown (ws_view_where). */
+typedef struct Kept {
+    const char *name;
+    Server *s;
+    size_t j;
+} Kept;
+
+typedef struct KeepCtx {
+    Workspace *ws;
+    ViewKeepFn keep;
+    void *ud;
+    Kept *v;
+    size_t n;
+} KeepCtx;
+
+static void keep_one(void *ud, size_t server, size_t tool, const char *name)
+{
+    KeepCtx *k = ud;
+    Server *s = k->ws->servers[server];
+
+    if (k->keep(k->ud, s, tool))
+        k->v[k->n++] = (Kept){name, s, tool};
+}
+
+static int cmp_kept(const void *a, const void *b)
+{
+    return strcmp(((const Kept *)a)->name, ((const Kept *)b)->name);
+}
+
+char *ws_view_where(Workspace *ws, ViewKeepFn keep, void *ud, size_t *lenp)
+{
+    KeepCtx k = {ws, keep, ud, NULL, 0};
+    StrBuf sb = STRBUF_INIT;
+
+    ws_view_ensure(ws);
+    k.v = xcalloc(ws->n_view + 1, sizeof(*k.v));
+    ws_view_each(ws, keep_one, &k);
+    qsort(k.v, k.n, sizeof(*k.v), cmp_kept); /* the view's order: by name, as naming sorts */
+    strbuf_puts(&sb, "{\"tools\":[");
+    for (size_t i = 0; i < k.n; i++) {
+        if (i)
+            strbuf_putc(&sb, ',');
+        write_exposed_tool(&sb, ws, k.v[i].name, k.v[i].s, k.v[i].j);
+    }
+    strbuf_puts(&sb, "]}");
+    free(k.v);
+    return strbuf_detach(&sb, lenp);
+}
+
 void ws_view_deinit(Workspace *ws)
 {
     wssearch_deinit(ws);
@@ -300,6 +350,8 @@ void ws_view_send(Workspace *ws, Peer *p, yajl_val id)
     ViewText *vt;
 
     if (wssearch_send_list(ws, p, id)) /* an agent in search mode: its own list */
+        return;
+    if (wsprofile_send_list(ws, p, id)) /* an agent whose profile narrows what it sees */
         return;
     ws_view_ensure(ws);
     vt = ws->view_text;

@@ -17,6 +17,7 @@
 #include "common/tokens.h"
 #include "daemon/config/config.h"
 #include "daemon/config/discover-async.h"
+#include "daemon/config/profiles.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/server.h"
 #include "daemon/core/session.h"
@@ -136,7 +137,9 @@ struct WorkspaceRegistry {
     SessionRegistry sessions;
     const WorkspaceExt *ext; /* never NULL once the surface is set up */
     void *ext_ud;
-    IdMap search_agents; /* peer id -> what an agent in search mode found (core/wssearch.c) */
+    IdMap search_agents;      /* peer id -> what an agent in search mode found (core/wssearch.c) */
+    const Profiles *profiles; /* mcpd.json's profiles (the daemon's, reloaded in place) */
+    IdMap profile_agents;     /* peer id -> the profile an agent was given (core/wsprofile.c) */
 };
 
 /* Outcomes of ws_attach() the caller must handle (STYLE.md 5); *whyp says what to do. */
@@ -202,6 +205,10 @@ void ws_view_deinit(Workspace *ws);
 typedef void (*ViewEachFn)(void *ud, size_t server, size_t tool, const char *name);
 /** Call fn for each tool of the view (built first if it must be), in server order. */
 void ws_view_each(Workspace *ws, ViewEachFn fn, void *ud);
+/* Whether an agent is shown server's tool j (ws_view_where). */
+typedef bool (*ViewKeepFn)(void *ud, Server *s, size_t j);
+/** The view's tools that keep() keeps, as {"tools":[...]} text in the view's order and bytes. */
+char *ws_view_where(Workspace *ws, ViewKeepFn keep, void *ud, size_t *lenp);
 /** Answer a tools/list with the view: its bytes are queued by reference, never copied. */
 void ws_view_send(Workspace *ws, Peer *p, yajl_val id);
 /** The SHA-256 (hex) of the view's JSON, hashed once per build. */

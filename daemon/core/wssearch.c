@@ -11,6 +11,7 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/toolsearch.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/wsprofile.h"
 #include "daemon/core/wssearch.h"
 
 /* One workspace's index and where each of its tools is. */
@@ -96,7 +97,21 @@ static yajl_val hit_json(Workspace *ws, const WsSearch *w, const ToolHit *h)
                      h->score);
 }
 
-yajl_val wssearch_tools(Workspace *ws, const char *query, size_t len, size_t limit)
+typedef struct Accept {
+    Workspace *ws;
+    const WsSearch *w;
+    uint64_t peer_id;
+} Accept;
+
+static bool accept_allowed(void *ud, uint32_t doc)
+{
+    Accept *a = ud;
+    return wsprofile_allows(a->ws->reg, a->peer_id, a->ws->servers[a->w->server_at[doc]],
+                            a->w->tool_at[doc]);
+}
+
+yajl_val wssearch_tools(Workspace *ws, uint64_t peer_id, const char *query, size_t len,
+                        size_t limit)
 {
     yajl_val r = json_object_new(), tools = json_array_new();
     _cleanup_free_ ToolHit *hits = NULL;
@@ -111,7 +126,9 @@ yajl_val wssearch_tools(Workspace *ws, const char *query, size_t len, size_t lim
     w = ws->search;
     limit = MIN(MAX(limit, (size_t)1), (size_t)WSSEARCH_LIMIT_MAX);
     hits = xcalloc(limit, sizeof(*hits));
-    n = toolindex_search(w->ix, query, len, limit, hits);
+    Accept acc = {ws, w, peer_id};
+    n = toolindex_search_where(w->ix, query, len, limit, hits,
+                               wsprofile_of(ws->reg, peer_id) ? accept_allowed : NULL, &acc);
     for (size_t i = 0; i < n; i++)
         json_array_push(tools, hit_json(ws, w, &hits[i]));
     json_object_set(r, "tools", tools);
@@ -194,8 +211,26 @@ static bool view_locate(Workspace *ws, const char *name, Server **sp, size_t *jp
     return false;
 }
 
-/* An agent's list in search mode: mcpd's tools, then what its searches found (oldest first). */
-static yajl_val search_list(Workspace *ws, const SearchAgent *sa)
+typedef struct Pinned {
+    Workspace *ws;
+    uint64_t peer_id;
+    yajl_val tools;
+} Pinned;
+
+static void add_pinned(void *ud, size_t server, size_t tool, const char *name)
+{
+    Pinned *pn = ud;
+    Server *s = pn->ws->servers[server];
+
+    if (wsprofile_pinned(pn->ws->reg, pn->peer_id, s, tool))
+        json_array_push(pn->tools, tool_json(s, tool, name, -1));
+}
+
+/*
+ * An agent's list in search mode: mcpd's tools, the tools its profile pins, then what its
+ * searches found (oldest first).
+ */
+static yajl_val search_list(Workspace *ws, uint64_t peer_id, const SearchAgent *sa)
 {
     _cleanup_json_ yajl_val own = json_parse(toolsearch_tools_json, NULL);
     yajl_val r = json_object_new(), tools = json_array_new();
@@ -204,25 +239,42 @@ static yajl_val search_list(Workspace *ws, const SearchAgent *sa)
         json_array_push(tools, own->u.array.values[i]);
         own->u.array.values[i] = NULL;
     }
+    Pinned pn = {ws, peer_id, tools};
+    if (wsprofile_of(ws->reg, peer_id))
+        ws_view_each(ws, add_pinned, &pn);
     /* What its searches found, as long as the view still has it (a server may have gone). */
     for (size_t i = 0; i < sa->n_found; i++) {
         Server *s;
         size_t j;
-        if (view_locate(ws, sa->found[i], &s, &j))
+        if (view_locate(ws, sa->found[i], &s, &j) && !wsprofile_pinned(ws->reg, peer_id, s, j))
             json_array_push(tools, tool_json(s, j, sa->found[i], -1));
     }
     json_object_set(r, "tools", tools);
     return r;
 }
 
+int wssearch_choose_profile(WorkspaceRegistry *wr, Peer *p, const char *asked, char **whyp)
+{
+    int r = wsprofile_choose(wr, p, asked, whyp);
+    const Profile *prof = r == 0 ? wsprofile_of(wr, p->id) : NULL;
+
+    if (prof && prof->mode == PROFILE_MODE_SEARCH)
+        wssearch_set_mode(wr, p, "search", false);
+    return r;
+}
+
 bool wssearch_send_list(Workspace *ws, Peer *p, yajl_val id)
 {
-    SearchAgent *sa = search_agent(ws->reg, p->id);
+    SearchAgent *sa;
     _cleanup_json_ yajl_val r = NULL;
+
+    if (wsprofile_decide(ws, p)) /* auto, past the budget */
+        wssearch_set_mode(ws->reg, p, "search", false);
+    sa = search_agent(ws->reg, p->id);
 
     if (!sa)
         return false;
-    r = search_list(ws, sa);
+    r = search_list(ws, p->id, sa);
     agent_reply(ws->reg->peers, p->id, id, r);
     return true;
 }
@@ -235,7 +287,7 @@ bool wssearch_agent_cost(Workspace *ws, uint64_t peer_id, TokenCost *c)
 
     if (!sa)
         return false;
-    r = search_list(ws, sa);
+    r = search_list(ws, peer_id, sa);
     tools = json_get_array(r, "tools");
     *c = (TokenCost){0};
     for (size_t i = 0; i < json_array_len(tools); i++)
@@ -296,7 +348,8 @@ char *wssearch_call(Workspace *ws, Peer *p, const char *args, size_t len)
     if (lim && (json_get_int(a, "limit", &limit) != 0 || limit < 1))
         return call_result("limit must be an integer of 1 or more (at most 50 tools are returned)",
                            NULL);
-    r = wssearch_tools(ws, q->u.string, qlen, (size_t)MIN(limit, (int64_t)WSSEARCH_LIMIT_MAX));
+    r = wssearch_tools(ws, p->id, q->u.string, qlen,
+                       (size_t)MIN(limit, (int64_t)WSSEARCH_LIMIT_MAX));
     tools = json_get_array(r, "tools");
     sa = search_agent(ws->reg, p->id);
     for (size_t i = 0; sa && i < json_array_len(tools); i++)

@@ -17,11 +17,13 @@
 #define WSSEARCH_LIMIT_DEFAULT 5
 
 /*
- * The best min(limit, matches) tools of the workspace's view for query (len bytes), as
- * {"tools":[{name, title?, description, inputSchema, _meta}], "searched": tools ranked}. The
- * index is built on the first search after the view changed. limit is 1..WSSEARCH_LIMIT_MAX.
+ * The best min(limit, matches) tools of the workspace's view for query (len bytes) that the
+ * agent peer_id may use (its profile), as {"tools":[{name, title?, description, inputSchema,
+ * _meta}], "searched": tools ranked}. The index is built on the first search after the view
+ * changed. limit is 1..WSSEARCH_LIMIT_MAX.
  */
-yajl_val wssearch_tools(Workspace *ws, const char *query, size_t len, size_t limit);
+yajl_val wssearch_tools(Workspace *ws, uint64_t peer_id, const char *query, size_t len,
+                        size_t limit);
 /** Free the workspace's index (safe when it has none). */
 void wssearch_deinit(Workspace *ws);
 
@@ -44,9 +46,17 @@ bool wssearch_mode_known(const char *mode);
  * initialize); -EINVAL for another. With notify, a change is told list_changed.
  */
 int wssearch_set_mode(WorkspaceRegistry *wr, Peer *p, const char *mode, bool notify);
+/**
+ * wsprofile_choose(), then the profile's mode: search puts the agent in search mode (auto
+ * decides at its first tools/list, in wssearch_send_list()).
+ */
+int wssearch_choose_profile(WorkspaceRegistry *wr, Peer *p, const char *asked, char **whyp);
 /** What the agent in search mode is shown, into c (then true); false: not in search mode. */
 bool wssearch_agent_cost(Workspace *ws, uint64_t peer_id, TokenCost *c);
-/** The agent's tools/list if it is in search mode (then true); false: list it as usual. */
+/**
+ * The agent's tools/list if it is in search mode (then true); false: list it as usual. An agent
+ * whose profile says auto is put in search mode here first if its tools pass the budget.
+ */
 bool wssearch_send_list(Workspace *ws, Peer *p, yajl_val id);
 /**
  * mcpd_search_tools called with args (JSON text, NULL: {}): the CallToolResult as JSON text (to

@@ -15,6 +15,7 @@
 #include "daemon/methods/methods.h"
 #include "daemon/methods/methods-modern.h"
 #include "daemon/core/surface.h"
+#include "daemon/core/wsprofile.h"
 #include "daemon/core/wssearch.h"
 
 yajl_val methods_capabilities(Manager *mg, Peer *p)
@@ -231,6 +232,11 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
                       "_meta[\"mcpd/toolMode\"] must be \"search\" or \"all\"");
         return;
     }
+    if (json_get(pmeta, MCPD_META_PROFILE) && !json_get_string(pmeta, MCPD_META_PROFILE)) {
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS,
+                      "_meta[\"mcpd/profile\"] must be a string: a profile of mcpd.json");
+        return;
+    }
     if (token && !*token)
         token = NULL; /* MCPD_SESSION set but empty: no parent */
     if (ws_attach(&d->manager->workspaces, p, cwd && *cwd ? cwd : NULL, token, &why) != 0) {
@@ -250,6 +256,13 @@ static void m_initialize(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     if (cwd)
         a->cwd = xstrdup(cwd);
     take_client_info(a, p, m->params);
+    /* Its profile (core/wsprofile.c): after the attach and clientInfo, which choose it too. */
+    if (wssearch_choose_profile(&d->manager->workspaces, p,
+                                json_get_string(pmeta, MCPD_META_PROFILE), &why) != 0) {
+        manager_peer_gone(d->manager, p);
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, why);
+        return;
+    }
     /*
      * A new project's files are read on a thread: the answer names the capabilities and
      * instructions of its servers, so it waits for that read, without holding up the loop.

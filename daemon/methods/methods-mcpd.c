@@ -203,7 +203,7 @@ static void m_search_tools(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
-    r = wssearch_tools(ws_of_peer(&d->manager->workspaces, p), q->u.string, len,
+    r = wssearch_tools(ws_of_peer(&d->manager->workspaces, p), p->id, q->u.string, len,
                        (size_t)MIN(limit, (int64_t)WSSEARCH_LIMIT_MAX));
     methods_reply(d, p, m->id, r);
     json_free(r);

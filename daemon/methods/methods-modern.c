@@ -21,6 +21,8 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/manager.h"
 #include "daemon/core/surface.h"
+#include "daemon/core/wsprofile.h"
+#include "daemon/core/wssearch.h"
 #include "daemon/methods/methods-modern.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/modern-state.h"
@@ -464,6 +466,31 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
     return true;
 }
 
+/*
+ * The agent's profile (core/wsprofile.c) and tool mode (core/wssearch.c), taken at its first
+ * request with its workspace and clientInfo: _meta["mcpd/profile"] and ["mcpd/toolMode"] (the
+ * bridge's --profile and $MCPD_TOOL_MODE ride on each request until then).
+ */
+static bool take_profile(Manager *mg, Peer *p, JsonrpcMsg *m, yajl_val meta)
+{
+    yajl_val v = json_get(meta, MCPD_META_PROFILE), mode = json_get(meta, MCPD_META_TOOL_MODE);
+    _cleanup_free_ char *why = NULL;
+
+    if (v && !YAJL_IS_STRING(v))
+        return bad_meta(p, m, MCPD_META_PROFILE, "a string: a profile of mcpd.json");
+    if (mode && !wssearch_mode_known(YAJL_IS_STRING(mode) ? mode->u.string : NULL))
+        return bad_meta(p, m, MCPD_META_TOOL_MODE, "\"search\" or \"all\"");
+    if (wsprofile_chosen(&mg->workspaces, p->id))
+        return true;
+    if (wssearch_choose_profile(&mg->workspaces, p, v ? v->u.string : NULL, &why) != 0) {
+        fail(p, m->id, JSONRPC_INVALID_PARAMS, why);
+        return false;
+    }
+    if (mode) /* asked for by the agent: over its profile's */
+        wssearch_set_mode(&mg->workspaces, p, mode->u.string, false);
+    return true;
+}
+
 /* Check and take what a modern request's _meta says; false when an error was sent. */
 static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
 {
@@ -521,7 +548,7 @@ static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
     }
     if (level >= 0 && level != a->log_level)
         call_set_log_level(&mg->calls, p, level);
-    return true;
+    return take_profile(mg, p, m, meta);
 }
 
 /*
@@ -538,6 +565,8 @@ static void strip_envelope(yajl_val params)
         MCPD_META_CWD,
         MCPD_META_SESSION,
         MCPD_META_SERVER,
+        MCPD_META_PROFILE,
+        MCPD_META_TOOL_MODE,
     };
     yajl_val meta = json_get_object(params, "_meta");
 
@@ -665,7 +694,6 @@ static void on_retry_expired(evutil_socket_t fd, short what, void *arg)
     Pending *pd = arg;
     ModernAgent *ma = pd->ma;
     Peer *p = peer_get(ma->mg->peers, ma->peer_id);
-    _cleanup_json_ yajl_val id = json_parse(pd->id, NULL);
 
     (void)fd, (void)what;
     log_info("peer %llu: no retry for %s %s within %d s: the call is cancelled",
