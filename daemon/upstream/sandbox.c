@@ -200,17 +200,43 @@ static void add_cwd(Argv *a, const char *cwd, const char *home, bool write, char
     argv_add3(a, "--chdir", cwd, NULL);
 }
 
+/*
+ * bwrap's absolute path, found in mcpd's own PATH: never in the server's, whose "env" could name
+ * a PATH where a "bwrap" of the entry's choosing waits (a sandbox the user approved, not run).
+ * -ENOENT when there is none.
+ */
+static int find_bwrap(char **pathp)
+{
+    const char *path = getenv("PATH");
+    _cleanup_free_ char *dirs = xstrdup(path && path[0] ? path : "/usr/local/bin:/usr/bin:/bin");
+    char *save = NULL;
+
+    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        _cleanup_free_ char *p = paths_join(d, SANDBOX_BWRAP);
+        if (d[0] == '/' && access(p, X_OK) == 0) {
+            *pathp = p;
+            p = NULL;
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
 int sandbox_wrap(ChildSpec *spec, yajl_val policy, char ***argvp, char **notep, char **whyp)
 {
-    _cleanup_free_ char *pdir = NULL, *pfile = NULL, *home = paths_home();
+    _cleanup_free_ char *pdir = NULL, *pfile = NULL, *home = paths_home(), *bwrap = NULL;
     Argv a = {0};
     bool network = YAJL_IS_TRUE(json_get(policy, "network"));
     int r;
 
     *notep = NULL;
+    if (find_bwrap(&bwrap) < 0) {
+        *whyp = xasprintf("cannot find \"%s\" in mcpd's PATH", SANDBOX_BWRAP);
+        return -ENOENT;
+    }
     if ((r = ensure_placeholders(&pdir, &pfile, whyp)) < 0)
         return r;
-    argv_add(&a, SANDBOX_BWRAP);
+    argv_add(&a, bwrap);
     /*
      * New namespaces but the network's (when it is on): the server sees its own processes, no
      * IPC of the user's, and with --cap-drop ALL no capability, also when mcpd runs as root.
@@ -244,7 +270,7 @@ int sandbox_wrap(ChildSpec *spec, yajl_val policy, char ***argvp, char **notep, 
     argv_add(&a, spec->file);
     for (size_t i = 1; spec->argv[i]; i++)
         argv_add(&a, spec->argv[i]);
-    spec->file = SANDBOX_BWRAP;
+    spec->file = a.v[0];
     spec->argv = a.v;
     *argvp = a.v;
     return 0;

@@ -7,7 +7,7 @@
 
 #include "daemon/sys/child.h"
 
-/* The program that contains the server, looked up in PATH like a server's command. */
+/* The program that contains the server, looked up in mcpd's own PATH. */
 #define SANDBOX_BWRAP "bwrap"
 
 /**

@@ -335,14 +335,21 @@ static void on_exit_cb(Child *c, int status, void *userdata)
 
     (void)c;
     event_del(s->ev_eof);
-    runlog_end(s->runlog, s->run, status);
-    log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
-             (int)c->pid, why);
     /* What it said last is usually why: "exited with status 3: fatal: cannot open ...". */
     words = s->closing || s->reported ? NULL : last_words(s);
     full = words ? xasprintf("%s: %s", why, words) : NULL;
-    if (s->sandbox && !s->closing && !s->reported)
+    if (s->sandbox && !s->closing && !s->reported) {
+        /* Into the run record while it is open: its end keeps only what it holds then. */
         sandbox_note_exit(s, full ? full : why);
+        /* The error in status says where to look: the refusals are in the server's stderr. */
+        char *with = xasprintf("%s (it ran in a sandbox: `mcpctl logs %s` shows what was refused)",
+                               full ? full : why, s->base.server);
+        free(full);
+        full = with;
+    }
+    runlog_end(s->runlog, s->run, status);
+    log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
+             (int)c->pid, why);
     stdio_report(s, full ? full : why);
     stdio_maybe_done(s);
 }
