@@ -52,9 +52,9 @@ static const char *const denied_in_home[] = {
 };
 
 /*
- * Where the tools that start servers keep their caches and downloads (npx, uvx, pip, node-gyp):
- * writable in every profile, or `npx -y` and `uvx` could not run. Under ~/.cache, mcpd's own
- * cache stays denied (below).
+ * Where the tools that start servers keep their caches and downloads (npx, uvx and the Pythons
+ * it installs, pip, node-gyp): writable in every profile, or `npx -y` and `uvx` could not run,
+ * and made when missing. Under ~/.cache, mcpd's own cache stays denied (below).
  */
 static const char *const tool_caches[] = {".npm", ".cache", ".local/share/uv"};
 
@@ -238,15 +238,15 @@ int sandbox_wrap(ChildSpec *spec, yajl_val policy, char ***argvp, char **notep, 
         return r;
     argv_add(&a, bwrap);
     /*
-     * New namespaces but the network's (when it is on): the server sees its own processes, no
-     * IPC of the user's, and with --cap-drop ALL no capability, also when mcpd runs as root.
-     * No --new-session: the server must stay in the process group mcpd ends it by.
+     * Namespaces that contain: its own processes (none of the user's to signal or ptrace, its
+     * own /proc), no SysV IPC of the user's, the network's own when it is off; with --cap-drop
+     * ALL no capability, also when mcpd runs as root. Not the UTS and cgroup namespaces: they
+     * hide only names and cost a start about a millisecond of CPU each (docs/sandbox.md). No
+     * --new-session: the server must stay in the process group mcpd ends it by.
      */
     argv_add(&a, "--die-with-parent");
     argv_add(&a, "--unshare-pid");
     argv_add(&a, "--unshare-ipc");
-    argv_add(&a, "--unshare-uts");
-    argv_add(&a, "--unshare-cgroup-try");
     if (!network)
         argv_add(&a, "--unshare-net");
     argv_add3(&a, "--cap-drop", "ALL", NULL);
@@ -258,6 +258,8 @@ int sandbox_wrap(ChildSpec *spec, yajl_val policy, char ***argvp, char **notep, 
     argv_add3(&a, "--setenv", "TMPDIR", "/tmp");
     for (size_t i = 0; i < N_ELEMENTS(tool_caches); i++) {
         _cleanup_free_ char *p = paths_join(home, tool_caches[i]);
+        /* Made when missing: in the sandbox the home directory is read-only. */
+        (void)paths_mkdir_p(p, 0700);
         argv_add3(&a, "--bind-try", p, p);
     }
     add_cwd(&a, spec->cwd, home, YAJL_IS_TRUE(json_get(policy, "projectWrite")), notep);

@@ -33,6 +33,7 @@
 
 static char base[] = "/var/tmp/mcpd-it-sandbox-XXXXXX";
 static char *home, *proj, *out_dir, *probe;
+static pid_t mcpd_pid;
 
 static void write_text(const char *path, const char *text)
 {
@@ -92,10 +93,20 @@ static void check_contained_basics(mcpc_client *c, const char *server, const cha
     _cleanup_free_ char *file = paths_join(proj, "file");
     _cleanup_free_ char *outside = paths_join(home, "outside-write");
     _cleanup_free_ char *tmp = xasprintf("/tmp/mcpd-sandbox-%s-%d", server, (int)getpid());
+    _cleanup_free_ char *mcpd_cache = xasprintf("%s/cache/mcpd/marker", base);
+    _cleanup_free_ char *mcpd_state = xasprintf("%s/state/mcpd/marker", base);
+    _cleanup_free_ char *mcpd_proc = xasprintf("/proc/%d/status", (int)mcpd_pid);
+    _cleanup_free_ char *npm_file = xasprintf("%s/.npm/by-%s", home, server);
 
     EXPECT(c, server, "read", "path", ssh, "ERR:Permission denied");
     EXPECT(c, server, "read", "path", aws, "ERR:Permission denied");
     EXPECT(c, server, "read", "path", mcpd_cfg, "ERR:Permission denied");
+    EXPECT(c, server, "read", "path", mcpd_cache, "ERR:Permission denied");
+    EXPECT(c, server, "read", "path", mcpd_state, "ERR:Permission denied");
+    /* Its own processes only: mcpd's /proc entry is not there. */
+    EXPECT(c, server, "read", "path", mcpd_proc, "ERR:No such file or directory");
+    /* The tool caches stay writable, for npx and uvx. */
+    EXPECT(c, server, "write", "path", npm_file, "OK:written");
     EXPECT(c, server, "read", "path", file, "OK:hello");
     EXPECT(c, server, "read", "path", "/etc/passwd", "OK:");
     EXPECT(c, server, "write", "path", outside, "ERR:Read-only file system");
@@ -135,6 +146,17 @@ static void test_native(Harness *h, mcpc_client *c, const char *port)
     EXPECT(c, "mine", "write", "path", in_out, "OK:written");
     EXPECT(c, "mine", "write", "path", mine_proj, "ERR:Read-only file system");
     EXPECT(c, "mine", "connect", "port", port, "ERR:");
+    /* Denials win over the allowance that holds them. */
+    _cleanup_free_ char *hidden = paths_join(out_dir, "hidden/data");
+    _cleanup_free_ char *locked = paths_join(out_dir, "locked/new");
+    EXPECT(c, "mine", "read", "path", hidden, "ERR:Permission denied");
+    EXPECT(c, "mine", "write", "path", locked, "ERR:Read-only file system");
+
+    /* projectWrite leaves a home-directory working directory read-only. */
+    _cleanup_free_ char *in_home = paths_join(home, "written-by-homecwd");
+    EXPECT(c, "homecwd", "write", "path", in_home, "ERR:Read-only file system");
+    /* An entry's PATH does not choose the bwrap: still contained. */
+    EXPECT(c, "envpath", "read", "path", ssh, "ERR:Permission denied");
 
     /* The refusals are in the server's stderr, as `mcpctl logs` shows it. */
     _cleanup_free_ char *logs = CTL(h, &st, "logs contained");
@@ -188,6 +210,13 @@ static void test_status(Harness *h, mcpc_client *c)
         named = named || strstr(json_get_string(json_array_at(probs, i), "error") ?: "",
                                 "allowedDomains\" cannot be applied");
     CHECK_MSG(named, "no warning names sandbox.network.allowedDomains");
+    /* An entry whose sandbox cannot be read is refused, not run unconfined. */
+    CHECK(!h_server(st, "badprofile"));
+    bool refused = false;
+    for (size_t i = 0; i < json_array_len(probs); i++)
+        refused = refused || strstr(json_get_string(json_array_at(probs, i), "error") ?: "",
+                                    "no sandbox profile \"no-such-profile\"");
+    CHECK_MSG(refused, "badprofile's problem not named");
 }
 
 /* A server that fails because of its sandbox: status and logs say so, with the refused path. */
@@ -290,8 +319,14 @@ static void write_fixtures(int port)
     write_text(p, "hello\n");
     free(p), p = paths_join(proj, "private/data");
     write_text(p, PRIVATE_SECRET "\n");
-    if (paths_mkdir_p(out_dir, 0700) < 0)
-        exit(99);
+    free(p), p = paths_join(out_dir, "hidden/data");
+    write_text(p, "hidden-data\n");
+    free(p), p = paths_join(out_dir, "locked/.keep");
+    write_text(p, "\n");
+    free(p), p = xasprintf("%s/cache/mcpd/marker", base);
+    write_text(p, "mcpd-cache\n");
+    free(p), p = xasprintf("%s/state/mcpd/marker", base);
+    write_text(p, "mcpd-state\n");
     cfg = xasprintf(
         "{\"mcpServers\": {"
         "\"open\": {\"command\": \"%1$s\", \"cwd\": \"%2$s\"},"
@@ -300,13 +335,18 @@ static void write_fixtures(int port)
         "\"network\"}},"
         "\"mine\": {\"command\": \"%1$s\", \"cwd\": \"%2$s\", \"sandbox\": \"mine\"},"
         "\"dies\": {\"command\": \"%1$s\", \"args\": [\"--read-at-start\", \"%3$s/.ssh/id_test\"], "
-        "\"sandbox\": true, \"reconnect\": false}"
+        "\"sandbox\": true, \"reconnect\": false},"
+        "\"homecwd\": {\"command\": \"%1$s\", \"cwd\": \"%3$s\", \"sandbox\": \"project-write\"},"
+        "\"envpath\": {\"command\": \"%1$s\", \"cwd\": \"%2$s\", \"sandbox\": true, "
+        "\"env\": {\"PATH\": \"/nonexistent-bin\"}},"
+        "\"badprofile\": {\"command\": \"%1$s\", \"sandbox\": \"no-such-profile\"}"
         "}}",
         probe, proj, home);
     free(p), p = xasprintf("%s/config/mcpd/mcp.json", base);
     write_text(p, cfg);
-    settings = xasprintf("{\"sandboxProfiles\": {\"mine\": {\"denyRead\": [\"%s/private\"], "
-                         "\"allowWrite\": [\"%s\"]}}}",
+    settings = xasprintf("{\"sandboxProfiles\": {\"mine\": {\"denyRead\": [\"%1$s/private\", "
+                         "\"%2$s/hidden\"], \"allowWrite\": [\"%2$s\"], \"denyWrite\": "
+                         "[\"%2$s/locked\"]}}}",
                          proj, out_dir);
     free(p), p = xasprintf("%s/config/mcpd/mcpd.json", base);
     write_text(p, settings);
@@ -325,6 +365,10 @@ static void write_fixtures(int port)
     write_text(p, vs_profile);
     free(p), p = xasprintf("%s/config", base);
     setenv("XDG_CONFIG_HOME", p, 1);
+    free(p), p = xasprintf("%s/cache", base);
+    setenv("XDG_CACHE_HOME", p, 1);
+    free(p), p = xasprintf("%s/state", base);
+    setenv("XDG_STATE_HOME", p, 1);
     setenv("HOME", home, 1);
 }
 
@@ -349,6 +393,7 @@ int main(void)
     snprintf(port_s, sizeof(port_s), "%d", port);
     write_fixtures(port);
     h_start(&h, NULL);
+    mcpd_pid = h.pid;
     mcpc_client *c = h_client(&h, "sandbox");
     for (size_t i = 0; i < N_ELEMENTS(servers); i++)
         CHECK_MSG(h_wait_state(c, servers[i], "connected", H_WAIT_MS), "%s never connected",
