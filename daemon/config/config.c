@@ -322,6 +322,12 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_ms(problems, path, root, "maxListPages", 1, 100000, &s->max_list_pages);
     settings_ms(problems, path, root, "maxListBytes", 4096, CONFIG_MAX_LIST_BYTES,
                 &s->max_list_bytes);
-    sandbox_profiles_load(&s->sandbox_profiles, json_get(root, "sandboxProfiles"), path, problems);
+    StrBuf bad = STRBUF_INIT;
+    sandbox_profiles_load(&s->sandbox_profiles, json_get(root, "sandboxProfiles"), &bad);
+    for (char *l = bad.data, *nl; l && (nl = strchr(l, '\n')); l = nl + 1) {
+        *nl = '\0';
+        config_set_problem(problems, path, NULL, "%s", l);
+    }
+    strbuf_deinit(&bad);
     return 0;
 }

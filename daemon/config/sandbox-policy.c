@@ -11,7 +11,6 @@
 #include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/config/configset.h"
 #include "daemon/config/sandbox-policy.h"
 
 /*
@@ -210,7 +209,7 @@ int sandbox_policy_from_json(yajl_val *outp, yajl_val v, yajl_val profiles, cons
     return -EINVAL;
 }
 
-void sandbox_profiles_load(yajl_val *outp, yajl_val v, const char *path, ConfigSet *problems)
+void sandbox_profiles_load(yajl_val *outp, yajl_val v, StrBuf *problems)
 {
     _cleanup_json_ yajl_val kept = NULL;
 
@@ -218,14 +217,12 @@ void sandbox_profiles_load(yajl_val *outp, yajl_val v, const char *path, ConfigS
     if (!v)
         return;
     if (!YAJL_IS_OBJECT(v)) {
-        config_set_problem(problems, path, NULL,
-                           "\"sandboxProfiles\" must be an object of profiles (ignored)");
+        strbuf_puts(problems, "\"sandboxProfiles\" must be an object of profiles (ignored)\n");
         return;
     }
     if (v->u.object.len > SANDBOX_MAX_PROFILES) {
-        config_set_problem(problems, path, NULL,
-                           "\"sandboxProfiles\" holds more than %d profiles (ignored)",
-                           SANDBOX_MAX_PROFILES);
+        strbuf_printf(problems, "\"sandboxProfiles\" holds more than %d profiles (ignored)\n",
+                      SANDBOX_MAX_PROFILES);
         return;
     }
     /* Checked against all of them, so one may be based on another whatever their order. */
@@ -239,12 +236,12 @@ void sandbox_profiles_load(yajl_val *outp, yajl_val v, const char *path, ConfigS
         for (size_t j = 0; j < N_ELEMENTS(builtins); j++)
             builtin = builtin || streq(builtins[j].name, name);
         if (builtin)
-            config_set_problem(problems, path, NULL,
-                               "%sa built-in profile's name cannot be redefined (ignored)", where);
+            strbuf_printf(problems, "%sa built-in profile's name cannot be redefined (ignored)\n",
+                          where);
         else if (!YAJL_IS_OBJECT(v->u.object.values[i]))
-            config_set_problem(problems, path, NULL, "%smust be an object (ignored)", where);
+            strbuf_printf(problems, "%smust be an object (ignored)\n", where);
         else if (from_object(&p, v->u.object.values[i], v, 1, where, &err, NULL) < 0)
-            config_set_problem(problems, path, NULL, "%s (profile ignored)", strbuf_str(&err));
+            strbuf_printf(problems, "%s (profile ignored)\n", strbuf_str(&err));
         else {
             if (!kept)
                 kept = json_object_new();

@@ -8,7 +8,6 @@
 #include <yajl/yajl_tree.h>
 
 struct StrBuf;
-struct ConfigSet;
 
 /*
  * A policy is a JSON object, so copying, hashing and showing it need nothing new:
@@ -32,9 +31,8 @@ int sandbox_policy_from_json(yajl_val *outp, yajl_val v, yajl_val profiles, cons
                              struct StrBuf *err, struct StrBuf *warn);
 /**
  * Check mcpd.json's "sandboxProfiles" (an object of profile objects): every good one goes into
- * *outp (an object, to free; NULL when there are none), every bad one is a problem on path.
+ * *outp (an object, to free; NULL when there are none), every bad one is a line in problems.
  */
-void sandbox_profiles_load(yajl_val *outp, yajl_val v, const char *path,
-                           struct ConfigSet *problems);
+void sandbox_profiles_load(yajl_val *outp, yajl_val v, struct StrBuf *problems);
 /** The built-in profiles' names, NULL-terminated (docs and tests). */
 const char *const *sandbox_builtin_profiles(void);
