@@ -43,6 +43,15 @@ static const char *const builtin_names[] = {"read-only", "project-write", "netwo
 
 static const char *const list_fields[] = {"allowWrite", "denyRead", "denyWrite"};
 
+/*
+ * Every set of profiles handed out, kept until sandbox_profiles_free_all: a Settings is copied
+ * by value (the manager's, a discovery on a thread), so a reload cannot know when the last copy
+ * of the old pointer is gone. A reload whose profiles did not change gets the same set again,
+ * so only an edit of "sandboxProfiles" adds one.
+ */
+static yajl_val *generations;
+static size_t n_generations;
+
 const char *const *sandbox_builtin_profiles(void)
 {
     return builtin_names;
@@ -249,6 +258,22 @@ void sandbox_profiles_load(yajl_val *outp, yajl_val v, StrBuf *problems)
         }
         strbuf_deinit(&err);
     }
-    *outp = kept;
+    if (!kept)
+        return;
+    if (n_generations && json_equal(generations[n_generations - 1], kept)) {
+        *outp = generations[n_generations - 1];
+        return;
+    }
+    generations = xrealloc(generations, (n_generations + 1) * sizeof(*generations));
+    generations[n_generations++] = *outp = kept;
     kept = NULL;
+}
+
+void sandbox_profiles_free_all(void)
+{
+    for (size_t i = 0; i < n_generations; i++)
+        json_free(generations[i]);
+    free(generations);
+    generations = NULL;
+    n_generations = 0;
 }

@@ -31,8 +31,11 @@ int sandbox_policy_from_json(yajl_val *outp, yajl_val v, yajl_val profiles, cons
                              struct StrBuf *err, struct StrBuf *warn);
 /**
  * Check mcpd.json's "sandboxProfiles" (an object of profile objects): every good one goes into
- * *outp (an object, to free; NULL when there are none), every bad one is a line in problems.
+ * *outp (an object owned by this module, kept until sandbox_profiles_free_all; NULL when there
+ * are none), every bad one is a line in problems. Not thread-safe: settings load on the loop.
  */
 void sandbox_profiles_load(yajl_val *outp, yajl_val v, struct StrBuf *problems);
+/** Release every set of profiles sandbox_profiles_load handed out (at exit). */
+void sandbox_profiles_free_all(void);
 /** The built-in profiles' names, NULL-terminated (docs and tests). */
 const char *const *sandbox_builtin_profiles(void);

@@ -75,9 +75,16 @@ unsigned transport_live_count(void)
 
 static void stdio_report(StdioTransport *s, const char *reason)
 {
+    _cleanup_free_ char *contained = NULL;
+
     if (s->reported || s->closing)
         return;
     s->reported = true;
+    /* A contained server's error says where to look: the refusals are in its stderr. */
+    if (s->sandbox)
+        reason = contained =
+            xasprintf("%s (it ran in a sandbox: `mcpctl logs %s` shows what was refused)", reason,
+                      s->base.server);
     if (s->base.cb.closed)
         s->base.cb.closed(s->base.userdata, reason);
 }
@@ -338,15 +345,9 @@ static void on_exit_cb(Child *c, int status, void *userdata)
     /* What it said last is usually why: "exited with status 3: fatal: cannot open ...". */
     words = s->closing || s->reported ? NULL : last_words(s);
     full = words ? xasprintf("%s: %s", why, words) : NULL;
-    if (s->sandbox && !s->closing && !s->reported) {
-        /* Into the run record while it is open: its end keeps only what it holds then. */
+    /* Into the run record while it is open: its end keeps only what it holds then. */
+    if (s->sandbox && !s->closing)
         sandbox_note_exit(s, full ? full : why);
-        /* The error in status says where to look: the refusals are in the server's stderr. */
-        char *with = xasprintf("%s (it ran in a sandbox: `mcpctl logs %s` shows what was refused)",
-                               full ? full : why, s->base.server);
-        free(full);
-        full = with;
-    }
     runlog_end(s->runlog, s->run, status);
     log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
              (int)c->pid, why);

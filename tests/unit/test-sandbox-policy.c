@@ -105,7 +105,7 @@ static void test_profiles(void)
         "\"loop-b\"}, \"loop-b\": {\"profile\": \"loop-a\"}, \"broken\": {\"denyRead\": 1}, "
         "\"notobj\": 3}",
         NULL);
-    _cleanup_json_ yajl_val kept = NULL;
+    yajl_val kept = NULL;
     StrBuf problems = STRBUF_INIT;
     int r;
 
@@ -143,6 +143,13 @@ static void test_profiles(void)
     sandbox_profiles_load(&k2, NULL, &none);
     CHECK(!k2 && none.len == 0);
     strbuf_deinit(&none);
+    /* The same profiles again (a reload) give the same set; all released at exit. */
+    StrBuf again = STRBUF_INIT;
+    yajl_val kept2 = NULL;
+    sandbox_profiles_load(&kept2, v, &again);
+    CHECK(kept2 == kept);
+    strbuf_deinit(&again);
+    sandbox_profiles_free_all();
 }
 
 int main(void)
