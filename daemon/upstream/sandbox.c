@@ -100,18 +100,21 @@ static int ensure_placeholders(char **dirp, char **filep, char **whyp)
     _cleanup_free_ char *rt = paths_runtime_dir();
     _cleanup_free_ char *dir = paths_join(rt, "sandbox-denied");
     _cleanup_free_ char *file = paths_join(rt, "sandbox-denied-file");
+    struct stat st;
     int fd;
 
     if (paths_mkdir_p(rt, 0700) < 0 || (mkdir(dir, 0) < 0 && errno != EEXIST) || chmod(dir, 0) < 0)
         goto fail;
-    fd = open(file, O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (fd < 0)
-        goto fail;
-    if (fchmod(fd, 0) < 0) {
+    /* Made once; opened again it would refuse a user who is not root (mode 000). */
+    fd = open(file, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd >= 0)
         close(fd);
+    else if (errno != EEXIST || lstat(file, &st) < 0)
+        goto fail;
+    else if (!S_ISREG(st.st_mode) || (st.st_mode & 07777) != 0) {
+        errno = EEXIST;
         goto fail;
     }
-    close(fd);
     *dirp = dir;
     *filep = file;
     dir = file = NULL;
@@ -280,8 +283,9 @@ int sandbox_wrap(ChildSpec *spec, yajl_val policy, char ***argvp, char **notep, 
 
 char *sandbox_spawn_error(const char *server, const char *why)
 {
-    return xasprintf("%s; server \"%s\" asks for a sandbox, and bubblewrap is needed for it "
-                     "(Debian: apt install bubblewrap); mcpd does not run it unconfined instead",
+    return xasprintf("%s: server \"%s\" asks for a sandbox, which mcpd cannot set up, and mcpd "
+                     "does not run it unconfined instead (the sandbox is bubblewrap's: Debian's "
+                     "package bubblewrap)",
                      why, server);
 }
 
