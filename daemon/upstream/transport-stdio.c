@@ -345,8 +345,11 @@ static void on_exit_cb(Child *c, int status, void *userdata)
     /* What it said last is usually why: "exited with status 3: fatal: cannot open ...". */
     words = s->closing || s->reported ? NULL : last_words(s);
     full = words ? xasprintf("%s: %s", why, words) : NULL;
-    /* Into the run record while it is open: its end keeps only what it holds then. */
-    if (s->sandbox && !s->closing)
+    /*
+     * Into the run record while it is open (its end keeps only what it holds then), when it
+     * ended on its own: not stopped, or stopped only after it had failed (a broken pipe).
+     */
+    if (s->sandbox && (s->reported || !s->closing))
         sandbox_note_exit(s, full ? full : why);
     runlog_end(s->runlog, s->run, status);
     log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
