@@ -69,6 +69,38 @@ static void print_process(yajl_val s, size_t term)
     print_fit(&sb, term);
 }
 
+/* A list of a sandbox policy's paths, after a label, when it has any. */
+static void print_sandbox_list(StrBuf *sb, yajl_val sandbox, const char *field, const char *label)
+{
+    yajl_val list = json_get_array(sandbox, field);
+
+    for (size_t i = 0; i < json_array_len(list); i++) {
+        yajl_val p = json_array_at(list, i);
+        strbuf_printf(sb, "%s%s", i ? ", " : label, YAJL_IS_STRING(p) ? p->u.string : "?");
+    }
+}
+
+/* How a contained stdio server runs (docs/sandbox.md): one line; none for an unconfined one. */
+static void print_sandbox(yajl_val s, size_t term)
+{
+    yajl_val sb_policy = json_get_object(s, "sandbox");
+    StrBuf sb = STRBUF_INIT;
+
+    if (!sb_policy)
+        return;
+    strbuf_printf(&sb,
+                  "    sandbox: \"%s\" (bubblewrap): network %s; writes: %sprivate /tmp, "
+                  "tool caches",
+                  json_get_string(sb_policy, "profile"),
+                  YAJL_IS_TRUE(json_get(sb_policy, "network")) ? "on" : "off",
+                  YAJL_IS_TRUE(json_get(sb_policy, "projectWrite")) ? "working directory, " : "");
+    print_sandbox_list(&sb, sb_policy, "allowWrite", ", ");
+    print_sandbox_list(&sb, sb_policy, "denyWrite", "; read-only: ");
+    strbuf_puts(&sb, "; denied: secrets (docs/sandbox.md)");
+    print_sandbox_list(&sb, sb_policy, "denyRead", ", ");
+    print_fit(&sb, term);
+}
+
 /* A running stdio server's cost, from its whole process tree: a third line. */
 static void print_cost(yajl_val s, size_t term)
 {
@@ -171,6 +203,7 @@ static void print_server(const Ctl *ctl, yajl_val s, size_t name_w, size_t term)
     print_server_row(ctl, json_get_string(s, "name"), name_w, cells, tail ? tail : err, term);
     print_http(s, term);
     print_process(s, term);
+    print_sandbox(s, term);
     print_cost(s, term);
 }
 

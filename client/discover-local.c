@@ -12,6 +12,7 @@
 #include "common/paths.h"
 #include "common/util.h"
 #include "daemon/config/config.h"
+#include "daemon/config/sandbox-policy.h"
 
 yajl_val discover_local(const char *root, char **whyp)
 {
@@ -44,5 +45,6 @@ yajl_val discover_local(const char *root, char **whyp)
     }
     json_free(sp);
     config_set_deinit(&settings_problems);
+    sandbox_profiles_free_all();
     return r;
 }

@@ -15,6 +15,7 @@
 #include "daemon/daemon.h"
 #include "daemon/core/oauth-login.h"
 #include "daemon/config/claude-json.h"
+#include "daemon/config/sandbox-policy.h"
 #include "daemon/config/source.h"
 #include "daemon/core/surface.h"
 #include "daemon/methods/methods.h"
@@ -418,6 +419,7 @@ void daemon_deinit(Daemon *d)
     free(d->settings_path);
     config_set_deinit(&d->settings_problems);
     profiles_deinit(&d->profiles);
+    sandbox_profiles_free_all();
     /* Last: nothing this daemon started outlives it, not even what escaped its groups. */
     procs_shutdown();
 }

@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "daemon/config/config.h"
 #include "daemon/config/profiles.h"
+#include "daemon/config/sandbox-policy.h"
 #include "daemon/config/source.h"
 #include "daemon/config/trust-gate.h"
 
@@ -282,8 +283,9 @@ static void settings_unknown_keys(ConfigSet *set, const char *path, yajl_val roo
         bool known = false;
         for (size_t j = 0; settings_keys[j] && !known; j++)
             known = streq(settings_keys[j], k);
-        known = known || profiles_setting_key(k); /* read by daemon/config/profiles.c */
-        if (!known && k[0] != '$')                /* "$schema" and the like are comments */
+        known = known || profiles_setting_key(k);     /* read by daemon/config/profiles.c */
+        known = known || streq(k, "sandboxProfiles"); /* sandbox-policy.h reads it */
+        if (!known && k[0] != '$')                    /* "$schema" and the like are comments */
             config_set_problem(set, path, NULL, "unknown setting \"%s\" (ignored)", k);
     }
 }
@@ -322,5 +324,12 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_ms(problems, path, root, "maxListPages", 1, 100000, &s->max_list_pages);
     settings_ms(problems, path, root, "maxListBytes", 4096, CONFIG_MAX_LIST_BYTES,
                 &s->max_list_bytes);
+    StrBuf bad = STRBUF_INIT;
+    sandbox_profiles_load(&s->sandbox_profiles, json_get(root, "sandboxProfiles"), &bad);
+    for (char *l = bad.data, *nl; l && (nl = strchr(l, '\n')); l = nl + 1) {
+        *nl = '\0';
+        config_set_problem(problems, path, NULL, "%s", l);
+    }
+    strbuf_deinit(&bad);
     return 0;
 }

@@ -19,6 +19,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/configset.h"
+#include "daemon/config/sandbox-policy.h"
 
 static char *format_va(const char *fmt, va_list ap)
 {
@@ -331,6 +332,7 @@ ServerConfig *server_config_free(ServerConfig *c)
     json_free(c->raw);
     json_free(c->enabled_tools);
     json_free(c->disabled_tools);
+    json_free(c->sandbox);
     free(c->auth_type);
     free(c->credential_id);
     json_free(c->oauth);
@@ -356,6 +358,7 @@ ServerConfig *server_config_copy(const ServerConfig *c)
     n->raw = json_copy(c->raw);
     n->enabled_tools = json_copy(c->enabled_tools);
     n->disabled_tools = json_copy(c->disabled_tools);
+    n->sandbox = json_copy(c->sandbox);
     n->auth_type = c->auth_type ? xstrdup(c->auth_type) : NULL;
     n->credential_id = c->credential_id ? xstrdup(c->credential_id) : NULL;
     n->oauth = json_copy(c->oauth);
@@ -590,9 +593,10 @@ static int validate(ServerConfig *c, StrBuf *err)
 
 /* Fields mcpd reads from a server entry. */
 static const char *const known_fields[] = {
-    "type",           "command", "args",      "env",          "cwd",           "url",
-    "headers",        "enabled", "reconnect", "timeout",      "callTimeout",   "idleTimeoutMs",
-    "pingIntervalMs", "auth",    "oauth",     "enabledTools", "disabledTools", "protocol",
+    "type",         "command",       "args",           "env",       "cwd",
+    "url",          "headers",       "enabled",        "reconnect", "timeout",
+    "callTimeout",  "idleTimeoutMs", "pingIntervalMs", "auth",      "oauth",
+    "enabledTools", "disabledTools", "protocol",       "sandbox",
 };
 
 /*
@@ -645,8 +649,8 @@ static unsigned edit_distance(const char *a, const char *b)
 static const char *const unhonoured_fields[][2] = {
     {"headersHelper", "Claude Code's command that prints request headers, which mcpd does not "
                       "run: put the headers in \"headers\" (${VAR} works)"},
-    {"sandboxEnabled", "VS Code's sandbox for the server process, which mcpd does not apply"},
-    {"sandbox", "VS Code's sandbox settings, which mcpd does not apply"},
+    {"sandboxEnabled", "VS Code's switch, read in VS Code's own files only: in this file write "
+                       "mcpd's \"sandbox\" (docs/sandbox.md)"},
 };
 
 /*
@@ -775,11 +779,21 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
     c->reconnect = settings->reconnect;
     source_copy(&c->source, src);
     c->allow_commands = streq(src->provider, "mcpd");
-    if (fill_fields(c, obj, &err, &warn) < 0) {
+    if (fill_fields(c, obj, &err, &warn) < 0 ||
+        sandbox_policy_from_json(&c->sandbox, json_get(obj, "sandbox"), settings->sandbox_profiles,
+                                 name, &err, &warn) < 0) {
         config_set_problem(set, src->path, name, "%s", strbuf_str(&err));
         strbuf_deinit(&err);
         strbuf_deinit(&warn);
         return server_config_free(c);
+    }
+    if (c->sandbox && c->type != TRANSPORT_STDIO) {
+        /* Nothing of a remote server runs here: there is no process to contain. */
+        strbuf_printf(&warn,
+                      "Server \"%s\": \"sandbox\" is ignored: only a stdio server's "
+                      "process runs in a sandbox\n",
+                      name);
+        c->sandbox = json_free(c->sandbox);
     }
     add_warnings(set, src, name, &warn);
     strbuf_deinit(&warn);
@@ -874,6 +888,7 @@ void server_config_hash(ServerConfig *c, const Settings *settings)
         identity_string(&sb, "protocol", protocols[c->protocol]);
     identity_json(&sb, "enabledTools", c->enabled_tools);
     identity_json(&sb, "disabledTools", c->disabled_tools);
+    identity_json(&sb, "sandbox", c->sandbox);
     identity_ms(&sb, "timeout", c->timeout_ms, settings->timeout_ms);
     identity_ms(&sb, "callTimeout", c->call_timeout_ms, settings->call_timeout_ms);
     identity_ms(&sb, "idleTimeoutMs", c->idle_timeout_ms, settings->idle_timeout_ms);

@@ -94,6 +94,7 @@ typedef struct ServerConfig {
     bool allow_commands; /* "!cmd" values run: only in mcpd's own files (other agents: literal) */
     yajl_val enabled_tools;  /* enabledTools: array of globs; only matching tools, or NULL: all */
     yajl_val disabled_tools; /* disabledTools: array of globs never shown, or NULL */
+    yajl_val sandbox;        /* the policy it runs under (sandbox-policy.h), or NULL: unconfined */
     /*
      * The server's identity (server_config_hash): over what it runs or reaches, after expansion,
      * whatever the form it is written in. A changed variable is a changed server; "type":
@@ -230,6 +231,8 @@ typedef struct Settings {
     bool filter_exa;
     bool hot_reload;             /* reload when a watched config file changes (watch.h) */
     unsigned disabled_providers; /* bit i: config_sources[i] is switched off */
+    /* mcpd.json's "sandboxProfiles" that passed their checks (sandbox-policy.h), or NULL. */
+    yajl_val sandbox_profiles;
     /* Hidden (tests): an agent's unfinished line older than this closes it (peer.h). */
     int64_t partial_line_timeout_ms;
 } Settings;

@@ -527,6 +527,8 @@ static yajl_val server_status(Server *s)
     if (s->up && s->up->protocol_version)
         json_object_set(o, "protocolVersion", json_string_new(s->up->protocol_version));
     json_object_set(o, "startDir", json_string_new(s->start_dir));
+    if (s->cfg->sandbox) /* how it runs contained (docs/sandbox.md); absent: unconfined */
+        json_object_set(o, "sandbox", json_copy(s->cfg->sandbox));
     json_object_set(src, "provider", json_string_new(s->cfg->source.provider));
     json_object_set(src, "name", json_string_new(s->cfg->source.provider_name));
     if (s->cfg->source.path)

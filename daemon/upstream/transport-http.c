@@ -784,7 +784,8 @@ static void http_status(Transport *tr, yajl_val obj)
     json_object_set(obj, "httpTransport", json_string_new(modes[t->mode]));
     json_object_set(obj, "session", json_bool_new(t->session_id != NULL));
     if (t->modern)
-        json_object_set(obj, "httpProtocol", json_string_new(MCP_PROTOCOL_2026_07_28 " (stateless)"));
+        json_object_set(obj, "httpProtocol",
+                        json_string_new(MCP_PROTOCOL_2026_07_28 " (stateless)"));
     if (t->last_status)
         json_object_set(obj, "lastHttpStatus", json_int_new(t->last_status));
     if (t->mode == MODE_STREAMABLE)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <event2/event.h>
 
@@ -18,6 +19,7 @@
 #include "daemon/sys/proctree.h"
 #include "daemon/sys/runlog.h"
 #include "daemon/sys/turn.h"
+#include "daemon/upstream/sandbox.h"
 #include "daemon/upstream/transport.h"
 
 /* A server that stops reading its stdin may not make the daemon queue without end. */
@@ -58,6 +60,7 @@ typedef struct StdioTransport {
     StrBuf err_line;          /* partial stderr line */
     LogLimit log_limit;       /* stderr lines into the log */
     const char *grace_reason; /* what to report if no exit status comes within the grace */
+    yajl_val sandbox;         /* the policy it runs contained by (a copy), or NULL */
     bool stdout_eof, closing, reported;
     int stop_stage;
 } StdioTransport;
@@ -72,9 +75,16 @@ unsigned transport_live_count(void)
 
 static void stdio_report(StdioTransport *s, const char *reason)
 {
+    _cleanup_free_ char *contained = NULL;
+
     if (s->reported || s->closing)
         return;
     s->reported = true;
+    /* A contained server's error says where to look: the refusals are in its stderr. */
+    if (s->sandbox)
+        reason = contained =
+            xasprintf("%s (it ran in a sandbox: `mcpctl logs %s` shows what was refused)", reason,
+                      s->base.server);
     if (s->base.cb.closed)
         s->base.cb.closed(s->base.userdata, reason);
 }
@@ -103,6 +113,7 @@ static void stdio_free(StdioTransport *s)
     loglimit_deinit(&s->log_limit);
     child_free(s->child);
     runlog_unref(s->runlog);
+    json_free(s->sandbox);
     free(s->base.server);
     free(s);
     n_live--;
@@ -311,6 +322,19 @@ static char *last_words(StdioTransport *s)
     return r;
 }
 
+/*
+ * A contained server that ended on its own: the hint goes into its run record (so `mcpctl logs`
+ * shows it after the server's own last words) and the log.
+ */
+static void sandbox_note_exit(StdioTransport *s, const char *why)
+{
+    _cleanup_free_ char *hint = sandbox_exit_hint(s->base.server, s->sandbox);
+    _cleanup_free_ char *line = xasprintf("mcpd: %s\n", hint);
+
+    runlog_append(s->runlog, s->run, line, strlen(line));
+    log_full(LOG_WARNING, s->base.server, "sandbox", "%s; %s", why, hint);
+}
+
 static void on_exit_cb(Child *c, int status, void *userdata)
 {
     StdioTransport *s = userdata;
@@ -318,12 +342,18 @@ static void on_exit_cb(Child *c, int status, void *userdata)
 
     (void)c;
     event_del(s->ev_eof);
-    runlog_end(s->runlog, s->run, status);
-    log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
-             (int)c->pid, why);
     /* What it said last is usually why: "exited with status 3: fatal: cannot open ...". */
     words = s->closing || s->reported ? NULL : last_words(s);
     full = words ? xasprintf("%s: %s", why, words) : NULL;
+    /*
+     * Into the run record while it is open (its end keeps only what it holds then), when it
+     * ended on its own: not stopped, or stopped only after it had failed (a broken pipe).
+     */
+    if (s->sandbox && (s->reported || !s->closing))
+        sandbox_note_exit(s, full ? full : why);
+    runlog_end(s->runlog, s->run, status);
+    log_full(s->closing ? LOG_DEBUG : LOG_WARNING, s->base.server, "exit", "process %d %s",
+             (int)c->pid, why);
     stdio_report(s, full ? full : why);
     stdio_maybe_done(s);
 }
@@ -424,16 +454,28 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
                         char **whyp)
 {
     StdioTransport *s = xcalloc(1, sizeof(*s));
-    char **argv = xcalloc(cfg->n_args + 2, sizeof(char *));
+    char **argv = xcalloc(cfg->n_args + 2, sizeof(char *)), **wrapped = NULL;
     ChildSpec spec = {cfg->command, argv, cfg->env, cfg->cwd ? cfg->cwd : default_cwd};
-    int r;
+    _cleanup_free_ char *note = NULL;
+    int r = 0;
 
     argv[0] = cfg->command;
     for (size_t i = 0; i < cfg->n_args; i++)
         argv[i + 1] = cfg->args[i];
     s->runlog = runlog_get(cfg->name, default_cwd);
-    r = child_spawn(&s->child, &spec, on_exit_cb, s, whyp);
+    if (cfg->sandbox)
+        r = sandbox_wrap(&spec, cfg->sandbox, &wrapped, &note, whyp);
+    if (note)
+        log_full(LOG_WARNING, cfg->name, "sandbox", "%s", note);
+    if (r == 0)
+        r = child_spawn(&s->child, &spec, on_exit_cb, s, whyp);
+    if (r < 0 && cfg->sandbox) {
+        char *why = sandbox_spawn_error(cfg->name, *whyp);
+        free(*whyp);
+        *whyp = why;
+    }
     free(argv);
+    sandbox_argv_free(wrapped);
     if (r < 0) {
         runlog_spawn_failed(s->runlog, *whyp);
         runlog_unref(s->runlog);
@@ -441,6 +483,7 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
         return r;
     }
     s->run = runlog_begin(s->runlog, s->child->pid);
+    s->sandbox = json_copy(cfg->sandbox);
     n_live++;
     s->base.ops = &stdio_ops;
     s->base.cb = *cb;
@@ -467,7 +510,13 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
     event_add(s->ev_err, NULL);
     if (!watched || turn_fd_want(&s->w_in, EV_READ) < 0)
         await_exit(s, "mcpd cannot watch its pipes (epoll failed: see mcpd's log)");
-    log_full(LOG_INFO, cfg->name, "spawn", "started %s (pid %d)", cfg->command, (int)s->child->pid);
+    if (cfg->sandbox) {
+        _cleanup_free_ char *how = sandbox_describe(cfg->sandbox);
+        log_full(LOG_INFO, cfg->name, "spawn", "started %s (pid %d) in the sandbox %s",
+                 cfg->command, (int)s->child->pid, how);
+    } else
+        log_full(LOG_INFO, cfg->name, "spawn", "started %s (pid %d)", cfg->command,
+                 (int)s->child->pid);
     *tp = &s->base;
     return 0;
 }

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/config/config.h"
+#include "daemon/config/sandbox-policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -61,5 +62,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_set(&set);
     config_set_deinit(&set);
     config_set_deinit(&problems);
+    sandbox_profiles_free_all();
     return 0;
 }
