@@ -16,6 +16,7 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/cache.h"
 #include "daemon/core/manager.h"
+#include "daemon/core/route.h"
 #include "daemon/core/toolcost.h"
 #include "daemon/core/toolset.h"
 #include "daemon/core/wssearch.h"
@@ -52,6 +53,7 @@ Server *manager_find_server(Manager *m, Peer *p, const char *name)
 static void peer_leave(Manager *m, Peer *p)
 {
     calls_peer_gone(&m->calls, p);
+    route_peer_gone(&m->calls, p);
     if (m->ext.peer_gone)
         m->ext.peer_gone(m, p);
     ws_peer_left(&m->workspaces, p);
@@ -144,7 +146,7 @@ static void on_server_closed(void *ud, Server *s, uint64_t upstream_id)
 {
     Manager *m = ud;
 
-    calls_upstream_closed(&m->calls, s, upstream_id);
+    route_upstream_closed(&m->calls, s, upstream_id);
 }
 
 static void on_server_signed_out(void *ud, Server *s)
@@ -161,6 +163,7 @@ static void on_server_removed(void *ud, Server *s)
     Manager *m = ud;
 
     calls_server_removed(&m->calls, s);
+    route_server_removed(&m->calls, s);
     waiters_server_settled(s);
     if (m->ext.server_removed)
         m->ext.server_removed(s);
@@ -645,6 +648,7 @@ void manager_deinit(Manager *m)
     manager_shutdown(m);
     while (m->server_waiters)
         waiter_finish(m->server_waiters, NULL, false);
+    route_deinit(&m->calls);
     call_registry_deinit(&m->calls);
     wssearch_registry_deinit(&m->workspaces);
     ws_registry_deinit(&m->workspaces);

@@ -9,6 +9,7 @@
 #include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/core/agent.h"
+#include "daemon/core/route.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/methods-modern.h"
 
@@ -98,7 +99,7 @@ void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
         return; /* server/discover, or a 2026-07-28 agent's own method or retry */
     if (m->kind == JSONRPC_RESPONSE || m->kind == JSONRPC_ERROR_RESPONSE) {
         /* An answer to a request mcpd forwarded (sampling, elicitation, roots). */
-        call_peer_response(&d->manager->calls, p, m);
+        route_peer_response(&d->manager->calls, p, m);
         return;
     }
     mt = find_method(m->method);

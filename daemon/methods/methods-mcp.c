@@ -14,6 +14,7 @@
 #include "common/version.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/methods-modern.h"
+#include "daemon/core/logging.h"
 #include "daemon/core/surface.h"
 #include "daemon/core/wssearch.h"
 
@@ -355,7 +356,7 @@ static void m_logging_set_level(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
-    call_set_log_level(&d->manager->calls, p, level);
+    logging_set_level(&d->manager->calls, p, level);
     methods_reply(d, p, m->id, NULL);
 }
 
