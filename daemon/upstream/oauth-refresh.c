@@ -223,9 +223,8 @@ void oauth_refresh_cancel(const char *resource, const char *why)
     }
 }
 
-void oauth_shutdown(void)
+void oauth_refresh_shutdown(void)
 {
-    oauth_listeners_shutdown();
     while (refreshes) {
         Refresh *rf = refreshes;
         OAuthDoneFn fn = rf->fn;
@@ -233,5 +232,4 @@ void oauth_shutdown(void)
         refresh_free(rf);
         fn(ud, -ECANCELED, NULL); /* only so the owner frees its context */
     }
-    oauth_store_reset();
 }
