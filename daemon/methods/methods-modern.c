@@ -23,6 +23,7 @@
 #include "daemon/core/manager.h"
 #include "daemon/core/route.h"
 #include "daemon/core/surface.h"
+#include "daemon/methods/methods-capabilities.h"
 #include "daemon/methods/methods-modern.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/modern-state.h"
