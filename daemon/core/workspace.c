@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// workspace: project roots and their server sets, tool views, start-up gates and agent sessions.
+// workspace: a project root (or the user's) and what its agents see: its server set from discovery,
+// the start-up gate of its tools/list, and the agents attached to it (its tool view is view.c).
 
 #include <errno.h>
 #include <inttypes.h>

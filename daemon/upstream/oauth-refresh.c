@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// oauth-refresh: token responses into the store, client authentication, and refreshes.
+// oauth-refresh: keeping a sign-in's tokens current: a token endpoint's answer taken into the
+// store, the client's authentication to that endpoint, and the refreshes in flight.
 
 #include <errno.h>
 #include <stdlib.h>
