@@ -18,6 +18,7 @@
 #include "daemon/core/elicit.h"
 #include "daemon/core/mrtr.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/view.h"
 #include "daemon/core/wssearch.h"
 #include "daemon/sys/turn.h"
 

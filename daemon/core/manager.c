@@ -20,6 +20,7 @@
 #include "daemon/core/route.h"
 #include "daemon/core/toolcost.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/view.h"
 #include "daemon/core/wssearch.h"
 #include "daemon/sys/runlog.h"
 
@@ -633,6 +634,7 @@ void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, cons
     server_registry_init(&m->servers, base, &m->settings, m->cache_dir, &server_events, m);
     ws_registry_init(&m->workspaces, &m->servers, peers, &m->agents, &m->settings, config_file,
                      m->home);
+    m->workspaces.views = &wssearch_views;
     call_registry_init(&m->calls, &m->workspaces);
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// view: a workspace's tool view (declared in workspace.h), built once per change, shared.
+// view: a workspace's tool view, built once per change, shared: the names agents call, the
+// tools/list bytes queued by reference, and the hash that says whether it changed.
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,8 @@
 #include "common/util.h"
 #include "daemon/core/naming.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/view.h"
 #include "daemon/core/workspace.h"
-#include "daemon/core/wssearch.h"
 
 /*
  * The name index has at least this many slots per tool: with linear probing at most half full,
@@ -283,7 +284,6 @@ void ws_view_each(Workspace *ws, ViewEachFn fn, void *ud)
 
 void ws_view_deinit(Workspace *ws)
 {
-    wssearch_deinit(ws);
     view_clear(ws);
     ws->view_text = view_text_unref(ws->view_text);
 }
@@ -299,8 +299,6 @@ void ws_view_send(Workspace *ws, Peer *p, yajl_val id)
 {
     ViewText *vt;
 
-    if (wssearch_send_list(ws, p, id)) /* an agent in search mode: its own list */
-        return;
     ws_view_ensure(ws);
     vt = ws->view_text;
     vt->refs++;

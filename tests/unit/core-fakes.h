@@ -15,7 +15,9 @@
 #include "daemon/core/call.h"
 #include "daemon/core/route.h"
 #include "daemon/core/server.h"
+#include "daemon/core/view.h"
 #include "daemon/core/workspace.h"
+#include "daemon/core/wssearch.h"
 #include "tests/unit/test.h"
 
 /*
@@ -176,6 +178,7 @@ static inline void core_init(Core *c)
     ws_registry_init(&c->workspaces, &c->servers, &c->peers, &c->agents, &c->settings, NULL,
                      c->tmp);
     c->workspaces.ext = &fake_ws_ext;
+    c->workspaces.views = &wssearch_views;
     c->workspaces.ext_ud = c;
     call_registry_init(&c->calls, &c->workspaces);
     c->workspaces.user_ws = ws_new(&c->workspaces, NULL);
