@@ -121,6 +121,14 @@ const AgentInfo *agents_all(size_t *np)
     return agents;
 }
 
+const AgentInfo *agents_find(const char *id)
+{
+    for (size_t i = 0; i < N_ELEMENTS(agents); i++)
+        if (streq(agents[i].id, id))
+            return &agents[i];
+    return NULL;
+}
+
 char *agents_user_file(const AgentInfo *a)
 {
     const char *dir = a->env_dir ? getenv(a->env_dir) : NULL;

@@ -28,6 +28,8 @@ typedef struct AgentInfo {
 
 /** Every agent mcpd reads a user-level file of, in a fixed order (*np: how many). */
 const AgentInfo *agents_all(size_t *np);
+/** The agent of that id in the table; NULL when there is none. */
+const AgentInfo *agents_find(const char *id);
 /** The agent's user-level file for the current user and environment (newly allocated). */
 char *agents_user_file(const AgentInfo *a);
 /** The by-hand entry with mcpctl's path filled in (newly allocated). */

@@ -28,7 +28,7 @@ int source_antigravity_map(const char *name, yajl_val in, yajl_val *outp, char *
 void source_antigravity_collect(const ConfigSource *src, const DiscoverOptions *opt,
                                 const Settings *settings, ConfigSet *set)
 {
-    _cleanup_free_ char *user = source_home_path(".gemini/antigravity/mcp_config.json");
+    _cleanup_free_ char *user = source_agent_file("antigravity");
 
     source_load_project_then_user(src, opt, settings, set, NULL, user, "mcpServers",
                                   source_antigravity_map, false);

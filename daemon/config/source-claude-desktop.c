@@ -14,7 +14,7 @@
 void source_claude_desktop_collect(const ConfigSource *src, const DiscoverOptions *opt,
                                    const Settings *settings, ConfigSet *set)
 {
-    _cleanup_free_ char *path = source_config_path("Claude/claude_desktop_config.json");
+    _cleanup_free_ char *path = source_agent_file("claude-desktop");
 
     source_load_project_then_user(src, opt, settings, set, NULL, path, "mcpServers", NULL, false);
 }

@@ -17,9 +17,7 @@
 
 char *source_claude_json_path(void)
 {
-    const char *dir = getenv("CLAUDE_CONFIG_DIR");
-
-    return dir && dir[0] ? paths_join(dir, ".claude.json") : source_home_path(".claude.json");
+    return source_agent_file("claude");
 }
 
 /*

@@ -51,7 +51,7 @@ int source_cline_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 void source_cline_collect(const ConfigSource *src, const DiscoverOptions *opt,
                           const Settings *settings, ConfigSet *set)
 {
-    _cleanup_free_ char *shared = source_home_path(".cline/data/settings/cline_mcp_settings.json");
+    _cleanup_free_ char *shared = source_agent_file("cline");
 
     source_load_project_then_user(src, opt, settings, set, NULL, shared, "mcpServers",
                                   source_cline_map, false);

@@ -318,10 +318,7 @@ static void load_toml(const ConfigSource *src, const char *path, ConfigLevel lev
 
 char *source_codex_config_path(void)
 {
-    const char *codex_home = getenv("CODEX_HOME");
-
-    return codex_home && codex_home[0] ? paths_join(codex_home, "config.toml")
-                                       : source_home_path(".codex/config.toml");
+    return source_agent_file("codex");
 }
 
 /*

@@ -314,7 +314,7 @@ static void load_legacy_json(ConfigSet *set, const char *path, const SourceMeta 
 void source_continue_collect(const ConfigSource *src, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *set)
 {
-    _cleanup_free_ char *user = source_home_path(".continue/config.yaml");
+    _cleanup_free_ char *user = source_agent_file("continue");
     _cleanup_free_ char *legacy = source_home_path(".continue/config.json");
     SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_PROJECT, 0};
 

@@ -52,9 +52,7 @@ static int map_copilot(const char *name, yajl_val in, yajl_val *outp, char **why
 void source_copilot_collect(const ConfigSource *src, const DiscoverOptions *opt,
                             const Settings *settings, ConfigSet *set)
 {
-    const char *dir = getenv("COPILOT_HOME");
-    _cleanup_free_ char *path = dir && dir[0] == '/' ? paths_join(dir, "mcp-config.json")
-                                                     : source_home_path(".copilot/mcp-config.json");
+    _cleanup_free_ char *path = source_agent_file("copilot");
 
     source_load_project_then_user(src, opt, settings, set, ".github/mcp.json", path, "mcpServers",
                                   map_copilot, false);

@@ -47,6 +47,7 @@ static int map_cursor(const char *name, yajl_val in, yajl_val *outp, char **whyp
 void source_cursor_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set)
 {
-    source_load_pair(src, opt, settings, set, ".cursor/mcp.json", ".cursor/mcp.json", "mcpServers",
-                     map_cursor);
+    _cleanup_free_ char *user = source_agent_file("cursor");
+
+    source_load_pair(src, opt, settings, set, user, ".cursor/mcp.json", "mcpServers", map_cursor);
 }

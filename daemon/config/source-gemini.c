@@ -208,7 +208,7 @@ void source_gemini_collect(const ConfigSource *src, const DiscoverOptions *opt,
                            const Settings *settings, ConfigSet *set)
 {
     const char *sys = getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH");
-    _cleanup_free_ char *user = source_home_path(".gemini/settings.json");
+    _cleanup_free_ char *user = source_agent_file("gemini");
     _cleanup_free_ char *ws = opt->root ? paths_join(opt->root, ".gemini/settings.json") : NULL;
     _cleanup_free_ char *why_only = NULL, *why_off = NULL;
     const char *paths[] = {sys && sys[0] ? sys : GEMINI_SYSTEM_SETTINGS, ws, user};

@@ -131,7 +131,7 @@ void source_goose_collect(const ConfigSource *src, const DiscoverOptions *opt,
      */
     const char *groot = getenv("GOOSE_PATH_ROOT");
     _cleanup_free_ char *path = groot && groot[0] == '/' ? paths_join(groot, "config/config.yaml")
-                                                         : source_config_path("goose/config.yaml");
+                                                         : source_agent_file("goose");
     _cleanup_free_ char *text = NULL, *why = NULL;
     _cleanup_json_ yajl_val root = NULL;
     SourceMeta meta = {(char *)src->id, (char *)src->name, path, CONFIG_LEVEL_USER, 0};

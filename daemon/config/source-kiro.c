@@ -27,7 +27,7 @@ int source_kiro_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 void source_kiro_collect(const ConfigSource *src, const DiscoverOptions *opt,
                          const Settings *settings, ConfigSet *set)
 {
-    _cleanup_free_ char *user = source_home_path(".kiro/settings/mcp.json");
+    _cleanup_free_ char *user = source_agent_file("kiro");
 
     source_load_project_then_user(src, opt, settings, set, ".kiro/settings/mcp.json", user,
                                   "mcpServers", source_kiro_map, false);

@@ -39,15 +39,17 @@ static int map_windsurf(const char *name, yajl_val in, yajl_val *outp, char **wh
 void source_windsurf_collect(const ConfigSource *src, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *set)
 {
-    source_load_pair(src, opt, settings, set, ".codeium/windsurf/mcp_config.json",
-                     ".windsurf/mcp_config.json", "mcpServers", map_windsurf);
+    _cleanup_free_ char *user = source_agent_file("windsurf");
+    _cleanup_free_ char *plugin = source_home_path(".codeium/mcp_config.json");
+
+    source_load_pair(src, opt, settings, set, user, ".windsurf/mcp_config.json", "mcpServers",
+                     map_windsurf);
     /*
      * Windsurf's JetBrains plugin keeps its servers in ~/.codeium/mcp_config.json
      * (https://docs.windsurf.com/plugins/cascade/mcp), the same shape: read after the editor's
      * own files, whose entry of a name wins.
      */
-    source_load_pair(src, opt, settings, set, ".codeium/mcp_config.json", NULL, "mcpServers",
-                     map_windsurf);
+    source_load_pair(src, opt, settings, set, plugin, NULL, "mcpServers", map_windsurf);
 }
 
 /* The same mapping for the servers mcpctl setup moved out of this agent's file. */

@@ -109,7 +109,7 @@ static yajl_val with_default_timeout(yajl_val servers, yajl_val dflt)
 void source_zed_collect(const ConfigSource *src, const DiscoverOptions *opt,
                         const Settings *settings, ConfigSet *set)
 {
-    _cleanup_free_ char *user = source_config_path("zed/settings.json");
+    _cleanup_free_ char *user = source_agent_file("zed");
     _cleanup_free_ char *project = opt->root ? paths_join(opt->root, ".zed/settings.json") : NULL;
     const char *paths[2] = {project, user};
     const ConfigLevel levels[2] = {CONFIG_LEVEL_PROJECT, CONFIG_LEVEL_USER};

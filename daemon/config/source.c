@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "common/agents.h"
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
@@ -13,6 +14,15 @@ char *source_home_path(const char *rel)
     _cleanup_free_ char *home = paths_home();
 
     return paths_join(home, rel);
+}
+
+char *source_agent_file(const char *id)
+{
+    const AgentInfo *a = agents_find(id);
+
+    if (!a)
+        abort(); /* a provider names an agent the table lacks: a bug, caught by every test */
+    return agents_user_file(a);
 }
 
 yajl_val source_project_entry(yajl_val projects, const char *root)
@@ -45,16 +55,14 @@ yajl_val source_copy_without(yajl_val obj, const char *const *drop)
 }
 
 void source_load_pair(const ConfigSource *src, const DiscoverOptions *opt, const Settings *settings,
-                      ConfigSet *set, const char *user_rel, const char *project_rel,
+                      ConfigSet *set, const char *user_path, const char *project_rel,
                       const char *key, ConfigMapFn map)
 {
     SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_USER,
                        src->expand_off};
 
-    if (user_rel) {
-        _cleanup_free_ char *user = source_home_path(user_rel);
-        config_load_json_servers(set, user, key, &meta, settings, map);
-    }
+    if (user_path)
+        config_load_json_servers(set, user_path, key, &meta, settings, map);
     if (project_rel && opt->root) {
         _cleanup_free_ char *project = paths_join(opt->root, project_rel);
         meta.level = CONFIG_LEVEL_PROJECT;

@@ -47,17 +47,22 @@ char *source_home_path(const char *rel);
  * wins, else one that resolves to root. NULL when none.
  */
 yajl_val source_project_entry(yajl_val projects, const char *root);
+/**
+ * The user-level file of the agent of that id in common/agents.c's table, the one home of where
+ * each agent keeps its servers (mcpctl setup reads the same); newly allocated.
+ */
+char *source_agent_file(const char *id);
 /** Claude Code's .claude.json: in $CLAUDE_CONFIG_DIR when set, else in home (newly allocated). */
 char *source_claude_json_path(void);
 /** Codex's user config.toml: in $CODEX_HOME when set, else ~/.codex (newly allocated). */
 char *source_codex_config_path(void);
 
 /**
- * The usual provider shape: ~/<user_rel> (user level), then <root>/<project_rel> (project
- * level), either may be NULL; the servers sit under the top-level member key.
+ * The usual provider shape: user_path (user level), then <root>/<project_rel> (project level),
+ * either may be NULL; the servers sit under the top-level member key.
  */
 void source_load_pair(const ConfigSource *src, const DiscoverOptions *opt, const Settings *settings,
-                      ConfigSet *set, const char *user_rel, const char *project_rel,
+                      ConfigSet *set, const char *user_path, const char *project_rel,
                       const char *key, ConfigMapFn map);
 
 /* Provider entry points (one source-*.c each), in priority order. */

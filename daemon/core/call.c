@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // call: agent requests routed to one upstream (tools/call, prompts/get, resources/read,
-// completion/complete), and everything routed back to exactly the agent it belongs to (results,
-// progress, log messages, server-to-client requests).
+// completion/complete), from the agent's line to the upstream and back to that agent with its
+// result and progress. What else an upstream sends toward agents is route.c's.
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +19,7 @@
 #include "daemon/core/mrtr.h"
 #include "daemon/core/toolset.h"
 #include "daemon/core/wsprofile.h"
+#include "daemon/core/view.h"
 #include "daemon/core/wssearch.h"
 #include "daemon/sys/turn.h"
 
@@ -75,34 +76,11 @@ typedef struct Call {
     char id_buf[CALL_ID_INLINE];
 } Call;
 
-/* A request from an upstream (sampling, elicitation, roots) forwarded to one agent. */
-typedef struct ServerRequest {
-    uint64_t id; /* the id the agent sees */
-    CallRegistry *reg;
-    uint64_t peer_id;
-    uint64_t server_id;
-    uint64_t upstream_id;
-    yajl_val up_id; /* the upstream's id, with its JSON type */
-    char *method;
-    yajl_val schema;  /* elicitation/create: requestedSchema, for defaults */
-    char *url_eid;    /* a url-mode elicitation's elicitationId (forgotten unless accepted) */
-    bool url_as_form; /* a url-mode elicitation put to a form-only agent (answer: action only) */
-    struct event *timer;
-} ServerRequest;
-
 /*
  * Freed Calls kept for the next ones: enough for a hundred agents with a call each in flight
  * (the load mcpd is built for), about 40 KiB at most when a burst is over.
  */
 #define CALL_POOL_KEEP 256
-
-/* An agent that never sent logging/setLevel hears messages from this level up. */
-#define LOG_LEVEL_DEFAULT MCP_LEVEL_INFO
-
-/* Log lines for a server's requests that no agent can answer: a burst, then this many a second
- * (a server may send them without end; the first say what happens). */
-#define UNANSWERED_LOG_BURST 20
-#define UNANSWERED_LOG_RATE  2
 
 /*
  * Everything that is not a tool result becomes one, as the seed's tool bridge does: the text
@@ -793,62 +771,11 @@ void call_cancel(CallRegistry *m, Peer *p, yajl_val request_id)
                   (unsigned long long)p->id);
 }
 
-/* ---- requests from upstreams to agents ---- */
-
-static void sreq_free(ServerRequest *sr)
-{
-    Server *s = server_get(sr->reg->servers, sr->server_id);
-    Agent *a = agent_get(sr->reg->agents, sr->peer_id);
-
-    idmap_remove(&sr->reg->server_requests, sr->id);
-    if (s)
-        idmap_remove(&s->requests, sr->id);
-    if (a)
-        idmap_remove(&a->requests, sr->id);
-    event_free(sr->timer);
-    json_free(sr->up_id);
-    json_free(sr->schema);
-    free(sr->url_eid);
-    free(sr->method);
-    free(sr);
-}
-
-/* The upstream gets an error for a request no agent answered. */
-static void sreq_fail(ServerRequest *sr, int code, const char *message)
-{
-    Server *s = server_get(sr->reg->servers, sr->server_id);
-
-    if (s && s->up && s->up->id == sr->upstream_id)
-        upstream_respond_error(s->up, sr->up_id, code, message);
-    sreq_free(sr);
-}
-
-/* The agent hears that a request it was asked is void. */
-static void sreq_withdraw(ServerRequest *sr, const char *reason)
-{
-    yajl_val params = json_object_new();
-
-    json_object_set(params, "requestId", json_int_new((int64_t)sr->id));
-    json_object_set(params, "reason", json_string_new(reason));
-    agent_notify(sr->reg->peers, sr->peer_id, "notifications/cancelled", params);
-    json_free(params);
-}
-
-static void on_sreq_timeout(evutil_socket_t fd, short what, void *arg)
-{
-    ServerRequest *sr = arg;
-    _cleanup_free_ char *msg = xasprintf("the agent did not answer %s in time", sr->method);
-
-    (void)fd, (void)what;
-    sreq_withdraw(sr, "timeout");
-    sreq_fail(sr, MCP_ERROR_REQUEST_TIMEOUT, msg);
-}
-
 /*
  * The agent whose call caused a request: over stdio nothing names the call, so it is the
  * agent with the most recent call in flight on that server (among those that can answer).
  */
-static Peer *causing_peer(CallRegistry *cr, Server *s, unsigned cap, Peer **anyp)
+Peer *call_causing_peer(CallRegistry *cr, Server *s, unsigned cap, Peer **anyp)
 {
     Peer *best = NULL;
     uint64_t best_call = 0, any_call = 0;
@@ -872,204 +799,9 @@ static Peer *causing_peer(CallRegistry *cr, Server *s, unsigned cap, Peer **anyp
     return best;
 }
 
-/* roots/list answered by mcpd: the root of the workspace in question. */
-static void answer_roots(CallRegistry *cr, Server *s, yajl_val id, Workspace *ws)
-{
-    yajl_val r = json_object_new(), roots = json_array_new();
-    size_t pos = 0;
-    void *v;
-
-    if (!ws || !ws->root) {
-        /* No agent to ask: the first project workspace that uses the server. */
-        while (idmap_next(&cr->workspaces->by_id, &pos, NULL, &v))
-            if (((Workspace *)v)->root && ws_has_server(v, s)) {
-                ws = v;
-                break;
-            }
-    }
-    if (ws && ws->root) {
-        yajl_val root = json_object_new();
-        _cleanup_free_ char *uri = xasprintf("file://%s", ws->root);
-        const char *base = strrchr(ws->root, '/');
-        json_object_set(root, "uri", json_string_new(uri));
-        json_object_set(root, "name", json_string_new(base && base[1] ? base + 1 : ws->root));
-        json_array_push(roots, root);
-    }
-    json_object_set(r, "roots", roots);
-    upstream_respond(s->up, id, r);
-    json_free(r);
-}
-
-void route_request(CallRegistry *m, Server *s, yajl_val id, const char *method, yajl_val params)
-{
-    unsigned cap = mrtr_request_cap(method, params);
-    Peer *any = NULL, *p = NULL;
-    bool url_form = false;
-    /* A task's own request goes to an agent of its session, its tools/call long answered. */
-    bool task = tasks_request_peer(&m->tasks, s, params, cap, &p, &any, &url_form);
-    _cleanup_json_ yajl_val as_form = NULL;
-    ServerRequest *sr;
-    struct timeval tv;
-
-    if (!task && cap)
-        p = causing_peer(m, s, cap, &any);
-    /* mcpd declares url mode upstream for the agents that have it; one that has only forms is
-     * shown the link in a form instead of failing the server's flow. */
-    if (!task && !p && cap == AGENT_CAP_ELICITATION_URL &&
-        (p = causing_peer(m, s, AGENT_CAP_ELICITATION, &any)))
-        url_form = true;
-    if (url_form)
-        as_form = elicit_url_as_form(params);
-
-    if (!p && streq(method, "roots/list")) {
-        answer_roots(m, s, id, any ? ws_of_peer(m->workspaces, any) : NULL);
-        return;
-    }
-    if (!p) {
-        _cleanup_free_ char *msg =
-            cap ? xasprintf("no agent %s%s can answer %s (none declared the %s capability)",
-                            task ? "of the task's session on " : "with a call in flight on ",
-                            s->cfg->name, method, mrtr_cap_name(cap))
-                : xasprintf("Method not found: %s", method);
-        if (!s->request_log.what) /* made on the first such request */
-            loglimit_init(&s->request_log, m->base, s->cfg->name, "request",
-                          "requests nobody could answer", UNANSWERED_LOG_BURST,
-                          UNANSWERED_LOG_RATE);
-        if (loglimit_take(&s->request_log))
-            log_full(LOG_INFO, s->cfg->name, "request", "%.300s", msg);
-        upstream_respond_error(s->up, id, JSONRPC_METHOD_NOT_FOUND, msg);
-        return;
-    }
-    sr = xcalloc(1, sizeof(*sr));
-    sr->id = ++m->next_request_id;
-    sr->reg = m;
-    sr->peer_id = p->id;
-    sr->server_id = s->id;
-    sr->upstream_id = s->up->id;
-    sr->up_id = json_copy(id);
-    sr->method = xstrdup(method);
-    if (streq(method, "elicitation/create"))
-        sr->schema = json_copy(json_get_object(params, "requestedSchema"));
-    sr->timer = evtimer_new(m->base, on_sreq_timeout, sr);
-    tv_ms(&tv,
-          s->cfg->call_timeout_ms > 0 ? s->cfg->call_timeout_ms : CONFIG_DEFAULT_CALL_TIMEOUT_MS);
-    evtimer_add(sr->timer, &tv);
-    idmap_put(&m->server_requests, sr->id, sr);
-    idmap_put(&s->requests, sr->id, sr);
-    idmap_put(&agent_ensure(m->agents, p->id)->requests, sr->id, sr);
-    if (as_form)
-        sr->url_as_form = true;
-    else if (cap == AGENT_CAP_ELICITATION_URL) {
-        const char *eid = json_get_string(params, "elicitationId");
-        elicit_url_note(s, eid, p->id);
-        sr->url_eid = eid ? xstrdup(eid) : NULL;
-    }
-    agent_request(m->peers, p->id, sr->id, method, as_form ? as_form : params);
-}
-
-/* An agent accepted a form without some fields that have defaults: mcpd fills them in. */
-static void fill_defaults(yajl_val result, yajl_val schema)
-{
-    yajl_val props = json_get_object(schema, "properties"), content;
-
-    if (!props || !streq(json_get_string(result, "action"), "accept"))
-        return;
-    content = json_get_object(result, "content");
-    if (!content) {
-        content = json_object_new();
-        json_object_set(result, "content", content);
-    }
-    for (size_t i = 0; i < props->u.object.len; i++) {
-        yajl_val def = json_get(props->u.object.values[i], "default");
-        const char *key = props->u.object.keys[i];
-        if (def && !json_get(content, key))
-            json_object_set(content, key, json_copy(def));
-    }
-}
-
-void call_peer_response(CallRegistry *m, Peer *p, JsonrpcMsg *msg)
-{
-    ServerRequest *sr = NULL;
-    Server *s;
-
-    if (mrtr_peer_response(m, p, msg))
-        return;
-    if (YAJL_IS_INTEGER(msg->id) && msg->id->u.number.i > 0)
-        sr = idmap_get(&m->server_requests, (uint64_t)msg->id->u.number.i);
-    if (!sr || sr->peer_id != p->id) {
-        /* Twice, late, or never asked: nothing to do. */
-        log_debug("peer %llu: response to an unknown request dropped", (unsigned long long)p->id);
-        return;
-    }
-    s = server_get(m->servers, sr->server_id);
-    if (s && s->up && s->up->id == sr->upstream_id) {
-        if (msg->kind == JSONRPC_RESPONSE && !YAJL_IS_OBJECT(msg->result)) {
-            /* Every result of sampling, elicitation and roots is an object: the server is told
-             * the agent's answer was not one, rather than handed an empty one. */
-            _cleanup_free_ char *text =
-                xasprintf("the agent's answer to %s was not an object", sr->method);
-            upstream_respond_error(s->up, sr->up_id, JSONRPC_INTERNAL_ERROR, text);
-        } else if (msg->kind == JSONRPC_RESPONSE) {
-            const char *action = json_get_string(msg->result, "action");
-            _cleanup_json_ yajl_val r =
-                sr->url_as_form ? json_object_new() : json_copy(msg->result);
-            if (sr->url_as_form) /* url mode's answer is the action alone: no content goes back */
-                json_object_set(r, "action", json_string_new(action ? action : "cancel"));
-            else if (sr->schema)
-                fill_defaults(r, sr->schema);
-            if (sr->url_eid && !streq(action, "accept"))
-                elicit_url_forget(s, sr->url_eid); /* no completion will follow */
-            upstream_respond(s->up, sr->up_id, r);
-        } else {
-            yajl_val code = json_get(msg->error, "code");
-            const char *text = json_get_string(msg->error, "message");
-            if (sr->url_eid)
-                elicit_url_forget(s, sr->url_eid);
-            upstream_respond_error(s->up, sr->up_id,
-                                   YAJL_IS_INTEGER(code) ? (int)code->u.number.i
-                                                         : JSONRPC_INTERNAL_ERROR,
-                                   text ? text : "(no message)");
-        }
-    }
-    sreq_free(sr);
-}
-
-/* The upstream cancelled one of its requests: the agent is told, the entry goes. */
-static void sreq_cancelled_upstream(CallRegistry *cr, Server *s, yajl_val params)
-{
-    yajl_val rid = json_get(params, "requestId");
-    size_t pos = 0;
-    void *v;
-
-    while (idmap_next(&s->requests, &pos, NULL, &v)) {
-        ServerRequest *sr = v;
-        if (s->up && sr->upstream_id == s->up->id && json_equal(sr->up_id, rid)) {
-            sreq_withdraw(sr, "cancelled by the server");
-            sreq_free(sr);
-            return;
-        }
-    }
-}
-
-void calls_upstream_closed(CallRegistry *cr, Server *s, uint64_t upstream_id)
-{
-    size_t pos = 0;
-    void *v;
-
-    while (idmap_next(&s->requests, &pos, NULL, &v)) {
-        ServerRequest *sr = v;
-        if (sr->upstream_id == upstream_id) {
-            sreq_withdraw(sr, "the server's session ended");
-            sreq_free(sr);
-        }
-    }
-    tasks_server_gone(&cr->tasks, s, upstream_id);
-}
-
 void calls_server_removed(CallRegistry *m, Server *s)
 {
-    size_t pos = 0, n;
-    void *v;
+    size_t n;
     _cleanup_free_ uint64_t *ids = call_ids(&s->calls, offsetof(Call, in_server), &n);
 
     for (size_t i = 0; i < n; i++) {
@@ -1079,19 +811,13 @@ void calls_server_removed(CallRegistry *m, Server *s)
             call_fail(c, MCPD_ERROR_UNAVAILABLE, msg, NULL);
         }
     }
-    while (idmap_next(&s->requests, &pos, NULL, &v)) {
-        sreq_withdraw(v, "the server was disconnected");
-        sreq_free(v);
-    }
-    tasks_server_gone(&m->tasks, s, 0);
 }
 
 void calls_peer_gone(CallRegistry *m, Peer *p)
 {
     Agent *a = agent_get(m->agents, p->id);
     static const List none;
-    size_t pos = 0, n = 0;
-    void *v;
+    size_t n = 0;
     /* Its own calls only, by id: aborting one may free it (and nothing else of the agent). */
     _cleanup_free_ uint64_t *ids = call_ids(a ? &a->calls : &none, offsetof(Call, in_agent), &n);
 
@@ -1100,11 +826,6 @@ void calls_peer_gone(CallRegistry *m, Peer *p)
         if (c)
             call_abort(c, "client disconnected");
     }
-    pos = 0;
-    while (a && idmap_next(&a->requests, &pos, NULL, &v))
-        sreq_fail(v, JSONRPC_INTERNAL_ERROR, "the agent that was asked disconnected");
-    mrtr_peer_gone(m, p);
-    tasks_peer_gone(&m->tasks, p->id);
 }
 
 void call_registry_deinit(CallRegistry *m)
@@ -1114,12 +835,8 @@ void call_registry_deinit(CallRegistry *m)
 
     mrtr_deinit(m);
     tasks_deinit(&m->tasks);
-    while (idmap_next(&m->server_requests, &pos, NULL, &v))
-        sreq_free(v);
-    pos = 0;
     while (idmap_next(&m->calls, &pos, NULL, &v))
         call_free(v);
-    idmap_deinit(&m->server_requests);
     idmap_deinit(&m->calls);
     strbuf_deinit(&m->scratch);
     pool_drain(&m->pool);
@@ -1137,13 +854,11 @@ void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
     tasks_init(&cr->tasks, cr->peers, cr->agents, cr->servers, workspaces);
 }
 
-/* ---- notifications for agents ---- */
-
 /*
  * Progress goes to the one agent whose call it is, under that agent's own token: the upstream
  * request it names is the call's (its ctx), pending for exactly as long as the call lives.
  */
-static void route_progress(CallRegistry *cr, Server *s, yajl_val params)
+void call_progress(CallRegistry *cr, Server *s, yajl_val params)
 {
     Call *c = upstream_progress_ctx(s->up, params);
     yajl_val out;
@@ -1160,98 +875,14 @@ static void route_progress(CallRegistry *cr, Server *s, yajl_val params)
     json_free(out);
 }
 
-/* Which agents get one server's log message: those that see the server, at their own level. */
-typedef struct LogAudience {
-    CallRegistry *cr;
-    Server *s;
-    int level;
-} LogAudience;
-
-static bool log_wanted(const Agent *a, void *ctx)
+char *call_latest_at(Server *s, uint64_t peer_id)
 {
-    LogAudience *la = ctx;
-    int want = a->log_level >= 0 ? a->log_level : LOG_LEVEL_DEFAULT;
-
-    return la->level >= want && ws_has_server(ws_of_agent(la->cr->workspaces, a), la->s);
-}
-
-/* Log messages go to every agent that sees the server, filtered by its own level. */
-static void route_log_message(CallRegistry *cr, Server *s, yajl_val params)
-{
-    LogAudience la = {cr, s, mcp_level_from_name(json_get_string(params, "level"))};
-    yajl_val out;
-
-    if (la.level < 0)
-        return;
-    out = json_copy(params);
-    if (!json_get(out, "logger"))
-        json_object_set(out, "logger", json_string_new(s->cfg->name));
-    agent_broadcast(cr->peers, cr->agents, "notifications/message", out, log_wanted, &la);
-    json_free(out);
-}
-
-void route_notification(CallRegistry *cr, Server *s, const char *method, yajl_val params)
-{
-    if (streq(method, "notifications/progress"))
-        route_progress(cr, s, params);
-    else if (streq(method, "notifications/message"))
-        route_log_message(cr, s, params);
-    else if (streq(method, "notifications/cancelled"))
-        sreq_cancelled_upstream(cr, s, params);
-    else if (streq(method, "notifications/elicitation/complete"))
-        elicit_url_complete(cr->peers, s, params);
-    else
-        tasks_route_notification(&cr->tasks, s, method, params);
-}
-
-/* ---- logging levels ---- */
-
-static void on_set_level(Upstream *u, void *ctx, const UpstreamReply *r)
-{
-    (void)ctx;
-    if (r->outcome == UPSTREAM_ERROR || r->outcome == UPSTREAM_TIMEOUT)
-        log_full(LOG_INFO, u->name, "logging", "logging/setLevel failed: %s", r->message);
-}
-
-void logging_update(CallRegistry *cr, Server *s)
-{
-    int want = -1;
-
-    for (Peer *p = cr->peers->first; p; p = p->next) {
-        Agent *a = agent_get(cr->agents, p->id);
-        if (a && a->initialized && a->log_level >= 0 && (want < 0 || a->log_level < want) &&
-            ws_has_server(ws_of_peer(cr->workspaces, p), s))
-            want = a->log_level;
-    }
-    if (want < 0 || want == s->log_level || s->state != SERVER_CONNECTED || !s->up ||
-        !json_get(s->up->capabilities, "logging"))
-        return;
-    yajl_val params = json_object_new();
-    json_object_set(params, "level", json_string_new(mcp_level_name(want)));
-    if (upstream_request(s->up, "logging/setLevel", params, s->cfg->timeout_ms, false, on_set_level,
-                         NULL, NULL) == 0)
-        s->log_level = want;
-}
-
-void call_set_log_level(CallRegistry *m, Peer *p, int level)
-{
-    Workspace *ws = ws_of_peer(m->workspaces, p);
-
-    agent_ensure(m->agents, p->id)->log_level = level;
-    for (size_t i = 0; i < ws->n_servers; i++)
-        logging_update(m, ws->servers[i]);
-}
-
-char *call_cause_of_request(CallRegistry *cr, uint64_t request_id)
-{
-    ServerRequest *sr = idmap_get(&cr->server_requests, request_id);
-    Server *s = sr ? server_get(cr->servers, sr->server_id) : NULL;
     Call *best = NULL;
 
     /* The agent's latest call still at that server is the one the server is serving. */
-    for (ListNode *n = s ? s->calls.first : NULL; n; n = n->next) {
+    for (ListNode *n = s->calls.first; n; n = n->next) {
         Call *c = call_of_server_node(n);
-        if (c->request_id && c->peer_id == sr->peer_id && (!best || c->id > best->id))
+        if (c->request_id && c->peer_id == peer_id && (!best || c->id > best->id))
             best = c;
     }
     return best ? xstrdup(best->orig_id) : NULL;

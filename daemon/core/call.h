@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // call: agent requests routed to one upstream (tools/call, prompts/get, resources/read,
-// completion/complete), and everything routed back to exactly the agent it belongs to (results,
-// progress, log messages, server-to-client requests).
+// completion/complete), from the agent's line to the upstream and back to that agent with its
+// result and progress. What else an upstream sends toward agents is route.c's.
 #pragma once
 
 #include <stdint.h>
@@ -43,7 +43,7 @@ typedef struct CallRegistry {
 
 /** Set up an empty registry. */
 void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces);
-/** Free every call and forwarded request without replying (daemon exit). */
+/** Free every call without replying (daemon exit; route_deinit first). */
 void call_registry_deinit(CallRegistry *cr);
 
 /** tools/call for a peer (params already checked to have a string name). */
@@ -59,26 +59,20 @@ void call_route(CallRegistry *cr, Peer *p, yajl_val id, Server *s, const char *m
                 yajl_val params);
 /** notifications/cancelled from a peer. */
 void call_cancel(CallRegistry *cr, Peer *p, yajl_val request_id);
-/** A response from a peer to a request mcpd forwarded to it (sampling, elicitation, roots). */
-void call_peer_response(CallRegistry *cr, Peer *p, JsonrpcMsg *msg);
-/**
- * The agent's id (JSON text, to free) of the call that caused request_id, a request mcpd
- * forwarded to that agent; NULL when none is known. For MRTR toward 2026-07-28 agents.
- */
-char *call_cause_of_request(CallRegistry *cr, uint64_t request_id);
-/** logging/setLevel from a peer (level already checked); upstream levels follow. */
-void call_set_log_level(CallRegistry *cr, Peer *p, int level);
+/** The agent's id (JSON text, to free) of its latest call still at server s, or NULL. */
+char *call_latest_at(Server *s, uint64_t peer_id);
 
 /** The server settled: its waiting calls run or fail. */
 void calls_server_settled(CallRegistry *cr, Server *s);
-/** The server is going away: its calls fail, its forwarded requests are dropped. */
+/** The server is going away: its calls fail (its requests to agents: route_server_removed). */
 void calls_server_removed(CallRegistry *cr, Server *s);
-/** The server's session ended: requests it forwarded to agents are withdrawn. */
-void calls_upstream_closed(CallRegistry *cr, Server *s, uint64_t upstream_id);
-/** A peer went away: its calls are cancelled upstream, requests to it fail. */
+/** A peer went away: its calls are cancelled upstream (requests to it: route_peer_gone). */
 void calls_peer_gone(CallRegistry *cr, Peer *p);
-/** Upstream notifications and requests that concern agents. */
-void route_notification(CallRegistry *cr, Server *s, const char *method, yajl_val params);
-void route_request(CallRegistry *cr, Server *s, yajl_val id, const char *method, yajl_val params);
-/** Set the upstream log level to the most verbose any of its agents asked for. */
-void logging_update(CallRegistry *cr, Server *s);
+/**
+ * The agent whose call caused a request from server s: over stdio nothing names the call, so it
+ * is the agent with the most recent call in flight on that server among those with capability
+ * cap; *anyp is the one with the most recent call of all (NULL when none).
+ */
+Peer *call_causing_peer(CallRegistry *cr, Server *s, unsigned cap, Peer **anyp);
+/** notifications/progress from server s: to the agent whose call it names, under its token. */
+void call_progress(CallRegistry *cr, Server *s, yajl_val params);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// manager: the core wired together (servers, workspaces, calls), control by name, mcpd/wait,
-// status.
+// manager: the core as one piece for the layers above: its registries (servers, workspaces,
+// calls) wired to each other's events, and what is asked of them by server name (connect,
+// disconnect, mcpd/wait, status).
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,9 +17,11 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/cache.h"
 #include "daemon/core/manager.h"
+#include "daemon/core/route.h"
 #include "daemon/core/toolcost.h"
 #include "daemon/core/toolset.h"
 #include "daemon/core/wsprofile.h"
+#include "daemon/core/view.h"
 #include "daemon/core/wssearch.h"
 #include "daemon/sys/runlog.h"
 
@@ -53,6 +56,7 @@ Server *manager_find_server(Manager *m, Peer *p, const char *name)
 static void peer_leave(Manager *m, Peer *p)
 {
     calls_peer_gone(&m->calls, p);
+    route_peer_gone(&m->calls, p);
     if (m->ext.peer_gone)
         m->ext.peer_gone(m, p);
     ws_peer_left(&m->workspaces, p);
@@ -146,7 +150,7 @@ static void on_server_closed(void *ud, Server *s, uint64_t upstream_id)
 {
     Manager *m = ud;
 
-    calls_upstream_closed(&m->calls, s, upstream_id);
+    route_upstream_closed(&m->calls, s, upstream_id);
 }
 
 static void on_server_signed_out(void *ud, Server *s)
@@ -163,6 +167,7 @@ static void on_server_removed(void *ud, Server *s)
     Manager *m = ud;
 
     calls_server_removed(&m->calls, s);
+    route_server_removed(&m->calls, s);
     waiters_server_settled(s);
     if (m->ext.server_removed)
         m->ext.server_removed(s);
@@ -686,6 +691,7 @@ void manager_init(Manager *m, struct event_base *base, PeerRegistry *peers, cons
     server_registry_init(&m->servers, base, &m->settings, m->cache_dir, &server_events, m);
     ws_registry_init(&m->workspaces, &m->servers, peers, &m->agents, &m->settings, config_file,
                      m->home);
+    m->workspaces.views = &wssearch_views;
     call_registry_init(&m->calls, &m->workspaces);
 }
 
@@ -702,6 +708,7 @@ void manager_deinit(Manager *m)
     manager_shutdown(m);
     while (m->server_waiters)
         waiter_finish(m->server_waiters, NULL, false);
+    route_deinit(&m->calls);
     call_registry_deinit(&m->calls);
     wssearch_registry_deinit(&m->workspaces);
     wsprofile_registry_deinit(&m->workspaces);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// manager: the core wired together (servers, workspaces, calls), control by name, mcpd/wait,
-// status.
+// manager: the core as one piece for the layers above: its registries (servers, workspaces,
+// calls) wired to each other's events, and what is asked of them by server name (connect,
+// disconnect, mcpd/wait, status).
 #pragma once
 
 #include <stdbool.h>

@@ -9,6 +9,7 @@
 #include "daemon/core/naming.h"
 #include "daemon/core/toolcost.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/view.h"
 
 void toolcost_server(const Server *s, TokenCost *c)
 {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// view: a workspace's tool view (declared in workspace.h), built once per change, shared.
+// view: a workspace's tool view, built once per change, shared: the names agents call, the
+// tools/list bytes queued by reference, and the hash that says whether it changed.
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,8 @@
 #include "common/util.h"
 #include "daemon/core/naming.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/view.h"
 #include "daemon/core/workspace.h"
-#include "daemon/core/wsprofile.h"
-#include "daemon/core/wssearch.h"
 
 /*
  * The name index has at least this many slots per tool: with linear probing at most half full,
@@ -333,7 +333,6 @@ char *ws_view_where(Workspace *ws, ViewKeepFn keep, void *ud, size_t *lenp)
 
 void ws_view_deinit(Workspace *ws)
 {
-    wssearch_deinit(ws);
     view_clear(ws);
     ws->view_text = view_text_unref(ws->view_text);
 }
@@ -349,10 +348,6 @@ void ws_view_send(Workspace *ws, Peer *p, yajl_val id)
 {
     ViewText *vt;
 
-    if (wssearch_send_list(ws, p, id)) /* an agent in search mode: its own list */
-        return;
-    if (wsprofile_send_list(ws, p, id)) /* an agent whose profile narrows what it sees */
-        return;
     ws_view_ensure(ws);
     vt = ws->view_text;
     vt->refs++;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// workspace: project roots and their server sets, tool views, start-up gates and agent sessions.
+// workspace: a project root (or the user's) and what its agents see: its server set from discovery,
+// the start-up gate of its tools/list, and the agents attached to it (its tool view is view.c).
 
 #include <errno.h>
 #include <inttypes.h>
@@ -61,7 +62,7 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
     const char *hash;
 
     (void)fd, (void)what;
-    hash = ws_view_hash(ws);
+    hash = ws->reg->views->hash(ws);
     if (streq(hash, ws->notified_hash))
         return;
     memcpy(ws->notified_hash, hash, sizeof(ws->notified_hash));
@@ -160,7 +161,7 @@ static void send_view(Workspace *ws, Peer *p, yajl_val id)
         strbuf_deinit(&r);
         return;
     }
-    ws_view_send(ws, p, id);
+    ws->reg->views->send(ws, p, id);
 }
 
 static void ws_check_gate(Workspace *ws)
@@ -323,7 +324,7 @@ static void ws_apply(Workspace *ws, ConfigSet *set_in, yajl_val results)
          * view is where they start, and only a change from it is news (servers that connect
          * later, a reload). */
         ws->dirty = true;
-        memcpy(ws->notified_hash, ws_view_hash(ws), sizeof(ws->notified_hash));
+        memcpy(ws->notified_hash, ws->reg->views->hash(ws), sizeof(ws->notified_hash));
     }
     ws->reg->ext->changed(ws, !ws->loaded);
     ws->loaded = true;
@@ -476,7 +477,7 @@ void ws_free(Workspace *ws)
         server_release(ws->servers[i]);
     free(ws->servers);
     config_set_deinit(&ws->problems);
-    ws_view_deinit(ws);
+    m->views->deinit(ws);
     m->ext->freed(ws);
     event_free(ws->ev_gate);
     event_free(ws->ev_notify);

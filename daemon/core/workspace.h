@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// workspace: project roots and their server sets, tool views, start-up gates and agent sessions.
+// workspace: a project root (or the user's) and what its agents see: its server set from discovery,
+// the start-up gate of its tools/list, and the agents attached to it (its tool view is view.c).
 #pragma once
 
 #include <stdbool.h>
@@ -34,6 +35,21 @@ static inline yajl_val json_string_new_take(char *text)
     free(text);
     return v;
 }
+
+/*
+ * What a workspace asks of its tool view, which lies above it (view.c, and wssearch.c for an
+ * agent in search mode, both use the workspace): given by whoever sets up the registry
+ * (manager.c: WORKSPACE_VIEWS of wssearch.h).
+ */
+typedef struct Workspace Workspace;
+typedef struct WorkspaceViews {
+    /** Answer a tools/list of peer p from the workspace's tools. */
+    void (*send)(Workspace *ws, Peer *p, yajl_val id);
+    /** The SHA-256 (hex) of the view's JSON: whether it changed since agents were told. */
+    const char *(*hash)(Workspace *ws);
+    /** The workspace goes: free its view and what is built on it. */
+    void (*deinit)(Workspace *ws);
+} WorkspaceViews;
 
 /* One exposed tool in a workspace's view. */
 typedef struct ViewTool {
@@ -137,6 +153,7 @@ struct WorkspaceRegistry {
     SessionRegistry sessions;
     const WorkspaceExt *ext; /* never NULL once the surface is set up */
     void *ext_ud;
+    const WorkspaceViews *views; /* set by the layer above, with ws_registry_init */
     IdMap search_agents;      /* peer id -> what an agent in search mode found (core/wssearch.c) */
     const Profiles *profiles; /* mcpd.json's profiles (the daemon's, reloaded in place) */
     IdMap profile_agents;     /* peer id -> the profile an agent was given (core/wsprofile.c) */
@@ -183,8 +200,6 @@ Workspace *ws_of_peer(WorkspaceRegistry *wr, const Peer *p);
 Workspace *ws_of_agent(WorkspaceRegistry *wr, const Agent *a);
 /** AgentFilter for agent_broadcast: the agents attached to workspace ws. */
 bool ws_agent_attached(const Agent *a, void *ws);
-/** The tool agents of ws call name, or NULL. */
-const ViewTool *ws_view_find(Workspace *ws, const char *name);
 /**
  * A request that needs ws's servers now (a call, a server named in _meta) and cannot wait like
  * a list: a first discovery still on its thread is waited for, as it was on the loop before.
@@ -197,24 +212,6 @@ typedef void (*WsDiscoveredFn)(void *ud, uint64_t peer_id);
  * has been applied (never when ws goes first: its agents are gone then).
  */
 bool ws_defer_until_discovered(Workspace *ws, WsDiscoveredFn fn, void *ud, uint64_t peer_id);
-/** Rebuild the tool view if anything changed since it was built. */
-void ws_view_ensure(Workspace *ws);
-/** Free the view (safe on a workspace that never built one). */
-void ws_view_deinit(Workspace *ws);
-/* One tool of the view: ws->servers[server], tool index in its set, and its exposed name. */
-typedef void (*ViewEachFn)(void *ud, size_t server, size_t tool, const char *name);
-/** Call fn for each tool of the view (built first if it must be), in server order. */
-void ws_view_each(Workspace *ws, ViewEachFn fn, void *ud);
-/* Whether an agent is shown server's tool j (ws_view_where). */
-typedef bool (*ViewKeepFn)(void *ud, Server *s, size_t j);
-/** The view's tools that keep() keeps, as {"tools":[...]} text in the view's order and bytes. */
-char *ws_view_where(Workspace *ws, ViewKeepFn keep, void *ud, size_t *lenp);
-/** Answer a tools/list with the view: its bytes are queued by reference, never copied. */
-void ws_view_send(Workspace *ws, Peer *p, yajl_val id);
-/** The SHA-256 (hex) of the view's JSON, hashed once per build. */
-const char *ws_view_hash(Workspace *ws);
-/** Drop one reference to a view's JSON (safe on NULL); returns NULL. */
-ViewText *view_text_unref(ViewText *vt);
 /** A server's tools or state changed: every workspace that sees it rebuilds and is told. */
 void server_views_changed(WorkspaceRegistry *wr, Server *s);
 /** tools/list for a peer: answered now or once the start-up gate opens. */

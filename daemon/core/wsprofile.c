@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/toolset.h"
+#include "daemon/core/view.h"
 #include "daemon/core/wsprofile.h"
 
 typedef struct ProfileAgent {

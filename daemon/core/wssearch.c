@@ -12,6 +12,7 @@
 #include "daemon/core/toolsearch.h"
 #include "daemon/core/toolset.h"
 #include "daemon/core/wsprofile.h"
+#include "daemon/core/view.h"
 #include "daemon/core/wssearch.h"
 
 /* One workspace's index and where each of its tools is. */
@@ -359,3 +360,22 @@ char *wssearch_call(Workspace *ws, Peer *p, const char *args, size_t len)
     _cleanup_free_ char *text = json_to_string(r);
     return call_result(json_array_len(tools) ? text : "no tool matches; try other words", r);
 }
+
+/*
+ * A tools/list: an agent in search mode gets its own list, one whose profile narrows what it
+ * sees the view narrowed, every other one the view.
+ */
+static void send_tools(Workspace *ws, Peer *p, yajl_val id)
+{
+    if (!wssearch_send_list(ws, p, id) && !wsprofile_send_list(ws, p, id))
+        ws_view_send(ws, p, id);
+}
+
+/* The index is built on the view: it goes first. */
+static void views_deinit(Workspace *ws)
+{
+    wssearch_deinit(ws);
+    ws_view_deinit(ws);
+}
+
+const WorkspaceViews wssearch_views = {send_tools, ws_view_hash, views_deinit};

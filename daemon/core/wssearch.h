@@ -26,6 +26,11 @@ yajl_val wssearch_tools(Workspace *ws, uint64_t peer_id, const char *query, size
                         size_t limit);
 /** Free the workspace's index (safe when it has none). */
 void wssearch_deinit(Workspace *ws);
+/**
+ * What a workspace asks of its view (WorkspaceViews): a tools/list answered with an agent's
+ * search-mode list or else the view, the view's hash, and at its end the index, then the view.
+ */
+extern const WorkspaceViews wssearch_views;
 
 /* ---- search mode: an agent sees mcpd's two tools and what its searches found ---- */
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // dispatch: every line from an agent to its method (the hot path for tools/call first), with the
-// checks every handler relies on, and the handlers' replies.
+// checks every handler relies on.
 
 #include <stdio.h>
 
@@ -9,18 +9,12 @@
 #include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/core/agent.h"
-#include "daemon/methods/methods.h"
+#include "daemon/core/route.h"
+#include "daemon/methods/dispatch.h"
+#include "daemon/methods/methods-mcp.h"
+#include "daemon/methods/methods-mcpd.h"
 #include "daemon/methods/methods-modern.h"
-
-void methods_reply(MethodsCtx *d, Peer *p, yajl_val id, yajl_val result)
-{
-    agent_reply(d->manager->peers, p->id, id, result);
-}
-
-void methods_error(MethodsCtx *d, Peer *p, yajl_val id, int code, const char *message)
-{
-    agent_reply_error(d->manager->peers, p->id, id, code, message);
-}
+#include "daemon/methods/methods.h"
 
 typedef struct ReloadAnswer {
     PeerRegistry *peers;
@@ -127,7 +121,7 @@ void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata)
         return; /* server/discover, or a 2026-07-28 agent's own method or retry */
     if (m->kind == JSONRPC_RESPONSE || m->kind == JSONRPC_ERROR_RESPONSE) {
         /* An answer to a request mcpd forwarded (sampling, elicitation, roots). */
-        call_peer_response(&d->manager->calls, p, m);
+        route_peer_response(&d->manager->calls, p, m);
         return;
     }
     mt = find_method(m->method);

@@ -13,34 +13,12 @@
 #include "common/util.h"
 #include "common/version.h"
 #include "daemon/methods/methods.h"
-#include "daemon/methods/methods-modern.h"
+#include "daemon/methods/methods-capabilities.h"
+#include "daemon/methods/methods-mcp.h"
+#include "daemon/core/logging.h"
 #include "daemon/core/surface.h"
 #include "daemon/core/wsprofile.h"
 #include "daemon/core/wssearch.h"
-
-yajl_val methods_capabilities(Manager *mg, Peer *p)
-{
-    yajl_val caps = json_object_new(), tools = json_object_new(), exp = json_object_new();
-    yajl_val mcpd = json_object_new();
-
-    json_object_set(tools, "listChanged", json_bool_new(true));
-    json_object_set(caps, "tools", tools);
-    json_object_set(caps, "logging", json_object_new());
-    surface_capabilities(mg, p, caps);
-    json_object_set(mcpd, "protocol", json_int_new(1));
-    json_object_set(exp, "mcpd", mcpd);
-    json_object_set(caps, "experimental", exp);
-    return caps;
-}
-
-yajl_val methods_server_info(void)
-{
-    yajl_val info = json_object_new();
-
-    json_object_set(info, "name", json_string_new("mcpd"));
-    json_object_set(info, "version", json_string_new(mcpd_version));
-    return info;
-}
 
 /* The revision served downstream (DESIGN section 3): the one asked for, else the newest. */
 static const char *pick_version(const char *asked)
@@ -145,7 +123,8 @@ bool methods_init_hold(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     return true;
 }
 
-/* The held messages, handled as if they came now (the answer to initialize is out). */
+/* The held messages, handled as if they came now (the answer to initialize is out), by the
+ * dispatch that delivered them (methods_dispatch, given to the peers by daemon.c). */
 static void init_replay(MethodsCtx *d, Peer *p, InitWait *w)
 {
     for (size_t i = 0; i < w->n_held; i++) {
@@ -154,7 +133,7 @@ static void init_replay(MethodsCtx *d, Peer *p, InitWait *w)
         JsonrpcMsg m = {0};
 
         if (jsonrpc_msg_parse(&m, text, strlen(text), &err) == 0)
-            methods_dispatch(p, &m, d);
+            d->manager->peers->dispatch(p, &m, d->manager->peers->userdata);
         jsonrpc_msg_deinit(&m);
     }
 }
@@ -382,7 +361,7 @@ static void m_logging_set_level(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
         methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, msg);
         return;
     }
-    call_set_log_level(&d->manager->calls, p, level);
+    logging_set_level(&d->manager->calls, p, level);
     methods_reply(d, p, m->id, NULL);
 }
 

@@ -19,10 +19,13 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/core/agent.h"
+#include "daemon/core/logging.h"
 #include "daemon/core/manager.h"
+#include "daemon/core/route.h"
 #include "daemon/core/surface.h"
 #include "daemon/core/wsprofile.h"
 #include "daemon/core/wssearch.h"
+#include "daemon/methods/methods-capabilities.h"
 #include "daemon/methods/methods-modern.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/modern-state.h"
@@ -547,7 +550,7 @@ static bool take_meta(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
             p->label = xstrdup(name);
     }
     if (level >= 0 && level != a->log_level)
-        call_set_log_level(&mg->calls, p, level);
+        logging_set_level(&mg->calls, p, level);
     return take_profile(mg, p, m, meta);
 }
 
@@ -720,7 +723,7 @@ static void refuse_server_request(Manager *mg, Peer *p, yajl_val id, const char 
     resp.error = json_object_new();
     json_object_set(resp.error, "code", json_int_new(JSONRPC_INTERNAL_ERROR));
     json_object_set(resp.error, "message", json_string_new(why));
-    call_peer_response(&mg->calls, p, &resp);
+    route_peer_response(&mg->calls, p, &resp);
     json_free(resp.error);
 }
 
@@ -789,7 +792,7 @@ static void server_request(ModernAgent *ma, Peer *p, const AgentOut *o)
     yajl_val ask;
     Pending *pd;
 
-    cause = call_cause_of_request(&ma->mg->calls, o->request_id);
+    cause = route_cause_of_request(&ma->mg->calls, o->request_id);
     pd = cause ? index_find(ma, cause, BY_ID) : NULL;
     if (!pd) {
         refuse_server_request(ma->mg, p, rid,
@@ -872,7 +875,7 @@ static void resume(Manager *mg, Peer *p, ModernAgent *ma, Pending *pd, JsonrpcMs
         JsonrpcMsg resp = {.kind = JSONRPC_RESPONSE};
         resp.id = pd->shown->u.object.values[i];
         resp.result = json_get(answers, pd->shown->u.object.keys[i]);
-        call_peer_response(&mg->calls, p, &resp);
+        route_peer_response(&mg->calls, p, &resp);
     }
     json_free(pd->shown);
     pd->shown = NULL;

@@ -8,12 +8,9 @@
 #include "common/jsonrpc.h"
 #include "daemon/downstream/peer.h"
 
-typedef struct Manager Manager;
+#include "daemon/methods/methods.h"
 
-/** initialize's and server/discover's capabilities for a peer (a new tree). */
-yajl_val methods_capabilities(Manager *mg, Peer *p);
-/** mcpd's Implementation object (a new tree). */
-yajl_val methods_server_info(void);
+typedef struct Manager Manager;
 
 /**
  * Called first for every message: answers server/discover, fixes the agent's era on its first
@@ -21,3 +18,5 @@ yajl_val methods_server_info(void);
  * (its _meta, subscriptions/listen, MRTR retries). Returns true when the message is done.
  */
 bool methods_modern_dispatch(Manager *mg, Peer *p, JsonrpcMsg *m);
+/** mcpd is stopping: each open subscriptions/listen gets its response (methods-modern.c). */
+void methods_modern_shutdown(MethodsCtx *d);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// methods: the socket's method tables (MCP methods, mcpd/ methods), their context and dispatch.
+// methods: what every method handler shares: its context (MethodsCtx), its table entry, and its
+// replies, through the core's reply API.
 #pragma once
 
 #include <yajl/yajl_tree.h>
@@ -37,13 +38,6 @@ typedef struct Method {
     const char *string_param; /* a params member that must be a non-empty string, or NULL */
 } Method;
 
-extern const Method methods_mcp[];
-extern const Method methods_mcpd[];
-
-/** The hot path for tools/call, before any parsing (the PeerFastFn). */
-bool methods_fast(Peer *p, const char *line, size_t len, void *userdata);
-/** Dispatch one message from a peer (the PeerDispatchFn). */
-void methods_dispatch(Peer *p, JsonrpcMsg *m, void *userdata);
 /** Replies to the peer a handler serves, through the core's reply API (by its id). */
 void methods_reply(MethodsCtx *d, Peer *p, yajl_val id, yajl_val result);
 void methods_error(MethodsCtx *d, Peer *p, yajl_val id, int code, const char *message);
@@ -55,12 +49,3 @@ void methods_error(MethodsCtx *d, Peer *p, yajl_val id, int code, const char *me
 void *methods_reload_answer_new(MethodsCtx *d, Peer *p, yajl_val id, yajl_val result);
 /** MethodsCtx.reload's done: answers the request of ud (methods_reload_answer_new) and frees it. */
 void methods_reload_answer(yajl_val r, void *ud);
-/**
- * Whether m was held (taken, or refused) because the peer's initialize still waits for its
- * project's discovery; held messages are handled once it is answered.
- */
-bool methods_init_hold(MethodsCtx *d, Peer *p, JsonrpcMsg *m);
-/** A peer is gone: an initialize of it that waits for its project's discovery is dropped. */
-void methods_peer_gone(uint64_t peer_id);
-/** mcpd is stopping: each open subscriptions/listen gets its response (methods-modern.c). */
-void methods_modern_shutdown(MethodsCtx *d);

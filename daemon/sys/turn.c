@@ -26,6 +26,9 @@
 //
 // Where no own loop can run (libevent's backend is not epoll, or its epoll fd was not found, or
 // a test drives libevent itself), the own epoll set sits in libevent's as one event instead.
+// A build with -Down_loop=false (TURN_LIBEVENT_ONLY) always does that: libevent's public API
+// only, no link-time wrapping and no guess of its fd. It costs CPU per call (docs/performance.md,
+// "The loop"); CI runs the suites in such a build too (.ci/run).
 
 #include <errno.h>
 #include <fcntl.h>
@@ -331,6 +334,10 @@ static bool walk_needed;
  */
 static bool activated;
 
+#ifdef TURN_LIBEVENT_ONLY
+#define REAL_EVENT_ADD event_add
+#else
+#define REAL_EVENT_ADD __real_event_add
 int __real_event_add(struct event *ev, const struct timeval *tv);
 int __wrap_event_add(struct event *ev, const struct timeval *tv);
 void __real_event_active(struct event *ev, int res, short ncalls);
@@ -360,6 +367,7 @@ int __wrap_event_add(struct event *ev, const struct timeval *tv)
     }
     return __real_event_add(ev, tv);
 }
+#endif
 
 typedef struct TimerScan {
     const struct event *skip;
@@ -394,7 +402,7 @@ static uint64_t first_timer_us(struct event_base *base, struct event *probe)
     struct timeval now, left;
     uint64_t mono = now_us();
 
-    __real_event_add(probe, &zero);
+    REAL_EVENT_ADD(probe, &zero);
     event_pending(probe, EV_TIMEOUT, &now);
     event_del(probe);
     event_base_foreach_event(base, scan_timer, &ts);
@@ -420,12 +428,16 @@ struct event_base *turn_base_new(void)
     struct event_config *cfg = event_config_new();
     struct event_base *base;
     struct epoll_event ev;
+#ifdef TURN_LIBEVENT_ONLY
+    int lowest = -1; /* no own loop: libevent's epoll fd is not needed */
+#else
     /* The fd epoll_create1 will get: its epoll backend opens nothing before it. (An open, not
      * a dup of fd 0, which may be closed.) */
     int lowest = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
     if (lowest >= 0)
         close(lowest);
+#endif
     if (!cfg)
         return NULL;
     /*

@@ -35,5 +35,5 @@ char *oauth_url_path(const char *url);
 char *oauth_str_or_list(yajl_val v);
 /** Whether the JSON array arr holds the string s. */
 bool oauth_list_has(yajl_val arr, const char *s);
-/** Daemon exit: free the redirect listeners still lingering. */
-void oauth_listeners_shutdown(void);
+/** Daemon exit: every refresh in flight ends (its owner told -ECANCELED, to free its context). */
+void oauth_refresh_shutdown(void);

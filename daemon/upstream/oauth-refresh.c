@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// oauth-refresh: token responses into the store, client authentication, and refreshes.
+// oauth-refresh: keeping a sign-in's tokens current: a token endpoint's answer taken into the
+// store, the client's authentication to that endpoint, and the refreshes in flight.
 
 #include <errno.h>
 #include <stdlib.h>
@@ -223,9 +224,8 @@ void oauth_refresh_cancel(const char *resource, const char *why)
     }
 }
 
-void oauth_shutdown(void)
+void oauth_refresh_shutdown(void)
 {
-    oauth_listeners_shutdown();
     while (refreshes) {
         Refresh *rf = refreshes;
         OAuthDoneFn fn = rf->fn;
@@ -233,5 +233,4 @@ void oauth_shutdown(void)
         refresh_free(rf);
         fn(ud, -ECANCELED, NULL); /* only so the owner frees its context */
     }
-    oauth_store_reset();
 }

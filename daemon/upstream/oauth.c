@@ -1061,7 +1061,9 @@ int oauth_flow_start(OAuthFlow **fp, struct event_base *base, const OAuthRequest
     return 0;
 }
 
-void oauth_listeners_shutdown(void)
+void oauth_shutdown(void)
 {
     oauth_listener_shutdown();
+    oauth_refresh_shutdown();
+    oauth_store_reset();
 }

@@ -15,7 +15,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/oauth-fetch.h"
-#include "daemon/upstream/transport-http-private.h"
+#include "daemon/upstream/transport-http-modern.h"
 
 /* A tool's mirrored parameters: the headers of one POST stay far below any server's limit. */
 #define HTM_MAX_PARAM_HEADERS 32

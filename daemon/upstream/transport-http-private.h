@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
-// transport-http-private: what the HTTP transport's files share (transport-http.c: the transport,
-// Streamable HTTP and the auto probe; transport-http-xfer.c: one transfer; transport-sse.c: legacy
-// HTTP+SSE). Nothing else includes it.
+// transport-http-private: the data the HTTP transport's files share, and its bounds. Its layers,
+// each with its own header of functions: transport-http-xfer (one transfer, and the upcalls to
+// upstream.c) at the bottom, reporting up through the callbacks in HttpTransport;
+// transport-http-modern (2026-07-28 headers) and transport-sse (legacy HTTP+SSE) above it;
+// transport-http (the transport, Streamable HTTP and the auto probe) on top. Nothing else
+// includes it.
 #pragma once
 
 #include <stdbool.h>
@@ -156,51 +159,8 @@ struct HttpTransport {
     bool modern;           /* a modern request was answered: the server speaks 2026-07-28 */
     yajl_val tool_headers; /* {tool: {param: HeaderName}} from the tools' x-mcp-header */
     IdMap list_ids;        /* tools/list requests in flight: 1 first page, 2 a later one */
+    /* The layers above a transfer hear through these (set by transport_http_new): */
+    void (*xfer_done)(Xfer *x, CURLcode res);            /* finished, failed or timed out */
+    int (*legacy_endpoint)(Xfer *x, const SseEvent *ev); /* a legacy stream's endpoint event */
     struct HttpTransport *next_live, *prev_live;
 };
-
-/* transport-http-xfer.c: upcalls to upstream.c (always from the loop) and one HTTP transfer. */
-void ht_upcall(HttpTransport *t, int kind, const char *text, size_t len);
-void ht_report_closed(HttpTransport *t, const char *fmt, ...) _printf_(2, 3);
-void ht_on_deliver(evutil_socket_t fd, short what, void *arg);
-/** A JSON-RPC error for a request whose HTTP exchange failed: upstream.c sees a normal reply. */
-void ht_synth_error(HttpTransport *t, uint64_t id, const char *fmt, ...) _printf_(3, 4);
-/** One body or event holding a message (or, on 2025-03-26 sessions, an array of them). */
-void ht_take_messages(HttpTransport *t, const char *text, size_t len);
-Xfer *ht_xfer_new(HttpTransport *t, XferKind kind, const char *url, int64_t timeout_ms);
-/** (Re)build the easy handle for x->url and start it. */
-int ht_xfer_launch(Xfer *x);
-/** Launch, or fail the transfer's request and free it. */
-void ht_xfer_start(Xfer *x);
-void ht_xfer_free(Xfer *x);
-void ht_note_status(Xfer *x);
-bool ht_header_name_is(const char *line, size_t n, const char *name);
-char *ht_header_value(const char *line, size_t n, size_t name_len);
-size_t ht_on_header(char *data, size_t size, size_t nitems, void *userdata);
-void ht_headers_apply(Xfer *x, const char *ct);
-size_t ht_on_write(char *data, size_t size, size_t nmemb, void *userdata);
-
-/* transport-http.c: what a finished or timed-out transfer means. */
-void ht_xfer_done(void *userdata, CURL *easy, CURLcode res);
-void ht_xfer_timeout(evutil_socket_t fd, short what, void *arg);
-/** A short text for an HTTP error: the JSON-RPC error message in the body, or its start. */
-char *ht_error_text(Xfer *x);
-/** What failed a transfer: curl's error buffer if it said anything, else the code's text. */
-const char *ht_curl_error(const Xfer *x, CURLcode res);
-void ht_auth_needed(HttpTransport *t, Xfer *x);
-
-/* transport-sse.c: legacy HTTP+SSE (2024-11-05). */
-extern const TransportOps ht_ops_legacy;
-void ht_start_legacy(HttpTransport *t);
-int ht_legacy_endpoint(Xfer *x, const SseEvent *ev);
-void ht_legacy_get_done(Xfer *x, CURLcode res);
-
-/* transport-http-modern.c: 2026-07-28 requests. */
-/** The protocol version a message's _meta names, or NULL (a 2025-era message). */
-const char *htm_version(yajl_val msg);
-/** The headers of a modern POST (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*). */
-struct curl_slist *htm_request_headers(HttpTransport *t, yajl_val msg);
-/** A tools/list result passed by: remember each tool's x-mcp-header parameters. */
-void htm_note_tools(HttpTransport *t, yajl_val result, bool first_page);
-/** A non-2xx body that is a JSON-RPC error for x's request, as a message line; else NULL. */
-char *htm_error_line(Xfer *x);

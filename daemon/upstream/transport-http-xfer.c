@@ -22,7 +22,9 @@
 #include "daemon/upstream/http.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/sse.h"
-#include "daemon/upstream/transport-http-private.h"
+#include "daemon/upstream/oauth-issuer.h"
+#include "daemon/upstream/transport-http-modern.h"
+#include "daemon/upstream/transport-http-xfer.h"
 #include "daemon/upstream/transport.h"
 
 /* ---- upcalls ---- */
@@ -427,7 +429,7 @@ static int on_event(void *userdata, const SseEvent *ev)
     if (x->timeout_ms > 0)
         arm_timer(x); /* activity (progress, priming) keeps a stream alive, up to its cap */
     if (x->kind == XFER_LEGACY_GET && streq(ev->event, "endpoint"))
-        return ht_legacy_endpoint(x, ev);
+        return t->legacy_endpoint(x, ev);
     if (!streq(ev->event, "message") || ev->data_len == 0)
         return 0; /* priming events and unknown types carry no message */
     ht_take_messages(t, ev->data, ev->data_len);
@@ -512,6 +514,15 @@ static struct curl_slist *add_config_headers(HttpTransport *t, struct curl_slist
 }
 
 /* (Re)build the easy handle for x->url and start it. */
+/* curl is done with the transfer: the layer above hears what it brought. */
+static void on_curl_done(void *userdata, CURL *easy, CURLcode res)
+{
+    Xfer *x = userdata;
+
+    (void)easy;
+    x->t->xfer_done(x, res);
+}
+
 int ht_xfer_launch(Xfer *x)
 {
     HttpTransport *t = x->t;
@@ -576,9 +587,9 @@ int ht_xfer_launch(Xfer *x)
     curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, ht_on_write);
     curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
     if (!x->timer)
-        x->timer = evtimer_new(t->base.base, ht_xfer_timeout, x);
+        x->timer = evtimer_new(t->base.base, ht_xfer_on_timeout, x);
     arm_timer(x);
-    r = http_start(t->base.base, x->easy, ht_xfer_done, x);
+    r = http_start(t->base.base, x->easy, on_curl_done, x);
     return r;
 }
 
@@ -606,4 +617,93 @@ void ht_xfer_start(Xfer *x)
         ht_synth_error(x->t, x->req_id, "cannot start the HTTP request: %s", strerror(-r));
         ht_xfer_free(x);
     }
+}
+
+void ht_xfer_on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    Xfer *x = arg;
+
+    (void)fd, (void)what;
+    x->timed_out = true;
+    /* Treated as a failed transfer; the easy handle is stopped first so curl forgets it. */
+    http_stop(x->easy);
+    x->t->xfer_done(x, CURLE_OPERATION_TIMEDOUT);
+}
+
+/* ---- what a transfer's end says ---- */
+
+/* Whether a Location may be followed: http and https only, as the transfers themselves. */
+bool ht_redirect_scheme_ok(const char *loc)
+{
+    if (!strstr(loc, "://"))
+        return true; /* relative: curl resolves it against the request's URL */
+    return strncasecmp(loc, "http://", 7) == 0 || strncasecmp(loc, "https://", 8) == 0;
+}
+
+/*
+ * A redirect from https to plain http: never followed. The request (tool arguments, the
+ * session) would cross the network in the clear and the answer could be anyone's.
+ */
+bool ht_redirect_downgrades(const Xfer *x, const char *loc)
+{
+    return strncasecmp(x->url, "https://", 8) == 0 && strncasecmp(loc, "http://", 7) == 0;
+}
+
+/* What failed a transfer: curl's error buffer if it said anything, else the code's text. */
+const char *ht_curl_error(const Xfer *x, CURLcode res)
+{
+    return x->errbuf[0] ? x->errbuf : curl_easy_strerror(res);
+}
+
+/* A short text for an HTTP error: the JSON-RPC error message in the body, or its start. */
+char *ht_error_text(Xfer *x)
+{
+    _cleanup_json_ yajl_val v = x->resp.len ? json_parse(strbuf_str(&x->resp), NULL) : NULL;
+    const char *m = json_get_string(json_get_object(v, "error"), "message");
+    StrBuf sb = STRBUF_INIT;
+
+    strbuf_printf(&sb, "HTTP %ld", x->status);
+    if (x->status / 100 == 3 && x->status != 304) {
+        char *loc = NULL;
+        curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
+        if (!loc)
+            strbuf_puts(&sb, ": a redirect without a Location header");
+        else if (!ht_redirect_scheme_ok(loc))
+            strbuf_printf(&sb,
+                          ": a redirect to a %.*s URL, refused (only http and https are "
+                          "followed)",
+                          (int)MIN(strcspn(loc, ":"), (size_t)16), loc);
+        else if (ht_redirect_downgrades(x, loc))
+            strbuf_printf(&sb,
+                          ": %s redirects from https to plain http (%.300s), refused: the "
+                          "request would cross the network unencrypted; ask the server's "
+                          "operator to fix the redirect, or give the https URL it should reach",
+                          x->t->base.server, loc);
+        else if (x->redirects >= REDIRECT_MAX)
+            strbuf_printf(&sb,
+                          ": more than %d redirects in a row (a redirect loop?); give "
+                          "the final URL in the config",
+                          REDIRECT_MAX);
+        return strbuf_detach(&sb, NULL);
+    }
+    if (m)
+        strbuf_printf(&sb, ": %.300s", m);
+    else if (x->resp.len && !memchr(x->resp.data, '<', MIN(x->resp.len, 64)))
+        strbuf_printf(&sb, ": %.200s", strbuf_str(&x->resp));
+    return strbuf_detach(&sb, NULL);
+}
+
+void ht_auth_needed(HttpTransport *t, Xfer *x)
+{
+    /* The server's words go to status, the log and the sign-in: no control character in them. */
+    _cleanup_free_ char *clean =
+        x->www_auth.len ? oauth_text_shown(strbuf_str(&x->www_auth), x->www_auth.len) : NULL;
+    const char *w = clean;
+
+    if (t->reported)
+        return;
+    ht_upcall(t, UP_AUTH, w ? w : "", w ? strlen(w) : 0);
+    ht_report_closed(t, "HTTP 401 Unauthorized: the server needs authorization%s%.*s%s%s",
+                     w ? " (WWW-Authenticate: " : "", WWW_AUTH_SHOWN, w ? w : "",
+                     w && strlen(w) > WWW_AUTH_SHOWN ? " ..." : "", w ? ")" : "");
 }

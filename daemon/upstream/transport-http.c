@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // transport-http: MCP over Streamable HTTP (and the auto probe that falls back to legacy HTTP+SSE,
-// transport-sse.c), on libcurl. One transfer is transport-http-xfer.c.
+// transport-sse.c), on libcurl: the top of the HTTP transport, told by one transfer
+// (transport-http-xfer.c, below it) what it brought through t->xfer_done.
 
 #include <errno.h>
 #include <inttypes.h>
@@ -23,9 +24,12 @@
 #include "daemon/upstream/oauth-issuer.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/sse.h"
-#include "daemon/upstream/transport-http-private.h"
+#include "daemon/upstream/transport-http-modern.h"
+#include "daemon/upstream/transport-http-xfer.h"
+#include "daemon/upstream/transport-sse.h"
 #include "daemon/upstream/transport.h"
 
+static const TransportOps http_ops_legacy;
 static unsigned n_live;
 static HttpTransport *all_http;
 
@@ -300,67 +304,6 @@ static void schedule_get(HttpTransport *t, Xfer *x)
 
 /* ---- completion ---- */
 
-/* Whether a Location may be followed: http and https only, as the transfers themselves. */
-static bool redirect_scheme_ok(const char *loc)
-{
-    if (!strstr(loc, "://"))
-        return true; /* relative: curl resolves it against the request's URL */
-    return strncasecmp(loc, "http://", 7) == 0 || strncasecmp(loc, "https://", 8) == 0;
-}
-
-/*
- * A redirect from https to plain http: never followed. The request (tool arguments, the
- * session) would cross the network in the clear and the answer could be anyone's.
- */
-static bool redirect_downgrades(const Xfer *x, const char *loc)
-{
-    return strncasecmp(x->url, "https://", 8) == 0 && strncasecmp(loc, "http://", 7) == 0;
-}
-
-/* What failed a transfer: curl's error buffer if it said anything, else the code's text. */
-const char *ht_curl_error(const Xfer *x, CURLcode res)
-{
-    return x->errbuf[0] ? x->errbuf : curl_easy_strerror(res);
-}
-
-/* A short text for an HTTP error: the JSON-RPC error message in the body, or its start. */
-char *ht_error_text(Xfer *x)
-{
-    _cleanup_json_ yajl_val v = x->resp.len ? json_parse(strbuf_str(&x->resp), NULL) : NULL;
-    const char *m = json_get_string(json_get_object(v, "error"), "message");
-    StrBuf sb = STRBUF_INIT;
-
-    strbuf_printf(&sb, "HTTP %ld", x->status);
-    if (x->status / 100 == 3 && x->status != 304) {
-        char *loc = NULL;
-        curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
-        if (!loc)
-            strbuf_puts(&sb, ": a redirect without a Location header");
-        else if (!redirect_scheme_ok(loc))
-            strbuf_printf(&sb,
-                          ": a redirect to a %.*s URL, refused (only http and https are "
-                          "followed)",
-                          (int)MIN(strcspn(loc, ":"), (size_t)16), loc);
-        else if (redirect_downgrades(x, loc))
-            strbuf_printf(&sb,
-                          ": %s redirects from https to plain http (%.300s), refused: the "
-                          "request would cross the network unencrypted; ask the server's "
-                          "operator to fix the redirect, or give the https URL it should reach",
-                          x->t->base.server, loc);
-        else if (x->redirects >= REDIRECT_MAX)
-            strbuf_printf(&sb,
-                          ": more than %d redirects in a row (a redirect loop?); give "
-                          "the final URL in the config",
-                          REDIRECT_MAX);
-        return strbuf_detach(&sb, NULL);
-    }
-    if (m)
-        strbuf_printf(&sb, ": %.300s", m);
-    else if (x->resp.len && !memchr(x->resp.data, '<', MIN(x->resp.len, 64)))
-        strbuf_printf(&sb, ": %.200s", strbuf_str(&x->resp));
-    return strbuf_detach(&sb, NULL);
-}
-
 static bool follow_redirect(Xfer *x)
 {
     HttpTransport *t = x->t;
@@ -369,8 +312,8 @@ static bool follow_redirect(Xfer *x)
     if (x->status / 100 != 3 || x->status == 304 || x->kind == XFER_DELETE)
         return false;
     curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
-    if (!loc || x->redirects >= REDIRECT_MAX || !redirect_scheme_ok(loc) ||
-        redirect_downgrades(x, loc))
+    if (!loc || x->redirects >= REDIRECT_MAX || !ht_redirect_scheme_ok(loc) ||
+        ht_redirect_downgrades(x, loc))
         return false; /* ht_error_text() says which */
     x->redirects++;
     free(x->url);
@@ -394,21 +337,6 @@ static bool session_expired(Xfer *x)
         return true;
     /* The TS SDK answers an unknown session with 400 "No valid session ID provided". */
     return x->status == 400 && strcasestr(strbuf_str(&x->resp), "session") != NULL;
-}
-
-void ht_auth_needed(HttpTransport *t, Xfer *x)
-{
-    /* The server's words go to status, the log and the sign-in: no control character in them. */
-    _cleanup_free_ char *clean =
-        x->www_auth.len ? oauth_text_shown(strbuf_str(&x->www_auth), x->www_auth.len) : NULL;
-    const char *w = clean;
-
-    if (t->reported)
-        return;
-    ht_upcall(t, UP_AUTH, w ? w : "", w ? strlen(w) : 0);
-    ht_report_closed(t, "HTTP 401 Unauthorized: the server needs authorization%s%.*s%s%s",
-                     w ? " (WWW-Authenticate: " : "", WWW_AUTH_SHOWN, w ? w : "",
-                     w && strlen(w) > WWW_AUTH_SHOWN ? " ..." : "", w ? ")" : "");
 }
 
 /* A 2xx answer past the message bound (ht_on_write stopped it): its request fails, naming why. */
@@ -495,6 +423,7 @@ static void post_done(Xfer *x, CURLcode res)
             idmap_remove(&t->outstanding, x->req_id);
             log_full(LOG_INFO, t->base.server, "http",
                      "POST initialize got HTTP %ld: trying the legacy SSE transport", x->status);
+            t->base.ops = &http_ops_legacy;
             ht_start_legacy(t);
             return;
         }
@@ -627,12 +556,11 @@ static void resume_done(Xfer *x, CURLcode res)
 
 static void http_maybe_free(HttpTransport *t);
 
-void ht_xfer_done(void *userdata, CURL *easy, CURLcode res)
+/* A transfer finished, failed or timed out (t->xfer_done): what it means for the transport. */
+static void xfer_done(Xfer *x, CURLcode res)
 {
-    Xfer *x = userdata;
     HttpTransport *t = x->t;
 
-    (void)easy;
     evtimer_del(x->timer);
     if (!x->headers_done && x->status == 0)
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
@@ -667,17 +595,6 @@ void ht_xfer_done(void *userdata, CURL *easy, CURLcode res)
     if (!t->closing && !t->reported && t->n_held && t->mode == MODE_STREAMABLE)
         flush_held(t);
     http_maybe_free(t);
-}
-
-void ht_xfer_timeout(evutil_socket_t fd, short what, void *arg)
-{
-    Xfer *x = arg;
-
-    (void)fd, (void)what;
-    x->timed_out = true;
-    /* Treated as a failed transfer; the easy handle is stopped first so curl forgets it. */
-    http_stop(x->easy);
-    ht_xfer_done(x, x->easy, CURLE_OPERATION_TIMEDOUT);
 }
 
 /* ---- lifecycle ---- */
@@ -806,7 +723,7 @@ static const TransportOps http_ops_streamable = {
     .close = http_close,
     .status = http_status,
 };
-const TransportOps ht_ops_legacy = {
+static const TransportOps http_ops_legacy = {
     .kind = "sse",
     .send = http_send,
     .close = http_close,
@@ -841,12 +758,15 @@ int transport_http_new(Transport **tp, struct event_base *base, const ServerConf
     t->ev_deliver = event_new(base, -1, 0, ht_on_deliver, t);
     t->ev_free = event_new(base, -1, 0, on_free, t);
     t->ev_get = evtimer_new(base, on_get_timer, t);
+    t->xfer_done = xfer_done;
+    t->legacy_endpoint = ht_legacy_endpoint;
     t->next_live = all_http;
     if (all_http)
         all_http->prev_live = t;
     all_http = t;
     switch (cfg->type) {
     case TRANSPORT_SSE:
+        t->base.ops = &http_ops_legacy;
         ht_start_legacy(t);
         break;
     case TRANSPORT_HTTP:
@@ -887,7 +807,7 @@ void transport_http_fuzz_response(struct event_base *base, unsigned kind, const 
         abort();
     HttpTransport *t = (HttpTransport *)tr;
     Xfer *x = ht_xfer_new(t, kinds[kind % N_ELEMENTS(kinds)], t->url, t->timeout_ms);
-    x->timer = evtimer_new(base, ht_xfer_timeout, x);
+    x->timer = evtimer_new(base, ht_xfer_on_timeout, x);
     x->is_request = true;
     x->req_id = 1;
     idmap_put(&t->outstanding, 1, t);

@@ -9,12 +9,12 @@
 
 #include "common/util.h"
 #include "daemon/upstream/http.h"
-#include "daemon/upstream/transport-http-private.h"
+#include "daemon/upstream/transport-http-xfer.h"
+#include "daemon/upstream/transport-sse.h"
 
 void ht_start_legacy(HttpTransport *t)
 {
     t->mode = MODE_LEGACY;
-    t->base.ops = &ht_ops_legacy;
     ht_xfer_start(ht_xfer_new(t, XFER_LEGACY_GET, t->url, t->timeout_ms));
 }
 

@@ -5,7 +5,12 @@
 Each .c/.h file under common/, daemon/ and client/ is a node; a module is a file's folder plus its
 name without extension (x.c and x.h are one module). The check fails on:
   - an include that goes up a layer, or across two sibling layers that must stay independent;
-  - any include cycle between modules (x.c includes y.h while y.c includes x.h, or longer).
+  - any include cycle between modules (x.c includes y.h while y.c includes x.h, or longer);
+  - any circle of calls between the modules of one folder: x.c uses a function that y.c defines
+    while y.c (or a module it uses) uses one of x.c's, whatever header declares them (a private
+    header shared by several files hides such a circle from the include check). Each circle is
+    named with the functions that close it. A file that defines the same function as another
+    (x-fallback.c, built instead of x.c) does not use it.
 A file's length is not checked: a file holds one job, named in its opening comment, whatever its
 length (STYLE.md 15); a line count made files be split, and comments shortened, to fit it.
 Problems listed in known-debt.txt (next to this script) are reported but do not fail the check, so
@@ -35,6 +40,13 @@ RANK = {
 LIBRARY_ONLY_COMMON = {'client/mcpc.c', 'client/include/mcpc.h'}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# Comments, strings and character constants, blanked before looking for names.
+NOT_CODE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+# A function defined with external linkage: its name and parameters at the start of a line, then
+# its body (STYLE.md puts the brace of a function on a line of its own).
+DEFINITION = re.compile(r'^(?!static\b)(?!typedef\b)[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*\{',
+                        re.M)
+NAME = re.compile(r'\b[A-Za-z_]\w*\b')
 
 
 def layer_of(path):
@@ -46,6 +58,67 @@ def layer_of(path):
 
 def module_of(path):
     return os.path.splitext(path)[0]
+
+
+def strongly_connected(edges):
+    """The groups of nodes that reach each other (Tarjan), each of more than one node."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return groups
+
+
+def call_circles(root, files):
+    """Circles of calls between the modules of one folder, with the functions that make them."""
+    code, defined = {}, {}
+    for f in files:
+        if not f.endswith('.c'):
+            continue
+        code[f] = NOT_CODE.sub(' ', open(os.path.join(root, f), encoding='utf-8',
+                                         errors='replace').read())
+        for name in DEFINITION.findall(code[f]):
+            defined.setdefault(name, set()).add(f)
+    edges, uses = {}, {}
+    for f, text in code.items():
+        own = {n for n, where in defined.items() if f in where}
+        for name in set(NAME.findall(text)) - own:
+            for g in defined.get(name, ()):
+                a, b = module_of(f), module_of(g)
+                if a != b and os.path.dirname(f) == os.path.dirname(g):
+                    edges.setdefault(a, set()).add(b)
+                    uses.setdefault((a, b), set()).add(name)
+    problems = []
+    for group in strongly_connected(edges):
+        folder = os.path.dirname(group[0])
+        names = ', '.join(os.path.basename(m) for m in group)
+        detail = '; '.join('%s uses %s of %s' % (os.path.basename(a), ' '.join(sorted(uses[a, b])),
+                                                 os.path.basename(b))
+                           for a in group for b in group if (a, b) in uses)
+        problems.append(('call circle in %s: %s' % (folder, names), detail))
+    return problems
 
 
 def main():
@@ -107,6 +180,9 @@ def main():
     for n in sorted(edges):
         if colour.get(n, 0) == 0:
             visit(n)
+    circles = call_circles(root, files)
+    errors += [name for name, _ in circles]
+    details = dict(circles)
     debt_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'known-debt.txt')
     debt = set()
     if os.path.exists(debt_path):
@@ -121,6 +197,8 @@ def main():
         else:
             print('FAIL: ' + e)
             failed += 1
+        if e in details:
+            print('    (' + details[e] + ')')
     for d in sorted(debt - set(errors)):
         print('FAIL: fixed, remove it from known-debt.txt: ' + d)
         failed += 1

@@ -13,8 +13,11 @@
 #include "common/json.h"
 #include "common/util.h"
 #include "daemon/core/call.h"
+#include "daemon/core/route.h"
 #include "daemon/core/server.h"
+#include "daemon/core/view.h"
 #include "daemon/core/workspace.h"
+#include "daemon/core/wssearch.h"
 #include "tests/unit/test.h"
 
 /*
@@ -77,7 +80,7 @@ static inline void core_on_request(void *ud, Server *s, yajl_val id, const char 
 
 static inline void core_on_closed(void *ud, Server *s, uint64_t upstream_id)
 {
-    calls_upstream_closed(&((Core *)ud)->calls, s, upstream_id);
+    route_upstream_closed(&((Core *)ud)->calls, s, upstream_id);
 }
 
 static inline void core_on_removed(void *ud, Server *s)
@@ -86,6 +89,7 @@ static inline void core_on_removed(void *ud, Server *s)
 
     c->n_removed++;
     calls_server_removed(&c->calls, s);
+    route_server_removed(&c->calls, s);
 }
 
 static const ServerEvents core_server_events = {
@@ -174,6 +178,7 @@ static inline void core_init(Core *c)
     ws_registry_init(&c->workspaces, &c->servers, &c->peers, &c->agents, &c->settings, NULL,
                      c->tmp);
     c->workspaces.ext = &fake_ws_ext;
+    c->workspaces.views = &wssearch_views;
     c->workspaces.ext_ud = c;
     call_registry_init(&c->calls, &c->workspaces);
     c->workspaces.user_ws = ws_new(&c->workspaces, NULL);
@@ -184,6 +189,7 @@ static inline void core_deinit(Core *c)
     c->servers.shutting_down = true;
     ws_registry_shutdown(&c->workspaces);
     server_registry_shutdown(&c->servers);
+    route_deinit(&c->calls);
     call_registry_deinit(&c->calls);
     ws_registry_deinit(&c->workspaces);
     server_registry_deinit(&c->servers);

@@ -1121,6 +1121,28 @@ static void run_fresh(const char *name, void (*fn)(void))
 
 #define RUN_FRESH(fn) run_fresh(#fn, fn)
 
+/*
+ * Where each agent keeps its user-level servers is one fact, in common/agents.c's table, read by
+ * discovery and mcpctl setup alike: a CLAUDE_CONFIG_DIR or CODEX_HOME that is not an absolute
+ * path names no directory mcpd could mean (its working directory is not the user's), so both
+ * read the file in home, as setup always did.
+ */
+static void test_user_files_from_the_agents_table(void)
+{
+    ConfigSet set;
+
+    write_home(".claude.json", "{\"mcpServers\": {\"claude-one\": {\"command\": \"true\"}}}\n");
+    write_home(".codex/config.toml", "[mcp_servers.codex-one]\ncommand = \"true\"\n");
+    setenv("CLAUDE_CONFIG_DIR", "relative-claude", 1);
+    setenv("CODEX_HOME", "relative-codex", 1);
+    discover_user(&set);
+    CHECK(config_set_find(&set, "claude-one") != NULL);
+    CHECK(config_set_find(&set, "codex-one") != NULL);
+    config_set_deinit(&set);
+    unsetenv("CLAUDE_CONFIG_DIR");
+    unsetenv("CODEX_HOME");
+}
+
 int main(void)
 {
     log_set_level(LOG_ERR);
@@ -1144,5 +1166,6 @@ int main(void)
     RUN_FRESH(test_vscode_profiles_and_settings);
     RUN_FRESH(test_continue_legacy_json);
     RUN_FRESH(test_opencode_tool_switches);
+    RUN_FRESH(test_user_files_from_the_agents_table);
     return test_main_result();
 }
