@@ -3,6 +3,7 @@
 // loop.
 
 #include <errno.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ typedef struct Job {
     struct Resolve *r;
     char *key; /* member of the map (env or headers) whose value this command produces */
     char *command;
+    bool helper; /* the headersHelper: its output is a JSON object of headers, not one value */
     Child *child;
     struct event *ev_out, *ev_err;
     StrBuf out;
@@ -46,6 +48,7 @@ struct Resolve {
     bool retryable;
     ResolveDoneFn fn;
     void *userdata;
+    yajl_val helper_headers; /* what the headersHelper printed, laid over the headers at the end */
 };
 
 static void wipe(StrBuf *sb)
@@ -76,12 +79,21 @@ static void resolve_free(Resolve *r)
         wipe(&r->jobs[i].out);
     }
     free(r->jobs);
+    json_free(r->helper_headers);
     event_free(r->ev_timeout);
     event_free(r->ev_finish);
     server_config_free(r->cfg);
     free(r->credentials_path);
     free(r->error);
     free(r);
+}
+
+/* What a job is, for messages: "env.KEY: `!cmd`" or "headersHelper `cmd`" (to free). */
+static char *job_what(const Job *j)
+{
+    if (j->helper)
+        return xasprintf("headersHelper `%s`", j->command);
+    return xasprintf("%s.%s: `!%s`", j->r->field, j->key, j->command);
 }
 
 /* Record the first failure and finish; the callback runs from the loop. */
@@ -133,6 +145,14 @@ static void on_finish(evutil_socket_t fd, short what, void *arg)
     Resolve *r = arg;
 
     (void)fd, (void)what;
+    if (!r->error && r->helper_headers) {
+        /* The helper's headers win over the written ones, as in Claude Code. */
+        if (!r->cfg->headers)
+            r->cfg->headers = json_object_new();
+        for (size_t i = 0; i < r->helper_headers->u.object.len; i++)
+            json_object_set(r->cfg->headers, r->helper_headers->u.object.keys[i],
+                            json_copy(r->helper_headers->u.object.values[i]));
+    }
     if (!r->error) {
         apply_oauth(r);
     }
@@ -144,6 +164,52 @@ static void on_finish(evutil_socket_t fd, short what, void *arg)
         r->fn(r->userdata, done, NULL, false);
     }
     resolve_free(r);
+}
+
+/* A header's name: an HTTP token (RFC 9110 5.6.2), so no line of its own can be made of it. */
+static bool header_name_ok(const char *k)
+{
+    if (!*k)
+        return false;
+    for (; *k; k++)
+        if (!(isalnum((unsigned char)*k) || strchr("!#$%&'*+-.^_`|~", *k)))
+            return false;
+    return true;
+}
+
+/*
+ * The headersHelper's stdout (Claude Code's contract: a JSON object whose values are all strings)
+ * into r->helper_headers. Nothing of the output is quoted in an error: it holds secrets.
+ */
+static void helper_take(Job *j, const char *s, size_t n)
+{
+    Resolve *r = j->r;
+    _cleanup_free_ char *text = xstrndup(s, n), *err = NULL;
+    yajl_val o = json_parse(text, &err);
+    const char *bad = NULL;
+
+    explicit_bzero(text, n);
+    if (!YAJL_IS_OBJECT(o))
+        bad = "a JSON object of header names and string values";
+    for (size_t i = 0; !bad && i < o->u.object.len; i++) {
+        yajl_val v = o->u.object.values[i];
+        if (!header_name_ok(o->u.object.keys[i]))
+            bad = "header names that are HTTP tokens";
+        else if (!YAJL_IS_STRING(v))
+            bad = "string values only";
+        else if (strpbrk(v->u.string, "\r\n"))
+            bad = "values without line breaks";
+    }
+    if (bad) {
+        _cleanup_free_ char *what = job_what(j);
+        json_free(o);
+        resolve_fail(r, true,
+                     "Server \"%s\": %s did not print %s (Claude Code's headersHelper contract); "
+                     "its output is not shown (it may hold secrets): run it yourself to see it",
+                     r->cfg->name, what, bad);
+        return;
+    }
+    r->helper_headers = o;
 }
 
 /* Trimmed stdout becomes the value. */
@@ -162,11 +228,17 @@ static void job_complete(Job *j)
          * found (a token, a vault path with the secret) to stderr, and this message goes to
          * the log and to mcpd/status, which any agent can read.
          */
-        _cleanup_free_ char *how = child_describe_status(st);
+        _cleanup_free_ char *how = child_describe_status(st), *what = job_what(j);
         resolve_fail(r, true,
-                     "Server \"%s\": %s.%s: `!%s` %s; its output is not shown (it may hold "
+                     "Server \"%s\": %s %s; its output is not shown (it may hold "
                      "secrets): run the command yourself to see why it fails",
-                     r->cfg->name, r->field, j->key, j->command, how);
+                     r->cfg->name, what, how);
+        return;
+    }
+    if (j->helper) {
+        helper_take(j, s, n);
+        if (r->n_running == 0)
+            event_active(r->ev_finish, EV_TIMEOUT, 0);
         return;
     }
     while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
@@ -221,8 +293,10 @@ static void job_read(Job *j, int fd, StrBuf *sb, bool *eofp, struct event *ev, s
         if (!sb)
             continue;
         if (sb->len + (size_t)n > cap) {
-            resolve_fail(j->r, false, "Server \"%s\": %s.%s: `!%s` printed more than %zu bytes",
-                         j->r->cfg->name, j->r->field, j->key, j->command, cap);
+            _cleanup_free_ char *what = job_what(j);
+            resolve_fail(j->r, false,
+                         "Server \"%s\": %s printed more than %zu bytes; it was stopped",
+                         j->r->cfg->name, what, cap);
             explicit_bzero(buf, sizeof(buf));
             return;
         }
@@ -256,23 +330,23 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
     (void)fd, (void)what;
     for (size_t i = 0; i < r->n_jobs; i++)
         if (!r->jobs[i].done) {
-            resolve_fail(r, true, "Server \"%s\": %s.%s: `!%s` did not finish within %lld ms",
-                         r->cfg->name, r->field, r->jobs[i].key, r->jobs[i].command,
-                         (long long)r->timeout_ms);
+            _cleanup_free_ char *job = job_what(&r->jobs[i]);
+            resolve_fail(r, true, "Server \"%s\": %s did not finish within %lld ms; it was stopped",
+                         r->cfg->name, job, (long long)r->timeout_ms);
             break;
         }
 }
 
-static int job_start(Resolve *r, Job *j)
+static int job_start(Resolve *r, Job *j, yajl_val env, const char *cwd)
 {
     char *argv[] = {"sh", "-c", j->command, NULL};
-    ChildSpec spec = {"/bin/sh", argv, NULL, NULL};
+    ChildSpec spec = {"/bin/sh", argv, env, cwd};
     _cleanup_free_ char *why = NULL;
     int rc = child_spawn(&j->child, &spec, on_child_exit, j, &why);
 
     if (rc < 0) {
-        resolve_fail(r, true, "Server \"%s\": %s.%s: cannot run `!%s`: %s", r->cfg->name, r->field,
-                     j->key, j->command, why);
+        _cleanup_free_ char *what = job_what(j);
+        resolve_fail(r, true, "Server \"%s\": cannot run %s: %s", r->cfg->name, what, why);
         return rc;
     }
     /* The command gets no input: EOF at once. */
@@ -338,7 +412,7 @@ static void resolve_values(Resolve *r)
             j->r = r;
             j->key = xstrdup(key);
             j->command = xstrdup(v + 1);
-            if (job_start(r, j) < 0)
+            if (job_start(r, j, NULL, NULL) < 0)
                 return;
         } else if (r->cfg->allow_commands && is_env_name(v) && (env = getenv(v))) {
             /*
@@ -350,6 +424,33 @@ static void resolve_values(Resolve *r)
             map->u.object.values[i] = json_string_new(env);
         }
     }
+}
+
+/*
+ * Claude Code's headersHelper, as Claude Code runs it (services/mcp/headersHelper.ts): through
+ * the shell, with the server's name and URL in CLAUDE_CODE_MCP_SERVER_NAME and _URL, bounded in
+ * time (the command timeout, 10 s as in Claude Code) and output (RESOLVE_MAX_OUTPUT). It runs in
+ * the directory of the project file that defines it (Claude Code runs it in the project it
+ * started in; a local-scope entry of ~/.claude.json runs in that file's directory), in $HOME for
+ * a user-level entry. Only servers discovery kept reach here: a
+ * project's entry only once the project is approved (trust-gate.c).
+ */
+static void start_helper(Resolve *r)
+{
+    _cleanup_json_ yajl_val env = json_object_new();
+    _cleanup_free_ char *cwd = NULL;
+    Job *j = &r->jobs[r->n_jobs++];
+
+    json_object_set(env, "CLAUDE_CODE_MCP_SERVER_NAME", json_string_new(r->cfg->name));
+    json_object_set(env, "CLAUDE_CODE_MCP_SERVER_URL",
+                    json_string_new(r->cfg->url ? r->cfg->url : ""));
+    cwd = r->cfg->source.level == CONFIG_LEVEL_PROJECT && r->cfg->source.path
+              ? paths_dirname(r->cfg->source.path)
+              : paths_home();
+    j->r = r;
+    j->helper = true;
+    j->command = xstrdup(r->cfg->headers_helper);
+    (void)job_start(r, j, env, cwd);
 }
 
 int resolve_start(Resolve **rp, struct event_base *base, const ServerConfig *cfg,
@@ -368,10 +469,13 @@ int resolve_start(Resolve **rp, struct event_base *base, const ServerConfig *cfg
         opt && opt->credentials_path ? xstrdup(opt->credentials_path) : resolve_credentials_path();
     r->field = r->cfg->type == TRANSPORT_STDIO ? "env" : "headers";
     r->map = r->cfg->type == TRANSPORT_STDIO ? r->cfg->env : r->cfg->headers;
-    r->jobs = r->map && r->map->u.object.len ? xcalloc(r->map->u.object.len, sizeof(Job)) : NULL;
+    /* One job per member at most, and the headersHelper. */
+    r->jobs = xcalloc((r->map ? r->map->u.object.len : 0) + 1, sizeof(Job));
     r->ev_timeout = evtimer_new(base, on_timeout, r);
     r->ev_finish = event_new(base, -1, 0, on_finish, r);
     resolve_values(r);
+    if (!r->error && r->cfg->headers_helper && r->cfg->type != TRANSPORT_STDIO)
+        start_helper(r);
     if (r->n_running) {
         tv.tv_sec = (time_t)(r->timeout_ms / 1000);
         tv.tv_usec = (suseconds_t)(r->timeout_ms % 1000 * 1000);
