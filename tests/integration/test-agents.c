@@ -106,6 +106,8 @@ static const Winner winners[] = {
     {"kiro-user", "kiro", "home/.kiro/settings/mcp.json", "user", "stdio", true},
     {"ag-remote", "antigravity", "home/.gemini/antigravity/mcp_config.json", "user", "auto", true},
     {"ag-stdio", "antigravity", "home/.gemini/antigravity/mcp_config.json", "user", "stdio", true},
+    {"agy-remote", "antigravity-cli", "home/.gemini/config/mcp_config.json", "user", "auto", true},
+    {"agy-stdio", "antigravity-cli", "home/.gemini/config/mcp_config.json", "user", "stdio", false},
     {"goosefx", "goose", "config/goose/config.yaml", "user", "stdio", true},
     {"goose-http", "goose", "config/goose/config.yaml", "user", "http", false},
     {"goose-sse", "goose", "config/goose/config.yaml", "user", "sse", true},
