@@ -18,6 +18,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/sys/child.h"
+#include "daemon/sys/keyring.h"
 #include "daemon/config/resolve.h"
 
 /* The credential store is a small JSON file; anything larger is not one. */
@@ -386,6 +387,53 @@ static const char *written_value(yajl_val written, size_t i, const char *key)
     return json_get_string(written, key);
 }
 
+/*
+ * ${keyring:NAME} in a value of mcpd's own file: the secret of the Secret Service item whose
+ * attribute "mcpd" is NAME (secret-tool store --label=... mcpd NAME), looked up now (each lookup
+ * bounded by KEYRING_CALL_TIMEOUT_MS). Returns the new value (to free, holds a secret) or NULL
+ * after resolve_fail.
+ */
+static char *keyring_fill(Resolve *r, const char *key, const char *v)
+{
+    StrBuf sb = STRBUF_INIT;
+    const char *p = v, *at;
+
+    while ((at = strstr(p, "${" RESOLVE_KEYRING_FORM))) {
+        const char *name = at + 2 + strlen(RESOLVE_KEYRING_FORM), *end = strchr(name, '}');
+        _cleanup_free_ char *n = end ? xstrndup(name, (size_t)(end - name)) : NULL, *why = NULL;
+        char *secret = NULL;
+        size_t len = 0;
+        int rc;
+
+        if (!n || !n[0]) {
+            strbuf_append(&sb, p, (size_t)(name - p));
+            p = name;
+            continue;
+        }
+        const KeyringAttr attrs[] = {{"mcpd", n}};
+        rc = keyring_lookup(attrs, 1, &secret, &len, &why);
+        if (rc != 0) {
+            resolve_fail(r, rc != KEYRING_E_NOTFOUND, "Server \"%s\": %s.%s: ${keyring:%s}: %s",
+                         r->cfg->name, r->field, key, n,
+                         rc == KEYRING_E_NOTFOUND
+                             ? "no item with the attribute mcpd=<name> in the Secret Service; "
+                               "store one: secret-tool store --label=<label> mcpd <name>"
+                             : (why ? why : "the Secret Service did not answer"));
+            if (sb.data)
+                explicit_bzero(sb.data, sb.cap);
+            strbuf_deinit(&sb);
+            return NULL;
+        }
+        strbuf_append(&sb, p, (size_t)(at - p));
+        strbuf_append(&sb, secret, len);
+        explicit_bzero(secret, len);
+        free(secret);
+        p = end + 1;
+    }
+    strbuf_puts(&sb, p);
+    return strbuf_detach(&sb, NULL);
+}
+
 /* Walk the map: start commands, substitute variable names. */
 static void resolve_values(Resolve *r)
 {
@@ -414,6 +462,19 @@ static void resolve_values(Resolve *r)
             j->command = xstrdup(v + 1);
             if (job_start(r, j, NULL, NULL) < 0)
                 return;
+        } else if (r->cfg->allow_commands && written &&
+                   strstr(written, "${" RESOLVE_KEYRING_FORM) &&
+                   strstr(v, "${" RESOLVE_KEYRING_FORM)) {
+            /* Only as the file wrote it: a ${VAR} that expands to one stays text. */
+            char *filled = keyring_fill(r, key, v);
+            if (!filled)
+                return;
+            explicit_bzero(map->u.object.values[i]->u.string,
+                           strlen(map->u.object.values[i]->u.string));
+            json_free(map->u.object.values[i]);
+            map->u.object.values[i] = json_string_new(filled);
+            explicit_bzero(filled, strlen(filled));
+            free(filled);
         } else if (r->cfg->allow_commands && is_env_name(v) && (env = getenv(v))) {
             /*
              * mcpd's own rule, like "!": an agent passes "LOG_LEVEL": "DEBUG" as written (Claude

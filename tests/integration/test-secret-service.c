@@ -153,12 +153,47 @@ int main(void)
         return 99;
     }
     snprintf(g_url, sizeof(g_url), "http://127.0.0.1:%d/mcp", port);
-    cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}, \"o\": {\"url\": "
-                    "\"%s\", \"timeout\": 20000}}}",
-                    h_fake(), g_url);
+    /* ${keyring:NAME} in mcpd's own file is the item's secret; in Claude Code's, text. */
+    cfg =
+        xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}, \"o\": {\"url\": "
+                  "\"%s\", \"timeout\": 20000},"
+                  " \"kr\": {\"command\": \"%s\", \"env\": {\"FROM\": \"x-${keyring:kr-test}\"}},"
+                  " \"krmiss\": {\"command\": \"%s\", \"env\": {\"FROM\": \"${keyring:none}\"}}}}",
+                  h_fake(), g_url, h_fake(), h_fake());
     h_write_config(&h, cfg);
+    h_sh("printf 'kr-secret-value' | secret-tool store --label='mcpd test' mcpd kr-test");
+    {
+        _cleanup_free_ char *claude =
+            xasprintf("{\"mcpServers\": {\"krclaude\": {\"command\": \"%s\", \"env\": {\"FROM\": "
+                      "\"${keyring:kr-test}\"}}}}",
+                      h_fake());
+        _cleanup_free_ char *p = xasprintf("%s/home/.claude.json", h.dir);
+        FILE *f = fopen(p, "w");
+        if (f) {
+            fputs(claude, f);
+            fclose(f);
+        }
+    }
     h_start(&h, NULL);
     c = h_client(&h, "agent");
+
+    /* 0. ${keyring:NAME}: filled in mcpd's own file, text in Claude Code's, a missing one named. */
+    {
+        int is_error = -1;
+        CHECK(h_wait_state(c, "kr", "connected", H_WAIT_MS));
+        _cleanup_free_ char *v = h_call_text(c, "mcp_kr_env", "{\"name\": \"FROM\"}", &is_error);
+        CHECK_MSG(v && streq(v, "x-kr-secret-value"), "kr got %s", v ? v : "(null)");
+        CHECK(h_wait_state(c, "krclaude", "connected", H_WAIT_MS));
+        _cleanup_free_ char *w =
+            h_call_text(c, "mcp_krclaude_env", "{\"name\": \"FROM\"}", &is_error);
+        CHECK_MSG(w && streq(w, "${keyring:kr-test}"), "krclaude got %s", w ? w : "(null)");
+        CHECK(h_wait_state(c, "krmiss", "failed", H_WAIT_MS));
+        _cleanup_json_ yajl_val st = h_status(c);
+        const char *e = json_get_string(h_server(st, "krmiss"), "lastError");
+        CHECK_MSG(
+            e && strstr(e, "env.FROM: ${keyring:none}: no item with the attribute mcpd=<name>"),
+            "krmiss: %s", e ? e : "(none)");
+    }
 
     /* 1. A login stores its tokens in the Secret Service and nowhere on disk. */
     CHECK(h_wait_needs_auth(c, "o", H_WAIT_MS));
