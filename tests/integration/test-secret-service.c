@@ -162,6 +162,13 @@ int main(void)
                   h_fake(), g_url, h_fake(), h_fake());
     h_write_config(&h, cfg);
     h_sh("printf 'kr-secret-value' | secret-tool store --label='mcpd test' mcpd kr-test");
+    /* goose's secrets as goose (the keyring crate) keeps them: one item, a JSON object. */
+    h_sh("printf '{\"GOOSE_KEY\": \"goose-value\"}' | secret-tool store --label='goose secrets' "
+         "target default service goose username secrets");
+    h_sh("mkdir -p '%s/config/goose' && printf 'extensions:\\n  gx:\\n    enabled: true\\n    "
+         "type: stdio\\n    name: gx\\n    cmd: %s\\n    args: []\\n    env_keys: "
+         "[GOOSE_KEY]\\n    timeout: 300\\n' > '%s/config/goose/config.yaml'",
+         h.dir, h_fake(), h.dir);
     {
         _cleanup_free_ char *claude =
             xasprintf("{\"mcpServers\": {\"krclaude\": {\"command\": \"%s\", \"env\": {\"FROM\": "
@@ -187,6 +194,10 @@ int main(void)
         _cleanup_free_ char *w =
             h_call_text(c, "mcp_krclaude_env", "{\"name\": \"FROM\"}", &is_error);
         CHECK_MSG(w && streq(w, "${keyring:kr-test}"), "krclaude got %s", w ? w : "(null)");
+        CHECK(h_wait_state(c, "gx", "connected", H_WAIT_MS));
+        _cleanup_free_ char *g =
+            h_call_text(c, "mcp_gx_env", "{\"name\": \"GOOSE_KEY\"}", &is_error);
+        CHECK_MSG(g && streq(g, "goose-value"), "goose's extension got %s", g ? g : "(null)");
         CHECK(h_wait_state(c, "krmiss", "failed", H_WAIT_MS));
         _cleanup_json_ yajl_val st = h_status(c);
         const char *e = json_get_string(h_server(st, "krmiss"), "lastError");
