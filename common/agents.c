@@ -51,7 +51,8 @@
  * - Zed: $XDG_CONFIG_HOME/zed/settings.json, "context_servers" (zed.dev/docs/ai/mcp).
  * - Cline: ~/.cline/data/settings/cline_mcp_settings.json; Roo Code: the VS Code extension's
  *   mcp_settings.json; Kiro: ~/.kiro/settings/mcp.json; Antigravity:
- *   ~/.gemini/antigravity/mcp_config.json ("mcpServers").
+ *   ~/.gemini/antigravity/mcp_config.json, and the Antigravity CLI (agy)
+ *   ~/.gemini/config/mcp_config.json ("mcpServers").
  * - Copilot CLI: $COPILOT_HOME/mcp-config.json (default ~/.copilot), "mcpServers" with "type"
  *   and "tools".
  * - goose: $XDG_CONFIG_HOME/goose/config.yaml, "extensions"; Continue: ~/.continue/config.yaml,
@@ -100,6 +101,8 @@ static const AgentInfo agents[] = {
     SETUP_PLAIN("kiro", "Kiro", AGENT_BASE_HOME, ".kiro/settings/mcp.json"),
     SETUP_PLAIN("antigravity", "Antigravity", AGENT_BASE_HOME,
                 ".gemini/antigravity/mcp_config.json"),
+    SETUP_PLAIN("antigravity-cli", "Antigravity CLI", AGENT_BASE_HOME,
+                ".gemini/config/mcp_config.json"),
     {"copilot", "GitHub Copilot CLI", AGENT_FORMAT_JSON, AGENT_BASE_HOME,
      ".copilot/mcp-config.json", "COPILOT_HOME", "mcpServers", "one server, mcpd",
      PREFIX_CONSERVATIVE, false, WHY_NOT_READ,

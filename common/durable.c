@@ -62,3 +62,16 @@ int durable_write_mode(const char *dir, const char *path, const void *data, size
         (void)fsync(dfd);
     return 0;
 }
+
+int durable_remove(const char *dir, const char *path, char **whyp)
+{
+    _cleanup_close_ int dfd = -1;
+
+    if (unlink(path) < 0)
+        return fail(whyp, -errno, "remove", path);
+    /* The removal is durable only once the directory is: a crash must not bring it back. */
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0 && fsync(dfd) < 0)
+        return fail(whyp, -errno, "fsync the directory of", path);
+    return 0;
+}

@@ -15,3 +15,8 @@ int durable_write(const char *dir, const char *path, const void *data, size_t le
 /** As durable_write, the new file getting mode (its permission bits) before the rename. */
 int durable_write_mode(const char *dir, const char *path, const void *data, size_t len, mode_t mode,
                        char **whyp);
+/**
+ * Remove path (in directory dir) durably: unlink, then fsync of dir, so a crash cannot bring it
+ * back. Return 0, or -errno with *whyp (when not NULL) naming the file and the step.
+ */
+int durable_remove(const char *dir, const char *path, char **whyp);

@@ -69,6 +69,7 @@ const ConfigSource config_sources[] = {
     {"roo", "Roo Code", source_roo_collect, 0},
     {"kiro", "Kiro", source_kiro_collect, 0},
     {"antigravity", "Google Antigravity", source_antigravity_collect, 0},
+    {"antigravity-cli", "Antigravity CLI", source_antigravity_cli_collect, 0},
     {"goose", "Goose", source_goose_collect, 0},
     {"continue", "Continue", source_continue_collect, 0},
     {NULL, NULL, NULL, 0},

@@ -335,6 +335,7 @@ ServerConfig *server_config_free(ServerConfig *c)
     json_free(c->sandbox);
     free(c->auth_type);
     free(c->credential_id);
+    free(c->headers_helper);
     json_free(c->oauth);
     source_deinit(&c->source);
     free(c);
@@ -361,6 +362,7 @@ ServerConfig *server_config_copy(const ServerConfig *c)
     n->sandbox = json_copy(c->sandbox);
     n->auth_type = c->auth_type ? xstrdup(c->auth_type) : NULL;
     n->credential_id = c->credential_id ? xstrdup(c->credential_id) : NULL;
+    n->headers_helper = c->headers_helper ? xstrdup(c->headers_helper) : NULL;
     n->oauth = json_copy(c->oauth);
     source_copy(&n->source, &c->source);
     return n;
@@ -566,6 +568,38 @@ static int take_auth(ServerConfig *c, yajl_val obj, StrBuf *err)
     return 0;
 }
 
+/*
+ * headersHelper: Claude Code's command whose stdout gives a remote server's headers (resolve.c
+ * runs it at connect). Only Claude Code's entries (and mcpd's own, which may copy one) mean it:
+ * another agent never runs it, so neither does mcpd.
+ */
+static int take_headers_helper(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
+{
+    yajl_val h = json_get(obj, "headersHelper");
+
+    if (!h || YAJL_IS_NULL(h))
+        return 0;
+    if (!YAJL_IS_STRING(h) || !h->u.string[0]) {
+        strbuf_printf(err,
+                      "Server \"%s\": \"headersHelper\" must be a command (a non-empty string)",
+                      c->name);
+        return -EINVAL;
+    }
+    if (!streq(c->source.provider, "claude") && !streq(c->source.provider, "mcpd"))
+        strbuf_printf(warn,
+                      "Server \"%s\": \"headersHelper\" is ignored (Claude Code's command that "
+                      "prints request headers; %s does not run it, so neither does mcpd)\n",
+                      c->name, c->source.provider_name);
+    else if (c->type == TRANSPORT_STDIO)
+        strbuf_printf(warn,
+                      "Server \"%s\": \"headersHelper\" is ignored (it gives the headers of a "
+                      "remote server; this one runs a command)\n",
+                      c->name);
+    else
+        c->headers_helper = xstrdup(h->u.string);
+    return 0;
+}
+
 /* The seed's validateServerConfig messages (reference/seed-origin.md 2.1). */
 static int validate(ServerConfig *c, StrBuf *err)
 {
@@ -647,8 +681,6 @@ static unsigned edit_distance(const char *a, const char *b)
  * a warning saying what it does and what to write instead (not a "did you mean").
  */
 static const char *const unhonoured_fields[][2] = {
-    {"headersHelper", "Claude Code's command that prints request headers, which mcpd does not "
-                      "run: put the headers in \"headers\" (${VAR} works)"},
     {"sandboxEnabled", "VS Code's switch, read in VS Code's own files only: in this file write "
                        "mcpd's \"sandbox\" (docs/sandbox.md)"},
 };
@@ -683,6 +715,8 @@ static void check_unknown_fields(ServerConfig *c, yajl_val obj, StrBuf *warn)
         if (in_list(known_fields, N_ELEMENTS(known_fields), k) ||
             in_list(foreign_fields, N_ELEMENTS(foreign_fields), k))
             continue;
+        if (streq(k, "headersHelper"))
+            continue; /* take_headers_helper says where it is ignored */
         for (size_t j = 0; j < N_ELEMENTS(unhonoured_fields) && !unhonoured; j++) {
             if (streq(unhonoured_fields[j][0], k)) {
                 strbuf_printf(warn, "Server \"%s\": \"%s\" (%s) is ignored\n", c->name, k,
@@ -720,6 +754,7 @@ static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
         (r = take_bool(c, obj, "enabled", &c->enabled, err)) < 0 ||
         (r = take_bool(c, obj, "reconnect", &c->reconnect, err)) < 0 ||
         (r = take_auth(c, obj, err)) < 0 || (r = server_config_take_protocol(c, obj, err)) < 0 ||
+        (r = take_headers_helper(c, obj, err, warn)) < 0 ||
         (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
         (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
         return r;
@@ -883,6 +918,7 @@ void server_config_hash(ServerConfig *c, const Settings *settings)
     identity_json(&sb, "headers", c->headers);
     identity_string(&sb, "auth", c->auth_type);
     identity_string(&sb, "credentialId", c->credential_id);
+    identity_string(&sb, "headersHelper", c->headers_helper);
     identity_json(&sb, "oauth", c->oauth);
     if (c->protocol != PROTOCOL_AUTO)
         identity_string(&sb, "protocol", protocols[c->protocol]);

@@ -87,8 +87,9 @@ typedef struct ServerConfig {
     int64_t ping_interval_ms; /* 0: no health pings */
     bool reconnect;
     ProtocolEra protocol;
-    char *auth_type;     /* auth.type ("oauth", "apikey"), or NULL */
-    char *credential_id; /* auth.credentialId: a key of the credential store, or NULL */
+    char *auth_type;      /* auth.type ("oauth", "apikey"), or NULL */
+    char *credential_id;  /* auth.credentialId: a key of the credential store, or NULL */
+    char *headers_helper; /* Claude Code's headersHelper: a shell command printing headers */
     yajl_val oauth; /* the "oauth" sign-in options (daemon/upstream/oauth.c checks them), or NULL */
     yajl_val raw;   /* the entry as written (before ${VAR} expansion), for display */
     bool allow_commands; /* "!cmd" values run: only in mcpd's own files (other agents: literal) */

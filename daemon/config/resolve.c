@@ -3,6 +3,7 @@
 // loop.
 
 #include <errno.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/sys/child.h"
+#include "daemon/sys/keyring.h"
 #include "daemon/config/resolve.h"
 
 /* The credential store is a small JSON file; anything larger is not one. */
@@ -26,6 +28,7 @@ typedef struct Job {
     struct Resolve *r;
     char *key; /* member of the map (env or headers) whose value this command produces */
     char *command;
+    bool helper; /* the headersHelper: its output is a JSON object of headers, not one value */
     Child *child;
     struct event *ev_out, *ev_err;
     StrBuf out;
@@ -46,6 +49,7 @@ struct Resolve {
     bool retryable;
     ResolveDoneFn fn;
     void *userdata;
+    yajl_val helper_headers; /* what the headersHelper printed, laid over the headers at the end */
 };
 
 static void wipe(StrBuf *sb)
@@ -76,12 +80,21 @@ static void resolve_free(Resolve *r)
         wipe(&r->jobs[i].out);
     }
     free(r->jobs);
+    json_free(r->helper_headers);
     event_free(r->ev_timeout);
     event_free(r->ev_finish);
     server_config_free(r->cfg);
     free(r->credentials_path);
     free(r->error);
     free(r);
+}
+
+/* What a job is, for messages: "env.KEY: `!cmd`" or "headersHelper `cmd`" (to free). */
+static char *job_what(const Job *j)
+{
+    if (j->helper)
+        return xasprintf("headersHelper `%s`", j->command);
+    return xasprintf("%s.%s: `!%s`", j->r->field, j->key, j->command);
 }
 
 /* Record the first failure and finish; the callback runs from the loop. */
@@ -133,6 +146,14 @@ static void on_finish(evutil_socket_t fd, short what, void *arg)
     Resolve *r = arg;
 
     (void)fd, (void)what;
+    if (!r->error && r->helper_headers) {
+        /* The helper's headers win over the written ones, as in Claude Code. */
+        if (!r->cfg->headers)
+            r->cfg->headers = json_object_new();
+        for (size_t i = 0; i < r->helper_headers->u.object.len; i++)
+            json_object_set(r->cfg->headers, r->helper_headers->u.object.keys[i],
+                            json_copy(r->helper_headers->u.object.values[i]));
+    }
     if (!r->error) {
         apply_oauth(r);
     }
@@ -144,6 +165,52 @@ static void on_finish(evutil_socket_t fd, short what, void *arg)
         r->fn(r->userdata, done, NULL, false);
     }
     resolve_free(r);
+}
+
+/* A header's name: an HTTP token (RFC 9110 5.6.2), so no line of its own can be made of it. */
+static bool header_name_ok(const char *k)
+{
+    if (!*k)
+        return false;
+    for (; *k; k++)
+        if (!(isalnum((unsigned char)*k) || strchr("!#$%&'*+-.^_`|~", *k)))
+            return false;
+    return true;
+}
+
+/*
+ * The headersHelper's stdout (Claude Code's contract: a JSON object whose values are all strings)
+ * into r->helper_headers. Nothing of the output is quoted in an error: it holds secrets.
+ */
+static void helper_take(Job *j, const char *s, size_t n)
+{
+    Resolve *r = j->r;
+    _cleanup_free_ char *text = xstrndup(s, n), *err = NULL;
+    yajl_val o = json_parse(text, &err);
+    const char *bad = NULL;
+
+    explicit_bzero(text, n);
+    if (!YAJL_IS_OBJECT(o))
+        bad = "a JSON object of header names and string values";
+    for (size_t i = 0; !bad && i < o->u.object.len; i++) {
+        yajl_val v = o->u.object.values[i];
+        if (!header_name_ok(o->u.object.keys[i]))
+            bad = "header names that are HTTP tokens";
+        else if (!YAJL_IS_STRING(v))
+            bad = "string values only";
+        else if (strpbrk(v->u.string, "\r\n"))
+            bad = "values without line breaks";
+    }
+    if (bad) {
+        _cleanup_free_ char *what = job_what(j);
+        json_free(o);
+        resolve_fail(r, true,
+                     "Server \"%s\": %s did not print %s (Claude Code's headersHelper contract); "
+                     "its output is not shown (it may hold secrets): run it yourself to see it",
+                     r->cfg->name, what, bad);
+        return;
+    }
+    r->helper_headers = o;
 }
 
 /* Trimmed stdout becomes the value. */
@@ -162,11 +229,17 @@ static void job_complete(Job *j)
          * found (a token, a vault path with the secret) to stderr, and this message goes to
          * the log and to mcpd/status, which any agent can read.
          */
-        _cleanup_free_ char *how = child_describe_status(st);
+        _cleanup_free_ char *how = child_describe_status(st), *what = job_what(j);
         resolve_fail(r, true,
-                     "Server \"%s\": %s.%s: `!%s` %s; its output is not shown (it may hold "
+                     "Server \"%s\": %s %s; its output is not shown (it may hold "
                      "secrets): run the command yourself to see why it fails",
-                     r->cfg->name, r->field, j->key, j->command, how);
+                     r->cfg->name, what, how);
+        return;
+    }
+    if (j->helper) {
+        helper_take(j, s, n);
+        if (r->n_running == 0)
+            event_active(r->ev_finish, EV_TIMEOUT, 0);
         return;
     }
     while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
@@ -221,8 +294,10 @@ static void job_read(Job *j, int fd, StrBuf *sb, bool *eofp, struct event *ev, s
         if (!sb)
             continue;
         if (sb->len + (size_t)n > cap) {
-            resolve_fail(j->r, false, "Server \"%s\": %s.%s: `!%s` printed more than %zu bytes",
-                         j->r->cfg->name, j->r->field, j->key, j->command, cap);
+            _cleanup_free_ char *what = job_what(j);
+            resolve_fail(j->r, false,
+                         "Server \"%s\": %s printed more than %zu bytes; it was stopped",
+                         j->r->cfg->name, what, cap);
             explicit_bzero(buf, sizeof(buf));
             return;
         }
@@ -256,23 +331,23 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
     (void)fd, (void)what;
     for (size_t i = 0; i < r->n_jobs; i++)
         if (!r->jobs[i].done) {
-            resolve_fail(r, true, "Server \"%s\": %s.%s: `!%s` did not finish within %lld ms",
-                         r->cfg->name, r->field, r->jobs[i].key, r->jobs[i].command,
-                         (long long)r->timeout_ms);
+            _cleanup_free_ char *job = job_what(&r->jobs[i]);
+            resolve_fail(r, true, "Server \"%s\": %s did not finish within %lld ms; it was stopped",
+                         r->cfg->name, job, (long long)r->timeout_ms);
             break;
         }
 }
 
-static int job_start(Resolve *r, Job *j)
+static int job_start(Resolve *r, Job *j, yajl_val env, const char *cwd)
 {
     char *argv[] = {"sh", "-c", j->command, NULL};
-    ChildSpec spec = {"/bin/sh", argv, NULL, NULL};
+    ChildSpec spec = {"/bin/sh", argv, env, cwd};
     _cleanup_free_ char *why = NULL;
     int rc = child_spawn(&j->child, &spec, on_child_exit, j, &why);
 
     if (rc < 0) {
-        resolve_fail(r, true, "Server \"%s\": %s.%s: cannot run `!%s`: %s", r->cfg->name, r->field,
-                     j->key, j->command, why);
+        _cleanup_free_ char *what = job_what(j);
+        resolve_fail(r, true, "Server \"%s\": cannot run %s: %s", r->cfg->name, what, why);
         return rc;
     }
     /* The command gets no input: EOF at once. */
@@ -312,6 +387,53 @@ static const char *written_value(yajl_val written, size_t i, const char *key)
     return json_get_string(written, key);
 }
 
+/*
+ * ${keyring:NAME} in a value of mcpd's own file: the secret of the Secret Service item whose
+ * attribute "mcpd" is NAME (secret-tool store --label=... mcpd NAME), looked up now (each lookup
+ * bounded by KEYRING_CALL_TIMEOUT_MS). Returns the new value (to free, holds a secret) or NULL
+ * after resolve_fail.
+ */
+static char *keyring_fill(Resolve *r, const char *key, const char *v)
+{
+    StrBuf sb = STRBUF_INIT;
+    const char *p = v, *at;
+
+    while ((at = strstr(p, "${" RESOLVE_KEYRING_FORM))) {
+        const char *name = at + 2 + strlen(RESOLVE_KEYRING_FORM), *end = strchr(name, '}');
+        _cleanup_free_ char *n = end ? xstrndup(name, (size_t)(end - name)) : NULL, *why = NULL;
+        char *secret = NULL;
+        size_t len = 0;
+        int rc;
+
+        if (!n || !n[0]) {
+            strbuf_append(&sb, p, (size_t)(name - p));
+            p = name;
+            continue;
+        }
+        const KeyringAttr attrs[] = {{"mcpd", n}};
+        rc = keyring_lookup(attrs, 1, &secret, &len, &why);
+        if (rc != 0) {
+            resolve_fail(r, rc != KEYRING_E_NOTFOUND, "Server \"%s\": %s.%s: ${keyring:%s}: %s",
+                         r->cfg->name, r->field, key, n,
+                         rc == KEYRING_E_NOTFOUND
+                             ? "no item with the attribute mcpd=<name> in the Secret Service; "
+                               "store one: secret-tool store --label=<label> mcpd <name>"
+                             : (why ? why : "the Secret Service did not answer"));
+            if (sb.data)
+                explicit_bzero(sb.data, sb.cap);
+            strbuf_deinit(&sb);
+            return NULL;
+        }
+        strbuf_append(&sb, p, (size_t)(at - p));
+        strbuf_append(&sb, secret, len);
+        explicit_bzero(secret, len);
+        free(secret);
+        p = end + 1;
+    }
+    strbuf_puts(&sb, p);
+    return strbuf_detach(&sb, NULL);
+}
+
 /* Walk the map: start commands, substitute variable names. */
 static void resolve_values(Resolve *r)
 {
@@ -338,8 +460,21 @@ static void resolve_values(Resolve *r)
             j->r = r;
             j->key = xstrdup(key);
             j->command = xstrdup(v + 1);
-            if (job_start(r, j) < 0)
+            if (job_start(r, j, NULL, NULL) < 0)
                 return;
+        } else if (r->cfg->allow_commands && written &&
+                   strstr(written, "${" RESOLVE_KEYRING_FORM) &&
+                   strstr(v, "${" RESOLVE_KEYRING_FORM)) {
+            /* Only as the file wrote it: a ${VAR} that expands to one stays text. */
+            char *filled = keyring_fill(r, key, v);
+            if (!filled)
+                return;
+            explicit_bzero(map->u.object.values[i]->u.string,
+                           strlen(map->u.object.values[i]->u.string));
+            json_free(map->u.object.values[i]);
+            map->u.object.values[i] = json_string_new(filled);
+            explicit_bzero(filled, strlen(filled));
+            free(filled);
         } else if (r->cfg->allow_commands && is_env_name(v) && (env = getenv(v))) {
             /*
              * mcpd's own rule, like "!": an agent passes "LOG_LEVEL": "DEBUG" as written (Claude
@@ -350,6 +485,33 @@ static void resolve_values(Resolve *r)
             map->u.object.values[i] = json_string_new(env);
         }
     }
+}
+
+/*
+ * Claude Code's headersHelper, as Claude Code runs it (services/mcp/headersHelper.ts): through
+ * the shell, with the server's name and URL in CLAUDE_CODE_MCP_SERVER_NAME and _URL, bounded in
+ * time (the command timeout, 10 s as in Claude Code) and output (RESOLVE_MAX_OUTPUT). It runs in
+ * the directory of the project file that defines it (Claude Code runs it in the project it
+ * started in; a local-scope entry of ~/.claude.json runs in that file's directory), in $HOME for
+ * a user-level entry. Only servers discovery kept reach here: a
+ * project's entry only once the project is approved (trust-gate.c).
+ */
+static void start_helper(Resolve *r)
+{
+    _cleanup_json_ yajl_val env = json_object_new();
+    _cleanup_free_ char *cwd = NULL;
+    Job *j = &r->jobs[r->n_jobs++];
+
+    json_object_set(env, "CLAUDE_CODE_MCP_SERVER_NAME", json_string_new(r->cfg->name));
+    json_object_set(env, "CLAUDE_CODE_MCP_SERVER_URL",
+                    json_string_new(r->cfg->url ? r->cfg->url : ""));
+    cwd = r->cfg->source.level == CONFIG_LEVEL_PROJECT && r->cfg->source.path
+              ? paths_dirname(r->cfg->source.path)
+              : paths_home();
+    j->r = r;
+    j->helper = true;
+    j->command = xstrdup(r->cfg->headers_helper);
+    (void)job_start(r, j, env, cwd);
 }
 
 int resolve_start(Resolve **rp, struct event_base *base, const ServerConfig *cfg,
@@ -368,10 +530,13 @@ int resolve_start(Resolve **rp, struct event_base *base, const ServerConfig *cfg
         opt && opt->credentials_path ? xstrdup(opt->credentials_path) : resolve_credentials_path();
     r->field = r->cfg->type == TRANSPORT_STDIO ? "env" : "headers";
     r->map = r->cfg->type == TRANSPORT_STDIO ? r->cfg->env : r->cfg->headers;
-    r->jobs = r->map && r->map->u.object.len ? xcalloc(r->map->u.object.len, sizeof(Job)) : NULL;
+    /* One job per member at most, and the headersHelper. */
+    r->jobs = xcalloc((r->map ? r->map->u.object.len : 0) + 1, sizeof(Job));
     r->ev_timeout = evtimer_new(base, on_timeout, r);
     r->ev_finish = event_new(base, -1, 0, on_finish, r);
     resolve_values(r);
+    if (!r->error && r->cfg->headers_helper && r->cfg->type != TRANSPORT_STDIO)
+        start_helper(r);
     if (r->n_running) {
         tv.tv_sec = (time_t)(r->timeout_ms / 1000);
         tv.tv_usec = (suseconds_t)(r->timeout_ms % 1000 * 1000);

@@ -12,6 +12,8 @@
 
 /* The seed's executeShell bound for a !command (reference/seed-origin.md 2.2). */
 #define RESOLVE_COMMAND_TIMEOUT_MS 10000
+/* ${keyring:NAME}: a Secret Service item's secret, in mcpd's own files only (resolve_start). */
+#define RESOLVE_KEYRING_FORM "keyring:"
 /* A secret is short; a command printing more than this is not printing a secret. */
 #define RESOLVE_MAX_OUTPUT (64u * 1024u)
 
@@ -37,7 +39,9 @@ typedef void (*ResolveDoneFn)(void *userdata, ServerConfig *resolved, const char
  * not produced by ${VAR} expansion) is replaced by the trimmed
  * stdout of `/bin/sh -c cmd` (run in parallel, bounded by the timeout, only from config files
  * owned by the user and not writable by group or others); a value naming a set environment
- * variable by that variable (also only from mcpd's own files); empty results drop the key. Then
+ * variable by that variable (also only from mcpd's own files); ${keyring:NAME} in a value of
+ * mcpd's own files by the secret of the Secret Service item with attribute mcpd=NAME (a bounded
+ * synchronous lookup, daemon/sys/keyring.h); empty results drop the key. Then
  * auth.type "oauth" with a credentialId adds "Authorization: Bearer <token>" (http, sse) or
  * OAUTH_ACCESS_TOKEN (stdio) from the credential store. Returns 0 (fn will run) or -errno.
  */

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
-// source-antigravity: Google Antigravity's ~/.gemini/antigravity/mcp_config.json.
+// source-antigravity: Google Antigravity's ~/.gemini/antigravity/mcp_config.json (the editor) and
+// ~/.gemini/config/mcp_config.json (the Antigravity CLI, agy).
 //
 // Format: https://antigravity.google/docs/mcp ("Connecting custom MCP servers": the raw
 // config opened from "Manage MCP Servers" > "View raw config" is
 // ~/.gemini/antigravity/mcp_config.json): {"mcpServers": {"name": {"command", "args",
 // "env"} or {"serverUrl", "headers"}, "disabled", "disabledTools"}}. User level only.
-// Strict JSON.
+// Strict JSON. The CLI (agy) keeps its global servers in ~/.gemini/config/mcp_config.json (its
+// customization root ~/.gemini/config/, beside skills/), in the same shape: the same mapping,
+// a provider of its own so each file is named as its agent's.
 
 #include <stdlib.h>
 
@@ -29,6 +32,15 @@ void source_antigravity_collect(const ConfigSource *src, const DiscoverOptions *
                                 const Settings *settings, ConfigSet *set)
 {
     _cleanup_free_ char *user = source_agent_file("antigravity");
+
+    source_load_project_then_user(src, opt, settings, set, NULL, user, "mcpServers",
+                                  source_antigravity_map, false);
+}
+
+void source_antigravity_cli_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                                    const Settings *settings, ConfigSet *set)
+{
+    _cleanup_free_ char *user = source_home_path(".gemini/config/mcp_config.json");
 
     source_load_project_then_user(src, opt, settings, set, NULL, user, "mcpServers",
                                   source_antigravity_map, false);

@@ -9,6 +9,7 @@
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/config/agent-names.h"
 #include "daemon/config/claude-policy.h"
 #include "daemon/config/source.h"
 
@@ -77,11 +78,41 @@ static void load_provided(const ConfigSource *src, const Settings *settings, Con
         config_add_entries(set, kept, "managedMcpServers", &meta, settings, NULL);
 }
 
+/*
+ * servers without the names Claude Code refuses, each reported in its words with the file (a
+ * new object), or NULL when it refuses none.
+ */
+static yajl_val drop_refused_names(ConfigSet *set, yajl_val servers, const SourceMeta *meta)
+{
+    yajl_val out = NULL;
+
+    for (size_t i = 0; YAJL_IS_OBJECT(servers) && i < servers->u.object.len; i++) {
+        const char *name = servers->u.object.keys[i];
+        _cleanup_free_ char *why = agent_names_claude_refusal(name);
+        if (why) {
+            config_set_warning(set, meta->path, name, "%s", why);
+            config_set_skip(set, name, meta, "%s", why);
+            if (!out) {
+                out = json_object_new();
+                for (size_t j = 0; j < i; j++)
+                    json_object_append(out, servers->u.object.keys[j],
+                                       json_copy(servers->u.object.values[j]));
+            }
+        } else if (out) {
+            json_object_append(out, name, json_copy(servers->u.object.values[i]));
+        }
+    }
+    return out;
+}
+
 /* The user's own servers of one list, as Claude Code's selection and policy leave them. */
 static void add_own(ConfigSet *set, ClaudeSettings *cs, yajl_val servers, const char *key,
                     const SourceMeta *meta, const Settings *settings, yajl_val off,
                     const char *why_off)
 {
+    _cleanup_json_ yajl_val named = drop_refused_names(set, servers, meta);
+    if (named)
+        servers = named;
     _cleanup_json_ yajl_val kept = claude_policy_filter(cs, set, servers, meta, CLAUDE_ORIGIN_USER);
 
     source_add_selected(set, kept ? kept : servers, key, meta, settings, NULL, NULL, off, NULL,

@@ -6,7 +6,8 @@
 // bundled, description, available_tools}) and goose's crates/goose/src/agents/extension.rs
 // (ExtensionConfig: "stdio" runs cmd/args, "sse" and "streamable_http" connect to uri,
 // "builtin", "platform", "frontend" and "inline_python" run inside goose itself; timeout
-// in seconds; env_keys are variables goose looks up in its secret store or environment).
+// in seconds; env_keys are variables goose looks up in its secret store or environment: mcpd
+// reads the environment, then goose's Secret Service item).
 // User level only; the file is $GOOSE_PATH_ROOT/config/config.yaml when GOOSE_PATH_ROOT is set
 // (crates/goose/src/config/paths.rs).
 
@@ -19,6 +20,7 @@
 #include "common/util.h"
 #include "daemon/config/source.h"
 #include "daemon/config/yaml-tree.h"
+#include "daemon/sys/keyring.h"
 
 static const AgentType goose_types[] = {
     {"stdio", "stdio"},
@@ -36,11 +38,37 @@ static const AgentShape goose_shape = {
 };
 
 /*
- * envs plus env_keys: a key goose finds in its secret store is taken from mcpd's environment;
- * one that is not there is noted.
+ * goose's secrets where goose keeps them: one Secret Service item (the Rust keyring crate's
+ * service "goose", username "secrets", crates/goose/src/config/base.rs) holding a JSON object
+ * of every secret. NULL when there is none (no Secret Service, no item, not that shape); read
+ * at most once per file read (the lookup is bounded by KEYRING_CALL_TIMEOUT_MS).
+ */
+static yajl_val goose_secrets(void)
+{
+    const KeyringAttr attrs[] = {{"service", "goose"}, {"username", "secrets"}};
+    char *text = NULL;
+    size_t len = 0;
+    yajl_val o;
+
+    if (keyring_lookup(attrs, N_ELEMENTS(attrs), &text, &len, NULL) != 0)
+        return NULL;
+    o = json_parse(text, NULL);
+    explicit_bzero(text, len);
+    free(text);
+    if (!YAJL_IS_OBJECT(o))
+        return json_free(o), NULL;
+    return o;
+}
+
+/*
+ * envs plus env_keys: a key is taken, as goose takes it, from mcpd's environment, else from
+ * goose's secrets in the Secret Service; one found in neither is noted.
  */
 static int map_env(yajl_val in, yajl_val out, StrBuf *notes, char **whyp)
 {
+    _cleanup_json_ yajl_val secrets = NULL;
+    bool looked = false;
+    const char *secret;
     yajl_val envs = json_get(in, "envs"), keys = json_get(in, "env_keys");
     yajl_val env = envs && YAJL_IS_OBJECT(envs) ? json_copy(envs) : json_object_new();
 
@@ -55,16 +83,26 @@ static int map_env(yajl_val in, yajl_val out, StrBuf *notes, char **whyp)
             *whyp = xasprintf("\"env_keys[%zu]\" must be a variable name", i);
             return json_free(env), -EINVAL;
         }
-        if (!json_get(env, k->u.string) && getenv(k->u.string)) {
+        if (json_get(env, k->u.string))
+            continue;
+        if (getenv(k->u.string)) {
             _cleanup_free_ char *ref = xasprintf("${%s}", k->u.string);
             json_object_set(env, k->u.string, json_string_new(ref));
-        } else if (!json_get(env, k->u.string)) {
-            strbuf_printf(notes,
-                          "\"env_keys\": %s is not set in mcpd's environment (goose keeps "
-                          "it in its keyring or secrets.yaml, which mcpd does not read); "
-                          "the server starts without it: set it where mcpd starts\n",
-                          k->u.string);
+            continue;
         }
+        if (!looked) {
+            looked = true;
+            secrets = goose_secrets();
+        }
+        if ((secret = json_get_string(secrets, k->u.string)))
+            json_object_set(env, k->u.string, json_string_new(secret));
+        else
+            strbuf_printf(notes,
+                          "\"env_keys\": %s is neither in mcpd's environment nor in goose's "
+                          "Secret Service item (service goose, username secrets); goose's "
+                          "secrets.yaml is not read: the server starts without it: set it where "
+                          "mcpd starts\n",
+                          k->u.string);
     }
     if (env->u.object.len)
         json_object_set(out, "env", env);

@@ -33,6 +33,7 @@ static const struct {
     {"roo", "Roo Code (moved here by mcpctl setup)", source_roo_map, 0},
     {"kiro", "Kiro (moved here by mcpctl setup)", source_kiro_map, 0},
     {"antigravity", "Google Antigravity (moved here by mcpctl setup)", source_antigravity_map, 0},
+    {"antigravity-cli", "Antigravity CLI (moved here by mcpctl setup)", source_antigravity_map, 0},
 };
 
 static void load_one(const DiscoverOptions *opt, const Settings *settings, ConfigSet *set,

@@ -175,6 +175,8 @@ void source_kiro_collect(const ConfigSource *src, const DiscoverOptions *opt,
                          const Settings *settings, ConfigSet *set);
 void source_antigravity_collect(const ConfigSource *src, const DiscoverOptions *opt,
                                 const Settings *settings, ConfigSet *set);
+void source_antigravity_cli_collect(const ConfigSource *src, const DiscoverOptions *opt,
+                                    const Settings *settings, ConfigSet *set);
 void source_goose_collect(const ConfigSource *src, const DiscoverOptions *opt,
                           const Settings *settings, ConfigSet *set);
 void source_continue_collect(const ConfigSource *src, const DiscoverOptions *opt,

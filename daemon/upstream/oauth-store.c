@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// oauth-store: OAuth tokens for remote servers, kept 0600 under $XDG_STATE_HOME/mcpd and in memory.
+// oauth-store: OAuth tokens for remote servers, in the Secret Service when the session has one,
+// else 0600 under $XDG_STATE_HOME/mcpd, and in memory.
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,8 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/sys/durable.h"
+#include "daemon/sys/keyring.h"
+#include "daemon/upstream/oauth-keyring.h"
 #include "daemon/upstream/oauth-store.h"
 
 /* A few dozen sign-ins fit in a few KiB; a larger file is not one of ours. */
@@ -41,6 +44,7 @@ static struct {
     size_t n_clients;
     uint64_t generation; /* the last one handed out */
     bool loaded;
+    bool keyring; /* tokens in the Secret Service; the file keeps only the client bindings */
 } store;
 
 static void wipe_free(char *s)
@@ -141,7 +145,7 @@ static void binding_deinit(ClientBinding *b)
 }
 
 /* Read the file once. A broken file is reported and treated as empty: signing in again fixes it. */
-static void store_load(void)
+static void file_load(void)
 {
     _cleanup_free_ char *path = oauth_store_path(), *err = NULL;
     _cleanup_json_ yajl_val root = NULL;
@@ -152,7 +156,6 @@ static void store_load(void)
     ssize_t n;
     yajl_val arr;
 
-    store.loaded = true;
     /*
      * Not blocking: a FIFO put under the name would hang open() (and every HTTP server with it,
      * as the store is read on the first request); fstat then refuses it. Not following links: a
@@ -264,8 +267,13 @@ static int store_write(const OAuthToken *extra, size_t skip, const ClientBinding
      */
     if ((r = paths_ensure_private_dir(dir, getuid(), 0, whyp)) < 0)
         return r;
+    if (store.keyring && !bind && store.n_clients == 0) {
+        /* Nothing of the file is left to keep: the tokens are in the Secret Service. */
+        r = durable_remove(dir, path, whyp);
+        return r == -ENOENT ? 0 : r;
+    }
     strbuf_printf(&sb, "{\"version\":%d,\"tokens\":[", STORE_VERSION);
-    for (size_t i = 0; i < store.n_tokens; i++) {
+    for (size_t i = 0; i < store.n_tokens && !store.keyring; i++) {
         if (i == skip)
             continue;
         if (!first)
@@ -273,7 +281,7 @@ static int store_write(const OAuthToken *extra, size_t skip, const ClientBinding
         entry_write(&sb, &store.tokens[i]);
         first = false;
     }
-    if (extra) {
+    if (extra && !store.keyring) {
         if (!first)
             strbuf_putc(&sb, ',');
         entry_write(&sb, extra);
@@ -299,6 +307,127 @@ static int store_write(const OAuthToken *extra, size_t skip, const ClientBinding
     strbuf_deinit(&sb);
     return r;
 }
+
+/* The entry as the file and the Secret Service hold it; it holds secrets: wipe it after use. */
+static char *entry_text(const OAuthToken *t, size_t *lenp)
+{
+    StrBuf sb = STRBUF_INIT;
+
+    entry_write(&sb, t);
+    *lenp = sb.len;
+    return strbuf_detach(&sb, NULL);
+}
+
+static void wipe_text(char *s, size_t len)
+{
+    if (s)
+        explicit_bzero(s, len);
+    free(s);
+}
+
+/* Keep t (taken over) in memory, in place of the entry of the same resource. */
+static void store_add(OAuthToken *t)
+{
+    size_t i = 0;
+
+    while (i < store.n_tokens && !streq(store.tokens[i].resource, t->resource))
+        i++;
+    if (i == store.n_tokens) {
+        if (store.n_tokens >= STORE_MAX_ENTRIES) {
+            oauth_token_deinit(t);
+            return;
+        }
+        store.tokens = xrealloc(store.tokens, (store.n_tokens + 1) * sizeof(*store.tokens));
+        store.n_tokens++;
+    } else {
+        oauth_token_deinit(&store.tokens[i]);
+    }
+    t->generation = ++store.generation;
+    store.tokens[i] = *t;
+}
+
+/* One item's secret, the entry's JSON text, into t. */
+static bool entry_parse(OAuthToken *t, const char *json, size_t len)
+{
+    _cleanup_free_ char *err = NULL;
+    char *text = xstrndup(json, len);
+    _cleanup_json_ yajl_val o = json_parse(text, &err);
+
+    wipe_text(text, len);
+    return o && entry_from_json(t, o);
+}
+
+static void on_keyring_entry(void *userdata, const char *json, size_t len)
+{
+    OAuthToken t;
+
+    (void)userdata;
+    if (entry_parse(&t, json, len))
+        store_add(&t);
+    else
+        log_full(LOG_WARNING, NULL, "oauth",
+                 "ignoring an item of the Secret Service with schema %s: not a sign-in of "
+                 "mcpd's; remove it with secret-tool clear xdg:schema %s",
+                 OAUTH_KEYRING_SCHEMA, OAUTH_KEYRING_SCHEMA);
+}
+
+/*
+ * The file's sign-ins move to the Secret Service once: every one written there first, and only
+ * then is the file rewritten without them (or removed when it keeps nothing else). A sign-in
+ * the keyring refuses leaves everything in the file, as before.
+ */
+static void keyring_take_over(void)
+{
+    _cleanup_free_ char *path = oauth_store_path(), *why = NULL;
+    size_t moved = store.n_tokens;
+    int r;
+
+    for (size_t i = 0; i < store.n_tokens; i++) {
+        size_t len;
+        char *text = entry_text(&store.tokens[i], &len);
+        r = oauth_keyring_put(store.tokens[i].resource, text, len, &why);
+        wipe_text(text, len);
+        if (r < 0) {
+            log_full(LOG_WARNING, NULL, "oauth",
+                     "cannot move the sign-in to %s into the Secret Service (%s); sign-ins stay "
+                     "in %s",
+                     store.tokens[i].resource, why, path);
+            store.keyring = false;
+            return;
+        }
+    }
+    for (size_t i = 0; i < store.n_tokens; i++)
+        oauth_token_deinit(&store.tokens[i]);
+    store.n_tokens = 0;
+    if ((r = oauth_keyring_each(on_keyring_entry, NULL, &why)) < 0)
+        log_full(LOG_WARNING, NULL, "oauth",
+                 "cannot read the sign-ins in the Secret Service: %s; servers that need one show "
+                 "needs-auth until mcpd reads them (mcpctl reload)",
+                 why);
+    if (!moved)
+        return;
+    free(why);
+    why = NULL;
+    if (store_write(NULL, SIZE_MAX, NULL, &why) < 0)
+        log_full(LOG_WARNING, NULL, "oauth",
+                 "moved %zu sign-ins into the Secret Service but cannot rewrite %s without them: "
+                 "%s; remove the file yourself",
+                 moved, path, why);
+    else
+        log_full(LOG_INFO, NULL, "oauth",
+                 "moved %zu sign-ins from %s into the Secret Service; the file holds them no more",
+                 moved, path);
+}
+
+static void store_load(void)
+{
+    store.loaded = true;
+    file_load();
+    if ((store.keyring = oauth_keyring_use()))
+        keyring_take_over();
+}
+
+static void store_drop(size_t i);
 
 static ssize_t store_index(const char *resource)
 {
@@ -326,8 +455,15 @@ int oauth_store_put(const OAuthToken *tok, char **whyp)
                           STORE_MAX_ENTRIES);
         return -ENOSPC;
     }
-    /* The file first: a token that cannot be kept durably is not kept at all. */
-    r = store_write(tok, i < 0 ? SIZE_MAX : (size_t)i, NULL, whyp);
+    /* The keyring or the file first: a token that cannot be kept durably is not kept at all. */
+    if (store.keyring) {
+        size_t len;
+        char *text = entry_text(tok, &len);
+        r = oauth_keyring_put(tok->resource, text, len, whyp);
+        wipe_text(text, len);
+    } else {
+        r = store_write(tok, i < 0 ? SIZE_MAX : (size_t)i, NULL, whyp);
+    }
     if (r < 0)
         return r;
     if (i < 0) {
@@ -399,15 +535,58 @@ int oauth_store_remove(const char *resource, char **whyp)
 
     if (i < 0)
         return OAUTH_STORE_E_NONE;
-    r = store_write(NULL, (size_t)i, NULL, whyp);
+    /* An item removed by somebody else is as good as removed here. */
+    r = store.keyring ? oauth_keyring_remove(resource, whyp)
+                      : store_write(NULL, (size_t)i, NULL, whyp);
     if (r < 0)
         return r;
+    store_drop((size_t)i);
+    return 0;
+}
+
+void oauth_store_sync(const char *resource)
+{
+    _cleanup_free_ char *why = NULL;
+    char *text = NULL;
+    ssize_t i = store_index(resource);
+    OAuthToken t;
+    int r;
+
+    if (!store.keyring || !resource)
+        return;
+    r = oauth_keyring_get(resource, &text, &why);
+    if (r == KEYRING_E_NOTFOUND) {
+        if (i >= 0) {
+            log_full(LOG_INFO, NULL, "oauth",
+                     "the sign-in to %s is no longer in the Secret Service: forgotten", resource);
+            store_drop((size_t)i);
+        }
+        return;
+    }
+    if (r < 0) {
+        /* What mcpd holds stays in use: a slow keyring must not sign a person out. */
+        log_full(LOG_WARNING, NULL, "oauth", "cannot read the sign-in to %s: %s", resource, why);
+        return;
+    }
+    if (entry_parse(&t, text, strlen(text))) {
+        const OAuthToken *cur = i >= 0 ? &store.tokens[i] : NULL;
+        if (cur && streq(cur->access_token, t.access_token) &&
+            streq(cur->refresh_token, t.refresh_token))
+            oauth_token_deinit(&t); /* unchanged: its generation stays */
+        else
+            store_add(&t);
+    }
+    wipe_text(text, strlen(text));
+}
+
+/* Forget entry i in memory. */
+static void store_drop(size_t i)
+{
     oauth_token_deinit(&store.tokens[i]);
     memmove(&store.tokens[i], &store.tokens[i + 1],
-            (store.n_tokens - (size_t)i - 1) * sizeof(*store.tokens));
+            (store.n_tokens - i - 1) * sizeof(*store.tokens));
     store.n_tokens--;
     store.generation++; /* a refresh begun before the removal must not bring it back */
-    return 0;
 }
 
 void oauth_store_reset(void)
@@ -422,6 +601,7 @@ void oauth_store_reset(void)
     free(store.clients);
     memset(&store, 0, sizeof(store));
     store.generation = generation; /* never handed out twice */
+    keyring_reset();
 }
 
 struct curl_slist *oauth_store_add_bearer(struct curl_slist *l, const char *url, yajl_val headers)
@@ -457,5 +637,6 @@ yajl_val oauth_store_describe(const char *url)
     if (t->expires_at_ms)
         json_object_set(o, "expiresAt", json_int_new(t->expires_at_ms));
     json_object_set(o, "refreshable", json_bool_new(t->refresh_token != NULL));
+    json_object_set(o, "keptIn", json_string_new(store.keyring ? "Secret Service" : "file"));
     return o;
 }

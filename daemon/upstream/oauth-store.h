@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// oauth-store: OAuth tokens for remote servers, kept 0600 under $XDG_STATE_HOME/mcpd and in memory.
+// oauth-store: OAuth tokens for remote servers, in the Secret Service when the session has one,
+// else 0600 under $XDG_STATE_HOME/mcpd, and in memory.
 #pragma once
 
 #include <stdbool.h>
@@ -52,6 +53,12 @@ int oauth_store_bind_client(const char *resource, const char *client_id, const c
                             char **whyp);
 /** Forget the entry for resource (durably). Return 0, OAUTH_STORE_E_NONE, or -errno (*whyp). */
 int oauth_store_remove(const char *resource, char **whyp);
+/**
+ * Before a connection to resource: take its sign-in from the Secret Service again (a person may
+ * have removed or replaced the item); a no-op with the file. A keyring that does not answer in
+ * time (KEYRING_CALL_TIMEOUT_MS) leaves the copy in memory in use.
+ */
+void oauth_store_sync(const char *resource);
 /** Free the in-memory copy (daemon exit, tests). */
 void oauth_store_reset(void);
 /** Free a token's strings, wiping the secrets first; safe on a zeroed value. */

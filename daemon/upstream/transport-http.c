@@ -742,6 +742,8 @@ int transport_http_new(Transport **tp, struct event_base *base, const ServerConf
         free(shown);
         return -EINVAL;
     }
+    /* Each connection takes the sign-in as the Secret Service holds it now. */
+    oauth_store_sync(cfg->url);
     t = xcalloc(1, sizeof(*t));
     n_live++;
     t->base.cb = *cb;

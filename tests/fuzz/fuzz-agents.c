@@ -52,6 +52,7 @@ static const Target targets[] = {
     {"roo", ".roo/mcp.json"},
     {"kiro", "~/.kiro/settings/mcp.json"},
     {"antigravity", "~/.gemini/antigravity/mcp_config.json"},
+    {"antigravity-cli", "~/.gemini/config/mcp_config.json"},
     {"goose", "@/goose/config.yaml"},
     {"continue", ".continue/mcpServers/block.yaml"},
     {"continue", ".continue/mcpServers/block.json"},

@@ -167,6 +167,8 @@ void h_setup(Harness *h, const char *name)
     snprintf(h->socket, sizeof(h->socket), "%s/run/mcpd/mcpd.sock", h->dir);
     unsetenv("MCPD_SOCKET");
     unsetenv("MCPD_SESSION");
+    /* The person's own Secret Service stays out of the tests; test-secret-service runs one. */
+    unsetenv("DBUS_SESSION_BUS_ADDRESS");
     snprintf(h->config, sizeof(h->config), "%s/config/mcpd/mcp.json", h->dir);
     snprintf(h->settings, sizeof(h->settings), "%s/config/mcpd/mcpd.json", h->dir);
     snprintf(h->log, sizeof(h->log), "%s/mcpd.log", h->dir);
@@ -545,6 +547,19 @@ bool h_wait_state(mcpc_client *c, const char *server, const char *state, int tim
         if (streq(json_get_string(h_server(st, server), "state"), state))
             return true;
         h_sleep_ms(20);
+    }
+    return false;
+}
+
+bool h_wait_needs_auth(mcpc_client *c, const char *server, int timeout_ms)
+{
+    for (int waited = 0; waited <= timeout_ms; waited += 100) {
+        _cleanup_json_ yajl_val st = h_status(c);
+        yajl_val s = h_server(st, server);
+        if (YAJL_IS_TRUE(json_get(s, "needsAuthorization")) &&
+            streq(json_get_string(s, "state"), "failed"))
+            return true;
+        h_sleep_ms(100);
     }
     return false;
 }

@@ -78,6 +78,8 @@ yajl_val h_status(mcpc_client *c);
 yajl_val h_server(yajl_val st, const char *name);
 /** Poll status until server reaches state (or timeout); return whether it did. */
 bool h_wait_state(mcpc_client *c, const char *server, const char *state, int timeout_ms);
+/** Wait until server has failed needing a sign-in (needsAuthorization). */
+bool h_wait_needs_auth(mcpc_client *c, const char *server, int timeout_ms);
 /** Number of tools in a tools/list, and whether name is among them. */
 int h_list_count(mcpc_client *c, const char *name, bool *foundp);
 /** Sleep ms. */

@@ -40,7 +40,7 @@ static void write_big_claude_json(const char *path, const char *root)
     fprintf(f, "], \"mcpServers\": {\"claude-big\": {\"command\": \"npx\", \"args\": [\"big\"]}},"
                " \"enabledMcpjsonServers\": []}},"
                " \"mcpServers\": {\"claude-top-big\": {\"type\": \"http\", \"url\": "
-               "\"http://127.0.0.1:9/mcp\"}}}\n");
+               "\"http://127.0.0.1:9/mcp\"}, \"my server\": {\"command\": \"npx\"}}}\n");
     fclose(f);
 }
 
@@ -106,6 +106,8 @@ static const Winner winners[] = {
     {"kiro-user", "kiro", "home/.kiro/settings/mcp.json", "user", "stdio", true},
     {"ag-remote", "antigravity", "home/.gemini/antigravity/mcp_config.json", "user", "auto", true},
     {"ag-stdio", "antigravity", "home/.gemini/antigravity/mcp_config.json", "user", "stdio", true},
+    {"agy-remote", "antigravity-cli", "home/.gemini/config/mcp_config.json", "user", "auto", true},
+    {"agy-stdio", "antigravity-cli", "home/.gemini/config/mcp_config.json", "user", "stdio", false},
     {"goosefx", "goose", "config/goose/config.yaml", "user", "stdio", true},
     {"goose-http", "goose", "config/goose/config.yaml", "user", "http", false},
     {"goose-sse", "goose", "config/goose/config.yaml", "user", "sse", true},
@@ -229,6 +231,13 @@ static void check_precedence_and_problems(Harness *h, yajl_val d)
                    "\"streamable-http\")");
     expect_problem(h, d, "project/.continue/mcpServers/playwright-mcp.yaml", NULL,
                    "\"mcpServers[1]\" has no \"name\"");
+    /* A name Claude Code refuses is reported in its words, and not served under another. */
+    expect_problem(
+        h, d, "home/.claude.json", "my server",
+        "Claude Code refuses this name (\"Invalid name my server. Names can only contain "
+        "letters, numbers, hyphens, and underscores.\"");
+    CHECK(!find_named(json_get_array(d, "servers"), "my_server", NULL));
+    CHECK(!find_named(json_get_array(d, "servers"), "my server", NULL));
 }
 
 /* The agents' servers that point at the fake server run, and their tools answer. */

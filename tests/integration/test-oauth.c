@@ -76,19 +76,6 @@ static char *store_text(const Harness *h)
     return t ? t : xstrdup("");
 }
 
-static bool needs_auth(mcpc_client *c, const char *server, int timeout_ms)
-{
-    for (int waited = 0; waited <= timeout_ms; waited += 100) {
-        _cleanup_json_ yajl_val st = h_status(c);
-        yajl_val s = h_server(st, server);
-        if (YAJL_IS_TRUE(json_get(s, "needsAuthorization")) &&
-            streq(json_get_string(s, "state"), "failed"))
-            return true;
-        h_sleep_ms(100);
-    }
-    return false;
-}
-
 /* The current access token (from the store) is in none of: status, discover, log, tool cache. */
 static void check_no_leak(Harness *h, mcpc_client *c)
 {
@@ -136,7 +123,7 @@ static void check_fault(Harness *h, mcpc_client *c, int port, const char *fault,
               "%s: login gave %d: %s", fault, r, r ? msg : out);
     store = store_text(h);
     CHECK_MSG(!strstr(store, "accessToken"), "%s: something was stored: %s", fault, store);
-    CHECK(needs_auth(c, "o", H_WAIT_MS));
+    CHECK(h_wait_needs_auth(c, "o", H_WAIT_MS));
 }
 
 int main(void)
@@ -183,7 +170,7 @@ int main(void)
     c = h_client(&h, "agent");
 
     /* 1. No sign-in: needs-auth, and the way out is in the error. */
-    CHECK(needs_auth(c, "o", H_WAIT_MS));
+    CHECK(h_wait_needs_auth(c, "o", H_WAIT_MS));
     {
         _cleanup_json_ yajl_val st = h_status(c);
         const char *e = json_get_string(h_server(st, "o"), "lastError");
@@ -272,7 +259,7 @@ int main(void)
     free(t);
     t = h_call_text(c, "mcp_o_whoami", NULL, &is_error);
     CHECK_MSG(is_error == 1, "a call with a revoked token gave %s", t ? t : "");
-    CHECK(needs_auth(c, "o", H_WAIT_MS));
+    CHECK(h_wait_needs_auth(c, "o", H_WAIT_MS));
     /* Signed out, the agent still sees the tool, and calling it names the way out. */
     free(t);
     t = h_call_text(c, "mcp_o_whoami", NULL, &is_error);

@@ -50,6 +50,7 @@ static const char *const agent_files[] = {
     "../config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
     ".kiro/settings/mcp.json",
     ".gemini/antigravity/mcp_config.json",
+    ".gemini/config/mcp_config.json",
     NULL,
 };
 #define N_AGENT_FILES 16 /* room for agent_files */
@@ -59,7 +60,7 @@ _Static_assert(sizeof(agent_files) / sizeof(*agent_files) <= N_AGENT_FILES, "N_A
  * ~/.claude.json, and prj in the project's .mcp.json, which the user approved).
  */
 static const char *const servers[] = {"cla", "cll", "cdx", "gem", "cur", "wsf", "prj",
-                                      "cdk", "cln", "roo", "kro", "agv", NULL};
+                                      "cdk", "cln", "roo", "kro", "agv", "agy", NULL};
 
 static char *replace_all(const char *s, const char *from, const char *to)
 {
@@ -488,7 +489,8 @@ static void test_setup_all(void)
               "config does not show the imported servers: %s", cfg ? cfg : "");
 
     c = h_client(&h, "setup-check");
-    h_settle(&h, c, "cla", "cdx", "gem", "cur", "wsf", "cdk", "cln", "roo", "kro", "agv", NULL);
+    h_settle(&h, c, "cla", "cdx", "gem", "cur", "wsf", "cdk", "cln", "roo", "kro", "agv", "agy",
+             NULL);
     CHECK(h_check_healthy(&h, "after mcpctl setup --all", "mcp_cla_echo"));
     mcpc_free(c);
     h_stop(&h);

@@ -789,7 +789,8 @@ static void test_settings_load(void)
                     "\"disabledProviders[1]\": unknown provider \"claude-code\" (known: \"mcpd\", "
                     "\"imported\", \"claude\", \"codex\", \"gemini\", \"cursor\", \"windsurf\", "
                     "\"vscode\", \"mcp-json\", \"copilot\", \"claude-desktop\", \"opencode\", "
-                    "\"zed\", \"cline\", \"roo\", \"kiro\", \"antigravity\", \"goose\", "
+                    "\"zed\", \"cline\", \"roo\", \"kiro\", \"antigravity\", \"antigravity-cli\", "
+                    "\"goose\", "
                     "\"continue\")");
         CHECK(strstr(problems.problems[1].message, "\"disabledProviders[2]\": unknown provider 3"));
     }
