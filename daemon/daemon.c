@@ -69,11 +69,9 @@ static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
  */
 static void set_runlog_dir(void)
 {
-    const char *state = getenv("XDG_STATE_HOME");
-    _cleanup_free_ char *home = paths_home(), *dir = NULL, *why = NULL;
+    _cleanup_free_ char *state = paths_state_home(), *why = NULL;
+    _cleanup_free_ char *dir = paths_join(state, "mcpd/runs");
 
-    dir = state && state[0] == '/' ? paths_join(state, "mcpd/runs")
-                                   : paths_join(home, ".local/state/mcpd/runs");
     if (runlog_set_dir(dir, &why) < 0)
         log_warning("server run records kept in memory only: %s", why ? why : dir);
 }
