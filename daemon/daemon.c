@@ -240,6 +240,7 @@ void daemon_stop(Daemon *d, const char *why)
     methods_modern_shutdown(&d->methods);
     while (d->peers.first)
         peer_close(d->peers.first, NULL);
+    wake_deinit(&d->wake); /* no resume is handled while servers stop */
     manager_shutdown(&d->manager);
     on_stop_tick(-1, 0, d);
 }
@@ -326,6 +327,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
         .listener = &d->listener,
         .started_wall_ms = d->started_wall_ms,
         .reload = methods_reload,
+        .wake = &d->wake,
         .ud = d,
     };
     peer_registry_init(&d->peers, d->base, (size_t)d->settings.max_message_bytes, methods_dispatch,
@@ -335,6 +337,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
     surface_init(&d->manager);
     d->manager.ext.server_signed_out = on_server_signed_out;
+    wake_init(&d->wake, &d->manager);
     if ((ret = watch_init(&d->watch, d->base, on_watch_apply, on_watch_root_live, d)) < 0)
         return ret;
     /* From now on, every file discovery reads or looks for is watched. */
@@ -370,6 +373,7 @@ int daemon_run(Daemon *d)
 void daemon_deinit(Daemon *d)
 {
     if (d->manager.base) {
+        wake_deinit(&d->wake);
         manager_deinit(&d->manager);
         peer_registry_deinit(&d->peers);
         /* Run the loop once more so deferred frees (upstreams, transports) complete. */

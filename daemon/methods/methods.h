@@ -19,6 +19,7 @@ typedef struct MethodsCtx {
     const char *config_file;
     const Listener *listener;
     int64_t started_wall_ms;
+    const struct Wake *wake; /* resumes from sleep, for status (core/wake.h) */
     /** Reload settings and discovery (every workspace, or only that of root). */
     yajl_val (*reload)(void *ud, const char *root);
     void *ud;
