@@ -313,7 +313,7 @@ static void show_resume(yajl_val r)
     json_get_int(r, "lastAt", &at);
     ctl_fmt_age(age, sizeof(age), at);
     if (json_get_int(r, "sleptMs", &slept) == 0 && slept >= 0)
-        ctl_fmt_age(asleep, sizeof(asleep), wall_ms() - slept);
+        ctl_fmt_age(asleep, sizeof(asleep), wall_ms() - slept - 500); /* rounded, not cut */
     for (size_t i = 0; i < N_ELEMENTS(keys); i++)
         json_get_int(r, keys[i], &v[i]);
     printf("resumed from sleep %s ago (%s%s%s; %lld times since start): %lld pinged, %lld "
