@@ -36,10 +36,32 @@ typedef struct Field {
     bool json;
 } Field;
 
+/* Room for an int64 in decimal with its sign and a NUL. */
+#define NUM_MAX 21
+
 typedef struct Entry {
     Field f[AUDIT_MAX_FIELDS];
     size_t n;
+    char took[NUM_MAX], pid[NUM_MAX], code[NUM_MAX]; /* the numbers' texts */
 } Entry;
+
+/* v in decimal into buf (NUM_MAX bytes), without printf: an entry is made on every call. */
+static const char *fmt_i64(char *buf, int64_t v)
+{
+    char tmp[NUM_MAX];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, k = 0;
+
+    do
+        tmp[n++] = (char)('0' + u % 10);
+    while ((u /= 10));
+    if (v < 0)
+        buf[k++] = '-';
+    while (n)
+        buf[k++] = tmp[--n];
+    buf[k] = '\0';
+    return buf;
+}
 
 static void entry_add(Entry *e, const char *key, const char *journal, const char *value, bool json)
 {
@@ -233,20 +255,27 @@ static void on_flush(evutil_socket_t fd, short what, void *arg)
 static void write_file(Audit *au, const Entry *e)
 {
     StrBuf *sb = &au->buf;
+    char now[NUM_MAX];
 
-    strbuf_printf(sb, "{\"time\":%" PRId64, wall_ms());
+    strbuf_puts(sb, "{\"time\":");
+    strbuf_puts(sb, fmt_i64(now, wall_ms()));
     for (size_t i = 0; i < e->n; i++) {
-        strbuf_printf(sb, ",\"%s\":", e->f[i].key);
+        strbuf_puts(sb, ",\"");
+        strbuf_puts(sb, e->f[i].key);
+        strbuf_puts(sb, "\":");
         if (e->f[i].json)
             strbuf_puts(sb, e->f[i].value);
         else
             json_write_string(sb, e->f[i].value, strlen(e->f[i].value));
     }
     strbuf_puts(sb, "}\n");
-    if (sb->len >= AUDIT_BUFFER_FLUSH)
+    if (sb->len >= AUDIT_BUFFER_FLUSH) {
+        evtimer_del(au->flush);
         audit_flush(au);
-    else
-        turn_defer(&au->flush);
+    } else if (!evtimer_pending(au->flush, NULL)) {
+        struct timeval tv = {AUDIT_FLUSH_MS / 1000, (AUDIT_FLUSH_MS % 1000) * 1000};
+        evtimer_add(au->flush, &tv);
+    }
 }
 
 /* ---- entries ---- */
@@ -279,14 +308,16 @@ void audit_call_end(Audit *au, const AuditCall *ac)
         ac->server ? idmap_get(&ac->server->tool_stats.by_key, ac->tool_key) : NULL;
     const char *server = ac->server ? ac->server->cfg->name : "?", *tool = ts ? ts->name : "?";
     const char *client = a && a->client_name ? a->client_name : "";
-    _cleanup_free_ char *took = xasprintf("%" PRIu64, ac->took_ms);
-    _cleanup_free_ char *pid = xasprintf("%d", p ? (int)p->pid : 0);
-    _cleanup_free_ char *code = NULL, *parent = NULL, *state = NULL, *message = NULL;
-    Entry e = {.n = 0};
+    _cleanup_free_ char *parent = NULL, *state = NULL, *message = NULL;
+    Entry e;
+    const char *took, *pid, *code = NULL;
 
+    e.n = 0;
+    took = fmt_i64(e.took, (int64_t)ac->took_ms);
+    pid = fmt_i64(e.pid, p ? (int64_t)p->pid : 0);
     au->entries++;
     if (ac->outcome >= AUDIT_ERROR && ac->outcome <= AUDIT_UNAVAILABLE)
-        code = xasprintf("%" PRId64, ac->code);
+        code = fmt_i64(e.code, ac->code);
     trace_context(ac->meta, &parent, &state);
     entry_add(&e, "server", "MCPD_SERVER", server, false);
     entry_add(&e, "tool", "MCPD_TOOL", tool, false);
@@ -322,14 +353,15 @@ void audit_init(Audit *au, WorkspaceRegistry *workspaces)
     au->settings = workspaces->settings;
     au->journal = systemd_stderr_is_journal();
     au->fd = -1;
-    turn_task_init(&au->flush, workspaces->base, on_flush, au);
+    au->flush = evtimer_new(workspaces->base, on_flush, au);
 }
 
 void audit_deinit(Audit *au)
 {
     if (au->settings)
         audit_flush(au);
-    turn_task_deinit(&au->flush);
+    if (au->flush)
+        event_free(au->flush);
     strbuf_deinit(&au->buf);
     if (au->fd >= 0)
         close(au->fd);
