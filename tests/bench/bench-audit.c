@@ -11,27 +11,12 @@
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "tests/bench/cpu.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/raw.h"
 
 #define AGENTS     100
 #define MAX_ROUNDS 40
-
-/* Time on CPU of a process in ns, from the scheduler's own clock (/proc/PID/schedstat). */
-static uint64_t cpu_ns(pid_t pid)
-{
-    char path[64];
-    unsigned long long ns = 0;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-    if (!(f = fopen(path, "r")))
-        return 0;
-    if (fscanf(f, "%llu", &ns) != 1)
-        ns = 0;
-    fclose(f);
-    return ns;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
