@@ -136,8 +136,8 @@ static void resume_clock(WakeTest *t)
 static bool has_dbus_daemon(void)
 {
     int status = -1;
-    _cleanup_free_ char *out = h_shell(&status, "command -v dbus-daemon");
 
+    free(h_shell(&status, "command -v dbus-daemon"));
     return status == 0;
 }
 
