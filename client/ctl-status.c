@@ -327,6 +327,35 @@ out:
     free(names);
 }
 
+/* When mcpd last heard the machine resume from sleep, and what it did then (daemon.resume). */
+static void show_resume(yajl_val r)
+{
+    int64_t n = 0, at = 0, slept = -1, v[5] = {0};
+    static const char *const keys[] = {"pinged", "restarted", "reopened", "tokensRefreshed",
+                                       "resubscribed"};
+    char age[32], asleep[32] = "";
+
+    if (!r)
+        return;
+    json_get_int(r, "resumes", &n);
+    if (n == 0) {
+        printf("no resume from sleep since start (watching %s)\n\n",
+               json_get_string(r, "watching") ?: "?");
+        return;
+    }
+    json_get_int(r, "lastAt", &at);
+    ctl_fmt_age(age, sizeof(age), at);
+    if (json_get_int(r, "sleptMs", &slept) == 0 && slept >= 0)
+        ctl_fmt_age(asleep, sizeof(asleep), wall_ms() - slept - 500); /* rounded, not cut */
+    for (size_t i = 0; i < N_ELEMENTS(keys); i++)
+        json_get_int(r, keys[i], &v[i]);
+    printf("resumed from sleep %s ago (%s%s%s; %lld times since start): %lld pinged, %lld "
+           "restarted, %lld reopened, %lld tokens refreshed, %lld subscriptions renewed\n\n",
+           age, json_get_string(r, "source") ?: "?", *asleep ? ", asleep " : "", asleep,
+           (long long)n, (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3],
+           (long long)v[4]);
+}
+
 static void show_status(const Ctl *ctl, yajl_val st)
 {
     yajl_val servers = json_get_array(st, "servers"), agents = json_get_array(st, "agents");
@@ -352,6 +381,7 @@ static void show_status(const Ctl *ctl, yajl_val st)
     else
         printf("not under systemd%s\n\n",
                YAJL_IS_FALSE(json_get(sd, "builtIn")) ? " (built without systemd support)" : "");
+    show_resume(json_get_object(d, "resume"));
     size_t n = json_array_len(servers), term = ctl_term_width(), name_w;
     const char **names = xcalloc(n ? n : 1, sizeof(*names)), *heads[N_ELEMENTS(server_cols)];
     for (size_t i = 0; i < n; i++)

@@ -86,6 +86,11 @@ char *paths_cache_home(void)
     return xdg_dir("XDG_CACHE_HOME", ".cache");
 }
 
+char *paths_state_home(void)
+{
+    return xdg_dir("XDG_STATE_HOME", ".local/state");
+}
+
 bool paths_user_runtime_ok(const char *dir, uid_t uid)
 {
     struct stat st;

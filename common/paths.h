@@ -13,6 +13,8 @@ char *paths_home(void);
 char *paths_config_home(void);
 /** $XDG_CACHE_HOME or ~/.cache (newly allocated). */
 char *paths_cache_home(void);
+/** $XDG_STATE_HOME or ~/.local/state (newly allocated). */
+char *paths_state_home(void);
 /* The per-user runtime directory a login manager (systemd-logind) makes, for a uid. */
 #define PATHS_USER_RUNTIME_FMT "/run/user/%u"
 /** Whether dir is a real directory (not a link) owned by uid and closed to everyone else. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/json.h"
 #include "common/redact.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -19,7 +20,7 @@ static size_t authority_len(const char *a)
 /* Words that make a query parameter's value a secret (matched case-insensitively). */
 static const char *const secret_param_words[] = {"key", "token", "secret", "passw", "auth", "sig"};
 
-static bool secret_param(const char *name, size_t n)
+bool redact_name_is_secret(const char *name, size_t n)
 {
     for (size_t i = 0; i < N_ELEMENTS(secret_param_words); i++)
         for (size_t k = 0, w = strlen(secret_param_words[i]); k + w <= n; k++)
@@ -43,7 +44,7 @@ static char *redact_query_params(char *s)
             break;
         strbuf_putc(&sb, *p++); /* the '?' or '&' */
         size_t name = strcspn(p, "=&#? \t\r\n\"'");
-        if (p[name] != '=' || !name || !secret_param(p, name))
+        if (p[name] != '=' || !name || !redact_name_is_secret(p, name))
             continue;
         size_t value = strcspn(p + name + 1, "&# \t\r\n\"'");
         if (!value)
@@ -100,4 +101,35 @@ char *url_redact_secrets(const char *s)
         out = xrealloc(out, len + rest + 1);
     memcpy(out + len, p, rest + 1);
     return strstr(out, "://") ? redact_query_params(out) : out;
+}
+
+/* A string of v's with its URLs' secrets masked, in place. */
+static void redact_string(yajl_val v)
+{
+    char *shown = url_redact_secrets(v->u.string);
+
+    free(v->u.string);
+    v->u.string = shown;
+}
+
+void redact_json_secrets(yajl_val v)
+{
+    if (YAJL_IS_STRING(v)) {
+        redact_string(v);
+    } else if (YAJL_IS_ARRAY(v)) {
+        for (size_t i = 0; i < v->u.array.len; i++)
+            redact_json_secrets(v->u.array.values[i]);
+    } else if (YAJL_IS_OBJECT(v)) {
+        for (size_t i = 0; i < v->u.object.len; i++) {
+            const char *k = v->u.object.keys[i];
+            yajl_val m = v->u.object.values[i];
+            if (!redact_name_is_secret(k, strlen(k))) {
+                redact_json_secrets(m);
+                continue;
+            }
+            /* Whatever it holds, a secret's value is not shown, not even its shape. */
+            json_free(m);
+            v->u.object.values[i] = json_string_new("***");
+        }
+    }
 }

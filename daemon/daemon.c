@@ -73,11 +73,9 @@ static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
  */
 static void set_runlog_dir(void)
 {
-    const char *state = getenv("XDG_STATE_HOME");
-    _cleanup_free_ char *home = paths_home(), *dir = NULL, *why = NULL;
+    _cleanup_free_ char *state = paths_state_home(), *why = NULL;
+    _cleanup_free_ char *dir = paths_join(state, "mcpd/runs");
 
-    dir = state && state[0] == '/' ? paths_join(state, "mcpd/runs")
-                                   : paths_join(home, ".local/state/mcpd/runs");
     if (runlog_set_dir(dir, &why) < 0)
         log_warning("server run records kept in memory only: %s", why ? why : dir);
 }
@@ -264,6 +262,7 @@ void daemon_stop(Daemon *d, const char *why)
     methods_modern_shutdown(&d->methods);
     while (d->peers.first)
         peer_close(d->peers.first, NULL);
+    wake_deinit(&d->wake); /* no resume is handled while servers stop */
     manager_shutdown(&d->manager);
     on_stop_tick(-1, 0, d);
 }
@@ -348,6 +347,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
         .listener = &d->listener,
         .started_wall_ms = d->started_wall_ms,
         .reload = methods_reload,
+        .wake = &d->wake,
         .ud = d,
     };
     peer_registry_init(&d->peers, d->base, (size_t)d->settings.max_message_bytes, methods_dispatch,
@@ -358,6 +358,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->manager.workspaces.profiles = &d->profiles;
     surface_init(&d->manager);
     d->manager.ext.server_signed_out = on_server_signed_out;
+    wake_init(&d->wake, &d->manager);
     if ((ret = watch_init(&d->watch, d->base, on_watch_apply, on_watch_root_live, d)) < 0)
         return ret;
     /* From now on, every file discovery reads or looks for is watched. */
@@ -393,6 +394,7 @@ int daemon_run(Daemon *d)
 void daemon_deinit(Daemon *d)
 {
     if (d->manager.base) {
+        wake_deinit(&d->wake);
         manager_deinit(&d->manager);
         peer_registry_deinit(&d->peers);
         /* Run the loop once more so deferred frees (upstreams, transports) complete. */

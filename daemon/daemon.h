@@ -10,6 +10,7 @@
 #include "daemon/config/profiles.h"
 #include "daemon/downstream/listener.h"
 #include "daemon/core/manager.h"
+#include "daemon/core/wake.h"
 #include "daemon/downstream/peer.h"
 #include "daemon/config/watch.h"
 #include "daemon/methods/methods.h"
@@ -30,6 +31,7 @@ typedef struct Daemon {
     Listener listener;
     PeerRegistry peers;
     Manager manager;
+    Wake wake;          /* what a resume from sleep does (core/wake.c) */
     MethodsCtx methods; /* what the methods see of it */
     Watcher watch;      /* hot reload */
     struct event *ev_term, *ev_int, *ev_hup, *ev_chld, *ev_stop_tick, *ev_watchdog, *ev_status;

@@ -233,6 +233,22 @@ static void settings_bool(ConfigSet *set, const char *path, yajl_val root, const
         config_set_problem(set, path, NULL, "\"%s\" must be true or false", key);
 }
 
+/* audit: one of the names of SettingsAudit, in its order. */
+static void settings_audit(ConfigSet *set, const char *path, yajl_val root, SettingsAudit *outp)
+{
+    static const char *const names[] = {"auto", "off", "log", "file"};
+    yajl_val v = json_get(root, "audit");
+
+    for (size_t i = 0; v && YAJL_IS_STRING(v) && i < N_ELEMENTS(names); i++)
+        if (streq(v->u.string, names[i])) {
+            *outp = (SettingsAudit)i;
+            return;
+        }
+    if (v)
+        config_set_problem(set, path, NULL,
+                           "\"audit\" must be \"auto\", \"off\", \"log\" or \"file\"");
+}
+
 /* disabledProviders: an array of provider ids from config_sources[]. */
 static void settings_providers(ConfigSet *set, const char *path, yajl_val root, unsigned *outp)
 {
@@ -276,6 +292,9 @@ static const char *const settings_keys[] = {
     "maxListPages",         "maxListBytes",      "hotReload",         NULL,
 };
 
+/* The call audit's settings (daemon/core/audit.h). */
+static const char *const settings_keys_audit[] = {"audit", "auditArguments", NULL};
+
 /* A typo in a key would silently do nothing: say so. */
 static void settings_unknown_keys(ConfigSet *set, const char *path, yajl_val root)
 {
@@ -286,7 +305,9 @@ static void settings_unknown_keys(ConfigSet *set, const char *path, yajl_val roo
             known = streq(settings_keys[j], k);
         known = known || profiles_setting_key(k);     /* read by daemon/config/profiles.c */
         known = known || streq(k, "sandboxProfiles"); /* sandbox-policy.h reads it */
-        if (!known && k[0] != '$')                    /* "$schema" and the like are comments */
+        for (size_t j = 0; settings_keys_audit[j] && !known; j++)
+            known = streq(settings_keys_audit[j], k);
+        if (!known && k[0] != '$') /* "$schema" and the like are comments */
             config_set_problem(set, path, NULL, "unknown setting \"%s\" (ignored)", k);
     }
 }
@@ -309,6 +330,8 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_bool(problems, path, root, "filterExa", &s->filter_exa);
     settings_bool(problems, path, root, "reconnect", &s->reconnect);
     settings_bool(problems, path, root, "hotReload", &s->hot_reload);
+    settings_audit(problems, path, root, &s->audit);
+    settings_bool(problems, path, root, "auditArguments", &s->audit_arguments);
     settings_providers(problems, path, root, &s->disabled_providers);
     settings_ms(problems, path, root, "startupTimeoutMs", 0, 600000, &s->startup_timeout_ms);
     settings_ms(problems, path, root, "maxMessageBytes", 4096, INT32_MAX, &s->max_message_bytes);

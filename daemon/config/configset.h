@@ -214,6 +214,14 @@ typedef struct ConfigNote {
     struct stat st;
 } ConfigNote;
 
+/* The setting "audit": where an entry per tool call goes (daemon/core/audit.c). */
+typedef enum SettingsAudit {
+    SETTINGS_AUDIT_AUTO, /* "auto": the journal when mcpd logs to it, else nowhere */
+    SETTINGS_AUDIT_OFF,  /* "off" */
+    SETTINGS_AUDIT_LOG,  /* "log": the journal, or a log line on stderr without it */
+    SETTINGS_AUDIT_FILE, /* "file": JSON lines in $XDG_STATE_HOME/mcpd/audit.jsonl */
+} SettingsAudit;
+
 /* Daemon settings (mcpd.json); every field has a default. */
 typedef struct Settings {
     bool enable_project_config;
@@ -236,6 +244,8 @@ typedef struct Settings {
     yajl_val sandbox_profiles;
     /* Hidden (tests): an agent's unfinished line older than this closes it (peer.h). */
     int64_t partial_line_timeout_ms;
+    SettingsAudit audit;  /* where each tool call's audit entry goes (docs/audit.md) */
+    bool audit_arguments; /* the entries carry the call's arguments, redacted */
 } Settings;
 
 /* What discovery looks at. */

@@ -289,6 +289,7 @@ static void agent_deinit(Agent *a)
     free(a->client_version);
     free(a->protocol_version);
     free(a->cwd);
+    free(a->exe);
 }
 
 void agent_reset(Agent *a)

@@ -39,6 +39,7 @@ typedef struct Agent {
     bool initialized;
     char *client_name, *client_version, *protocol_version;
     char *cwd;             /* _meta["mcpd/cwd"] of its initialize, or NULL */
+    char *exe;             /* its process's executable, read for its first audit entry */
     uint64_t workspace_id; /* 0: not attached (the user workspace) */
     uint64_t session_id;   /* the session it opened or joined */
     uint64_t parent_id;    /* for a subagent: the agent whose session it joined */

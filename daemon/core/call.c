@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/core/agent.h"
+#include "daemon/core/audit.h"
 #include "daemon/core/call.h"
 #include "daemon/core/elicit.h"
 #include "daemon/core/mrtr.h"
@@ -63,11 +64,15 @@ typedef struct Call {
     size_t n_parts;
     uint64_t upstream_id; /* the Upstream it went to, and its request id there */
     uint64_t request_id;
-    bool waiting;        /* for its server to connect */
-    bool task;           /* tools/call with params.task: its result may be a CreateTaskResult */
-    bool progressed;     /* the server reported progress on it */
-    uint64_t memo_key;   /* its tool's (or method's) key in the server's ProgressMemo */
-    uint64_t started_ms; /* turn_now_ms() when it was last sent */
+    bool waiting;         /* for its server to connect */
+    bool task;            /* tools/call with params.task: its result may be a CreateTaskResult */
+    bool progressed;      /* the server reported progress on it */
+    uint64_t memo_key;    /* its tool's (or method's) key in the server's ProgressMemo */
+    uint64_t started_ms;  /* turn_now_ms() when it was last sent */
+    uint64_t arrived_ms;  /* turn_now_ms() when the agent's request came (audit.c) */
+    AuditOutcome outcome; /* how it ended, for its audit entry (cancelled until it ends) */
+    int64_t code;         /* the code of the error it ended with */
+    char *audit_args;     /* its arguments for the audit entry (auditArguments), or NULL */
     struct event *ev_wait;
     ListNode in_agent;    /* in its Agent's calls (none once the agent is gone) */
     ListNode in_server;   /* in its Server's calls (none once the server is gone) */
@@ -138,6 +143,10 @@ static void call_free(Call *c)
     Agent *a = call_agent(c);
     Server *s = call_server(c);
 
+    if (c->tool && audit_enabled(&c->reg->audit))
+        audit_call_end(&c->reg->audit,
+                       &(AuditCall){c->peer_id, s, c->memo_key, c->orig_id, c->meta, c->audit_args,
+                                    turn_now_ms() - c->arrived_ms, c->outcome, c->code});
     idmap_remove(&c->reg->calls, c->id);
     list_unlink(&c->in_agent);
     list_unlink(&c->in_server);
@@ -156,6 +165,7 @@ static void call_free(Call *c)
     free_set(c->meta);
     free_set(c->body);
     free_set(c->body_base);
+    free_set(c->audit_args);
     pool_put(&c->reg->pool, c);
 }
 
@@ -167,6 +177,8 @@ static void reply_result_tree(CallRegistry *m, uint64_t peer_id, const char *id,
 
 static void call_fail(Call *c, int64_t code, const char *message, yajl_val data)
 {
+    c->outcome = audit_outcome_of_code(code);
+    c->code = code;
     if (c->tool) {
         _cleanup_json_ yajl_val r = error_result(code, message, data);
         reply_result_tree(c->reg, c->peer_id, c->orig_id, r);
@@ -285,9 +297,11 @@ static void on_call_reply(Upstream *u, void *ctx, const UpstreamReply *r)
                 &c->reg->tasks,
                 &(TaskOrigin){s, u->id, c->peer_id, c->orig_id, c->progress_token, c->request_id},
                 r->raw, r->raw_len, r->result)) {
+            c->outcome = AUDIT_TASK;
             call_free(c);
             return;
         }
+        c->outcome = audit_outcome_of_result(&c->reg->audit, r->raw, r->raw_len);
         call_note(c, s, false, true);
         call_reply_ok(c, s, r);
         call_free(c);
@@ -529,6 +543,11 @@ static CALL_STEP void call_new(CallRegistry *m, Peer *p, Agent *a, Server *s, co
     c->server_id = s->id;
     c->progressed = false;
     c->memo_key = memo_key;
+    c->arrived_ms = turn_now_ms();
+    c->outcome = AUDIT_CANCELLED;
+    c->audit_args = c->tool && n_parts == CALL_BODY_PARTS
+                        ? audit_copy_arguments(&m->audit, parts[3].p, parts[3].n)
+                        : NULL;
     idmap_put(&m->calls, c->id, c);
     list_push(&a->calls, &c->in_agent);
     list_push(&s->calls, &c->in_server);
@@ -833,6 +852,8 @@ void call_registry_deinit(CallRegistry *m)
     size_t pos = 0;
     void *v;
 
+    /* First: the calls freed below have no entries (the agents' state may be gone already). */
+    audit_deinit(&m->audit);
     mrtr_deinit(m);
     tasks_deinit(&m->tasks);
     while (idmap_next(&m->calls, &pos, NULL, &v))
@@ -852,6 +873,7 @@ void call_registry_init(CallRegistry *cr, WorkspaceRegistry *workspaces)
     cr->workspaces = workspaces;
     cr->pool = (Pool)POOL_INIT(Call, CALL_POOL_KEEP);
     tasks_init(&cr->tasks, cr->peers, cr->agents, cr->servers, workspaces);
+    audit_init(&cr->audit, workspaces);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "common/jsonscan.h"
 #include "common/strbuf.h"
 #include "daemon/core/agent.h"
+#include "daemon/core/audit.h"
 #include "daemon/core/server.h"
 #include "daemon/core/tasks.h"
 #include "daemon/core/workspace.h"
@@ -39,6 +40,7 @@ typedef struct CallRegistry {
     StrBuf scratch;     /* reused for replies on the hot path */
     Pool pool;          /* freed Calls, made again by the next ones */
     TaskRegistry tasks; /* tasks created by agents' calls (tasks.c) */
+    Audit audit;        /* an entry per tool call (audit.c) */
 } CallRegistry;
 
 /** Set up an empty registry. */

@@ -33,6 +33,13 @@ bool oauth_login_refresh(Server *s)
     return false;
 }
 
+bool oauth_login_refresh_ending(Server *s, int64_t within_ms,
+                                void (*done_fn)(void *, int, const char *), void *userdata)
+{
+    (void)s, (void)within_ms, (void)done_fn, (void)userdata;
+    return false;
+}
+
 void oauth_login_shutdown(void)
 {
 }

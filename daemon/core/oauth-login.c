@@ -513,6 +513,18 @@ static void renewal_arm(Manager *m, const char *server, const char *resource)
     evtimer_add(rn->timer, &tv);
 }
 
+bool oauth_login_refresh_ending(Server *s, int64_t within_ms,
+                                void (*done_fn)(void *, int, const char *), void *userdata)
+{
+    const OAuthToken *t = s->cfg->url ? oauth_store_find(s->cfg->url) : NULL;
+
+    if (!t || !t->refresh_token || !t->expires_at_ms || t->expires_at_ms - wall_ms() > within_ms)
+        return false;
+    log_full(LOG_INFO, s->cfg->name, "oauth", "the access token %s: refreshing it",
+             t->expires_at_ms <= wall_ms() ? "ended while the machine slept" : "ends soon");
+    return oauth_refresh_start(s->reg->base, s->cfg->name, s->cfg->url, done_fn, userdata) == 0;
+}
+
 void oauth_login_shutdown(void)
 {
     while (logins)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/jsonrpc.h"
 #include "daemon/core/manager.h"
@@ -19,5 +20,12 @@ void oauth_m_logout(Manager *mgr, Peer *p, JsonrpcMsg *m);
  * works. Return whether a refresh started.
  */
 bool oauth_login_refresh(Server *s);
+/**
+ * The machine resumed (wake.c): refresh s's stored token now when it has ended or ends within
+ * within_ms and a refresh token is stored. Whether a refresh started; then done_fn(userdata, r,
+ * why) runs once when it ends (-ECANCELED at daemon exit).
+ */
+bool oauth_login_refresh_ending(Server *s, int64_t within_ms,
+                                void (*done_fn)(void *, int, const char *), void *userdata);
 /** Daemon exit: stop sign-ins and refreshes (no replies), free the token store. */
 void oauth_login_shutdown(void);

@@ -639,6 +639,20 @@ void server_restart(Server *s)
     }
 }
 
+void server_reconnect_now(Server *s, const char *why)
+{
+    if (!s->cfg->enabled || s->reg->shutting_down)
+        return;
+    log_full(LOG_NOTICE, s->cfg->name, "wake", "%s: connecting again", why);
+    server_clear_timers(s);
+    server_close_upstream(s);
+    s->restarts++;
+    s->n_failures = 0;
+    s->backoff_ms = 0;
+    server_connect(s);
+    server_settled(s);
+}
+
 void server_stop(Server *s)
 {
     server_clear_timers(s);

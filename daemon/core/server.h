@@ -179,6 +179,11 @@ void server_release(Server *s);
 void server_connect(Server *s);
 /** mcpd/connect: reset the breaker and reconnect unless connected or connecting. */
 void server_restart(Server *s);
+/**
+ * A session found dead or stale (no answer to a ping after a resume, HTTP streams from before a
+ * sleep): closed and connected again at once, counted as a restart; why goes to the log.
+ */
+void server_reconnect_now(Server *s, const char *why);
 /** mcpd/disconnect: stop the server and drop its tools until it is connected again. */
 void server_stop(Server *s);
 /** Name of a state. */

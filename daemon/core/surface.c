@@ -791,6 +791,15 @@ static void send_subscribe(Server *s, const char *method, const char *uri)
                      NULL);
 }
 
+size_t surface_resubscribe(Server *s)
+{
+    ServerSurface *ss = s->surface;
+
+    for (size_t i = 0; ss && s->up && i < ss->n_subs; i++)
+        send_subscribe(s, "resources/subscribe", ss->subs[i].uri);
+    return ss && s->up ? ss->n_subs : 0;
+}
+
 void surface_server_connected(Server *s)
 {
     ServerSurface *ss = srv(s);
@@ -804,9 +813,7 @@ void surface_server_connected(Server *s)
         ss->listing[k] = false; /* a list of the old session never answers */
         surface_fetch(s, (SurfaceKind)k);
     }
-    /* A new session knows nothing of the old one's subscriptions. */
-    for (size_t i = 0; i < ss->n_subs; i++)
-        send_subscribe(s, "resources/subscribe", ss->subs[i].uri);
+    surface_resubscribe(s); /* a new session knows nothing of the old one's subscriptions */
     surface_changed(s);
 }
 

@@ -45,6 +45,8 @@ typedef struct WsSurface WsSurface;
 
 /** The server's session is up (first list done): capabilities kept, lists fetched, resubscribed. */
 void surface_server_connected(Server *s);
+/** The server's subscriptions sent to it again (after a resume); how many. */
+size_t surface_resubscribe(Server *s);
 /** A new server: its last known surface from the cache, shown deferred until it connects. */
 void surface_load_cache(Server *s);
 /** The server's lists are void (disconnected for good): they leave every view. */

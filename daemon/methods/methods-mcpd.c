@@ -18,6 +18,7 @@
 #include "daemon/methods/methods-trust.h"
 #include "daemon/core/oauth-login.h"
 #include "daemon/core/toolsearch.h"
+#include "daemon/core/wake.h"
 #include "daemon/core/wssearch.h"
 #include "daemon/sys/systemd.h"
 
@@ -48,6 +49,7 @@ static void m_status(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     if (d->config_file)
         json_object_set(dm, "configFile", json_string_new(d->config_file));
     json_object_set(dm, "systemd", systemd_describe());
+    json_object_set(dm, "resume", wake_describe(d->wake));
     json_object_set(r, "daemon", dm);
     append_settings_problems(d, json_get_array(r, "problems"));
     methods_reply(d, p, m->id, r);

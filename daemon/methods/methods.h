@@ -20,6 +20,7 @@ typedef struct MethodsCtx {
     const char *config_file;
     const Listener *listener;
     int64_t started_wall_ms;
+    const struct Wake *wake; /* resumes from sleep, for status (core/wake.h) */
     /** Reload settings and discovery (every workspace, or only that of root); done when over. */
     void (*reload)(void *ud, const char *root, ManagerReloadedFn done, void *done_ud);
     void *ud;

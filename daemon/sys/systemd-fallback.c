@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // systemd-fallback: the systemd interface for builds without libsystemd (-Dsystemd=disabled).
 
+#include <errno.h>
+
 #include "common/json.h"
 #include "daemon/sys/systemd.h"
 
@@ -44,6 +46,12 @@ uint64_t systemd_watchdog_usec(void)
 bool systemd_stderr_is_journal(void)
 {
     return false;
+}
+
+int systemd_journal_sendv(const struct iovec *iov, int n)
+{
+    (void)iov, (void)n;
+    return -ENOSYS;
 }
 
 void systemd_use_journal(void)

@@ -116,6 +116,11 @@ static void journal_sink(int priority, const char *server, const char *event, co
     journal_fields_deinit(&f);
 }
 
+int systemd_journal_sendv(const struct iovec *iov, int n)
+{
+    return sd_journal_sendv(iov, n);
+}
+
 void systemd_use_journal(void)
 {
     log_set_sink(journal_sink);

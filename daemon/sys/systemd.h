@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <yajl/yajl_tree.h>
 
@@ -31,6 +32,11 @@ void systemd_notify_watchdog(void);
 uint64_t systemd_watchdog_usec(void);
 /** Whether stderr is connected to the journal ($JOURNAL_STREAM matches fd 2). */
 bool systemd_stderr_is_journal(void);
+/**
+ * One journal entry of n "NAME=value" fields (sd_journal_sendv): 0, or -errno (-ENOSYS
+ * without libsystemd).
+ */
+int systemd_journal_sendv(const struct iovec *iov, int n);
 /** Install the journald log sink (structured fields). */
 void systemd_use_journal(void);
 /** The service context for mcpd/status: built in, under systemd, unit, watchdog, journal. */

@@ -23,6 +23,7 @@
 #include "common/jsonrpc.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "tests/bench/cpu.h"
 #include "tests/integration/harness.h"
 
 #if BENCH_HTTP
@@ -383,8 +384,6 @@ static void print_added(const char *what, const char *key, uint64_t **lat, size_
  * every hop is then a switch on that CPU, never the wake-up of an idle one, whose cost on a VM
  * (tens of microseconds) decides the unpinned figures more than the hops' own work.
  */
-static uint64_t cpu_ns(pid_t pid);
-
 /* CPU per call of mcpd and of the relay over the pinned pass, in microseconds. */
 static double pinned_mcpd_us, pinned_relay_us;
 /* With $MCPD_BASELINE: that build, a fourth path in the pinned pass, and its CPU per call. */
@@ -558,25 +557,6 @@ static uint64_t cpu_ticks(pid_t pid)
     if (p)
         sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st);
     return ut + st;
-}
-
-/*
- * Time on CPU of a process in ns (/proc/PID/schedstat, the scheduler's own clock): the ticks
- * of /proc/PID/stat are 10 ms, too coarse for a second or two of load. 0 when unreadable.
- */
-static uint64_t cpu_ns(pid_t pid)
-{
-    char path[64];
-    unsigned long long ns = 0;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-    if (!(f = fopen(path, "r")))
-        return 0;
-    if (fscanf(f, "%llu", &ns) != 1)
-        ns = 0;
-    fclose(f);
-    return ns;
 }
 
 /* Context switches of a process, voluntary and not (/proc/PID/status); -1 when unreadable. */

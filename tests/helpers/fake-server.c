@@ -53,6 +53,7 @@ static struct {
     bool seen_init;
     bool ignore_unknown; /* a request it does not know is never answered (server/discover) */
     bool tasks;          /* the tasks capability and the tool task_sleep */
+    bool echo_meta;      /* echo answers with the call's params._meta (trace context tests) */
 } opt = {.name = "fake", .list_changed_ms = -1};
 
 static struct {
@@ -845,11 +846,14 @@ static void bad_args(const Tok *id, const char *tool, const char *want)
     send_errorf(id, -32602, "Invalid arguments for %s: expected %s", tool, want);
 }
 
+static void send_json_text(const Tok *id, yajl_val v);
+
 static void call_echo(const Tok *id, yajl_val args, yajl_val params)
 {
-    (void)params;
     const char *text = obj_str(args, "text");
-    if (!text)
+    if (opt.echo_meta)
+        send_json_text(id, obj_get(params, "_meta"));
+    else if (!text)
         bad_args(id, "echo", "{text: string}");
     else
         send_str(id, text);
@@ -1121,17 +1125,17 @@ static void on_ask_answer(yajl_val msg, const char *rid)
     note("answer to %s, which was not asked (or answered already)", rid);
 }
 
-static void call_generic(const Tok *id, yajl_val args, yajl_val params)
+/* v as compact JSON text, the text of the answer ({} for NULL). */
+static void send_json_text(const Tok *id, yajl_val v)
 {
-    (void)params;
     yajl_gen g = yajl_gen_alloc(NULL);
     const unsigned char *buf;
     size_t len;
 
     if (!g)
         abort();
-    if (args) {
-        gen_value(g, args);
+    if (v) {
+        gen_value(g, v);
     } else {
         yajl_gen_map_open(g);
         yajl_gen_map_close(g);
@@ -1139,6 +1143,12 @@ static void call_generic(const Tok *id, yajl_val args, yajl_val params)
     yajl_gen_get_buf(g, &buf, &len);
     send_text(id, (const char *)buf, len, false);
     yajl_gen_free(g);
+}
+
+static void call_generic(const Tok *id, yajl_val args, yajl_val params)
+{
+    (void)params;
+    send_json_text(id, args);
 }
 
 /* "tool<k>" with k a canonical decimal below --tools. */
@@ -1854,7 +1864,8 @@ static void usage(FILE *f)
           "  --ask                      list the tool ask {method, params}: a request to the "
           "client\n"
           "  --ignore-unknown           never answer a request it does not know\n"
-          "  --tasks                    the tasks capability and the task tool task_sleep\n",
+          "  --tasks                    the tasks capability and the task tool task_sleep\n"
+          "  --echo-meta                echo answers with the call's params._meta as JSON\n",
           f);
 }
 
@@ -1892,6 +1903,7 @@ enum {
     O_PID_FILE,
     O_ONLY_GENERIC,
     O_ASK,
+    O_ECHO_META,
     O_EXIT_ON_INIT,
     O_STRICT_INIT,
     O_HUGE_LINE,
@@ -1926,6 +1938,7 @@ static const struct option long_opts[] = {
     {"pid-file", required_argument, NULL, O_PID_FILE},
     {"only-generic", no_argument, NULL, O_ONLY_GENERIC},
     {"ask", no_argument, NULL, O_ASK},
+    {"echo-meta", no_argument, NULL, O_ECHO_META},
     {"exit-on-initialize", no_argument, NULL, O_EXIT_ON_INIT},
     {"strict-init", no_argument, NULL, O_STRICT_INIT},
     {"huge-line", required_argument, NULL, O_HUGE_LINE},
@@ -2005,6 +2018,9 @@ static void set_option(int c, const char *arg, const char *name)
         break;
     case O_ASK:
         opt.ask = true;
+        break;
+    case O_ECHO_META:
+        opt.echo_meta = true;
         break;
     case O_EXIT_ON_INIT:
         opt.exit_on_init = true;

@@ -632,7 +632,7 @@ static void test_gemini_extensions(void)
     config_set_deinit(&set);
 }
 
-/* Claude Code's headersHelper is named as what it is, not as a typo of "headers". */
+/* Claude Code's headersHelper is kept, to be run as Claude Code runs it. */
 static void test_claude_headers_helper(void)
 {
     ConfigSet set;

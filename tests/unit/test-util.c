@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/redact.h"
 #include "common/pool.h"
 #include "common/util.h"
@@ -166,6 +167,29 @@ static void test_url_redact_secrets(void)
     check_redact("what?token=x, no url", "what?token=x, no url");
 }
 
+/* Redact a JSON text's secrets and compare the compact result with want. */
+static void check_redact_json(const char *in, const char *want)
+{
+    yajl_val v = json_parse(in, NULL);
+    CHECK(v != NULL);
+    redact_json_secrets(v);
+    _cleanup_free_ char *got = json_to_string(v);
+    CHECK_STREQ(got, want);
+    json_free(v);
+}
+
+static void test_redact_json_secrets(void)
+{
+    /* A secret's value goes whatever it holds; other members' strings lose URL secrets only. */
+    check_redact_json("{\"apiToken\":\"T\",\"Password\":{\"a\":1},\"n\":2}",
+                      "{\"apiToken\":\"***\",\"Password\":\"***\",\"n\":2}");
+    check_redact_json("{\"url\":\"https://u:pw@h/x?api_key=K&q=1\"}",
+                      "{\"url\":\"https://u:***@h/x?api_key=***&q=1\"}");
+    check_redact_json("[{\"auth\":[1]},\"plain\",[\"http://a:b@c\"]]",
+                      "[{\"auth\":\"***\"},\"plain\",[\"http://a:***@c\"]]");
+    check_redact_json("{}", "{}");
+}
+
 typedef struct Obj {
     void *first; /* the pool links through the first pointer of a free object */
     int a, b;
@@ -211,5 +235,6 @@ int main(void)
     RUN(test_mem_equal_consttime);
     RUN(test_string_helpers);
     RUN(test_url_redact_secrets);
+    RUN(test_redact_json_secrets);
     return test_main_result();
 }
