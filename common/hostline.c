@@ -489,7 +489,7 @@ bool hostline_to_host(HostLine *h, StrBuf *out, char *line, size_t len)
 bool hostline_to_host_start(HostLine *h, const char *p, size_t n)
 {
     const size_t head = strlen(MCPD_LINE_HEAD);
-    size_t i = head + 5; /* past `id":` */
+    size_t i = head + 4; /* past `id":` */
 
     if (!h->pending.n_ids)
         return true;

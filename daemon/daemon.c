@@ -333,6 +333,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     peer_registry_init(&d->peers, d->base, (size_t)d->settings.max_message_bytes, methods_dispatch,
                        on_peer_gone, &d->methods);
     d->peers.fast = methods_fast;
+    handoff_registry_init(&d->handoffs, &d->peers);
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
     surface_init(&d->manager);
@@ -374,6 +375,7 @@ void daemon_deinit(Daemon *d)
     if (d->manager.base) {
         manager_deinit(&d->manager);
         peer_registry_deinit(&d->peers);
+        handoff_registry_deinit(&d->handoffs);
         /* Run the loop once more so deferred frees (upstreams, transports) complete. */
         event_base_loop(d->base, EVLOOP_NONBLOCK);
         oauth_login_shutdown(); /* sign-ins and refreshes end while http still runs */

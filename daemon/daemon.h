@@ -7,6 +7,7 @@
 #include <event2/event.h>
 
 #include "daemon/config/config.h"
+#include "daemon/downstream/handoff.h"
 #include "daemon/downstream/listener.h"
 #include "daemon/core/manager.h"
 #include "daemon/downstream/peer.h"
@@ -27,6 +28,7 @@ typedef struct Daemon {
     const char *config_file;
     Listener listener;
     PeerRegistry peers;
+    HandoffRegistry handoffs; /* hosts whose bridges handed their pipes over */
     Manager manager;
     MethodsCtx methods; /* what the methods see of it */
     Watcher watch;      /* hot reload */
