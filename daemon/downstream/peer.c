@@ -379,6 +379,29 @@ static void track_partial(Peer *p, bool line_ended)
         enforce_partial_total(p->reg);
 }
 
+/*
+ * A host's input ended (its pipes were handed over): a last message without its newline is
+ * still a message, as a stdio server reads it; then its owner decides whether the peer stays
+ * open for the answers. True when the peer is closed or stays open without input.
+ */
+static bool host_input_closed(Peer *p)
+{
+    char *line;
+    size_t len;
+
+    if (framer_pending(&p->in) && !p->in.discarding) {
+        framer_feed(&p->in, "\n", 1);
+        while (!p->dead && framer_next(&p->in, &line, &len) == 0)
+            if (!handle_line(p, line, len))
+                return true;
+    }
+    if (p->dead || !p->hooks->input_closed(p, p->hooks_arg))
+        return p->dead;
+    if (!p->dead)
+        turn_fd_want(&p->io, 0); /* the host's input is over: only output from now */
+    return true;
+}
+
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     Peer *p = arg;
@@ -404,12 +427,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
             p->spoke = true;
         if (n == -EAGAIN)
             break;
-        if (n == 0 && p->hooks && p->hooks->input_closed && framer_pending(&p->in) == 0 &&
-            p->hooks->input_closed(p, p->hooks_arg)) {
-            if (!p->dead)
-                turn_fd_want(&p->io, 0); /* the host's input is over: only output from now */
+        if (n == 0 && p->hooks && p->hooks->input_closed && host_input_closed(p))
             return;
-        }
         if (n == 0 || (n < 0 && n != -EINTR)) {
             peer_close(p, n == 0 ? NULL : strerror((int)-n));
             return;
