@@ -439,6 +439,25 @@ bool hostline_rewrites_replies(const HostLine *h)
     return h->names.room || h->names.left;
 }
 
+/*
+ * A batch (2025-03-26 hosts may send them): the ids of its requests are awaited like a lone
+ * request's. The line is bounded by the framer, the tree by the parser's limits.
+ */
+static void batch_ids(HostLine *h, const char *line, size_t len)
+{
+    _cleanup_free_ char *copy = xstrndup(line, len);
+    _cleanup_json_ yajl_val v = json_parse(copy, NULL);
+
+    for (size_t i = 0; YAJL_IS_ARRAY(v) && i < json_array_len(v); i++) {
+        yajl_val m = json_array_at(v, i), id = json_get(m, "id");
+        if ((YAJL_IS_STRING(id) || YAJL_IS_INTEGER(id)) && json_get_string(m, "method")) {
+            StrBuf sb = STRBUF_INIT;
+            json_write(&sb, id);
+            ids_add(&h->pending, strbuf_detach(&sb, NULL));
+        }
+    }
+}
+
 HostLineAction hostline_from_host(HostLine *h, StrBuf *out, const char *line, size_t len)
 {
     HostNames *nm = &h->names;
@@ -447,6 +466,10 @@ HostLineAction hostline_from_host(HostLine *h, StrBuf *out, const char *line, si
 
     if (is_blank(line, len))
         return HOSTLINE_SKIP; /* a host's stray blank line must not cost it the connection */
+    if (line[strspn(line, " \t\r")] == '[') {
+        batch_ids(h, line, len);
+        return HOSTLINE_PASS;
+    }
     line_classify(line, len, &id, &has_method, &initialize);
     if (initialize || (id && has_method && !h->attached))
         rewritten = add_identity(h, out, line, len);

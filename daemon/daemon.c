@@ -333,6 +333,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     peer_registry_init(&d->peers, d->base, (size_t)d->settings.max_message_bytes, methods_dispatch,
                        on_peer_gone, &d->methods);
     d->peers.fast = methods_fast;
+    d->peers.takes_batches = methods_takes_batches;
     handoff_registry_init(&d->handoffs, &d->peers);
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);

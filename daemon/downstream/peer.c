@@ -11,6 +11,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/downstream/peer.h"
@@ -244,6 +245,7 @@ static void reply_error_and_close(Peer *p, int code, const char *message)
 }
 
 static bool handle_one(Peer *p, char *line, size_t len);
+static bool handle_batch(Peer *p, yajl_val batch);
 
 /*
  * One line from the peer. Return false when the peer is gone. A connection's first line may be
@@ -272,6 +274,36 @@ static bool handle_line(Peer *p, char *line, size_t len)
     return handle_one(p, line, len);
 }
 
+/*
+ * A batch from an agent whose protocol accepts them (2025-03-26): each message handled as if it
+ * came alone, in order, and answered alone (every reply is a line of its own, which a client
+ * that sends batches reads as well). Its size is the line's, bounded by maxMessageBytes and the
+ * parser's count of values. An empty batch is one Invalid Request, as JSON-RPC says.
+ */
+static bool handle_batch(Peer *p, yajl_val batch)
+{
+    StrBuf sb = STRBUF_INIT;
+    bool alive = true;
+
+    if (json_array_len(batch) == 0) {
+        jsonrpc_write_error(&sb, NULL, JSONRPC_INVALID_REQUEST, "Invalid Request: an empty batch",
+                            NULL);
+        peer_send_sb(p, &sb);
+        strbuf_deinit(&sb);
+        return !p->dead;
+    }
+    p->in_batch = true; /* a batch inside a batch is refused as before */
+    for (size_t i = 0; alive && i < json_array_len(batch); i++) {
+        strbuf_reset(&sb);
+        json_write(&sb, json_array_at(batch, i));
+        alive = handle_one(p, sb.data, sb.len);
+    }
+    if (alive)
+        p->in_batch = false;
+    strbuf_deinit(&sb);
+    return alive;
+}
+
 static bool handle_one(Peer *p, char *line, size_t len)
 {
     _cleanup_free_ char *err = NULL;
@@ -281,6 +313,12 @@ static bool handle_one(Peer *p, char *line, size_t len)
     if (p->reg->fast && p->reg->fast(p, line, len, p->reg->userdata))
         return !p->dead;
     r = jsonrpc_msg_parse_mode(&m, line, len, JSON_UTF8_REFUSE, &err);
+    if (r == JSONRPC_E_BATCH && !p->in_batch && p->reg->takes_batches &&
+        p->reg->takes_batches(p, p->reg->userdata)) {
+        bool alive = handle_batch(p, m.root);
+        jsonrpc_msg_deinit(&m);
+        return alive;
+    }
     if (r == JSONRPC_E_PARSE) {
         _cleanup_free_ char *msg = xasprintf("Parse error: %s; closing the connection", err);
         jsonrpc_msg_deinit(&m);

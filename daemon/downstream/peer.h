@@ -110,6 +110,7 @@ struct Peer {
     bool rdhup;        /* the agent shut down its sending side: read to the EOF */
     bool spoke;        /* has sent at least one byte */
     bool had_line;     /* has sent at least one line */
+    bool in_batch;     /* handling the messages of a batch */
     size_t ref_bytes;  /* bytes of out queued by reference (peer_send_ref), not yet released */
     size_t copied;     /* queued bytes that are copies, as last added to the registry's total */
     Peer *flush_next;
@@ -138,6 +139,8 @@ struct PeerRegistry {
      * NULL. When it returns true it took the line, and the peer is closed. */
     PeerFastFn first_line;
     void *first_line_arg;
+    /* Whether a peer's protocol accepts JSON-RPC batches (2025-03-26 only); NULL: none does. */
+    bool (*takes_batches)(Peer *p, void *userdata);
     PeerGoneFn gone;
     void *userdata;
     OutBufPool out_pool; /* the drained out_plain buffers, shared: an idle peer holds none */

@@ -40,6 +40,8 @@ typedef struct Method {
 extern const Method methods_mcp[];
 extern const Method methods_mcpd[];
 
+/** Whether p's agent negotiated 2025-03-26, whose receivers accept JSON-RPC batches. */
+bool methods_takes_batches(Peer *p, void *userdata);
 /** The hot path for tools/call, before any parsing (the PeerFastFn). */
 bool methods_fast(Peer *p, const char *line, size_t len, void *userdata);
 /** Dispatch one message from a peer (the PeerDispatchFn). */
