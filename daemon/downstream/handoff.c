@@ -23,6 +23,13 @@
 #define HANDOFF_FDS 2
 /* Servers a bridge may name as run by its host (leaveOut): a project's .mcp.json has tens. */
 #define HANDOFF_LEAVE_OUT_MAX 1000
+/*
+ * The host's stdout pipe is grown to this (best effort; pipe-max-size allows 1 MiB): a 10 000-tool
+ * tools/list (some 6 MiB) crossed the default 64 KiB a hundred times, a wake-up of mcpd and of
+ * the host each, and took four times the socket's time. 256 KiB keeps two hundred hosts within
+ * the kernel's soft limit of pipe memory per user (64 MiB), past which new pipes get one page.
+ */
+#define HANDOFF_PIPE_BYTES (256 * 1024)
 /* Members of a bridge's identity: four today (cwd, session, server, tool mode) and a few more
  * as options are added; each is a string. */
 #define HANDOFF_IDENTITY_MAX 32
@@ -368,6 +375,9 @@ static void take_fds(Handoff *h)
         refused(h, why);
         return;
     }
+    struct stat st;
+    if (fstat(fds[1], &st) == 0 && S_ISFIFO(st.st_mode))
+        (void)fcntl(fds[1], F_SETPIPE_SZ, HANDOFF_PIPE_BYTES);
     /* fds consumed: the peer closes them. */
     Peer *p = peer_new_piped(h->reg->peers, fds[0], fds[1], h->uid, h->pid, &h->hooks, h);
     if (!p) {
