@@ -30,8 +30,8 @@
     "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"     \
     "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}\n"
 
-typedef enum { PATH_SOCKET, PATH_HANDOFF, PATH_RELAY, N_PATHS } Path;
-static const char *const path_names[N_PATHS] = {"socket", "bridge (handed off)",
+typedef enum { PATH_DIRECT, PATH_SOCKET, PATH_HANDOFF, PATH_RELAY, N_PATHS } Path;
+static const char *const path_names[N_PATHS] = {"direct (no mcpd)", "socket", "bridge (handed off)",
                                                 "bridge (relaying)"};
 
 /* A client: what it writes to (wfd) and reads from (rfd); the bridge's pid or 0. */
@@ -62,6 +62,10 @@ static void client_open(Harness *h, Client *c, Path path)
     if (c->bridge == 0) {
         dup2(in[0], 0);
         dup2(out[1], 1);
+        if (path == PATH_DIRECT) { /* the baseline: the server itself, as a host starts it */
+            execl(h_fake(), "fake-server", (char *)NULL);
+            _exit(127);
+        }
         if (path == PATH_RELAY)
             setenv("MCPD_BRIDGE_HANDOFF", "0", 1);
         execl(getenv("MCPCTL_BINARY"), "mcpctl", "--socket", h->socket, "bridge", (char *)NULL);
@@ -152,7 +156,11 @@ static void round_calls(Harness *h, Figures *f, Path path, int n_calls)
     Client c;
     const char *call = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
                        "\"name\":\"mcp_s0_echo\",\"arguments\":{\"text\":\"hi\"}}}\n";
+    const char *direct = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
+                         "\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}\n";
 
+    if (path == PATH_DIRECT)
+        call = direct;
     client_open(h, &c, path);
     request(&c, INIT);
     for (int i = 0; i < 50; i++) /* warm up */
@@ -163,7 +171,7 @@ static void round_calls(Harness *h, Figures *f, Path path, int n_calls)
         request(&c, call);
         f->lat[path][f->n_lat[path]++] = now_ns() - t0;
     }
-    if (c.bridge) {
+    if (c.bridge && path != PATH_DIRECT) {
         f->cpu_per_call[path] = (double)(cpu_ns(c.bridge) - cpu0) / n_calls;
         f->rss_kib[path] = h_rss_kib(c.bridge);
     }
@@ -216,7 +224,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < n_rounds; r++)
         for (int p = 0; p < N_PATHS; p++)
             round_calls(&h, &f, (Path)((p + r) % N_PATHS), n_calls);
-    for (int p = 0; p < N_PATHS; p++)
+    for (int p = PATH_SOCKET; p < N_PATHS; p++)
         lists(&h, &f, (Path)p, n_lists);
 
     double p50[N_PATHS], p90[N_PATHS], l50[N_PATHS];
@@ -226,28 +234,31 @@ int main(int argc, char **argv)
     for (int p = 0; p < N_PATHS; p++) {
         p50[p] = pct(f.lat[p], f.n_lat[p], 0.5);
         p90[p] = pct(f.lat[p], f.n_lat[p], 0.9);
-        l50[p] = pct(f.list[p], (size_t)n_lists, 0.5) / 1000.0;
+        l50[p] = p == PATH_DIRECT ? 0 : pct(f.list[p], (size_t)n_lists, 0.5) / 1000.0;
         printf("  %-20s p50 %7.1f us  p90 %7.1f us", path_names[p], p50[p], p90[p]);
-        if (p != PATH_SOCKET)
+        if (p != PATH_DIRECT)
+            printf("  added p50 %6.1f us", p50[p] - p50[PATH_DIRECT]);
+        if (p == PATH_HANDOFF || p == PATH_RELAY)
             printf("  bridge CPU %.3f us/call  bridge RSS %ld KiB", f.cpu_per_call[p] / 1000.0,
                    f.rss_kib[p]);
         printf("\n");
     }
-    printf("  round trip through the bridge / on the socket, p50: handed off %.3f, relaying "
-           "%.3f\n",
-           p50[PATH_HANDOFF] / p50[PATH_SOCKET], p50[PATH_RELAY] / p50[PATH_SOCKET]);
+    double added = p50[PATH_SOCKET] - p50[PATH_DIRECT];
+    printf("  added p50 through the bridge / on the socket: handed off %.3f, relaying %.3f\n",
+           (p50[PATH_HANDOFF] - p50[PATH_DIRECT]) / added,
+           (p50[PATH_RELAY] - p50[PATH_DIRECT]) / added);
     printf("tools/list of %d tools, request to last byte, median of %d: socket %.2f ms, "
            "handed off %.2f ms (%.3f), relaying %.2f ms (%.3f)\n",
            BIG_SERVERS * BIG_TOOLS, n_lists, l50[PATH_SOCKET], l50[PATH_HANDOFF],
            l50[PATH_HANDOFF] / l50[PATH_SOCKET], l50[PATH_RELAY],
            l50[PATH_RELAY] / l50[PATH_SOCKET]);
-    printf("{\"handoffP50Us\":%.1f,\"socketP50Us\":%.1f,\"relayP50Us\":%.1f,"
+    printf("{\"directP50Us\":%.1f,\"handoffP50Us\":%.1f,\"socketP50Us\":%.1f,\"relayP50Us\":%.1f,"
            "\"handoffBridgeCpuNsPerCall\":%.1f,\"handoffBridgeRssKiB\":%ld,"
            "\"relayBridgeRssKiB\":%ld,\"list10kMs\":{\"socket\":%.2f,\"handoff\":%.2f,"
            "\"relay\":%.2f}}\n",
-           p50[PATH_HANDOFF], p50[PATH_SOCKET], p50[PATH_RELAY], f.cpu_per_call[PATH_HANDOFF],
-           f.rss_kib[PATH_HANDOFF], f.rss_kib[PATH_RELAY], l50[PATH_SOCKET], l50[PATH_HANDOFF],
-           l50[PATH_RELAY]);
+           p50[PATH_DIRECT], p50[PATH_HANDOFF], p50[PATH_SOCKET], p50[PATH_RELAY],
+           f.cpu_per_call[PATH_HANDOFF], f.rss_kib[PATH_HANDOFF], f.rss_kib[PATH_RELAY],
+           l50[PATH_SOCKET], l50[PATH_HANDOFF], l50[PATH_RELAY]);
     mcpc_free(mc);
     h_stop(&h);
     h_teardown(&h);
