@@ -353,6 +353,8 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     peer_registry_init(&d->peers, d->base, (size_t)d->settings.max_message_bytes, methods_dispatch,
                        on_peer_gone, &d->methods);
     d->peers.fast = methods_fast;
+    d->peers.takes_batches = methods_takes_batches;
+    handoff_registry_init(&d->handoffs, &d->peers);
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
     d->manager.workspaces.profiles = &d->profiles;
@@ -397,6 +399,7 @@ void daemon_deinit(Daemon *d)
         wake_deinit(&d->wake);
         manager_deinit(&d->manager);
         peer_registry_deinit(&d->peers);
+        handoff_registry_deinit(&d->handoffs);
         /* Run the loop once more so deferred frees (upstreams, transports) complete. */
         event_base_loop(d->base, EVLOOP_NONBLOCK);
         oauth_login_shutdown(); /* sign-ins and refreshes end while http still runs */

@@ -8,6 +8,7 @@
 
 #include "daemon/config/config.h"
 #include "daemon/config/profiles.h"
+#include "daemon/downstream/handoff.h"
 #include "daemon/downstream/listener.h"
 #include "daemon/core/manager.h"
 #include "daemon/core/wake.h"
@@ -30,6 +31,7 @@ typedef struct Daemon {
     const char *config_file;
     Listener listener;
     PeerRegistry peers;
+    HandoffRegistry handoffs; /* hosts whose bridges handed their pipes over */
     Manager manager;
     Wake wake;          /* what a resume from sleep does (core/wake.c) */
     MethodsCtx methods; /* what the methods see of it */

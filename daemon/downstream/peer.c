@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/downstream/peer.h"
@@ -214,10 +216,12 @@ static ssize_t write_queued(Peer *p)
         return 0;
     /* One piece (the usual reply burst) is a send: no iovec to import. Every write to an agent
      * says MSG_NOSIGNAL: one that has gone is an EPIPE to handle, never a SIGPIPE. */
-    if (n == 1)
-        w = send(p->fd, v[0].iov_base, v[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (!p->out_sock) /* a host's stdout pipe (non-blocking; SIGPIPE is ignored) */
+        w = writev(p->out_fd, v, n);
+    else if (n == 1)
+        w = send(p->out_fd, v[0].iov_base, v[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT);
     else
-        w = sendmsg(p->fd, &(struct msghdr){.msg_iov = v, .msg_iovlen = (size_t)n},
+        w = sendmsg(p->out_fd, &(struct msghdr){.msg_iov = v, .msg_iovlen = (size_t)n},
                     MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0)
         return -errno;
@@ -240,8 +244,67 @@ static void reply_error_and_close(Peer *p, int code, const char *message)
     peer_close(p, message);
 }
 
-/* One line from the peer. Return false when the peer is gone. */
+static bool handle_one(Peer *p, char *line, size_t len);
+static bool handle_batch(Peer *p, yajl_val batch);
+
+/*
+ * One line from the peer. Return false when the peer is gone. A connection's first line may be
+ * a bridge's hand-off (first_line); a host's line goes through its hooks first.
+ */
 static bool handle_line(Peer *p, char *line, size_t len)
+{
+    bool first = !p->had_line;
+
+    p->had_line = true;
+    if (first && p->reg->first_line && p->reg->first_line(p, line, len, p->reg->first_line_arg))
+        return false;
+    if (p->hooks && p->hooks->line_in) {
+        StrBuf sb = STRBUF_INIT;
+        bool ok = true;
+        if (!p->hooks->line_in(p, p->hooks_arg, line, len, &sb))
+            return handle_one(p, line, len);
+        for (char *l = sb.data, *nl;
+             ok && l && (nl = memchr(l, '\n', sb.len - (size_t)(l - sb.data))); l = nl + 1) {
+            *nl = '\0';
+            ok = handle_one(p, l, (size_t)(nl - l));
+        }
+        strbuf_deinit(&sb);
+        return ok;
+    }
+    return handle_one(p, line, len);
+}
+
+/*
+ * A batch from an agent whose protocol accepts them (2025-03-26): each message handled as if it
+ * came alone, in order, and answered alone (every reply is a line of its own, which a client
+ * that sends batches reads as well). Its size is the line's, bounded by maxMessageBytes and the
+ * parser's count of values. An empty batch is one Invalid Request, as JSON-RPC says.
+ */
+static bool handle_batch(Peer *p, yajl_val batch)
+{
+    StrBuf sb = STRBUF_INIT;
+    bool alive = true;
+
+    if (json_array_len(batch) == 0) {
+        jsonrpc_write_error(&sb, NULL, JSONRPC_INVALID_REQUEST, "Invalid Request: an empty batch",
+                            NULL);
+        peer_send_sb(p, &sb);
+        strbuf_deinit(&sb);
+        return !p->dead;
+    }
+    p->in_batch = true; /* a batch inside a batch is refused as before */
+    for (size_t i = 0; alive && i < json_array_len(batch); i++) {
+        strbuf_reset(&sb);
+        json_write(&sb, json_array_at(batch, i));
+        alive = handle_one(p, sb.data, sb.len);
+    }
+    if (alive)
+        p->in_batch = false;
+    strbuf_deinit(&sb);
+    return alive;
+}
+
+static bool handle_one(Peer *p, char *line, size_t len)
 {
     _cleanup_free_ char *err = NULL;
     JsonrpcMsg m;
@@ -250,6 +313,12 @@ static bool handle_line(Peer *p, char *line, size_t len)
     if (p->reg->fast && p->reg->fast(p, line, len, p->reg->userdata))
         return !p->dead;
     r = jsonrpc_msg_parse_mode(&m, line, len, JSON_UTF8_REFUSE, &err);
+    if (r == JSONRPC_E_BATCH && !p->in_batch && p->reg->takes_batches &&
+        p->reg->takes_batches(p, p->reg->userdata)) {
+        bool alive = handle_batch(p, m.root);
+        jsonrpc_msg_deinit(&m);
+        return alive;
+    }
     if (r == JSONRPC_E_PARSE) {
         _cleanup_free_ char *msg = xasprintf("Parse error: %s; closing the connection", err);
         jsonrpc_msg_deinit(&m);
@@ -348,6 +417,29 @@ static void track_partial(Peer *p, bool line_ended)
         enforce_partial_total(p->reg);
 }
 
+/*
+ * A host's input ended (its pipes were handed over): a last message without its newline is
+ * still a message, as a stdio server reads it; then its owner decides whether the peer stays
+ * open for the answers. True when the peer is closed or stays open without input.
+ */
+static bool host_input_closed(Peer *p)
+{
+    char *line;
+    size_t len;
+
+    if (framer_pending(&p->in) && !p->in.discarding) {
+        framer_feed(&p->in, "\n", 1);
+        while (!p->dead && framer_next(&p->in, &line, &len) == 0)
+            if (!handle_line(p, line, len))
+                return true;
+    }
+    if (p->dead || !p->hooks->input_closed(p, p->hooks_arg))
+        return p->dead;
+    if (!p->dead)
+        turn_fd_want(&p->io, 0); /* the host's input is over: only output from now */
+    return true;
+}
+
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     Peer *p = arg;
@@ -373,6 +465,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
             p->spoke = true;
         if (n == -EAGAIN)
             break;
+        if (n == 0 && p->hooks && p->hooks->input_closed && host_input_closed(p))
+            return;
         if (n == 0 || (n < 0 && n != -EINTR)) {
             peer_close(p, n == 0 ? NULL : strerror((int)-n));
             return;
@@ -447,6 +541,15 @@ static void on_read_more(evutil_socket_t fd, short what, void *arg)
         evtimer_add(reg->ev_more, &no_delay);
 }
 
+/* Wait until the peer's socket (or a host's stdout) has room. */
+static void want_write(Peer *p)
+{
+    if (p->out_fd != p->fd)
+        turn_fd_want(&p->out_io, EV_WRITE);
+    else
+        turn_fd_want(&p->io, EV_READ | EV_WRITE);
+}
+
 static void on_writable(evutil_socket_t fd, short what, void *arg)
 {
     Peer *p = arg;
@@ -464,7 +567,9 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
         return;
     }
     if (peer_queued(p) > 0)
-        turn_fd_want(&p->io, EV_READ | EV_WRITE);
+        want_write(p);
+    else if (p->close_flushed)
+        peer_close(p, NULL);
 }
 
 /* Write p's output once the loop has handled everything that is ready now. */
@@ -524,7 +629,7 @@ static void on_batch_done(void *tag, ssize_t result, void *ud)
 static void flush_batched(PeerRegistry *reg)
 {
     for (Peer *p = reg->flush; p; p = p->flush_next)
-        if (!p->dead && !p->close_reason && evbuffer_get_length(p->out) == 0 &&
+        if (!p->dead && !p->close_reason && p->out_sock && evbuffer_get_length(p->out) == 0 &&
             outbuf_len(&p->out_plain) > 0 &&
             !sendbatch_add(reg->batch, p->fd, outbuf_peek(&p->out_plain), outbuf_len(&p->out_plain),
                            p))
@@ -609,17 +714,50 @@ static void refuse_full(PeerRegistry *reg, int fd, pid_t pid)
     close(fd);
 }
 
+static Peer *peer_make(PeerRegistry *reg, int fd, int out_fd, uid_t uid, pid_t pid,
+                       const PeerHooks *hooks, void *arg);
+
 Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
 {
     if (reg->n >= PEER_MAX && !evict_silent(reg)) {
         refuse_full(reg, fd, pid);
         return NULL;
     }
+    return peer_make(reg, fd, fd, uid, pid, NULL, NULL);
+}
+
+static void on_out_ready(evutil_socket_t fd, short what, void *arg)
+{
+    Peer *p = arg;
+
+    (void)fd, (void)what;
+    on_writable(p->out_fd, EV_WRITE, p);
+}
+
+Peer *peer_new_piped(PeerRegistry *reg, int in_fd, int out_fd, uid_t uid, pid_t pid,
+                     const PeerHooks *hooks, void *arg)
+{
+    if (reg->n >= PEER_MAX && !evict_silent(reg)) {
+        close(in_fd);
+        close(out_fd);
+        return NULL;
+    }
+    return peer_make(reg, in_fd, out_fd, uid, pid, hooks, arg);
+}
+
+static Peer *peer_make(PeerRegistry *reg, int fd, int out_fd, uid_t uid, pid_t pid,
+                       const PeerHooks *hooks, void *arg)
+{
     Peer *p = xcalloc(1, sizeof(*p));
+    struct stat st;
 
     p->id = ++reg->next_id;
     p->reg = reg;
     p->fd = fd;
+    p->out_fd = out_fd;
+    p->out_sock = out_fd == fd || (fstat(out_fd, &st) == 0 && S_ISSOCK(st.st_mode));
+    p->hooks = hooks;
+    p->hooks_arg = arg;
     p->uid = uid;
     p->pid = pid;
     p->connected_wall_ms = wall_ms();
@@ -639,6 +777,9 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
      */
     bool watched = turn_fd_init(&p->io, reg->base, fd, on_readable, on_writable, p) == 0 &&
                    turn_fd_want(&p->io, EV_READ) == 0;
+    if (out_fd != fd)
+        watched = watched &&
+                  turn_fd_init(&p->out_io, reg->base, out_fd, on_out_ready, on_out_ready, p) == 0;
     p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
     idmap_put(&reg->by_id, p->id, p);
     p->next = reg->first;
@@ -670,6 +811,14 @@ static void close_later(Peer *p, const char *reason)
 
 void peer_send(Peer *p, const char *data, size_t n)
 {
+    if (p->hooks && p->hooks->out && !p->dead && !p->close_reason &&
+        p->hooks->out(p, p->hooks_arg, data, n, false))
+        return;
+    peer_send_unhooked(p, data, n);
+}
+
+void peer_send_unhooked(Peer *p, const char *data, size_t n)
+{
     size_t queued, in_ref;
 
     if (p->dead || p->close_reason)
@@ -679,7 +828,8 @@ void peer_send(Peer *p, const char *data, size_t n)
     bool big = queued == 0 && n >= PEER_WRITE_NOW_BYTES;
     if (big) {
         /* A big message gains nothing from waiting for others: as much as fits goes now. */
-        ssize_t w = send(p->fd, data, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w = p->out_sock ? send(p->out_fd, data, n, MSG_NOSIGNAL | MSG_DONTWAIT)
+                                : write(p->out_fd, data, n);
         if (w == (ssize_t)n)
             return;
         if (w < 0 && errno != EAGAIN && errno != EINTR) {
@@ -707,7 +857,7 @@ void peer_send(Peer *p, const char *data, size_t n)
     if (p->close_reason)
         return;
     if (big)
-        turn_fd_want(&p->io, EV_READ | EV_WRITE); /* the socket is full: wait until it drains */
+        want_write(p); /* the socket is full: wait until it drains */
     else if (queued == 0)
         /*
          * Written once the loop has handled everything that is ready now: the replies made in
@@ -720,7 +870,8 @@ char *peer_send_reserve(Peer *p, size_t n)
 {
     /* Only where peer_send would append the message to out_plain as it is. */
     if (p->dead || p->close_reason || n >= PEER_WRITE_NOW_BYTES ||
-        outbuf_len(&p->out_plain) + n > p->reg->max_queue || evbuffer_get_length(p->out))
+        (p->hooks && p->hooks->take_all) || outbuf_len(&p->out_plain) + n > p->reg->max_queue ||
+        evbuffer_get_length(p->out))
         return NULL;
     return outbuf_reserve(&p->out_plain, n);
 }
@@ -729,6 +880,9 @@ void peer_send_commit(Peer *p, size_t n)
 {
     bool first = outbuf_len(&p->out_plain) == 0;
 
+    if (p->hooks && p->hooks->out) /* it only looks: it takes all only where nothing is reserved */
+        p->hooks->out(p, p->hooks_arg, outbuf_peek(&p->out_plain) + outbuf_len(&p->out_plain), n,
+                      false);
     outbuf_commit(&p->out_plain, n);
     account_added(p);
     if (first && n && !p->close_reason)
@@ -763,6 +917,10 @@ void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb 
         done(data, n, arg);
         return;
     }
+    if (p->hooks && p->hooks->out && p->hooks->out(p, p->hooks_arg, data, n, true)) {
+        done(data, n, arg); /* it took a copy */
+        return;
+    }
     size_t queued = peer_queued(p);
     if (queued + n > p->reg->max_queue) {
         _cleanup_free_ char *why =
@@ -784,6 +942,14 @@ void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb 
         flush_later(p);
 }
 
+void peer_close_flushed(Peer *p)
+{
+    if (p->dead || p->close_flushed)
+        return;
+    p->close_flushed = true;
+    flush_later(p); /* on_writable closes it once the queue is empty */
+}
+
 void peer_close(Peer *p, const char *reason)
 {
     PeerRegistry *reg = p->reg;
@@ -803,7 +969,14 @@ void peer_close(Peer *p, const char *reason)
         reg->gone(p, reg->userdata);
     /* Replies still queued (a client that half-closed still reads): one last try, no wait. */
     (void)write_queued(p);
+    if (p->hooks && p->hooks->closed)
+        p->hooks->closed(p, p->hooks_arg, reason);
     turn_fd_deinit(&p->io);
+    if (p->out_fd != p->fd) {
+        turn_fd_deinit(&p->out_io);
+        close(p->out_fd);
+    }
+    p->out_fd = -1;
     event_free(p->ev_partial);
     set_partial_bytes(p, 0);
     evbuffer_free(p->out);

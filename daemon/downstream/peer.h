@@ -27,6 +27,27 @@ typedef bool (*PeerFastFn)(Peer *p, const char *line, size_t len, void *userdata
 typedef void (*PeerGoneFn)(Peer *p, void *userdata);
 
 /*
+ * What a peer whose host reaches mcpd by another way than its own connection (a host's pipes
+ * that its bridge handed over, downstream/handoff.c) asks of its owner, with arg; each may be
+ * NULL. Output goes through `out` first: it sees what is queued for the peer (whole lines, or
+ * pieces of them; ref: a piece sent by reference, inside a line) and returns true when it took
+ * the bytes (to queue what it makes of them with peer_send_unhooked). With take_all, every byte
+ * goes to `out` (none built in place, references copied).
+ */
+typedef struct PeerHooks {
+    /* A line read, before it is handled: false to handle it as it is; true when it was
+     * replaced by the lines in *out (each with its newline; none: skipped). */
+    bool (*line_in)(Peer *p, void *arg, const char *line, size_t len, StrBuf *out);
+    bool (*out)(Peer *p, void *arg, const char *data, size_t n, bool ref);
+    /* The host closed its input: true when the owner keeps the peer open (to answer what is
+     * in flight) or has closed it; false: closed now. */
+    bool (*input_closed)(Peer *p, void *arg);
+    /* The peer is closing (reason as given to peer_close, NULL: a plain end). */
+    void (*closed)(Peer *p, void *arg, const char *reason);
+    bool take_all;
+} PeerHooks;
+
+/*
  * How long a line may stay unfinished (bytes with no newline yet). An agent writes a message
  * in one go: even a maximal 16 MiB line crosses a local socket in well under a second, and a
  * line that has not ended after 30 s is a peer that stopped mid-message (hung, or holding our
@@ -55,10 +76,16 @@ typedef void (*PeerGoneFn)(Peer *p, void *userdata);
 struct Peer {
     uint64_t id;
     PeerRegistry *reg;
-    int fd;
+    int fd;     /* what it reads (and writes, but for a host's pipes) */
+    int out_fd; /* what it writes: fd, or a host's stdout handed over */
     uid_t uid;
     pid_t pid;
     TurnFd io; /* in the loop's own epoll set (turn.h): reads, and writes once the socket is full */
+    TurnFd out_io;          /* out_fd's writes when it is not fd */
+    bool out_sock;          /* out_fd is a socket (else a pipe: write, not send) */
+    bool close_flushed;     /* closed once its queue is written (peer_close_flushed) */
+    const PeerHooks *hooks; /* NULL but for a host's pipes */
+    void *hooks_arg;
     Framer in;
     /*
      * Output in two stores, written in this order: plain bytes (a buffer that stays allocated,
@@ -82,6 +109,8 @@ struct Peer {
     bool flush_queued; /* on the registry's flush list */
     bool rdhup;        /* the agent shut down its sending side: read to the EOF */
     bool spoke;        /* has sent at least one byte */
+    bool had_line;     /* has sent at least one line */
+    bool in_batch;     /* handling the messages of a batch */
     size_t ref_bytes;  /* bytes of out queued by reference (peer_send_ref), not yet released */
     size_t copied;     /* queued bytes that are copies, as last added to the registry's total */
     Peer *flush_next;
@@ -106,6 +135,12 @@ struct PeerRegistry {
     uint64_t n_refused_full;    /* connections refused in this full spell, logged at its end */
     PeerDispatchFn dispatch;
     PeerFastFn fast; /* may be NULL */
+    /* Tried on a connection's first line, before anything else (a bridge's hand-off); may be
+     * NULL. When it returns true it took the line, and the peer is closed. */
+    PeerFastFn first_line;
+    void *first_line_arg;
+    /* Whether a peer's protocol accepts JSON-RPC batches (2025-03-26 only); NULL: none does. */
+    bool (*takes_batches)(Peer *p, void *userdata);
     PeerGoneFn gone;
     void *userdata;
     OutBufPool out_pool; /* the drained out_plain buffers, shared: an idle peer holds none */
@@ -141,6 +176,17 @@ Peer *peer_get(PeerRegistry *reg, uint64_t id);
  * silent connection, or refuses this one with a JSON-RPC error and returns NULL.
  */
 Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid);
+/**
+ * Adopt a host's pipes (in_fd read, out_fd written; both consumed, and may be one socket twice)
+ * as a peer served through hooks (arg theirs). NULL at PEER_MAX (nothing written: the caller
+ * says why); the fds are closed then.
+ */
+Peer *peer_new_piped(PeerRegistry *reg, int in_fd, int out_fd, uid_t uid, pid_t pid,
+                     const PeerHooks *hooks, void *arg);
+/** Queue bytes (whole lines) as peer_send, but not through the peer's hooks (their own output). */
+void peer_send_unhooked(Peer *p, const char *data, size_t n);
+/** Close p, without a reason, once its queue is written (from the loop, never inside this). */
+void peer_close_flushed(Peer *p);
 /** Queue bytes (whole lines) to a peer; a peer whose queue overflows is dropped. */
 void peer_send(Peer *p, const char *data, size_t n);
 /**

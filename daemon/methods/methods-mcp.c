@@ -178,6 +178,22 @@ static bool init_waits_has(uint64_t peer_id)
     return false;
 }
 
+bool methods_takes_batches(Peer *p, void *userdata)
+{
+    MethodsCtx *d = userdata;
+    Agent *a = agent_get(&d->manager->agents, p->id);
+
+    /* Only 2025-03-26 says receivers MUST accept batches (2025-06-18 removed them); a batch may
+     * come while its initialize waits for the project's discovery, and is held with it. */
+    if (a && a->initialized)
+        return a->protocol_version && streq(a->protocol_version, MCP_PROTOCOL_2025_03_26);
+    for (InitWait *w = init_waits; w; w = w->next)
+        if (w->peer_id == p->id)
+            return streq(pick_version(json_get_string(w->params, "protocolVersion")),
+                         MCP_PROTOCOL_2025_03_26);
+    return false;
+}
+
 void methods_peer_gone(uint64_t peer_id)
 {
     InitWait *w = init_wait_take(peer_id);

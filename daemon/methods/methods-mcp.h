@@ -10,6 +10,8 @@
 #include "daemon/methods/methods.h"
 
 extern const Method methods_mcp[];
+/** Whether p's agent negotiated 2025-03-26, whose receivers accept JSON-RPC batches. */
+bool methods_takes_batches(Peer *p, void *userdata);
 
 /**
  * Whether m was held (taken, or refused) because the peer's initialize still waits for its
