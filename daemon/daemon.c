@@ -52,6 +52,27 @@ static yajl_val methods_reload(void *ud, const char *root)
     return daemon_reload(ud, root);
 }
 
+/*
+ * Streamable HTTP: connections on the socket whose first byte is HTTP's go to the HTTP server;
+ * with --listen or the listen setting, a loopback port too, its token next to the socket.
+ */
+static int start_http(Daemon *d)
+{
+    const char *spec = d->listen ? d->listen : d->settings.listen;
+    _cleanup_free_ char *dir = paths_dirname(d->listener.path), *token = NULL, *why = NULL;
+    int r;
+
+    http_server_init(&d->http, d->base, &d->peers, (size_t)d->settings.max_message_bytes);
+    d->peers.handoff = http_server_adopt;
+    d->peers.handoff_ud = &d->http;
+    if (!spec || !*spec)
+        return 0;
+    token = paths_join(dir, "http-token");
+    if ((r = http_server_listen(&d->http, spec, token, &why)) < 0)
+        log_error("%s", why);
+    return r;
+}
+
 static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
 {
     Daemon *d = userdata;
@@ -286,6 +307,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     memset(d, 0, sizeof(*d));
     d->started_wall_ms = wall_ms();
     d->config_file = opt->config_file;
+    d->listen = opt->listen;
     d->settings_path = paths_join(conf, "mcpd/mcpd.json");
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
@@ -333,6 +355,8 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     peer_registry_init(&d->peers, d->base, (size_t)d->settings.max_message_bytes, methods_dispatch,
                        on_peer_gone, &d->methods);
     d->peers.fast = methods_fast;
+    if ((ret = start_http(d)) < 0)
+        return ret;
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
     surface_init(&d->manager);
@@ -372,6 +396,7 @@ int daemon_run(Daemon *d)
 void daemon_deinit(Daemon *d)
 {
     if (d->manager.base) {
+        http_server_deinit(&d->http);
         manager_deinit(&d->manager);
         peer_registry_deinit(&d->peers);
         /* Run the loop once more so deferred frees (upstreams, transports) complete. */

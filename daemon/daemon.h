@@ -7,6 +7,7 @@
 #include <event2/event.h>
 
 #include "daemon/config/config.h"
+#include "daemon/downstream/http-server.h"
 #include "daemon/downstream/listener.h"
 #include "daemon/core/manager.h"
 #include "daemon/downstream/peer.h"
@@ -16,6 +17,7 @@
 typedef struct DaemonOptions {
     const char *config_file;
     const char *socket_path; /* NULL: paths_socket() */
+    const char *listen;      /* --listen: loopback HTTP, over the listen setting; NULL: none */
     int log_level;
 } DaemonOptions;
 
@@ -27,11 +29,13 @@ typedef struct Daemon {
     const char *config_file;
     Listener listener;
     PeerRegistry peers;
+    HttpServer http; /* Streamable HTTP: on the socket, and on loopback when asked */
     Manager manager;
     MethodsCtx methods; /* what the methods see of it */
     Watcher watch;      /* hot reload */
     struct event *ev_term, *ev_int, *ev_hup, *ev_chld, *ev_stop_tick, *ev_watchdog, *ev_status;
     char *last_status;
+    const char *listen; /* --listen, or NULL */
     bool stopping;
     uint64_t stop_started_ms;
     int64_t started_wall_ms;

@@ -230,6 +230,21 @@ static void settings_bool(ConfigSet *set, const char *path, yajl_val root, const
         config_set_problem(set, path, NULL, "\"%s\" must be true or false", key);
 }
 
+/* listen: "127.0.0.1:PORT" (docs/http.md); checked as an address when mcpd binds it. */
+static void settings_listen(ConfigSet *set, const char *path, yajl_val root, char *out, size_t n)
+{
+    yajl_val v = json_get(root, "listen");
+
+    if (!v)
+        return;
+    if (!YAJL_IS_STRING(v) || strlen(v->u.string) >= n)
+        config_set_problem(set, path, NULL,
+                           "\"listen\" must be a loopback address and port, such as "
+                           "\"127.0.0.1:8765\"");
+    else
+        snprintf(out, n, "%s", v->u.string);
+}
+
 /* disabledProviders: an array of provider ids from config_sources[]. */
 static void settings_providers(ConfigSet *set, const char *path, yajl_val root, unsigned *outp)
 {
@@ -265,12 +280,26 @@ static void settings_providers(ConfigSet *set, const char *path, yajl_val root, 
 }
 
 static const char *const settings_keys[] = {
-    "enableProjectConfig",  "filterExa",         "disabledProviders", "startupTimeoutMs",
-    "maxMessageBytes",      "cacheTtlDays",      "timeout",           "callTimeout",
-    "maxCallTimeout",       "idleTimeoutMs",     "reconnect",         "workspaceLingerMs",
-    "partialLineTimeoutMs", "maxToolsPerServer", /* the bounds on one server's tool list: config.h
-                                                  */
-    "maxListPages",         "maxListBytes",      "hotReload",         NULL,
+    "enableProjectConfig",
+    "filterExa",
+    "disabledProviders",
+    "startupTimeoutMs",
+    "maxMessageBytes",
+    "cacheTtlDays",
+    "timeout",
+    "callTimeout",
+    "maxCallTimeout",
+    "idleTimeoutMs",
+    "reconnect",
+    "workspaceLingerMs",
+    "partialLineTimeoutMs",
+    "maxToolsPerServer", /* the bounds on one server's tool list: config.h
+                          */
+    "maxListPages",
+    "maxListBytes",
+    "hotReload",
+    "listen",
+    NULL,
 };
 
 /* A typo in a key would silently do nothing: say so. */
@@ -305,6 +334,7 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_bool(problems, path, root, "reconnect", &s->reconnect);
     settings_bool(problems, path, root, "hotReload", &s->hot_reload);
     settings_providers(problems, path, root, &s->disabled_providers);
+    settings_listen(problems, path, root, s->listen, sizeof(s->listen));
     settings_ms(problems, path, root, "startupTimeoutMs", 0, 600000, &s->startup_timeout_ms);
     settings_ms(problems, path, root, "maxMessageBytes", 4096, INT32_MAX, &s->max_message_bytes);
     settings_ms(problems, path, root, "cacheTtlDays", 0, 3650, &s->cache_ttl_days);

@@ -232,6 +232,9 @@ typedef struct Settings {
     unsigned disabled_providers; /* bit i: config_sources[i] is switched off */
     /* Hidden (tests): an agent's unfinished line older than this closes it (peer.h). */
     int64_t partial_line_timeout_ms;
+    /* listen: the loopback address and port mcpd also serves HTTP on ("": none; docs/http.md);
+     * read at start-up only. 64 bytes hold any "[::1]:PORT" or "127.x.y.z:PORT". */
+    char listen[64];
 } Settings;
 
 /* What discovery looks at. */

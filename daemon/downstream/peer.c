@@ -241,7 +241,7 @@ static void reply_error_and_close(Peer *p, int code, const char *message)
 }
 
 /* One line from the peer. Return false when the peer is gone. */
-static bool handle_line(Peer *p, char *line, size_t len)
+bool peer_deliver(Peer *p, char *line, size_t len)
 {
     _cleanup_free_ char *err = NULL;
     JsonrpcMsg m;
@@ -348,6 +348,28 @@ static void track_partial(Peer *p, bool line_ended)
         enforce_partial_total(p->reg);
 }
 
+/*
+ * A connection's first byte decides its protocol: a line of the line protocol starts with '{'
+ * (or '[', or white space), never with a capital letter, which is how every HTTP request line
+ * starts (its method). Such a connection goes to the registry's handoff with what was read.
+ */
+static bool hand_off(Peer *p)
+{
+    const char *b = p->in.buf + p->in.start;
+    int fd;
+
+    if (!p->reg->handoff || p->in.len <= p->in.start || *b < 'A' || *b > 'Z')
+        return false;
+    fd = dup(p->fd); /* p's own fd is closed with p; the dup goes on (consumed by handoff) */
+    if (fd < 0) {
+        peer_close(p, "cannot take over the connection for HTTP (dup failed)");
+        return true;
+    }
+    p->reg->handoff(fd, p->uid, p->pid, b, p->in.len - p->in.start, p->reg->handoff_ud);
+    peer_close(p, NULL);
+    return true;
+}
+
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     Peer *p = arg;
@@ -369,6 +391,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
          * it writes again.)
          */
         bool drained = n > 0 && !p->lines_left && p->in.len + 1 < p->in.cap && !p->rdhup;
+        if (n > 0 && !p->spoke && hand_off(p))
+            return;
         if (n > 0)
             p->spoke = true;
         if (n == -EAGAIN)
@@ -388,7 +412,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
                 return;
             }
             line_ended = true;
-            if (!handle_line(p, line, len))
+            if (!peer_deliver(p, line, len))
                 return;
             if (++n_lines == PEER_LINES_PER_WAKE) {
                 p->lines_left = true;
@@ -609,12 +633,9 @@ static void refuse_full(PeerRegistry *reg, int fd, pid_t pid)
     close(fd);
 }
 
-Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
+/* A new peer in the registry, with its buffers and timers (fd: -1 for a transport's peer). */
+static Peer *peer_add(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
 {
-    if (reg->n >= PEER_MAX && !evict_silent(reg)) {
-        refuse_full(reg, fd, pid);
-        return NULL;
-    }
     Peer *p = xcalloc(1, sizeof(*p));
 
     p->id = ++reg->next_id;
@@ -626,6 +647,23 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
     framer_init(&p->in, reg->max_line);
     outbuf_init(&p->out_plain, &reg->out_pool);
     p->out = evbuffer_new();
+    p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
+    idmap_put(&reg->by_id, p->id, p);
+    p->next = reg->first;
+    if (reg->first)
+        reg->first->prev = p;
+    reg->first = p;
+    reg->n++;
+    return p;
+}
+
+Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
+{
+    if (reg->n >= PEER_MAX && !evict_silent(reg)) {
+        refuse_full(reg, fd, pid);
+        return NULL;
+    }
+    Peer *p = peer_add(reg, fd, uid, pid);
     /*
      * Level-triggered. Reads go on until a short read (the socket is then empty), EOF or an
      * error, or the wake-up's share is used up (then ev_more resumes it). Edge-triggered saved
@@ -639,16 +677,21 @@ Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
      */
     bool watched = turn_fd_init(&p->io, reg->base, fd, on_readable, on_writable, p) == 0 &&
                    turn_fd_want(&p->io, EV_READ) == 0;
-    p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
-    idmap_put(&reg->by_id, p->id, p);
-    p->next = reg->first;
-    if (reg->first)
-        reg->first->prev = p;
-    reg->first = p;
-    reg->n++;
     log_debug("peer %llu connected (pid %d)", (unsigned long long)p->id, (int)pid);
     if (!watched)
         close_later(p, "cannot watch the connection (epoll_ctl failed)");
+    return p;
+}
+
+Peer *peer_new_sink(PeerRegistry *reg, uid_t uid, pid_t pid, PeerSinkFn sink, void *ctx)
+{
+    if (reg->n >= PEER_MAX && !evict_silent(reg))
+        return NULL;
+    Peer *p = peer_add(reg, -1, uid, pid);
+    p->sink = sink;
+    p->sink_ctx = ctx;
+    p->spoke = true; /* never evicted as silent: its transport bounds its own connections */
+    log_debug("peer %llu opened by a transport (pid %d)", (unsigned long long)p->id, (int)pid);
     return p;
 }
 
@@ -674,6 +717,10 @@ void peer_send(Peer *p, const char *data, size_t n)
 
     if (p->dead || p->close_reason)
         return;
+    if (p->sink) {
+        p->sink(p, data, n, p->sink_ctx);
+        return;
+    }
     in_ref = evbuffer_get_length(p->out);
     queued = outbuf_len(&p->out_plain) + in_ref;
     bool big = queued == 0 && n >= PEER_WRITE_NOW_BYTES;
@@ -719,7 +766,7 @@ void peer_send(Peer *p, const char *data, size_t n)
 char *peer_send_reserve(Peer *p, size_t n)
 {
     /* Only where peer_send would append the message to out_plain as it is. */
-    if (p->dead || p->close_reason || n >= PEER_WRITE_NOW_BYTES ||
+    if (p->dead || p->close_reason || p->sink || n >= PEER_WRITE_NOW_BYTES ||
         outbuf_len(&p->out_plain) + n > p->reg->max_queue || evbuffer_get_length(p->out))
         return NULL;
     return outbuf_reserve(&p->out_plain, n);
@@ -759,7 +806,9 @@ static void on_ref_released(const void *data, size_t n, void *arg)
 
 void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg)
 {
-    if (p->dead || p->close_reason) {
+    if (p->dead || p->close_reason || p->sink) {
+        if (p->sink && !p->dead)
+            p->sink(p, data, n, p->sink_ctx);
         done(data, n, arg);
         return;
     }
@@ -811,7 +860,8 @@ void peer_close(Peer *p, const char *reason)
     outbuf_deinit(&p->out_plain);
     account(p);
     framer_deinit(&p->in);
-    close(p->fd);
+    if (p->fd >= 0)
+        close(p->fd);
     p->fd = -1;
     idmap_remove(&reg->by_id, p->id);
     if (p->prev)
