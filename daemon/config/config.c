@@ -280,26 +280,12 @@ static void settings_providers(ConfigSet *set, const char *path, yajl_val root, 
 }
 
 static const char *const settings_keys[] = {
-    "enableProjectConfig",
-    "filterExa",
-    "disabledProviders",
-    "startupTimeoutMs",
-    "maxMessageBytes",
-    "cacheTtlDays",
-    "timeout",
-    "callTimeout",
-    "maxCallTimeout",
-    "idleTimeoutMs",
-    "reconnect",
-    "workspaceLingerMs",
-    "partialLineTimeoutMs",
-    "maxToolsPerServer", /* the bounds on one server's tool list: config.h
-                          */
-    "maxListPages",
-    "maxListBytes",
-    "hotReload",
-    "listen",
-    NULL,
+    "enableProjectConfig",  "filterExa",         "disabledProviders", "startupTimeoutMs",
+    "maxMessageBytes",      "cacheTtlDays",      "timeout",           "callTimeout",
+    "maxCallTimeout",       "idleTimeoutMs",     "reconnect",         "workspaceLingerMs",
+    "partialLineTimeoutMs", "maxToolsPerServer", /* the bounds on one server's tool list: config.h
+                                                  */
+    "maxListPages",         "maxListBytes",      "hotReload",         NULL,
 };
 
 /* A typo in a key would silently do nothing: say so. */
@@ -307,7 +293,7 @@ static void settings_unknown_keys(ConfigSet *set, const char *path, yajl_val roo
 {
     for (size_t i = 0; i < root->u.object.len; i++) {
         const char *k = root->u.object.keys[i];
-        bool known = false;
+        bool known = streq(k, "listen"); /* read at start-up only: docs/http.md */
         for (size_t j = 0; settings_keys[j] && !known; j++)
             known = streq(settings_keys[j], k);
         if (!known && k[0] != '$') /* "$schema" and the like are comments */
