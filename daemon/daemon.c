@@ -63,6 +63,7 @@ static int start_http(Daemon *d)
     int r;
 
     http_server_init(&d->http, d->base, &d->peers, (size_t)d->settings.max_message_bytes);
+    d->http.request_timeout_ms = d->settings.partial_line_timeout_ms;
     d->peers.handoff = http_server_adopt;
     d->peers.handoff_ud = &d->http;
     if (!spec || !*spec)

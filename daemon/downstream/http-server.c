@@ -176,7 +176,7 @@ static void set_timer(HttpConn *c)
         return;
     }
     if (c->request_start) {
-        uint64_t end = c->request_start + HTTP_REQUEST_TIMEOUT_MS, now = now_ms();
+        uint64_t end = c->request_start + (uint64_t)c->srv->request_timeout_ms, now = now_ms();
         ms = end > now ? end - now : 0;
     } else {
         ms = HTTP_IDLE_TIMEOUT_MS;
@@ -864,6 +864,7 @@ void http_server_init(HttpServer *srv, struct event_base *base, PeerRegistry *pe
     srv->sessions.peers = peers;
     srv->max_body = max_body;
     srv->tcp_fd = -1;
+    srv->request_timeout_ms = HTTP_REQUEST_TIMEOUT_MS;
     srv->ev_reap = evtimer_new(base, on_reap, srv);
     srv->ev_sweep = event_new(base, -1, EV_PERSIST, on_sweep, srv);
     struct timeval tv = {HTTP_SWEEP_MS / 1000, 0};

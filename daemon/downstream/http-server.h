@@ -33,7 +33,7 @@
  * A request must arrive whole (head and body) within this long of its first byte: a client
  * writes a request at once, a maximal body crosses loopback in well under a second, and a
  * request still unfinished after 30 s is a slowloris holding a place (as partialLineTimeoutMs
- * on the line protocol).
+ * on the line protocol, whose hidden setting also sets this: request_timeout_ms).
  */
 #define HTTP_REQUEST_TIMEOUT_MS 30000
 /*
@@ -49,7 +49,8 @@ typedef struct HttpConn HttpConn;
 typedef struct HttpServer {
     struct event_base *base;
     HttpSessions sessions;
-    size_t max_body; /* maxMessageBytes: a POST body is one message */
+    size_t max_body;            /* maxMessageBytes: a POST body is one message */
+    int64_t request_timeout_ms; /* HTTP_REQUEST_TIMEOUT_MS, or partialLineTimeoutMs */
     HttpConn *conns; /* newest first */
     size_t n_conns;
     uint64_t next_conn_id;
