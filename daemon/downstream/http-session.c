@@ -225,6 +225,8 @@ static void on_sink(Peer *p, const char *data, size_t n, void *ctx)
     if (data == s->acc.data) {
         memmove(s->acc.data, s->acc.data + used, n - used);
         s->acc.len = n - used;
+        if (!s->acc.len)
+            strbuf_deinit(&s->acc); /* an idle session holds no buffer (a list can be MiBs) */
     } else if (used < n) {
         strbuf_append(&s->acc, data + used, n - used);
     }
@@ -397,12 +399,16 @@ int http_session_post(HttpSession *s, HttpExchange *ex, char *body, size_t n,
     }
     StrBuf sb = STRBUF_INIT;
     bool meta_wanted = request && (s->modern || ex->initialize);
-    if (meta_wanted && add_identity(&sb, body, n, ident)) {
-        peer_deliver(p, sb.data, sb.len);
-    } else {
-        peer_deliver(p, body, n);
-    }
+    bool alive = meta_wanted && add_identity(&sb, body, n, ident) ? peer_deliver(p, sb.data, sb.len)
+                                                                  : peer_deliver(p, body, n);
     strbuf_deinit(&sb);
+    if (!alive && request && ex->session) {
+        /* Refused by the line protocol's own checks, which end the agent: so does the session. */
+        http_exchange_detach(ex);
+        *errp = error_body(JSONRPC_INVALID_REQUEST,
+                           "the message was refused and the session ended; start a new one");
+        return 400;
+    }
     return request ? 0 : HTTP_POST_ACCEPTED;
 }
 
