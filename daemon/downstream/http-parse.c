@@ -183,9 +183,12 @@ bool http_method_is(const HttpHead *h, const char *m)
 bool http_field_lists(const HttpHead *h, const char *name, const char *type)
 {
     size_t n, tn = strlen(type);
-    const char *v = http_field(h, name, &n), *end = v + n;
+    const char *v = http_field(h, name, &n), *end;
 
-    while (v && v < end) {
+    if (!v)
+        return false;
+    end = v + n;
+    while (v < end) {
         while (v < end && (*v == ' ' || *v == '\t' || *v == ','))
             v++;
         const char *e = v;
