@@ -143,6 +143,39 @@ static void loopback(Harness *h, int port)
     CHECK_MSG(logged >= 1 && logged <= 4, "22 refusals logged %d times", logged);
 }
 
+/* The 2026-07-28 era: stateless POSTs checked against their headers; no session, no GET. */
+static void modern(Harness *h)
+{
+#define META                                                                                       \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
+    "\"io.modelcontextprotocol/clientCapabilities\":{}}"
+    static const char hv[] = "MCP-Protocol-Version: 2026-07-28\r\n";
+    int fd = h_raw_connect(h);
+    _cleanup_free_ char *hs = xasprintf("%sMcp-Method: server/discover\r\n", hv);
+    HcResponse r = hc_post(fd, 0, "/mcp", hs,
+                           "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\","
+                           "\"params\":{" META "}}");
+    _cleanup_free_ char *sid = hc_field(&r, "Mcp-Session-Id");
+    CHECK_MSG(r.status == 200 && strstr(r.body, "\"supportedVersions\"") && !sid,
+              "server/discover: %d %s", r.status, r.body);
+    hc_free(&r);
+    _cleanup_free_ char *hl = xasprintf("%sMcp-Method: tools/list\r\n", hv);
+    r = hc_post(fd, 0, "/mcp", hl,
+                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" META "}}");
+    CHECK_MSG(r.status == 200 && strstr(r.body, "\"mcp_fake_echo\"") &&
+                  strstr(r.body, "\"resultType\""),
+              "2026 tools/list: %d %.300s", r.status, r.body);
+    hc_free(&r);
+    /* Mcp-Method that does not say the body's method: 400, -32020. */
+    r = hc_post(fd, 0, "/mcp", hs,
+                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{" META "}}");
+    CHECK_MSG(r.status == 400 && strstr(r.body, "-32020"), "header mismatch: %d %s", r.status,
+              r.body);
+    hc_free(&r);
+    close(fd);
+#undef META
+}
+
 /* Bad requests: each a 4xx on its own connection; nothing else is touched. */
 static void bad_requests(Harness *h)
 {
@@ -208,6 +241,7 @@ int main(void)
 
     socket_session(&h);
     one_server(&h);
+    modern(&h);
     loopback(&h, port);
     bad_requests(&h);
     /* The line protocol on the same socket, before and after: unchanged. */
