@@ -51,7 +51,7 @@ typedef struct HttpServer {
     HttpSessions sessions;
     size_t max_body;            /* maxMessageBytes: a POST body is one message */
     int64_t request_timeout_ms; /* HTTP_REQUEST_TIMEOUT_MS, or partialLineTimeoutMs */
-    HttpConn *conns; /* newest first */
+    HttpConn *conns;            /* newest first */
     size_t n_conns;
     uint64_t next_conn_id;
     int tcp_fd; /* the loopback listener, or -1 */
