@@ -199,6 +199,28 @@ static int verb_bridge(Ctl *ctl, char **args, int n)
     return bridge_run(sock, ctl->cwd, ctl->server, ctl->host_prefix, ctl->host != NULL);
 }
 
+/*
+ * http-token: the bearer token of mcpd's loopback HTTP endpoint, which mcpd writes next to its
+ * socket (0600) when it listens on loopback (docs/http.md).
+ */
+static int verb_http_token(Ctl *ctl, char **args, int n)
+{
+    _cleanup_free_ char *sock = ctl->socket ? xstrdup(ctl->socket) : paths_socket();
+    _cleanup_free_ char *dir = paths_dirname(sock), *path = paths_join(dir, "http-token");
+    _cleanup_free_ char *text = NULL, *why = NULL;
+    int r = paths_read_regular(path, false, 256, NULL, &text, NULL, &why);
+
+    if (r < 0) {
+        fprintf(stderr,
+                "mcpctl http-token: %s: %s\n(mcpd writes it when it serves HTTP on loopback: "
+                "the listen setting or mcpd --listen 127.0.0.1:PORT; docs/http.md)\n",
+                path, why ? why : strerror(-r));
+        return EXIT_NOT_RUNNING;
+    }
+    printf("%s\n", text);
+    return EXIT_OK;
+}
+
 /* trust / untrust [DIR] [--server NAME]: client/trust.c. */
 static int verb_trust(Ctl *ctl, char **args, int n)
 {
@@ -279,6 +301,8 @@ static const Verb verbs[] = {
      VERB_SERVER, verb_trust},
     {"untrust", "[DIR] [--server NAME]", "withdraw those approvals", 0, 1, VERB_SERVER,
      verb_untrust},
+    {"http-token", "", "the bearer token of mcpd's loopback HTTP endpoint (docs/http.md)", 0, 0,
+     VERB_OFFLINE, verb_http_token},
     {"help", "", "this text", 0, 0, VERB_OFFLINE, verb_help},
 };
 

@@ -56,6 +56,28 @@ static void methods_reload(void *ud, const char *root, ManagerReloadedFn done, v
     daemon_reload(ud, root, done, done_ud);
 }
 
+/*
+ * Streamable HTTP: connections on the socket whose first byte is HTTP's go to the HTTP server;
+ * with --listen or the listen setting, a loopback port too, its token next to the socket.
+ */
+static int start_http(Daemon *d)
+{
+    const char *spec = d->listen ? d->listen : d->settings.listen;
+    _cleanup_free_ char *dir = paths_dirname(d->listener.path), *token = NULL, *why = NULL;
+    int r;
+
+    http_server_init(&d->http, d->base, &d->peers, (size_t)d->settings.max_message_bytes);
+    d->http.request_timeout_ms = d->settings.partial_line_timeout_ms;
+    d->peers.handoff = http_server_adopt;
+    d->peers.handoff_ud = &d->http;
+    if (!spec || !*spec)
+        return 0;
+    token = paths_join(dir, "http-token");
+    if ((r = http_server_listen(&d->http, spec, token, &why)) < 0)
+        log_error("%s", why);
+    return r;
+}
+
 static void on_accept(int fd, uid_t uid, pid_t pid, void *userdata)
 {
     Daemon *d = userdata;
@@ -305,6 +327,7 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     memset(d, 0, sizeof(*d));
     d->started_wall_ms = wall_ms();
     d->config_file = opt->config_file;
+    d->listen = opt->listen;
     d->settings_path = paths_join(conf, "mcpd/mcpd.json");
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
@@ -355,6 +378,8 @@ int daemon_init(Daemon *d, const DaemonOptions *opt)
     d->peers.fast = methods_fast;
     d->peers.takes_batches = methods_takes_batches;
     handoff_registry_init(&d->handoffs, &d->peers);
+    if ((ret = start_http(d)) < 0)
+        return ret;
     d->peers.partial_timeout_ms = d->settings.partial_line_timeout_ms;
     manager_init(&d->manager, d->base, &d->peers, &d->settings, d->config_file);
     d->manager.workspaces.profiles = &d->profiles;
@@ -397,6 +422,7 @@ void daemon_deinit(Daemon *d)
 {
     if (d->manager.base) {
         wake_deinit(&d->wake);
+        http_server_deinit(&d->http);
         manager_deinit(&d->manager);
         peer_registry_deinit(&d->peers);
         handoff_registry_deinit(&d->handoffs);

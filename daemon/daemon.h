@@ -9,6 +9,7 @@
 #include "daemon/config/config.h"
 #include "daemon/config/profiles.h"
 #include "daemon/downstream/handoff.h"
+#include "daemon/downstream/http-server.h"
 #include "daemon/downstream/listener.h"
 #include "daemon/core/manager.h"
 #include "daemon/core/wake.h"
@@ -19,6 +20,7 @@
 typedef struct DaemonOptions {
     const char *config_file;
     const char *socket_path; /* NULL: paths_socket() */
+    const char *listen;      /* --listen: loopback HTTP, over the listen setting; NULL: none */
     int log_level;
 } DaemonOptions;
 
@@ -32,6 +34,7 @@ typedef struct Daemon {
     Listener listener;
     PeerRegistry peers;
     HandoffRegistry handoffs; /* hosts whose bridges handed their pipes over */
+    HttpServer http;          /* Streamable HTTP: on the socket, and on loopback when asked */
     Manager manager;
     Wake wake;          /* what a resume from sleep does (core/wake.c) */
     MethodsCtx methods; /* what the methods see of it */
@@ -39,6 +42,7 @@ typedef struct Daemon {
     struct event *ev_term, *ev_int, *ev_hup, *ev_chld, *ev_stop_tick, *ev_watchdog, *ev_status;
     char *last_status;
     unsigned reloading; /* reloads still reading: READY=1 once none is */
+    const char *listen; /* --listen, or NULL */
     bool stopping;
     uint64_t stop_started_ms;
     int64_t started_wall_ms;

@@ -19,6 +19,8 @@ static void usage(FILE *f)
                "\n"
                "  -c, --config FILE      use only this mcp.json-style file (no discovery)\n"
                "  -s, --socket PATH      listen on PATH\n"
+               "      --listen ADDR:PORT also serve MCP over HTTP on this loopback address\n"
+               "                         (token: mcpctl http-token)\n"
                "  -l, --log-level LEVEL  error, warning, notice, info (default) or debug\n"
                "  -h, --help             show this help\n"
                "  -V, --version          show the version\n");
@@ -27,11 +29,15 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},    {"socket", required_argument, NULL, 's'},
-        {"log-level", required_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},         {NULL, 0, NULL, 0},
+        {"config", required_argument, NULL, 'c'},
+        {"socket", required_argument, NULL, 's'},
+        {"log-level", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"listen", required_argument, NULL, 'L'},
+        {NULL, 0, NULL, 0},
     };
-    DaemonOptions o = {NULL, NULL, LOG_INFO};
+    DaemonOptions o = {.log_level = LOG_INFO};
     Daemon d;
     int c, r;
 
@@ -42,6 +48,9 @@ int main(int argc, char **argv)
             break;
         case 's':
             o.socket_path = optarg;
+            break;
+        case 'L':
+            o.listen = optarg;
             break;
         case 'l':
             if ((o.log_level = log_level_from_string(optarg)) < 0) {

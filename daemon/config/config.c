@@ -249,6 +249,21 @@ static void settings_audit(ConfigSet *set, const char *path, yajl_val root, Sett
                            "\"audit\" must be \"auto\", \"off\", \"log\" or \"file\"");
 }
 
+/* listen: "127.0.0.1:PORT" (docs/http.md); checked as an address when mcpd binds it. */
+static void settings_listen(ConfigSet *set, const char *path, yajl_val root, char *out, size_t n)
+{
+    yajl_val v = json_get(root, "listen");
+
+    if (!v)
+        return;
+    if (!YAJL_IS_STRING(v) || strlen(v->u.string) >= n)
+        config_set_problem(set, path, NULL,
+                           "\"listen\" must be a loopback address and port, such as "
+                           "\"127.0.0.1:8765\"");
+    else
+        snprintf(out, n, "%s", v->u.string);
+}
+
 /* disabledProviders: an array of provider ids from config_sources[]. */
 static void settings_providers(ConfigSet *set, const char *path, yajl_val root, unsigned *outp)
 {
@@ -300,7 +315,7 @@ static void settings_unknown_keys(ConfigSet *set, const char *path, yajl_val roo
 {
     for (size_t i = 0; i < root->u.object.len; i++) {
         const char *k = root->u.object.keys[i];
-        bool known = false;
+        bool known = streq(k, "listen"); /* read at start-up only: docs/http.md */
         for (size_t j = 0; settings_keys[j] && !known; j++)
             known = streq(settings_keys[j], k);
         known = known || profiles_setting_key(k);     /* read by daemon/config/profiles.c */
@@ -333,6 +348,7 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_audit(problems, path, root, &s->audit);
     settings_bool(problems, path, root, "auditArguments", &s->audit_arguments);
     settings_providers(problems, path, root, &s->disabled_providers);
+    settings_listen(problems, path, root, s->listen, sizeof(s->listen));
     settings_ms(problems, path, root, "startupTimeoutMs", 0, 600000, &s->startup_timeout_ms);
     settings_ms(problems, path, root, "maxMessageBytes", 4096, INT32_MAX, &s->max_message_bytes);
     settings_ms(problems, path, root, "cacheTtlDays", 0, 3650, &s->cache_ttl_days);

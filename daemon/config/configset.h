@@ -246,6 +246,9 @@ typedef struct Settings {
     int64_t partial_line_timeout_ms;
     SettingsAudit audit;  /* where each tool call's audit entry goes (docs/audit.md) */
     bool audit_arguments; /* the entries carry the call's arguments, redacted */
+    /* listen: the loopback address and port mcpd also serves HTTP on ("": none; docs/http.md);
+     * read at start-up only. 64 bytes hold any "[::1]:PORT" or "127.x.y.z:PORT". */
+    char listen[64];
 } Settings;
 
 /* What discovery looks at. */

@@ -251,7 +251,7 @@ static bool handle_batch(Peer *p, yajl_val batch);
  * One line from the peer. Return false when the peer is gone. A connection's first line may be
  * a bridge's hand-off (first_line); a host's line goes through its hooks first.
  */
-static bool handle_line(Peer *p, char *line, size_t len)
+bool peer_deliver(Peer *p, char *line, size_t len)
 {
     bool first = !p->had_line;
 
@@ -430,13 +430,36 @@ static bool host_input_closed(Peer *p)
     if (framer_pending(&p->in) && !p->in.discarding) {
         framer_feed(&p->in, "\n", 1);
         while (!p->dead && framer_next(&p->in, &line, &len) == 0)
-            if (!handle_line(p, line, len))
+            if (!peer_deliver(p, line, len))
                 return true;
     }
     if (p->dead || !p->hooks->input_closed(p, p->hooks_arg))
         return p->dead;
     if (!p->dead)
         turn_fd_want(&p->io, 0); /* the host's input is over: only output from now */
+    return true;
+}
+
+/*
+ * A connection's first byte decides its protocol: a line of the line protocol starts with '{'
+ * (or '[', or white space), never with a capital letter, which is how every HTTP request line
+ * starts (its method). Such a connection goes to the registry's handoff with what was read.
+ */
+static bool hand_off(Peer *p)
+{
+    const char *b = p->in.buf + p->in.start;
+    int fd;
+
+    /* Only a connection to the socket: a host's handed-over pipes speak the line protocol. */
+    if (!p->reg->handoff || p->hooks || p->in.len <= p->in.start || *b < 'A' || *b > 'Z')
+        return false;
+    fd = dup(p->fd); /* p's own fd is closed with p; the dup goes on (consumed by handoff) */
+    if (fd < 0) {
+        peer_close(p, "cannot take over the connection for HTTP (dup failed)");
+        return true;
+    }
+    p->reg->handoff(fd, p->uid, p->pid, b, p->in.len - p->in.start, p->reg->handoff_ud);
+    peer_close(p, NULL);
     return true;
 }
 
@@ -461,6 +484,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
          * it writes again.)
          */
         bool drained = n > 0 && !p->lines_left && p->in.len + 1 < p->in.cap && !p->rdhup;
+        if (n > 0 && !p->spoke && hand_off(p))
+            return;
         if (n > 0)
             p->spoke = true;
         if (n == -EAGAIN)
@@ -482,7 +507,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
                 return;
             }
             line_ended = true;
-            if (!handle_line(p, line, len))
+            if (!peer_deliver(p, line, len))
                 return;
             if (++n_lines == PEER_LINES_PER_WAKE) {
                 p->lines_left = true;
@@ -714,39 +739,13 @@ static void refuse_full(PeerRegistry *reg, int fd, pid_t pid)
     close(fd);
 }
 
-static Peer *peer_make(PeerRegistry *reg, int fd, int out_fd, uid_t uid, pid_t pid,
-                       const PeerHooks *hooks, void *arg);
-
-Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
-{
-    if (reg->n >= PEER_MAX && !evict_silent(reg)) {
-        refuse_full(reg, fd, pid);
-        return NULL;
-    }
-    return peer_make(reg, fd, fd, uid, pid, NULL, NULL);
-}
-
-static void on_out_ready(evutil_socket_t fd, short what, void *arg)
-{
-    Peer *p = arg;
-
-    (void)fd, (void)what;
-    on_writable(p->out_fd, EV_WRITE, p);
-}
-
-Peer *peer_new_piped(PeerRegistry *reg, int in_fd, int out_fd, uid_t uid, pid_t pid,
-                     const PeerHooks *hooks, void *arg)
-{
-    if (reg->n >= PEER_MAX && !evict_silent(reg)) {
-        close(in_fd);
-        close(out_fd);
-        return NULL;
-    }
-    return peer_make(reg, in_fd, out_fd, uid, pid, hooks, arg);
-}
-
-static Peer *peer_make(PeerRegistry *reg, int fd, int out_fd, uid_t uid, pid_t pid,
-                       const PeerHooks *hooks, void *arg)
+/*
+ * A new peer in the registry, with its buffers and timers: fd read, out_fd written (the same
+ * socket for a connection; a host's handed-over pipes; -1 and -1 for a transport's peer, which
+ * has neither), served through hooks (arg theirs) or not.
+ */
+static Peer *peer_add(PeerRegistry *reg, int fd, int out_fd, uid_t uid, pid_t pid,
+                      const PeerHooks *hooks, void *arg)
 {
     Peer *p = xcalloc(1, sizeof(*p));
     struct stat st;
@@ -764,6 +763,29 @@ static Peer *peer_make(PeerRegistry *reg, int fd, int out_fd, uid_t uid, pid_t p
     framer_init(&p->in, reg->max_line);
     outbuf_init(&p->out_plain, &reg->out_pool);
     p->out = evbuffer_new();
+    p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
+    idmap_put(&reg->by_id, p->id, p);
+    p->next = reg->first;
+    if (reg->first)
+        reg->first->prev = p;
+    reg->first = p;
+    reg->n++;
+    return p;
+}
+
+static void on_out_ready(evutil_socket_t fd, short what, void *arg)
+{
+    Peer *p = arg;
+
+    (void)fd, (void)what;
+    on_writable(p->out_fd, EV_WRITE, p);
+}
+
+/* A peer of fds to read and write, watched on the loop. */
+static Peer *peer_make(PeerRegistry *reg, int fd, int out_fd, uid_t uid, pid_t pid,
+                       const PeerHooks *hooks, void *arg)
+{
+    Peer *p = peer_add(reg, fd, out_fd, uid, pid, hooks, arg);
     /*
      * Level-triggered. Reads go on until a short read (the socket is then empty), EOF or an
      * error, or the wake-up's share is used up (then ev_more resumes it). Edge-triggered saved
@@ -780,16 +802,41 @@ static Peer *peer_make(PeerRegistry *reg, int fd, int out_fd, uid_t uid, pid_t p
     if (out_fd != fd)
         watched = watched &&
                   turn_fd_init(&p->out_io, reg->base, out_fd, on_out_ready, on_out_ready, p) == 0;
-    p->ev_partial = evtimer_new(reg->base, on_partial_timeout, p);
-    idmap_put(&reg->by_id, p->id, p);
-    p->next = reg->first;
-    if (reg->first)
-        reg->first->prev = p;
-    reg->first = p;
-    reg->n++;
     log_debug("peer %llu connected (pid %d)", (unsigned long long)p->id, (int)pid);
     if (!watched)
         close_later(p, "cannot watch the connection (epoll_ctl failed)");
+    return p;
+}
+
+Peer *peer_new(PeerRegistry *reg, int fd, uid_t uid, pid_t pid)
+{
+    if (reg->n >= PEER_MAX && !evict_silent(reg)) {
+        refuse_full(reg, fd, pid);
+        return NULL;
+    }
+    return peer_make(reg, fd, fd, uid, pid, NULL, NULL);
+}
+
+Peer *peer_new_piped(PeerRegistry *reg, int in_fd, int out_fd, uid_t uid, pid_t pid,
+                     const PeerHooks *hooks, void *arg)
+{
+    if (reg->n >= PEER_MAX && !evict_silent(reg)) {
+        close(in_fd);
+        close(out_fd);
+        return NULL;
+    }
+    return peer_make(reg, in_fd, out_fd, uid, pid, hooks, arg);
+}
+
+Peer *peer_new_sink(PeerRegistry *reg, uid_t uid, pid_t pid, PeerSinkFn sink, void *ctx)
+{
+    if (reg->n >= PEER_MAX && !evict_silent(reg))
+        return NULL;
+    Peer *p = peer_add(reg, -1, -1, uid, pid, NULL, NULL);
+    p->sink = sink;
+    p->sink_ctx = ctx;
+    p->spoke = true; /* never evicted as silent: its transport bounds its own connections */
+    log_debug("peer %llu opened by a transport (pid %d)", (unsigned long long)p->id, (int)pid);
     return p;
 }
 
@@ -823,6 +870,10 @@ void peer_send_unhooked(Peer *p, const char *data, size_t n)
 
     if (p->dead || p->close_reason)
         return;
+    if (p->sink) {
+        p->sink(p, data, n, p->sink_ctx);
+        return;
+    }
     in_ref = evbuffer_get_length(p->out);
     queued = outbuf_len(&p->out_plain) + in_ref;
     bool big = queued == 0 && n >= PEER_WRITE_NOW_BYTES;
@@ -869,7 +920,7 @@ void peer_send_unhooked(Peer *p, const char *data, size_t n)
 char *peer_send_reserve(Peer *p, size_t n)
 {
     /* Only where peer_send would append the message to out_plain as it is. */
-    if (p->dead || p->close_reason || n >= PEER_WRITE_NOW_BYTES ||
+    if (p->dead || p->close_reason || p->sink || n >= PEER_WRITE_NOW_BYTES ||
         (p->hooks && p->hooks->take_all) || outbuf_len(&p->out_plain) + n > p->reg->max_queue ||
         evbuffer_get_length(p->out))
         return NULL;
@@ -913,7 +964,9 @@ static void on_ref_released(const void *data, size_t n, void *arg)
 
 void peer_send_ref(Peer *p, const void *data, size_t n, evbuffer_ref_cleanup_cb done, void *arg)
 {
-    if (p->dead || p->close_reason) {
+    if (p->dead || p->close_reason || p->sink) {
+        if (p->sink && !p->dead)
+            p->sink(p, data, n, p->sink_ctx);
         done(data, n, arg);
         return;
     }
@@ -984,7 +1037,8 @@ void peer_close(Peer *p, const char *reason)
     outbuf_deinit(&p->out_plain);
     account(p);
     framer_deinit(&p->in);
-    close(p->fd);
+    if (p->fd >= 0)
+        close(p->fd);
     p->fd = -1;
     idmap_remove(&reg->by_id, p->id);
     if (p->prev)

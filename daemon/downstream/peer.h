@@ -25,6 +25,14 @@ typedef void (*PeerDispatchFn)(Peer *p, JsonrpcMsg *m, void *userdata);
 typedef bool (*PeerFastFn)(Peer *p, const char *line, size_t len, void *userdata);
 /* Told when a peer goes away (after its last message), so its work can be cancelled. */
 typedef void (*PeerGoneFn)(Peer *p, void *userdata);
+/*
+ * Takes a connection whose first byte cannot start a line of the line protocol (an HTTP
+ * request: downstream/http-server.c): fd and the n bytes already read from it are the callee's.
+ */
+typedef void (*PeerHandoffFn)(int fd, uid_t uid, pid_t pid, const char *data, size_t n,
+                              void *userdata);
+/* Where a transport's peer (peer_new_sink) writes: its output, in order, in pieces of lines. */
+typedef void (*PeerSinkFn)(Peer *p, const char *data, size_t n, void *ctx);
 
 /*
  * What a peer whose host reaches mcpd by another way than its own connection (a host's pipes
@@ -104,6 +112,9 @@ struct Peer {
     /* How the layer above writes to this peer when not as plain JSON-RPC lines (a 2026-07-28
      * agent's AgentWriter, core/agent.h), or NULL; peer.c never reads it. */
     void *writer;
+    /* A transport's peer (peer_new_sink): no fd; what is sent to it goes to sink, or NULL. */
+    PeerSinkFn sink;
+    void *sink_ctx;
     bool read_more;    /* stopped reading at PEER_READS_PER_WAKE: resumed by ev_more */
     bool lines_left;   /* stopped at PEER_LINES_PER_WAKE with lines read: ev_more takes them */
     bool flush_queued; /* on the registry's flush list */
@@ -143,6 +154,8 @@ struct PeerRegistry {
     bool (*takes_batches)(Peer *p, void *userdata);
     PeerGoneFn gone;
     void *userdata;
+    PeerHandoffFn handoff; /* may be NULL: every connection speaks the line protocol */
+    void *handoff_ud;
     OutBufPool out_pool; /* the drained out_plain buffers, shared: an idle peer holds none */
     Peer *reap;          /* dead peers waiting for the loop to free them */
     struct event *ev_reap;
@@ -187,6 +200,14 @@ Peer *peer_new_piped(PeerRegistry *reg, int in_fd, int out_fd, uid_t uid, pid_t 
 void peer_send_unhooked(Peer *p, const char *data, size_t n);
 /** Close p, without a reason, once its queue is written (from the loop, never inside this). */
 void peer_close_flushed(Peer *p);
+/**
+ * A peer for an agent on another transport (HTTP): in the registry like any other, so the core
+ * writes to it by id, but with no fd; its output goes to sink. Its messages come in through
+ * peer_deliver. NULL at PEER_MAX.
+ */
+Peer *peer_new_sink(PeerRegistry *reg, uid_t uid, pid_t pid, PeerSinkFn sink, void *ctx);
+/** Handle one message (a line without its newline) as if p had sent it; false: p is gone. */
+bool peer_deliver(Peer *p, char *line, size_t len);
 /** Queue bytes (whole lines) to a peer; a peer whose queue overflows is dropped. */
 void peer_send(Peer *p, const char *data, size_t n);
 /**

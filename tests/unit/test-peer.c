@@ -391,6 +391,85 @@ static void test_last_line_then_eof(void)
     teardown(&reg, base, agent);
 }
 
+/* What a transport's peer is sent, collected by its sink. */
+static void sink_collect(Peer *p, const char *data, size_t n, void *ctx)
+{
+    (void)p;
+    strbuf_append(ctx, data, n);
+}
+
+/* A transport's peer (no fd): every way of sending reaches its sink, whole and in order. */
+static void test_sink_peer(void)
+{
+    PeerRegistry reg;
+    struct event_base *base = event_base_new();
+    StrBuf got = STRBUF_INIT;
+    Ref r = {"{\"ref\":1}\n", 0};
+
+    peer_registry_init(&reg, base, 1 << 20, on_dispatch, on_gone, NULL);
+    n_gone = 0;
+    Peer *p = peer_new_sink(&reg, getuid(), getpid(), sink_collect, &got);
+    CHECK(p && p->fd < 0 && peer_get(&reg, p->id) == p);
+    CHECK(peer_send_reserve(p, 8) == NULL); /* nothing is built in a queue it does not have */
+    send_plain(p, "{\"a\":1}\n");
+    send_ref(p, &r);
+    send_plain(p, "{\"a\":2}\n");
+    CHECK_STREQ(got.data, "{\"a\":1}\n{\"ref\":1}\n{\"a\":2}\n");
+    CHECK_INTEQ(r.done, 1);
+    char line[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}";
+    CHECK(peer_deliver(p, line, strlen(line)));
+    CHECK_INTEQ(n_dispatched, 1);
+    peer_close(p, NULL);
+    CHECK_INTEQ(n_gone, 1);
+    peer_registry_deinit(&reg);
+    event_base_free(base);
+    strbuf_deinit(&got);
+}
+
+static StrBuf handed;
+static int handed_fd = -1;
+
+static void on_handoff(int fd, uid_t uid, pid_t pid, const char *data, size_t n, void *ud)
+{
+    (void)uid, (void)pid, (void)ud;
+    handed_fd = fd;
+    strbuf_append(&handed, data, n);
+}
+
+/* A connection whose first byte is HTTP's goes to the handoff, with what was read, and leaves. */
+static void test_handoff_http(void)
+{
+    PeerRegistry reg;
+    struct event_base *base;
+    int agent;
+    static const char req[] = "GET /mcp HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct timespec t0, t;
+
+    setup(&reg, &base, 1 << 20, &agent);
+    reg.handoff = on_handoff;
+    CHECK(write(agent, req, sizeof(req) - 1) == (ssize_t)(sizeof(req) - 1));
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (handed_fd < 0) {
+        event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > WAIT_MS)
+            break;
+        usleep(1000);
+    }
+    CHECK(handed_fd >= 0);
+    CHECK(handed.len == sizeof(req) - 1 && memcmp(handed.data, req, handed.len) == 0);
+    CHECK_INTEQ(n_dispatched, 0);
+    CHECK_INTEQ(reg.n, 0);
+    /* The handed fd is the same connection: what is written on it reaches the agent. */
+    CHECK(write(handed_fd, "ok", 2) == 2);
+    char buf[4] = {0};
+    usleep(10000);
+    CHECK(read(agent, buf, sizeof(buf)) == 2 && memcmp(buf, "ok", 2) == 0);
+    close(handed_fd);
+    strbuf_deinit(&handed);
+    teardown(&reg, base, agent);
+}
+
 /*
  * Three peers with output in one turn; writing to the first finds its agent gone, and closing
  * it closes the second from the gone callback: the third is still written, then and later.
@@ -563,5 +642,7 @@ int main(void)
     RUN(test_flush_survives_close_of_queued);
     RUN(test_batch_many_peers);
     RUN(test_broadcast_within_total);
+    RUN(test_sink_peer);
+    RUN(test_handoff_http);
     return test_main_result();
 }

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+// fuzz-http-request: libFuzzer target for the parser of agents' HTTP requests (http-parse.c).
+
+/*
+ * The first byte picks a chunk size; the rest is offered to the parser once whole and once
+ * growing by that many bytes at a time, as the server reads it (the scan position carried
+ * between calls). Both must give the same outcome, and a head that parses must point only
+ * inside the buffer; the field lookups must hold on whatever parsed.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/downstream/http-parse.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void inside(const char *buf, size_t n, const char *p, size_t len)
+{
+    if (len && (p < buf || p + len > buf + n))
+        abort();
+}
+
+static int parse_growing(HttpHead *h, const char *buf, size_t n, size_t chunk)
+{
+    size_t scan = 0;
+    int r = HTTP_PARSE_AGAIN;
+
+    for (size_t have = chunk < n ? chunk : n;; have = have + chunk < n ? have + chunk : n) {
+        r = http_parse_head(h, buf, have, &scan);
+        if (r != HTTP_PARSE_AGAIN || have == n)
+            return r;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    HttpHead whole, grown;
+    size_t scan = 0, len;
+
+    if (size < 1)
+        return 0;
+    size_t chunk = (size_t)data[0] % 64 + 1;
+    /* A copy of its own, so reading past the input is caught. */
+    char *buf = malloc(size - 1 ? size - 1 : 1);
+    memcpy(buf, data + 1, size - 1);
+    int a = http_parse_head(&whole, buf, size - 1, &scan);
+    int b = parse_growing(&grown, buf, size - 1, chunk);
+    if (a != b)
+        abort();
+    if (a == HTTP_PARSE_OK) {
+        if (whole.head_len != grown.head_len || whole.n_fields != grown.n_fields ||
+            whole.content_length != grown.content_length || whole.head_len > size - 1)
+            abort();
+        inside(buf, size - 1, whole.method, whole.method_len);
+        inside(buf, size - 1, whole.target, whole.target_len);
+        for (size_t i = 0; i < whole.n_fields; i++) {
+            inside(buf, size - 1, whole.fields[i].name, whole.fields[i].name_len);
+            inside(buf, size - 1, whole.fields[i].value, whole.fields[i].value_len);
+        }
+        (void)http_field(&whole, "Content-Type", &len);
+        (void)http_field_lists(&whole, "Accept", "text/event-stream");
+        (void)http_field_is(&whole, "Connection", "close");
+        (void)http_method_is(&whole, "POST");
+    } else if (a != HTTP_PARSE_AGAIN && (a < 400 || a > 599)) {
+        abort();
+    }
+    free(buf);
+    return 0;
+}
