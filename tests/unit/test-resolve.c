@@ -157,12 +157,15 @@ static void test_command_hangs(void)
     /* A short timeout, so the test is quick; the real 10 s bound is checked below. */
     run("{\"command\":\"x\",\"env\":{\"OK\":\"!echo fine\",\"SLOW\":\"!sleep 60\"}}", 300, &o);
     CHECK(!o.resolved && o.retryable);
-    CHECK_STREQ(o.error, "Server \"s\": env.SLOW: `!sleep 60` did not finish within 300 ms");
+    CHECK_STREQ(o.error,
+                "Server \"s\": env.SLOW: `!sleep 60` did not finish within 300 ms; it was stopped");
     outcome_deinit(&o);
 
     /* One hang past the real default (10 s): killed, reaped, reported. */
     run("{\"command\":\"x\",\"env\":{\"SLOW\":\"!exec sleep 60\"}}", 0, &o);
-    CHECK_STREQ(o.error, "Server \"s\": env.SLOW: `!exec sleep 60` did not finish within 10000 ms");
+    CHECK_STREQ(
+        o.error,
+        "Server \"s\": env.SLOW: `!exec sleep 60` did not finish within 10000 ms; it was stopped");
     outcome_deinit(&o);
 }
 
