@@ -26,7 +26,8 @@ void settings_init(Settings *s)
         .timeout_ms = CONFIG_DEFAULT_TIMEOUT_MS,
         .call_timeout_ms = CONFIG_DEFAULT_CALL_TIMEOUT_MS,
         .max_call_timeout_ms = CONFIG_MAX_CALL_TIMEOUT_MS,
-        .idle_timeout_ms = 0,
+        .idle_timeout_ms = CONFIG_DEFAULT_IDLE_TIMEOUT_MS,
+        .start = CONFIG_START_LAZY,
         .workspace_linger_ms = CONFIG_DEFAULT_LINGER_MS,
         .max_tools_per_server = CONFIG_DEFAULT_MAX_TOOLS,
         .max_list_pages = CONFIG_DEFAULT_MAX_PAGES,
@@ -230,6 +231,15 @@ static void settings_bool(ConfigSet *set, const char *path, yajl_val root, const
         config_set_problem(set, path, NULL, "\"%s\" must be true or false", key);
 }
 
+/* "start": the servers' default, "lazy" or "eager". */
+static void settings_start(ConfigSet *set, const char *path, yajl_val root, ServerStart *outp)
+{
+    yajl_val v = json_get(root, "start");
+
+    if (v && config_parse_start(YAJL_IS_STRING(v) ? v->u.string : NULL, outp) < 0)
+        config_set_problem(set, path, NULL, "\"start\" must be \"lazy\" or \"eager\"");
+}
+
 /* disabledProviders: an array of provider ids from config_sources[]. */
 static void settings_providers(ConfigSet *set, const char *path, yajl_val root, unsigned *outp)
 {
@@ -270,7 +280,8 @@ static const char *const settings_keys[] = {
     "maxCallTimeout",       "idleTimeoutMs",     "reconnect",         "workspaceLingerMs",
     "partialLineTimeoutMs", "maxToolsPerServer", /* the bounds on one server's tool list: config.h
                                                   */
-    "maxListPages",         "maxListBytes",      "hotReload",         NULL,
+    "maxListPages",         "maxListBytes",      "hotReload",         "start",
+    NULL,
 };
 
 /* A typo in a key would silently do nothing: say so. */
@@ -305,6 +316,7 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_bool(problems, path, root, "reconnect", &s->reconnect);
     settings_bool(problems, path, root, "hotReload", &s->hot_reload);
     settings_providers(problems, path, root, &s->disabled_providers);
+    settings_start(problems, path, root, &s->start);
     settings_ms(problems, path, root, "startupTimeoutMs", 0, 600000, &s->startup_timeout_ms);
     settings_ms(problems, path, root, "maxMessageBytes", 4096, INT32_MAX, &s->max_message_bytes);
     settings_ms(problems, path, root, "cacheTtlDays", 0, 3650, &s->cache_ttl_days);
