@@ -275,12 +275,25 @@ static void settings_providers(ConfigSet *set, const char *path, yajl_val root, 
 }
 
 static const char *const settings_keys[] = {
-    "enableProjectConfig",  "filterExa",         "disabledProviders", "startupTimeoutMs",
-    "maxMessageBytes",      "cacheTtlDays",      "timeout",           "callTimeout",
-    "maxCallTimeout",       "idleTimeoutMs",     "reconnect",         "workspaceLingerMs",
-    "partialLineTimeoutMs", "maxToolsPerServer", /* the bounds on one server's tool list: config.h
-                                                  */
-    "maxListPages",         "maxListBytes",      "hotReload",         "start",
+    "enableProjectConfig",
+    "filterExa",
+    "disabledProviders",
+    "startupTimeoutMs",
+    "maxMessageBytes",
+    "cacheTtlDays",
+    "timeout",
+    "callTimeout",
+    "maxCallTimeout",
+    "idleTimeoutMs",
+    "reconnect",
+    "workspaceLingerMs",
+    "partialLineTimeoutMs",
+    "maxToolsPerServer", /* the bounds on one server's tool list: config.h
+                          */
+    "maxListPages",
+    "maxListBytes",
+    "hotReload",
+    "start",
     NULL,
 };
 

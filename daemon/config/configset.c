@@ -617,10 +617,10 @@ static int validate(ServerConfig *c, StrBuf *err)
 
 /* Fields mcpd reads from a server entry. */
 static const char *const known_fields[] = {
-    "type",           "command", "args",      "env",          "cwd",           "url",
-    "headers",        "enabled", "reconnect", "timeout",      "callTimeout",   "idleTimeoutMs",
-    "pingIntervalMs", "auth",    "oauth",     "enabledTools", "disabledTools", "protocol",
-    "start",
+    "type",         "command",       "args",           "env",       "cwd",
+    "url",          "headers",       "enabled",        "reconnect", "timeout",
+    "callTimeout",  "idleTimeoutMs", "pingIntervalMs", "auth",      "oauth",
+    "enabledTools", "disabledTools", "protocol",       "start",
 };
 
 /*
@@ -744,7 +744,8 @@ static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
         (r = take_string_map(c, obj, "headers", &c->headers, err)) < 0 ||
         (r = take_bool(c, obj, "enabled", &c->enabled, err)) < 0 ||
         (r = take_bool(c, obj, "reconnect", &c->reconnect, err)) < 0 ||
-        (r = take_start(c, obj, err)) < 0 || (r = take_auth(c, obj, err)) < 0 || (r = server_config_take_protocol(c, obj, err)) < 0 ||
+        (r = take_start(c, obj, err)) < 0 || (r = take_auth(c, obj, err)) < 0 ||
+        (r = server_config_take_protocol(c, obj, err)) < 0 ||
         (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
         (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
         return r;

@@ -602,8 +602,8 @@ void server_connect(Server *s)
 
 void server_activate(Server *s)
 {
-    if (s->cfg->enabled && s->cfg->type == TRANSPORT_STDIO &&
-        s->cfg->start == CONFIG_START_LAZY && s->tools && !s->up && !s->resolving &&
+    if (s->cfg->enabled && s->cfg->type == TRANSPORT_STDIO && s->cfg->start == CONFIG_START_LAZY &&
+        s->tools && !s->up && !s->resolving &&
         (s->state == SERVER_STOPPED || s->state == SERVER_FAILED)) {
         if (!s->idle_stopped)
             log_full(LOG_DEBUG, s->cfg->name, "idle", "lazy: starts on its first call");
