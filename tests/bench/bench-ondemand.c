@@ -32,7 +32,11 @@
 /* The longest line read from a server directly (everything's tools/list is ~20 KiB). */
 #define LINE_MAX_BYTES (4 << 20)
 
-/* One pinned server: its package, arguments, environment, and a call it answers offline. */
+/*
+ * One pinned server: its package (NULL: mcpd's C fake server, whose cold start of a few ms shows
+ * mcpd's own cost of a first call without Node's start-up noise), arguments, environment, and a
+ * call it answers offline.
+ */
 typedef struct Bench {
     const char *name, *package;
     const char *arg;  /* one argument, or NULL ("DIR": the run's directory) */
@@ -74,15 +78,20 @@ static Bench benches[] = {
     /* Every tool of these two goes to the network: they count in memory only. */
     {"maps", "server-google-maps", NULL, "GOOGLE_MAPS_API_KEY=x", NULL, NULL, {0}, {0}},
     {"everart", "server-everart", NULL, "EVERART_API_KEY=x", NULL, NULL, {0}, {0}},
+    {"cfake", NULL, NULL, NULL, "echo", "{\"text\":\"hi\"}", {0}, {0}},
 };
 #define N_BENCH (sizeof(benches) / sizeof(benches[0]))
 
 static char *modules; /* node_modules of tests/bench/ondemand */
 static Harness h;
 
-static char *script(const Bench *b)
+/* The program and its first argument: node and the package's script, or the fake server. */
+static const char *program(const Bench *b, char **scriptp)
 {
-    return xasprintf("%s/@modelcontextprotocol/%s/dist/index.js", modules, b->package);
+    *scriptp = b->package
+                   ? xasprintf("%s/@modelcontextprotocol/%s/dist/index.js", modules, b->package)
+                   : NULL;
+    return b->package ? "node" : getenv("FAKE_SERVER");
 }
 
 /* "DIR" in a value stands for the run's directory. */
@@ -100,9 +109,14 @@ static char *bench_config(void)
     strbuf_puts(&sb, "{\"mcpServers\":{");
     for (size_t i = 0; i < N_BENCH; i++) {
         const Bench *b = &benches[i];
-        _cleanup_free_ char *js = script(b), *arg = b->arg ? with_dir(b->arg) : NULL;
-        strbuf_printf(&sb, "%s\"%s\":{\"command\":\"node\",\"args\":[\"%s\"%s%s%s]", i ? "," : "",
-                      b->name, js, arg ? ",\"" : "", arg ? arg : "", arg ? "\"" : "");
+        _cleanup_free_ char *js = NULL, *arg = b->arg ? with_dir(b->arg) : NULL;
+        const char *prog = program(b, &js);
+        strbuf_printf(&sb, "%s\"%s\":{\"command\":\"%s\",\"args\":[", i ? "," : "", b->name, prog);
+        if (js)
+            strbuf_printf(&sb, "\"%s\"%s", js, arg ? "," : "");
+        if (arg)
+            strbuf_printf(&sb, "\"%s\"", arg);
+        strbuf_putc(&sb, ']');
         if (b->env) {
             _cleanup_free_ char *env = with_dir(b->env);
             char *eq = strchr(env, '=');
@@ -115,21 +129,10 @@ static char *bench_config(void)
     return strbuf_detach(&sb, NULL);
 }
 
-/* Pss of a process from /proc/PID/smaps_rollup, in KiB (0 when gone). */
+/* Pss of a process in KiB, 0 when it is gone. */
 static long pss_kib(pid_t pid)
 {
-    char path[64], line[256];
-    long kib = 0;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-    if (!(f = fopen(path, "r")))
-        return 0;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "Pss: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
+    return MAX(h_pss_kib(pid), 0);
 }
 
 static pid_t ppid_of(pid_t pid)
@@ -223,7 +226,8 @@ static bool direct_wait(Direct *d, int id)
 static int64_t direct_cold_ms(const Bench *b)
 {
     int in[2], out[2];
-    _cleanup_free_ char *js = script(b), *arg = b->arg ? with_dir(b->arg) : NULL;
+    _cleanup_free_ char *js = NULL, *arg = b->arg ? with_dir(b->arg) : NULL;
+    const char *prog = program(b, &js);
     _cleanup_free_ char *env = b->env ? with_dir(b->env) : NULL;
     _cleanup_free_ char *call = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
                                           "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
@@ -241,7 +245,10 @@ static int64_t direct_cold_ms(const Bench *b)
         close(out[0]);
         if (env)
             putenv(env);
-        execlp("node", "node", js, arg, (char *)NULL);
+        if (js)
+            execlp(prog, prog, js, arg, (char *)NULL);
+        else
+            execlp(prog, prog, arg, (char *)NULL);
         _exit(127);
     }
     close(in[0]);

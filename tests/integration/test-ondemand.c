@@ -19,58 +19,21 @@
 /* Short, so the test takes seconds; the checks wait on states, never on times. */
 #define IDLE_MS "400"
 
-static int64_t server_int(mcpc_client *c, const char *server, const char *key)
-{
-    _cleanup_json_ yajl_val st = h_status(c);
-    int64_t v = -1;
-
-    json_get_int(h_server(st, server), key, &v);
-    return v;
-}
-
-static char *server_str(mcpc_client *c, const char *server, const char *key)
-{
-    _cleanup_json_ yajl_val st = h_status(c);
-    const char *v = json_get_string(h_server(st, server), key);
-
-    return xstrdup(v ? v : "");
-}
-
-/* The next line from the raw agent, as bytes (NULL after timeout_ms). */
-static char *raw_line(Raw *r, int timeout_ms)
-{
-    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
-
-    for (;;) {
-        char *line;
-        size_t len;
-        if (framer_next(&r->in, &line, &len) == 0) {
-            if (strstr(line, "\"method\":\"notifications/"))
-                continue; /* list_changed and the like: not the answer */
-            return xstrndup(line, len);
-        }
-        uint64_t now = now_ms();
-        if (now >= deadline)
-            return NULL;
-        struct pollfd pfd = {r->fd, POLLIN, 0};
-        if (poll(&pfd, 1, (int)(deadline - now)) <= 0)
-            continue;
-        ssize_t n = framer_read_fd(&r->in, r->fd);
-        if (n == 0 || (n < 0 && n != -EAGAIN && n != -EINTR))
-            return NULL;
-    }
-}
-
 /* The agent's tools/list answer, byte for byte (always under id 7). */
 static char *raw_tools(Raw *r)
 {
     raw_send(r, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}");
-    return raw_line(r, H_WAIT_MS);
+    for (;;) {
+        char *line = raw_read_text(r, H_WAIT_MS);
+        if (!line || !strstr(line, "\"method\":\"notifications/"))
+            return line; /* not a list_changed or the like */
+        free(line);
+    }
 }
 
 static void check_state(mcpc_client *c, const char *server, const char *want)
 {
-    _cleanup_free_ char *st = server_str(c, server, "state");
+    _cleanup_free_ char *st = h_server_str(c, server, "state");
 
     CHECK_MSG(streq(st, want), "%s is %s, not %s", server, st, want);
 }
@@ -98,16 +61,16 @@ static void test_kept_up(Harness *h, mcpc_client *c, Raw *r, const char *idle_li
     CHECK(mcpc_dispatch(slow) == 0);
     for (int i = 0; i < 3; i++) {
         CHECK(h_wait_state(c, names[i], "connected", H_WAIT_MS));
-        pids[i] = server_int(c, names[i], "pid");
+        pids[i] = h_server_int(c, names[i], "pid");
     }
     /* "a" goes idle after its timeout; the three are still up, the same processes. */
     CHECK(h_wait_state(c, "a", "idle", H_WAIT_MS));
     h_sleep_ms(1000);
     for (int i = 0; i < 3; i++) {
         check_state(c, names[i], "connected");
-        CHECK_MSG(server_int(c, names[i], "pid") == pids[i], "%s was restarted", names[i]);
+        CHECK_MSG(h_server_int(c, names[i], "pid") == pids[i], "%s was restarted", names[i]);
     }
-    CHECK_INTEQ(server_int(c, "pinned", "pins"), 1);
+    CHECK_INTEQ(h_server_int(c, "pinned", "pins"), 1);
     _cleanup_free_ char *some_idle = raw_tools(r);
     CHECK_MSG(some_idle && streq(some_idle, idle_list), "list with some idle:\n%s\nvs\n%s",
               some_idle, idle_list);
@@ -139,7 +102,7 @@ static void test_failed_start(Harness *h, mcpc_client *c, const char *flag)
     CHECK_MSG(is_error == 1 && strstr(t, "broken") && strstr(t, "broken on purpose"),
               "failed lazy start: %s", t);
     check_state(c, "broken", "failed");
-    _cleanup_free_ char *err = server_str(c, "broken", "lastError");
+    _cleanup_free_ char *err = h_server_str(c, "broken", "lastError");
     CHECK_MSG(strstr(err, "broken on purpose"), "lastError: %s", err);
     unlink(flag);
     _cleanup_free_ char *again = h_call_text(c, "mcp_broken_pid", NULL, &is_error);
@@ -176,7 +139,7 @@ int main(void)
     const char *lazy[] = {"a", "pinned", "busy", "sub", "broken"};
     for (size_t i = 0; i < N_ELEMENTS(lazy); i++)
         CHECK_MSG(h_wait_state(c, lazy[i], "idle", H_WAIT_MS), "%s never went idle", lazy[i]);
-    CHECK_INTEQ(server_int(c, "a", "restarts"), 0);
+    CHECK_INTEQ(h_server_int(c, "a", "restarts"), 0);
     mcpc_free(c);
     CHECK(h_stop(&h) == 0);
 
@@ -186,7 +149,7 @@ int main(void)
     CHECK(h_wait_state(c, "eager", "connected", H_WAIT_MS));
     for (size_t i = 0; i < N_ELEMENTS(lazy); i++) {
         check_state(c, lazy[i], "idle");
-        CHECK_MSG(server_int(c, lazy[i], "pid") < 0, "%s runs", lazy[i]);
+        CHECK_MSG(h_server_int(c, lazy[i], "pid") < 0, "%s runs", lazy[i]);
     }
     {
         _cleanup_json_ yajl_val st = h_status(c);
@@ -225,7 +188,7 @@ int main(void)
     _cleanup_free_ char *idle_again = raw_tools(&r);
     CHECK_MSG(idle_again && streq(idle_again, idle_list), "idle again:\n%s", idle_again);
     /* An idle stop is no failure: no restart counted, no backoff. */
-    CHECK_INTEQ(server_int(c, "a", "restarts"), 0);
+    CHECK_INTEQ(h_server_int(c, "a", "restarts"), 0);
 
     test_failed_start(&h, c, flag);
     raw_close(&r);
