@@ -118,6 +118,14 @@ static bool breaker_tripped(Server *s)
 /* server_fail's retryable may also be this: the system was short of fds or processes. */
 #define FAIL_TRANSIENT 2
 
+/* Why a server that tripped the breaker is failed, and the way out (to free). */
+static char *breaker_message(const Server *s, const char *why)
+{
+    return xasprintf("%s (failed %d times within %d s; not retrying: run `mcpctl connect %s` or "
+                     "reload once it is fixed)",
+                     why, BREAKER_FAILURES, BREAKER_WINDOW_MS / 1000, s->cfg->name);
+}
+
 /*
  * A start on demand (server_wake) failed: the calls waiting for it hear why at once (state
  * failed), its tools stay listed and the next call tries again. Nothing retries meanwhile, since
@@ -127,10 +135,7 @@ static bool breaker_tripped(Server *s)
 static void server_fail_woken(Server *s, const char *why, int retryable)
 {
     if (retryable != FAIL_TRANSIENT && breaker_tripped(s)) {
-        _cleanup_free_ char *msg =
-            xasprintf("%s (failed %d times within %d s; not retrying: run `mcpctl connect %s` or "
-                      "reload once it is fixed)",
-                      why, BREAKER_FAILURES, BREAKER_WINDOW_MS / 1000, s->cfg->name);
+        _cleanup_free_ char *msg = breaker_message(s, why);
         s->idle_stopped = false;
         server_set_state(s, SERVER_FAILED, msg);
         s->tools = toolset_free(s->tools);
@@ -160,10 +165,7 @@ static void server_fail(Server *s, const char *why, int retryable)
     }
     if (retryable && (s->cfg->reconnect || transient) && !s->reg->shutting_down) {
         if (!transient && breaker_tripped(s)) {
-            _cleanup_free_ char *msg = xasprintf(
-                "%s (failed %d times within %d s; not retrying: run `mcpctl connect %s` or "
-                "reload once it is fixed)",
-                why, BREAKER_FAILURES, BREAKER_WINDOW_MS / 1000, s->cfg->name);
+            _cleanup_free_ char *msg = breaker_message(s, why);
             server_set_state(s, SERVER_FAILED, msg);
         } else {
             s->backoff_ms =
