@@ -176,9 +176,11 @@ int main(void)
     check_state(c, "a", "connected");
     _cleanup_free_ char *p2 = h_call_text(c, "mcp_pinned_pid", NULL, NULL);
     _cleanup_free_ char *p3 = h_call_text(c, "mcp_busy_pid", NULL, NULL);
-    _cleanup_free_ char *p4 = h_call_text(c, "mcp_sub_echo", "{}", NULL);
+    int sub_error = -1;
+    _cleanup_free_ char *p4 = h_call_text(c, "mcp_sub_echo", "{}", &sub_error);
     _cleanup_free_ char *p5 = h_call_text(c, "mcp_broken_pid", NULL, NULL);
     CHECK(atoll(p2) > 0 && atoll(p3) > 0 && atoll(p5) > 0);
+    CHECK_MSG(sub_error == 0, "sub's first call: %s", p4);
     _cleanup_free_ char *running_list = raw_tools(&r);
     CHECK_MSG(running_list && streq(running_list, idle_list), "running:\n%s\nidle:\n%s",
               running_list, idle_list);
