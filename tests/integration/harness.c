@@ -170,6 +170,13 @@ void h_setup(Harness *h, const char *name)
     snprintf(h->config, sizeof(h->config), "%s/config/mcpd/mcp.json", h->dir);
     snprintf(h->settings, sizeof(h->settings), "%s/config/mcpd/mcpd.json", h->dir);
     snprintf(h->log, sizeof(h->log), "%s/mcpd.log", h->dir);
+    /* Servers start with mcpd, as the tests written before lazy start expect (a test that
+     * writes its own settings says what it wants; test-ondemand asks for lazy). */
+    FILE *settings = fopen(h->settings, "w");
+    if (!settings)
+        die("open %s: %s", h->settings, strerror(errno));
+    fputs("{\"start\": \"eager\"}", settings);
+    fclose(settings);
     /* Every process started from here carries the tag, so leaks can be found in /proc. */
     setenv("MCPD_TEST_TAG", h->dir, 1);
     h->pid = -1;

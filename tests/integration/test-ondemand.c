@@ -132,6 +132,7 @@ int main(void)
                   "\"eager\": {\"command\": \"%1$s\", \"start\": \"eager\"}}}",
                   h_fake(), surface, broken_sh);
     h_write_config(&h, cfg);
+    h_write_settings(&h, "{\"start\": \"lazy\"}"); /* the default, which the harness changes */
 
     /* No cache yet: every server starts once to fill it, then the lazy ones go idle. */
     h_start(&h, NULL);
