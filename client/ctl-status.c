@@ -499,7 +499,8 @@ int ctl_verb_status(Ctl *ctl, char **args, int n)
     for (size_t i = 0; code == EXIT_OK && i < json_array_len(servers); i++) {
         yajl_val s = json_array_at(servers, i);
         if (!streq(json_get_string(s, "state"), "connected") &&
-            !streq(json_get_string(s, "state"), "disabled"))
+            !streq(json_get_string(s, "state"), "disabled") &&
+            !streq(json_get_string(s, "state"), "idle")) /* stopped, cached: a call starts it */
             code = EXIT_NOT_RUNNING;
     }
     if (ctl->json)

@@ -68,6 +68,7 @@ const char *mcp_protocol_find(const char *v);
 #define MCPD_METHOD_LOGOUT     "mcpd/logout"
 #define MCPD_METHOD_SEARCH     "mcpd/searchTools"
 #define MCPD_METHOD_TOOL_MODE  "mcpd/toolMode"
+#define MCPD_METHOD_PIN        "mcpd/pin" /* keep a server running while the agent is connected */
 
 /* Error codes. */
 enum {

@@ -28,7 +28,8 @@ void settings_init(Settings *s)
         .timeout_ms = CONFIG_DEFAULT_TIMEOUT_MS,
         .call_timeout_ms = CONFIG_DEFAULT_CALL_TIMEOUT_MS,
         .max_call_timeout_ms = CONFIG_MAX_CALL_TIMEOUT_MS,
-        .idle_timeout_ms = 0,
+        .idle_timeout_ms = CONFIG_DEFAULT_IDLE_TIMEOUT_MS,
+        .start = CONFIG_START_LAZY,
         .workspace_linger_ms = CONFIG_DEFAULT_LINGER_MS,
         .max_tools_per_server = CONFIG_DEFAULT_MAX_TOOLS,
         .max_list_pages = CONFIG_DEFAULT_MAX_PAGES,
@@ -264,6 +265,15 @@ static void settings_listen(ConfigSet *set, const char *path, yajl_val root, cha
         snprintf(out, n, "%s", v->u.string);
 }
 
+/* "start": the servers' default, "lazy" or "eager". */
+static void settings_start(ConfigSet *set, const char *path, yajl_val root, ServerStart *outp)
+{
+    yajl_val v = json_get(root, "start");
+
+    if (v && config_parse_start(YAJL_IS_STRING(v) ? v->u.string : NULL, outp) < 0)
+        config_set_problem(set, path, NULL, "\"start\" must be \"lazy\" or \"eager\"");
+}
+
 /* disabledProviders: an array of provider ids from config_sources[]. */
 static void settings_providers(ConfigSet *set, const char *path, yajl_val root, unsigned *outp)
 {
@@ -299,12 +309,26 @@ static void settings_providers(ConfigSet *set, const char *path, yajl_val root, 
 }
 
 static const char *const settings_keys[] = {
-    "enableProjectConfig",  "filterExa",         "disabledProviders", "startupTimeoutMs",
-    "maxMessageBytes",      "cacheTtlDays",      "timeout",           "callTimeout",
-    "maxCallTimeout",       "idleTimeoutMs",     "reconnect",         "workspaceLingerMs",
-    "partialLineTimeoutMs", "maxToolsPerServer", /* the bounds on one server's tool list: config.h
-                                                  */
-    "maxListPages",         "maxListBytes",      "hotReload",         NULL,
+    "enableProjectConfig",
+    "filterExa",
+    "disabledProviders",
+    "startupTimeoutMs",
+    "maxMessageBytes",
+    "cacheTtlDays",
+    "timeout",
+    "callTimeout",
+    "maxCallTimeout",
+    "idleTimeoutMs",
+    "reconnect",
+    "workspaceLingerMs",
+    "partialLineTimeoutMs",
+    "maxToolsPerServer", /* the bounds on one server's tool list: config.h
+                          */
+    "maxListPages",
+    "maxListBytes",
+    "hotReload",
+    "start",
+    NULL,
 };
 
 /* The call audit's settings (daemon/core/audit.h). */
@@ -349,6 +373,7 @@ int settings_load(Settings *s, const char *path, ConfigSet *problems)
     settings_bool(problems, path, root, "auditArguments", &s->audit_arguments);
     settings_providers(problems, path, root, &s->disabled_providers);
     settings_listen(problems, path, root, s->listen, sizeof(s->listen));
+    settings_start(problems, path, root, &s->start);
     settings_ms(problems, path, root, "startupTimeoutMs", 0, 600000, &s->startup_timeout_ms);
     settings_ms(problems, path, root, "maxMessageBytes", 4096, INT32_MAX, &s->max_message_bytes);
     settings_ms(problems, path, root, "cacheTtlDays", 0, 3650, &s->cache_ttl_days);

@@ -376,6 +376,8 @@ void server_config_take_origin(ServerConfig *dst, const ServerConfig *from)
     source_copy(&dst->source, &from->source);
     json_free(dst->raw);
     dst->raw = json_copy(from->raw);
+    /* Not part of the identity (it changes when, not what, runs): the latest wins. */
+    dst->start = from->start;
 }
 
 bool server_config_same(const ServerConfig *a, const ServerConfig *b)
@@ -432,6 +434,31 @@ static int take_bool(ServerConfig *c, yajl_val obj, const char *field, bool *out
     if (r == -EINVAL) {
         strbuf_printf(err, "Server \"%s\": \"%s\" must be true or false", c->name, field);
         return r;
+    }
+    return 0;
+}
+
+int config_parse_start(const char *text, ServerStart *outp)
+{
+    if (text && streq(text, "lazy"))
+        *outp = CONFIG_START_LAZY;
+    else if (text && streq(text, "eager"))
+        *outp = CONFIG_START_EAGER;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+/* "start": "lazy" or "eager"; absent: the settings' default (already set). */
+static int take_start(ServerConfig *c, yajl_val obj, StrBuf *err)
+{
+    yajl_val v = json_get(obj, "start");
+
+    if (!v || YAJL_IS_NULL(v))
+        return 0;
+    if (config_parse_start(YAJL_IS_STRING(v) ? v->u.string : NULL, &c->start) < 0) {
+        strbuf_printf(err, "Server \"%s\": \"start\" must be \"lazy\" or \"eager\"", c->name);
+        return -EINVAL;
     }
     return 0;
 }
@@ -630,7 +657,7 @@ static const char *const known_fields[] = {
     "type",         "command",       "args",           "env",       "cwd",
     "url",          "headers",       "enabled",        "reconnect", "timeout",
     "callTimeout",  "idleTimeoutMs", "pingIntervalMs", "auth",      "oauth",
-    "enabledTools", "disabledTools", "protocol",       "sandbox",
+    "enabledTools", "disabledTools", "protocol",       "sandbox",   "start",
 };
 
 /*
@@ -747,13 +774,15 @@ static int fill_fields(ServerConfig *c, yajl_val obj, StrBuf *err, StrBuf *warn)
     take_ms(c, obj, "timeout", &c->timeout_ms, warn);
     take_ms(c, obj, "callTimeout", &c->call_timeout_ms, warn);
     take_ms(c, obj, "idleTimeoutMs", &c->idle_timeout_ms, warn);
+    c->idle_timeout_set = json_get(obj, "idleTimeoutMs") != NULL;
     take_ms(c, obj, "pingIntervalMs", &c->ping_interval_ms, warn);
     if ((r = take_strings(c, obj, err)) < 0 || (r = take_type(c, obj, err)) < 0 ||
         (r = take_string_map(c, obj, "env", &c->env, err)) < 0 ||
         (r = take_string_map(c, obj, "headers", &c->headers, err)) < 0 ||
         (r = take_bool(c, obj, "enabled", &c->enabled, err)) < 0 ||
         (r = take_bool(c, obj, "reconnect", &c->reconnect, err)) < 0 ||
-        (r = take_auth(c, obj, err)) < 0 || (r = server_config_take_protocol(c, obj, err)) < 0 ||
+        (r = take_start(c, obj, err)) < 0 || (r = take_auth(c, obj, err)) < 0 ||
+        (r = server_config_take_protocol(c, obj, err)) < 0 ||
         (r = take_headers_helper(c, obj, err, warn)) < 0 ||
         (r = take_globs(c, obj, "enabledTools", &c->enabled_tools, err)) < 0 ||
         (r = take_globs(c, obj, "disabledTools", &c->disabled_tools, err)) < 0)
@@ -811,6 +840,7 @@ ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val o
     c->timeout_ms = settings->timeout_ms;
     c->call_timeout_ms = settings->call_timeout_ms;
     c->idle_timeout_ms = settings->idle_timeout_ms;
+    c->start = settings->start;
     c->reconnect = settings->reconnect;
     source_copy(&c->source, src);
     c->allow_commands = streq(src->provider, "mcpd");

@@ -70,6 +70,15 @@ typedef struct SourceMeta {
     unsigned expand_off;
 } SourceMeta;
 
+/*
+ * When a stdio server starts (docs/processes.md, "On demand"): lazy ones whose tools are in the
+ * cache wait for their first call; eager ones start with mcpd and stay up.
+ */
+typedef enum ServerStart {
+    CONFIG_START_LAZY,
+    CONFIG_START_EAGER,
+} ServerStart;
+
 typedef struct ServerConfig {
     char *name;
     TransportType type;
@@ -84,6 +93,8 @@ typedef struct ServerConfig {
     int64_t timeout_ms;       /* handshake and first tools/list */
     int64_t call_timeout_ms;  /* tools/call, reset by progress */
     int64_t idle_timeout_ms;  /* 0: never stop an idle server */
+    bool idle_timeout_set;    /* idleTimeoutMs written in the entry (an eager one then stops) */
+    ServerStart start;        /* "start": lazy or eager (the settings' default) */
     int64_t ping_interval_ms; /* 0: no health pings */
     bool reconnect;
     ProtocolEra protocol;
@@ -111,6 +122,8 @@ struct StrBuf;
  * none of "auto", "2026-07-28", "2025", "legacy" is -EINVAL with the reason appended to err.
  */
 int server_config_take_protocol(ServerConfig *c, yajl_val obj, struct StrBuf *err);
+/** "lazy" or "eager" into *outp; -EINVAL for anything else. */
+int config_parse_start(const char *text, ServerStart *outp);
 
 /* A discovery problem: the file, the server (may be NULL) and what is wrong. */
 typedef struct ConfigProblem {
@@ -231,7 +244,8 @@ typedef struct Settings {
     int64_t timeout_ms;
     int64_t call_timeout_ms;
     int64_t max_call_timeout_ms;
-    int64_t idle_timeout_ms;
+    int64_t idle_timeout_ms; /* servers' default; eager ones use it only when written */
+    ServerStart start;       /* servers' default "start" */
     int64_t workspace_linger_ms;
     int64_t max_tools_per_server; /* tools kept from one server's list */
     int64_t max_list_pages;       /* pages fetched for one tools/list */
@@ -263,6 +277,13 @@ typedef struct DiscoverOptions {
 #define CONFIG_MAX_CALL_TIMEOUT_MS     600000
 #define CONFIG_DEFAULT_STARTUP_MS      0 /* cached servers: listed at once */
 #define CONFIG_MAX_SERVER_NAME         100
+/*
+ * A lazy stdio server stops after this long without a call. A Node or Python server holds
+ * 40-120 MB while it waits; starting it again costs its cold start (0.3-2 s for npx) on the
+ * next call. Ten minutes keeps a server up through a working session's pauses between tool
+ * calls and gives its memory back during a meeting or over lunch.
+ */
+#define CONFIG_DEFAULT_IDLE_TIMEOUT_MS 600000
 /*
  * Servers read from one config file. Agents' files hold a few dozen at most; a file with more
  * is built to load the daemon (a cloned repository's .cursor/mcp.json with 300 000 entries made

@@ -413,8 +413,8 @@ static CALL_STEP void call_dispatch(Call *c, Server *s)
         call_send(c, s);
         return;
     }
-    if (s->state == SERVER_STOPPED && s->idle_stopped)
-        server_connect(s); /* stopped for idleness: the next call brings it back */
+    if (!c->waiting) /* an idle server starts for a call; one that failed meanwhile does not */
+        server_wake(s);
     if (s->state == SERVER_CONNECTING || s->state == SERVER_BACKOFF) {
         /* A deferred tool: waitForConnection, bounded by the server's own timeout. */
         struct timeval tv;

@@ -65,6 +65,7 @@ static void peer_leave(Manager *m, Peer *p)
 void manager_peer_gone(Manager *m, Peer *p)
 {
     peer_leave(m, p);
+    server_registry_unpin(&m->servers, p->id);
     wssearch_forget(&m->workspaces, p->id);
     wsprofile_forget(&m->workspaces, p->id);
     agent_remove(&m->agents, p->id);
@@ -173,6 +174,14 @@ static void on_server_removed(void *ud, Server *s)
         m->ext.server_removed(s);
 }
 
+/* Something above needs it running: a task in flight, or what an extension holds (surface). */
+static bool on_server_busy(void *ud, Server *s)
+{
+    Manager *m = ud;
+
+    return tasks_server_busy(&m->calls.tasks, s) || (m->ext.server_busy && m->ext.server_busy(s));
+}
+
 static const ServerEvents server_events = {
     .created = on_server_created,
     .state_changed = on_server_state,
@@ -185,6 +194,7 @@ static const ServerEvents server_events = {
     .closed = on_server_closed,
     .signed_out = on_server_signed_out,
     .removed = on_server_removed,
+    .busy = on_server_busy,
 };
 
 void manager_start(Manager *m)
@@ -266,7 +276,7 @@ static void waiter_finish(ServerWaiter *w, Server *s, bool timed_out)
         ;
     if (*pp)
         *pp = w->next;
-    json_object_set(r, "state", json_string_new(s ? server_state_name(s->state) : "removed"));
+    json_object_set(r, "state", json_string_new(s ? server_state_word(s) : "removed"));
     json_object_set(r, "connected", json_bool_new(s && s->state == SERVER_CONNECTED));
     json_object_set(r, "timedOut", json_bool_new(timed_out));
     if (s && s->last_error)
@@ -294,7 +304,7 @@ static void waiters_server_settled(Server *s)
         next = w->next;
         if (w->server_id == s->id && (s->state == SERVER_CONNECTED || s->state == SERVER_FAILED ||
                                       s->state == SERVER_STOPPED || s->state == SERVER_DISABLED))
-            waiter_finish(w, s->state == SERVER_STOPPED ? NULL : s, false);
+            waiter_finish(w, s->state == SERVER_STOPPED && !s->idle_stopped ? NULL : s, false);
     }
 }
 
@@ -486,7 +496,7 @@ static yajl_val server_status(Server *s)
     yajl_val o = json_object_new(), src = json_object_new();
 
     json_object_set(o, "name", json_string_new(s->cfg->name));
-    json_object_set(o, "state", json_string_new(server_state_name(s->state)));
+    json_object_set(o, "state", json_string_new(server_state_word(s)));
     json_object_set(o, "since", json_int_new(s->since_wall_ms));
     json_object_set(o, "transport",
                     json_string_new(s->up && s->up->transport ? s->up->transport->ops->kind
@@ -500,8 +510,7 @@ static yajl_val server_status(Server *s)
         server_manager(s)->ext.server_status(s, o);
     if (s->n_tools_filtered)
         json_object_set(o, "toolsFiltered", json_int_new((int64_t)s->n_tools_filtered));
-    if (s->idle_stopped)
-        json_object_set(o, "idle", json_bool_new(true));
+    server_ondemand_status(s, o);
     json_object_set(o, "restarts", json_int_new(s->restarts));
     json_object_set(o, "callsInFlight", json_int_new(s->calls_in_flight));
     json_object_set(o, "callsTotal", json_int_new((int64_t)s->calls_total));

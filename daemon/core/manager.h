@@ -37,6 +37,7 @@ typedef struct ManagerExt {
     bool (*server_notification)(Server *s, const char *method, yajl_val params);
     void (*server_status)(Server *s, yajl_val o);
     void (*server_signed_out)(Server *s); /* 401: refresh stored credentials (oauth-login) */
+    bool (*server_busy)(Server *s);       /* it holds what needs the server up (subscriptions) */
     void (*peer_gone)(Manager *m, Peer *p);
     void (*deinit)(Manager *m);
 } ManagerExt;

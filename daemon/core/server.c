@@ -33,6 +33,11 @@ const char *server_state_name(ServerState s)
     return names[s];
 }
 
+const char *server_state_word(const Server *s)
+{
+    return s->state == SERVER_STOPPED && s->idle_stopped ? "idle" : server_state_name(s->state);
+}
+
 static void server_set_state(Server *s, ServerState st, const char *error)
 {
     if (s->state != st)
@@ -62,8 +67,7 @@ static void server_clear_timers(Server *s)
 /* The health tick runs at the ping interval, or the idle timeout, whichever is shorter. */
 static void server_arm_health(Server *s)
 {
-    int64_t ping = s->cfg->ping_interval_ms,
-            idle = s->cfg->type == TRANSPORT_STDIO ? s->cfg->idle_timeout_ms : 0;
+    int64_t ping = s->cfg->ping_interval_ms, idle = server_idle_timeout_ms(s);
     int64_t ms = ping && idle ? MIN(ping, idle) : ping ? ping : idle;
     struct timeval tv;
 
@@ -114,6 +118,35 @@ static bool breaker_tripped(Server *s)
 /* server_fail's retryable may also be this: the system was short of fds or processes. */
 #define FAIL_TRANSIENT 2
 
+/* Why a server that tripped the breaker is failed, and the way out (to free). */
+static char *breaker_message(const Server *s, const char *why)
+{
+    return xasprintf("%s (failed %d times within %d s; not retrying: run `mcpctl connect %s` or "
+                     "reload once it is fixed)",
+                     why, BREAKER_FAILURES, BREAKER_WINDOW_MS / 1000, s->cfg->name);
+}
+
+/*
+ * A start on demand (server_wake) failed: the calls waiting for it hear why at once (state
+ * failed), its tools stay listed and the next call tries again. Nothing retries meanwhile, since
+ * nothing needs the server until then; failures one call after another trip the breaker as a
+ * crash loop does, and then its tools go.
+ */
+static void server_fail_woken(Server *s, const char *why, int retryable)
+{
+    if (retryable != FAIL_TRANSIENT && breaker_tripped(s)) {
+        _cleanup_free_ char *msg = breaker_message(s, why);
+        s->idle_stopped = false;
+        server_set_state(s, SERVER_FAILED, msg);
+        s->tools = toolset_free(s->tools);
+        s->tools_deferred = false;
+        EMIT(s, cleared);
+    } else {
+        server_set_state(s, SERVER_FAILED, why);
+    }
+    server_settled(s);
+}
+
 /*
  * A connect attempt failed or a live session died. Retry with backoff unless reconnect is
  * off, the failure is one a retry cannot fix, or the server keeps failing (breaker). A
@@ -126,12 +159,13 @@ static void server_fail(Server *s, const char *why, int retryable)
 
     server_clear_timers(s);
     server_close_upstream(s);
+    if (s->idle_stopped) {
+        server_fail_woken(s, why, retryable);
+        return;
+    }
     if (retryable && (s->cfg->reconnect || transient) && !s->reg->shutting_down) {
         if (!transient && breaker_tripped(s)) {
-            _cleanup_free_ char *msg = xasprintf(
-                "%s (failed %d times within %d s; not retrying: run `mcpctl connect %s` or "
-                "reload once it is fixed)",
-                why, BREAKER_FAILURES, BREAKER_WINDOW_MS / 1000, s->cfg->name);
+            _cleanup_free_ char *msg = breaker_message(s, why);
             server_set_state(s, SERVER_FAILED, msg);
         } else {
             s->backoff_ms =
@@ -329,13 +363,26 @@ static void on_list_done(Upstream *u, void *ctx, const UpstreamReply *r)
     s->last_error = s->list_note ? xstrdup(s->list_note) : NULL;
     server_set_state(s, SERVER_CONNECTED, NULL);
     s->last_used_ms = now_ms();
-    s->idle_stopped = false;
     server_arm_health(s);
-    server_store_cache(s);
-    EMIT(s, connected);
     log_full(LOG_INFO, s->cfg->name, "connected", "connected in %" PRIu64 " ms with %zu tools",
              now_ms() - s->connect_started_ms, toolset_len(s->tools));
-    server_settled(s);
+    if (s->idle_stopped) {
+        /*
+         * Started for a call: the calls waiting go to the server first, ahead of the surface's
+         * lists, and the cache (whose tools it most likely just listed again) is written later,
+         * not with an fsync before the call leaves (bench-ondemand: a first call costs no more
+         * than the server's own cold start).
+         */
+        s->idle_stopped = false;
+        server_settled(s);
+        server_schedule_cache(s);
+        if (s->up && s->state == SERVER_CONNECTED) /* a call's fate may have changed it */
+            EMIT(s, connected);
+    } else {
+        server_store_cache(s);
+        EMIT(s, connected);
+        server_settled(s);
+    }
     server_list_finished(s);
 }
 
@@ -451,15 +498,35 @@ static void on_ping_reply(Upstream *u, void *ctx, const UpstreamReply *r)
     server_fail(s, msg, true);
 }
 
+int64_t server_idle_timeout_ms(const Server *s)
+{
+    if (s->cfg->type != TRANSPORT_STDIO)
+        return 0; /* a remote server costs this machine nothing while it waits */
+    if (s->cfg->start == CONFIG_START_EAGER && !s->cfg->idle_timeout_set)
+        return 0; /* eager: kept up, unless its entry asks for an idle stop */
+    return s->cfg->idle_timeout_ms;
+}
+
+/* Whether it must stay up though unused: a call in flight, a pin, a subscription, a task. */
+static bool server_needed(Server *s)
+{
+    return s->calls_in_flight || s->n_pins ||
+           (s->reg->ev && s->reg->ev->busy && s->reg->ev->busy(s->reg->ud, s));
+}
+
+/*
+ * Unused for its idle timeout: stopped, its tools kept as they are listed while it runs (the
+ * view does not change), the next call starts it. Not a failure: no backoff, no restart count.
+ */
 static void idle_stop(Server *s)
 {
     log_full(LOG_INFO, s->cfg->name, "idle", "unused for %" PRId64 " ms: stopping it",
-             s->cfg->idle_timeout_ms);
+             server_idle_timeout_ms(s));
     server_clear_timers(s);
     server_close_upstream(s);
-    if (s->tools)
-        s->tools_deferred = true;
+    s->tools_deferred = false;
     s->idle_stopped = true;
+    s->backoff_ms = 0;
     server_set_state(s, SERVER_STOPPED, NULL);
     server_settled(s);
 }
@@ -467,14 +534,17 @@ static void idle_stop(Server *s)
 static void on_health(evutil_socket_t fd, short what, void *arg)
 {
     Server *s = arg;
-    int64_t idle = s->cfg->type == TRANSPORT_STDIO ? s->cfg->idle_timeout_ms : 0;
+    int64_t idle = server_idle_timeout_ms(s);
 
     (void)fd, (void)what;
     if (s->state != SERVER_CONNECTED || !s->up)
         return;
-    if (idle > 0 && !s->calls_in_flight && now_ms() - s->last_used_ms >= (uint64_t)idle) {
-        idle_stop(s);
-        return;
+    if (idle > 0 && now_ms() - s->last_used_ms >= (uint64_t)idle) {
+        if (!server_needed(s)) {
+            idle_stop(s);
+            return;
+        }
+        s->last_used_ms = now_ms(); /* still needed: a full timeout again from now */
     }
     if (s->cfg->ping_interval_ms > 0 && !s->ping_in_flight) {
         /* A pong must come within the interval; a missed one marks the connection dead. */
@@ -538,10 +608,72 @@ void server_connect(Server *s)
     s->connect_started_ms = now_ms();
     s->needs_auth = false;
     server_set_state(s, SERVER_CONNECTING, NULL);
-    if (s->tools)
+    /* Woken from idle: its tools are listed as while it runs (byte for byte the same view). */
+    if (s->tools && !s->idle_stopped)
         s->tools_deferred = true;
     /* !commands and credentials resolve on the loop (never blocking it), then on_resolved. */
     resolve_start(&s->resolving, reg->base, s->cfg, NULL, on_resolved, s);
+}
+
+void server_activate(Server *s)
+{
+    if (s->cfg->enabled && s->cfg->type == TRANSPORT_STDIO && s->cfg->start == CONFIG_START_LAZY &&
+        s->tools && !s->up && !s->resolving &&
+        (s->state == SERVER_STOPPED || s->state == SERVER_FAILED)) {
+        if (!s->idle_stopped)
+            log_full(LOG_DEBUG, s->cfg->name, "idle", "lazy: starts on its first call");
+        s->idle_stopped = true;
+        s->tools_deferred = false;
+        if (s->state != SERVER_STOPPED)
+            server_set_state(s, SERVER_STOPPED, NULL);
+        server_settled(s);
+        return;
+    }
+    server_connect(s);
+}
+
+void server_wake(Server *s)
+{
+    if (!s->idle_stopped || (s->state != SERVER_STOPPED && s->state != SERVER_FAILED))
+        return;
+    log_full(LOG_INFO, s->cfg->name, "idle", "starting on demand");
+    server_connect(s);
+}
+
+void server_pin(Server *s, uint64_t peer_id, bool on)
+{
+    size_t i;
+
+    for (i = 0; i < s->n_pins && s->pins[i] != peer_id; i++)
+        ;
+    if (on && i == s->n_pins) {
+        /* One per agent: the agents' connection limit bounds the array. */
+        s->pins = xrealloc(s->pins, (s->n_pins + 1) * sizeof(*s->pins));
+        s->pins[s->n_pins++] = peer_id;
+    } else if (!on && i < s->n_pins) {
+        s->pins[i] = s->pins[--s->n_pins];
+    }
+    if (on)
+        server_wake(s);
+}
+
+void server_ondemand_status(const Server *s, yajl_val o)
+{
+    if (s->cfg->type != TRANSPORT_STDIO)
+        return;
+    json_object_set(o, "start",
+                    json_string_new(s->cfg->start == CONFIG_START_EAGER ? "eager" : "lazy"));
+    json_object_set(o, "idleTimeoutMs", json_int_new(server_idle_timeout_ms(s)));
+    if (s->state == SERVER_STOPPED && s->idle_stopped)
+        json_object_set(o, "idle", json_bool_new(true));
+    if (s->n_pins)
+        json_object_set(o, "pins", json_int_new((int64_t)s->n_pins));
+}
+
+void server_registry_unpin(ServerRegistry *reg, uint64_t peer_id)
+{
+    for (size_t i = 0; i < reg->n_order; i++)
+        server_pin(reg->order[i], peer_id, false);
 }
 
 /* Identity of a connection: name, unresolved config, and where a stdio server starts. */
@@ -617,6 +749,7 @@ static void server_remove(Server *s)
     free(s->last_error);
     free(s->start_dir);
     free(s->auth_challenge);
+    free(s->pins);
     for (size_t i = 0; i < SERVER_URL_ELICITATIONS; i++)
         free(s->url_elicitations[i].id);
     server_config_free(s->cfg);

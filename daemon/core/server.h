@@ -70,7 +70,14 @@ typedef struct Server {
     uint64_t connect_started_ms;
     struct event *ev_connect_timeout, *ev_retry, *ev_health;
     uint64_t last_used_ms; /* monotonic: last call started or finished */
-    bool idle_stopped;     /* stopped for idleness: restarts on the next call */
+    /*
+     * Idle: a lazy server parked with its cached tools, or one stopped for idleness; the next
+     * call starts it (server_wake). Stays set through that start until it connects, so its
+     * tools are listed as while it runs, and a start that fails is no crash loop.
+     */
+    bool idle_stopped;
+    uint64_t *pins; /* peer ids of the agents that pinned it up (mcpd/pin), one each */
+    size_t n_pins;
     bool ping_in_flight;
     int64_t next_attempt_wall_ms;
     int64_t backoff_ms;
@@ -136,6 +143,8 @@ typedef struct ServerEvents {
     void (*signed_out)(void *ud, Server *s);
     /** It is going away (state STOPPED, no session): everything of it upstairs goes. */
     void (*removed)(void *ud, Server *s);
+    /** Whether something above needs it running (a subscription, a task): no idle stop. */
+    bool (*busy)(void *ud, Server *s);
 } ServerEvents;
 
 /* Every server, by id and in creation order, and what they share. */
@@ -188,3 +197,20 @@ void server_reconnect_now(Server *s, const char *why);
 void server_stop(Server *s);
 /** Name of a state. */
 const char *server_state_name(ServerState s);
+/** The state as status shows it: "idle" for a stopped server a call starts, else its name. */
+const char *server_state_word(const Server *s);
+/**
+ * A workspace wants it: a lazy stdio server with tools from its cache is parked idle (its first
+ * call starts it); any other starts connecting now (an empty cache is filled by one start).
+ */
+void server_activate(Server *s);
+/** A call needs it: an idle server starts (the call waits, like for a connecting one). */
+void server_wake(Server *s);
+/** After how long without a call it stops (0: never): stdio servers only. */
+int64_t server_idle_timeout_ms(const Server *s);
+/** An agent's mcpd/pin: on keeps it running until unpinned or the agent goes; starts it. */
+void server_pin(Server *s, uint64_t peer_id, bool on);
+/** Into a status object: start, idleTimeoutMs, idle (stopped, a call starts it), pins. */
+void server_ondemand_status(const Server *s, yajl_val o);
+/** An agent went: the pins it held are released. */
+void server_registry_unpin(ServerRegistry *reg, uint64_t peer_id);

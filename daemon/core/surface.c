@@ -507,7 +507,9 @@ static void set_meta(yajl_val o, yajl_val def, Server *s, const char *orig_key, 
     json_object_set(meta, MCPD_META_SERVER, json_string_new(s->cfg->name));
     if (orig_key)
         json_object_set(meta, orig_key, json_string_new(orig));
-    json_object_set(meta, MCPD_META_DEFERRED, json_bool_new(s->state != SERVER_CONNECTED));
+    /* An idle server's entries are listed as while it runs: a call starts it. */
+    json_object_set(meta, MCPD_META_DEFERRED,
+                    json_bool_new(s->state != SERVER_CONNECTED && !s->idle_stopped));
     json_object_set(o, "_meta", meta);
 }
 
@@ -898,6 +900,11 @@ bool surface_notification(Server *s, const char *method, yajl_val params)
     return false;
 }
 
+bool surface_server_busy(Server *s)
+{
+    return s->surface && s->surface->n_subs;
+}
+
 void surface_status(Server *s, yajl_val o)
 {
     ServerSurface *ss = s->surface;
@@ -1203,6 +1210,7 @@ void surface_init(Manager *m)
     m->ext.server_removed = surface_server_free;
     m->ext.server_notification = surface_notification;
     m->ext.server_status = surface_status;
+    m->ext.server_busy = surface_server_busy;
     m->ext.peer_gone = surface_peer_gone;
     m->ext.deinit = surface_passthrough_deinit;
     m->workspaces.ext = &ws_ext;

@@ -55,6 +55,8 @@ void surface_server_clear(Server *s);
 void surface_server_free(Server *s);
 /** An upstream notification of the surface; false when it is not one. */
 bool surface_notification(Server *s, const char *method, yajl_val params);
+/** Whether it holds what needs server s running: an agent's resource subscription. */
+bool surface_server_busy(Server *s);
 /** Counts for status: prompts, resources, resourceTemplates, subscriptions. */
 void surface_status(Server *s, yajl_val o);
 

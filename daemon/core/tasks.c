@@ -119,6 +119,21 @@ static bool status_terminal(const char *st)
     return st && (streq(st, "completed") || streq(st, "failed") || streq(st, "cancelled"));
 }
 
+bool tasks_server_busy(TaskRegistry *tr, const Server *s)
+{
+    size_t pos = 0;
+    void *v;
+
+    /* At most TASKS_MAX_TOTAL, walked only when the server's idle timeout is up. */
+    while (idmap_next(&tr->by_seq, &pos, NULL, &v)) {
+        const Task *t = v;
+        if (t->server_id == s->id && !t->lost && s->up && t->upstream_id == s->up->id &&
+            !status_terminal(json_get_string(t->last, "status")))
+            return true;
+    }
+    return false;
+}
+
 /* A tree written under the agent's id (JSON text). */
 static void reply_tree(TaskRegistry *tr, uint64_t peer_id, const char *id, yajl_val result)
 {

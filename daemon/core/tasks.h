@@ -142,3 +142,5 @@ bool tasks_cancel_wait(TaskRegistry *tr, uint64_t peer_id, yajl_val orig_id);
 void tasks_peer_gone(TaskRegistry *tr, uint64_t peer_id);
 /** The server's session upstream_id ended (0: the server is removed): its tasks are lost. */
 void tasks_server_gone(TaskRegistry *tr, Server *s, uint64_t upstream_id);
+/** Whether a task of server s's session is still working (not completed, failed, cancelled). */
+bool tasks_server_busy(TaskRegistry *tr, const Server *s);

@@ -299,7 +299,7 @@ static void ws_apply(Workspace *ws, ConfigSet *set_in, yajl_val results)
             s->backoff_ms = 0;
         }
         if (s->cfg->enabled && !s->up && s->state != SERVER_CONNECTED)
-            server_connect(s);
+            server_activate(s); /* a lazy one with cached tools waits for its first call */
     }
     for (size_t j = 0; j < n_old; j++) {
         if (!ws_has_server(ws, old[j])) {

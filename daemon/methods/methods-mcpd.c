@@ -97,6 +97,32 @@ static void m_disconnect(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
     reply_outcome(d, p, m->id, r, why);
 }
 
+/* mcpd/pin {server, pinned?}: the server stays up (no idle stop) while this agent is connected. */
+static void m_pin(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
+{
+    const char *name = json_get_string(m->params, "server");
+    Server *s = manager_find_server(d->manager, p, name);
+    bool on = true;
+    _cleanup_free_ char *why = NULL;
+    _cleanup_json_ yajl_val r = NULL;
+
+    if (json_get_bool(m->params, "pinned", &on) == -EINVAL) {
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, "pinned must be true or false");
+        return;
+    }
+    if (!s) {
+        why = xasprintf("Unknown server: %s", name);
+        methods_error(d, p, m->id, JSONRPC_INVALID_PARAMS, why);
+        return;
+    }
+    server_pin(s, p->id, on);
+    r = json_object_new();
+    json_object_set(r, "server", json_string_new(s->cfg->name));
+    json_object_set(r, "pinned", json_bool_new(on));
+    json_object_set(r, "state", json_string_new(server_state_word(s)));
+    methods_reply(d, p, m->id, r);
+}
+
 static void m_wait(MethodsCtx *d, Peer *p, JsonrpcMsg *m)
 {
     int64_t timeout = CONFIG_DEFAULT_TIMEOUT_MS;
@@ -229,6 +255,7 @@ const Method methods_mcpd[] = {
     {MCPD_METHOD_CONNECT, m_connect, METHOD_NEEDS_INIT, "server"},
     {MCPD_METHOD_DISCONNECT, m_disconnect, METHOD_NEEDS_INIT, "server"},
     {MCPD_METHOD_WAIT, m_wait, METHOD_NEEDS_INIT, "server"},
+    {MCPD_METHOD_PIN, m_pin, METHOD_NEEDS_INIT, "server"},
     {MCPD_METHOD_LOGS, m_logs, METHOD_NEEDS_INIT, "server"},
     {MCPD_METHOD_DISCOVER, m_discover, METHOD_NEEDS_INIT, NULL},
     {MCPD_METHOD_TRUST, methods_trust, METHOD_NEEDS_INIT, "cwd"},

@@ -34,23 +34,6 @@ typedef struct Figures {
     int n_lists;
 } Figures;
 
-/* Pss of a process from /proc/PID/smaps_rollup, in KiB (-1 when unreadable). */
-static long pss_kib(pid_t pid)
-{
-    char path[64], line[256];
-    long kib = -1;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-    if (!(f = fopen(path, "r")))
-        return -1;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "Pss: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
-}
-
 static char *servers_config(int n, const char *args)
 {
     StrBuf sb = STRBUF_INIT;
@@ -101,7 +84,7 @@ static void measure_tools(Figures *f, int n_lists)
         getchar();
     }
     f->rss_kib = h_rss_kib(h.pid);
-    f->pss_kib = pss_kib(h.pid);
+    f->pss_kib = h_pss_kib(h.pid);
     mcpc_free(c);
     h_stop(&h);
     h_teardown(&h);

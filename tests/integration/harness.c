@@ -172,6 +172,13 @@ void h_setup(Harness *h, const char *name)
     snprintf(h->config, sizeof(h->config), "%s/config/mcpd/mcp.json", h->dir);
     snprintf(h->settings, sizeof(h->settings), "%s/config/mcpd/mcpd.json", h->dir);
     snprintf(h->log, sizeof(h->log), "%s/mcpd.log", h->dir);
+    /* Servers start with mcpd, as the tests written before lazy start expect (a test that
+     * writes its own settings says what it wants; test-ondemand asks for lazy). */
+    FILE *settings = fopen(h->settings, "w");
+    if (!settings)
+        die("open %s: %s", h->settings, strerror(errno));
+    fputs("{\"start\": \"eager\"}", settings);
+    fclose(settings);
     /* Every process started from here carries the tag, so leaks can be found in /proc. */
     setenv("MCPD_TEST_TAG", h->dir, 1);
     h->pid = -1;
@@ -444,20 +451,31 @@ int h_mcpd_fds(const Harness *h)
     return n - 2;
 }
 
-long h_rss_kib(pid_t pid)
+/* The "<key> N kB" line of /proc/PID/<file>, in KiB (-1 when unreadable). */
+static long proc_kib(pid_t pid, const char *file, const char *fmt)
 {
     char path[64], line[256];
     long kib = -1;
     FILE *f;
 
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
     if (!(f = fopen(path, "r")))
         return -1;
     while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+        if (sscanf(line, fmt, &kib) == 1)
             break;
     fclose(f);
     return kib;
+}
+
+long h_rss_kib(pid_t pid)
+{
+    return proc_kib(pid, "status", "VmRSS: %ld kB");
+}
+
+long h_pss_kib(pid_t pid)
+{
+    return proc_kib(pid, "smaps_rollup", "Pss: %ld kB");
 }
 
 static void rm_rf(const char *path)
@@ -538,6 +556,23 @@ yajl_val h_server(yajl_val st, const char *name)
         if (streq(json_get_string(json_array_at(servers, i), "name"), name))
             return json_array_at(servers, i);
     return NULL;
+}
+
+int64_t h_server_int(mcpc_client *c, const char *server, const char *key)
+{
+    _cleanup_json_ yajl_val st = h_status(c);
+    int64_t v = -1;
+
+    json_get_int(h_server(st, server), key, &v);
+    return v;
+}
+
+char *h_server_str(mcpc_client *c, const char *server, const char *key)
+{
+    _cleanup_json_ yajl_val st = h_status(c);
+    const char *v = json_get_string(h_server(st, server), key);
+
+    return xstrdup(v ? v : "");
 }
 
 bool h_wait_state(mcpc_client *c, const char *server, const char *state, int timeout_ms)

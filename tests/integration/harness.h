@@ -64,6 +64,8 @@ int h_mcpd_fds(const Harness *h);
 bool h_measurable(const char *what);
 /** Resident set size of a process in KiB (VmRSS), or -1. */
 long h_rss_kib(pid_t pid);
+/** Proportional set size of a process (smaps_rollup), in KiB, or -1. */
+long h_pss_kib(pid_t pid);
 
 /** Connect a client; fatal on failure. */
 mcpc_client *h_client(Harness *h, const char *name);
@@ -76,6 +78,10 @@ char *h_call_text(mcpc_client *c, const char *tool, const char *args, int *is_er
 yajl_val h_status(mcpc_client *c);
 /** The status object of one server, borrowed from st. */
 yajl_val h_server(yajl_val st, const char *name);
+/** An integer member of a server's status, or -1. */
+int64_t h_server_int(mcpc_client *c, const char *server, const char *key);
+/** A string member of a server's status (to free; "" when absent). */
+char *h_server_str(mcpc_client *c, const char *server, const char *key);
 /** Poll status until server reaches state (or timeout); return whether it did. */
 bool h_wait_state(mcpc_client *c, const char *server, const char *state, int timeout_ms);
 /** Wait until server has failed needing a sign-in (needsAuthorization). */

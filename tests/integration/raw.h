@@ -64,8 +64,8 @@ static inline void raw_send(Raw *r, const char *fmt, ...)
     CHECK(write(r->fd, line, n + 1) == (ssize_t)(n + 1));
 }
 
-/* The next message, or NULL when none arrives within timeout_ms (or the link closed). */
-static inline yajl_val raw_read(Raw *r, int timeout_ms)
+/* The next line as mcpd wrote it (to free), or NULL when none arrives within timeout_ms. */
+static inline char *raw_read_text(Raw *r, int timeout_ms)
 {
     uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
 
@@ -73,7 +73,7 @@ static inline yajl_val raw_read(Raw *r, int timeout_ms)
         char *line;
         size_t len;
         if (framer_next(&r->in, &line, &len) == 0)
-            return json_parse(line, NULL);
+            return xstrndup(line, len);
         uint64_t now = now_ms();
         if (now >= deadline)
             return NULL;
@@ -84,6 +84,14 @@ static inline yajl_val raw_read(Raw *r, int timeout_ms)
         if (n == 0 || (n < 0 && n != -EAGAIN && n != -EINTR))
             return NULL;
     }
+}
+
+/* The next message, or NULL when none arrives within timeout_ms (or the link closed). */
+static inline yajl_val raw_read(Raw *r, int timeout_ms)
+{
+    _cleanup_free_ char *line = raw_read_text(r, timeout_ms);
+
+    return line ? json_parse(line, NULL) : NULL;
 }
 
 /* The next message that is not a notification of the given method. */

@@ -130,6 +130,9 @@ int main(void)
         return 99;
     }
     h_setup(&h, "era-cache");
+    /* Its servers start with mcpd (the warm start from the cache is what it checks), not on
+     * their first call: lazy start has its own test (test-ondemand). */
+    h_write_settings(&h, "{\"start\": \"eager\"}");
     _cleanup_free_ char *olog = paths_join(h.dir, "old.log");
     _cleanup_free_ char *mlog = paths_join(h.dir, "modern.log");
     _cleanup_free_ char *dlog = paths_join(h.dir, "damaged.log");

@@ -66,6 +66,9 @@ int main(void)
     mcpc_client *c;
 
     h_setup(&h, "gate");
+    /* Its servers start with mcpd (the warm start from the cache is what it checks), not on
+     * their first call: lazy start has its own test (test-ondemand). */
+    h_write_settings(&h, "{\"start\": \"eager\"}");
     _cleanup_free_ char *cfg = xasprintf(
         "{\"mcpServers\": {\"slow\": {\"command\": \"%s\", \"args\": [\"--init-delay-ms\", "
         "\"%d\"]}}}",

@@ -100,6 +100,9 @@ int main(void)
                   h_fake());
 
     h_setup(&h, "lifecycle");
+    /* Its servers start with mcpd (the warm start from the cache is what it checks), not on
+     * their first call: lazy start has its own test (test-ondemand). */
+    h_write_settings(&h, "{\"start\": \"eager\"}");
     h_write_config(&h, cfg);
     h_start(&h, NULL);
     test_socket_rules(&h);

@@ -226,6 +226,9 @@ int main(void)
     _cleanup_free_ char *cfg = slow_config("");
 
     h_setup(&h, "startup");
+    /* Its servers start with mcpd (the warm start from the cache is what it checks), not on
+     * their first call: lazy start has its own test (test-ondemand). */
+    h_write_settings(&h, "{\"start\": \"eager\"}");
     h_write_config(&h, cfg);
     start(&h);
     test_cold(&h);

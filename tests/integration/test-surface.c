@@ -602,7 +602,8 @@ int main(void)
         "\"]}}}",
         server, server, server, server);
     h_write_config(&h, cfg);
-    _cleanup_free_ char *settings = xasprintf("{\"maxToolsPerServer\": %d}", MAX_PER_SERVER);
+    _cleanup_free_ char *settings =
+        xasprintf("{\"maxToolsPerServer\": %d, \"start\": \"eager\"}", MAX_PER_SERVER);
     h_write_settings(&h, settings);
     h_start(&h, NULL);
     c = h_client(&h, "main");

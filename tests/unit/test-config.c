@@ -143,7 +143,8 @@ static void test_defaults_from_settings(void)
     CHECK_INTEQ(s.timeout_ms, CONFIG_DEFAULT_TIMEOUT_MS);
     CHECK_INTEQ(s.call_timeout_ms, CONFIG_DEFAULT_CALL_TIMEOUT_MS);
     CHECK_INTEQ(s.max_call_timeout_ms, CONFIG_MAX_CALL_TIMEOUT_MS);
-    CHECK_INTEQ(s.idle_timeout_ms, 0);
+    CHECK_INTEQ(s.idle_timeout_ms, CONFIG_DEFAULT_IDLE_TIMEOUT_MS);
+    CHECK_INTEQ(s.start, CONFIG_START_LAZY);
     CHECK(s.reconnect == true);
 
     ServerConfig *c = from_text("d", "{\"command\":\"x\"}", &s, &set);
@@ -154,7 +155,9 @@ static void test_defaults_from_settings(void)
         CHECK(c->reconnect == true);
         CHECK_INTEQ(c->timeout_ms, CONFIG_DEFAULT_TIMEOUT_MS);
         CHECK_INTEQ(c->call_timeout_ms, CONFIG_DEFAULT_CALL_TIMEOUT_MS);
-        CHECK_INTEQ(c->idle_timeout_ms, 0);
+        CHECK_INTEQ(c->idle_timeout_ms, CONFIG_DEFAULT_IDLE_TIMEOUT_MS);
+        CHECK(!c->idle_timeout_set);
+        CHECK_INTEQ(c->start, CONFIG_START_LAZY);
         CHECK_INTEQ(c->ping_interval_ms, 0);
         CHECK_INTEQ(c->n_args, 0);
         CHECK(c->args == NULL && c->env == NULL && c->cwd == NULL && c->url == NULL);
@@ -708,6 +711,31 @@ static bool settings_equal(const Settings *a, const Settings *b)
            a->disabled_providers == b->disabled_providers;
 }
 
+/* "start" per server and in the settings: lazy or eager, anything else refused by name. */
+static void test_start(void)
+{
+    ConfigSet set = {0};
+    Settings s;
+
+    settings_init(&s);
+    ServerConfig *c = from_text("e", "{\"command\":\"x\",\"start\":\"eager\"}", &s, &set);
+    CHECK(c && c->start == CONFIG_START_EAGER && !c->idle_timeout_set);
+    server_config_free(c);
+    s.start = CONFIG_START_EAGER;
+    c = from_text("l", "{\"command\":\"x\",\"start\":\"lazy\",\"idleTimeoutMs\":5}", &s, &set);
+    CHECK(c && c->start == CONFIG_START_LAZY && c->idle_timeout_set && c->idle_timeout_ms == 5);
+    server_config_free(c);
+    c = from_text("d", "{\"command\":\"x\"}", &s, &set);
+    CHECK(c && c->start == CONFIG_START_EAGER); /* the settings' default */
+    server_config_free(c);
+    CHECK_INTEQ(set.n_problems, 0);
+    config_set_deinit(&set);
+    expect_problem_exact("bad", "{\"command\":\"x\",\"start\":\"later\"}",
+                         "Server \"bad\": \"start\" must be \"lazy\" or \"eager\"");
+    expect_problem_exact("bad", "{\"command\":\"x\",\"start\":true}",
+                         "Server \"bad\": \"start\" must be \"lazy\" or \"eager\"");
+}
+
 static void test_settings_load(void)
 {
     _cleanup_free_ char *tmp = test_tmpdir();
@@ -728,6 +756,7 @@ static void test_settings_load(void)
                           "\"startupTimeoutMs\":1000,\"maxMessageBytes\":65536,"
                           "\"cacheTtlDays\":7,\"timeout\":1500,\"callTimeout\":2500,"
                           "\"maxCallTimeout\":3500,\"idleTimeoutMs\":4500,\"unknownKey\":1,"
+                          "\"start\":\"eager\","
                           "\"filterExa\":false,\"workspaceLingerMs\":1000,"
                           "\"disabledProviders\":[\"cursor\",\"codex\"],\"$schema\":\"x\"}");
     settings_init(&s);
@@ -750,6 +779,7 @@ static void test_settings_load(void)
     CHECK_INTEQ(s.call_timeout_ms, 2500);
     CHECK_INTEQ(s.max_call_timeout_ms, 3500);
     CHECK_INTEQ(s.idle_timeout_ms, 4500);
+    CHECK_INTEQ(s.start, CONFIG_START_EAGER);
 
     /* Invalid values: each one a problem naming its key; the default stays; valid keys apply. */
     static const char *const keys[] = {
@@ -882,6 +912,7 @@ int main(void)
     log_set_level(LOG_ERR);
     RUN(test_full_stdio_entry);
     RUN(test_defaults_from_settings);
+    RUN(test_start);
     RUN(test_transport_types);
     RUN(test_seed_validation_messages);
     RUN(test_bad_field_types);
