@@ -194,7 +194,7 @@ static void *killer_run(void *arg)
 
 static void parse_args(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* each option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int n = v ? atoi(v) : 0;
         if (streq(a, "--duration") && n > 0)
@@ -212,7 +212,6 @@ static void parse_args(int argc, char **argv)
                     SOAK_MAX_SERVERS);
             exit(2);
         }
-        i++;
     }
 }
 

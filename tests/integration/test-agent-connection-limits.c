@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test-agent-connection-limits: more connections than mcpd serves at once, and silent ones holding places.
+// test-agent-connection-limits: more connections than mcpd serves at once, and silent ones holding
+// places.
 
 /*
  * Round 4 of the attacks by local processes (task h-red4). mcpd took every connection it was

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test-cache-hostile-files: tool cache files that a hostile hand left (link, truncated, deep, huge, junk).
+// test-cache-hostile-files: tool cache files that a hostile hand left (link, truncated, deep, huge,
+// junk).
 
 /*
  * Round 2 of the attacks on the files mcpd reads (task h-red2); test-bounds covers a FIFO, a

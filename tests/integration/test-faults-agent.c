@@ -142,7 +142,8 @@ static void test_no_reading(Harness *h)
     CHECK(h_raw_write(fd, sb.data, sb.len));
     strbuf_deinit(&sb);
     /* mcpd drops it once its queue passes the bound: our reads then end in EOF. */
-    CHECK_MSG(h_wait_log(h, "the client is not reading", 4 * H_WAIT_MS), "a client that never reads 100 MB of answers was not dropped");
+    CHECK_MSG(h_wait_log(h, "the client is not reading", 4 * H_WAIT_MS),
+              "a client that never reads 100 MB of answers was not dropped");
     close(fd);
     h_check_healthy(h, "agent never reads 100 MB of answers", CONTROL);
 }

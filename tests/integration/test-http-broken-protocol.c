@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test-http-broken-protocol: HTTP upstreams that break HTTP itself (raw-http-server), against the real mcpd.
+// test-http-broken-protocol: HTTP upstreams that break HTTP itself (raw-http-server), against the
+// real mcpd.
 
 /*
  * Round 2 of the attacks on remote servers (task h-red2): a server that accepts the connection

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test-http-hostile-responses: hostile HTTP responses (headers, SSE lines, lies), against the real mcpd.
+// test-http-hostile-responses: hostile HTTP responses (headers, SSE lines, lies), against the real
+// mcpd.
 
 /*
  * Round 5 of the attacks on remote servers (task h-red5), with raw-http-server: 100 MB of response

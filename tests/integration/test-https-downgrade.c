@@ -70,9 +70,11 @@ int main(void)
                 "-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s "
                 "2>&1",
                 key, cert);
+    (void)made; /* only its cleanup is wanted */
     if (st != 0)
         return skip(&h, "no openssl command to make a certificate");
     _cleanup_free_ char *probe = h_shell(&st, "%s --probe %s %s 2>&1", wrap, cert, bundle);
+    (void)probe; /* only its cleanup is wanted */
     if (st != 0 || access(bundle, R_OK) != 0)
         return skip(&h, "no private mount namespace to trust a test CA in");
 

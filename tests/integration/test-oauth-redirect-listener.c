@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test-oauth-redirect-listener: a local process attacks the sign-in's redirect listener, against the real mcpd.
+// test-oauth-redirect-listener: a local process attacks the sign-in's redirect listener, against
+// the real mcpd.
 
 /*
  * Round 3 of the attacks on OAuth (task h-red3). The redirect listener is a loopback port any

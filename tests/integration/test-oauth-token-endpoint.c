@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test-oauth-token-endpoint: a hostile token endpoint (200 KB token, expires_in past any clock, 1 s tokens).
+// test-oauth-token-endpoint: a hostile token endpoint (200 KB token, expires_in past any clock, 1 s
+// tokens).
 
 /*
  * Round 2 of the attacks on OAuth (task h-red2), through oauth-server's faults. An expires_in of
@@ -93,7 +94,8 @@ static void check_forged_redirect(Harness *h, mcpc_client *c)
     CHECK_MSG(cb && streq(cb, "400"), "forged redirect: HTTP %s", cb ? cb : "(none)");
     free(out);
     out = NULL;
-    /* The forgery is ignored and the sign-in waits on (test-oauth-redirect-listener): logout ends it. */
+    /* The forgery is ignored and the sign-in waits on (test-oauth-redirect-listener): logout ends
+     * it. */
     CHECK_MSG(mcpc_request(c, "mcpd/logout", "{\"server\":\"o\"}", &out) == 0,
               "forged redirect: logout gave %s", mcpc_errmsg(c));
     for (int i = 0; i < IDLE_CONNS; i++)

@@ -509,6 +509,7 @@ static void test_setup_all(void)
 
     _cleanup_free_ char *undo =
         run_mcpctl(&status, (const char *[]){"setup", "--undo", "--all", NULL});
+    (void)undo; /* only its cleanup is wanted */
     CHECK_MSG(status == 0, "setup --undo exited %d", status);
     for (int i = 0; agent_files[i]; i++) {
         _cleanup_free_ char *path = paths_join(home, agent_files[i]), *now = h_read_file(path);
@@ -547,6 +548,7 @@ static void test_setup_refuses(void)
     _cleanup_free_ char *cur = paths_join(home, ".cursor/mcp.json"), *cur_before = h_read_file(cur);
     write_file(gem, "{\"mcpServers\": {\"gem\": ");
     _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "--all", NULL});
+    (void)out; /* only its cleanup is wanted */
     CHECK_MSG(status == 1, "setup over a broken file exited %d", status);
     _cleanup_free_ char *cur_after = h_read_file(cur);
     CHECK_MSG(cur_after && streq(cur_after, cur_before),
@@ -558,6 +560,7 @@ static void test_setup_refuses(void)
     unlink(gem);
     CHECK(symlink(outside, gem) == 0);
     _cleanup_free_ char *out2 = run_mcpctl(&status, (const char *[]){"setup", "gemini", NULL});
+    (void)out2; /* only its cleanup is wanted */
     CHECK_MSG(status == 1, "setup through a symlink into another tree exited %d", status);
     _cleanup_free_ char *after = h_read_file(outside);
     CHECK(after && streq(after, "{\"mcpServers\": {}}\n"));
@@ -577,6 +580,7 @@ static void test_undo_after_agent_wrote(void)
     _cleanup_free_ char *home = fixture_home(&h, "setup-undo", project, sizeof(project));
     _cleanup_free_ char *claude = paths_join(home, ".claude.json"), *orig = h_read_file(claude);
     _cleanup_free_ char *out = run_mcpctl(&status, (const char *[]){"setup", "claude", NULL});
+    (void)out; /* only its cleanup is wanted */
     CHECK_MSG(status == 0, "setup claude exited %d", status);
     _cleanup_free_ char *set_up = h_read_file(claude);
     _cleanup_free_ char *changed =
@@ -584,6 +588,7 @@ static void test_undo_after_agent_wrote(void)
     write_file(claude, changed);
     _cleanup_free_ char *undo =
         run_mcpctl(&status, (const char *[]){"setup", "--undo", "claude", NULL});
+    (void)undo; /* only its cleanup is wanted */
     CHECK_MSG(status == 0, "undo after the agent wrote its file exited %d", status);
     _cleanup_free_ char *now = h_read_file(claude);
     _cleanup_free_ char *want = replace_all(orig, "\"numStartups\": 42", "\"numStartups\": 43");
@@ -592,12 +597,14 @@ static void test_undo_after_agent_wrote(void)
 
     /* The user added a server next to the bridge: undo refuses and writes nothing. */
     _cleanup_free_ char *out2 = run_mcpctl(&status, (const char *[]){"setup", "claude", NULL});
+    (void)out2; /* only its cleanup is wanted */
     _cleanup_free_ char *set_up2 = h_read_file(claude);
     _cleanup_free_ char *added =
         replace_all(set_up2, "\"mcpd\": {", "\"new\": {\"command\": \"x\"}, \"mcpd\": {");
     write_file(claude, added);
     _cleanup_free_ char *undo2 =
         run_mcpctl(&status, (const char *[]){"setup", "--undo", "claude", NULL});
+    (void)undo2; /* only its cleanup is wanted */
     CHECK_MSG(status == 1, "undo over changed servers exited %d", status);
     _cleanup_free_ char *after = h_read_file(claude);
     CHECK(after && streq(after, added));
@@ -879,6 +886,7 @@ static void test_by_hand(void)
     char project[512];
 
     _cleanup_free_ char *home = fixture_home(&h, "setup-by-hand", project, sizeof(project));
+    (void)home; /* only its cleanup is wanted */
     _cleanup_free_ char *opencode = xasprintf("%s/config/opencode/opencode.json", h.dir);
     static const char opencode_text[] =
         "{\n  // OpenCode\n  \"mcp\": {\"opc\": {\"type\": \"local\", \"command\": [\"x\"]}}\n}\n";

@@ -40,7 +40,8 @@ int main(void)
     long rss0, grown;
 
     h_setup(&h, "stdio-output-flood");
-    /* RSS must show what mcpd holds, not ASan's quarantine of freed blocks (see test-http-batch-sse-floods). */
+    /* RSS must show what mcpd holds, not ASan's quarantine of freed blocks (see
+     * test-http-batch-sse-floods). */
     const char *asan = getenv("ASAN_OPTIONS");
     _cleanup_free_ char *asan_opts =
         xasprintf("%s%squarantine_size_mb=1", asan ? asan : "", asan && *asan ? ":" : "");

@@ -242,6 +242,7 @@ static void test_subscriptions(Harness *h, mcpc_client *ctl)
     strbuf_reset(&nb.text);
     CHECK(upstream_subs(ctl, "alpha") == 1);
     _cleanup_free_ char *t2 = h_call_text(ctl, "mcp_alpha_touch", touch, NULL);
+    (void)t2; /* only its cleanup is wanted */
     CHECK(wait_note(a, &na, note, NOTE_WAIT_MS));
     CHECK(!wait_note(b, &nb, "resources/updated", NOTE_QUIET_MS));
 
@@ -257,10 +258,12 @@ static void test_subscriptions(Harness *h, mcpc_client *ctl)
     _cleanup_json_ yajl_val r4 = request(b, "resources/subscribe", "{\"uri\":\"doc://beta/5\"}");
     CHECK(r4);
     _cleanup_json_ yajl_val d = request(ctl, "mcpd/disconnect", "{\"server\":\"beta\"}");
+    (void)d; /* only its cleanup is wanted */
     _cleanup_free_ char *gone =
         request_error(b, "resources/read", "{\"uri\":\"ui://beta/widget/main.html\"}");
     CHECK_MSG(strstr(gone, "not connected") && strstr(gone, "beta"), "read while gone: %s", gone);
     _cleanup_json_ yajl_val cn = request(ctl, "mcpd/connect", "{\"server\":\"beta\"}");
+    (void)cn; /* only its cleanup is wanted */
     CHECK(h_wait_state(ctl, "beta", "connected", H_WAIT_MS));
     for (int waited = 0; waited < H_WAIT_MS && upstream_subs(ctl, "beta") != 1; waited += 100)
         h_sleep_ms(100);
@@ -268,6 +271,7 @@ static void test_subscriptions(Harness *h, mcpc_client *ctl)
     strbuf_reset(&nb.text);
     _cleanup_free_ char *t3 =
         h_call_text(ctl, "mcp_beta_touch", "{\"uri\":\"doc://beta/5\"}", NULL);
+    (void)t3; /* only its cleanup is wanted */
     CHECK_MSG(wait_note(b, &nb, "\"doc://beta/5\"", NOTE_WAIT_MS), "b after reconnect: %s",
               nb.text.data);
     mcpc_free(b);
@@ -421,10 +425,12 @@ static void test_list_changed(Harness *h, mcpc_client *ctl)
     Notes n = {STRBUF_INIT};
     mcpc_client *a = h_client(h, "changes");
     _cleanup_json_ yajl_val first = request(a, "prompts/list", NULL);
+    (void)first; /* only its cleanup is wanted */
     _cleanup_json_ yajl_val after = NULL;
 
     mcpc_set_notify(a, on_note, &n);
     _cleanup_free_ char *t = h_call_text(ctl, "mcp_alpha_change", "{}", NULL);
+    (void)t; /* only its cleanup is wanted */
     CHECK_MSG(wait_note(a, &n, "notifications/prompts/list_changed", NOTE_WAIT_MS), "got: %s",
               n.text.data);
     after = request(a, "prompts/list", NULL);
@@ -533,6 +539,7 @@ static void test_cache_gate(Harness *h, const char *server)
                   "\"args\":[\"--name\",\"slow\",\"--init-delay-ms\",\"%d\"]}}}",
                   server, SLOW_INIT_MS);
     _cleanup_free_ char *file = NULL, *out = NULL;
+    (void)file; /* only its cleanup is wanted */
     mcpc_client *c;
 
     h_write_config(h, cfg);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test-token-store-hostile: a hostile OAuth token store (FIFO, link, mode 0666, truncated, deep, huge).
+// test-token-store-hostile: a hostile OAuth token store (FIFO, link, mode 0666, truncated, deep,
+// huge).
 
 /*
  * Round 2 of the attacks on the files mcpd reads (task h-red2). The token store is read on the
