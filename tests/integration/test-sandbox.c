@@ -366,10 +366,13 @@ static void write_fixtures(int port)
         probe, proj, home);
     free(p), p = xasprintf("%s/config/mcpd/mcp.json", base);
     write_text(p, cfg);
-    settings = xasprintf("{\"sandboxProfiles\": {\"mine\": {\"denyRead\": [\"%1$s/private\", "
-                         "\"%2$s/hidden\"], \"allowWrite\": [\"%2$s\"], \"denyWrite\": "
-                         "[\"%2$s/locked\"]}}}",
-                         proj, out_dir);
+    /* Eager, as the harness's own settings are: each test here restarts mcpd and waits for states.
+     */
+    settings = xasprintf(
+        "{\"start\": \"eager\", \"sandboxProfiles\": {\"mine\": {\"denyRead\": [\"%1$s/private\", "
+        "\"%2$s/hidden\"], \"allowWrite\": [\"%2$s\"], \"denyWrite\": "
+        "[\"%2$s/locked\"]}}}",
+        proj, out_dir);
     free(p), p = xasprintf("%s/config/mcpd/mcpd.json", base);
     write_text(p, settings);
     vs = xasprintf("{\"servers\": {\"vscode\": {\"type\": \"stdio\", \"command\": \"%s\", \"cwd\": "
