@@ -648,16 +648,17 @@ static void on_batch_done(void *tag, ssize_t result, void *ud)
 
 /*
  * The peers whose output is plain bytes only (replies, not a tools/list by reference), written
- * in one system call; what is left (a full socket, an error, other peers) goes through
- * on_writable as usual.
+ * in one system call, each to its out_fd (a handed-off host's stdout may be a socket of its own,
+ * as Node's pipes are: written to its stdin's, the bytes went back to the host unread); what is
+ * left (a full socket, an error, other peers) goes through on_writable as usual.
  */
 static void flush_batched(PeerRegistry *reg)
 {
     for (Peer *p = reg->flush; p; p = p->flush_next)
         if (!p->dead && !p->close_reason && p->out_sock && evbuffer_get_length(p->out) == 0 &&
             outbuf_len(&p->out_plain) > 0 &&
-            !sendbatch_add(reg->batch, p->fd, outbuf_peek(&p->out_plain), outbuf_len(&p->out_plain),
-                           p))
+            !sendbatch_add(reg->batch, p->out_fd, outbuf_peek(&p->out_plain),
+                           outbuf_len(&p->out_plain), p))
             break;
     bool unsupported = false;
     int r = sendbatch_submit(reg->batch, on_batch_done, &unsupported);
