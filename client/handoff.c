@@ -39,12 +39,8 @@ bool handoff_possible(char **whyp)
 {
     const char *env = getenv(HANDOFF_ENV), *why;
 
-    /*
-     * Opt-in for now: handed off, a host's resources/updated notifications did not reach it
-     * (interop-sdk-surface), a fault not found yet. The bridge relays unless asked.
-     */
-    if (!env || !streq(env, "1")) {
-        *whyp = xstrdup("off unless " HANDOFF_ENV "=1 (the hand-off is opt-in for now)");
+    if (env && streq(env, "0")) {
+        *whyp = xstrdup("turned off by " HANDOFF_ENV "=0");
         return false;
     }
     if ((why = unfit(STDIN_FILENO))) {

@@ -66,7 +66,8 @@ static void client_open(Harness *h, Client *c, Path path)
             execl(h_fake(), "fake-server", (char *)NULL);
             _exit(127);
         }
-        setenv("MCPD_BRIDGE_HANDOFF", path == PATH_RELAY ? "0" : "1", 1); /* opt-in for now */
+        if (path == PATH_RELAY)
+            setenv("MCPD_BRIDGE_HANDOFF", "0", 1);
         execl(getenv("MCPCTL_BINARY"), "mcpctl", "--socket", h->socket, "bridge", (char *)NULL);
         _exit(127);
     }

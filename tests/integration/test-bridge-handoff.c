@@ -368,8 +368,6 @@ int main(void)
     _cleanup_free_ char *settings = xasprintf("{\"partialLineTimeoutMs\": %d}", PARTIAL_MS);
     struct rlimit rl;
 
-    /* The hand-off is opt-in for now (client/handoff.c): every bridge here asks for it. */
-    setenv("MCPD_BRIDGE_HANDOFF", "1", 1);
     /* N_MANY hosts hold four pipe ends each. */
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;

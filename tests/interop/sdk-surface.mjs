@@ -43,7 +43,7 @@ writeFileSync(config, JSON.stringify({
   mcpServers: { everything: { command: process.execPath, args: [everything, "stdio"], timeout: 60000 } },
 }));
 
-const daemon = spawn(mcpd, ["--config", config, "--socket", sock, ...(process.env.SDK_SURFACE_DEBUG ? ["--log-level", "debug"] : [])], { env, stdio: ["ignore", "inherit", "inherit"] });
+const daemon = spawn(mcpd, ["--config", config, "--socket", sock], { env, stdio: ["ignore", "inherit", "inherit"] });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function agent(name) {
