@@ -575,28 +575,38 @@ char *h_server_str(mcpc_client *c, const char *server, const char *key)
     return xstrdup(v ? v : "");
 }
 
+/* The waits below end at a time on the clock, not after a count of sleeps: under valgrind a
+ * status call takes longer than the sleep between two, and a 2-minute wait counted in sleeps
+ * lasted 20 minutes. */
+static uint64_t deadline_in(int timeout_ms)
+{
+    return now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+}
+
 bool h_wait_state(mcpc_client *c, const char *server, const char *state, int timeout_ms)
 {
-    for (int waited = 0; waited <= timeout_ms; waited += 20) {
+    for (uint64_t end = deadline_in(timeout_ms);;) {
         _cleanup_json_ yajl_val st = h_status(c);
         if (streq(json_get_string(h_server(st, server), "state"), state))
             return true;
+        if (now_ms() > end)
+            return false;
         h_sleep_ms(20);
     }
-    return false;
 }
 
 bool h_wait_needs_auth(mcpc_client *c, const char *server, int timeout_ms)
 {
-    for (int waited = 0; waited <= timeout_ms; waited += 100) {
+    for (uint64_t end = deadline_in(timeout_ms);;) {
         _cleanup_json_ yajl_val st = h_status(c);
         yajl_val s = h_server(st, server);
         if (YAJL_IS_TRUE(json_get(s, "needsAuthorization")) &&
             streq(json_get_string(s, "state"), "failed"))
             return true;
+        if (now_ms() > end)
+            return false;
         h_sleep_ms(100);
     }
-    return false;
 }
 
 int h_list_count(mcpc_client *c, const char *name, bool *foundp)
@@ -634,11 +644,11 @@ char *h_read_file(const char *path)
 
 bool h_wait_log(const Harness *h, const char *needle, int timeout_ms)
 {
-    for (int waited = 0;; waited += 50) {
+    for (uint64_t end = deadline_in(timeout_ms);;) {
         _cleanup_free_ char *log = h_read_file(h->log);
         if (log && strstr(log, needle))
             return true;
-        if (waited >= timeout_ms)
+        if (now_ms() > end)
             return false;
         h_sleep_ms(50);
     }
@@ -779,7 +789,7 @@ bool h_check_healthy(Harness *h, const char *scenario, const char *echo_tool)
     int is_error = -1;
     _cleanup_free_ char *t = h_call_text(c, echo_tool, "{\"text\":\"healthy\"}", &is_error);
     CHECK_MSG(streq(t, "healthy") && is_error == 0, "%s: control call gave %s", scenario, t);
-    for (int waited = 0; waited <= H_WAIT_MS; waited += 50) {
+    for (uint64_t end = deadline_in(H_WAIT_MS); now_ms() <= end;) {
         servers = settled_connected(h, c);
         stray = h_stray_processes(h, c, false);
         /* The control client holds one fd of its own. */

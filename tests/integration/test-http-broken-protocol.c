@@ -20,8 +20,10 @@
 #include "tests/integration/harness.h"
 
 #define CONTROL "mcp_steady_echo"
-/* Short enough that the hanging servers do not drag the test out, long enough for a loaded box. */
-#define HANG_TIMEOUT_MS 4000
+/* Short enough that the hanging servers do not drag the test out, long enough for a loaded box;
+ * four times as long under valgrind, as every wait of the harness (h_wait_ms): 4 s was too short
+ * there for the servers that must connect. */
+#define HANG_TIMEOUT_MS (4000 * (h_wait_ms() / 30000))
 /* The junk batch is parsed into a tree: its RSS growth must stay well under this. */
 #define BATCH_RSS_GROWTH_MAX_KIB (512L * 1024L)
 /* Calls to the hanging server in a row: a connection kept per call would show as fds. */
