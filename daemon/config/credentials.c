@@ -186,13 +186,14 @@ static int keyring_token(const char *id, char **tokenp, char **whyp)
         r = entry_token(entry, id, "the Secret Service", tokenp, whyp);
     } else {
         /* A bare token, as `secret-tool store` takes one from a terminal (its newline cut). */
-        while (len && (secret[len - 1] == '\n' || secret[len - 1] == '\r'))
-            len--;
-        if (len == 0) {
+        size_t n = len;
+        while (n && (secret[n - 1] == '\n' || secret[n - 1] == '\r'))
+            n--;
+        if (n == 0) {
             *whyp = xasprintf("credential \"%s\" in the Secret Service is empty", id);
             r = -EINVAL;
         } else {
-            *tokenp = xstrndup(secret, len);
+            *tokenp = xstrndup(secret, n);
         }
     }
     wipe_free(secret, len);

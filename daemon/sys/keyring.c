@@ -85,17 +85,27 @@ static int bus_connect(uint64_t deadline, char **whyp)
             continue;
         if (now_us() >= deadline)
             return fail(-ETIMEDOUT, NULL, "the session bus did not answer in time", whyp);
-        if ((r = sd_bus_wait(kr.bus, left_us(deadline))) < 0)
+        /* A signal (SIGCHLD) ends the wait early: the loop waits again (call, below). */
+        if ((r = sd_bus_wait(kr.bus, left_us(deadline))) < 0 && r != -EINTR)
             return fail(r, NULL, "waiting for the session bus", whyp);
     }
 }
 
+/*
+ * A signal to mcpd (SIGCHLD, as its servers start and end) cuts sd-bus's wait short: libsystemd
+ * before 253 passes ppoll's EINTR up from sd_bus_call. The call is then made again while the
+ * deadline allows: every call here may be made twice (searches, reads, an item created with
+ * "replace", a delete), and a message sent again keeps its serial, so the first answer counts.
+ */
 static int call(uint64_t deadline, sd_bus_message *m, sd_bus_message **replyp, const char *what,
                 char **whyp)
 {
     sd_bus_error e = SD_BUS_ERROR_NULL;
-    int r = sd_bus_call(kr.bus, m, left_us(deadline), &e, replyp);
+    int r;
 
+    while ((r = sd_bus_call(kr.bus, m, left_us(deadline), &e, replyp)) == -EINTR &&
+           now_us() < deadline)
+        sd_bus_error_free(&e);
     if (r < 0)
         fail(r, &e, what, whyp);
     sd_bus_error_free(&e);

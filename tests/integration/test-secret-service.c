@@ -199,11 +199,16 @@ int main(void)
                     " \"kr\": {\"command\": \"%s\", \"env\": {\"FROM\": \"x-${keyring:kr-test}\"}},"
                     " \"krmiss\": {\"command\": \"%s\", \"env\": {\"FROM\": \"${keyring:none}\"}},"
                     " \"cred\": {\"command\": \"%s\", \"auth\": {\"type\": \"oauth\", "
-                    "\"credentialId\": \"ct\"}}}}",
-                    h_fake(), g_url, h_fake(), h_fake(), h_fake());
+                    "\"credentialId\": \"ct\"}},"
+                    " \"bare\": {\"command\": \"%s\", \"auth\": {\"type\": \"oauth\", "
+                    "\"credentialId\": \"bt\"}}}}",
+                    h_fake(), g_url, h_fake(), h_fake(), h_fake(), h_fake());
     h_write_config(&h, cfg);
     snprintf(cred_file, sizeof(cred_file), "%s/config/mcpd/credentials.json", h.dir);
     h_sh("umask 077 && printf '{\"ct\": {\"accessToken\": \"%s\"}}' > '%s'", CRED_TOKEN, cred_file);
+    /* A credential stored by hand: the bare token, as secret-tool takes it from a terminal. */
+    h_sh("printf 'bare-token-of-the-test\\n' | secret-tool store --label='mcpd credential bt' "
+         "xdg:schema io.github.mcpd.Credential application mcpd credential bt");
     h_sh("printf 'kr-secret-value' | secret-tool store --label='mcpd test' mcpd kr-test");
     /* goose's secrets as goose (the keyring crate) keeps them: one item, a JSON object. */
     h_sh("printf '{\"GOOSE_KEY\": \"goose-value\"}' | secret-tool store --label='goose secrets' "
@@ -259,6 +264,11 @@ int main(void)
                   item ? item : "(none)");
         CHECK(h_wait_log(&h, "moved 1 credentials from", H_WAIT_MS));
         check_nowhere_on_disk(&h, CRED_TOKEN, CRED_TOKEN, "after the credential's move");
+        int is_error = -1;
+        CHECK(h_wait_state(c, "bare", "connected", H_WAIT_MS));
+        _cleanup_free_ char *v =
+            h_call_text(c, "mcp_bare_env", "{\"name\": \"OAUTH_ACCESS_TOKEN\"}", &is_error);
+        CHECK_MSG(v && streq(v, "bare-token-of-the-test"), "bare got %s", v ? v : "(null)");
     }
 
     /* 1. A login stores its tokens in the Secret Service and nowhere on disk. */
