@@ -30,6 +30,15 @@
  */
 #define CREDENTIALS_MAX_ENTRIES KEYRING_ITEMS_MAX
 
+/* The attributes of credential id's item (docs/secrets.md shows them). */
+#define CREDENTIAL_ATTRS(id)                                                                       \
+    {                                                                                              \
+        {"xdg:schema", CREDENTIALS_KEYRING_SCHEMA}, {"application", "mcpd"},                       \
+        {                                                                                          \
+            "credential", (id)                                                                     \
+        }                                                                                          \
+    }
+
 static void wipe_free(char *s, size_t len)
 {
     if (s)
@@ -107,8 +116,7 @@ static int file_lookup(const char *path, const char *id, char **tokenp, char **w
 
 static int item_put(const char *id, yajl_val entry, char **whyp)
 {
-    const KeyringAttr attrs[] = {
-        {"xdg:schema", CREDENTIALS_KEYRING_SCHEMA}, {"application", "mcpd"}, {"credential", id}};
+    const KeyringAttr attrs[] = CREDENTIAL_ATTRS(id);
     _cleanup_free_ char *label = xasprintf("mcpd credential %s", id);
     char *text = json_to_string(entry);
     int r = keyring_store(label, attrs, N_ELEMENTS(attrs), text, strlen(text), whyp);
@@ -170,8 +178,7 @@ static void take_over(const char *path)
 /* The credential's item: 0, KEYRING_E_NOTFOUND or -errno (the service failed). */
 static int keyring_token(const char *id, char **tokenp, char **whyp)
 {
-    const KeyringAttr attrs[] = {
-        {"xdg:schema", CREDENTIALS_KEYRING_SCHEMA}, {"application", "mcpd"}, {"credential", id}};
+    const KeyringAttr attrs[] = CREDENTIAL_ATTRS(id);
     _cleanup_free_ char *why = NULL;
     char *secret = NULL;
     size_t len = 0;
