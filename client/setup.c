@@ -742,8 +742,9 @@ static int apply_plan(const Plan *p)
         return r;
     }
     bool kept = p->kept && p->kept->u.object.len;
-    _cleanup_free_ char *starts = kept ? xstrdup("mcpd's bridge and the servers only it can start")
-                                       : xasprintf("only mcpd's bridge (%s)", p->agent->shows);
+    _cleanup_free_ char *starts =
+        kept ? xasprintf("mcpd's bridge and the servers only %s can start (below)", p->agent->name)
+             : xasprintf("only mcpd's bridge (%s)", p->agent->shows);
 
     printf("%s: %s now starts %s; %zu server%s moved to %s, which mcpd "
            "reads. Original kept at %s. Undo: mcpctl setup --undo %s\n",
