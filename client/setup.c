@@ -17,6 +17,7 @@
 #include "client/bridge.h"
 #include "client/setup-claude.h"
 #include "client/setup-edit.h"
+#include "client/setup-vscode.h"
 #include "client/setup.h"
 #include "common/agents.h"
 #include "common/durable.h"
@@ -51,7 +52,8 @@ typedef struct Plan {
     size_t n_orig, n_updated;
     yajl_val imported; /* the file mcpd will read the moved servers from */
     size_t n_moved;
-    bool already; /* set up before, and the file is still just what setup wrote: nothing to do */
+    yajl_val kept; /* VS Code's servers that only VS Code can start: they stay (or NULL) */
+    bool already;  /* set up before, and the file is still just what setup wrote: nothing to do */
 } Plan;
 
 static void plan_deinit(Plan *p)
@@ -60,6 +62,7 @@ static void plan_deinit(Plan *p)
     free(p->orig);
     free(p->updated);
     json_free(p->imported);
+    json_free(p->kept);
     memset(p, 0, sizeof(*p));
 }
 
@@ -142,14 +145,21 @@ static bool is_bridge_entry(yajl_val e)
     return false;
 }
 
-/* servers without the entries that are already mcpd's bridge. */
-static yajl_val servers_to_move(yajl_val servers, size_t *np)
+/*
+ * servers without the entries that are already mcpd's bridge. With kept (VS Code), an entry
+ * only VS Code can fill in goes there instead: it stays in VS Code's file.
+ */
+static yajl_val servers_to_move(yajl_val servers, size_t *np, yajl_val kept)
 {
     yajl_val out = json_object_new();
 
-    for (size_t i = 0; YAJL_IS_OBJECT(servers) && i < servers->u.object.len; i++)
-        if (!is_bridge_entry(servers->u.object.values[i]))
-            json_object_set(out, servers->u.object.keys[i], json_copy(servers->u.object.values[i]));
+    for (size_t i = 0; YAJL_IS_OBJECT(servers) && i < servers->u.object.len; i++) {
+        yajl_val e = servers->u.object.values[i];
+        if (is_bridge_entry(e))
+            continue;
+        json_object_set(kept && setup_vscode_unfilled(e) ? kept : out, servers->u.object.keys[i],
+                        json_copy(e));
+    }
     *np += out->u.object.len;
     return out;
 }
@@ -170,6 +180,8 @@ static yajl_val bridge_entry(const SetupAgent *a, const char *mcpctl)
 {
     yajl_val e = json_object_new(), args = json_array_new();
 
+    if (setup_vscode_agent(a)) /* VS Code's entries name their type */
+        json_object_set(e, "type", json_string_new("stdio"));
     json_object_set(e, "command", json_string_new(mcpctl));
     json_array_push(args, json_string_new("bridge"));
     json_array_push(args, json_string_new("--host-prefix"));
@@ -198,6 +210,16 @@ static yajl_val bridge_servers(const SetupAgent *a, const char *mcpctl)
     yajl_val s = json_object_new();
 
     json_object_set(s, "mcpd", bridge_entry(a, mcpctl));
+    return s;
+}
+
+/* The agent's servers once set up: the bridge, then those that stay (VS Code's), in order. */
+static yajl_val servers_after(const Plan *p, const char *mcpctl)
+{
+    yajl_val s = bridge_servers(p->agent, mcpctl);
+
+    for (size_t i = 0; p->kept && i < p->kept->u.object.len; i++)
+        json_object_set(s, p->kept->u.object.keys[i], json_copy(p->kept->u.object.values[i]));
     return s;
 }
 
@@ -347,7 +369,7 @@ static void plan_claude_projects(Plan *p, const SetupMember *projects, SetupEdit
             if (!YAJL_IS_OBJECT(servers) || servers->u.object.len == 0)
                 continue;
             yajl_val entry = json_object_new();
-            json_object_set(entry, "mcpServers", servers_to_move(servers, &p->n_moved));
+            json_object_set(entry, "mcpServers", servers_to_move(servers, &p->n_moved, NULL));
             json_object_set(moved_projects, root, entry);
             setup_edits_add(edits, pm[j].val_start, pm[j].val_end, xstrdup("{}"));
         }
@@ -377,11 +399,12 @@ static void strip_servers(yajl_val root, const char *key, bool projects)
 static int check_round_trip(const Plan *p, yajl_val before, yajl_val after, const char *key,
                             const char *mcpctl, char **whyp)
 {
-    _cleanup_json_ yajl_val want = bridge_servers(p->agent, mcpctl);
+    _cleanup_json_ yajl_val want = servers_after(p, mcpctl);
     bool projects = streq(p->agent->id, "claude");
 
     if (!after || !json_equal(json_get(after, key), want)) {
-        *whyp = xstrdup("the rewritten file would not hold exactly mcpd's bridge" HOW_BY_HAND);
+        *whyp = xstrdup("the rewritten file would not hold exactly mcpd's bridge (and the "
+                        "servers that stay)" HOW_BY_HAND);
         return -EINVAL;
     }
     strip_servers(before, key, projects);
@@ -396,10 +419,10 @@ static int check_round_trip(const Plan *p, yajl_val before, yajl_val after, cons
 
 static int plan_json(Plan *p, const char *mcpctl, yajl_val moved_projects, char **whyp)
 {
-    _cleanup_json_ yajl_val switched = json_object_new();
+    const char *key = p->agent->servers_key;
+    _cleanup_json_ yajl_val switched = json_object_new(), bridge = NULL;
     _cleanup_free_ char *err = NULL, *value = NULL, *indent = NULL;
-    _cleanup_json_ yajl_val root = json_parse(p->orig, &err),
-                            bridge = bridge_servers(p->agent, mcpctl), after = NULL;
+    _cleanup_json_ yajl_val root = json_parse(p->orig, &err), after = NULL, moved = NULL;
     _cleanup_free_ SetupMember *ms = NULL;
     SetupEdits edits = {0};
     size_t start = setup_json_start(p->orig, p->n_orig), n = 0;
@@ -411,21 +434,25 @@ static int plan_json(Plan *p, const char *mcpctl, yajl_val moved_projects, char 
                      : xasprintf("it does not parse as JSON (%s)" HOW_TO_FIX, err ? err : "?");
         return -EINVAL;
     }
-    if (json_get(root, "mcpServers") && !json_get_object(root, "mcpServers") &&
-        !YAJL_IS_NULL(json_get(root, "mcpServers"))) {
-        *whyp = xstrdup("\"mcpServers\" is not an object" HOW_TO_FIX);
+    if (json_get(root, key) && !json_get_object(root, key) && !YAJL_IS_NULL(json_get(root, key))) {
+        *whyp = xasprintf("\"%s\" is not an object" HOW_TO_FIX, key);
         return -EINVAL;
     }
     setup_json_members(p->orig, p->n_orig, start, &ms, &n);
     for (size_t i = 0; i < n; i++) {
-        if (setup_json_key_is(p->orig, &ms[i], "mcpServers"))
+        if (setup_json_key_is(p->orig, &ms[i], key))
             servers = &ms[i];
         else if (streq(p->agent->id, "claude") && setup_json_key_is(p->orig, &ms[i], "projects") &&
                  json_get_object(root, "projects"))
             plan_claude_projects(p, &ms[i], &edits, moved_projects, switched);
     }
+    if (setup_vscode_agent(p->agent))
+        p->kept = json_object_new();
+    moved = servers_to_move(json_get(root, key), &p->n_moved, p->kept);
+    /* mcpd's copy is always "mcpServers" (source-imported.c), in the agent's own entry shape. */
     json_object_set(p->imported, "mcpServers",
-                    servers_to_move(json_get(root, "mcpServers"), &p->n_moved));
+                    p->kept ? setup_vscode_moved(root, moved) : json_copy(moved));
+    bridge = servers_after(p, mcpctl);
     if (switched->u.object.len) {
         /* A record only (mcpd reads .mcp.json itself): which names setup switched off. */
         json_object_set(p->imported, "claudeProjectSwitches", switched);
@@ -443,12 +470,12 @@ static int plan_json(Plan *p, const char *mcpctl, yajl_val moved_projects, char 
             indent = xstrdup("  ");
         _cleanup_free_ char *fmt = setup_json_format(bridge, indent, indent);
         setup_edits_add(&edits, start + 1, start + 1,
-                        xasprintf("\n%s\"mcpServers\": %s%s", indent, fmt, n ? "," : "\n"));
+                        xasprintf("\n%s\"%s\": %s%s", indent, key, fmt, n ? "," : "\n"));
     }
     p->updated = setup_edits_apply(p->orig, p->n_orig, &edits, &p->n_updated);
     setup_edits_deinit(&edits);
     after = json_parse(p->updated, NULL);
-    r = check_round_trip(p, root, after, "mcpServers", mcpctl, whyp);
+    r = check_round_trip(p, root, after, key, mcpctl, whyp);
     return r;
 }
 
@@ -498,7 +525,7 @@ static int plan_toml(Plan *p, const char *mcpctl, char **whyp)
         return -EINVAL;
     }
     json_object_set(p->imported, "mcpServers",
-                    servers_to_move(json_get_object(root, "mcp_servers"), &p->n_moved));
+                    servers_to_move(json_get_object(root, "mcp_servers"), &p->n_moved, NULL));
     for (size_t i = 0; i < n; i++)
         setup_edits_add(&edits, blocks[i].start, block_end(p->orig, &blocks[i]),
                         i == 0 ? table : xstrdup(""));
@@ -676,6 +703,20 @@ static int write_json_file(const char *path, yajl_val v)
     return r;
 }
 
+/*
+ * VS Code's servers that stay in its file, each named with why: the user must know which
+ * servers VS Code still starts itself.
+ */
+static void print_kept(const Plan *p)
+{
+    for (size_t i = 0; p->kept && i < p->kept->u.object.len; i++)
+        printf("%s: server \"%s\" stays in %s: it holds %s, so VS Code keeps starting it "
+               "itself (to have mcpd start it, move it to mcpd's own mcp.json with the value "
+               "written out or as ${keyring:NAME}: docs/secrets.md)\n",
+               p->agent->name, p->kept->u.object.keys[i], p->path,
+               setup_vscode_unfilled(p->kept->u.object.values[i]));
+}
+
 /* Backup, then what was done (so undo can always run), then mcpd's copy, then the agent's file. */
 static int apply_plan(const Plan *p)
 {
@@ -700,10 +741,16 @@ static int apply_plan(const Plan *p)
         fprintf(stderr, "mcpctl setup: %s: writing failed: %s\n", p->agent->name, strerror(-r));
         return r;
     }
-    printf("%s: %s now starts only mcpd's bridge (%s); %zu server%s moved to %s, which mcpd "
+    bool kept = p->kept && p->kept->u.object.len;
+    _cleanup_free_ char *starts =
+        kept ? xasprintf("mcpd's bridge and the servers only %s can start (below)", p->agent->name)
+             : xasprintf("only mcpd's bridge (%s)", p->agent->shows);
+
+    printf("%s: %s now starts %s; %zu server%s moved to %s, which mcpd "
            "reads. Original kept at %s. Undo: mcpctl setup --undo %s\n",
-           p->agent->name, p->path, p->agent->shows, p->n_moved, p->n_moved == 1 ? "" : "s",
-           imported, p->exists ? backup : "(none: the file was created)", p->agent->id);
+           p->agent->name, p->path, starts, p->n_moved, p->n_moved == 1 ? "" : "s", imported,
+           p->exists ? backup : "(none: the file was created)", p->agent->id);
+    print_kept(p);
     return 0;
 }
 
@@ -727,6 +774,23 @@ static bool only_bridges(yajl_val servers)
         if (!is_bridge_entry(servers->u.object.values[i]))
             return false;
     return YAJL_IS_OBJECT(servers);
+}
+
+/*
+ * The servers are still what setup left: bridges, and (VS Code) the servers that stayed, each
+ * as the original had it.
+ */
+static bool only_what_setup_left(const SetupAgent *a, yajl_val now, yajl_val orig)
+{
+    if (!setup_vscode_agent(a))
+        return only_bridges(now);
+    for (size_t i = 0; YAJL_IS_OBJECT(now) && i < now->u.object.len; i++) {
+        yajl_val e = now->u.object.values[i];
+        if (!is_bridge_entry(e) &&
+            !(setup_vscode_unfilled(e) && json_equal(e, json_get(orig, now->u.object.keys[i]))))
+            return false;
+    }
+    return YAJL_IS_OBJECT(now);
 }
 
 /*
@@ -788,11 +852,12 @@ static int merge_json(const SetupAgent *a, const char *cur, size_t n_cur, const 
                       size_t n_orig, SetupEdits *edits, char **whyp)
 {
     _cleanup_free_ SetupMember *ctop = NULL, *otop = NULL;
-    _cleanup_json_ yajl_val now = json_parse(cur, NULL);
-    const SetupMember *cs = top_member(cur, n_cur, "mcpServers", &ctop),
-                      *os = top_member(orig, n_orig, "mcpServers", &otop);
+    _cleanup_json_ yajl_val now = json_parse(cur, NULL), was = json_parse(orig, NULL);
+    const SetupMember *cs = top_member(cur, n_cur, a->servers_key, &ctop),
+                      *os = top_member(orig, n_orig, a->servers_key, &otop);
 
-    if (!cs || !only_bridges(json_get(now, "mcpServers"))) {
+    if (!cs ||
+        !only_what_setup_left(a, json_get(now, a->servers_key), json_get(was, a->servers_key))) {
         *whyp = xstrdup("its servers are no longer just mcpd's bridge");
         return -EBUSY;
     }
@@ -835,7 +900,7 @@ static int merge_toml(const char *cur, size_t n_cur, const char *orig, size_t n_
 static int merge_back(const SetupAgent *a, const char *cur, size_t n_cur, const char *orig,
                       size_t n_orig, char **outp, size_t *np, char **whyp)
 {
-    const char *key = a->format == AGENT_FORMAT_JSON ? "mcpServers" : "mcp_servers";
+    const char *key = a->servers_key;
     SetupEdits edits = {0};
     _cleanup_json_ yajl_val before = NULL, after = NULL, want = NULL;
     int r = a->format == AGENT_FORMAT_JSON ? merge_json(a, cur, n_cur, orig, n_orig, &edits, whyp)
@@ -1069,6 +1134,7 @@ static int run_setup(const bool picked[SETUP_AGENTS_MAX], bool all, bool dry_run
             _cleanup_free_ char *imp = imported_file(p->agent);
             printf("%s: %zu server%s would move to %s\n", p->agent->name, p->n_moved,
                    p->n_moved == 1 ? "" : "s", imp);
+            print_kept(p);
             print_diff(p->path, p->orig, p->exists ? p->n_orig : 0, p->updated, p->n_updated);
         } else if (apply_plan(p) < 0) {
             failed++;

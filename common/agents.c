@@ -46,7 +46,8 @@
  * - OpenCode: $XDG_CONFIG_HOME/opencode/opencode.json[c], "mcp", each {"type": "local",
  *   "command": [...]} (opencode.ai/docs/mcp-servers).
  * - VS Code: $XDG_CONFIG_HOME/Code/User/mcp.json, "servers" with "type" (code.visualstudio.com,
- *   "MCP configuration reference").
+ *   "MCP configuration reference"); VS Code Insiders and VSCodium the same under
+ *   "Code - Insiders" and "VSCodium".
  * - Claude Desktop: $XDG_CONFIG_HOME/Claude/claude_desktop_config.json, "mcpServers".
  * - Zed: $XDG_CONFIG_HOME/zed/settings.json, "context_servers" (zed.dev/docs/ai/mcp).
  * - Cline: ~/.cline/data/settings/cline_mcp_settings.json; Roo Code: the VS Code extension's
@@ -63,6 +64,19 @@
     {                                                                                              \
         id, name, AGENT_FORMAT_JSON, base, rel, NULL, "mcpServers", "one server, mcpd",            \
             PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS                                   \
+    }
+
+/*
+ * A VS Code build's user mcp.json ("servers", each with a "type"; daemon/config/source-vscode.c
+ * reads the same three builds). Setup moves the servers mcpd can run and leaves those holding
+ * what only VS Code fills in (client/setup-vscode.c).
+ */
+#define SETUP_VSCODE(id, name, rel)                                                                \
+    {                                                                                              \
+        id, name, AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, rel, NULL, "servers", "one server, mcpd",  \
+            PREFIX_CONSERVATIVE, false, NULL,                                                      \
+            "\"servers\": {\"mcpd\": {\"type\": \"stdio\", \"command\": \"@MCPCTL@\", "            \
+            "\"args\": " BRIDGE_ARGS "}}"                                                          \
     }
 
 static const AgentInfo agents[] = {
@@ -85,10 +99,9 @@ static const AgentInfo agents[] = {
      "mcp", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
      "\"mcp\": {\"mcpd\": {\"type\": \"local\", \"command\": [\"@MCPCTL@\", \"bridge\", "
      "\"--host-prefix\", \"" PREFIX_CONSERVATIVE "\"]}}"},
-    {"vscode", "VS Code", AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, "Code/User/mcp.json", NULL,
-     "servers", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
-     "\"servers\": {\"mcpd\": {\"type\": \"stdio\", \"command\": \"@MCPCTL@\", "
-     "\"args\": " BRIDGE_ARGS "}}"},
+    SETUP_VSCODE("vscode", "VS Code", "Code/User/mcp.json"),
+    SETUP_VSCODE("vscode-insiders", "VS Code Insiders", "Code - Insiders/User/mcp.json"),
+    SETUP_VSCODE("vscodium", "VSCodium", "VSCodium/User/mcp.json"),
     SETUP_PLAIN("claude-desktop", "Claude Desktop", AGENT_BASE_CONFIG,
                 "Claude/claude_desktop_config.json"),
     {"zed", "Zed", AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, "zed/settings.json", NULL,

@@ -65,7 +65,7 @@ _mcpctl()
     status | connect | disconnect | wait | logs | login | logout)
         COMPREPLY=($(compgen -W "$(_mcpctl_servers "$sock")" -- "$cur"))
         ;;
-    setup) COMPREPLY=($(compgen -W "claude codex gemini cursor windsurf claude-desktop cline roo kiro antigravity" -- "$cur")) ;;
+    setup) COMPREPLY=($(compgen -W "claude codex gemini cursor windsurf claude-desktop cline roo kiro antigravity antigravity-cli vscode vscode-insiders vscodium" -- "$cur")) ;;
     trust | untrust) _filedir -d ;;
     call)
         local tools

@@ -19,10 +19,8 @@
 #include "common/util.h"
 #include "daemon/sys/child.h"
 #include "daemon/sys/keyring.h"
+#include "daemon/config/credentials.h"
 #include "daemon/config/resolve.h"
-
-/* The credential store is a small JSON file; anything larger is not one. */
-#define CREDENTIALS_MAX_BYTES (1u << 20)
 
 typedef struct Job {
     struct Resolve *r;
@@ -121,7 +119,7 @@ static int apply_oauth(Resolve *r)
 
     if (!streq(c->auth_type, "oauth") || !c->credential_id)
         return 0;
-    if (resolve_credential(r->credentials_path, c->credential_id, &token, &why) < 0) {
+    if (credentials_lookup(r->credentials_path, c->credential_id, &token, &why) < 0) {
         r->error = xasprintf("Server \"%s\": auth: %s", c->name, why);
         r->retryable = false;
         return -EINVAL;
@@ -586,67 +584,4 @@ char *resolve_credentials_path(void)
     _cleanup_free_ char *conf = paths_config_home();
 
     return paths_join(conf, "mcpd/credentials.json");
-}
-
-/*
- * Read the store, refusing one that others could read or replace. It is not read through a
- * link, and never blocks: a FIFO or device in its place is refused unread.
- */
-static int read_store(const char *path, yajl_val *outp, char **whyp)
-{
-    _cleanup_free_ char *err = NULL, *why = NULL;
-    char *text = NULL;
-    size_t len = 0;
-    struct stat st;
-    int r = paths_read_regular(path, false, CREDENTIALS_MAX_BYTES, &st, &text, &len, &why);
-
-    if (r == -ENOENT || r == -ENOTDIR) {
-        *whyp = xasprintf("the credential store %s does not exist", path);
-        return r;
-    }
-    if (r < 0) {
-        *whyp = xasprintf("cannot use the credential store %s: %s", path, why);
-        return r;
-    }
-    if (st.st_uid != geteuid() || (st.st_mode & 077)) {
-        *whyp = xasprintf("refusing the credential store %s: it must be owned by you and "
-                          "readable by you only (mode %04o); run chmod 600 %s",
-                          path, (unsigned)(st.st_mode & 07777), path);
-        r = -EPERM;
-    } else if (!(*outp = json_parse(text, &err))) {
-        *whyp = xasprintf("the credential store %s is not valid JSON: %s", path, err);
-        r = -EINVAL;
-    }
-    explicit_bzero(text, len);
-    free(text);
-    return r;
-}
-
-int resolve_credential(const char *path, const char *id, char **tokenp, char **whyp)
-{
-    _cleanup_json_ yajl_val store = NULL;
-    yajl_val cred;
-    const char *token;
-    int64_t expires = 0;
-    int r = read_store(path, &store, whyp);
-
-    if (r < 0)
-        return r;
-    cred = json_get(store, id);
-    if (!YAJL_IS_OBJECT(cred)) {
-        *whyp = xasprintf("credential \"%s\" is not in %s", id, path);
-        return -ENOENT;
-    }
-    token = json_get_string(cred, "accessToken");
-    if (!token || !token[0]) {
-        *whyp = xasprintf("credential \"%s\" in %s has no \"accessToken\" string", id, path);
-        return -EINVAL;
-    }
-    if (json_get_int(cred, "expiresAt", &expires) == 0 && expires > 0 && expires <= wall_ms()) {
-        *whyp = xasprintf("credential \"%s\" in %s expired (expiresAt %lld); sign in again", id,
-                          path, (long long)expires);
-        return -EKEYEXPIRED;
-    }
-    *tokenp = xstrdup(token);
-    return 0;
 }

@@ -55,11 +55,5 @@ void resolve_cancel(Resolve *r);
  * or others. Return 0, or -EPERM (or -errno) with *whyp set, to free.
  */
 int resolve_check_file(const char *path, char **whyp);
-/** The credential store's default path (newly allocated). */
+/** The credential store's default path (newly allocated; daemon/config/credentials.h reads it). */
 char *resolve_credentials_path(void);
-/**
- * Look up credentialId in the store at path: its accessToken into *tokenp (to free). The store
- * must be owned by the user and not readable by group or others. Return 0 or -errno with
- * *whyp set, to free.
- */
-int resolve_credential(const char *path, const char *id, char **tokenp, char **whyp);

@@ -34,6 +34,11 @@ static const struct {
     {"kiro", "Kiro (moved here by mcpctl setup)", source_kiro_map, 0},
     {"antigravity", "Google Antigravity (moved here by mcpctl setup)", source_antigravity_map, 0},
     {"antigravity-cli", "Antigravity CLI (moved here by mcpctl setup)", source_antigravity_map, 0},
+    /* VS Code's entries carry their sandbox (the file's block folded in by setup). */
+    {"vscode", "VS Code (moved here by mcpctl setup)", source_vscode_map, EXPAND_VAR},
+    {"vscode-insiders", "VS Code Insiders (moved here by mcpctl setup)", source_vscode_map,
+     EXPAND_VAR},
+    {"vscodium", "VSCodium (moved here by mcpctl setup)", source_vscode_map, EXPAND_VAR},
 };
 
 static void load_one(const DiscoverOptions *opt, const Settings *settings, ConfigSet *set,

@@ -67,9 +67,10 @@ static yajl_val map_sandbox(yajl_val block, StrBuf *notes)
  * (VS Code's variableResolver.ts, case 'env'): mcpd's ${env:NAME:-}, with a warning naming it.
  * A bare ${NAME} is no VS Code variable: its resolver returns the match unchanged (the default
  * case), so it is passed as written (the sources' SourceMeta leave EXPAND_VAR off).
- * "sandboxEnabled" and "sandbox" become mcpd's "sandbox" (map_sandbox).
+ * "sandboxEnabled" and "sandbox" become mcpd's "sandbox" (map_sandbox). Also the mapping of
+ * the servers mcpctl setup moved out of VS Code's user files (source-imported.c).
  */
-static int map_vscode(const char *name, yajl_val in, yajl_val *outp, char **whyp)
+int source_vscode_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 {
     static const char *const drop[] = {"dev", "sandboxEnabled", "sandbox", NULL};
     StrBuf unset = STRBUF_INIT, notes = STRBUF_INIT;
@@ -95,10 +96,9 @@ static int map_vscode(const char *name, yajl_val in, yajl_val *outp, char **whyp
 /*
  * VS Code's code reads "sandbox" at the top of an mcp.json, for all its servers
  * (mcpResourceScannerService.ts, IScannedMcpServers.sandbox); its reference shows it in an
- * entry. Both are read: an entry's own wins. Returns servers with the file's block given to
- * each entry that has "sandboxEnabled" and no block of its own (new), or NULL: none to give.
+ * entry. Both are read: an entry's own wins.
  */
-static yajl_val with_file_sandbox(yajl_val servers, yajl_val block)
+yajl_val source_vscode_with_file_sandbox(yajl_val servers, yajl_val block)
 {
     yajl_val copy;
 
@@ -117,9 +117,10 @@ static yajl_val with_file_sandbox(yajl_val servers, yajl_val block)
 static void add_servers(ConfigSet *set, yajl_val file, yajl_val servers, const char *key,
                         const SourceMeta *meta, const Settings *settings)
 {
-    _cleanup_json_ yajl_val given = with_file_sandbox(servers, json_get(file, "sandbox"));
+    _cleanup_json_ yajl_val given =
+        source_vscode_with_file_sandbox(servers, json_get(file, "sandbox"));
 
-    config_add_entries(set, given ? given : servers, key, meta, settings, map_vscode);
+    config_add_entries(set, given ? given : servers, key, meta, settings, source_vscode_map);
 }
 
 /* A user's mcp.json (the default profile's, or another's). */

@@ -197,6 +197,12 @@ int source_cline_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 int source_roo_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_kiro_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
 int source_antigravity_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+int source_vscode_map(const char *name, yajl_val in, yajl_val *outp, char **whyp);
+/**
+ * VS Code's servers with the block of the file's top-level "sandbox" given to each entry that
+ * has "sandboxEnabled" and no "sandbox" of its own (a new object), or NULL: none to give.
+ */
+yajl_val source_vscode_with_file_sandbox(yajl_val servers, yajl_val block);
 struct ClaudeSettings;
 /**
  * Claude Code's plugins the user installed and enabled (user and managed scope; with a project

@@ -85,19 +85,61 @@ static int bus_connect(uint64_t deadline, char **whyp)
             continue;
         if (now_us() >= deadline)
             return fail(-ETIMEDOUT, NULL, "the session bus did not answer in time", whyp);
-        if ((r = sd_bus_wait(kr.bus, left_us(deadline))) < 0)
+        /* A signal (SIGCHLD) ends the wait early: the loop waits again (call, below). */
+        if ((r = sd_bus_wait(kr.bus, left_us(deadline))) < 0 && r != -EINTR)
             return fail(r, NULL, "waiting for the session bus", whyp);
     }
 }
 
+/* The answer to one call, filled in by on_reply. */
+typedef struct Pending {
+    sd_bus_message *reply;
+    bool done;
+} Pending;
+
+static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+    Pending *p = userdata;
+
+    (void)ret_error;
+    p->reply = sd_bus_message_ref(m);
+    p->done = true;
+    return 1;
+}
+
+/*
+ * One method call, its wait bounded by the deadline. Not sd_bus_call: a signal to mcpd
+ * (SIGCHLD, as its servers start and end) cuts its wait short with EINTR in libsystemd 252, and
+ * the message cannot be sent again (the bus refuses a serial still awaiting its answer). Here
+ * the wait is simply resumed. A timeout is sd-bus's own error answer (NoReply: ETIMEDOUT).
+ */
 static int call(uint64_t deadline, sd_bus_message *m, sd_bus_message **replyp, const char *what,
                 char **whyp)
 {
     sd_bus_error e = SD_BUS_ERROR_NULL;
-    int r = sd_bus_call(kr.bus, m, left_us(deadline), &e, replyp);
+    sd_bus_slot *slot = NULL;
+    Pending p = {0};
+    int r = sd_bus_call_async(kr.bus, &slot, m, on_reply, &p, left_us(deadline));
 
-    if (r < 0)
+    while (r >= 0 && !p.done) {
+        if ((r = sd_bus_process(kr.bus, NULL)) != 0)
+            continue; /* one message handled (maybe the answer), or a failure */
+        if (now_us() >= deadline)
+            r = -ETIMEDOUT;
+        else if ((r = sd_bus_wait(kr.bus, left_us(deadline))) == -EINTR)
+            r = 0;
+    }
+    sd_bus_slot_unref(slot);
+    if (r >= 0 && sd_bus_message_is_method_error(p.reply, NULL)) {
+        sd_bus_error_copy(&e, sd_bus_message_get_error(p.reply));
+        r = -sd_bus_error_get_errno(&e);
+    }
+    if (r < 0) {
         fail(r, &e, what, whyp);
+        sd_bus_message_unref(p.reply);
+    } else {
+        *replyp = p.reply;
+    }
     sd_bus_error_free(&e);
     return r;
 }

@@ -2,7 +2,8 @@
 // test-secret-service: sign-ins kept in a real Secret Service (a private session bus with
 // gnome-keyring-daemon, unlocked by the test): a login stores its tokens there and nowhere on
 // disk, a restart finds them, a refresh updates them, an old token file is moved in once and
-// removed, and removing the item makes the server needs-auth.
+// removed, and removing the item makes the server needs-auth; an auth.credentialId credential
+// of credentials.json is moved in once, read from there, and found again after a restart.
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 /* Access tokens live this long: the daemon refreshes after four fifths of it (3.2 s). */
 #define TOKEN_LIFETIME_S  "4"
 #define TOKEN_LIFETIME_MS 4000
+/* The auth.credentialId credential of the server "cred", first in credentials.json. */
+#define CRED_TOKEN "cred-token-of-the-test"
 
 static char g_url[128];
 static pid_t g_keyring_pid;
@@ -55,11 +58,48 @@ static char *keyring_entry(void)
     return out;
 }
 
+/* The credential's item (its secret, JSON text), or NULL. */
+static char *credential_item(void)
+{
+    int st = -1;
+    char *out = h_shell(&st, "secret-tool lookup xdg:schema io.github.mcpd.Credential "
+                             "application mcpd credential ct 2>/dev/null");
+    if (st != 0 || !out || !*out) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 static char *entry_field(const char *entry, const char *key)
 {
     _cleanup_json_ yajl_val o = json_parse(entry ? entry : "", NULL);
     const char *v = json_get_string(o, key);
     return v ? xstrdup(v) : NULL;
+}
+
+/* The credential reaches the server "cred" (as OAUTH_ACCESS_TOKEN: a stdio server). */
+static void check_credential(mcpc_client *c, const char *when)
+{
+    int is_error = -1;
+
+    CHECK_MSG(h_wait_state(c, "cred", "connected", H_WAIT_MS), "%s: cred is not connected", when);
+    _cleanup_free_ char *v =
+        h_call_text(c, "mcp_cred_env", "{\"name\": \"OAUTH_ACCESS_TOKEN\"}", &is_error);
+    CHECK_MSG(v && streq(v, CRED_TOKEN), "%s: cred got %s", when, v ? v : "(null)");
+}
+
+/* mcpctl disconnect NAME && mcpctl connect NAME: the next connection reads the keyring again. */
+static void reconnect(mcpc_client *c, const char *server)
+{
+    _cleanup_free_ char *params = xasprintf("{\"server\":\"%s\"}", server);
+    char *out = NULL;
+
+    CHECK(mcpc_request(c, "mcpd/disconnect", params, &out) == 0);
+    free(out);
+    out = NULL;
+    CHECK(mcpc_request(c, "mcpd/connect", params, &out) == 0);
+    free(out);
 }
 
 /* Neither token is in any file of mcpd's (config, state, cache, its log). */
@@ -125,7 +165,7 @@ int main(void)
 {
     Harness h;
     const char *bin = getenv("OAUTH_SERVER");
-    char port_file[400], srv_log[400], out_file[400], store[400];
+    char port_file[400], srv_log[400], out_file[400], store[400], cred_file[400];
     _cleanup_free_ char *cfg = NULL, *out = NULL, *entry = NULL, *at = NULL, *rt = NULL;
     _cleanup_free_ char *entry2 = NULL, *rt2 = NULL, *at2 = NULL;
     pid_t pid, bus_pid;
@@ -154,13 +194,21 @@ int main(void)
     }
     snprintf(g_url, sizeof(g_url), "http://127.0.0.1:%d/mcp", port);
     /* ${keyring:NAME} in mcpd's own file is the item's secret; in Claude Code's, text. */
-    cfg =
-        xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}, \"o\": {\"url\": "
-                  "\"%s\", \"timeout\": 20000},"
-                  " \"kr\": {\"command\": \"%s\", \"env\": {\"FROM\": \"x-${keyring:kr-test}\"}},"
-                  " \"krmiss\": {\"command\": \"%s\", \"env\": {\"FROM\": \"${keyring:none}\"}}}}",
-                  h_fake(), g_url, h_fake(), h_fake());
+    cfg = xasprintf("{\"mcpServers\": {\"steady\": {\"command\": \"%s\"}, \"o\": {\"url\": "
+                    "\"%s\", \"timeout\": 20000},"
+                    " \"kr\": {\"command\": \"%s\", \"env\": {\"FROM\": \"x-${keyring:kr-test}\"}},"
+                    " \"krmiss\": {\"command\": \"%s\", \"env\": {\"FROM\": \"${keyring:none}\"}},"
+                    " \"cred\": {\"command\": \"%s\", \"auth\": {\"type\": \"oauth\", "
+                    "\"credentialId\": \"ct\"}},"
+                    " \"bare\": {\"command\": \"%s\", \"auth\": {\"type\": \"oauth\", "
+                    "\"credentialId\": \"bt\"}}}}",
+                    h_fake(), g_url, h_fake(), h_fake(), h_fake(), h_fake());
     h_write_config(&h, cfg);
+    snprintf(cred_file, sizeof(cred_file), "%s/config/mcpd/credentials.json", h.dir);
+    h_sh("umask 077 && printf '{\"ct\": {\"accessToken\": \"%s\"}}' > '%s'", CRED_TOKEN, cred_file);
+    /* A credential stored by hand: the bare token, as secret-tool takes it from a terminal. */
+    h_sh("printf 'bare-token-of-the-test\\n' | secret-tool store --label='mcpd credential bt' "
+         "xdg:schema io.github.mcpd.Credential application mcpd credential bt");
     h_sh("printf 'kr-secret-value' | secret-tool store --label='mcpd test' mcpd kr-test");
     /* goose's secrets as goose (the keyring crate) keeps them: one item, a JSON object. */
     h_sh("printf '{\"GOOSE_KEY\": \"goose-value\"}' | secret-tool store --label='goose secrets' "
@@ -204,6 +252,23 @@ int main(void)
         CHECK_MSG(
             e && strstr(e, "env.FROM: ${keyring:none}: no item with the attribute mcpd=<name>"),
             "krmiss: %s", e ? e : "(none)");
+    }
+
+    /* 0b. The credential file is moved into the Secret Service once, and read from there. */
+    check_credential(c, "after the move");
+    CHECK_MSG(access(cred_file, F_OK) != 0, "%s was not removed after the move", cred_file);
+    {
+        _cleanup_free_ char *item = credential_item();
+        _cleanup_free_ char *tok = entry_field(item, "accessToken");
+        CHECK_MSG(tok && streq(tok, CRED_TOKEN), "the credential's item: %s",
+                  item ? item : "(none)");
+        CHECK(h_wait_log(&h, "moved 1 credentials from", H_WAIT_MS));
+        check_nowhere_on_disk(&h, CRED_TOKEN, CRED_TOKEN, "after the credential's move");
+        int is_error = -1;
+        CHECK(h_wait_state(c, "bare", "connected", H_WAIT_MS));
+        _cleanup_free_ char *v =
+            h_call_text(c, "mcp_bare_env", "{\"name\": \"OAUTH_ACCESS_TOKEN\"}", &is_error);
+        CHECK_MSG(v && streq(v, "bare-token-of-the-test"), "bare got %s", v ? v : "(null)");
     }
 
     /* 1. A login stores its tokens in the Secret Service and nowhere on disk. */
@@ -251,6 +316,8 @@ int main(void)
     c = h_client(&h, "agent");
     CHECK_MSG(h_wait_state(c, "o", "connected", H_WAIT_MS), "no sign-in found after a restart");
     CHECK(call_ok(c));
+    check_credential(c, "after a restart");
+    CHECK(access(cred_file, F_OK) != 0);
 
     /* 4. An old token file is moved into the Secret Service once, and removed. */
     mcpc_free(c);
@@ -281,14 +348,19 @@ int main(void)
     /* 5. The item removed (by a person, with secret-tool): the next connection needs-auth. */
     h_sh("secret-tool clear xdg:schema io.github.mcpd.OAuthToken application mcpd resource '%s'",
          g_url);
-    free(out);
-    out = NULL;
-    CHECK(mcpc_request(c, "mcpd/disconnect", "{\"server\":\"o\"}", &out) == 0);
-    free(out);
-    out = NULL;
-    CHECK(mcpc_request(c, "mcpd/connect", "{\"server\":\"o\"}", &out) == 0);
+    reconnect(c, "o");
     CHECK_MSG(h_wait_needs_auth(c, "o", H_WAIT_MS),
               "the server did not need a sign-in without its item");
+    /* The credential's item removed: the next connection fails, naming where to put one. */
+    h_sh("secret-tool clear xdg:schema io.github.mcpd.Credential application mcpd credential ct");
+    reconnect(c, "cred");
+    CHECK(h_wait_state(c, "cred", "failed", H_WAIT_MS));
+    {
+        _cleanup_json_ yajl_val st = h_status(c);
+        const char *e = json_get_string(h_server(st, "cred"), "lastError");
+        CHECK_MSG(e && strstr(e, "credential \"ct\" is not in the Secret Service"), "cred: %s",
+                  e ? e : "(none)");
+    }
     /* The baseline holds the bus connection and curl's cached connections by now. */
     h_settle(&h, c, "steady", NULL);
 

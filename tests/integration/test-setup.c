@@ -879,8 +879,7 @@ static void test_undo_after_claude_moved(void)
  */
 static void test_by_hand(void)
 {
-    static const char *const skipped[] = {"opencode", "vscode", "zed",
-                                          "copilot",  "goose",  "continue"};
+    static const char *const skipped[] = {"opencode", "zed", "copilot", "goose", "continue"};
     Harness h;
     int status;
     char project[512];

@@ -374,6 +374,9 @@ int main(void)
     log_set_level(LOG_ERR);
     signal(SIGPIPE, SIG_IGN);
     tmp = test_tmpdir();
+    /* The credential store is the file here: no session bus, so no Secret Service of the user's. */
+    unsetenv("DBUS_SESSION_BUS_ADDRESS");
+    setenv("XDG_RUNTIME_DIR", tmp, 1);
     cfg_path = paths_join(tmp, "mcp.json");
     cred_path = paths_join(tmp, "credentials.json");
     test_write_file(cfg_path, "{}");

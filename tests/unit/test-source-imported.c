@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
 #include "daemon/config/config.h"
@@ -76,6 +77,31 @@ static void test_bridge_never_a_server(void)
     config_set_deinit(&set);
 }
 
+/* VS Code's moved entries (here VSCodium's) are mapped as VS Code's file is: its sandbox too. */
+static void test_vscode_mapped(void)
+{
+    DiscoverOptions opt = {.root = NULL};
+    Settings settings;
+    ConfigSet set = {.quiet = true};
+    int i = config_source_index("imported");
+    _cleanup_free_ char *denied = xasprintf("%s/home/p", tmp);
+
+    settings_init(&settings);
+    write_imported("vscodium",
+                   "{\"mcpServers\": {\"v\": {\"type\": \"stdio\", \"command\": \"x\", "
+                   "\"dev\": {\"watch\": \"*.js\"}, \"sandboxEnabled\": true, \"sandbox\": "
+                   "{\"filesystem\": {\"denyRead\": [\"${userHome}/p\"]}}}, "
+                   "\"r\": {\"type\": \"http\", \"url\": \"https://r.example/mcp\"}}}");
+    config_sources[i].collect(&config_sources[i], &opt, &settings, &set);
+    ServerConfig *v = config_set_find(&set, "v"), *r = config_set_find(&set, "r");
+    CHECK(v && streq(v->source.provider_name, "VSCodium (moved here by mcpctl setup)"));
+    CHECK(v && streq(json_get_string(v->sandbox, "profile") ?: "", "project-write"));
+    yajl_val deny = v ? json_get_array(v->sandbox, "denyRead") : NULL;
+    CHECK(json_array_len(deny) == 1 && streq(json_array_at(deny, 0)->u.string, denied));
+    CHECK(r && r->type == TRANSPORT_HTTP && !r->sandbox);
+    config_set_deinit(&set);
+}
+
 static void test_claude_switch_record(void)
 {
     _cleanup_free_ char *link = xasprintf("%s/link", tmp);
@@ -100,10 +126,13 @@ int main(void)
     project = xasprintf("%s/project", tmp);
     mkdir(project, 0700);
     _cleanup_free_ char *conf = xasprintf("%s/config", tmp);
+    _cleanup_free_ char *home = xasprintf("%s/home", tmp);
     setenv("XDG_CONFIG_HOME", conf, 1);
+    setenv("HOME", home, 1); /* ${userHome} in VS Code's entries */
     RUN(test_collect_with_provenance);
     RUN(test_bridge_never_a_server);
     RUN(test_claude_switch_record);
+    RUN(test_vscode_mapped);
     test_rm_rf(tmp);
     free(tmp);
     free(project);
