@@ -90,10 +90,10 @@ typedef struct ModernAgent {
     uint64_t peer_id;
     List pending; /* of Pending; ma->pending.n counts them */
     IdMap index[N_INDEX];
-    ModernListens listens;
-    WrapTable wrapped;   /* a modern server's requestStates, under tokens of mcpd's */
-    char *cwd, *session; /* what it attached with ("" for none) */
-    bool told_session;   /* its session token went out (_meta of its first result) */
+    ModernListens listens; /* its subscriptions/listen streams (modern-listen.c) */
+    WrapTable wrapped;     /* a modern server's requestStates, under tokens of mcpd's */
+    char *cwd, *session;   /* what it attached with ("" for none) */
+    bool told_session;     /* its session token went out (_meta of its first result) */
 } ModernAgent;
 
 static const char *const list_methods[] = {
