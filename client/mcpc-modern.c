@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// mcpc-modern: libmcpc's 2026-07-28 era: server/discover at connect, the per-request _meta, and
+// mcpc-modern: libmcpc's 2026-07-28 era: the per-request _meta, server/discover's verdict, and
 // input_required results fulfilled through the server-request handler and retried (MRTR).
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "client/mcpc-modern.h"
 #include "client/mcpc-private.h"
 #include "common/json.h"
 #include "common/util.h"
@@ -147,75 +147,12 @@ int libmcpc_input_answer(mcpc_client *c, const char *id_text, yajl_val result, c
     return 1;
 }
 
-/* A blocking request of the 2026 era waits on the asynchronous path, which fulfils MRTR. */
-typedef struct SyncWait {
-    bool done;
-    int status;
-    char *json;
-} SyncWait;
-
-static void sync_done(void *userdata, unsigned long long id, int status, const char *json)
+/* server/discover's outcome r and result text: 0 when mcpd serves the 2026 era, else why not. */
+int libmcpc_discover_check(mcpc_client *c, int r, const char *text)
 {
-    SyncWait *w = userdata;
+    _cleanup_json_ yajl_val result = r == 0 ? json_parse(text, NULL) : NULL;
+    yajl_val versions = json_get_array(result, "supportedVersions");
 
-    (void)id;
-    w->done = true;
-    w->status = status;
-    w->json = json ? xstrdup(json) : NULL;
-}
-
-int libmcpc_request_modern(mcpc_client *c, const char *method, yajl_val params, char **resultp)
-{
-    _cleanup_json_ yajl_val own = params ? json_copy(params) : json_object_new();
-    _cleanup_json_ yajl_val err = NULL;
-    unsigned long long id = 0;
-    SyncWait w = {0};
-    int r;
-
-    if ((r = libmcpc_request_async(c, method, own, sync_done, NULL, &w, &id)) < 0)
-        return r;
-    while (!w.done) {
-        struct pollfd pfd = {c->fd, (short)(POLLIN | (mcpc_want_write(c) ? POLLOUT : 0)), 0};
-        if (poll(&pfd, 1, mcpc_next_timeout(c)) < 0 && errno != EINTR) {
-            r = -errno;
-            (void)mcpc_cancel(c, id); /* answers w: nothing points at this frame afterwards */
-            free(w.json);
-            return libmcpc_fail(c, r, "poll: %s", strerror(-r));
-        }
-        (void)mcpc_dispatch(c); /* a lost connection answers w with -ECONNRESET */
-    }
-    if (w.status == 0) {
-        *resultp = w.json;
-        return 0;
-    }
-    if (w.status == MCPC_E_RPC) {
-        yajl_val code;
-        err = json_parse(w.json, NULL);
-        code = json_get(err, "code");
-        r = libmcpc_fail(c, MCPC_E_RPC, "%s (code %lld)",
-                         json_get_string(err, "message") ?: "error",
-                         YAJL_IS_INTEGER(code) ? (long long)code->u.number.i : 0LL);
-    } else if (w.status == -ETIMEDOUT) {
-        r = libmcpc_fail(c, -ETIMEDOUT, "no answer from mcpd within %d ms", c->timeout_ms);
-    } else {
-        r = c->errmsg[0] ? w.status : libmcpc_fail(c, w.status, "%s", strerror(-w.status));
-    }
-    free(w.json);
-    return r;
-}
-
-/* The 2026 era has no handshake: server/discover says whether mcpd serves it. */
-int libmcpc_connect_modern(mcpc_client *c)
-{
-    _cleanup_json_ yajl_val params = json_object_new(), result = NULL;
-    _cleanup_free_ char *text = NULL;
-    yajl_val versions;
-    int r;
-
-    libmcpc_stamp_meta(c, params);
-    r = libmcpc_request_wait(c, "server/discover", params, &text);
-    result = r == 0 ? json_parse(text, NULL) : NULL;
-    versions = json_get_array(result, "supportedVersions");
     for (size_t i = 0; i < json_array_len(versions); i++)
         if (YAJL_IS_STRING(json_array_at(versions, i)) &&
             streq(json_array_at(versions, i)->u.string, MCP_PROTOCOL_2026_07_28))
@@ -230,7 +167,5 @@ int libmcpc_connect_modern(mcpc_client *c)
             c, -EPROTONOSUPPORT,
             "mcpd does not serve MCP %s (server/discover failed: %s): use MCPC_ERA_2025",
             MCP_PROTOCOL_2026_07_28, c->errmsg);
-    close(c->fd);
-    c->fd = -1;
     return r;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// mcpc-private: what libmcpc's files share (the client, its pending requests, internal calls).
+// mcpc-private: the client state libmcpc's files share, below both eras (the client, its pending
+// requests, its error message and output queue).
 // Internal names start with libmcpc_, outside the exported mcpc_* (libmcpc.map).
 #pragma once
 
@@ -67,26 +68,11 @@ struct mcpc_client {
 
 /** Set the error message (printf-style) and return r. */
 int libmcpc_fail(mcpc_client *c, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/** Write the queued output the socket takes now; with block, all of it (or a timeout). */
+int libmcpc_flush(mcpc_client *c, bool block);
 /** Queue sb to mcpd and write what the socket takes (all of it when block). */
 int libmcpc_send_sb(mcpc_client *c, const StrBuf *sb, bool block);
 /** Take p out of the pending list. */
 void libmcpc_pending_unlink(mcpc_client *c, Pending *p);
 /** Call p's callback with the outcome and free p (already unlinked). */
 void libmcpc_pending_finish(mcpc_client *c, Pending *p, int status, const char *json);
-/** A blocking request the 2025 way: sent, and its answer waited for by id. */
-int libmcpc_request_wait(mcpc_client *c, const char *method, yajl_val params, char **resultp);
-/** An asynchronous request (params is stamped, not taken). */
-int libmcpc_request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
-                          mcpc_progress_fn progress, void *userdata, unsigned long long *idp);
-
-/* mcpc-modern.c: the 2026-07-28 era. */
-/** What each 2026-era request carries in params._meta (the caller's own keys win). */
-void libmcpc_stamp_meta(mcpc_client *c, yajl_val params);
-/** An input_required answer to p taken up by the handler (true), or p is to finish (false). */
-bool libmcpc_input_required(mcpc_client *c, Pending *p, yajl_val result);
-/** mcpc_respond for an input request: 1 when it was one, 0 when not, or a failure. */
-int libmcpc_input_answer(mcpc_client *c, const char *id_text, yajl_val result, const char *message);
-/** A blocking request of the 2026 era (on the asynchronous path, which fulfils MRTR). */
-int libmcpc_request_modern(mcpc_client *c, const char *method, yajl_val params, char **resultp);
-/** mcpc_connect of the 2026 era: server/discover must offer the revision. */
-int libmcpc_connect_modern(mcpc_client *c);

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 
 #include "client/include/mcpc.h"
+#include "client/mcpc-modern.h"
 #include "client/mcpc-private.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
@@ -53,56 +54,7 @@ mcpc_client *mcpc_new(const mcpc_options *opts)
     return c;
 }
 
-int libmcpc_fail(mcpc_client *c, int r, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
-    va_end(ap);
-    return r;
-}
-
 /* ---- output ---- */
-
-/* Write what the socket takes now; with block, until all is written or the timeout passes. */
-static int flush_out(mcpc_client *c, bool block)
-{
-    uint64_t deadline = now_ms() + (uint64_t)c->timeout_ms;
-
-    while (c->out_off < c->out.len) {
-        ssize_t w = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w > 0) {
-            c->out_off += (size_t)w;
-            continue;
-        }
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && errno != EAGAIN)
-            return libmcpc_fail(c, -errno, "cannot send to mcpd: %s", strerror(errno));
-        if (!block)
-            return 0;
-        uint64_t now = now_ms();
-        if (now >= deadline)
-            return libmcpc_fail(c, -ETIMEDOUT, "mcpd has not read from its socket for %d ms",
-                                c->timeout_ms);
-        struct pollfd pfd = {c->fd, POLLOUT, 0};
-        if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
-            return libmcpc_fail(c, -errno, "poll: %s", strerror(errno));
-    }
-    strbuf_reset(&c->out);
-    c->out_off = 0;
-    return 0;
-}
-
-int libmcpc_send_sb(mcpc_client *c, const StrBuf *sb, bool block)
-{
-    if (c->fd < 0)
-        return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
-    strbuf_append(&c->out, sb->data, sb->len);
-    return flush_out(c, block);
-}
 
 static int send_notification(mcpc_client *c, const char *method, yajl_val params)
 {
@@ -116,16 +68,6 @@ static int send_notification(mcpc_client *c, const char *method, yajl_val params
 }
 
 /* ---- pending asynchronous requests ---- */
-
-void libmcpc_pending_unlink(mcpc_client *c, Pending *p)
-{
-    for (Pending **pp = &c->pending; *pp; pp = &(*pp)->next)
-        if (*pp == p) {
-            *pp = p->next;
-            c->n_pending--;
-            return;
-        }
-}
 
 /* By the id an answer from mcpd carries (its latest send). */
 static Pending *pending_take(mcpc_client *c, unsigned long long wire_id)
@@ -145,18 +87,6 @@ static Pending *pending_find(mcpc_client *c, unsigned long long id)
         if (p->id == id)
             return p;
     return NULL;
-}
-
-void libmcpc_pending_finish(mcpc_client *c, Pending *p, int status, const char *json)
-{
-    (void)c;
-    p->fn(p->userdata, p->id, status, json);
-    free(p->method);
-    json_free(p->params);
-    json_free(p->asks);
-    json_free(p->answers);
-    json_free(p->state);
-    free(p);
 }
 
 /* The connection is gone: every pending request is answered. */
@@ -319,7 +249,7 @@ static int wait_response_until(mcpc_client *c, uint64_t id, char **resultp, int 
             return result;
         if (r != 0)
             return lost(c, r);
-        if ((r = flush_out(c, false)) < 0)
+        if ((r = libmcpc_flush(c, false)) < 0)
             return lost(c, r);
         uint64_t now = now_ms();
         if (now >= deadline)
@@ -347,7 +277,7 @@ int mcpc_process(mcpc_client *c, int timeout_ms)
 }
 
 /* A blocking request the 2025 way: sent, and its answer waited for by id. */
-int libmcpc_request_wait(mcpc_client *c, const char *method, yajl_val params, char **resultp)
+static int request_wait(mcpc_client *c, const char *method, yajl_val params, char **resultp)
 {
     StrBuf sb = STRBUF_INIT;
     uint64_t id = ++c->next_id;
@@ -363,11 +293,13 @@ int libmcpc_request_wait(mcpc_client *c, const char *method, yajl_val params, ch
     return wait_response_until(c, id, resultp, c->timeout_ms);
 }
 
+static int request_modern(mcpc_client *c, const char *method, yajl_val params, char **resultp);
+
 static int request_val(mcpc_client *c, const char *method, yajl_val params, char **resultp)
 {
     if (c->era == MCPC_ERA_2026)
-        return libmcpc_request_modern(c, method, params, resultp);
-    return libmcpc_request_wait(c, method, params, resultp);
+        return request_modern(c, method, params, resultp);
+    return request_wait(c, method, params, resultp);
 }
 
 static int parse_object(mcpc_client *c, const char *what, const char *text, yajl_val *outp)
@@ -449,6 +381,22 @@ static int open_socket(mcpc_client *c)
     return 0;
 }
 
+/* The 2026 era has no handshake: server/discover says whether mcpd serves it. */
+static int connect_modern(mcpc_client *c)
+{
+    _cleanup_json_ yajl_val params = json_object_new();
+    _cleanup_free_ char *text = NULL;
+    int r;
+
+    libmcpc_stamp_meta(c, params);
+    r = request_wait(c, "server/discover", params, &text);
+    if ((r = libmcpc_discover_check(c, r, text)) != 0) {
+        close(c->fd);
+        c->fd = -1;
+    }
+    return r;
+}
+
 int mcpc_connect(mcpc_client *c)
 {
     _cleanup_json_ yajl_val params = NULL, result = NULL;
@@ -462,7 +410,7 @@ int mcpc_connect(mcpc_client *c)
     if ((r = open_socket(c)) < 0)
         return r;
     if (c->era == MCPC_ERA_2026)
-        return libmcpc_connect_modern(c);
+        return connect_modern(c);
     params = init_params(c);
     r = request_val(c, "initialize", params, &text);
     if (r != 0) {
@@ -625,8 +573,8 @@ int mcpc_complete(mcpc_client *c, const char *ref_json, const char *argument, co
 
 /* ---- asynchronous API ---- */
 
-int libmcpc_request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
-                          mcpc_progress_fn progress, void *userdata, unsigned long long *idp)
+static int request_async(mcpc_client *c, const char *method, yajl_val params, mcpc_result_fn fn,
+                         mcpc_progress_fn progress, void *userdata, unsigned long long *idp)
 {
     StrBuf sb = STRBUF_INIT;
     Pending *p;
@@ -671,6 +619,63 @@ int libmcpc_request_async(mcpc_client *c, const char *method, yajl_val params, m
     return 0;
 }
 
+/* A blocking request of the 2026 era waits on the asynchronous path, which fulfils MRTR. */
+typedef struct SyncWait {
+    bool done;
+    int status;
+    char *json;
+} SyncWait;
+
+static void sync_done(void *userdata, unsigned long long id, int status, const char *json)
+{
+    SyncWait *w = userdata;
+
+    (void)id;
+    w->done = true;
+    w->status = status;
+    w->json = json ? xstrdup(json) : NULL;
+}
+
+static int request_modern(mcpc_client *c, const char *method, yajl_val params, char **resultp)
+{
+    _cleanup_json_ yajl_val own = params ? json_copy(params) : json_object_new();
+    _cleanup_json_ yajl_val err = NULL;
+    unsigned long long id = 0;
+    SyncWait w = {0};
+    int r;
+
+    if ((r = request_async(c, method, own, sync_done, NULL, &w, &id)) < 0)
+        return r;
+    while (!w.done) {
+        struct pollfd pfd = {c->fd, (short)(POLLIN | (mcpc_want_write(c) ? POLLOUT : 0)), 0};
+        if (poll(&pfd, 1, mcpc_next_timeout(c)) < 0 && errno != EINTR) {
+            r = -errno;
+            (void)mcpc_cancel(c, id); /* answers w: nothing points at this frame afterwards */
+            free(w.json);
+            return libmcpc_fail(c, r, "poll: %s", strerror(-r));
+        }
+        (void)mcpc_dispatch(c); /* a lost connection answers w with -ECONNRESET */
+    }
+    if (w.status == 0) {
+        *resultp = w.json;
+        return 0;
+    }
+    if (w.status == MCPC_E_RPC) {
+        yajl_val code;
+        err = json_parse(w.json, NULL);
+        code = json_get(err, "code");
+        r = libmcpc_fail(c, MCPC_E_RPC, "%s (code %lld)",
+                         json_get_string(err, "message") ?: "error",
+                         YAJL_IS_INTEGER(code) ? (long long)code->u.number.i : 0LL);
+    } else if (w.status == -ETIMEDOUT) {
+        r = libmcpc_fail(c, -ETIMEDOUT, "no answer from mcpd within %d ms", c->timeout_ms);
+    } else {
+        r = c->errmsg[0] ? w.status : libmcpc_fail(c, w.status, "%s", strerror(-w.status));
+    }
+    free(w.json);
+    return r;
+}
+
 int mcpc_request_async(mcpc_client *c, const char *method, const char *params_json,
                        mcpc_result_fn fn, void *userdata, unsigned long long *idp)
 {
@@ -682,7 +687,7 @@ int mcpc_request_async(mcpc_client *c, const char *method, const char *params_js
         return r;
     if (!params)
         params = json_object_new();
-    return libmcpc_request_async(c, method, params, fn, NULL, userdata, idp);
+    return request_async(c, method, params, fn, NULL, userdata, idp);
 }
 
 int mcpc_call_tool_async(mcpc_client *c, const char *name, const char *arguments_json,
@@ -695,7 +700,7 @@ int mcpc_call_tool_async(mcpc_client *c, const char *name, const char *arguments
     c->errmsg[0] = '\0';
     if (!(params = call_params(c, name, arguments_json, &r)))
         return r;
-    return libmcpc_request_async(c, "tools/call", params, fn, progress, userdata, idp);
+    return request_async(c, "tools/call", params, fn, progress, userdata, idp);
 }
 
 int mcpc_get_prompt_async(mcpc_client *c, const char *name, const char *arguments_json,
@@ -709,7 +714,7 @@ int mcpc_get_prompt_async(mcpc_client *c, const char *name, const char *argument
         return libmcpc_fail(c, -EINVAL, "a prompt needs a name");
     if (!(params = str_params(c, "name", name, "arguments", arguments_json, false, &r)))
         return r;
-    return libmcpc_request_async(c, "prompts/get", params, fn, NULL, userdata, idp);
+    return request_async(c, "prompts/get", params, fn, NULL, userdata, idp);
 }
 
 int mcpc_read_resource_async(mcpc_client *c, const char *uri, mcpc_result_fn fn, void *userdata,
@@ -722,7 +727,7 @@ int mcpc_read_resource_async(mcpc_client *c, const char *uri, mcpc_result_fn fn,
     if (!uri)
         return libmcpc_fail(c, -EINVAL, "a resource needs a URI");
     params = str_params(c, "uri", uri, NULL, NULL, false, &r);
-    return libmcpc_request_async(c, "resources/read", params, fn, NULL, userdata, idp);
+    return request_async(c, "resources/read", params, fn, NULL, userdata, idp);
 }
 
 int mcpc_complete_async(mcpc_client *c, const char *ref_json, const char *argument,
@@ -735,7 +740,7 @@ int mcpc_complete_async(mcpc_client *c, const char *ref_json, const char *argume
     c->errmsg[0] = '\0';
     if (!(params = complete_params(c, ref_json, argument, value, &r)))
         return r;
-    return libmcpc_request_async(c, "completion/complete", params, fn, NULL, userdata, idp);
+    return request_async(c, "completion/complete", params, fn, NULL, userdata, idp);
 }
 
 int mcpc_cancel(mcpc_client *c, unsigned long long id)
@@ -825,7 +830,7 @@ int mcpc_dispatch(mcpc_client *c)
 
     if (c->fd < 0)
         return libmcpc_fail(c, -ENOTCONN, "not connected to mcpd");
-    if ((r = flush_out(c, false)) < 0)
+    if ((r = libmcpc_flush(c, false)) < 0)
         return lost(c, r);
     /* Bounded: a flood from mcpd cannot keep the caller's loop here forever. */
     for (int i = 0; i < 64; i++) {
@@ -838,7 +843,7 @@ int mcpc_dispatch(mcpc_client *c)
             break;
     }
     expire_pending(c);
-    return lost(c, flush_out(c, false));
+    return lost(c, libmcpc_flush(c, false));
 }
 
 int mcpc_want_write(const mcpc_client *c)

@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: MIT
-// config: the daemon's settings (mcpd.json) and the discovery driver over the config sources.
+// config: the discovery driver: the providers of config_sources[] in priority order (or one
+// explicit file) over a project root, through its trust gate (mcpd.json's keys: settings.c).
 #pragma once
 
 #include "daemon/config/collect.h"
 #include "daemon/config/configset.h"
+/* Discovery is given the settings: whoever runs it loads them, so their header comes along. */
+#include "daemon/config/settings.h"
 
 struct Trust;
-
-/** Fill settings with defaults. */
-void settings_init(Settings *s);
-/** Load $XDG_CONFIG_HOME/mcpd/mcpd.json (or path) over the defaults; problems go to out. */
-int settings_load(Settings *s, const char *path, ConfigSet *problems);
 
 /**
  * Run discovery: the providers in priority order (or one explicit file). A project root that

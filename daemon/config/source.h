@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// source: the config provider interface and the provider table, in priority order.
+// source: the config provider interface: ConfigSource, each provider's collect function
+// (source-*.c) and the helpers they share (source.c); the table in priority order is config.c's.
 #pragma once
 
 #include <yajl/yajl_tree.h>

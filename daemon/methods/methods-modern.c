@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: MIT
-// methods-modern: agents of the 2026-07-28 era on the socket. Their requests are served by the
-// same handlers as the 2025 era's; this file checks each request's _meta, keeps what the era
-// needs per connection (requests in flight, listens, MRTR states) and is the era's writer: the
-// results, errors, notifications and requests the core hands agent.c for such an agent are
-// written in the era's form (resultType, list ttl, error codes, subscription ids, server
-// requests as input_required).
+// methods-modern: the 2026-07-28 era's adapter: a modern agent's requests checked (_meta, the
+// era's methods) and handed to the one set of handlers, and what the core says to the agent
+// written in the era's form (its AgentWriter: resultType, list ttl, error codes, a server's
+// requests as input_required); its subscriptions/listen streams are modern-listen.c's.
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +26,7 @@
 #include "daemon/methods/methods-capabilities.h"
 #include "daemon/methods/methods-modern.h"
 #include "daemon/methods/methods.h"
+#include "daemon/methods/modern-listen.h"
 #include "daemon/methods/modern-state.h"
 
 /*
@@ -44,10 +43,6 @@
  * Calls in MRTR have their own expiry (MODERN_RETRY_WAIT_MS) and are left alone.
  */
 #define MODERN_PENDING_STALE_MS (2 * CONFIG_MAX_CALL_TIMEOUT_MS)
-/* subscriptions/listen streams per connection: one per kind of interest is the usual case. */
-#define MODERN_MAX_LISTENS 16
-/* URIs one listen may name: the surface keeps at most 1024 per server, shared by all agents. */
-#define MODERN_MAX_LISTEN_URIS 256
 /*
  * Server requests (elicitation, sampling, roots) one call may have waiting for the agent.
  * A server asks one or two questions at a time; past this it is flooding, and the extra
@@ -89,25 +84,16 @@ typedef struct Pending {
     struct ModernAgent *ma;
 } Pending;
 
-typedef struct Listen {
-    struct Listen *next;
-    char *id; /* the subscriptions/listen request's id (JSON text) */
-    bool tools, prompts, resources;
-    char **uris;
-    size_t n_uris;
-} Listen;
-
 typedef struct ModernAgent {
     AgentWriter writer; /* its peer's (Peer.writer): what the core says to it goes through here */
     Manager *mg;
     uint64_t peer_id;
     List pending; /* of Pending; ma->pending.n counts them */
     IdMap index[N_INDEX];
-    Listen *listens;
-    size_t n_listens;
-    WrapTable wrapped;   /* a modern server's requestStates, under tokens of mcpd's */
-    char *cwd, *session; /* what it attached with ("" for none) */
-    bool told_session;   /* its session token went out (_meta of its first result) */
+    ModernListens listens; /* its subscriptions/listen streams (modern-listen.c) */
+    WrapTable wrapped;     /* a modern server's requestStates, under tokens of mcpd's */
+    char *cwd, *session;   /* what it attached with ("" for none) */
+    bool told_session;     /* its session token went out (_meta of its first result) */
 } ModernAgent;
 
 static const char *const list_methods[] = {
@@ -272,14 +258,6 @@ static void pending_sweep(ModernAgent *ma)
     }
 }
 
-static Listen *listen_by_id(ModernAgent *ma, const char *id)
-{
-    for (Listen *l = ma->listens; l; l = l->next)
-        if (streq(l->id, id))
-            return l;
-    return NULL;
-}
-
 /* ---- lifetime ---- */
 
 static void modern_free(void *arg);
@@ -303,15 +281,6 @@ static ModernAgent *agent_of(Manager *mg, Peer *p)
     return ma;
 }
 
-static void listen_free(Listen *l)
-{
-    for (size_t i = 0; i < l->n_uris; i++)
-        free(l->uris[i]);
-    free(l->uris);
-    free(l->id);
-    free(l);
-}
-
 /* The agent went (Agent.modern_free): its era's state goes with it. */
 static void modern_free(void *arg)
 {
@@ -327,11 +296,7 @@ static void modern_free(void *arg)
     }
     for (int i = 0; i < N_INDEX; i++)
         idmap_deinit(&ma->index[i]);
-    while (ma->listens) {
-        Listen *l = ma->listens;
-        ma->listens = l->next;
-        listen_free(l);
-    }
+    modern_listen_deinit(&ma->listens);
     wrap_table_clear(&ma->wrapped);
     free(ma->cwd);
     free(ma->session);
@@ -435,7 +400,7 @@ static bool attach(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const c
     if (a->initialized) {
         if ((!cwd || streq(want_cwd, ma->cwd)) && (!token || streq(want_session, ma->session)))
             return true;
-        if (a->calls_in_flight || ma->pending.n || ma->n_listens) {
+        if (a->calls_in_flight || ma->pending.n || ma->listens.n) {
             fail(p, m->id, JSONRPC_INVALID_PARAMS,
                  "params._meta names another workspace or session than this "
                  "connection's while it has requests or listens open: use another "
@@ -575,117 +540,6 @@ static void strip_envelope(yajl_val params)
 
     for (size_t i = 0; meta && i < N_ELEMENTS(keys); i++)
         json_free(json_object_take(meta, keys[i]));
-}
-
-/* ---- subscriptions/listen ---- */
-
-/* Subscribe this peer to uri's updates (on), or end that; false when it cannot be. */
-static bool surface_sub(Manager *mg, Peer *p, const char *uri, bool on)
-{
-    _cleanup_free_ char *why = NULL;
-
-    return surface_subscribe_uri(mg, p, uri, on, &why) == 0;
-}
-
-static bool listen_has_uri(const Listen *l, const char *uri)
-{
-    for (size_t i = 0; i < l->n_uris; i++)
-        if (streq(l->uris[i], uri))
-            return true;
-    return false;
-}
-
-static void listen_start(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m, const char *id)
-{
-    yajl_val want = json_get(m->params, "notifications"), uris;
-    _cleanup_json_ yajl_val ack = NULL;
-    yajl_val agreed, meta, list;
-    StrBuf sb = STRBUF_INIT;
-    Listen *l;
-    bool on;
-
-    if (!YAJL_IS_OBJECT(want)) {
-        fail(p, m->id, JSONRPC_INVALID_PARAMS,
-             "params.notifications must be an object (toolsListChanged, "
-             "promptsListChanged, resourcesListChanged, resourceSubscriptions)");
-        return;
-    }
-    uris = json_get(want, "resourceSubscriptions");
-    if (uris && (!YAJL_IS_ARRAY(uris) || json_array_len(uris) > MODERN_MAX_LISTEN_URIS)) {
-        _cleanup_free_ char *msg =
-            xasprintf("params.notifications.resourceSubscriptions must be an array of at most %d "
-                      "URIs",
-                      MODERN_MAX_LISTEN_URIS);
-        fail(p, m->id, JSONRPC_INVALID_PARAMS, msg);
-        return;
-    }
-    for (size_t i = 0; i < json_array_len(uris); i++)
-        if (!YAJL_IS_STRING(json_array_at(uris, i))) {
-            fail(p, m->id, JSONRPC_INVALID_PARAMS,
-                 "params.notifications.resourceSubscriptions must hold URI strings");
-            return;
-        }
-    if (ma->n_listens >= MODERN_MAX_LISTENS) {
-        _cleanup_free_ char *msg = xasprintf("this connection already has %d subscriptions/listen "
-                                             "streams, the most mcpd keeps: cancel one first",
-                                             MODERN_MAX_LISTENS);
-        fail(p, m->id, JSONRPC_INVALID_REQUEST, msg);
-        return;
-    }
-    ack = json_object_new();
-    agreed = json_object_new();
-    json_object_set(ack, "notifications", agreed);
-    l = xcalloc(1, sizeof(*l));
-    l->id = xstrdup(id);
-    l->tools = json_get_bool(want, "toolsListChanged", &on) == 0 && on;
-    l->prompts = json_get_bool(want, "promptsListChanged", &on) == 0 && on;
-    l->resources = json_get_bool(want, "resourcesListChanged", &on) == 0 && on;
-    if (l->tools)
-        json_object_set(agreed, "toolsListChanged", json_bool_new(true));
-    if (l->prompts)
-        json_object_set(agreed, "promptsListChanged", json_bool_new(true));
-    if (l->resources)
-        json_object_set(agreed, "resourcesListChanged", json_bool_new(true));
-    list = json_array_new();
-    for (size_t i = 0; i < json_array_len(uris); i++) {
-        const char *uri = json_array_at(uris, i)->u.string;
-        if (listen_has_uri(l, uri) || !surface_sub(mg, p, uri, true))
-            continue; /* left out of the acknowledgement: not subscribable here */
-        l->uris = xrealloc(l->uris, (l->n_uris + 1) * sizeof(*l->uris));
-        l->uris[l->n_uris++] = xstrdup(uri);
-        json_array_push(list, json_string_new(uri));
-    }
-    if (uris)
-        json_object_set(agreed, "resourceSubscriptions", list);
-    else
-        json_free(list);
-    l->next = ma->listens;
-    ma->listens = l;
-    ma->n_listens++;
-    meta = json_object_new();
-    json_object_set(meta, MCP_META_SUBSCRIPTION_ID, json_copy(m->id));
-    json_object_set(ack, "_meta", meta);
-    jsonrpc_write_notification(&sb, "notifications/subscriptions/acknowledged", ack);
-    send_line(p, &sb);
-    strbuf_deinit(&sb);
-}
-
-static void listen_end(Manager *mg, Peer *p, ModernAgent *ma, Listen *l)
-{
-    for (Listen **lp = &ma->listens; *lp; lp = &(*lp)->next)
-        if (*lp == l) {
-            *lp = l->next;
-            ma->n_listens--;
-            break;
-        }
-    for (size_t i = 0; i < l->n_uris; i++) {
-        bool kept = false;
-        for (Listen *o = ma->listens; o && !kept; o = o->next)
-            kept = listen_has_uri(o, l->uris[i]);
-        if (!kept)
-            surface_sub(mg, p, l->uris[i], false);
-    }
-    listen_free(l);
 }
 
 /* ---- MRTR toward a legacy server ---- */
@@ -898,13 +752,10 @@ static void cancelled(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
 {
     yajl_val rid = json_get(m->params, "requestId");
     _cleanup_free_ char *text = rid ? json_to_string(rid) : NULL;
-    Listen *l = text ? listen_by_id(ma, text) : NULL;
     Pending *pd = text ? index_find(ma, text, BY_DOWN) : NULL;
 
-    if (l) {
-        listen_end(mg, p, ma, l);
+    if (text && modern_listen_end(&ma->listens, mg, p, text))
         return;
-    }
     if (pd)
         abandon(ma, p, pd, "the agent cancelled the call");
 }
@@ -929,14 +780,14 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
     }
     if (!take_meta(mg, p, ma, m))
         return true;
-    if (index_find(ma, id, BY_DOWN) || listen_by_id(ma, id)) {
+    if (index_find(ma, id, BY_DOWN) || modern_listen_has(&ma->listens, id)) {
         fail(p, m->id, JSONRPC_INVALID_REQUEST,
              "the id is in use by a request of this connection still in flight");
         return true;
     }
     strip_envelope(m->params);
     if (streq(m->method, "subscriptions/listen")) {
-        listen_start(mg, p, ma, m, id);
+        modern_listen_start(&ma->listens, mg, p, m, id);
         return true;
     }
     rs = json_get(m->params, "requestState");
@@ -1150,70 +1001,72 @@ static void own_result_out(ModernAgent *ma, Peer *p, const Pending *pd, AgentOut
     strbuf_deinit(&sb);
 }
 
-static void result_out(ModernAgent *ma, Peer *p, const AgentOut *o)
+/*
+ * A result in the era's form (out: o under the id the agent knows pd by): false when pd is
+ * still unanswered (a server's result that does not parse went out as it is).
+ */
+static bool result_out(ModernAgent *ma, Peer *p, const Pending *pd, const AgentOut *o,
+                       AgentOut *out)
 {
-    _cleanup_free_ char *text = NULL;
     _cleanup_json_ yajl_val r = NULL;
-    Pending *pd = answered(ma, o, &text);
-    AgentOut out = *o;
 
-    if (pd && pd->parked) {
-        hold(pd, o);
-        return;
-    }
-    down_id(&out, pd);
     if (o->raw && o->raw_own && o->raw_len >= 2 && o->raw[0] == '{' &&
         o->raw[o->raw_len - 1] == '}') {
-        own_result_out(ma, p, pd, &out);
-    } else {
-        if (!o->raw)
-            r = o->result ? json_copy(o->result) : json_object_new();
-        else if (json_parse_full(&r, o->raw, o->raw_len, JSON_UTF8_REPAIR, NULL) != 0) {
-            /* A server's result that does not parse goes out as it is. */
-            agent_write_plain(p, o);
-            return;
-        }
-        if (YAJL_IS_OBJECT(r) && !reshape(ma, p, r, pd, &out))
-            goto done;
-        out.raw = NULL;
-        out.result = r;
-        agent_write_plain(p, &out);
+        own_result_out(ma, p, pd, out);
+        return true;
     }
-done:
-    if (pd)
-        pending_remove(ma, pd);
+    if (!o->raw)
+        r = o->result ? json_copy(o->result) : json_object_new();
+    else if (json_parse_full(&r, o->raw, o->raw_len, JSON_UTF8_REPAIR, NULL) != 0) {
+        /* A server's result that does not parse goes out as it is. */
+        agent_write_plain(p, o);
+        return false;
+    }
+    if (YAJL_IS_OBJECT(r) && !reshape(ma, p, r, pd, out))
+        return true;
+    out->raw = NULL;
+    out->result = r;
+    agent_write_plain(p, out);
+    return true;
 }
 
-static void error_out(ModernAgent *ma, Peer *p, const AgentOut *o)
+/* An error in the era's form (out: as for result_out). */
+static void error_out(Peer *p, const Pending *pd, AgentOut *out)
+{
+    /* Resource not found is -32602 from 2026-07-28 on. */
+    if (pd && streq(pd->method, "resources/read") && out->code == -32002)
+        out->code = JSONRPC_INVALID_PARAMS;
+    if (!out->message)
+        out->message = "(no message)";
+    agent_write_plain(p, out);
+}
+
+/*
+ * The answer to a request of the agent: kept while the agent answers the call's input
+ * requests, else written under the id the agent knows the request by, which is then done.
+ */
+static void answer_out(ModernAgent *ma, Peer *p, const AgentOut *o)
 {
     _cleanup_free_ char *text = NULL;
     Pending *pd = answered(ma, o, &text);
     AgentOut out = *o;
+    bool done = true;
 
     if (pd && pd->parked) {
         hold(pd, o);
         return;
     }
     down_id(&out, pd);
-    /* Resource not found is -32602 from 2026-07-28 on. */
-    if (pd && streq(pd->method, "resources/read") && out.code == -32002)
-        out.code = JSONRPC_INVALID_PARAMS;
-    if (!out.message)
-        out.message = "(no message)";
-    agent_write_plain(p, &out);
-    if (pd)
+    if (o->kind == AGENT_OUT_RESULT)
+        done = result_out(ma, p, pd, o, &out);
+    else
+        error_out(p, pd, &out);
+    if (pd && done)
         pending_remove(ma, pd);
 }
 
 static void notification_out(ModernAgent *ma, Peer *p, const AgentOut *o)
 {
-    const char *uri = json_get_string(o->params, "uri");
-    bool tools = streq(o->method, "notifications/tools/list_changed");
-    bool prompts = streq(o->method, "notifications/prompts/list_changed");
-    bool resources = streq(o->method, "notifications/resources/list_changed");
-    bool updated = streq(o->method, "notifications/resources/updated");
-    StrBuf sb = STRBUF_INIT;
-
     if (streq(o->method, "notifications/cancelled")) {
         /*
          * mcpd cancels only requests it sent an agent, and a modern agent was sent none: its
@@ -1222,27 +1075,8 @@ static void notification_out(ModernAgent *ma, Peer *p, const AgentOut *o)
         withdrawn(ma, json_get(o->params, "requestId"));
         return;
     }
-    if (!tools && !prompts && !resources && !updated) {
+    if (!modern_listen_notify(&ma->listens, p, o))
         agent_write_plain(p, o);
-        return;
-    }
-    /* Only through a listen, once per stream that asked for it, each with its id. */
-    for (Listen *l = ma->listens; l; l = l->next) {
-        _cleanup_json_ yajl_val params =
-            YAJL_IS_OBJECT(o->params) ? json_copy(o->params) : json_object_new();
-        yajl_val meta = json_get_object(params, "_meta");
-        if (!((tools && l->tools) || (prompts && l->prompts) || (resources && l->resources) ||
-              (updated && uri && listen_has_uri(l, uri))))
-            continue;
-        if (!meta) {
-            meta = json_object_new();
-            json_object_set(params, "_meta", meta);
-        }
-        json_object_set(meta, MCP_META_SUBSCRIPTION_ID, json_parse(l->id, NULL));
-        jsonrpc_write_notification(&sb, o->method, params);
-        send_line(p, &sb);
-    }
-    strbuf_deinit(&sb);
 }
 
 /* The era's writer (AgentWriter.write): what the core says to a modern agent. */
@@ -1252,10 +1086,8 @@ static void modern_write(AgentWriter *w, Peer *p, const AgentOut *o)
 
     switch (o->kind) {
     case AGENT_OUT_RESULT:
-        result_out(ma, p, o);
-        return;
     case AGENT_OUT_ERROR:
-        error_out(ma, p, o);
+        answer_out(ma, p, o);
         return;
     case AGENT_OUT_NOTIFY:
         notification_out(ma, p, o);
@@ -1268,19 +1100,10 @@ static void modern_write(AgentWriter *w, Peer *p, const AgentOut *o)
 
 void methods_modern_shutdown(MethodsCtx *d)
 {
-    _cleanup_json_ yajl_val done = json_object_new();
-    StrBuf sb = STRBUF_INIT;
-
-    /* The listen's response ends its stream: the agent hears that mcpd closed it on purpose. */
-    json_object_set(done, "resultType", json_string_new("complete"));
     for (Peer *p = d->manager->peers->first; p; p = p->next) {
         Agent *a = agent_get(&d->manager->agents, p->id);
         ModernAgent *ma = a ? a->modern : NULL;
-        for (Listen *l = ma ? ma->listens : NULL; l; l = l->next) {
-            _cleanup_json_ yajl_val id = json_parse(l->id, NULL);
-            jsonrpc_write_result(&sb, id, done);
-            send_line(p, &sb);
-        }
+        if (ma)
+            modern_listen_close(&ma->listens, p);
     }
-    strbuf_deinit(&sb);
 }

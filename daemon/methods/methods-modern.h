@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// methods-modern: agents of the 2026-07-28 era on the socket (server/discover, stateless
-// requests, subscriptions/listen, MRTR), beside the 2025 era the rest of methods serves.
+// methods-modern: the 2026-07-28 era's adapter: a modern agent's requests checked (_meta, the
+// era's methods) and handed to the one set of handlers, and what the core says to the agent
+// written in the era's form; its subscriptions/listen streams are modern-listen.c's.
 #pragma once
 
 #include <yajl/yajl_tree.h>
@@ -18,5 +19,5 @@ typedef struct Manager Manager;
  * (its _meta, subscriptions/listen, MRTR retries). Returns true when the message is done.
  */
 bool methods_modern_dispatch(Manager *mg, Peer *p, JsonrpcMsg *m);
-/** mcpd is stopping: each open subscriptions/listen gets its response (methods-modern.c). */
+/** mcpd is stopping: each open subscriptions/listen gets its response (modern-listen.c). */
 void methods_modern_shutdown(MethodsCtx *d);

@@ -37,7 +37,8 @@ RANK = {
 }
 
 # Files of client/ that are libmcpc itself: a library for agents, it must not link the daemon.
-LIBRARY_ONLY_COMMON = {'client/mcpc.c', 'client/include/mcpc.h'}
+LIBRARY_ONLY_COMMON = {'client/mcpc.c', 'client/include/mcpc.h', 'client/mcpc-modern.c',
+                       'client/mcpc-modern.h', 'client/mcpc-private.c', 'client/mcpc-private.h'}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # Comments, strings and character constants, blanked before looking for names.
