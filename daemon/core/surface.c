@@ -1103,6 +1103,9 @@ int surface_subscribe_uri(Manager *m, Peer *p, const char *uri, bool on, char **
         sub->peers = xrealloc(sub->peers, (sub->n_peers + 1) * sizeof(*sub->peers));
         sub->peers[sub->n_peers++] = p->id;
     }
+    /* Only a running server tells of updates: an idle one starts, and is subscribed once it
+     * is connected (surface_server_connected); the subscription then keeps it up. */
+    server_wake(s);
     return 0;
 }
 

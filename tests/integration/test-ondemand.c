@@ -44,7 +44,7 @@ static void on_slow_done(void *ud, unsigned long long id, int status, const char
     *(int *)ud = status == 0 ? 1 : -1;
 }
 
-/* A pinned server, one with a subscription and one with a call in flight stay up. */
+/* A pin, a subscription and a call in flight each start an idle server and keep it up. */
 static void test_kept_up(Harness *h, mcpc_client *c, Raw *r, const char *idle_list)
 {
     mcpc_client *slow = h_client(h, "slow");
@@ -54,6 +54,9 @@ static void test_kept_up(Harness *h, mcpc_client *c, Raw *r, const char *idle_li
     int64_t pids[3];
     const char *names[] = {"pinned", "sub", "busy"};
 
+    /* From idle: a pin, a subscription and a call each start their server. */
+    for (int i = 0; i < 3; i++)
+        CHECK_MSG(h_wait_state(c, names[i], "idle", H_WAIT_MS), "%s never went idle", names[i]);
     CHECK(mcpc_request(c, "mcpd/pin", "{\"server\":\"pinned\"}", &pin) == 0);
     CHECK(mcpc_request(c, "resources/subscribe", "{\"uri\":\"mem://shared\"}", &sub) == 0);
     CHECK(mcpc_call_tool_async(slow, "mcp_busy_sleep", "{\"ms\":2500}", on_slow_done, NULL, &done,
