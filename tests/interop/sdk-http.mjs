@@ -8,6 +8,7 @@
 // the token, or with a foreign Origin, is refused.
 //   node sdk-http.mjs v1   the v1 SDK (@modelcontextprotocol/sdk), 2025 era
 //   node sdk-http.mjs v2   the v2 SDK (@modelcontextprotocol/client), the 2025 era and 2026-07-28
+// SDK_HTTP_TRACE=1 prints each step to stderr (which one hangs or fails).
 //
 // Run by meson through run.sh (which installs the pinned packages); needs MCPD_BINARY,
 // MCPCTL_BINARY and EVERYTHING_JS.
