@@ -526,32 +526,36 @@ const httpPaths = [
 const active = opts.http ? httpPaths : paths;
 
 // One idle session: initialize and notifications/initialized, each on a connection of its own
-// that is closed after it; no GET stream. Throws when the hub gives no session id.
+// that is closed after it; no GET stream. Returns a function that ends it (DELETE). Throws when
+// the hub gives no session id.
 async function rawSession(url, headers) {
-  const post = (body, sid) => new Promise((resolve, reject) => {
+  const post = (body, sid, method = "POST") => new Promise((resolve, reject) => {
     const h = { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers };
     if (sid) Object.assign(h, { "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25" });
-    const req = http.request(url, { method: "POST", agent: false, headers: h }, (res) => {
+    const req = http.request(url, { method, agent: false, headers: h }, (res) => {
       res.resume();
       res.on("end", () => resolve({ sid: res.headers["mcp-session-id"], status: res.statusCode }));
     });
     req.setTimeout(CALL_TIMEOUT_MS, () => req.destroy(new Error("no answer")));
     req.on("error", reject);
-    req.end(JSON.stringify(body));
+    req.end(body === undefined ? undefined : JSON.stringify(body));
   });
   const r = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: {
     protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "idle", version: "1" } } });
   if (!r.sid) throw new Error(`initialize gave ${r.status} and no Mcp-Session-Id`);
   const n = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, r.sid);
   if (n.status >= 300) throw new Error(`notifications/initialized gave ${n.status}`);
+  return () => post(undefined, r.sid, "DELETE");
 }
 
-// What N idle sessions add to a hub's tree, per session; one row per hub process.
+// What N idle sessions add to a hub's tree, per session, measured on the fresh hub (before any
+// load, whose freed memory would hide them); then the sessions are ended (DELETE).
 async function idleCost(p, n) {
-  const before = treeMemory(p.roots());
-  for (let i = 0; i < n; i++) await rawSession(p.url, p.headers);
+  const before = treeMemory(p.roots()), ends = [];
+  for (let i = 0; i < n; i++) ends.push(await rawSession(p.url, p.headers));
   await sleep(1000); // let servers a hub starts per session come up
   const after = treeMemory(p.roots());
+  for (const end of ends) await end().catch(() => {});
   const per = (k) => Number(((after[k] - before[k]) / n).toFixed(1));
   return { sessions: n, hubRssKiB: per("hubRssKiB"), rssKiB: per("rssKiB"), pssKiB: per("pssKiB"),
     processes: per("processes") };
@@ -601,6 +605,14 @@ async function main() {
     }
   }
 
+  // Idle sessions (--http), on the fresh hubs: one row per hub process with a Streamable HTTP
+  // endpoint.
+  if (opts.http) {
+    for (const p of live.filter((q) => q.kind === "stream" && !q.finding && !["mcpdHttpAgg", "mcpdHttpUp"].includes(q.name))) {
+      try { p.idle = await idleCost(p, opts.short ? SHORT_IDLE : FULL_IDLE); } catch (e) { p.idleFinding = e.message; }
+    }
+  }
+
   for (const p of live) await guarded(p, async () => { for (let i = 0; i < warmup; i++) await call(p); });
 
   // Sequential latency: every round visits every path, starting one further each round.
@@ -632,12 +644,6 @@ async function main() {
     }
   }
   for (const p of live) p.mem = treeMemory(p.roots());
-  // Idle sessions (--http): one row per hub process with a Streamable HTTP endpoint.
-  if (opts.http) {
-    for (const p of live.filter((q) => q.kind === "stream" && !q.finding && !["mcpdHttpAgg", "mcpdHttpUp"].includes(q.name))) {
-      try { p.idle = await idleCost(p, opts.short ? SHORT_IDLE : FULL_IDLE); } catch (e) { p.idleFinding = e.message; }
-    }
-  }
 
   for (const p of live) await p.client.close().catch(() => {});
   const leftover = await stopAll();
@@ -669,7 +675,7 @@ function httpVerdict(direct, mcpdPath, measured, json) {
   }
   const rows = active.filter((p) => p.idle || p.idleFinding);
   if (!rows.length) return;
-  console.log(`idle HTTP sessions (initialize + initialized, no stream, ${rows[0].idle?.sessions ?? "-"} per hub), cost per session:`);
+  console.log(`idle HTTP sessions (initialize + initialized, no stream, ${rows[0].idle?.sessions ?? "-"} per hub, on the fresh hub, then DELETEd), cost per session:`);
   console.log(`${"hub".padEnd(44)}${"hub RSS KiB".padStart(13)}${"tree RSS KiB".padStart(14)}${"tree PSS KiB".padStart(14)}${"processes".padStart(11)}`);
   for (const p of rows) {
     if (p.idleFinding) { console.log(`${p.label.padEnd(44)}  NOT MEASURED: ${p.idleFinding}`); continue; }
