@@ -12,33 +12,10 @@
 # Needs MCPD_BINARY, MCPCTL_BINARY and EVERYTHING_JS (run through run.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-modules=$(bash "$here/npm-setup.sh" "$here/inspector") || exit $?
-node22=$modules/node/bin/node
-[ -x "$node22" ] || node22=$modules/.bin/node
-inspector=$modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
-: "${MCPD_BINARY:?}" "${MCPCTL_BINARY:?}" "${EVERYTHING_JS:?}"
-
-dir=$(mktemp -d "${TMPDIR:-/tmp}/mcpd-inspector-XXXXXX")
-mcpd_pid=
-cleanup() {
-    if [ -n "$mcpd_pid" ]; then
-        kill "$mcpd_pid" 2>/dev/null || true
-        wait "$mcpd_pid" 2>/dev/null || true
-    fi
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-mkdir -m 700 "$dir/home" "$dir/config" "$dir/config/mcpd" "$dir/cache" "$dir/run" "$dir/project"
+# shellcheck source=inspector-common.sh
+. "$here/inspector-common.sh"
 echo '{"profiles":{"finder":{"mode":"search"}}}' >"$dir/config/mcpd/mcpd.json"
-# Inspector keeps state under ~/.mcp-inspector: a scratch HOME keeps it out of the user's.
-export HOME=$dir/home XDG_CONFIG_HOME=$dir/config XDG_CACHE_HOME=$dir/cache XDG_RUNTIME_DIR=$dir/run
-sock=$dir/run/mcpd.sock
-printf '{"mcpServers":{"everything":{"command":"%s","args":["%s","stdio"],"timeout":60000}}}\n' \
-    "$(command -v node)" "$EVERYTHING_JS" >"$dir/mcp.json"
-"$MCPD_BINARY" --config "$dir/mcp.json" --socket "$sock" 2>"$dir/mcpd.log" &
-mcpd_pid=$!
-for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done
-"$MCPCTL_BINARY" --socket "$sock" --timeout 60000 wait everything >/dev/null
+start_mcpd
 
 # The host's side of the bridge, recorded: what Inspector sends and what it gets back.
 cat >"$dir/bridge.sh" <<EOF

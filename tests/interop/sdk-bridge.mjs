@@ -6,10 +6,6 @@
 // Run by meson through run.sh (which installs the pinned packages); needs MCPD_BINARY,
 // MCPCTL_BINARY and EVERYTHING_JS.
 
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, mkdirSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import assert from "node:assert/strict";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -19,45 +15,25 @@ import {
   ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
-const mcpd = process.env.MCPD_BINARY, mcpctl = process.env.MCPCTL_BINARY;
-const everything = process.env.EVERYTHING_JS;
-if (!mcpd || !mcpctl || !everything) {
-  console.error("MCPD_BINARY, MCPCTL_BINARY and EVERYTHING_JS must be set (run through run.sh)");
-  process.exit(99);
-}
+import { requireEnv, everythingServer, startDaemon, runChecks } from "./daemon.mjs";
 
-const dir = mkdtempSync(join(tmpdir(), "mcpd-sdk-"));
-const sock = join(dir, "run", "mcpd.sock");
-const env = {
-  ...process.env,
-  HOME: join(dir, "home"),
-  XDG_CONFIG_HOME: join(dir, "config"),
-  XDG_CACHE_HOME: join(dir, "cache"),
-  XDG_RUNTIME_DIR: join(dir, "run"),
-  MCPD_SOCKET: sock,
-};
-for (const d of ["home", "config", "cache", "run", "project"]) mkdirSync(join(dir, d), { mode: 0o700 });
-const config = join(dir, "mcp.json");
-writeFileSync(config, JSON.stringify({
-  mcpServers: { everything: { command: process.execPath, args: [everything, "stdio"], timeout: 60000 } },
-}));
-
-const daemon = spawn(mcpd, ["--config", config, "--socket", sock], { env, stdio: ["ignore", "inherit", "inherit"] });
+const { MCPCTL_BINARY: mcpctl } = requireEnv("MCPD_BINARY", "MCPCTL_BINARY", "EVERYTHING_JS");
+const d = startDaemon("mcpd-sdk-", { everything: everythingServer() });
+const { sock, env } = d;
 let failed = false;
 const fail = (msg) => { failed = true; console.error("FAIL:", msg); };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function status() {
-  return JSON.parse(execFileSync(mcpctl, ["--socket", sock, "--json", "status"], { env }).toString());
+  return JSON.parse(d.mcpctl("--json", "status"));
 }
 
 async function main() {
-  for (let i = 0; i < 200 && !existsSync(sock); i++) await sleep(50);
-  execFileSync(mcpctl, ["--socket", sock, "--timeout", "60000", "wait", "everything"], { env });
+  await d.wait("everything");
 
   const transport = new StdioClientTransport({
     command: mcpctl,
-    args: ["--socket", sock, "bridge", "--cwd", join(dir, "project")],
+    args: ["--socket", sock, "bridge", "--cwd", d.project],
     env,
     stderr: "inherit",
   });
@@ -146,14 +122,4 @@ async function main() {
   await client.close();
 }
 
-try {
-  await main();
-} catch (e) {
-  fail(e.stack || String(e));
-} finally {
-  daemon.kill("SIGTERM");
-  await new Promise((r) => daemon.once("exit", r));
-  rmSync(dir, { recursive: true, force: true });
-}
-if (failed) process.exit(1);
-console.log("sdk-bridge: all checks passed");
+await runChecks("sdk-bridge", d, main, () => failed);

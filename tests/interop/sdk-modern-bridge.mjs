@@ -8,52 +8,28 @@
 // Run by meson through run.sh (which installs the pinned packages); needs MCPD_BINARY,
 // MCPCTL_BINARY and EVERYTHING_JS.
 
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, mkdirSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import assert from "node:assert/strict";
 
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
-const mcpd = process.env.MCPD_BINARY, mcpctl = process.env.MCPCTL_BINARY;
-const everything = process.env.EVERYTHING_JS;
-if (!mcpd || !mcpctl || !everything) {
-  console.error("MCPD_BINARY, MCPCTL_BINARY and EVERYTHING_JS must be set (run through run.sh)");
-  process.exit(99);
-}
+import { requireEnv, everythingServer, startDaemon, runChecks } from "./daemon.mjs";
 
-const dir = mkdtempSync(join(tmpdir(), "mcpd-sdk-modern-"));
-const sock = join(dir, "run", "mcpd.sock");
-const env = {
-  ...process.env,
-  HOME: join(dir, "home"),
-  XDG_CONFIG_HOME: join(dir, "config"),
-  XDG_CACHE_HOME: join(dir, "cache"),
-  XDG_RUNTIME_DIR: join(dir, "run"),
-  MCPD_SOCKET: sock,
-};
-for (const d of ["home", "config", "cache", "run", "project"]) mkdirSync(join(dir, d), { mode: 0o700 });
-const config = join(dir, "mcp.json");
-const server = { command: process.execPath, args: [everything, "stdio"], timeout: 60000 };
-writeFileSync(config, JSON.stringify({ mcpServers: { everything: server, spare: server } }));
-
-const daemon = spawn(mcpd, ["--config", config, "--socket", sock], { env, stdio: ["ignore", "inherit", "inherit"] });
+const { MCPCTL_BINARY: mcpctl } = requireEnv("MCPD_BINARY", "MCPCTL_BINARY", "EVERYTHING_JS");
+const d = startDaemon("mcpd-sdk-modern-", { everything: everythingServer(), spare: everythingServer() });
+const { sock, env } = d;
 let failed = false;
 const fail = (msg) => { failed = true; console.error("FAIL:", msg); };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function mcpctlRun(...args) {
-  return execFileSync(mcpctl, ["--socket", sock, ...args], { env }).toString();
-}
+const mcpctlRun = d.mcpctl;
 const status = () => JSON.parse(mcpctlRun("--json", "status"));
 const inFlight = () => status().servers.find((s) => s.name === "everything").callsInFlight;
 
 async function connect(mode, name) {
   const transport = new StdioClientTransport({
     command: mcpctl,
-    args: ["--socket", sock, "bridge", "--cwd", join(dir, "project")],
+    args: ["--socket", sock, "bridge", "--cwd", d.project],
     env,
     stderr: "inherit",
   });
@@ -137,21 +113,9 @@ async function modernSession(mode) {
 }
 
 async function main() {
-  for (let i = 0; i < 200 && !existsSync(sock); i++) await sleep(50);
-  mcpctlRun("--timeout", "60000", "wait", "everything");
-  mcpctlRun("--timeout", "60000", "wait", "spare");
+  await d.wait("everything", "spare");
   await modernSession({ pin: "2026-07-28" });
   await modernSession("auto");
 }
 
-try {
-  await main();
-} catch (e) {
-  fail(e.stack || String(e));
-} finally {
-  daemon.kill("SIGTERM");
-  await new Promise((r) => daemon.once("exit", r));
-  rmSync(dir, { recursive: true, force: true });
-}
-if (failed) process.exit(1);
-console.log("sdk-modern-bridge: all checks passed");
+await runChecks("sdk-modern-bridge", d, main, () => failed);

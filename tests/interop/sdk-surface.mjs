@@ -7,43 +7,21 @@
 // Run by meson through run.sh (which installs the pinned packages); needs MCPD_BINARY,
 // MCPCTL_BINARY and EVERYTHING_JS.
 
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, mkdirSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import assert from "node:assert/strict";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const mcpd = process.env.MCPD_BINARY, mcpctl = process.env.MCPCTL_BINARY;
-const everything = process.env.EVERYTHING_JS;
-if (!mcpd || !mcpctl || !everything) {
-  console.error("MCPD_BINARY, MCPCTL_BINARY and EVERYTHING_JS must be set (run through run.sh)");
-  process.exit(99);
-}
+import { requireEnv, everythingServer, startDaemon, runChecks } from "./daemon.mjs";
+
+const { MCPCTL_BINARY: mcpctl } = requireEnv("MCPD_BINARY", "MCPCTL_BINARY", "EVERYTHING_JS");
+
 // server-everything sends its simulated updates every 5 s; waits allow several of them on a
 // loaded machine (tests check behaviour, never speed).
 const UPDATE_WAIT_MS = 60000;
-
-const dir = mkdtempSync(join(tmpdir(), "mcpd-sdk-surface-"));
-const sock = join(dir, "run", "mcpd.sock");
-const env = {
-  ...process.env,
-  HOME: join(dir, "home"),
-  XDG_CONFIG_HOME: join(dir, "config"),
-  XDG_CACHE_HOME: join(dir, "cache"),
-  XDG_RUNTIME_DIR: join(dir, "run"),
-  MCPD_SOCKET: sock,
-};
-for (const d of ["home", "config", "cache", "run"]) mkdirSync(join(dir, d), { mode: 0o700 });
-const config = join(dir, "mcp.json");
-writeFileSync(config, JSON.stringify({
-  mcpServers: { everything: { command: process.execPath, args: [everything, "stdio"], timeout: 60000 } },
-}));
-
-const daemon = spawn(mcpd, ["--config", config, "--socket", sock], { env, stdio: ["ignore", "inherit", "inherit"] });
+const d = startDaemon("mcpd-sdk-surface-", { everything: everythingServer() });
+const { sock, env } = d;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function agent(name) {
@@ -77,8 +55,7 @@ async function allResources(client) {
 }
 
 async function main() {
-  for (let i = 0; i < 200 && !existsSync(sock); i++) await sleep(50);
-  execFileSync(mcpctl, ["--socket", sock, "--timeout", "60000", "wait", "everything"], { env });
+  await d.wait("everything");
   const a = await agent("surface-a"), b = await agent("surface-b");
 
   const caps = a.getServerCapabilities();
@@ -143,16 +120,4 @@ async function main() {
   await b.close();
 }
 
-let failed = false;
-try {
-  await main();
-} catch (e) {
-  failed = true;
-  console.error("FAIL:", e.stack || String(e));
-} finally {
-  daemon.kill("SIGTERM");
-  await new Promise((r) => daemon.once("exit", r));
-  rmSync(dir, { recursive: true, force: true });
-}
-if (failed) process.exit(1);
-console.log("sdk-surface: all checks passed");
+await runChecks("sdk-surface", d, main);

@@ -14,11 +14,20 @@
 // hub's process tree. Prints a table and one JSON line ({"peersMcp": ...}). Every call must come
 // back with its own echo text; the exit status says only that (never anything about time).
 //
+// With --http HTTP_SERVER (issue 35) the paths are the SDK's Streamable HTTP client's instead:
+//   http direct   SDK client -> tests/helpers/http-server (a C Streamable HTTP server) (baseline)
+//   mcpd http     SDK client -> mcpd's loopback port (/servers/echo1/mcp, and /mcp) -> fake
+//                 server, and /servers/eh/mcp -> a second http-server (the same server as the
+//                 baseline's, behind mcpd)
+//   the peers     mcp-hub, mcp-proxy and supergateway with their HTTP endpoints, as above
+// with the added latency of each against http direct, each peer's against mcpd's, and what an
+// idle HTTP session costs each hub (sessions opened with initialize and left).
+//
 // Run through tests/bench/run.sh --peers (installs the pinned packages of this folder); needs
 // FAKE_SERVER, MCPD_BINARY and MCPCTL_BINARY (absolute paths). Options: --short (the suite's
-// quick proof), --calls N, --rounds R, --inflight K.
+// quick proof), --calls N, --rounds R, --inflight K, --http HTTP_SERVER.
 
-import { spawn } from "node:child_process";
+import { spawn, execFileSync } from "node:child_process";
 import {
   mkdtempSync, mkdirSync, writeFileSync, readFileSync, readdirSync, readlinkSync, rmSync,
   existsSync, openSync, closeSync, realpathSync,
@@ -27,6 +36,7 @@ import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import net from "node:net";
+import http from "node:http";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -59,11 +69,11 @@ const STOP_GRACE_MS = 5000;
 const CALL_TIMEOUT_MS = 60000;
 
 function usage(msg) {
-  console.error(`mcp-peers: ${msg}\nusage: mcp-peers.mjs [--short] [--calls N] [--rounds R] [--inflight K]`);
+  console.error(`mcp-peers: ${msg}\nusage: mcp-peers.mjs [--short] [--calls N] [--rounds R] [--inflight K] [--http HTTP_SERVER]`);
   process.exit(99);
 }
 
-const opts = { short: false, calls: 0, rounds: 0, inflight: DEFAULT_INFLIGHT };
+const opts = { short: false, calls: 0, rounds: 0, inflight: DEFAULT_INFLIGHT, http: null };
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i];
   const num = () => {
@@ -75,6 +85,7 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (a === "--calls") opts.calls = num();
   else if (a === "--rounds") opts.rounds = num();
   else if (a === "--inflight") opts.inflight = num();
+  else if (a === "--http") opts.http = process.argv[++i] || usage("--http needs the http-server binary");
   else usage(`unknown argument '${a}'`);
 }
 const calls = opts.calls || (opts.short ? SHORT_CALLS : FULL_CALLS);
@@ -293,7 +304,7 @@ function assertLoopback(name, port) {
 
 const upstreamConfig = () => JSON.stringify({ mcpServers: { echo1: { command: fake, args: [] } } });
 
-async function connect(transport, name) {
+async function connect(transport, name, want) {
   const client = new Client({ name: "mcp-peers", version: "1.0.0" }, { capabilities: {} });
   client.onerror = () => {}; // transport noise (e.g. an SSE stream the hub ends) is not a call failure
   // A transport may wait forever for a stream that never opens: bound the handshake too.
@@ -310,7 +321,8 @@ async function connect(transport, name) {
   const deadline = Date.now() + READY_MS;
   for (;;) {
     const { tools } = await client.listTools();
-    const echo = tools.find((t) => t.name === "echo") || tools.find((t) => /[_.:-]echo$/.test(t.name));
+    const echo = want ? tools.find((t) => t.name === want)
+      : tools.find((t) => t.name === "echo") || tools.find((t) => /[_.:-]echo$/.test(t.name));
     if (echo) return { client, tool: echo.name };
     if (Date.now() > deadline)
       throw new Error(`${name} lists no echo tool after ${READY_MS} ms (tools: ${tools.map((t) => t.name).join(", ")})`);
@@ -362,7 +374,7 @@ function httpPeer(name, label, kind, path, argv, note) {
       for (;;) {
         const t = kind === "sse" ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url);
         try {
-          return { ...(await connect(t, label)), roots: () => [child.pid] };
+          return { ...(await connect(t, label)), roots: () => [child.pid], url, headers: {}, kind };
         } catch (e) {
           await t.close().catch(() => {});
           if (child.exited) throw new Error(`exited (${child.exited}); log:\n${tail(child.log)}`);
@@ -445,6 +457,110 @@ const paths = [
     "its default output transport for a stdio server"),
 ];
 
+/* ---- the Streamable HTTP paths (--http) ---- */
+
+// Idle sessions opened per hub for the memory figure: enough that one session's cost shows
+// above the page granularity of RSS (4 KiB); supergateway --stateful starts a server for each.
+const FULL_IDLE = 100, SHORT_IDLE = 5;
+
+// tests/helpers/http-server on a free loopback port (it keeps one session: one per client).
+async function startHttpServer(name) {
+  const port = await freePort();
+  const child = startProcess(name, opts.http, ["--port", String(port)]);
+  await waitPort(child, port);
+  return { child, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+let mcpdHttp = null; // { pid, port, token } once started, shared by the mcpd rows
+
+// One mcpd serving HTTP on loopback with two servers: the fake server (stdio) and a second
+// http-server (Streamable HTTP), the same kind of server as the baseline's.
+async function startMcpdHttp() {
+  if (mcpdHttp) return mcpdHttp;
+  const up = await startHttpServer("http-server-behind-mcpd");
+  const sock = join(dir, "run", "mcpd-http.sock");
+  const cfg = join(dir, "mcpd-http.json");
+  writeFileSync(cfg, JSON.stringify({ mcpServers: { echo1: { command: fake, args: [] }, eh: { type: "http", url: up.url } } }));
+  const port = await freePort();
+  const d = startProcess("mcpd-http", mcpd, ["--config", cfg, "--socket", sock, "--listen", `127.0.0.1:${port}`],
+    { MCPD_SOCKET: sock });
+  await waitPort(d, port);
+  assertLoopback("mcpd", port);
+  const token = execFileSync(mcpctl, ["--socket", sock, "http-token"], { env }).toString().trim();
+  mcpdHttp = { pid: d.pid, port, token };
+  return mcpdHttp;
+}
+
+function mcpdHttpPath(name, label, path, want, note) {
+  return {
+    name, label, note,
+    async start() {
+      const m = await startMcpdHttp();
+      const url = new URL(`http://127.0.0.1:${m.port}${path}`);
+      const headers = { Authorization: `Bearer ${m.token}` };
+      const c = await connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }), label, want);
+      return { ...c, roots: () => [m.pid], url, headers, kind: "stream" };
+    },
+  };
+}
+
+const httpPaths = [
+  paths.find((p) => p.name === "direct"),
+  {
+    name: "httpDirect",
+    label: "http direct (C http-server)",
+    note: "the baseline of the HTTP rows: the same SDK client straight to tests/helpers/http-server",
+    async start() {
+      const srv = await startHttpServer("http-server");
+      const c = await connect(new StreamableHTTPClientTransport(new URL(srv.url)), "http-server");
+      return { ...c, roots: () => [srv.child.pid] };
+    },
+  },
+  mcpdHttpPath("mcpdHttp", "mcpd http /servers/echo1/mcp", "/servers/echo1/mcp", "echo",
+    "mcpd's loopback port with the token, one server's endpoint, the fake server behind it over stdio"),
+  mcpdHttpPath("mcpdHttpAgg", "mcpd http /mcp", "/mcp", "mcp_echo1_echo", "the aggregate endpoint of the same mcpd"),
+  mcpdHttpPath("mcpdHttpUp", "mcpd http -> http-server", "/servers/eh/mcp", "echo",
+    "the same mcpd in front of a second http-server (Streamable HTTP upstream): the baseline's server behind mcpd"),
+  ...paths.filter((p) => ["mcpHub", "mcpProxy", "supergateway"].includes(p.name)),
+];
+const active = opts.http ? httpPaths : paths;
+
+// One idle session: initialize and notifications/initialized, each on a connection of its own
+// that is closed after it; no GET stream. Returns a function that ends it (DELETE). Throws when
+// the hub gives no session id.
+async function rawSession(url, headers) {
+  const post = (body, sid, method = "POST") => new Promise((resolve, reject) => {
+    const h = { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers };
+    if (sid) Object.assign(h, { "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25" });
+    const req = http.request(url, { method, agent: false, headers: h }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ sid: res.headers["mcp-session-id"], status: res.statusCode }));
+    });
+    req.setTimeout(CALL_TIMEOUT_MS, () => req.destroy(new Error("no answer")));
+    req.on("error", reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+  const r = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: {
+    protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "idle", version: "1" } } });
+  if (!r.sid) throw new Error(`initialize gave ${r.status} and no Mcp-Session-Id`);
+  const n = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, r.sid);
+  if (n.status >= 300) throw new Error(`notifications/initialized gave ${n.status}`);
+  return () => post(undefined, r.sid, "DELETE");
+}
+
+// What N idle sessions add to a hub's tree, per session, measured on the fresh hub (before any
+// load, whose freed memory would hide them); then the sessions are ended (DELETE).
+async function idleCost(p, n) {
+  const before = treeMemory(p.roots()), ends = [];
+  for (let i = 0; i < n; i++) ends.push(await rawSession(p.url, p.headers));
+  await sleep(1000); // let servers a hub starts per session come up
+  const after = treeMemory(p.roots());
+  for (const end of ends) await end().catch(() => {});
+  const per = (k) => Number(((after[k] - before[k]) / n).toFixed(1));
+  return { sessions: n, hubRssKiB: per("hubRssKiB"), rssKiB: per("rssKiB"), pssKiB: per("pssKiB"),
+    processes: per("processes") };
+}
+
 /* ---- measuring ---- */
 
 let seq = 0;
@@ -477,7 +593,7 @@ const us = (ns) => Math.round(ns / 1000);
 async function main() {
   const started = Date.now();
   const live = [];
-  for (const p of paths) {
+  for (const p of active) {
     p.failures = 0;
     p.lat = [];
     try {
@@ -486,6 +602,14 @@ async function main() {
     } catch (e) {
       p.finding = `could not be driven: ${e.message}`;
       console.error(`mcp-peers: ${p.label}: ${p.finding}`);
+    }
+  }
+
+  // Idle sessions (--http), on the fresh hubs: one row per hub process with a Streamable HTTP
+  // endpoint.
+  if (opts.http) {
+    for (const p of live.filter((q) => q.kind === "stream" && !q.finding && !["mcpdHttpAgg", "mcpdHttpUp"].includes(q.name))) {
+      try { p.idle = await idleCost(p, opts.short ? SHORT_IDLE : FULL_IDLE); } catch (e) { p.idleFinding = e.message; }
     }
   }
 
@@ -526,10 +650,48 @@ async function main() {
   return { seconds: (Date.now() - started) / 1000, leftover };
 }
 
+// --http: mcpd's added latency against the fastest peer's (issue 35's target: at most a tenth),
+// and the idle-session table.
+function httpVerdict(direct, mcpdPath, measured, json) {
+  const peers = active.filter((p) => ["mcpHub", "mcpProxy", "supergateway"].includes(p.name) && measured(p));
+  // Against both baselines: the SDK's stdio client to the fake server (how the peers' figures
+  // of issue 21 are taken) and its HTTP client to a C HTTP server (the HTTP client's own cost
+  // left out).
+  const stdio = active.find((p) => p.name === "direct");
+  json.target = {};
+  for (const base of [stdio, direct]) {
+    if (!measured(base) || !measured(mcpdPath) || !peers.length) continue;
+    const fastest = peers.reduce((a, b) => (a.p50 <= b.p50 ? a : b));
+    const madd = mcpdPath.p50 - base.p50, padd = fastest.p50 - base.p50;
+    const madd99 = mcpdPath.p99 - base.p99, padd99 = fastest.p99 - base.p99;
+    const ratio = padd > 0 ? madd / padd : null, ratio99 = padd99 > 0 ? madd99 / padd99 : null;
+    const f = (v) => (v === null ? "- (the peer added nothing)" : v.toFixed(3));
+    console.log(`target (issue 35), against ${base.label}: mcpd's added p50 ${us(madd)} us is ${f(ratio)} of the ` +
+      `fastest peer's (${fastest.label}, ${us(padd)} us); p99 ${us(madd99)} us, ${f(ratio99)} of ${us(padd99)} us; ` +
+      `wanted <= 0.100: ${ratio !== null && ratio <= 0.1 ? "met" : "NOT met"}`);
+    json.target[base.name] = { mcpdAddedP50Us: us(madd), fastestPeer: fastest.name, peerAddedP50Us: us(padd),
+      mcpdAddedP99Us: us(madd99), peerAddedP99Us: us(padd99),
+      ratioP50: ratio === null ? null : Number(ratio.toFixed(3)), ratioP99: ratio99 === null ? null : Number(ratio99.toFixed(3)) };
+  }
+  const rows = active.filter((p) => p.idle || p.idleFinding);
+  if (!rows.length) return;
+  console.log(`idle HTTP sessions (initialize + initialized, no stream, ${rows[0].idle?.sessions ?? "-"} per hub, on the fresh hub, then DELETEd), cost per session:`);
+  console.log(`${"hub".padEnd(44)}${"hub RSS KiB".padStart(13)}${"tree RSS KiB".padStart(14)}${"tree PSS KiB".padStart(14)}${"processes".padStart(11)}`);
+  for (const p of rows) {
+    if (p.idleFinding) { console.log(`${p.label.padEnd(44)}  NOT MEASURED: ${p.idleFinding}`); continue; }
+    console.log(`${p.label.padEnd(44)}${String(p.idle.hubRssKiB).padStart(13)}${String(p.idle.rssKiB).padStart(14)}` +
+      `${String(p.idle.pssKiB).padStart(14)}${String(p.idle.processes).padStart(11)}`);
+    json[p.name].idleSession = p.idle;
+  }
+}
+
 function report(run) {
-  const direct = paths.find((p) => p.name === "direct"), mcpdPath = paths.find((p) => p.name === "mcpd");
+  // The baseline of "added": the same client without a hub (stdio, or HTTP with --http), and
+  // the mcpd row the others are compared with.
+  const direct = active.find((p) => p.name === (opts.http ? "httpDirect" : "direct"));
+  const mcpdPath = active.find((p) => p.name === (opts.http ? "mcpdHttp" : "mcpd"));
   const rows = [], json = {};
-  for (const p of paths) {
+  for (const p of active) {
     const s = [...p.lat].sort((a, b) => a - b);
     p.p50 = pct(s, 0.5); p.p90 = pct(s, 0.9); p.p99 = pct(s, 0.99);
     p.perSec = p.loadNs ? p.loadCalls / (p.loadNs / 1e9) : 0;
@@ -540,28 +702,31 @@ function report(run) {
   console.log(`peers through MCP: ${calls} sequential tools/call echo per path in ${rounds} alternating rounds ` +
     `(+${warmup} warm-up), then ${opts.inflight} in flight; SDK client @modelcontextprotocol/sdk ` +
     `${pkgVersion("@modelcontextprotocol/sdk")}, node ${process.version}, one fake server per path`);
-  console.log(`${"path".padEnd(44)}${fmt("p50 us", 8)}${fmt("p90 us", 8)}${fmt("p99 us", 8)}${fmt("added p50", 11)}` +
+  console.log(`${"path".padEnd(44)}${fmt("p50 us", 8)}${fmt("p90 us", 8)}${fmt("p99 us", 8)}${fmt("added p50", 11)}${fmt("added p99", 11)}` +
     `${fmt(`calls/s K=${opts.inflight}`, 14)}${fmt("CPU us/call", 12)}${fmt("hub RSS KiB", 13)}${fmt("tree RSS", 10)}${fmt("tree PSS", 10)}`);
-  for (const p of paths) {
+  for (const p of active) {
     if (!measured(p)) {
       console.log(`${p.label.padEnd(44)}  NOT MEASURED: ${p.finding || "no calls"}`);
       json[p.name] = { label: p.label, finding: p.finding || "no calls" };
       continue;
     }
     const added = measured(direct) ? us(p.p50 - direct.p50) : null;
+    const added99 = measured(direct) ? us(p.p99 - direct.p99) : null;
+    const sign = (v) => (v === null ? "-" : (v >= 0 ? "+" : "") + v);
     console.log(`${p.label.padEnd(44)}${fmt(us(p.p50), 8)}${fmt(us(p.p90), 8)}${fmt(us(p.p99), 8)}` +
-      `${fmt(added === null ? "-" : (added >= 0 ? "+" : "") + added, 11)}${fmt(Math.round(p.perSec), 14)}` +
+      `${fmt(sign(added), 11)}${fmt(sign(added99), 11)}${fmt(Math.round(p.perSec), 14)}` +
       `${fmt(p.cpuUs.toFixed(0), 12)}${fmt(p.mem.hubRssKiB, 13)}${fmt(p.mem.rssKiB, 10)}${fmt(p.mem.pssKiB, 10)}`);
     json[p.name] = {
       label: p.label, calls: p.lat.length, p50Us: us(p.p50), p90Us: us(p.p90), p99Us: us(p.p99),
-      addedP50Us: added, perSec: Math.round(p.perSec), inflight: opts.inflight, cpuUsPerCall: Number(p.cpuUs.toFixed(1)),
+      addedP50Us: added, addedP99Us: added99, perSec: Math.round(p.perSec), inflight: opts.inflight, cpuUsPerCall: Number(p.cpuUs.toFixed(1)),
       ...p.mem,
     };
   }
   if (measured(mcpdPath) && measured(direct)) {
     const madd = mcpdPath.p50 - direct.p50;
-    console.log("ratios to mcpd (mcpctl bridge), the path a stdio client such as the SDK takes:");
-    for (const p of paths) {
+    console.log(opts.http ? "ratios to mcpd's loopback HTTP endpoint (/servers/echo1/mcp):"
+      : "ratios to mcpd (mcpctl bridge), the path a stdio client such as the SDK takes:");
+    for (const p of active) {
       if (p === direct || p === mcpdPath || !measured(p)) continue;
       const r = {
         addedP50: madd > 0 ? (p.p50 - direct.p50) / madd : null,
@@ -576,14 +741,15 @@ function report(run) {
       json[p.name].ratioToMcpd = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v === null ? null : Number(v.toFixed(2))]));
     }
   }
+  if (opts.http) httpVerdict(direct, mcpdPath, measured, json);
   console.log("notes:");
-  console.log("   added p50 = path p50 - direct p50; CPU and RSS are of each path's process tree after the load " +
+  console.log(`   added = path p50 (p99) - ${direct.label} p50 (p99); CPU and RSS are of each path's process tree after the load ` +
     "(hub RSS: without the fake server processes; tree: with them); the client's own CPU is not counted");
-  for (const p of paths) if (p.note) console.log(`   ${p.label}: ${p.note}`);
-  const findings = paths.filter((p) => p.finding).map((p) => `${p.label}: ${p.finding}`);
+  for (const p of active) if (p.note) console.log(`   ${p.label}: ${p.note}`);
+  const findings = active.filter((p) => p.finding).map((p) => `${p.label}: ${p.finding}`);
   for (const f of findings) console.log(`   FINDING ${f}`);
   console.log(`   ${run.seconds.toFixed(1)} s; ${run.leftover} processes needed SIGKILL at the end`);
-  console.log(JSON.stringify({ peersMcp: { short: opts.short, calls, rounds, inflight: opts.inflight, paths: json, findings } }));
+  console.log(JSON.stringify({ [opts.http ? "peersHttp" : "peersMcp"]: { short: opts.short, calls, rounds, inflight: opts.inflight, paths: json, findings } }));
   return findings;
 }
 
@@ -597,7 +763,7 @@ try {
 }
 const findings = report(run);
 // Correctness only: every path was driven and every call came back with its own text.
-const failed = paths.filter((p) => p.finding || p.failures);
+const failed = active.filter((p) => p.finding || p.failures || p.idleFinding);
 if (failed.length) {
   console.error(`mcp-peers: FAIL: ${failed.map((p) => p.name).join(", ")} did not answer every call (${findings.join("; ")})`);
   process.exit(1);
