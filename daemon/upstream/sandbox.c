@@ -375,8 +375,19 @@ int sandbox_spawn(Child **cp, const ChildSpec *spec, yajl_val policy, const char
     r = plan_build(&plan, policy, spec->cwd, &note, &why);
     if (note)
         log_full(LOG_WARNING, server, "sandbox", "%s", note);
-    if (r == 0 && (r = spawn_ns(cp, &s, &plan, on_exit, userdata, &why)) == 0)
+    if (r == 0 && (r = spawn_ns(cp, &s, &plan, on_exit, userdata, &why)) <= 0) {
+        /*
+         * Contained, or the command itself could not run (not found, not executable): that
+         * failure reads as an unconfined server's would.
+         */
         *howp = SANDBOX_HOW_NS;
+        if (r < 0) {
+            *whyp = why;
+            why = NULL;
+        }
+        plan_deinit(&plan);
+        return r;
+    }
     if (r == CHILD_E_CONTAIN && (r = bwrap_argv(&argv, &plan, spec, &why)) == 0) {
         s.file = argv[0];
         s.argv = argv;

@@ -247,6 +247,17 @@ static void test_dies(Harness *h, mcpc_client *c)
               "logs dies:\n%s", logs);
 }
 
+/* A contained server whose command is missing fails as an unconfined one would, not as a sandbox.
+ */
+static void test_missing(mcpc_client *c)
+{
+    CHECK(h_wait_state(c, "missing", "failed", H_WAIT_MS));
+    _cleanup_json_ yajl_val s = h_status(c);
+    const char *err = json_get_string(h_server(s, "missing"), "lastError") ?: "";
+    CHECK_MSG(strstr(err, "No such file or directory") && !strstr(err, "cannot set up"),
+              "lastError: %s", err);
+}
+
 /*
  * MCPD_WRAPPER's program (valgrind, in `meson test --setup valgrind`) by its absolute path, so
  * mcpd still starts under it with a PATH that finds nothing.
@@ -396,7 +407,9 @@ static void write_fixtures(int port)
         "\"homecwd\": {\"command\": \"%1$s\", \"cwd\": \"%3$s\", \"sandbox\": \"project-write\"},"
         "\"envpath\": {\"command\": \"%1$s\", \"cwd\": \"%2$s\", \"sandbox\": true, "
         "\"env\": {\"PATH\": \"/nonexistent-bin\"}},"
-        "\"badprofile\": {\"command\": \"%1$s\", \"sandbox\": \"no-such-profile\"}"
+        "\"badprofile\": {\"command\": \"%1$s\", \"sandbox\": \"no-such-profile\"},"
+        "\"missing\": {\"command\": \"/nonexistent-mcpd-test/server\", \"sandbox\": true, "
+        "\"reconnect\": false}"
         "}}",
         probe, proj, home);
     free(p), p = xasprintf("%s/config/mcpd/mcp.json", base);
@@ -469,6 +482,7 @@ int main(void)
     test_vscode(c, port_s);
     test_status(&h, c);
     test_dies(&h, c);
+    test_missing(c);
     test_fallback_logged(&h);
     test_trust(&h);
     mcpc_free(c);
