@@ -32,6 +32,8 @@
             ##__VA_ARGS__)
 
 static char base[] = "/var/tmp/mcpd-it-sandbox-XXXXXX";
+/* A project under /tmp: its sandbox's /tmp is private, yet the project shows there. */
+static char tmp_proj[] = "/tmp/mcpd-it-sandbox-proj-XXXXXX";
 static char *home, *proj, *out_dir, *probe;
 static pid_t mcpd_pid;
 /*
@@ -157,6 +159,14 @@ static void test_native(Harness *h, mcpc_client *c, const char *port)
     _cleanup_free_ char *locked = paths_join(out_dir, "locked/new");
     EXPECT(c, "mine", "read", "path", hidden, "ERR:Permission denied");
     EXPECT(c, "mine", "write", "path", locked, "ERR:Read-only file system");
+
+    /* A project under /tmp is there, writable, in a sandbox whose /tmp is its own. */
+    _cleanup_free_ char *in_tmp = paths_join(tmp_proj, "written-by-tmpcwd");
+    _cleanup_free_ char *beside = xasprintf("%s-beside", tmp_proj);
+    EXPECT(c, "tmpcwd", "write", "path", in_tmp, "OK:written");
+    CHECK_MSG(access(in_tmp, F_OK) == 0, "tmpcwd's write is not in %s", tmp_proj);
+    EXPECT(c, "tmpcwd", "write", "path", beside, "OK:written");
+    CHECK_MSG(access(beside, F_OK) < 0, "tmpcwd's /tmp is the host's: %s exists", beside);
 
     /* projectWrite leaves a home-directory working directory read-only. */
     _cleanup_free_ char *in_home = paths_join(home, "written-by-homecwd");
@@ -410,10 +420,11 @@ static void write_fixtures(int port)
         "\"envpath\": {\"command\": \"%1$s\", \"cwd\": \"%2$s\", \"sandbox\": true, "
         "\"env\": {\"PATH\": \"/nonexistent-bin\"}},"
         "\"badprofile\": {\"command\": \"%1$s\", \"sandbox\": \"no-such-profile\"},"
+        "\"tmpcwd\": {\"command\": \"%1$s\", \"cwd\": \"%4$s\", \"sandbox\": \"project-write\"},"
         "\"missing\": {\"command\": \"/nonexistent-mcpd-test/server\", \"sandbox\": true, "
         "\"reconnect\": false}"
         "}}",
-        probe, proj, home);
+        probe, proj, home, tmp_proj);
     free(p), p = xasprintf("%s/config/mcpd/mcp.json", base);
     write_text(p, cfg);
     /* Eager, as the harness's own settings are: each test here restarts mcpd and waits for states.
@@ -449,8 +460,8 @@ static void write_fixtures(int port)
 
 int main(void)
 {
-    static const char *const servers[] = {"open", "contained", "online",
-                                          "mine", "vscode",    "vsroot"};
+    static const char *const servers[] = {"open",   "contained", "online", "mine",
+                                          "vscode", "vsroot",    "tmpcwd"};
     Harness h;
     int port, lfd;
     char port_s[16];
@@ -468,7 +479,7 @@ int main(void)
     } else if ((getenv("MCPD_SANDBOX") && streq(getenv("MCPD_SANDBOX"), "bubblewrap")) ||
                strstr(getenv("MCPD_WRAPPER") ?: "", "valgrind"))
         how = "bubblewrap"; /* valgrind runs no child in new namespaces: the fallback */
-    if (!mkdtemp(base)) {
+    if (!mkdtemp(base) || !mkdtemp(tmp_proj)) {
         perror("test-sandbox: mkdtemp");
         return 99;
     }
@@ -492,7 +503,7 @@ int main(void)
     test_no_bwrap(&h);
     close(lfd);
     h_teardown(&h);
-    h_sh("rm -rf '%s'", base);
+    h_sh("rm -rf '%s' '%s'", base, tmp_proj);
     free(home), free(proj), free(out_dir), free(probe);
     return h_finish("test-sandbox");
 }
