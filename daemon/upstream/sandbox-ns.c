@@ -22,9 +22,9 @@
 #include "daemon/upstream/sandbox-ns.h"
 
 /*
- * Mounts one sandbox may hold: a policy's three lists (64 paths each, sandbox-policy.c) and the
- * ~35 defaults (secrets, tool caches, the working directory). Each is an fd in the child while
- * it is set up; sandbox.c refuses a plan above this before it forks.
+ * Mounts one sandbox may hold: a policy's three lists (64 paths each, sandbox-policy.c's bound)
+ * and the 35 defaults (secrets, tool caches, the working directory), 227 at most. Each is an fd
+ * in the child while it is set up, in an array of this size on its stack.
  */
 #define SANDBOX_NS_MAX_MOUNTS 256
 
