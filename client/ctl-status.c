@@ -89,9 +89,10 @@ static void print_sandbox(yajl_val s, size_t term)
     if (!sb_policy)
         return;
     strbuf_printf(&sb,
-                  "    sandbox: \"%s\" (bubblewrap): network %s; writes: %sprivate /tmp, "
+                  "    sandbox: \"%s\" (%s): network %s; writes: %sprivate /tmp, "
                   "tool caches",
                   json_get_string(sb_policy, "profile"),
+                  json_get_string(s, "sandboxedBy") ?: "not running",
                   YAJL_IS_TRUE(json_get(sb_policy, "network")) ? "on" : "off",
                   YAJL_IS_TRUE(json_get(sb_policy, "projectWrite")) ? "working directory, " : "");
     print_sandbox_list(&sb, sb_policy, "allowWrite", ", ");

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,17 +95,36 @@ static void close_fds_from(int lo)
         close(fd);
 }
 
-/* In the child: never returns. Only async-signal-safe work from here on. */
-_Noreturn static void exec_child(const ChildSpec *spec, char **envp, int pipes[3][2], int errfd,
-                                 pid_t parent)
+/* What the exec-status pipe carries when the child fails: errno, and a sandbox's failed step. */
+typedef struct ExecStatus {
+    int err;
+    const char *what[2];
+} ExecStatus;
+
+/*
+ * Whether the daemon still runs. In a PID namespace of its own the child sees no parent
+ * (getppid() is 0): then the exec-status pipe tells, its read end being the daemon's alone.
+ */
+static bool parent_alive(const ChildContain *contain, int errfd, pid_t parent)
 {
+    struct pollfd p = {.fd = errfd};
+
+    if (!contain || !(contain->clone_flags & CLONE_NEWPID))
+        return getppid() == parent;
+    return poll(&p, 1, 0) == 0;
+}
+
+/* In the child: never returns. Only async-signal-safe work from here on. */
+_Noreturn static void exec_child(const ChildSpec *spec, const ChildContain *contain, char **envp,
+                                 int pipes[3][2], int errfd, pid_t parent)
+{
+    ExecStatus st = {0};
     sigset_t none;
-    int e;
 
     setpgid(0, 0);
     /* Die with the daemon; if it died before this line, leave now. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
+    if (!parent_alive(contain, errfd, parent))
         _exit(127);
     for (int s = 1; s < NSIG; s++)
         signal(s, SIG_DFL);
@@ -122,13 +143,17 @@ _Noreturn static void exec_child(const ChildSpec *spec, char **envp, int pipes[3
         goto fail;
     errfd = 3;
     close_fds_from(4);
+    /* The sandbox first: the working directory is then the one its mounts show. */
+    if (contain && (st.err = -contain->fn(contain->arg, st.what)) > 0)
+        goto report;
     if (spec->cwd && chdir(spec->cwd) < 0)
         goto fail;
     environ = envp;
     execvp(spec->file, spec->argv);
 fail:
-    e = errno;
-    (void)!write(errfd, &e, sizeof(e));
+    st.err = errno;
+report:
+    (void)!write(errfd, &st, sizeof(st));
     _exit(127);
 }
 
@@ -140,16 +165,25 @@ static void close_pipes(int pipes[3][2])
                 close(pipes[i][j]);
 }
 
-/* Wait for the exec-status pipe: EOF means exec succeeded, an int is the child's errno. */
-static int read_exec_status(int fd)
+/* Wait for the exec-status pipe: EOF means exec succeeded, an ExecStatus that it failed. */
+static int read_exec_status(int fd, ExecStatus *st)
 {
-    int e = 0;
     ssize_t n;
 
     do {
-        n = read(fd, &e, sizeof(e));
+        n = read(fd, st, sizeof(*st));
     } while (n < 0 && errno == EINTR);
-    return n == (ssize_t)sizeof(e) ? -e : 0;
+    return n == (ssize_t)sizeof(*st) ? -st->err : 0;
+}
+
+/* A child in the namespaces spec names (a sandbox's), or a plain fork. */
+static pid_t fork_child(const ChildContain *contain)
+{
+    if (!contain)
+        return fork();
+    /* Like fork (no new stack: the child runs on its copy of ours), in new namespaces. */
+    return (pid_t)syscall(SYS_clone, (unsigned long)contain->clone_flags | SIGCHLD, NULL, NULL,
+                          NULL, NULL);
 }
 
 /* The reason a spawn failed, saying whether waiting can cure it (the system ran short). */
@@ -169,7 +203,14 @@ static char *spawn_error(const char *what, int r)
 
 int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *userdata, char **whyp)
 {
+    return child_spawn_contained(cp, spec, NULL, on_exit, userdata, whyp);
+}
+
+int child_spawn_contained(Child **cp, const ChildSpec *spec, const ChildContain *contain,
+                          ChildExitFn on_exit, void *userdata, char **whyp)
+{
     int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, errpipe[2] = {-1, -1};
+    ExecStatus st = {0};
     char **envp;
     pid_t parent = getpid(), pid;
     uint64_t serial = ++next_serial;
@@ -183,10 +224,10 @@ int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *us
             return r;
         }
     envp = build_env(spec->env, serial);
-    pid = fork();
+    pid = fork_child(contain);
     if (pid == 0) {
         close(errpipe[0]);
-        exec_child(spec, envp, pipes, errpipe[1], parent);
+        exec_child(spec, contain, envp, pipes, errpipe[1], parent);
     }
     r = pid < 0 ? -errno : 0;
     close(errpipe[1]);
@@ -194,16 +235,21 @@ int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *us
     if (r == 0) {
         /* Set the group from this side too, so a kill before the child ran still works. */
         setpgid(pid, pid);
-        r = read_exec_status(errpipe[0]);
+        r = read_exec_status(errpipe[0], &st);
     }
     close(errpipe[0]);
     if (r < 0) {
         _cleanup_free_ char *what = xasprintf("cannot run \"%s\"", spec->file);
-        *whyp = spawn_error(pid < 0 ? "fork failed" : what, r);
+        bool refused = st.what[0] || (pid < 0 && contain && r != -EAGAIN && r != -ENOMEM);
+        if (refused)
+            *whyp = xasprintf("%s%s%s: %s", st.what[0] ? st.what[0] : "making its namespaces",
+                              st.what[1] ? " " : "", st.what[1] ? st.what[1] : "", strerror(-r));
+        else
+            *whyp = spawn_error(pid < 0 ? "fork failed" : what, r);
         close_pipes(pipes);
         if (pid > 0)
             waitpid(pid, NULL, 0);
-        return r;
+        return refused ? CHILD_E_CONTAIN : r;
     }
     close(pipes[0][0]);
     close(pipes[1][1]);

@@ -26,6 +26,16 @@ struct Child {
     void *userdata;
 };
 
+/*
+ * A sandbox's setup, run in the child before it changes directory and execs: system calls only
+ * (the daemon has threads). 0, or -errno with what[0] naming the step and what[1] a path or
+ * NULL, both in memory the daemon has as well (string literals, what the spec points to).
+ */
+typedef int (*ChildContainFn)(void *arg, const char *what[2]);
+
+/* child_spawn's result when spec->contain failed or the kernel refused its namespaces. */
+#define CHILD_E_CONTAIN 1
+
 typedef struct ChildSpec {
     const char *file;  /* looked up in the child's PATH */
     char *const *argv; /* NULL-terminated; argv[0] shown in ps */
@@ -33,12 +43,25 @@ typedef struct ChildSpec {
     const char *cwd;   /* or NULL */
 } ChildSpec;
 
+/* A sandbox a child starts in: its namespaces, then fn(arg) in the child before exec. */
+typedef struct ChildContain {
+    int clone_flags; /* CLONE_NEW* */
+    ChildContainFn fn;
+    void *arg;
+} ChildContain;
+
 /**
  * Start a child with three pipes, in its own process group, dying with the daemon. On failure
- * (including exec failure, reported through a close-on-exec pipe) return -errno and set *whyp.
+ * (including exec failure, reported through a close-on-exec pipe) return -errno and set *whyp;
  */
 int child_spawn(Child **cp, const ChildSpec *spec, ChildExitFn on_exit, void *userdata,
                 char **whyp);
+/**
+ * child_spawn in contain's namespaces, contain->fn run before exec; CHILD_E_CONTAIN (with
+ * *whyp naming the step) when the kernel refused either.
+ */
+int child_spawn_contained(Child **cp, const ChildSpec *spec, const ChildContain *contain,
+                          ChildExitFn on_exit, void *userdata, char **whyp);
 /**
  * Send sig to the child's whole process group and to every descendant that left it (setsid):
  * those carrying its tag and their descendants.

@@ -61,6 +61,7 @@ typedef struct StdioTransport {
     LogLimit log_limit;       /* stderr lines into the log */
     const char *grace_reason; /* what to report if no exit status comes within the grace */
     yajl_val sandbox;         /* the policy it runs contained by (a copy), or NULL */
+    const char *sandbox_how;  /* and how (SANDBOX_HOW_*) */
     bool stdout_eof, closing, reported;
     int stop_stage;
 } StdioTransport;
@@ -328,7 +329,7 @@ static char *last_words(StdioTransport *s)
  */
 static void sandbox_note_exit(StdioTransport *s, const char *why)
 {
-    _cleanup_free_ char *hint = sandbox_exit_hint(s->base.server, s->sandbox);
+    _cleanup_free_ char *hint = sandbox_exit_hint(s->base.server, s->sandbox, s->sandbox_how);
     _cleanup_free_ char *line = xasprintf("mcpd: %s\n", hint);
 
     runlog_append(s->runlog, s->run, line, strlen(line));
@@ -431,6 +432,8 @@ static void stdio_status(Transport *t, yajl_val obj)
     StdioTransport *s = (StdioTransport *)t;
 
     json_object_set(obj, "pid", json_int_new(s->child->pid));
+    if (s->sandbox_how)
+        json_object_set(obj, "sandboxedBy", json_string_new(s->sandbox_how));
     proctree_status(s->child->serial, s->child->started_ms, obj);
 }
 
@@ -454,28 +457,20 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
                         char **whyp)
 {
     StdioTransport *s = xcalloc(1, sizeof(*s));
-    char **argv = xcalloc(cfg->n_args + 2, sizeof(char *)), **wrapped = NULL;
+    char **argv = xcalloc(cfg->n_args + 2, sizeof(char *));
     ChildSpec spec = {cfg->command, argv, cfg->env, cfg->cwd ? cfg->cwd : default_cwd};
-    _cleanup_free_ char *note = NULL;
-    int r = 0;
+    int r;
 
     argv[0] = cfg->command;
     for (size_t i = 0; i < cfg->n_args; i++)
         argv[i + 1] = cfg->args[i];
     s->runlog = runlog_get(cfg->name, default_cwd);
     if (cfg->sandbox)
-        r = sandbox_wrap(&spec, cfg->sandbox, &wrapped, &note, whyp);
-    if (note)
-        log_full(LOG_WARNING, cfg->name, "sandbox", "%s", note);
-    if (r == 0)
+        r = sandbox_spawn(&s->child, &spec, cfg->sandbox, cfg->name, on_exit_cb, s, &s->sandbox_how,
+                          whyp);
+    else
         r = child_spawn(&s->child, &spec, on_exit_cb, s, whyp);
-    if (r < 0 && cfg->sandbox) {
-        char *why = sandbox_spawn_error(cfg->name, *whyp);
-        free(*whyp);
-        *whyp = why;
-    }
     free(argv);
-    sandbox_argv_free(wrapped);
     if (r < 0) {
         runlog_spawn_failed(s->runlog, *whyp);
         runlog_unref(s->runlog);
@@ -511,7 +506,7 @@ int transport_stdio_new(Transport **tp, struct event_base *base, const ServerCon
     if (!watched || turn_fd_want(&s->w_in, EV_READ) < 0)
         await_exit(s, "mcpd cannot watch its pipes (epoll failed: see mcpd's log)");
     if (cfg->sandbox) {
-        _cleanup_free_ char *how = sandbox_describe(cfg->sandbox);
+        _cleanup_free_ char *how = sandbox_describe(cfg->sandbox, s->sandbox_how);
         log_full(LOG_INFO, cfg->name, "spawn", "started %s (pid %d) in the sandbox %s",
                  cfg->command, (int)s->child->pid, how);
     } else

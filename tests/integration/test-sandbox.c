@@ -32,8 +32,16 @@
             ##__VA_ARGS__)
 
 static char base[] = "/var/tmp/mcpd-it-sandbox-XXXXXX";
+/* A project under /tmp: its sandbox's /tmp is private, yet the project shows there. */
+static char tmp_proj[] = "/tmp/mcpd-it-sandbox-proj-XXXXXX";
 static char *home, *proj, *out_dir, *probe;
 static pid_t mcpd_pid;
+/*
+ * How mcpd contains the servers in this run: its own namespaces, or bubblewrap when asked
+ * (MCPD_SANDBOX=bubblewrap) or when the kernel refuses user namespaces (SANDBOX_TEST_NO_USERNS
+ * names a wrapper that makes it refuse them; valgrind refuses them too).
+ */
+static const char *how = "namespaces";
 
 static void write_text(const char *path, const char *text)
 {
@@ -152,16 +160,25 @@ static void test_native(Harness *h, mcpc_client *c, const char *port)
     EXPECT(c, "mine", "read", "path", hidden, "ERR:Permission denied");
     EXPECT(c, "mine", "write", "path", locked, "ERR:Read-only file system");
 
+    /* A project under /tmp is there, writable, in a sandbox whose /tmp is its own. */
+    _cleanup_free_ char *in_tmp = paths_join(tmp_proj, "written-by-tmpcwd");
+    _cleanup_free_ char *beside = xasprintf("%s-beside", tmp_proj);
+    EXPECT(c, "tmpcwd", "write", "path", in_tmp, "OK:written");
+    CHECK_MSG(access(in_tmp, F_OK) == 0, "tmpcwd's write is not in %s", tmp_proj);
+    EXPECT(c, "tmpcwd", "write", "path", beside, "OK:written");
+    CHECK_MSG(access(beside, F_OK) < 0, "tmpcwd's /tmp is the host's: %s exists", beside);
+
     /* projectWrite leaves a home-directory working directory read-only. */
     _cleanup_free_ char *in_home = paths_join(home, "written-by-homecwd");
     EXPECT(c, "homecwd", "write", "path", in_home, "ERR:Read-only file system");
     /* An entry's PATH does not choose the bwrap: still contained. */
     EXPECT(c, "envpath", "read", "path", ssh, "ERR:Permission denied");
 
-    /* The refusals are in the server's stderr, as `mcpctl logs` shows it. */
+    /* The refusals are in the server's stderr, as `mcpctl logs` shows it: path and connection. */
     _cleanup_free_ char *logs = CTL(h, &st, "logs contained");
+    _cleanup_free_ char *refused = xasprintf("connect 127.0.0.1 %s: Connection refused", port);
     CHECK_MSG(strstr(logs, ssh) && strstr(logs, "Permission denied") &&
-                  strstr(logs, "Read-only file system"),
+                  strstr(logs, "Read-only file system") && strstr(logs, refused),
               "logs contained:\n%s", logs);
 }
 
@@ -198,9 +215,10 @@ static void test_status(Harness *h, mcpc_client *c)
     CHECK(
         streq(json_get_string(json_get_object(h_server(st, "vscode"), "sandbox"), "profile") ?: "",
               "project-write"));
+    CHECK(streq(json_get_string(h_server(st, "contained"), "sandboxedBy") ?: "", how));
     _cleanup_free_ char *text = CTL(h, &code, "status contained");
-    CHECK_MSG(strstr(text, "sandbox: \"project-write\" (bubblewrap): network off"), "status:\n%s",
-              text);
+    _cleanup_free_ char *line = xasprintf("sandbox: \"project-write\" (%s): network off", how);
+    CHECK_MSG(strstr(text, line), "status:\n%s", text);
     _cleanup_free_ char *json = CTL(h, &code, "status --json");
     CHECK_MSG(strstr(json, "\"sandbox\""), "status --json has no sandbox");
     /* What VS Code's block asks and mcpd cannot do is named. */
@@ -230,9 +248,26 @@ static void test_dies(Harness *h, mcpc_client *c)
     /* (Its last words are there too unless a slow mcpd saw its stdin closed first.) */
     CHECK_MSG(strstr(err, "it ran in a sandbox: `mcpctl logs dies`"), "lastError: %s", err);
     _cleanup_free_ char *logs = CTL(h, &st, "logs dies");
-    CHECK_MSG(strstr(logs, ".ssh/id_test: Permission denied") &&
-                  strstr(logs, "mcpd: it ran in a sandbox"),
+    /* mcpd's hint after its last words names the profile and how it was contained. */
+    _cleanup_free_ char *hint =
+        xasprintf("mcpd: it ran in a sandbox, \"read-only\" (%s; network "
+                  "off): what the sandbox refused shows in `mcpctl logs dies`",
+                  how);
+    CHECK_MSG(strstr(logs, ".ssh/id_test: Permission denied") && strstr(logs, hint),
               "logs dies:\n%s", logs);
+}
+
+/* A contained server whose command is missing fails as an unconfined one would, not as a sandbox.
+ */
+static void test_missing(mcpc_client *c)
+{
+    CHECK(h_wait_state(c, "missing", "failed", H_WAIT_MS));
+    _cleanup_json_ yajl_val s = h_status(c);
+    const char *err = json_get_string(h_server(s, "missing"), "lastError") ?: "";
+    /* Under bubblewrap, bwrap runs and its exec fails: the server's own exit, as unconfined. */
+    CHECK_MSG(!strstr(err, "cannot set up") &&
+                  (!streq(how, "namespaces") || strstr(err, "No such file or directory")),
+              "lastError: %s", err);
 }
 
 /*
@@ -256,10 +291,14 @@ static void wrapper_absolute(void)
     }
 }
 
-/* Without bwrap a contained server does not run, unconfined or at all; the others do. */
+/*
+ * Without bwrap: where mcpd's own namespaces serve, a contained server runs contained all the
+ * same; where bubblewrap is needed, it does not run, unconfined or at all; the others do.
+ */
 static void test_no_bwrap(Harness *h)
 {
     _cleanup_free_ char *path = xstrdup(getenv("PATH") ?: "/usr/bin:/bin");
+    _cleanup_free_ char *ssh = paths_join(home, ".ssh/id_test");
 
     CHECK(h_stop(h) == 0);
     wrapper_absolute();
@@ -268,6 +307,12 @@ static void test_no_bwrap(Harness *h)
     setenv("PATH", path, 1);
     mcpc_client *c = h_client(h, "no-bwrap");
     CHECK(h_wait_state(c, "open", "connected", H_WAIT_MS));
+    if (streq(how, "namespaces")) {
+        CHECK(h_wait_state(c, "contained", "connected", H_WAIT_MS));
+        EXPECT(c, "contained", "read", "path", ssh, "ERR:Permission denied");
+        mcpc_free(c);
+        return;
+    }
     CHECK(h_wait_state(c, "contained", "failed", H_WAIT_MS));
     _cleanup_json_ yajl_val st = h_status(c);
     const char *err = json_get_string(h_server(st, "contained"), "lastError") ?: "";
@@ -277,6 +322,19 @@ static void test_no_bwrap(Harness *h)
     h_list_count(c, "mcp_contained_read", &found);
     CHECK(!found);
     mcpc_free(c);
+}
+
+/* Where the kernel refuses mcpd's own sandbox, the log says so and bubblewrap serves. */
+static void test_fallback_logged(Harness *h)
+{
+    int st;
+
+    if (!getenv("SANDBOX_TEST_NO_USERNS"))
+        return;
+    _cleanup_free_ char *log = h_shell(&st, "cat '%s'", h->log);
+    CHECK_MSG(strstr(log, "the kernel refused mcpd's own sandbox") &&
+                  strstr(log, "contained servers start under bubblewrap instead"),
+              "no fallback in the log");
 }
 
 /* An approved project's entry is approved with its sandbox: weakening it asks again. */
@@ -361,9 +419,12 @@ static void write_fixtures(int port)
         "\"homecwd\": {\"command\": \"%1$s\", \"cwd\": \"%3$s\", \"sandbox\": \"project-write\"},"
         "\"envpath\": {\"command\": \"%1$s\", \"cwd\": \"%2$s\", \"sandbox\": true, "
         "\"env\": {\"PATH\": \"/nonexistent-bin\"}},"
-        "\"badprofile\": {\"command\": \"%1$s\", \"sandbox\": \"no-such-profile\"}"
+        "\"badprofile\": {\"command\": \"%1$s\", \"sandbox\": \"no-such-profile\"},"
+        "\"tmpcwd\": {\"command\": \"%1$s\", \"cwd\": \"%4$s\", \"sandbox\": \"project-write\"},"
+        "\"missing\": {\"command\": \"/nonexistent-mcpd-test/server\", \"sandbox\": true, "
+        "\"reconnect\": false}"
         "}}",
-        probe, proj, home);
+        probe, proj, home, tmp_proj);
     free(p), p = xasprintf("%s/config/mcpd/mcp.json", base);
     write_text(p, cfg);
     /* Eager, as the harness's own settings are: each test here restarts mcpd and waits for states.
@@ -399,8 +460,8 @@ static void write_fixtures(int port)
 
 int main(void)
 {
-    static const char *const servers[] = {"open", "contained", "online",
-                                          "mine", "vscode",    "vsroot"};
+    static const char *const servers[] = {"open",   "contained", "online", "mine",
+                                          "vscode", "vsroot",    "tmpcwd"};
     Harness h;
     int port, lfd;
     char port_s[16];
@@ -410,7 +471,15 @@ int main(void)
         return 99;
     }
     h_setup(&h, "sandbox");
-    if (!mkdtemp(base)) {
+    if (getenv("SANDBOX_TEST_NO_USERNS")) {
+        const char *w = getenv("MCPD_WRAPPER");
+        _cleanup_free_ char *wrap = xasprintf("%s %s", getenv("SANDBOX_TEST_NO_USERNS"), w ?: "");
+        setenv("MCPD_WRAPPER", wrap, 1);
+        how = "bubblewrap";
+    } else if ((getenv("MCPD_SANDBOX") && streq(getenv("MCPD_SANDBOX"), "bubblewrap")) ||
+               strstr(getenv("MCPD_WRAPPER") ?: "", "valgrind"))
+        how = "bubblewrap"; /* valgrind runs no child in new namespaces: the fallback */
+    if (!mkdtemp(base) || !mkdtemp(tmp_proj)) {
         perror("test-sandbox: mkdtemp");
         return 99;
     }
@@ -427,12 +496,14 @@ int main(void)
     test_vscode(c, port_s);
     test_status(&h, c);
     test_dies(&h, c);
+    test_missing(c);
+    test_fallback_logged(&h);
     test_trust(&h);
     mcpc_free(c);
     test_no_bwrap(&h);
     close(lfd);
     h_teardown(&h);
-    h_sh("rm -rf '%s'", base);
+    h_sh("rm -rf '%s' '%s'", base, tmp_proj);
     free(home), free(proj), free(out_dir), free(probe);
     return h_finish("test-sandbox");
 }
