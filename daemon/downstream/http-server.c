@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "common/durable.h"
+#include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/jsonscan.h"
 #include "common/log.h"
@@ -301,20 +302,40 @@ static const HttpExchangeOps conn_ops = {
 };
 
 /* A refusal with a JSON-RPC error body; close: the connection ends after it. */
-static void refuse(HttpConn *c, int status, int code, const char *message, const char *headers,
-                   bool close)
+/* A JSON-RPC error as a whole response; id may be NULL. */
+static void send_error(HttpConn *c, int status, yajl_val id, int code, const char *message,
+                       const char *headers)
 {
     StrBuf sb = STRBUF_INIT;
 
-    jsonrpc_write_error(&sb, NULL, code, message, NULL);
+    jsonrpc_write_error(&sb, id, code, message, NULL);
     if (sb.len && sb.data[sb.len - 1] == '\n')
         sb.len--;
-    if (close)
-        c->close_after = true;
     send_reply(c, status, headers, sb.data, sb.len);
     strbuf_deinit(&sb);
+}
+
+static void refuse(HttpConn *c, int status, int code, const char *message, const char *headers,
+                   bool close)
+{
+    if (close)
+        c->close_after = true;
+    send_error(c, status, NULL, code, message, headers);
     if (close)
         resume(c); /* closes once the refusal is out */
+}
+
+/* A refusal of a request whose body was read: the error carries its id (null when it has none). */
+static void refuse_request(HttpConn *c, int status, int code, const char *message, const char *body,
+                           size_t n)
+{
+    static const char *const names[] = {"id"};
+    JsonSpan v[1] = {{0}};
+    _cleanup_json_ yajl_val id = NULL;
+
+    if (jsonscan_members(body, n, names, 1, v) >= 0 && v[0].p)
+        (void)json_parse_full(&id, v[0].p, v[0].n, JSON_UTF8_REPAIR, NULL);
+    send_error(c, status, id, code, message, NULL);
 }
 
 /* A refusal a web page or another local user can cause: logged, rate-limited. */
@@ -463,7 +484,9 @@ static const char *headers_mismatch(const HttpHead *h, const char *body, size_t 
             return "MCP-Protocol-Version names no version mcpd speaks";
         memcpy(version, ver, vn);
         version[vn] = 0;
-        if (!mcp_protocol_find(version) && !streq(version, MCP_PROTOCOL_2026_07_28))
+        /* A stateless request with an unknown version is answered -32022 by the core, with the
+         * versions it takes, once modern_meta_wrong() has seen _meta say the same. */
+        if (!modern && !mcp_protocol_find(version) && !streq(version, MCP_PROTOCOL_2026_07_28))
             return "MCP-Protocol-Version names no version mcpd speaks";
     }
     if (!modern && !hv)
@@ -475,11 +498,45 @@ static const char *headers_mismatch(const HttpHead *h, const char *body, size_t 
     if (modern && ver && streq(version, MCP_PROTOCOL_2026_07_28) && !hv)
         return "a 2026-07-28 request needs the Mcp-Method header";
     hv = http_field(h, "Mcp-Name", &hn);
-    if (!hv || !v[1].p || jsonscan_members(v[1].p, v[1].n, inner, 2, in) < 0)
+    if (!v[1].p || jsonscan_members(v[1].p, v[1].n, inner, 2, in) < 0)
         return NULL;
-    JsonSpan named = span_is(v[0], "resources/read", 14) ? in[1] : in[0];
-    if (named.p && !span_is(named, hv, hn))
+    bool read = span_is(v[0], "resources/read", 14);
+    JsonSpan named = read ? in[1] : in[0];
+    bool names_one = read || span_is(v[0], "tools/call", 10) || span_is(v[0], "prompts/get", 11);
+    if (!hv && named.p && names_one && modern && ver && streq(version, MCP_PROTOCOL_2026_07_28))
+        return "a 2026-07-28 tools/call, prompts/get or resources/read needs the Mcp-Name header";
+    if (hv && named.p && !span_is(named, hv, hn))
         return "the Mcp-Name header does not match the body";
+    return NULL;
+}
+
+/*
+ * A 2026-07-28 request (a POST with no session that is not initialize) must say its revision
+ * and capabilities in _meta, the revision the MCP-Protocol-Version header says. Returns why
+ * not with *codep (-32602 for a missing field, the header mismatch error), or NULL.
+ */
+static const char *modern_meta_wrong(const HttpHead *h, const char *body, size_t n, int *codep)
+{
+    static const char *const top[] = {"id", "method", "params"}, *const in_params[] = {"_meta"},
+                             *const in_meta[] = {MCP_META_PROTOCOL_VERSION,
+                                                 MCP_META_CLIENT_CAPABILITIES};
+    JsonSpan v[3] = {{0}}, p[1] = {{0}}, m[2] = {{0}};
+    size_t vn;
+    const char *ver = http_field(h, "MCP-Protocol-Version", &vn);
+
+    if (jsonscan_members(body, n, top, 3, v) < 0 || !v[0].p || !v[1].p)
+        return NULL; /* not a request: the session says what is wrong with it */
+    if (v[2].p)
+        (void)jsonscan_members(v[2].p, v[2].n, in_params, 1, p);
+    if (p[0].p)
+        (void)jsonscan_members(p[0].p, p[0].n, in_meta, 2, m);
+    *codep = JSONRPC_INVALID_PARAMS;
+    if (!m[0].p || !m[1].p)
+        return "a 2026-07-28 request carries params._meta with " MCP_META_PROTOCOL_VERSION
+               " and " MCP_META_CLIENT_CAPABILITIES " (or starts a 2025 session with initialize)";
+    *codep = MCP_ERROR_HEADER_MISMATCH;
+    if (ver && !span_is(m[0], ver, vn))
+        return "the MCP-Protocol-Version header does not match _meta's protocol version";
     return NULL;
 }
 
@@ -542,8 +599,11 @@ static void handle_post(HttpConn *c, const HttpHead *h, char *body, size_t n, Ht
     if ((why = headers_mismatch(h, body, n, s == c->modern))) {
         if (created)
             http_session_end(&srv->sessions, s);
-        return refuse(c, 400, MCP_ERROR_HEADER_MISMATCH, why, NULL, false);
+        return refuse_request(c, 400, MCP_ERROR_HEADER_MISMATCH, why, body, n);
     }
+    int code;
+    if (s == c->modern && (why = modern_meta_wrong(h, body, n, &code)))
+        return refuse_request(c, 400, code, why, body, n);
     start_exchange(c, h);
     int r = http_session_post(s, &c->ex, body, n, ident, &err);
     if (r == 0)

@@ -112,8 +112,9 @@ static void event_to(HttpExchange *ex, const char *line, size_t len)
 }
 
 /*
- * The status of a 2026-07-28 answer sent as a JSON body: an unknown method is 404 (the era's
- * HTTP binding), everything else 200 with the error in the body.
+ * The status of a 2026-07-28 answer sent as a JSON body (the era's HTTP binding): an unknown
+ * method is 404, an unsupported protocol version or a capability the client did not declare
+ * 400, everything else 200 with the error in the body.
  */
 static int answer_status(const HttpSession *s, JsonSpan error)
 {
@@ -123,7 +124,13 @@ static int answer_status(const HttpSession *s, JsonSpan error)
 
     if (!s->modern || !error.p || jsonscan_members(error.p, error.n, names, 1, code) < 0)
         return 200;
-    return jsonscan_is_int(code[0], &c) && c == JSONRPC_METHOD_NOT_FOUND ? 404 : 200;
+    if (!jsonscan_is_int(code[0], &c))
+        return 200;
+    if (c == JSONRPC_METHOD_NOT_FOUND)
+        return 404;
+    if (c == MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION || c == MCP_ERROR_MISSING_CLIENT_CAPABILITY)
+        return 400;
+    return 200;
 }
 
 /* The answer to ex's request: the last of its stream, or its whole JSON body. */
