@@ -25,6 +25,7 @@
 #include "common/mcp.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/downstream/http-chunked.h"
 #include "daemon/downstream/http-parse.h"
 #include "daemon/downstream/http-server.h"
 
@@ -61,6 +62,7 @@ struct HttpConn {
     size_t in_len, in_cap, scan;
     struct evbuffer *out;
     HttpExchange ex;         /* the request that waits for mcpd, while busy */
+    HttpChunked chunked;     /* the decoding of the current request's chunked body */
     bool busy;               /* ex waits (an answer, or a stream is open) */
     bool reading;            /* ev_read is added */
     bool close_after;        /* the last response is out: close */
@@ -696,6 +698,20 @@ static void handle(HttpConn *c, const HttpHead *h, char *body, size_t n)
                "Allow: GET, POST, DELETE\r\n", false);
 }
 
+/*
+ * Decode what arrived of h's chunked body in place, after its head: HTTP_CHUNKED_DONE (the body
+ * is c->chunked.out bytes after the head, what follows it is next), HTTP_CHUNKED_AGAIN, or the
+ * status to refuse with.
+ */
+static int dechunk(HttpConn *c, const HttpHead *h)
+{
+    size_t n = c->in_len - h->head_len;
+    int r = http_chunked_step(&c->chunked, c->in + h->head_len, &n, c->srv->max_body);
+
+    c->in_len = h->head_len + n;
+    return r;
+}
+
 /* Take the requests whole in the input, until one waits for mcpd or more must be read. */
 static void process(HttpConn *c)
 {
@@ -721,10 +737,24 @@ static void process(HttpConn *c)
                    "the body is larger than maxMessageBytes: one message per POST", NULL, true);
             break;
         }
-        size_t whole = h.head_len + h.content_length;
+        size_t body_len = h.content_length, whole = h.head_len + body_len;
+        if (h.chunked) {
+            if ((r = dechunk(c, &h)) != HTTP_CHUNKED_DONE) {
+                if (r != HTTP_CHUNKED_AGAIN)
+                    refuse(c, r, JSONRPC_INVALID_REQUEST,
+                           r == 413 ? "the chunked body is larger than maxMessageBytes (or in "
+                                      "too many chunks): one message per POST"
+                                    : "malformed chunked body",
+                           NULL, true);
+                break;
+            }
+            body_len = c->chunked.out;
+            whole = h.head_len + body_len;
+            c->chunked = (HttpChunked){0};
+        }
         if (c->in_len < whole)
             break;
-        handle(c, &h, c->in + h.head_len, h.content_length);
+        handle(c, &h, c->in + h.head_len, body_len);
         memmove(c->in, c->in + whole, c->in_len - whole);
         c->in_len -= whole;
         c->scan = 0;
@@ -774,10 +804,19 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     conn_close(c, "idle");
 }
 
+/*
+ * Bytes of a connection's input buffer at most: one request whole (its head, a maximal body,
+ * and for a chunked one the trailer section, read before the body counts as whole).
+ */
+static size_t input_cap(const HttpServer *srv)
+{
+    return HTTP_MAX_HEAD + srv->max_body + HTTP_TRAILER_MAX;
+}
+
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     HttpConn *c = arg;
-    size_t cap = HTTP_MAX_HEAD + c->srv->max_body;
+    size_t cap = input_cap(c->srv);
 
     (void)what;
     if (c->in_len >= cap || (c->busy && c->in_len >= HTTP_MAX_HEAD)) {
@@ -885,8 +924,8 @@ void http_server_adopt(int fd, uid_t uid, pid_t pid, const char *data, size_t n,
         return;
     c->in_cap = MAX(n, (size_t)HTTP_READ_CHUNK);
     c->in = xmalloc(c->in_cap);
-    memcpy(c->in, data, MIN(n, HTTP_MAX_HEAD + srv->max_body));
-    c->in_len = MIN(n, HTTP_MAX_HEAD + srv->max_body);
+    c->in_len = MIN(n, input_cap(srv));
+    memcpy(c->in, data, c->in_len);
     process(c);
 }
 

@@ -68,6 +68,35 @@ static void socket_session(Harness *h)
     close(fd);
 }
 
+/*
+ * A chunked body (as a client streaming its request sends it): taken like one with a length,
+ * split anywhere, with an extension and a trailer, and the next request on the connection after.
+ */
+static void chunked(Harness *h)
+{
+    static const char head[] = "POST /mcp HTTP/1.1\r\nHost: localhost\r\n"
+                               "Content-Type: application/json\r\nAccept: application/json, "
+                               "text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const char *body = HC_INITIALIZE;
+    size_t half = strlen(body) / 2;
+    int fd = h_raw_connect(h);
+    _cleanup_free_ char *req =
+        xasprintf("%s%zx;x=1\r\n%.*s\r\n%zX\r\n%s\r\n0\r\nX-Done: 1\r\n\r\n", head, half, (int)half,
+                  body, strlen(body) - half, body + half);
+    HcResponse r = hc_raw(fd, req, strlen(req));
+    _cleanup_free_ char *sid = hc_field(&r, "Mcp-Session-Id");
+
+    CHECK_MSG(r.status == 200 && strstr(r.body, "\"serverInfo\"") && sid,
+              "initialize in a chunked body: %d %s %s", r.status, r.head, r.body);
+    hc_free(&r);
+    _cleanup_free_ char *hs = xasprintf("Mcp-Session-Id: %s\r\n", sid ? sid : "none");
+    r = hc_post(fd, 0, "/mcp", hs, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+    CHECK_MSG(r.status == 200 && strstr(r.body, "\"result\""), "a request after it: %d %s",
+              r.status, r.body);
+    hc_free(&r);
+    close(fd);
+}
+
 /* /servers/NAME/mcp: one server, its own tool names. */
 static void one_server(Harness *h)
 {
@@ -188,7 +217,10 @@ static void bad_requests(Harness *h)
         {"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
          "Content-Length: 1073741824\r\n\r\n",
          413},
-        {"POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 501},
+        {"POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+        {"POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n"
+         "\r\n0\r\n\r\n",
+         400},
         {"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400},
         {"POST /mcp HTTP/1.1\r\nHost: x\r\n folded: y\r\n\r\n", 400},
         {"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", 404},
@@ -240,6 +272,7 @@ int main(void)
     int port = hc_port(&h);
 
     socket_session(&h);
+    chunked(&h);
     one_server(&h);
     modern(&h);
     loopback(&h, port);
