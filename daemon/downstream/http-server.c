@@ -155,7 +155,7 @@ static void on_reap(evutil_socket_t fd, short what, void *arg)
     while (srv->reap) {
         HttpConn *c = srv->reap;
         srv->reap = c->reap_next;
-        http_exchange_detach(&c->ex);
+        http_exchange_drop(&c->ex); /* a 2025 stream cut short waits for a resume */
         if (c->modern)
             http_session_end(&srv->sessions, c->modern); /* closing the stream cancels (2026) */
         event_free(c->ev_read);
@@ -275,17 +275,19 @@ static void op_sse_start(void *conn, const char *headers)
     write_head(c, 200, "text/event-stream", extra, "Transfer-Encoding: chunked\r\n");
 }
 
-static void op_sse_event(void *conn, const char *data, size_t n)
+static void op_sse_event(void *conn, const char *id, const char *data, size_t n)
 {
-    static const char pre[] = "event: message\ndata: ", post[] = "\n\n\r\n";
     HttpConn *c = conn;
-    char size[32];
-    int k = snprintf(size, sizeof(size), "%zx\r\n", sizeof(pre) - 1 + n + 2);
+    char pre[HTTP_EVENT_ID_LEN + 32], size[32];
+    /* A priming event is an id alone (2025-11-25): the client can resume from it. */
+    int p = snprintf(pre, sizeof(pre), "%s%s%s%s", id ? "id: " : "", id ? id : "", id ? "\n" : "",
+                     n ? "event: message\ndata: " : "data: ");
+    int k = snprintf(size, sizeof(size), "%zx\r\n", (size_t)p + n + 2);
 
     conn_write(c, size, (size_t)k);
-    conn_write(c, pre, sizeof(pre) - 1);
+    conn_write(c, pre, (size_t)p);
     conn_write(c, data, n);
-    conn_write(c, post, sizeof(post) - 1);
+    conn_write(c, "\n\n\r\n", 4);
 }
 
 static void op_sse_end(void *conn)
@@ -643,6 +645,12 @@ static void handle_get(HttpConn *c, const HttpHead *h, const HttpIdentity *ident
         return refuse(c, 429, JSONRPC_INVALID_REQUEST, "too many streams open in this session",
                       NULL, false);
     start_exchange(c, h);
+    size_t ln;
+    const char *last = http_field(h, "Last-Event-ID", &ln);
+    if (last) {
+        http_session_resume(s, &c->ex, last, ln);
+        return;
+    }
     if (!http_session_listen(s, &c->ex)) {
         c->busy = false;
         refuse(c, 409, JSONRPC_INVALID_REQUEST, "the session's GET stream is already open", NULL,
