@@ -233,16 +233,25 @@ void http_session_resume(HttpSession *s, HttpExchange *ex, const char *last, siz
     for (; known && *op; op = &(*op)->next)
         if ((*op)->replay->stream == stream)
             break;
-    ex->ops->sse_start(ex->conn, "");
-    ex->started = true;
     HttpOrphan *o = known ? *op : NULL;
     if (!o || (!o->id && !o->ended && s->get)) {
-        /* Not kept (ended, expired, not ours), or the GET stream is open again: nothing to send. */
+        /*
+         * Not kept (ended, expired, not ours), or the GET stream is open again: 405, what a
+         * server with no stream to offer answers a GET. An SSE response that ended at once
+         * would have SDK clients resume again and again (they resume after an error answer).
+         */
+        _cleanup_free_ char *body =
+            error_body(JSONRPC_INVALID_REQUEST, "Last-Event-ID names no stream mcpd keeps (it "
+                                                "ended, or was dropped more than 5 minutes ago)");
+        size_t bn = strlen(body);
         log_debug("http: session %s: Last-Event-ID %.*s names no stream kept", s->id,
                   (int)MIN(n, (size_t)HTTP_EVENT_ID_LEN), last);
-        ex->ops->sse_end(ex->conn);
+        ex->ops->reply(ex->conn, 405, "Allow: POST, DELETE\r\n", body,
+                       bn && body[bn - 1] == '\n' ? bn - 1 : bn);
         return;
     }
+    ex->ops->sse_start(ex->conn, "");
+    ex->started = true;
     *op = o->next;
     ex->replay = o->replay;
     o->replay = NULL;
