@@ -7,7 +7,7 @@
  * between calls). Both must give the same outcome, and a head that parses must point only
  * inside the buffer; the field lookups must hold on whatever parsed. A chunked head's body
  * (what follows the head) is decoded the same two ways (http-chunked.c): the same outcome, the
- * same body, never more than the bound.
+ * same body, never more than the bound. A Last-Event-ID that parses, printed, reads back the same.
  */
 
 #include <stddef.h>
@@ -17,6 +17,7 @@
 
 #include "daemon/downstream/http-chunked.h"
 #include "daemon/downstream/http-parse.h"
+#include "daemon/downstream/http-resume.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -109,6 +110,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)http_field_lists(&whole, "Accept", "text/event-stream");
         (void)http_field_is(&whole, "Connection", "close");
         (void)http_method_is(&whole, "POST");
+        const char *last = http_field(&whole, "Last-Event-ID", &len);
+        uint32_t stream;
+        uint64_t seq;
+        char id[HTTP_EVENT_ID_LEN];
+        if (last && http_replay_parse_id(last, len, &stream, &seq)) {
+            /* An id that parses is one mcpd could have written: it reads back the same. */
+            HttpReplay *r = http_replay_new(stream);
+            http_replay_id(r, seq, id);
+            http_replay_free(r);
+            uint32_t stream2;
+            uint64_t seq2;
+            if (!http_replay_parse_id(id, strlen(id), &stream2, &seq2) || stream2 != stream ||
+                seq2 != seq)
+                abort();
+        }
         if (whole.chunked)
             check_chunked(buf + whole.head_len, size - 1 - whole.head_len, chunk);
     } else if (a != HTTP_PARSE_AGAIN && (a < 400 || a > 599)) {
