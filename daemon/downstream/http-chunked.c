@@ -2,6 +2,7 @@
 // http-chunked: a request body in the chunked transfer coding (RFC 9112 7.1), decoded in place
 // as it arrives; each bound (size line, chunks, body bytes, trailers) refuses with its status.
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "daemon/downstream/http-chunked.h"
@@ -47,12 +48,14 @@ static int parse_size(const char *line, size_t n, uint64_t room, uint64_t *sizep
     return 0;
 }
 
-/* The end of the line starting at p (the index of its LF), or 0 when it has not arrived. */
-static size_t line_end(const char *body, size_t p, size_t n)
+/* Whether the line starting at p has arrived: *lfp gets the index of its LF. */
+static bool line_end(const char *body, size_t p, size_t n, size_t *lfp)
 {
     const char *lf = memchr(body + p, '\n', n - p);
 
-    return lf ? (size_t)(lf - body) : 0;
+    if (lf)
+        *lfp = (size_t)(lf - body);
+    return lf != NULL;
 }
 
 int http_chunked_step(HttpChunked *st, char *body, size_t *np, size_t max_body)
@@ -65,7 +68,7 @@ int http_chunked_step(HttpChunked *st, char *body, size_t *np, size_t max_body)
     while (r == HTTP_CHUNKED_AGAIN && p < n) {
         switch (st->state) {
         case SIZE:
-            if (!(lf = line_end(body, p, n))) {
+            if (!line_end(body, p, n, &lf)) {
                 if (n - p >= HTTP_CHUNK_LINE_MAX)
                     r = 400;
                 goto out;
@@ -107,7 +110,7 @@ int http_chunked_step(HttpChunked *st, char *body, size_t *np, size_t max_body)
             st->state = SIZE;
             break;
         case TRAILER:
-            if (!(lf = line_end(body, p, n))) {
+            if (!line_end(body, p, n, &lf)) {
                 if (st->trailer + (n - p) > HTTP_TRAILER_MAX)
                     r = 431;
                 goto out;
