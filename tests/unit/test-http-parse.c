@@ -140,6 +140,7 @@ static void test_chunked(void)
         {"2 x\r\n{}\r\n0\r\n\r\n", NULL, 400},       /* junk after the size */
         {"2;a\rb\r\n{}\r\n0\r\n\r\n", NULL, 400},    /* bare CR in an extension */
         {"0\r\nX: y\n\r\n", NULL, 400},              /* trailer line with a bare LF */
+        {"0\r\nX: y\r\n\nZ", NULL, 400},             /* a bare LF first in a read (fuzz) */
         {"FFFFFFFFFFFFFFFFFFFFFFFF\r\n", NULL, 413}, /* huge chunk size */
         {"401\r\n", NULL, 413},                      /* one chunk past max_body */
     };
