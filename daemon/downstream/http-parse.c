@@ -99,8 +99,15 @@ static int parse_framing(HttpHead *h)
     h->keep_alive = h->minor >= 1;
     for (size_t i = 0; i < h->n_fields; i++) {
         const HttpField *f = &h->fields[i];
-        if (f->name_len == 17 && strncasecmp(f->name, "transfer-encoding", 17) == 0)
-            return 501; /* MCP clients send a length; chunked request bodies are not taken */
+        if (f->name_len == 17 && strncasecmp(f->name, "transfer-encoding", 17) == 0) {
+            /* Only chunked alone: a coding mcpd does not know is 501 (RFC 9112 6.1), and a
+             * second field or HTTP/1.0 is a smuggling attempt (400). */
+            if (h->chunked || h->minor == 0)
+                return 400;
+            if (f->value_len != 7 || strncasecmp(f->value, "chunked", 7) != 0)
+                return 501;
+            h->chunked = true;
+        }
         if (f->name_len == 10 && strncasecmp(f->name, "connection", 10) == 0) {
             if (f->value_len == 5 && strncasecmp(f->value, "close", 5) == 0)
                 h->keep_alive = false;
@@ -122,7 +129,8 @@ static int parse_framing(HttpHead *h)
         h->content_length = v;
         have_length = true;
     }
-    return 0;
+    /* Both framings at once is how requests are smuggled past a proxy: refused (RFC 9112 6.3). */
+    return h->chunked && have_length ? 400 : 0;
 }
 
 int http_parse_head(HttpHead *h, const char *buf, size_t n, size_t *scanp)
@@ -138,6 +146,7 @@ int http_parse_head(HttpHead *h, const char *buf, size_t n, size_t *scanp)
     h->n_fields = 0;
     h->head_len = end;
     h->content_length = 0;
+    h->chunked = false;
     /* Each line ends in CRLF; a bare CR or LF inside one is refused (request smuggling). */
     for (pos = 0; pos < end - 2; pos = line_end + 2) {
         const char *cr = memchr(buf + pos, '\r', end - 2 - pos + 1);

@@ -37,6 +37,7 @@ typedef struct HttpHead {
     size_t n_fields;
     size_t head_len;       /* bytes of the head, up to and with its empty line */
     size_t content_length; /* 0 without a Content-Length */
+    bool chunked;          /* Transfer-Encoding: chunked (http-chunked.c decodes the body) */
     bool keep_alive;       /* the connection may carry another request after this one */
 } HttpHead;
 
@@ -44,7 +45,8 @@ typedef struct HttpHead {
  * Parse the head at buf[0..n). Returns HTTP_PARSE_OK with *h filled (pointing into buf),
  * HTTP_PARSE_AGAIN when the empty line ending it is not there yet (and n is still under
  * HTTP_MAX_HEAD), or the status code to refuse it with: 400 (malformed), 414 (target too long),
- * 431 (head or field count too large), 501 (Transfer-Encoding), 505 (not HTTP/1.x).
+ * 431 (head or field count too large), 501 (a transfer coding other than chunked alone), 505
+ * (not HTTP/1.x).
  * *scanp carries where the search for the head's end resumes (0 for a new request).
  */
 int http_parse_head(HttpHead *h, const char *buf, size_t n, size_t *scanp);

@@ -18,12 +18,14 @@
 #include <event2/event.h>
 
 #include "common/durable.h"
+#include "common/json.h"
 #include "common/jsonrpc.h"
 #include "common/jsonscan.h"
 #include "common/log.h"
 #include "common/mcp.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/downstream/http-chunked.h"
 #include "daemon/downstream/http-parse.h"
 #include "daemon/downstream/http-server.h"
 
@@ -60,6 +62,7 @@ struct HttpConn {
     size_t in_len, in_cap, scan;
     struct evbuffer *out;
     HttpExchange ex;         /* the request that waits for mcpd, while busy */
+    HttpChunked chunked;     /* the decoding of the current request's chunked body */
     bool busy;               /* ex waits (an answer, or a stream is open) */
     bool reading;            /* ev_read is added */
     bool close_after;        /* the last response is out: close */
@@ -152,7 +155,7 @@ static void on_reap(evutil_socket_t fd, short what, void *arg)
     while (srv->reap) {
         HttpConn *c = srv->reap;
         srv->reap = c->reap_next;
-        http_exchange_detach(&c->ex);
+        http_exchange_drop(&c->ex); /* a 2025 stream cut short waits for a resume */
         if (c->modern)
             http_session_end(&srv->sessions, c->modern); /* closing the stream cancels (2026) */
         event_free(c->ev_read);
@@ -272,17 +275,19 @@ static void op_sse_start(void *conn, const char *headers)
     write_head(c, 200, "text/event-stream", extra, "Transfer-Encoding: chunked\r\n");
 }
 
-static void op_sse_event(void *conn, const char *data, size_t n)
+static void op_sse_event(void *conn, const char *id, const char *data, size_t n)
 {
-    static const char pre[] = "event: message\ndata: ", post[] = "\n\n\r\n";
     HttpConn *c = conn;
-    char size[32];
-    int k = snprintf(size, sizeof(size), "%zx\r\n", sizeof(pre) - 1 + n + 2);
+    char pre[HTTP_EVENT_ID_LEN + 32], size[32];
+    /* A priming event is an id alone (2025-11-25): the client can resume from it. */
+    int p = snprintf(pre, sizeof(pre), "%s%s%s%s", id ? "id: " : "", id ? id : "", id ? "\n" : "",
+                     n ? "event: message\ndata: " : "data: ");
+    int k = snprintf(size, sizeof(size), "%zx\r\n", (size_t)p + n + 2);
 
     conn_write(c, size, (size_t)k);
-    conn_write(c, pre, sizeof(pre) - 1);
+    conn_write(c, pre, (size_t)p);
     conn_write(c, data, n);
-    conn_write(c, post, sizeof(post) - 1);
+    conn_write(c, "\n\n\r\n", 4);
 }
 
 static void op_sse_end(void *conn)
@@ -301,20 +306,40 @@ static const HttpExchangeOps conn_ops = {
 };
 
 /* A refusal with a JSON-RPC error body; close: the connection ends after it. */
-static void refuse(HttpConn *c, int status, int code, const char *message, const char *headers,
-                   bool close)
+/* A JSON-RPC error as a whole response; id may be NULL. */
+static void send_error(HttpConn *c, int status, yajl_val id, int code, const char *message,
+                       const char *headers)
 {
     StrBuf sb = STRBUF_INIT;
 
-    jsonrpc_write_error(&sb, NULL, code, message, NULL);
+    jsonrpc_write_error(&sb, id, code, message, NULL);
     if (sb.len && sb.data[sb.len - 1] == '\n')
         sb.len--;
-    if (close)
-        c->close_after = true;
     send_reply(c, status, headers, sb.data, sb.len);
     strbuf_deinit(&sb);
+}
+
+static void refuse(HttpConn *c, int status, int code, const char *message, const char *headers,
+                   bool close)
+{
+    if (close)
+        c->close_after = true;
+    send_error(c, status, NULL, code, message, headers);
     if (close)
         resume(c); /* closes once the refusal is out */
+}
+
+/* A refusal of a request whose body was read: the error carries its id (null when it has none). */
+static void refuse_request(HttpConn *c, int status, int code, const char *message, const char *body,
+                           size_t n)
+{
+    static const char *const names[] = {"id"};
+    JsonSpan v[1] = {{0}};
+    _cleanup_json_ yajl_val id = NULL;
+
+    if (jsonscan_members(body, n, names, 1, v) >= 0 && v[0].p)
+        (void)json_parse_full(&id, v[0].p, v[0].n, JSON_UTF8_REPAIR, NULL);
+    send_error(c, status, id, code, message, NULL);
 }
 
 /* A refusal a web page or another local user can cause: logged, rate-limited. */
@@ -463,7 +488,9 @@ static const char *headers_mismatch(const HttpHead *h, const char *body, size_t 
             return "MCP-Protocol-Version names no version mcpd speaks";
         memcpy(version, ver, vn);
         version[vn] = 0;
-        if (!mcp_protocol_find(version) && !streq(version, MCP_PROTOCOL_2026_07_28))
+        /* A stateless request with an unknown version is answered -32022 by the core, with the
+         * versions it takes, once modern_meta_wrong() has seen _meta say the same. */
+        if (!modern && !mcp_protocol_find(version) && !streq(version, MCP_PROTOCOL_2026_07_28))
             return "MCP-Protocol-Version names no version mcpd speaks";
     }
     if (!modern && !hv)
@@ -475,11 +502,45 @@ static const char *headers_mismatch(const HttpHead *h, const char *body, size_t 
     if (modern && ver && streq(version, MCP_PROTOCOL_2026_07_28) && !hv)
         return "a 2026-07-28 request needs the Mcp-Method header";
     hv = http_field(h, "Mcp-Name", &hn);
-    if (!hv || !v[1].p || jsonscan_members(v[1].p, v[1].n, inner, 2, in) < 0)
+    if (!v[1].p || jsonscan_members(v[1].p, v[1].n, inner, 2, in) < 0)
         return NULL;
-    JsonSpan named = span_is(v[0], "resources/read", 14) ? in[1] : in[0];
-    if (named.p && !span_is(named, hv, hn))
+    bool read = span_is(v[0], "resources/read", 14);
+    JsonSpan named = read ? in[1] : in[0];
+    bool names_one = read || span_is(v[0], "tools/call", 10) || span_is(v[0], "prompts/get", 11);
+    if (!hv && named.p && names_one && modern && ver && streq(version, MCP_PROTOCOL_2026_07_28))
+        return "a 2026-07-28 tools/call, prompts/get or resources/read needs the Mcp-Name header";
+    if (hv && named.p && !span_is(named, hv, hn))
         return "the Mcp-Name header does not match the body";
+    return NULL;
+}
+
+/*
+ * A 2026-07-28 request (a POST with no session that is not initialize) must say its revision
+ * and capabilities in _meta, the revision the MCP-Protocol-Version header says. Returns why
+ * not with *codep (-32602 for a missing field, the header mismatch error), or NULL.
+ */
+static const char *modern_meta_wrong(const HttpHead *h, const char *body, size_t n, int *codep)
+{
+    static const char *const top[] = {"id", "method", "params"}, *const in_params[] = {"_meta"},
+                             *const in_meta[] = {MCP_META_PROTOCOL_VERSION,
+                                                 MCP_META_CLIENT_CAPABILITIES};
+    JsonSpan v[3] = {{0}}, p[1] = {{0}}, m[2] = {{0}};
+    size_t vn;
+    const char *ver = http_field(h, "MCP-Protocol-Version", &vn);
+
+    if (jsonscan_members(body, n, top, 3, v) < 0 || !v[0].p || !v[1].p)
+        return NULL; /* not a request: the session says what is wrong with it */
+    if (v[2].p)
+        (void)jsonscan_members(v[2].p, v[2].n, in_params, 1, p);
+    if (p[0].p)
+        (void)jsonscan_members(p[0].p, p[0].n, in_meta, 2, m);
+    *codep = JSONRPC_INVALID_PARAMS;
+    if (!m[0].p || !m[1].p)
+        return "a 2026-07-28 request carries params._meta with " MCP_META_PROTOCOL_VERSION
+               " and " MCP_META_CLIENT_CAPABILITIES " (or starts a 2025 session with initialize)";
+    *codep = MCP_ERROR_HEADER_MISMATCH;
+    if (ver && !span_is(m[0], ver, vn))
+        return "the MCP-Protocol-Version header does not match _meta's protocol version";
     return NULL;
 }
 
@@ -542,8 +603,11 @@ static void handle_post(HttpConn *c, const HttpHead *h, char *body, size_t n, Ht
     if ((why = headers_mismatch(h, body, n, s == c->modern))) {
         if (created)
             http_session_end(&srv->sessions, s);
-        return refuse(c, 400, MCP_ERROR_HEADER_MISMATCH, why, NULL, false);
+        return refuse_request(c, 400, MCP_ERROR_HEADER_MISMATCH, why, body, n);
     }
+    int code;
+    if (s == c->modern && (why = modern_meta_wrong(h, body, n, &code)))
+        return refuse_request(c, 400, code, why, body, n);
     start_exchange(c, h);
     int r = http_session_post(s, &c->ex, body, n, ident, &err);
     if (r == 0)
@@ -581,6 +645,12 @@ static void handle_get(HttpConn *c, const HttpHead *h, const HttpIdentity *ident
         return refuse(c, 429, JSONRPC_INVALID_REQUEST, "too many streams open in this session",
                       NULL, false);
     start_exchange(c, h);
+    size_t ln;
+    const char *last = http_field(h, "Last-Event-ID", &ln);
+    if (last) {
+        http_session_resume(s, &c->ex, last, ln);
+        return;
+    }
     if (!http_session_listen(s, &c->ex)) {
         c->busy = false;
         refuse(c, 409, JSONRPC_INVALID_REQUEST, "the session's GET stream is already open", NULL,
@@ -636,6 +706,20 @@ static void handle(HttpConn *c, const HttpHead *h, char *body, size_t n)
                "Allow: GET, POST, DELETE\r\n", false);
 }
 
+/*
+ * Decode what arrived of h's chunked body in place, after its head: HTTP_CHUNKED_DONE (the body
+ * is c->chunked.out bytes after the head, what follows it is next), HTTP_CHUNKED_AGAIN, or the
+ * status to refuse with.
+ */
+static int dechunk(HttpConn *c, const HttpHead *h)
+{
+    size_t n = c->in_len - h->head_len;
+    int r = http_chunked_step(&c->chunked, c->in + h->head_len, &n, c->srv->max_body);
+
+    c->in_len = h->head_len + n;
+    return r;
+}
+
 /* Take the requests whole in the input, until one waits for mcpd or more must be read. */
 static void process(HttpConn *c)
 {
@@ -661,10 +745,24 @@ static void process(HttpConn *c)
                    "the body is larger than maxMessageBytes: one message per POST", NULL, true);
             break;
         }
-        size_t whole = h.head_len + h.content_length;
+        size_t body_len = h.content_length, whole = h.head_len + body_len;
+        if (h.chunked) {
+            if ((r = dechunk(c, &h)) != HTTP_CHUNKED_DONE) {
+                if (r != HTTP_CHUNKED_AGAIN)
+                    refuse(c, r, JSONRPC_INVALID_REQUEST,
+                           r == 413 ? "the chunked body is larger than maxMessageBytes (or in "
+                                      "too many chunks): one message per POST"
+                                    : "malformed chunked body",
+                           NULL, true);
+                break;
+            }
+            body_len = c->chunked.out;
+            whole = h.head_len + body_len;
+            c->chunked = (HttpChunked){0};
+        }
         if (c->in_len < whole)
             break;
-        handle(c, &h, c->in + h.head_len, h.content_length);
+        handle(c, &h, c->in + h.head_len, body_len);
         memmove(c->in, c->in + whole, c->in_len - whole);
         c->in_len -= whole;
         c->scan = 0;
@@ -714,10 +812,19 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     conn_close(c, "idle");
 }
 
+/*
+ * Bytes of a connection's input buffer at most: one request whole (its head, a maximal body,
+ * and for a chunked one the trailer section, read before the body counts as whole).
+ */
+static size_t input_cap(const HttpServer *srv)
+{
+    return HTTP_MAX_HEAD + srv->max_body + HTTP_TRAILER_MAX;
+}
+
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     HttpConn *c = arg;
-    size_t cap = HTTP_MAX_HEAD + c->srv->max_body;
+    size_t cap = input_cap(c->srv);
 
     (void)what;
     if (c->in_len >= cap || (c->busy && c->in_len >= HTTP_MAX_HEAD)) {
@@ -825,8 +932,8 @@ void http_server_adopt(int fd, uid_t uid, pid_t pid, const char *data, size_t n,
         return;
     c->in_cap = MAX(n, (size_t)HTTP_READ_CHUNK);
     c->in = xmalloc(c->in_cap);
-    memcpy(c->in, data, MIN(n, HTTP_MAX_HEAD + srv->max_body));
-    c->in_len = MIN(n, HTTP_MAX_HEAD + srv->max_body);
+    c->in_len = MIN(n, input_cap(srv));
+    memcpy(c->in, data, c->in_len);
     process(c);
 }
 

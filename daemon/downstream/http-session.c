@@ -22,12 +22,14 @@ struct HttpSession {
     char id[HTTP_SESSION_ID_LEN + 1]; /* "" for a 2026-07-28 connection's session */
     char *server;                     /* endpoint /servers/NAME/mcp, or NULL for /mcp */
     bool modern;
-    StrBuf acc;               /* the unfinished line of what the core wrote */
-    HttpExchange *exchanges;  /* POSTs waiting for their answer, newest first */
-    HttpExchange *get;        /* the GET stream, or NULL */
-    size_t n_streams;         /* exchanges linked, the GET stream too */
-    uint64_t last_used_ms;    /* monotonic: its last request or stream end */
-    HttpSession *next, *prev; /* in HttpSessions, most recently used first */
+    StrBuf acc;                 /* the unfinished line of what the core wrote */
+    HttpExchange *exchanges;    /* POSTs waiting for their answer, newest first */
+    HttpExchange *get;          /* the GET stream, or NULL */
+    size_t n_streams;           /* exchanges linked, the GET stream too */
+    uint64_t last_used_ms;      /* monotonic: its last request or stream end */
+    uint32_t next_stream;       /* the number of the last SSE stream opened (2025 era) */
+    struct HttpOrphan *orphans; /* streams whose connection dropped, newest first */
+    HttpSession *next, *prev;   /* in HttpSessions, most recently used first */
 };
 
 /* An error body for a request refused before it reached the agent. */
@@ -53,6 +55,8 @@ static char *canon_id(JsonSpan v)
     json_write(&sb, t);
     return strbuf_detach(&sb, NULL);
 }
+
+static void session_touch(HttpSession *s);
 
 static void link_exchange(HttpSession *s, HttpExchange *ex)
 {
@@ -87,6 +91,8 @@ void http_exchange_detach(HttpExchange *ex)
     ex->next = ex->prev = NULL;
     free(ex->id);
     ex->id = NULL;
+    http_replay_free(ex->replay);
+    ex->replay = NULL;
 }
 
 /* Extra header lines of a response to ex: the session id on the answer to initialize. */
@@ -98,6 +104,174 @@ static void head_lines(const HttpExchange *ex, const HttpSession *s, char *buf, 
         buf[0] = 0;
 }
 
+/* ---- resumption (2025 era): numbered events, streams kept across a dropped connection ---- */
+
+/* A stream whose connection dropped before its end, kept for a Last-Event-ID resume. */
+typedef struct HttpOrphan {
+    HttpReplay *replay;
+    char *id;   /* the awaited answer's request id; NULL for the GET stream */
+    bool ended; /* its answer came (and is in replay) */
+    uint64_t since_ms;
+    struct HttpOrphan *next;
+} HttpOrphan;
+
+/* The SSE head of ex's response; a 2025 stream gets a number and a priming event (its id). */
+static void stream_open(HttpExchange *ex, const char *head)
+{
+    char id[HTTP_EVENT_ID_LEN];
+
+    ex->ops->sse_start(ex->conn, head);
+    ex->started = true;
+    if (ex->session->modern) /* 2026-07-28: no resumption, a broken stream is a lost request */
+        return;
+    ex->replay = http_replay_new(++ex->session->next_stream);
+    http_replay_id(ex->replay, 0, id);
+    ex->ops->sse_event(ex->conn, id, "", 0);
+}
+
+/* One message on ex's SSE stream, numbered and kept when the stream is resumable. */
+static void stream_send(HttpExchange *ex, const char *line, size_t len)
+{
+    char id[HTTP_EVENT_ID_LEN];
+
+    if (!ex->replay) {
+        ex->ops->sse_event(ex->conn, NULL, line, len);
+        return;
+    }
+    http_replay_id(ex->replay, http_replay_add(ex->replay, line, len), id);
+    ex->ops->sse_event(ex->conn, id, line, len);
+}
+
+static void orphan_free(HttpOrphan *o)
+{
+    http_replay_free(o->replay);
+    free(o->id);
+    free(o);
+}
+
+/* Forget the orphans of s kept since before cutoff (all with cutoff UINT64_MAX). */
+static void orphans_expire(HttpSession *s, uint64_t cutoff)
+{
+    for (HttpOrphan **op = &s->orphans; *op;) {
+        HttpOrphan *o = *op;
+        if (o->since_ms < cutoff) {
+            *op = o->next;
+            orphan_free(o);
+        } else {
+            op = &o->next;
+        }
+    }
+}
+
+void http_exchange_drop(HttpExchange *ex)
+{
+    HttpSession *s = ex->session;
+    size_t n = 0;
+
+    if (s && ex->replay && (ex->id || s->get == ex) && !http_session_dead(s)) {
+        HttpOrphan *o = xcalloc(1, sizeof(*o));
+        o->replay = ex->replay;
+        o->id = ex->id;
+        o->since_ms = now_ms();
+        o->next = s->orphans;
+        s->orphans = o;
+        ex->replay = NULL;
+        ex->id = NULL;
+        /* At most as many kept as a session may have streams: the oldest go first. */
+        for (HttpOrphan **op = &s->orphans; *op; op = &(*op)->next)
+            if (++n > HTTP_MAX_STREAMS_PER_SESSION) {
+                HttpOrphan *rest = *op;
+                *op = NULL;
+                while (rest) {
+                    HttpOrphan *next = rest->next;
+                    orphan_free(rest);
+                    rest = next;
+                }
+                break;
+            }
+        log_debug("http: session %s: stream %u dropped before its end; kept for a resume", s->id,
+                  o->replay->stream);
+    }
+    http_exchange_detach(ex);
+}
+
+/*
+ * A message for an orphan, kept: the answer it waits for (answer_id), or one that had no open
+ * stream, on the newest call's stream (call_bound, as stream_for() chooses) or the GET stream.
+ * False if there is none.
+ */
+static bool orphan_take(HttpSession *s, const char *answer_id, bool call_bound, const char *line,
+                        size_t len)
+{
+    for (HttpOrphan *o = s->orphans; o; o = o->next) {
+        if (o->ended || (answer_id ? !o->id || !streq(o->id, answer_id) : !o->id == call_bound))
+            continue;
+        http_replay_add(o->replay, line, len);
+        o->ended = answer_id != NULL;
+        return true;
+    }
+    return false;
+}
+
+static void replay_one(void *ctx, uint64_t seq, const char *data, size_t n)
+{
+    HttpExchange *ex = ctx;
+    char id[HTTP_EVENT_ID_LEN];
+
+    http_replay_id(ex->replay, seq, id);
+    ex->ops->sse_event(ex->conn, id, data, n);
+}
+
+void http_session_resume(HttpSession *s, HttpExchange *ex, const char *last, size_t n)
+{
+    uint32_t stream = 0;
+    uint64_t seq = 0;
+    HttpOrphan **op = &s->orphans;
+    bool known = http_replay_parse_id(last, n, &stream, &seq);
+
+    session_touch(s);
+    for (; known && *op; op = &(*op)->next)
+        if ((*op)->replay->stream == stream)
+            break;
+    HttpOrphan *o = known ? *op : NULL;
+    if (!o || (!o->id && !o->ended && s->get)) {
+        /*
+         * Not kept (ended, expired, not ours), or the GET stream is open again: 405, what a
+         * server with no stream to offer answers a GET. An SSE response that ended at once
+         * would have SDK clients resume again and again (they resume after an error answer).
+         */
+        _cleanup_free_ char *body =
+            error_body(JSONRPC_INVALID_REQUEST, "Last-Event-ID names no stream mcpd keeps (it "
+                                                "ended, or was dropped more than 5 minutes ago)");
+        size_t bn = strlen(body);
+        log_debug("http: session %s: Last-Event-ID %.*s names no stream kept", s->id,
+                  (int)MIN(n, (size_t)HTTP_EVENT_ID_LEN), last);
+        ex->ops->reply(ex->conn, 405, "Allow: POST, DELETE\r\n", body,
+                       bn && body[bn - 1] == '\n' ? bn - 1 : bn);
+        return;
+    }
+    ex->ops->sse_start(ex->conn, "");
+    ex->started = true;
+    *op = o->next;
+    ex->replay = o->replay;
+    o->replay = NULL;
+    http_replay_after(ex->replay, seq, replay_one, ex);
+    if (o->ended) {
+        http_replay_free(ex->replay);
+        ex->replay = NULL;
+        ex->ops->sse_end(ex->conn);
+    } else if (o->id) {
+        ex->id = o->id; /* the stream goes on: its answer comes here */
+        o->id = NULL;
+        link_exchange(s, ex);
+    } else {
+        ex->session = s;
+        s->get = ex;
+        s->n_streams++;
+    }
+    orphan_free(o);
+}
+
 /* A message that is not an answer, on ex's stream (its SSE head first). */
 static void event_to(HttpExchange *ex, const char *line, size_t len)
 {
@@ -105,15 +279,15 @@ static void event_to(HttpExchange *ex, const char *line, size_t len)
 
     if (!ex->started) {
         head_lines(ex, ex->session, head, sizeof(head));
-        ex->ops->sse_start(ex->conn, head);
-        ex->started = true;
+        stream_open(ex, head);
     }
-    ex->ops->sse_event(ex->conn, line, len);
+    stream_send(ex, line, len);
 }
 
 /*
- * The status of a 2026-07-28 answer sent as a JSON body: an unknown method is 404 (the era's
- * HTTP binding), everything else 200 with the error in the body.
+ * The status of a 2026-07-28 answer sent as a JSON body (the era's HTTP binding): an unknown
+ * method is 404, an unsupported protocol version or a capability the client did not declare
+ * 400, everything else 200 with the error in the body.
  */
 static int answer_status(const HttpSession *s, JsonSpan error)
 {
@@ -123,7 +297,13 @@ static int answer_status(const HttpSession *s, JsonSpan error)
 
     if (!s->modern || !error.p || jsonscan_members(error.p, error.n, names, 1, code) < 0)
         return 200;
-    return jsonscan_is_int(code[0], &c) && c == JSONRPC_METHOD_NOT_FOUND ? 404 : 200;
+    if (!jsonscan_is_int(code[0], &c))
+        return 200;
+    if (c == JSONRPC_METHOD_NOT_FOUND)
+        return 404;
+    if (c == MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION || c == MCP_ERROR_MISSING_CLIENT_CAPABILITY)
+        return 400;
+    return 200;
 }
 
 /* The answer to ex's request: the last of its stream, or its whole JSON body. */
@@ -140,7 +320,7 @@ static void answer(HttpExchange *ex, const char *line, size_t len, JsonSpan erro
     if (!ex->started && !ex->json_ok) /* a client that takes SSE only */
         event_to(ex, line, len);
     else if (ex->started)
-        ops->sse_event(conn, line, len);
+        stream_send(ex, line, len);
     started = ex->started;
     http_exchange_detach(ex); /* before the connection, which may take its next request */
     if (started)
@@ -166,10 +346,15 @@ static HttpExchange *newest_post(HttpSession *s)
  * all, it is dropped: the agent has no place to receive it (it is told of changes it missed by
  * list_changed on its next stream, as any client that reconnects is).
  */
+static bool is_call_bound(bool request, JsonSpan method)
+{
+    return request || jsonscan_span_eq(method, "\"notifications/progress\"") ||
+           jsonscan_span_eq(method, "\"notifications/message\"");
+}
+
 static HttpExchange *stream_for(HttpSession *s, bool request, JsonSpan method)
 {
-    bool call_bound = request || jsonscan_span_eq(method, "\"notifications/progress\"") ||
-                      jsonscan_span_eq(method, "\"notifications/message\"");
+    bool call_bound = is_call_bound(request, method);
     HttpExchange *post = newest_post(s);
 
     if (call_bound)
@@ -194,6 +379,8 @@ static void route_line(HttpSession *s, const char *line, size_t len)
                 answer(ex, line, len, v[2]);
                 return;
             }
+        if (id && orphan_take(s, id, false, line, len))
+            return; /* its connection dropped: kept for the client's resume */
         log_debug("http: session %s: no stream waits for the answer to %s (its client left)", s->id,
                   id ? id : "null");
         return;
@@ -201,7 +388,7 @@ static void route_line(HttpSession *s, const char *line, size_t len)
     HttpExchange *ex = stream_for(s, v[0].p != NULL, v[1]);
     if (ex)
         event_to(ex, line, len);
-    else
+    else if (!orphan_take(s, NULL, is_call_bound(v[0].p != NULL, v[1]), line, len))
         log_debug("http: session %s: no open stream for %.*s; dropped", s->id, (int)v[1].n, v[1].p);
 }
 
@@ -420,8 +607,7 @@ bool http_session_listen(HttpSession *s, HttpExchange *ex)
     ex->session = s;
     s->get = ex;
     s->n_streams++;
-    ex->ops->sse_start(ex->conn, "");
-    ex->started = true;
+    stream_open(ex, "");
     return true;
 }
 
@@ -449,6 +635,7 @@ void http_session_end(HttpSessions *ss, HttpSession *s)
     if (s->next)
         s->next->prev = s->prev;
     ss->n--;
+    orphans_expire(s, UINT64_MAX);
     strbuf_deinit(&s->acc);
     free(s->server);
     free(s);
@@ -460,6 +647,8 @@ void http_sessions_sweep(HttpSessions *ss, int64_t now)
 
     for (HttpSession *s = ss->first; s; s = next) {
         next = s->next;
+        if (now > HTTP_RESUME_WINDOW_MS)
+            orphans_expire(s, (uint64_t)(now - HTTP_RESUME_WINDOW_MS));
         if (!s->modern && !s->n_streams &&
             ((int64_t)s->last_used_ms + HTTP_SESSION_IDLE_MS < now || http_session_dead(s)))
             http_session_end(ss, s);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "common/strbuf.h"
+#include "daemon/downstream/http-resume.h"
 #include "daemon/downstream/peer.h"
 
 /*
@@ -42,7 +43,8 @@ typedef struct HttpExchangeOps {
     void (*reply)(void *conn, int status, const char *headers, const char *body, size_t n);
     /* The head of an SSE response (200, text/event-stream), then events. */
     void (*sse_start)(void *conn, const char *headers);
-    void (*sse_event)(void *conn, const char *data, size_t n);
+    /* One event: id (NULL: none) and a message; n == 0 is a priming event (an id only). */
+    void (*sse_event)(void *conn, const char *id, const char *data, size_t n);
     /* The SSE response is over: the connection takes its next request. */
     void (*sse_end)(void *conn);
 } HttpExchangeOps;
@@ -52,11 +54,12 @@ struct HttpExchange {
     HttpSession *session; /* NULL once the session ended (the connection then ends it) */
     const HttpExchangeOps *ops;
     void *conn;
-    char *id;        /* the awaited request's id, as canonical JSON; NULL for the GET stream */
-    bool sse_ok;     /* the client accepts text/event-stream */
-    bool json_ok;    /* ... and application/json */
-    bool started;    /* SSE head written */
-    bool initialize; /* answers an initialize: carries the session id header */
+    char *id;           /* the awaited request's id, as canonical JSON; NULL for the GET stream */
+    bool sse_ok;        /* the client accepts text/event-stream */
+    bool json_ok;       /* ... and application/json */
+    bool started;       /* SSE head written */
+    bool initialize;    /* answers an initialize: carries the session id header */
+    HttpReplay *replay; /* a 2025 stream's events, for Last-Event-ID (http-resume.c) */
     HttpExchange *next, *prev;
 };
 
@@ -107,6 +110,18 @@ int http_session_post(HttpSession *s, HttpExchange *ex, char *body, size_t n,
 bool http_session_listen(HttpSession *s, HttpExchange *ex);
 /** ex's connection is gone or done: s forgets it. Safe when ex is not linked. */
 void http_exchange_detach(HttpExchange *ex);
+/**
+ * ex's connection dropped: a 2025 stream still waiting (a POST's answer, the GET stream) is
+ * kept for HTTP_RESUME_WINDOW_MS, still collecting its events, for a GET with Last-Event-ID;
+ * anything else is detached.
+ */
+void http_exchange_drop(HttpExchange *ex);
+/**
+ * ex (a GET with Last-Event-ID: last, n bytes) resumes the stream the id names: the events
+ * after it are sent, then the stream goes on (or ends, when its answer was among them). A
+ * stream not kept (ended, expired, unknown) gives an SSE response that ends at once.
+ */
+void http_session_resume(HttpSession *s, HttpExchange *ex, const char *last, size_t n);
 /** End s (DELETE, expiry, its connection gone): its agent leaves, its exchanges end. */
 void http_session_end(HttpSessions *ss, HttpSession *s);
 /** End the sessions idle since before now_ms - HTTP_SESSION_IDLE_MS. */

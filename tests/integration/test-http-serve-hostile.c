@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // test-http-serve-hostile: attacks on mcpd's own HTTP endpoint (issue 35): 1,000 connections,
-// a slowloris, a 1 GiB body and 100,000 header fields, while an agent keeps being served; then
-// mcpd's fds and memory are back where they were.
+// a slowloris, a 1 GiB body, hostile chunked bodies and 100,000 header fields, while an agent
+// keeps being served; then mcpd's fds and memory are back where they were.
 
 #include <errno.h>
 #include <signal.h>
@@ -118,6 +118,56 @@ static void huge_body(const Harness *h, mcpc_client *c)
     close(fd);
 }
 
+/* The head of a chunked POST, raw on the socket. */
+#define CHUNKED_HEAD                                                                               \
+    "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"                          \
+    "Transfer-Encoding: chunked\r\n\r\n"
+
+/* A chunked request refused with status: what it sent first, then more until mcpd stops it. */
+static void chunked_refused(const Harness *h, const char *what, const char *first, const char *more,
+                            int status)
+{
+    int fd = h_raw_connect(h);
+    bool open = h_raw_write(fd, first, strlen(first));
+    StrBuf block = STRBUF_INIT;
+
+    /* more, again and again in 64 KiB writes (within the request's time bound), 1 MiB in all:
+     * mcpd answers as soon as a bound is passed; a client still writing then fails. */
+    while (more && block.len < 65536)
+        strbuf_puts(&block, more);
+    for (int i = 0; open && more && i < 16; i++)
+        open = send(fd, block.data, block.len, MSG_NOSIGNAL) >= 0;
+    strbuf_deinit(&block);
+    HcResponse r = hc_read(fd, H_WAIT_MS);
+    CHECK_MSG(r.status == status, "%s: %d, wanted %d", what, r.status, status);
+    hc_free(&r);
+    close(fd);
+}
+
+/* Hostile chunked bodies: each refused with its status, on its own connection. */
+static void chunked_attacks(const Harness *h, mcpc_client *c)
+{
+    chunked_refused(h, "a chunk size of 2^96", CHUNKED_HEAD "FFFFFFFFFFFFFFFFFFFFFFFF\r\n", NULL,
+                    413);
+    chunked_refused(h, "a chunk past maxMessageBytes", CHUNKED_HEAD "7FFFFFFF\r\n", NULL, 413);
+    chunked_refused(h, "a size that is not hex", CHUNKED_HEAD "zz\r\n{}\r\n0\r\n\r\n", NULL, 400);
+    chunked_refused(h, "a size line that never ends", CHUNKED_HEAD "1", "0", 400);
+    chunked_refused(h, "endless one-byte chunks", CHUNKED_HEAD, "1\r\n \r\n", 413);
+    chunked_refused(h, "endless trailers", CHUNKED_HEAD "0\r\n", "X-Trailer: y\r\n", 431);
+    /* Chunks dripping slowly: the whole-request time bound ends it. */
+    int fd = h_raw_connect(h);
+    (void)h_raw_write(fd, CHUNKED_HEAD, strlen(CHUNKED_HEAD));
+    for (int t = 0; t < 3 * REQUEST_TIMEOUT_MS / SLOW_DRIP_MS; t++) {
+        (void)!send(fd, "1\r\n \r\n", 6, MSG_NOSIGNAL | MSG_DONTWAIT);
+        h_sleep_ms(SLOW_DRIP_MS);
+    }
+    HcResponse r = hc_read(fd, 2000);
+    CHECK_MSG(r.status == 408, "chunks dripping past the request's time: %d", r.status);
+    hc_free(&r);
+    close(fd);
+    CHECK_MSG(agent_ok(c), "the agent after hostile chunked bodies");
+}
+
 static void many_fields(const Harness *h)
 {
     StrBuf sb = STRBUF_INIT;
@@ -170,6 +220,7 @@ int main(void)
     flood(port, token ? token : "", c);
     slowloris(&h, c);
     huge_body(&h, c);
+    chunked_attacks(&h, c);
     many_fields(&h);
 
     CHECK_MSG(agent_ok(c), "the agent after the attacks");

@@ -2,9 +2,11 @@
 // test-http-serve: mcpd serves MCP over Streamable HTTP on its socket and on loopback (issue 35):
 // sessions, SSE, the endpoints, the token, DNS-rebinding checks, and bad requests refused alone.
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -66,6 +68,122 @@ static void socket_session(Harness *h)
     CHECK_MSG(r.status == 404, "a request in an ended session: %d", r.status);
     hc_free(&r);
     close(fd);
+}
+
+/*
+ * A chunked body (as a client streaming its request sends it): taken like one with a length,
+ * split anywhere, with an extension and a trailer, and the next request on the connection after.
+ */
+static void chunked(Harness *h)
+{
+    static const char head[] = "POST /mcp HTTP/1.1\r\nHost: localhost\r\n"
+                               "Content-Type: application/json\r\nAccept: application/json, "
+                               "text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const char *body = HC_INITIALIZE;
+    size_t half = strlen(body) / 2;
+    int fd = h_raw_connect(h);
+    _cleanup_free_ char *req =
+        xasprintf("%s%zx;x=1\r\n%.*s\r\n%zX\r\n%s\r\n0\r\nX-Done: 1\r\n\r\n", head, half, (int)half,
+                  body, strlen(body) - half, body + half);
+    HcResponse r = hc_raw(fd, req, strlen(req));
+    _cleanup_free_ char *sid = hc_field(&r, "Mcp-Session-Id");
+
+    CHECK_MSG(r.status == 200 && strstr(r.body, "\"serverInfo\"") && sid,
+              "initialize in a chunked body: %d %s %s", r.status, r.head, r.body);
+    hc_free(&r);
+    _cleanup_free_ char *hs = xasprintf("Mcp-Session-Id: %s\r\n", sid ? sid : "none");
+    r = hc_post(fd, 0, "/mcp", hs, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+    CHECK_MSG(r.status == 200 && strstr(r.body, "\"result\""), "a request after it: %d %s",
+              r.status, r.body);
+    hc_free(&r);
+    close(fd);
+}
+
+/* Read fd until what came holds needle (or H_WAIT_MS passed); returns what came. */
+static char *read_until(int fd, const char *needle)
+{
+    StrBuf sb = STRBUF_INIT;
+    char buf[4096];
+    struct timeval tv = {0, 100 * 1000};
+
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    for (int waited = 0; waited < H_WAIT_MS && !(sb.len && strstr(sb.data, needle));) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            break;
+        if (n < 0)
+            waited += 100;
+        else
+            strbuf_append(&sb, buf, (size_t)n);
+        strbuf_putc(&sb, '\0');
+        sb.len--;
+    }
+    strbuf_putc(&sb, '\0');
+    sb.len--;
+    return strbuf_detach(&sb, NULL);
+}
+
+/* The id of the last SSE event in text ("id: X" lines), or NULL. */
+static char *last_event_id(const char *text)
+{
+    const char *p = text, *last = NULL;
+
+    while ((p = strstr(p, "id: "))) {
+        if (p == text || p[-1] == '\n')
+            last = p + 4;
+        p += 4;
+    }
+    return last ? xstrndup(last, strcspn(last, "\n")) : NULL;
+}
+
+/*
+ * Last-Event-ID (2025-11-25): a call's SSE stream whose connection the client drops after the
+ * first events is resumed with a GET: the events after the last one seen, then the answer that
+ * came while no connection was open, and the stream ends. An id of no kept stream: 405.
+ */
+static void resumption(Harness *h)
+{
+    int fd = h_raw_connect(h);
+    HcResponse r = hc_post(fd, 0, "/mcp", NULL, HC_INITIALIZE);
+    _cleanup_free_ char *sid = hc_field(&r, "Mcp-Session-Id");
+    hc_free(&r);
+    close(fd);
+    _cleanup_free_ char *hs = xasprintf("Mcp-Session-Id: %s\r\n", sid ? sid : "none");
+    _cleanup_free_ char *body =
+        xstrdup("{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"tools/call\",\"params\":{\"name\":"
+                "\"mcp_fake_sleep\",\"arguments\":{\"ms\":1500},\"_meta\":{\"progressToken\":7}}}");
+    _cleanup_free_ char *post = xasprintf(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: "
+        "application/json, text/event-stream\r\n%sContent-Length: %zu\r\n\r\n%s",
+        hs, strlen(body), body);
+    fd = h_raw_connect(h);
+    CHECK(h_raw_write(fd, post, strlen(post)));
+    /* The stream's first events (the priming id, a progress or two), then the client drops. */
+    _cleanup_free_ char *first = read_until(fd, "notifications/progress");
+    close(fd);
+    _cleanup_free_ char *id = last_event_id(first ? first : "");
+    CHECK_MSG(first && strstr(first, "text/event-stream") && id && !strstr(first, "\"id\":\"r1\""),
+              "the call's stream before the drop: %s", first ? first : "(nothing)");
+    h_sleep_ms(1800); /* the answer comes while no connection is open */
+    _cleanup_free_ char *get = xasprintf("GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: "
+                                         "text/event-stream\r\n%sLast-Event-ID: %s\r\n\r\n",
+                                         hs, id ? id : "0-0");
+    int g = h_raw_connect(h);
+    r = hc_raw(g, get, strlen(get));
+    const char *ans = strstr(r.body, "\"id\":\"r1\"");
+    CHECK_MSG(r.status == 200 && ans && strstr(r.body, "\"result\"") &&
+                  strstr(r.body, "notifications/progress"),
+              "the resumed stream: %d %s", r.status, r.body);
+    /* Only events after the last one seen: the first progress is not sent again. */
+    _cleanup_free_ char *seen = xasprintf("id: %s\n", id ? id : "");
+    CHECK_MSG(!strstr(r.body, seen), "the event %s was sent again: %s", id ? id : "", r.body);
+    hc_free(&r);
+    /* Its stream was taken whole: a second resume finds nothing (405: no stream to offer). */
+    r = hc_raw(g, get, strlen(get));
+    CHECK_MSG(r.status == 405 && !strstr(r.body, "\"id\":\"r1\""), "a second resume: %d %s",
+              r.status, r.body);
+    hc_free(&r);
+    close(g);
 }
 
 /* /servers/NAME/mcp: one server, its own tool names. */
@@ -188,7 +306,10 @@ static void bad_requests(Harness *h)
         {"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
          "Content-Length: 1073741824\r\n\r\n",
          413},
-        {"POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 501},
+        {"POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+        {"POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n"
+         "\r\n0\r\n\r\n",
+         400},
         {"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400},
         {"POST /mcp HTTP/1.1\r\nHost: x\r\n folded: y\r\n\r\n", 400},
         {"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", 404},
@@ -240,6 +361,8 @@ int main(void)
     int port = hc_port(&h);
 
     socket_session(&h);
+    chunked(&h);
+    resumption(&h);
     one_server(&h);
     modern(&h);
     loopback(&h, port);
