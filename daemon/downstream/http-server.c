@@ -594,6 +594,13 @@ static void handle_post(HttpConn *c, const HttpHead *h, char *body, size_t n, Ht
         s = http_session_new(&srv->sessions, c->uid, c->pid, ident->server, false, &why);
         created = true;
     } else {
+        /* A client's pool may send the next request, to another endpoint, on this connection:
+         * the agent is the connection's for one endpoint. HTTP/1.1 answers in order, so the
+         * old agent has nothing in flight that a listen would not have kept the connection for. */
+        if (c->modern && !http_session_serves(c->modern, ident->server)) {
+            http_session_end(&srv->sessions, c->modern);
+            c->modern = NULL;
+        }
         if (!c->modern)
             c->modern = http_session_new(&srv->sessions, c->uid, c->pid, ident->server, true, &why);
         s = c->modern;

@@ -498,11 +498,14 @@ HttpSession *http_session_find(HttpSessions *ss, const char *id, size_t n, const
     if (n != HTTP_SESSION_ID_LEN)
         return NULL;
     for (HttpSession *s = ss->first; s; s = s->next)
-        if (!s->modern && memcmp(s->id, id, n) == 0) {
-            bool same = s->server ? server && streq(s->server, server) : !server;
-            return same && !http_session_dead(s) ? s : NULL;
-        }
+        if (!s->modern && memcmp(s->id, id, n) == 0)
+            return http_session_serves(s, server) && !http_session_dead(s) ? s : NULL;
     return NULL;
+}
+
+bool http_session_serves(const HttpSession *s, const char *server)
+{
+    return s->server ? server && streq(s->server, server) : !server;
 }
 
 const char *http_session_id(const HttpSession *s)

@@ -90,6 +90,8 @@ HttpSession *http_session_new(HttpSessions *ss, uid_t uid, pid_t pid, const char
                               bool modern, const char **whyp);
 /** The live 2025 session with id (n bytes) on endpoint server, or NULL (unknown, ended, other). */
 HttpSession *http_session_find(HttpSessions *ss, const char *id, size_t n, const char *server);
+/** Whether s is an agent of endpoint server (NULL: /mcp). */
+bool http_session_serves(const HttpSession *s, const char *server);
 /** The session's id (NUL-terminated; "" for a modern one). */
 const char *http_session_id(const HttpSession *s);
 /** Whether the session is ended or its agent gone. */

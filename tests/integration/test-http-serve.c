@@ -290,6 +290,19 @@ static void modern(Harness *h)
     CHECK_MSG(r.status == 400 && strstr(r.body, "-32020"), "header mismatch: %d %s", r.status,
               r.body);
     hc_free(&r);
+    /* A client's pool carries the next request, to another endpoint, on the same connection:
+     * that endpoint's view (one server, unprefixed), not the first one's. */
+    r = hc_post(fd, 0, "/servers/fake/mcp", hl,
+                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{" META "}}");
+    CHECK_MSG(
+        r.status == 200 && strstr(r.body, "\"name\":\"echo\"") && !strstr(r.body, "mcp_fake_echo"),
+        "2026 tools/list of one server after /mcp on one connection: %d %.300s", r.status, r.body);
+    hc_free(&r);
+    r = hc_post(fd, 0, "/mcp", hl,
+                "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\",\"params\":{" META "}}");
+    CHECK_MSG(r.status == 200 && strstr(r.body, "\"mcp_fake_echo\""),
+              "2026 tools/list of /mcp again on that connection: %d %.300s", r.status, r.body);
+    hc_free(&r);
     close(fd);
 #undef META
 }
