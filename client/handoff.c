@@ -187,6 +187,7 @@ static int cloexec_from(unsigned lo, unsigned hi)
  */
 static const char *waiter_path(char *buf, size_t size)
 {
+    static const char installed[] = MCPD_LIBEXECDIR "/" HANDOFF_WAITER;
     const char *env = getenv(HANDOFF_WAITER_ENV);
     ssize_t n;
     char *slash;
@@ -203,9 +204,7 @@ static const char *waiter_path(char *buf, size_t size)
                 return buf;
         }
     }
-    return access(MCPD_LIBEXECDIR "/" HANDOFF_WAITER, X_OK) == 0 ? MCPD_LIBEXECDIR
-               "/" HANDOFF_WAITER
-                                                                 : NULL;
+    return access(installed, X_OK) == 0 ? installed : NULL;
 }
 
 /*
