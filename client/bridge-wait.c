@@ -10,6 +10,9 @@
 
 #include "client/handoff-wait.h"
 
+/* The highest fd number taken as the connection: far above any the bridge passes. */
+#define BRIDGE_WAIT_FD_MAX 65535
+
 /* Usage: mcpctl-bridge-wait FD, FD the connection to mcpd (the bridge passes it, see handoff.c). */
 int main(int argc, char **argv)
 {
@@ -18,7 +21,8 @@ int main(int argc, char **argv)
     char *end = NULL;
     long fd = argc == 2 ? strtol(argv[1], &end, 10) : -1;
 
-    if (fd < 3 || fd > 65535 || !end || *end) {
+    /* The bridge passes the lowest free fd from 3 (tens at most); anything else is not it. */
+    if (fd < 3 || fd > BRIDGE_WAIT_FD_MAX || !end || *end) {
         (void)!write(STDERR_FILENO, usage, sizeof(usage) - 1);
         return 2;
     }
