@@ -3,19 +3,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "client/handoff-wait.h"
 #include "client/handoff.h"
 #include "common/handoff.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
+#include "common/log.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 
@@ -156,43 +159,94 @@ static int send_fds(int sock)
     }
 }
 
+/* The waiter's file name, where it is looked for. */
+#define HANDOFF_WAITER "mcpctl-bridge-wait"
+/*
+ * Without close_range(2) (kernels before 5.11), fds below this are marked close-on-exec one by
+ * one: the bridge itself opens a handful, and a host passes its stdio (and rarely tens more).
+ */
+#define HANDOFF_FD_SCAN 1024
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* Mark fds lo..hi close-on-exec at once; -1 where the kernel cannot. */
+static int cloexec_from(unsigned lo, unsigned hi)
+{
+#ifdef SYS_close_range
+    return lo > hi ? 0 : (int)syscall(SYS_close_range, lo, hi, CLOSE_RANGE_CLOEXEC);
+#else
+    (void)lo, (void)hi;
+    return -1;
+#endif
+}
+
+/*
+ * Where mcpctl-bridge-wait is: $MCPCTL_BRIDGE_WAIT when set ("" for none: wait in mcpctl), else
+ * next to this mcpctl (the build tree), else where meson installs it. NULL: none found.
+ */
+static const char *waiter_path(char *buf, size_t size)
+{
+    static const char installed[] = MCPD_LIBEXECDIR "/" HANDOFF_WAITER;
+    const char *env = getenv(HANDOFF_WAITER_ENV);
+    ssize_t n;
+    char *slash;
+
+    if (env)
+        return *env && access(env, X_OK) == 0 ? env : NULL;
+    n = readlink("/proc/self/exe", buf, size - 1);
+    if (n > 0) {
+        buf[n] = '\0';
+        if ((slash = strrchr(buf, '/')) &&
+            (size_t)(slash + 1 - buf) + sizeof(HANDOFF_WAITER) <= size) {
+            memcpy(slash + 1, HANDOFF_WAITER, sizeof(HANDOFF_WAITER));
+            if (access(buf, X_OK) == 0)
+                return buf;
+        }
+    }
+    return access(installed, X_OK) == 0 ? installed : NULL;
+}
+
+/*
+ * Become mcpctl-bridge-wait (same pid: the host still supervises it) with sock as its only fd
+ * besides stderr. Returns only when that cannot be (then mcpctl waits itself), sock still open.
+ */
+static void become_waiter(int sock)
+{
+    char path_buf[PATH_MAX], fd_text[16];
+    const char *path = waiter_path(path_buf, sizeof(path_buf));
+    int fd;
+
+    if (!path) {
+        log_debug("waiting in mcpctl: no %s found (%s)", HANDOFF_WAITER,
+                  getenv(HANDOFF_WAITER_ENV) ? "$" HANDOFF_WAITER_ENV : MCPD_LIBEXECDIR);
+        return;
+    }
+    if ((fd = fcntl(sock, F_DUPFD, 3)) < 0)
+        return;
+    snprintf(fd_text, sizeof(fd_text), "%d", fd);
+    /* Nothing else goes with it: fds from the host or libraries close at the exec. */
+    if (cloexec_from(3, (unsigned)fd - 1) < 0 || cloexec_from((unsigned)fd + 1, ~0U) < 0)
+        for (int i = 3; i < HANDOFF_FD_SCAN; i++)
+            if (i != fd)
+                (void)fcntl(i, F_SETFD, FD_CLOEXEC);
+    execv(path, (char *[]){(char *)HANDOFF_WAITER, fd_text, NULL});
+    log_debug("waiting in mcpctl: cannot run %s: %s", path, strerror(errno));
+    close(fd);
+}
+
 /*
  * mcpd has the host's pipes: the bridge lets go of its own copies (so that the host sees its
- * end of them close when mcpd closes them) and of what it no longer uses, then sleeps until
- * mcpd says how it ended. mcpd gone without saying (stopped, crashed) ends the bridge as a
- * relay ends when mcpd closes its socket: status 1.
+ * end of them close when mcpd closes them) and becomes a small waiter, or waits itself, until
+ * mcpd says how it ended (client/handoff-wait.c).
  */
 static int sleep_until_ended(int sock, StrBuf *buf)
 {
-    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    _cleanup_json_ yajl_val v = NULL;
-
-    if (null >= 0) {
-        dup2(null, STDIN_FILENO);
-        dup2(null, STDOUT_FILENO);
-        close(null);
-    } else {
-        close(STDIN_FILENO);
-        close(STDOUT_FILENO);
-    }
-    malloc_trim(0);
-    while ((v = read_line(sock, buf, -1))) {
-        if (streq(json_get_string(v, "method") ? json_get_string(v, "method") : "", HANDOFF_ENDED))
-            break;
-        v = json_free(v);
-    }
-    if (!v) {
-        fprintf(stderr, "mcpctl bridge: mcpd closed the connection\n");
-        return 1;
-    }
-    yajl_val st = json_get(json_get_object(v, "params"), "status");
-    int status = YAJL_IS_INTEGER(st) && st->u.number.i >= 0 && st->u.number.i < 256
-                     ? (int)st->u.number.i
-                     : 1;
-    const char *msg = json_get_string(json_get_object(v, "params"), "message");
-    if (msg)
-        fprintf(stderr, "mcpctl bridge: %s\n", msg);
-    return status;
+    close(STDIN_FILENO);
+    close(STDOUT_FILENO);
+    if (!buf->len)
+        become_waiter(sock);
+    return handoff_wait(sock, buf->data, buf->len);
 }
 
 int handoff_run(int sock, const HostLine *h, const char *host_prefix, char **whyp)

@@ -11,6 +11,11 @@
  * compare the two, or should a system refuse passing fds).
  */
 #define HANDOFF_ENV "MCPD_BRIDGE_HANDOFF"
+/*
+ * The path of mcpctl-bridge-wait, the small program a handed-off bridge becomes (client/
+ * bridge-wait.c), instead of the one next to mcpctl or installed; "" waits in mcpctl itself.
+ */
+#define HANDOFF_WAITER_ENV "MCPCTL_BRIDGE_WAIT"
 
 /** Whether stdin and stdout can be handed over at all: false with *whyp (to free) if not. */
 bool handoff_possible(char **whyp);

@@ -14,6 +14,7 @@
 #include "client/ctl-safeout.h"
 #include "client/ctl-control.h"
 #include "client/ctl-logs.h"
+#include "client/ctl-pin.h"
 #include "client/ctl-status.h"
 #include "client/ctl-top.h"
 #include "client/ctl-surface.h"
@@ -278,6 +279,9 @@ static const Verb verbs[] = {
      ctl_verb_connect_server},
     {"disconnect", "SERVER", "stop a server and remove its tools", 1, 1, 0, ctl_verb_disconnect},
     {"wait", "SERVER", "wait until a server is connected or has failed", 1, 1, 0, ctl_verb_wait},
+    {"pin", "SERVER", "keep a server running (no idle stop) while this command runs", 1, 1,
+     VERB_OFFLINE, ctl_verb_pin},
+    {"unpin", "SERVER", "end the `mcpctl pin SERVER` commands holding it", 1, 1, 0, ctl_verb_unpin},
     {"login", "SERVER [--no-browser|--headless]", "sign in to a remote server (OAuth)", 1, 1,
      VERB_LOGIN | VERB_OFFLINE, verb_login},
     {"logout", "SERVER", "forget the sign-in to a remote server", 1, 1, 0, verb_logout},

@@ -14,7 +14,7 @@ _mcpctl()
     local cur prev words cword
     _init_completion || return
 
-    local verbs="status top tools call prompts prompt resources read reload connect disconnect wait login
+    local verbs="status top tools call prompts prompt resources read reload connect disconnect wait pin unpin login
         logout logs config bridge setup trust untrust help"
     local opts="--json --socket --timeout --version --help"
     local verb="" sock="" i
@@ -62,7 +62,7 @@ _mcpctl()
     fi
     case $verb in
     "") COMPREPLY=($(compgen -W "$verbs" -- "$cur")) ;;
-    status | connect | disconnect | wait | logs | login | logout)
+    status | connect | disconnect | wait | pin | unpin | logs | login | logout)
         COMPREPLY=($(compgen -W "$(_mcpctl_servers "$sock")" -- "$cur"))
         ;;
     setup) COMPREPLY=($(compgen -W "claude codex gemini cursor windsurf claude-desktop cline roo kiro antigravity antigravity-cli vscode vscode-insiders vscodium" -- "$cur")) ;;

@@ -76,6 +76,7 @@ const char *audit_outcome_name(AuditOutcome o)
         [AUDIT_TOOL_ERROR] = "tool-error",   [AUDIT_ERROR] = "error",
         [AUDIT_TIMEOUT] = "timeout",         [AUDIT_CLOSED] = "closed",
         [AUDIT_UNAVAILABLE] = "unavailable", [AUDIT_TASK] = "task",
+        [AUDIT_REFUSED] = "refused",
     };
     return (unsigned)o < N_ELEMENTS(names) ? names[o] : "?";
 }
@@ -304,9 +305,13 @@ void audit_call_end(Audit *au, const AuditCall *ac)
     Agent *a = agent_get(wr->agents, ac->peer_id);
     Peer *p = peer_get(wr->peers, ac->peer_id);
     Workspace *ws = a ? ws_of_agent(wr, a) : NULL;
-    const ToolStat *ts =
-        ac->server ? idmap_get(&ac->server->tool_stats.by_key, ac->tool_key) : NULL;
-    const char *server = ac->server ? ac->server->cfg->name : "?", *tool = ts ? ts->name : "?";
+    bool refused = ac->outcome == AUDIT_REFUSED;
+    const ToolStat *ts = ac->server && !ac->tool_name
+                             ? idmap_get(&ac->server->tool_stats.by_key, ac->tool_key)
+                             : NULL;
+    /* A refused call's tool may have no server at all (unknown): "" then, not "gone" ("?"). */
+    const char *server = ac->server ? ac->server->cfg->name : refused ? "" : "?";
+    const char *tool = ts ? ts->name : ac->tool_name ? ac->tool_name : "?";
     const char *client = a && a->client_name ? a->client_name : "";
     _cleanup_free_ char *parent = NULL, *state = NULL, *message = NULL;
     Entry e;
@@ -316,7 +321,7 @@ void audit_call_end(Audit *au, const AuditCall *ac)
     took = fmt_i64(e.took, (int64_t)ac->took_ms);
     pid = fmt_i64(e.pid, p ? (int64_t)p->pid : 0);
     au->entries++;
-    if (ac->outcome >= AUDIT_ERROR && ac->outcome <= AUDIT_UNAVAILABLE)
+    if ((ac->outcome >= AUDIT_ERROR && ac->outcome <= AUDIT_UNAVAILABLE) || refused)
         code = fmt_i64(e.code, ac->code);
     trace_context(ac->meta, &parent, &state);
     entry_add(&e, "server", "MCPD_SERVER", server, false);

@@ -46,6 +46,7 @@ typedef enum AuditOutcome {
     AUDIT_CLOSED,      /* the server's connection ended during the call */
     AUDIT_UNAVAILABLE, /* the server was not connected */
     AUDIT_TASK, /* the server made it a task (its result comes later, through the tasks methods) */
+    AUDIT_REFUSED, /* refused before any server had it: an unknown tool, not in the profile */
 } AuditOutcome;
 
 /* Where the entries go, from the settings; the file's state. Zeroed: not set up. */
@@ -65,14 +66,15 @@ typedef struct Audit {
 /* One ended tool call, as call.c hands it over (everything borrowed). */
 typedef struct AuditCall {
     uint64_t peer_id;       /* its agent (the agent and its peer may have gone) */
-    const Server *server;   /* NULL once it has gone */
+    const Server *server;   /* NULL once it has gone (or, refused, when the tool had none) */
     uint64_t tool_key;      /* the tool's key in server->tool_stats (its name) */
     const char *request_id; /* the agent's id, JSON text */
     const char *meta;       /* the _meta members passed on, as text, or NULL */
     const char *arguments;  /* kept by audit_copy_arguments, or NULL */
     uint64_t took_ms;       /* from its arrival to its end */
     AuditOutcome outcome;
-    int64_t code; /* the error's code, for AUDIT_ERROR .. AUDIT_UNAVAILABLE */
+    int64_t code; /* the error's code, for AUDIT_ERROR .. AUDIT_UNAVAILABLE and AUDIT_REFUSED */
+    const char *tool_name; /* refused: the tool's name (no stats are kept for it), or NULL */
 } AuditCall;
 
 /**
@@ -99,5 +101,5 @@ AuditOutcome audit_outcome_of_code(int64_t code);
 AuditOutcome audit_outcome_of_result(const Audit *au, const char *raw, size_t n);
 /** Name of an outcome ("ok", "tool-error", ...). */
 const char *audit_outcome_name(AuditOutcome o);
-/** A call ended: its entry, to where the settings say. */
+/** A call ended (or was refused: outcome AUDIT_REFUSED): its entry, to where the settings say. */
 void audit_call_end(Audit *au, const AuditCall *ac);

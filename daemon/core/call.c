@@ -146,7 +146,7 @@ static void call_free(Call *c)
     if (c->tool && audit_enabled(&c->reg->audit))
         audit_call_end(&c->reg->audit,
                        &(AuditCall){c->peer_id, s, c->memo_key, c->orig_id, c->meta, c->audit_args,
-                                    turn_now_ms() - c->arrived_ms, c->outcome, c->code});
+                                    turn_now_ms() - c->arrived_ms, c->outcome, c->code, NULL});
     idmap_remove(&c->reg->calls, c->id);
     list_unlink(&c->in_agent);
     list_unlink(&c->in_server);
@@ -597,6 +597,25 @@ static bool call_own_tool(CallRegistry *m, Peer *p, Agent *a, JsonSpan id, const
     return true;
 }
 
+/* A tools/call refused before any server had it (s: the tool's, or NULL): its audit entry. */
+static void call_audit_refused(CallRegistry *m, Peer *p, const Server *s, const char *tool,
+                               JsonSpan id, const char *meta, const char *args, size_t args_len,
+                               int64_t code)
+{
+    if (!audit_enabled(&m->audit))
+        return;
+    _cleanup_free_ char *id_text = xstrndup(id.p, id.n);
+    _cleanup_free_ char *shown = audit_copy_arguments(&m->audit, args, args_len);
+    audit_call_end(&m->audit, &(AuditCall){.peer_id = p->id,
+                                           .server = s,
+                                           .tool_name = tool,
+                                           .request_id = id_text,
+                                           .meta = meta,
+                                           .arguments = shown,
+                                           .outcome = AUDIT_REFUSED,
+                                           .code = code});
+}
+
 /*
  * Start a tools/call. id is the agent's id as JSON text; meta and token are taken (may be
  * NULL); args is the arguments object as JSON text (NULL: {}).
@@ -633,7 +652,9 @@ static CALL_STEP void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id
             xasprintf("Tool %s is not in this agent's profile %s (mcpd.json \"profiles\")", name,
                       wsprofile_of(m->workspaces, p->id)->name);
         _cleanup_free_ char *id_text = xstrndup(id.p, id.n);
+        _cleanup_free_ char *own = xstrndup(tool, tool_len);
         agent_reply_error_text(m->peers, &m->scratch, p->id, id_text, JSONRPC_INVALID_PARAMS, msg);
+        call_audit_refused(m, p, s, own, id, meta, args, args_len, JSONRPC_INVALID_PARAMS);
         free(meta);
         free(token);
         return;
@@ -642,6 +663,7 @@ static CALL_STEP void call_start(CallRegistry *m, Peer *p, Agent *a, JsonSpan id
         _cleanup_free_ char *msg = xasprintf("Unknown tool: %s", name);
         _cleanup_free_ char *id_text = xstrndup(id.p, id.n);
         agent_reply_error_text(m->peers, &m->scratch, p->id, id_text, JSONRPC_INVALID_PARAMS, msg);
+        call_audit_refused(m, p, NULL, name, id, meta, args, args_len, JSONRPC_INVALID_PARAMS);
         free(meta);
         free(token);
         return;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // test-audit: an audit entry per tool call (docs/audit.md): 10 000 calls from 100 agents make
 // one entry each with every field and no arguments; auditArguments brings them, redacted; the
-// trace context of a call's _meta is in its entry.
+// trace context of a call's _meta is in its entry; a call refused before any server has it (an
+// unknown tool, outside the agent's profile) has an entry too.
 
 #include <limits.h>
 #include <stdlib.h>
@@ -152,6 +153,62 @@ static void arguments_and_trace(Harness *h, const char *audit)
     raw_close(&r);
 }
 
+/* The entry whose requestId is id (JSON text) in the file, parsed; NULL if none. */
+static yajl_val entry_of(const char *audit, const char *id)
+{
+    _cleanup_free_ char *text = h_read_file(audit);
+    _cleanup_free_ char *needle = xasprintf("\"requestId\":%s", id);
+    char *at = text ? strstr(text, needle) : NULL;
+
+    if (!at)
+        return NULL;
+    while (at > text && at[-1] != '\n')
+        at--;
+    at[strcspn(at, "\n")] = '\0';
+    return json_parse(at, NULL);
+}
+
+/* Calls refused before any server has them (an unknown tool, one the profile does not allow):
+ * an entry each, outcome "refused", with the code the agent got. */
+static void refused_calls(Harness *h, const char *audit)
+{
+    Raw r;
+    int before = count_lines(audit);
+
+    raw_init(&r, h, "narrow", NULL);
+    raw_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"unknown\",\"method\":\"tools/call\",\"params\":"
+                 "{\"name\":\"mcp_nowhere_tool\",\"arguments\":{}}}");
+    raw_send(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"profile\",\"method\":\"tools/call\",\"params\":"
+                 "{\"name\":\"mcp_fake_add\",\"arguments\":{\"a\":1,\"b\":2}}}");
+    for (int got = 0; got < 2;) {
+        _cleanup_json_ yajl_val m = raw_read(&r, H_WAIT_MS);
+        if (!m)
+            break;
+        if (!json_get(m, "id"))
+            continue; /* a notification */
+        got++;
+        CHECK_MSG(json_get(m, "error"), "a refused call was answered with a result");
+    }
+    CHECK_MSG(wait_lines(audit, before + 2), "%d entries for 2 refused calls",
+              count_lines(audit) - before);
+    _cleanup_json_ yajl_val u = entry_of(audit, "\"unknown\""), p = entry_of(audit, "\"profile\"");
+    int64_t code = 0, pid = 0;
+    CHECK_MSG(u && streq(json_get_string(u, "outcome"), "refused") &&
+                  streq(json_get_string(u, "tool"), "mcp_nowhere_tool") &&
+                  streq(json_get_string(u, "server"), "") &&
+                  streq(json_get_string(u, "agent"), "narrow") &&
+                  json_get_int(u, "code", &code) == 0 && code == -32602 &&
+                  json_get_int(u, "pid", &pid) == 0 && pid == getpid(),
+              "unknown tool: no entry or a wrong one");
+    CHECK_MSG(p && streq(json_get_string(p, "outcome"), "refused") &&
+                  streq(json_get_string(p, "tool"), "add") &&
+                  streq(json_get_string(p, "server"), "fake") &&
+                  json_get_int(p, "code", &code) == 0 && code == -32602 &&
+                  !json_get(p, "arguments"),
+              "refused by the profile: no entry or a wrong one");
+    raw_close(&r);
+}
+
 int main(void)
 {
     Harness h;
@@ -161,12 +218,15 @@ int main(void)
         xasprintf("{\"mcpServers\": {\"fake\": {\"command\": \"%s\"}}}", h_fake());
     _cleanup_free_ char *audit = paths_join(h.dir, "state/mcpd/audit.jsonl");
     h_write_config(&h, cfg);
-    h_write_settings(&h, "{\"audit\": \"file\"}");
+    /* The agent "narrow" may call only echo (refused_calls). */
+    h_write_settings(&h, "{\"audit\": \"file\", \"profiles\": {\"echo-only\": {\"tools\": "
+                         "[\"fake/echo\"]}}, \"clientProfiles\": {\"narrow\": \"echo-only\"}}");
     h_start(&h, NULL);
     mcpc_client *c = h_client(&h, "control");
     CHECK(h_wait_state(c, "fake", "connected", H_WAIT_MS));
 
     many_agents(&h, audit);
+    refused_calls(&h, audit);
     arguments_and_trace(&h, audit);
 
     mcpc_free(c);

@@ -2,8 +2,10 @@
 // test-bridge-handoff: `mcpctl bridge` hands its host's pipes to mcpd (issue 36): served as
 // on the socket, and every way it can end; where it cannot hand them over, it relays.
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
@@ -285,6 +287,110 @@ static void test_stdin_terminal(Harness *h)
     CHECK_MSG(err_has(&x, "relaying") && err_has(&x, "terminal"), "the bridge did not say why");
 }
 
+/* The program pid runs ("" when it cannot be read). */
+static void exe_of(pid_t pid, char *buf, size_t size)
+{
+    char link[64];
+    ssize_t n;
+
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+    n = readlink(link, buf, size - 1);
+    buf[n > 0 ? n : 0] = '\0';
+}
+
+/* Whether pid runs the waiter within H_WAIT_MS (it execs it just after mcpd takes the pipes). */
+static bool runs_waiter(pid_t pid)
+{
+    char exe[PATH_MAX];
+
+    for (int i = 0; i < H_WAIT_MS / 20; i++) {
+        exe_of(pid, exe, sizeof(exe));
+        if (strstr(exe, "/mcpctl-bridge-wait"))
+            return true;
+        h_sleep_ms(20);
+    }
+    return false;
+}
+
+/* What pid holds: whether fd 2 is open, and how many fds are pipes and sockets (a sanitizer's
+ * runtime may hold files of its own: those are not counted). */
+static void fds_of(pid_t pid, bool *stderrp, int *pipesp, int *socketsp)
+{
+    _cleanup_free_ char *dir = xasprintf("/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+
+    *stderrp = false;
+    *pipesp = *socketsp = 0;
+    while (d && (e = readdir(d))) {
+        char target[128];
+        _cleanup_free_ char *link = xasprintf("%s/%s", dir, e->d_name);
+        ssize_t n;
+        if (e->d_name[0] == '.')
+            continue;
+        *stderrp = *stderrp || streq(e->d_name, "2");
+        n = readlink(link, target, sizeof(target) - 1);
+        target[n > 0 ? n : 0] = '\0';
+        *socketsp += strncmp(target, "socket:", 7) == 0;
+        *pipesp += strncmp(target, "pipe:", 5) == 0;
+    }
+    if (d)
+        closedir(d);
+}
+
+/*
+ * Once mcpd has the pipes the bridge becomes mcpctl-bridge-wait, same pid, holding stderr and
+ * its connection to mcpd and nothing else (not the host's pipes, not an fd the host leaked to
+ * it); each ending gives the status it gave before (the other tests end through it too).
+ */
+static void test_waiter(Harness *h)
+{
+    Host x;
+    int sockets = 0, pipes = 0, leak[2];
+    bool has_stderr = false;
+
+    CHECK(pipe(leak) == 0); /* not close-on-exec: the host's own, which the bridge inherits */
+    host_start(h, &x, NULL);
+    close(leak[0]);
+    close(leak[1]);
+    host_write(&x, INIT);
+    CHECK_MSG(host_wait_for(&x, "\"id\":1,\"result\""), "initialize: %s", x.got.data);
+    CHECK_MSG(runs_waiter(x.pid), "the bridge did not become mcpctl-bridge-wait");
+    fds_of(x.pid, &has_stderr, &pipes, &sockets);
+    CHECK_MSG(has_stderr && pipes == 0 && sockets == 1,
+              "the waiter holds %d pipes and %d sockets%s: want no pipe (the host's are mcpd's "
+              "now), one socket and stderr",
+              pipes, sockets, has_stderr ? "" : ", no stderr");
+    host_write(&x, PING("2"));
+    CHECK_MSG(host_wait_for(&x, "\"id\":2,\"result\":{}"), "ping: %s", x.got.data);
+    CHECK_INTEQ(host_end(&x), 0);
+}
+
+/* With no waiter to become ($MCPCTL_BRIDGE_WAIT names none), the bridge waits itself, as well. */
+static void test_no_waiter(Harness *h, mcpc_client *c)
+{
+    Host x;
+    char exe[PATH_MAX];
+
+    host_start(h, &x, "MCPCTL_BRIDGE_WAIT=/nonexistent/mcpctl-bridge-wait");
+    host_write(&x, INIT PING("2"));
+    CHECK_MSG(host_wait_for(&x, "\"id\":2,\"result\":{}"), "ping: %s", x.got.data);
+    exe_of(x.pid, exe, sizeof(exe));
+    CHECK_MSG(strstr(exe, "/mcpctl") && !strstr(exe, "bridge-wait"), "the bridge runs %s", exe);
+    CHECK_INTEQ(host_end(&x), 0);
+    _cleanup_free_ char *said = h_read_file(x.err);
+    CHECK_MSG(said && strstr(said, "waiting in mcpctl"),
+              "the bridge did not say why it waits itself: %s", said);
+
+    host_start(h, &x, "MCPCTL_BRIDGE_WAIT=");
+    host_write(&x, INIT SLEEP_CALL("2", "60000"));
+    CHECK(host_wait_for(&x, "\"id\":1,\"result\""));
+    kill(x.pid, SIGKILL);
+    CHECK_MSG(host_wait_eof(&x), "the host's stdout stayed open after its bridge was killed");
+    CHECK_MSG(agent_gone(c, x.pid), "mcpd kept the agent of a killed bridge");
+    host_end(&x);
+}
+
 /* Many bridges at once, each served to its end. */
 static void test_many(Harness *h)
 {
@@ -353,6 +459,15 @@ static void test_mcpd_restarted(Harness *h)
     CHECK_INTEQ(host_end(&x), 1);
     CHECK_MSG(err_has(&x, "mcpd closed the connection"), "the bridge did not say mcpd went");
     h_start(h, NULL);
+    /* The same, waiting in mcpctl. */
+    host_start(h, &x, "MCPCTL_BRIDGE_WAIT=");
+    host_write(&x, INIT);
+    CHECK(host_wait_for(&x, "\"id\":1,\"result\""));
+    CHECK(h_stop(h) == 0);
+    CHECK_MSG(host_wait_eof(&x), "the host's stdout stayed open after mcpd stopped (no waiter)");
+    CHECK_INTEQ(host_end(&x), 1);
+    CHECK_MSG(err_has(&x, "mcpd closed the connection"), "no waiter: it did not say mcpd went");
+    h_start(h, NULL);
     host_start(h, &x, NULL);
     host_write(&x, INIT PING("2"));
     CHECK(host_wait_for(&x, "\"id\":2,\"result\":{}"));
@@ -382,6 +497,8 @@ int main(void)
     h_settle(&h, c, "steady", NULL);
 
     test_served_without_bridge(&h);
+    test_waiter(&h);
+    test_no_waiter(&h, c);
     test_host_closes_stdin(&h);
     test_host_killed(&h, c);
     test_bridge_killed(&h, c);
