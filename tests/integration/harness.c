@@ -654,6 +654,17 @@ int h_count_in_file(const char *path, const char *needle)
     return n;
 }
 
+bool h_line_has(const char *text, const char *a, const char *b)
+{
+    for (const char *p = text; p && (p = strstr(p, a)); p += strlen(a)) {
+        const char *eol = strchr(p, '\n');
+        const char *q = strstr(p, b);
+        if (q && (!eol || q < eol))
+            return true;
+    }
+    return false;
+}
+
 void h_dump_log(const Harness *h)
 {
     _cleanup_free_ char *text = h_read_file(h->log);

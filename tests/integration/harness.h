@@ -96,6 +96,8 @@ char *h_read_file(const char *path);
 bool h_wait_log(const Harness *h, const char *needle, int timeout_ms);
 /** Times needle occurs in the file at path (0 when it cannot be read). */
 int h_count_in_file(const char *path, const char *needle);
+/** Whether one line of text holds both a and b, a first (a log line of one server, say). */
+bool h_line_has(const char *text, const char *a, const char *b);
 /* What a fake server run with --log FILE writes once per start: its initialize request. */
 #define H_FAKE_STARTED "\"method\":\"initialize\""
 /** Print the daemon log (on failure). */
