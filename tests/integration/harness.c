@@ -665,6 +665,16 @@ bool h_line_has(const char *text, const char *a, const char *b)
     return false;
 }
 
+long h_connect_ms(const char *log, const char *name)
+{
+    _cleanup_free_ char *needle = xasprintf("[%s] connected in ", name);
+    long ms = -1;
+
+    for (const char *p = log; p && (p = strstr(p, needle)); p += strlen(needle))
+        ms = strtol(p + strlen(needle), NULL, 10);
+    return ms;
+}
+
 void h_dump_log(const Harness *h)
 {
     _cleanup_free_ char *text = h_read_file(h->log);

@@ -44,17 +44,6 @@ static char *log_since(const Harness *h, size_t mark)
     return xstrdup(text && strlen(text) >= mark ? text + mark : "");
 }
 
-/* The "connected in N ms" of server name in log (the last one), or -1. */
-static long connect_ms(const char *log, const char *name)
-{
-    _cleanup_free_ char *needle = xasprintf("[%s] connected in ", name);
-    long ms = -1;
-
-    for (const char *p = log; (p = strstr(p, needle)); p += strlen(needle))
-        ms = strtol(p + strlen(needle), NULL, 10);
-    return ms;
-}
-
 /* The cache entry of server name (to free), or NULL if there is not exactly one. */
 static char *entry_path(const Harness *h, const char *name)
 {
@@ -134,7 +123,7 @@ int main(void)
     mark = log_mark(&h);
     c = start_and_connect(&h, "first");
     _cleanup_free_ char *log1 = log_since(&h, mark);
-    long first_ms = connect_ms(log1, "old");
+    long first_ms = h_connect_ms(log1, "old");
     printf("  first start: the 2025 server ignoring server/discover connected in %ld ms\n",
            first_ms);
     CHECK_MSG(first_ms >= GRACE_MS - 100, "old connected in %ld ms: was it probed?", first_ms);
@@ -160,7 +149,7 @@ int main(void)
     mark = log_mark(&h);
     c = start_and_connect(&h, "second");
     _cleanup_free_ char *log2 = log_since(&h, mark);
-    long second_ms = connect_ms(log2, "old");
+    long second_ms = h_connect_ms(log2, "old");
     printf("  second start: the same server connected in %ld ms (no probe, no grace)\n", second_ms);
     CHECK_MSG(second_ms >= 0, "old did not connect after a restart");
     CHECK_MSG(count_in(olog, "\"server/discover\"") == 1, "old was probed again after a restart");
