@@ -118,19 +118,12 @@ static void round_once(const char *modules, int r)
 
 int main(void)
 {
-    const char *root = getenv("MCPD_SOURCE_ROOT");
     int status = 0;
-
-    if (!root) {
-        fprintf(stderr, "MCPD_SOURCE_ROOT is not set: run it through meson\n");
-        return 1;
-    }
     /* The pinned packages of bench-ondemand, which has these three among its eight. */
-    _cleanup_free_ char *modules = h_shell(
-        &status, "bash '%s/tests/interop/npm-setup.sh' '%s/tests/bench/ondemand'", root, root);
-    if (status != 0)
-        return status == 77 ? 77 : 1;
-    modules[strcspn(modules, "\n")] = '\0';
+    _cleanup_free_ char *modules = h_npm_modules("tests/bench/ondemand", &status);
+
+    if (!modules)
+        return status;
     for (int r = 0; r < ROUNDS; r++)
         round_once(modules, r);
     printf("first connect of a 2025 server, %d rounds, all six started together by one mcpd "

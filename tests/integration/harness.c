@@ -665,6 +665,27 @@ bool h_line_has(const char *text, const char *a, const char *b)
     return false;
 }
 
+char *h_npm_modules(const char *folder, int *exitp)
+{
+    const char *root = getenv("MCPD_SOURCE_ROOT");
+    int status = 0;
+    char *modules;
+
+    if (!root) {
+        fprintf(stderr, "MCPD_SOURCE_ROOT is not set: run it through meson\n");
+        *exitp = 1;
+        return NULL;
+    }
+    modules = h_shell(&status, "bash '%s/tests/interop/npm-setup.sh' '%s/%s'", root, root, folder);
+    if (status != 0) {
+        free(modules);
+        *exitp = status == 77 ? 77 : 1;
+        return NULL;
+    }
+    modules[strcspn(modules, "\n")] = '\0';
+    return modules;
+}
+
 long h_connect_ms(const char *log, const char *name)
 {
     _cleanup_free_ char *needle = xasprintf("[%s] connected in ", name);
