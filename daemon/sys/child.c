@@ -16,6 +16,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "daemon/sys/child-env.h"
 #include "daemon/sys/child.h"
 #include "daemon/sys/proctree.h"
 #include "daemon/sys/procs.h"
@@ -42,39 +43,14 @@ char *child_describe_status(int status)
     return xasprintf("stopped (status 0x%x)", (unsigned)status);
 }
 
-static bool is_tag_entry(const char *entry)
-{
-    return startswith(entry, PROCS_ENV_NAME "=");
-}
-
 /*
  * The daemon's environment with spec->env laid over it, and this child's tag first (read first
  * by a scan, and never taken from the daemon's own environment or the config: it is proof).
  */
 static char **build_env(yajl_val env, uint64_t serial)
 {
-    size_t n_env = 0, n_over = env ? env->u.object.len : 0, k = 0;
-    char **out;
-
-    while (environ[n_env])
-        n_env++;
-    out = xcalloc(n_env + n_over + 2, sizeof(char *));
-    if (procs_instance()[0])
-        out[k++] = procs_child_env(serial);
-    for (size_t i = 0; i < n_env; i++) {
-        const char *eq = strchr(environ[i], '=');
-        size_t kl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-        bool overridden = is_tag_entry(environ[i]);
-        for (size_t j = 0; j < n_over && !overridden; j++)
-            overridden = strlen(env->u.object.keys[j]) == kl &&
-                         strncmp(env->u.object.keys[j], environ[i], kl) == 0;
-        if (!overridden)
-            out[k++] = xstrdup(environ[i]);
-    }
-    for (size_t j = 0; j < n_over; j++)
-        if (!streq(env->u.object.keys[j], PROCS_ENV_NAME))
-            out[k++] = xasprintf("%s=%s", env->u.object.keys[j], env->u.object.values[j]->u.string);
-    return out;
+    return child_env_merge(environ, env, PROCS_ENV_NAME,
+                           procs_instance()[0] ? procs_child_env(serial) : NULL);
 }
 
 static void free_env(char **env)

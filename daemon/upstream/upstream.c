@@ -18,14 +18,25 @@
 #include "daemon/upstream/upstream.h"
 
 /*
- * An auto stdio server that ignores server/discover (servers that drop requests before
- * initialize do) costs this much on its first connect only: then its era is remembered (and
- * stored in its tool cache entry, so a daemon restart does not pay it again: era.c). Long
- * enough for a loaded machine to start a node or python server, short against the 30 s
- * handshake bound. Over HTTP every server answers a POST (a legacy one with a 4xx), so silence
- * there is a slow server, not an old one: the probe gets the whole handshake bound.
+ * An auto stdio server is asked server/discover and, right behind it, ping: 2025 servers answer
+ * ping before initialize (the 2025 lifecycle allows it; both SDKs do). Any error to the probe is
+ * its answer (initialize follows), a notification or a stderr line is not. A ping answered while
+ * the probe waits means the server is up and has read the probe: it gets this much longer (one
+ * that answers in order has answered already; this covers concurrent handlers on a loaded
+ * machine), then silence means a 2025 server that drops unknown methods. Paid on the first
+ * connect only: the era is remembered and kept in the tool cache entry (era.c).
  */
-#define UPSTREAM_DISCOVER_PROBE_MS 5000
+#define UPSTREAM_DISCOVER_GRACE_MS 1000
+/*
+ * A stdio server that answers neither is still starting, or drops every request before
+ * initialize. The npm servers answered the probe 3.4 to 6 s after their spawn on this 2-core
+ * machine under the other tests' load (docs/upstream-era.md), and more under heavier load: a
+ * bound below a start would send initialize to a modern server that is merely slow. At most half
+ * the server's handshake bound ("timeout", 30 s by default): initialize has the other half. Over
+ * HTTP every server answers a POST (a legacy one with a 4xx), so silence there is a slow
+ * server: the probe gets the whole handshake bound.
+ */
+#define UPSTREAM_DISCOVER_SILENCE_MS 15000
 /* -32022 with our version among the supported: retried once, then the server is not believed. */
 #define UPSTREAM_DISCOVER_TRIES_MAX 2
 
@@ -418,8 +429,17 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
     UpstreamPending *p;
     UpstreamReply r = {0};
 
-    if (!YAJL_IS_INTEGER(m->id) || m->id->u.number.i <= 0 ||
-        !(p = pending_by_wire(u, (uint64_t)m->id->u.number.i))) {
+    /*
+     * An error with id null while the era probe waits: the server could not read it (a 2025
+     * server choking on server/discover's params), which is the probe's answer.
+     */
+    if ((!m->id || YAJL_IS_NULL(m->id)) && m->kind == JSONRPC_ERROR_RESPONSE && u->probe_id)
+        p = idmap_get(&u->pending, u->probe_id);
+    else if (!YAJL_IS_INTEGER(m->id) || m->id->u.number.i <= 0)
+        p = NULL;
+    else
+        p = pending_by_wire(u, (uint64_t)m->id->u.number.i);
+    if (!p) {
         stray_response(u, m);
         return;
     }
@@ -782,6 +802,31 @@ static void listen_start(Upstream *u)
                  strerror(-r));
 }
 
+/* The probe is over: its ping, if still unanswered, is forgotten (a late answer is dropped). */
+static void probe_done(Upstream *u)
+{
+    UpstreamPending *p = u->probe_ping_id ? idmap_get(&u->pending, u->probe_ping_id) : NULL;
+
+    u->probe_id = 0;
+    u->probe_ping_id = 0;
+    if (p)
+        fail_pending(p, UPSTREAM_CANCELLED, "the era probe is over");
+}
+
+/* Why a probe that timed out did (to free): what the server did and did not answer. */
+static char *probe_silence(const Upstream *u, const UpstreamReply *r)
+{
+    if (u->probe_alive)
+        return xasprintf("it answered ping but not server/discover within %d ms more (a 2025 "
+                         "server that drops unknown methods)",
+                         UPSTREAM_DISCOVER_GRACE_MS);
+    if (u->stdio && u->pin == PROTOCOL_AUTO)
+        return xasprintf("it answered neither server/discover nor ping in %d ms (or half its "
+                         "\"timeout\", if shorter)",
+                         UPSTREAM_DISCOVER_SILENCE_MS);
+    return xasprintf("server/discover failed: %s", r->message);
+}
+
 static void on_discover(Upstream *u, void *ctx, const UpstreamReply *r)
 {
     _cleanup_free_ char *why = NULL;
@@ -789,6 +834,7 @@ static void on_discover(Upstream *u, void *ctx, const UpstreamReply *r)
     (void)ctx;
     if (r->outcome == UPSTREAM_CANCELLED || u->dead || u->closed)
         return;
+    probe_done(u);
     if (r->outcome == UPSTREAM_OK && offers_modern(json_get(r->result, "supportedVersions")))
         return become_modern(u, r->result);
     if (r->outcome == UPSTREAM_ERROR && r->code == MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION &&
@@ -800,7 +846,7 @@ static void on_discover(Upstream *u, void *ctx, const UpstreamReply *r)
     else if (r->outcome == UPSTREAM_ERROR)
         why = xasprintf("server/discover failed: MCP error %" PRId64 ": %s", r->code, r->message);
     else
-        why = xasprintf("server/discover failed: %s", r->message);
+        why = probe_silence(u, r);
     if (u->pin == PROTOCOL_MODERN) {
         _cleanup_free_ char *msg =
             xasprintf("%s, and its \"protocol\" is pinned to %s", why, MCP_PROTOCOL_2026_07_28);
@@ -812,18 +858,50 @@ static void on_discover(Upstream *u, void *ctx, const UpstreamReply *r)
     send_initialize(u);
 }
 
+/*
+ * The ping behind a stdio probe was answered (a result or any error: the server is up and read
+ * the probe before it). A probe still waiting gets the grace bound, unless its own ends sooner.
+ */
+static void on_probe_ping(Upstream *u, void *ctx, const UpstreamReply *r)
+{
+    UpstreamPending *p;
+    uint64_t at;
+
+    (void)ctx;
+    if (r->outcome != UPSTREAM_OK && r->outcome != UPSTREAM_ERROR)
+        return; /* cancelled (probe_done), closed, or timed out with the probe */
+    u->probe_ping_id = 0;
+    if (u->dead || u->closed || !u->probe_id || !(p = idmap_get(&u->pending, u->probe_id)))
+        return;
+    u->probe_alive = true;
+    at = turn_now_ms() + UPSTREAM_DISCOVER_GRACE_MS;
+    if (!p->deadline.at_ms || at < p->deadline.at_ms) {
+        p->timeout_ms = UPSTREAM_DISCOVER_GRACE_MS;
+        deadline_set(&u->deadlines, &p->deadline, at);
+    }
+    log_full(LOG_DEBUG, u->name, "connect",
+             "it answers ping: server/discover gets %d ms more before initialize",
+             UPSTREAM_DISCOVER_GRACE_MS);
+}
+
 static void send_discover(Upstream *u)
 {
-    int64_t bound = u->timeout_ms > 0 ? u->timeout_ms : UPSTREAM_DISCOVER_PROBE_MS;
+    int64_t bound = u->timeout_ms > 0 ? u->timeout_ms : UPSTREAM_DISCOVER_SILENCE_MS;
+    bool ping = u->pin == PROTOCOL_AUTO && u->stdio && !u->discover_tries;
     int r;
 
     if (u->pin == PROTOCOL_AUTO && u->stdio)
-        bound = MIN(bound, UPSTREAM_DISCOVER_PROBE_MS);
+        bound = MIN(u->timeout_ms > 0 ? u->timeout_ms / 2 : bound, UPSTREAM_DISCOVER_SILENCE_MS);
     u->discover_tries++;
     r = upstream_request(u, "server/discover", json_object_new(), bound, 0, on_discover, NULL,
-                         NULL);
-    if (r < 0)
+                         &u->probe_id);
+    if (r < 0) {
         log_full(LOG_DEBUG, u->name, "connect", "cannot send server/discover: %s", strerror(-r));
+        return;
+    }
+    /* Bounded by the probe: probe_done drops it when the probe is over. */
+    if (ping && upstream_request(u, "ping", NULL, 0, 0, on_probe_ping, NULL, &u->probe_ping_id) < 0)
+        u->probe_ping_id = 0;
 }
 
 int upstream_start(Upstream **up, struct event_base *base, const ServerConfig *cfg,

@@ -98,6 +98,9 @@ struct Upstream {
     uint64_t era_key;           /* the server's key in the era memory */
     int64_t timeout_ms;         /* the server's handshake bound */
     bool stdio;                 /* a child process: its discover probe is bounded shorter */
+    uint64_t probe_id;          /* the server/discover probe waiting for its answer, or 0 */
+    uint64_t probe_ping_id;     /* stdio: the ping sent behind the probe, unanswered, or 0 */
+    bool probe_alive;           /* stdio: that ping was answered while the probe waited */
     const char *next_log_level; /* modern: the calling agent's level for the next request */
     uint64_t listen_id;         /* modern: the subscriptions/listen request open, or 0 */
     int64_t listen_backoff_ms;  /* the wait before the next listen after a break */

@@ -392,20 +392,10 @@ static void bench_first_call(mcpc_client *c)
 
 int main(void)
 {
-    const char *root = getenv("MCPD_SOURCE_ROOT");
     int status = 0;
 
-    if (!root) {
-        fprintf(stderr, "MCPD_SOURCE_ROOT is not set: run it through meson\n");
-        return 1;
-    }
-    modules = h_shell(&status, "bash '%s/tests/interop/npm-setup.sh' '%s/tests/bench/ondemand'",
-                      root, root);
-    if (status != 0) {
-        free(modules);
-        return status == 77 ? 77 : 1;
-    }
-    modules[strcspn(modules, "\n")] = '\0';
+    if (!(modules = h_npm_modules("tests/bench/ondemand", &status)))
+        return status;
     h_setup(&h, "bench-ondemand");
     _cleanup_free_ char *cfg = bench_config();
     h_write_config(&h, cfg);

@@ -22,6 +22,8 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "tests/helpers/stdio-server.h"
+
 /* The invalid sequences a description carries: each must come out as U+FFFD, never raw. */
 #define BAD_UTF8_TEXT                                                                              \
     "overlong \xc0\xaf, surrogate \xed\xa0\x80, escaped \\ud800 and \\udc00x, big "                \
@@ -49,21 +51,10 @@ static void put_nested(long n)
     put_repeat("]", n);
 }
 
-/* The id of a request as JSON text (integers and plain strings, which is all mcpd sends). */
-static void put_id(yajl_val id)
-{
-    if (YAJL_IS_STRING(id))
-        printf("\"%s\"", id->u.string);
-    else if (YAJL_IS_NUMBER(id))
-        fputs(id->u.number.r, stdout);
-    else
-        fputs("null", stdout);
-}
-
 static void begin_result(yajl_val id)
 {
     fputs("{\"jsonrpc\":\"2.0\",\"id\":", stdout);
-    put_id(id);
+    stdio_server_put_id(id);
     fputs(",\"result\":", stdout);
 }
 
@@ -206,7 +197,7 @@ static void handle(const Options *o, yajl_val msg)
         end_message();
     } else {
         fputs("{\"jsonrpc\":\"2.0\",\"id\":", stdout);
-        put_id(id);
+        stdio_server_put_id(id);
         fputs(",\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}\n", stdout);
         fflush(stdout);
     }

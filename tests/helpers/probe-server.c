@@ -4,7 +4,7 @@
 // "echo" {text}. Each answers "OK:<what it read>" or "ERR:<strerror>", and says a failure on
 // stderr as a server would ("probe-server: open /x: Permission denied"). With --read-at-start
 // PATH it reads PATH before serving and exits 1 when it cannot (a server failing because of its
-// sandbox). Standalone on purpose (libc and yajl only), like fake-server.c.
+// sandbox). Its loop is stdio-server.c.
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,32 +18,16 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "tests/helpers/stdio-server.h"
+
 /* What a read gives back: the tests' files are a line; more is cut. */
 #define PROBE_READ_MAX 256
-
-static void put_id(yajl_val id)
-{
-    if (YAJL_IS_STRING(id))
-        printf("\"%s\"", id->u.string);
-    else if (YAJL_IS_NUMBER(id))
-        fputs(id->u.number.r, stdout);
-    else
-        fputs("null", stdout);
-}
-
-static void reply(yajl_val id, const char *result)
-{
-    fputs("{\"jsonrpc\":\"2.0\",\"id\":", stdout);
-    put_id(id);
-    printf(",\"result\":%s}\n", result);
-    fflush(stdout);
-}
 
 /* A tool result whose text is s, JSON-escaped (only printable ASCII is kept). */
 static void reply_text(yajl_val id, const char *s)
 {
     fputs("{\"jsonrpc\":\"2.0\",\"id\":", stdout);
-    put_id(id);
+    stdio_server_put_id(id);
     fputs(",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"", stdout);
     for (const char *p = s; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -149,37 +133,27 @@ static const char tools_json[] =
     "{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":"
     "\"string\"}}}}]}";
 
-static void handle(yajl_val msg)
+static bool request(const char *method, yajl_val id, yajl_val msg)
 {
-    const char *method_path[] = {"method", NULL}, *id_path[] = {"id", NULL},
-               *params_path[] = {"params", NULL};
-    yajl_val method = yajl_tree_get(msg, method_path, yajl_t_string);
-    yajl_val id = yajl_tree_get(msg, id_path, yajl_t_any);
-    const char *m = method ? method->u.string : "";
+    static const char *const params_path[] = {"params", NULL};
 
-    if (!id)
-        return;
-    if (strcmp(m, "initialize") == 0)
-        reply(id, "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{}},"
-                  "\"serverInfo\":{\"name\":\"probe\",\"version\":\"1\"}}");
-    else if (strcmp(m, "tools/list") == 0)
-        reply(id, tools_json);
-    else if (strcmp(m, "tools/call") == 0)
-        tools_call(id, yajl_tree_get(msg, params_path, yajl_t_any));
-    else if (strcmp(m, "ping") == 0)
-        reply(id, "{}");
-    else {
-        fputs("{\"jsonrpc\":\"2.0\",\"id\":", stdout);
-        put_id(id);
-        fputs(",\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}\n", stdout);
-        fflush(stdout);
-    }
+    if (strcmp(method, "tools/list") == 0)
+        stdio_server_reply(id, tools_json);
+    else if (strcmp(method, "tools/call") == 0)
+        tools_call(id, stdio_server_get(msg, params_path, yajl_t_any));
+    else
+        return false;
+    return true;
 }
 
 int main(int argc, char **argv)
 {
-    char *line = NULL;
-    size_t cap = 0;
+    static const StdioServer server = {
+        .name = "probe-server",
+        .initialize = "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{}},"
+                      "\"serverInfo\":{\"name\":\"probe\",\"version\":\"1\"}}",
+        .request = request,
+    };
 
     if (argc == 3 && strcmp(argv[1], "--read-at-start") == 0) {
         char out[PROBE_READ_MAX + 64];
@@ -187,16 +161,5 @@ int main(int argc, char **argv)
         if (strncmp(out, "OK:", 3) != 0)
             return 1;
     }
-    while (getline(&line, &cap, stdin) > 0) {
-        char err[256];
-        yajl_val msg = yajl_tree_parse(line, err, sizeof(err));
-        if (!msg) {
-            fprintf(stderr, "probe-server: bad request: %s\n", err);
-            continue;
-        }
-        handle(msg);
-        yajl_tree_free(msg);
-    }
-    free(line);
-    return 0;
+    return stdio_server_run(&server);
 }

@@ -664,6 +664,48 @@ int h_count_in_file(const char *path, const char *needle)
     return n;
 }
 
+bool h_line_has(const char *text, const char *a, const char *b)
+{
+    for (const char *p = text; p && (p = strstr(p, a)); p += strlen(a)) {
+        const char *eol = strchr(p, '\n');
+        const char *q = strstr(p, b);
+        if (q && (!eol || q < eol))
+            return true;
+    }
+    return false;
+}
+
+char *h_npm_modules(const char *folder, int *exitp)
+{
+    const char *root = getenv("MCPD_SOURCE_ROOT");
+    int status = 0;
+    char *modules;
+
+    if (!root) {
+        fprintf(stderr, "MCPD_SOURCE_ROOT is not set: run it through meson\n");
+        *exitp = 1;
+        return NULL;
+    }
+    modules = h_shell(&status, "bash '%s/tests/interop/npm-setup.sh' '%s/%s'", root, root, folder);
+    if (status != 0) {
+        free(modules);
+        *exitp = status == 77 ? 77 : 1;
+        return NULL;
+    }
+    modules[strcspn(modules, "\n")] = '\0';
+    return modules;
+}
+
+long h_connect_ms(const char *log, const char *name)
+{
+    _cleanup_free_ char *needle = xasprintf("[%s] connected in ", name);
+    long ms = -1;
+
+    for (const char *p = log; p && (p = strstr(p, needle)); p += strlen(needle))
+        ms = strtol(p + strlen(needle), NULL, 10);
+    return ms;
+}
+
 void h_dump_log(const Harness *h)
 {
     _cleanup_free_ char *text = h_read_file(h->log);

@@ -96,6 +96,16 @@ char *h_read_file(const char *path);
 bool h_wait_log(const Harness *h, const char *needle, int timeout_ms);
 /** Times needle occurs in the file at path (0 when it cannot be read). */
 int h_count_in_file(const char *path, const char *needle);
+/** Whether one line of text holds both a and b, a first (a log line of one server, say). */
+bool h_line_has(const char *text, const char *a, const char *b);
+/**
+ * The node_modules path (to free) of the pinned npm packages of folder (relative to the source
+ * tree: "tests/bench/ondemand"), installed by tests/interop/npm-setup.sh; NULL with *exitp set
+ * to the program's exit status (77: skipped, no node or registry) when it cannot be had.
+ */
+char *h_npm_modules(const char *folder, int *exitp);
+/** The N of the last "[name] connected in N ms" in a daemon log's text, or -1. */
+long h_connect_ms(const char *log, const char *name);
 /* What a fake server run with --log FILE writes once per start: its initialize request. */
 #define H_FAKE_STARTED "\"method\":\"initialize\""
 /** Print the daemon log (on failure). */

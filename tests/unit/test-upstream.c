@@ -814,11 +814,13 @@ static void test_era_modern(void)
     run_pending();
     CHECK_INTEQ(sent_count("server/discover"), 2);
     CHECK_INTEQ(sent_count("initialize"), 0);
+    /* The ping behind the first probe (stdio) is sent once, not with the retry. */
+    CHECK_INTEQ(sent_count("ping"), 1);
     fake_push("{\"jsonrpc\":\"2.0\",\"id\":%" PRId64 ",\"result\":{\"resultType\":\"complete\","
               "\"supportedVersions\":[\"" MCP_PROTOCOL_2026_07_28
               "\"],\"capabilities\":{\"tools\":{}},"
               "\"_meta\":{\"" MCP_META_SERVER_INFO "\":{\"name\":\"m\",\"version\":\"1\"}}}}",
-              id + 1);
+              sent_id("server/discover"));
     CHECK(run_until(&seen.ready));
     CHECK(upstream_is_modern(u));
     CHECK_STREQ(u->protocol_version, MCP_PROTOCOL_2026_07_28);
@@ -858,6 +860,32 @@ static void test_era_fallback(void)
     upstream_forget_era(cfg.hash);
 }
 
+/* Auto era: an error with id null while the probe waits (the server could not read it) is its
+ * answer: initialize goes at once. */
+static void test_era_null_id_error(void)
+{
+    ServerConfig cfg = {.name = "nullid", .type = TRANSPORT_STDIO, .timeout_ms = 30000};
+    _cleanup_free_ char *why = NULL;
+    Upstream *u = NULL;
+
+    reset();
+    memcpy(cfg.hash, "nullid-hash", sizeof("nullid-hash"));
+    CHECK_INTEQ(upstream_start(&u, base, &cfg, "/", 60000, &events, NULL, &why), 0);
+    CHECK_INTEQ(sent_count("ping"), 1);
+    fake_push("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":"
+              "\"Parse error\"}}");
+    run_pending();
+    CHECK(sent_id("initialize") > 0);
+    /* The ping's late answer is dropped quietly; the handshake goes on. */
+    fake_push("{\"jsonrpc\":\"2.0\",\"id\":%" PRId64 ",\"result\":{}}", sent_id("ping"));
+    fake_push("{\"jsonrpc\":\"2.0\",\"id\":%" PRId64 ",\"result\":%s}", sent_id("initialize"),
+              READY_RESULT);
+    CHECK(run_until(&seen.ready));
+    CHECK(!upstream_is_modern(u));
+    finish(u);
+    upstream_forget_era(cfg.hash);
+}
+
 int main(void)
 {
     base = event_base_new();
@@ -881,6 +909,7 @@ int main(void)
     RUN(test_auth_challenge);
     RUN(test_era_modern);
     RUN(test_era_fallback);
+    RUN(test_era_null_id_error);
     reset();
     event_free(fake.deliver);
     event_base_free(base);
