@@ -12,25 +12,14 @@
 #include "client/handoff-wait.h"
 #include "common/handoff.h"
 #include "common/jsonscan.h"
-
-/* Hex digit value, or -1. */
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+#include "common/util.h"
 
 static unsigned hex4(const char *p)
 {
     unsigned v = 0;
 
     for (int i = 0; i < 4; i++)
-        v = v << 4 | (unsigned)hexval(p[i]);
+        v = v << 4 | (unsigned)hex_digit(p[i]);
     return v;
 }
 

@@ -198,10 +198,7 @@ static int hex_escape(Parser *ps, int digits, StrBuf *sb)
 
     for (int i = 0; i < digits; i++) {
         int c = peek(ps, (size_t)i);
-        int v = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
+        int v = hex_digit(c);
         if (v < 0) {
             ps->p = backslash;
             return fail(ps, "\\%c escape needs %d hex digits", digits == 4 ? 'u' : 'U', digits);

@@ -6,6 +6,7 @@
 
 #include "common/strbuf.h"
 #include "common/utf8.h"
+#include "common/util.h"
 
 size_t utf8_seq_len(const unsigned char *p, size_t n)
 {
@@ -46,10 +47,7 @@ static int hex4(const char *p)
 
     for (int i = 0; i < 4; i++) {
         char c = p[i];
-        int d = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
+        int d = hex_digit(c);
         if (d < 0)
             return -1;
         v = v << 4 | d;

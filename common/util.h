@@ -54,6 +54,15 @@ static inline bool startswith(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/** The value of hex digit c (either case), or -1. */
+static inline int hex_digit(int c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
 /** Monotonic clock in milliseconds. */
 uint64_t now_ms(void);
 /** Monotonic clock in microseconds. */

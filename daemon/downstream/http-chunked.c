@@ -5,21 +5,10 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "daemon/downstream/http-chunked.h"
 
 enum { SIZE = 0, DATA, DATA_END, TRAILER, DONE };
-
-/* A hex digit's value, or -1. */
-static int hex(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /*
  * The chunk-size line line[0..n) (without its CRLF): hex size, then optional white space and
@@ -30,8 +19,8 @@ static int parse_size(const char *line, size_t n, uint64_t room, uint64_t *sizep
     uint64_t v = 0;
     size_t i = 0;
 
-    for (; i < n && hex(line[i]) >= 0; i++) {
-        v = v * 16 + (uint64_t)hex(line[i]);
+    for (; i < n && hex_digit(line[i]) >= 0; i++) {
+        v = v * 16 + (uint64_t)hex_digit(line[i]);
         if (v > room)
             return 413; /* also keeps v from overflowing: room fits in a size_t */
     }
