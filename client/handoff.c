@@ -246,6 +246,8 @@ static int sleep_until_ended(int sock, StrBuf *buf)
     close(STDOUT_FILENO);
     if (!buf->len)
         become_waiter(sock);
+    else /* the host was quick: mcpd's last line came with the one that took the pipes */
+        log_debug("waiting in mcpctl: mcpd has already said how the host's session ended");
     return handoff_wait(sock, buf->data, buf->len);
 }
 
