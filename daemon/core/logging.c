@@ -24,6 +24,10 @@ static bool log_wanted(const Agent *a, void *ctx)
     LogAudience *la = ctx;
     int want = a->log_level >= 0 ? a->log_level : LOG_LEVEL_DEFAULT;
 
+    /* 2026-07-28: no notifications/message to an agent that never sent a _meta logLevel (its
+     * own stream would carry them: a listen's, untagged, or a call's that did not ask). */
+    if (a->log_level < 0 && a->era == AGENT_ERA_MODERN)
+        return false;
     return la->level >= want && ws_has_server(ws_of_agent(la->cr->workspaces, a), la->s);
 }
 

@@ -677,6 +677,17 @@ static void test_log_level(Harness *h)
     json_free(conn_until(&c, "\"id\":2,", &seen));
     CHECK_MSG(strstr(seen.data ? seen.data : "", "loud-and-clear"),
               "no info message at level debug: %s", seen.data ? seen.data : "");
+    strbuf_reset(&seen);
+    conn_close(&c);
+    /* An agent that never sent a logLevel hears no log message at all. */
+    conn_open(&c, h);
+    conn_send(&c,
+              "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+              "\"name\":\"mcp_asker_say\",\"arguments\":{\"level\":\"error\",\"text\":"
+              "\"not-asked-for\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":" V "}}}");
+    json_free(conn_until(&c, "\"id\":3,", &seen));
+    CHECK_MSG(!strstr(seen.data ? seen.data : "", "not-asked-for"),
+              "a log message reached an agent that set no logLevel: %s", seen.data);
     strbuf_deinit(&seen);
     conn_close(&c);
     h_check_healthy(h, "per-request log level", CONTROL);
