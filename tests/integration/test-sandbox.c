@@ -458,6 +458,22 @@ static void write_fixtures(int port)
     setenv("HOME", home, 1);
 }
 
+/* The first n bytes of word, found in this test's PATH: a path to free, or NULL. */
+static char *in_path(const char *word, size_t n)
+{
+    const char *path = getenv("PATH") ?: "";
+
+    for (const char *p = path; *p;) {
+        size_t len = strcspn(p, ":");
+        char *cand = xasprintf("%.*s/%.*s", (int)len, p, (int)n, word);
+        if (len && access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+        p += len + (p[len] == ':');
+    }
+    return NULL;
+}
+
 int main(void)
 {
     static const char *const servers[] = {"open",   "contained", "online", "mine",
@@ -472,8 +488,12 @@ int main(void)
     }
     h_setup(&h, "sandbox");
     if (getenv("SANDBOX_TEST_NO_USERNS")) {
-        const char *w = getenv("MCPD_WRAPPER");
-        _cleanup_free_ char *wrap = xasprintf("%s %s", getenv("SANDBOX_TEST_NO_USERNS"), w ?: "");
+        const char *w = getenv("MCPD_WRAPPER") ?: "";
+        size_t n = strcspn(w, " ");
+        /* The script runs the wrapper with mcpd's PATH, which finds nothing: name it whole. */
+        _cleanup_free_ char *tool = n && w[0] != '/' ? in_path(w, n) : NULL;
+        _cleanup_free_ char *wrap = xasprintf("%s %s%s", getenv("SANDBOX_TEST_NO_USERNS"),
+                                              tool ? tool : "", tool ? w + n : w);
         setenv("MCPD_WRAPPER", wrap, 1);
         how = "bubblewrap";
     } else if ((getenv("MCPD_SANDBOX") && streq(getenv("MCPD_SANDBOX"), "bubblewrap")) ||
