@@ -12,24 +12,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${MCPD_BINARY:?}" "${MCPCTL_BINARY:?}"
 conf=$(bash "$here/../interop/npm-setup.sh" "$here/next") || exit $?
 bash "$here/../interop/npm-setup.sh" "$here/../interop" >/dev/null || exit $?
-node22=$conf/node/bin/node
-[ -x "$node22" ] || node22=$conf/.bin/node
-suite=$conf/@modelcontextprotocol/conformance/dist/index.js
-fixture=$here/../interop/conformance-fixture.mjs
 expected=$here/server-next.expected
-
-dir=$(mktemp -d "${TMPDIR:-/tmp}/mcpd-conf-next-XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-mkdir -m 700 "$dir/home" "$dir/config" "$dir/cache" "$dir/run"
-export HOME=$dir/home XDG_CONFIG_HOME=$dir/config XDG_CACHE_HOME=$dir/cache XDG_RUNTIME_DIR=$dir/run
-
-free_port() { "$node22" -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-wait_port() { for _ in $(seq 400); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+scratch_name=conf-next
+# shellcheck source=server-common.sh
+. "$here/server-common.sh"
 
 port=$(free_port)
 PORT=$port "$node22" "$fixture" http 2>"$dir/fixture.log" &

@@ -10,22 +10,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${MCPD_BINARY:?}" "${MCPCTL_BINARY:?}"
 conf=$(bash "$here/../interop/npm-setup.sh" "$here") || exit $?
 bash "$here/../interop/npm-setup.sh" "$here/../interop" >/dev/null || exit $?
-node22=$conf/node/bin/node
-[ -x "$node22" ] || node22=$conf/.bin/node
-suite=$conf/@modelcontextprotocol/conformance/dist/index.js
-fixture=$here/../interop/conformance-fixture.mjs
-
-dir=$(mktemp -d "${TMPDIR:-/tmp}/mcpd-conf-server-XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-mkdir -m 700 "$dir/home" "$dir/config" "$dir/cache" "$dir/run"
-export HOME=$dir/home XDG_CONFIG_HOME=$dir/config XDG_CACHE_HOME=$dir/cache XDG_RUNTIME_DIR=$dir/run
-
-free_port() { "$node22" -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+scratch_name=conf-server
+# shellcheck source=server-common.sh
+. "$here/server-common.sh"
 
 # The fixture alone.
 port=$(free_port)

@@ -194,6 +194,19 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
+void h_write_text(const char *path, const char *text)
+{
+    _cleanup_free_ char *dir = paths_dirname(path);
+    FILE *f;
+
+    if (paths_mkdir_p(dir, 0700) < 0 || !(f = fopen(path, "w"))) {
+        fprintf(stderr, "harness: cannot write %s: %s\n", path, strerror(errno));
+        exit(99);
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
 void h_write_config(Harness *h, const char *json)
 {
     write_file(h->config, json);

@@ -37,6 +37,8 @@ typedef struct Harness {
 /** Make a private tree (runtime, config, cache, home) and point the environment at it. */
 void h_setup(Harness *h, const char *name);
 /** Write the mcp.json that mcpd will discover ($XDG_CONFIG_HOME/mcpd/mcp.json). */
+/** Write text to path, making its missing directories (0700); exits 99 when it cannot. */
+void h_write_text(const char *path, const char *text);
 void h_write_config(Harness *h, const char *json);
 /** Write mcpd.json (daemon settings). */
 void h_write_settings(Harness *h, const char *json);

@@ -43,19 +43,6 @@ static pid_t mcpd_pid;
  */
 static const char *how = "namespaces";
 
-static void write_text(const char *path, const char *text)
-{
-    _cleanup_free_ char *dir = paths_dirname(path);
-    FILE *f;
-
-    if (paths_mkdir_p(dir, 0700) < 0 || !(f = fopen(path, "w"))) {
-        fprintf(stderr, "test-sandbox: cannot write %s: %s\n", path, strerror(errno));
-        exit(99);
-    }
-    fputs(text, f);
-    fclose(f);
-}
-
 /* A loopback listener the servers try to reach; connections wait in its backlog. */
 static int listen_loopback(int *portp)
 {
@@ -353,7 +340,7 @@ static void test_trust(Harness *h)
     _cleanup_free_ char *params = xasprintf("{\"cwd\": \"%s\"}", root), *out = NULL;
     int st;
 
-    write_text(file, contained);
+    h_write_text(file, contained);
     mcpc_options o = {.socket_path = h->socket, .client_name = "agent-in-repo", .cwd = root};
     mcpc_client *agent = mcpc_new(&o);
     CHECK(mcpc_connect(agent) == 0);
@@ -363,7 +350,7 @@ static void test_trust(Harness *h)
     _cleanup_free_ char *file_in = paths_join(proj, "file");
     EXPECT(agent, "repovs", "read", "path", file_in, "ERR:Permission denied");
 
-    write_text(file, weakened);
+    h_write_text(file, weakened);
     CHECK(mcpc_request(agent, "mcpd/reload", params, &out) == 0);
     bool held = false;
     for (int waited = 0; waited < H_WAIT_MS && !held; waited += 200) {
@@ -392,21 +379,21 @@ static void write_fixtures(int port)
     out_dir = xasprintf("%s/out", base);
     probe = xstrdup(getenv("PROBE_SERVER"));
     p = paths_join(home, ".ssh/id_test");
-    write_text(p, SSH_SECRET "\n");
+    h_write_text(p, SSH_SECRET "\n");
     free(p), p = paths_join(home, ".aws/credentials");
-    write_text(p, "aws-secret\n");
+    h_write_text(p, "aws-secret\n");
     free(p), p = paths_join(proj, "file");
-    write_text(p, "hello\n");
+    h_write_text(p, "hello\n");
     free(p), p = paths_join(proj, "private/data");
-    write_text(p, PRIVATE_SECRET "\n");
+    h_write_text(p, PRIVATE_SECRET "\n");
     free(p), p = paths_join(out_dir, "hidden/data");
-    write_text(p, "hidden-data\n");
+    h_write_text(p, "hidden-data\n");
     free(p), p = paths_join(out_dir, "locked/.keep");
-    write_text(p, "\n");
+    h_write_text(p, "\n");
     free(p), p = xasprintf("%s/cache/mcpd/marker", base);
-    write_text(p, "mcpd-cache\n");
+    h_write_text(p, "mcpd-cache\n");
     free(p), p = xasprintf("%s/state/mcpd/marker", base);
-    write_text(p, "mcpd-state\n");
+    h_write_text(p, "mcpd-state\n");
     cfg = xasprintf(
         "{\"mcpServers\": {"
         "\"open\": {\"command\": \"%1$s\", \"cwd\": \"%2$s\"},"
@@ -426,7 +413,7 @@ static void write_fixtures(int port)
         "}}",
         probe, proj, home, tmp_proj);
     free(p), p = xasprintf("%s/config/mcpd/mcp.json", base);
-    write_text(p, cfg);
+    h_write_text(p, cfg);
     /* Eager, as the harness's own settings are: each test here restarts mcpd and waits for states.
      */
     settings = xasprintf(
@@ -435,20 +422,20 @@ static void write_fixtures(int port)
         "[\"%2$s/locked\"]}}}",
         proj, out_dir);
     free(p), p = xasprintf("%s/config/mcpd/mcpd.json", base);
-    write_text(p, settings);
+    h_write_text(p, settings);
     vs = xasprintf("{\"servers\": {\"vscode\": {\"type\": \"stdio\", \"command\": \"%s\", \"cwd\": "
                    "\"%s\", \"sandboxEnabled\": true, \"sandbox\": {\"filesystem\": "
                    "{\"denyRead\": [\"${userHome}/proj/private\"]}, \"network\": "
                    "{\"allowedDomains\": [\"example.com\"]}}}}}",
                    probe, proj);
     free(p), p = xasprintf("%s/config/Code/User/mcp.json", base);
-    write_text(p, vs);
+    h_write_text(p, vs);
     vs_profile = xasprintf("{\"sandbox\": {\"filesystem\": {\"allowWrite\": [\"%s\"]}}, "
                            "\"servers\": {\"vsroot\": {\"type\": \"stdio\", \"command\": \"%s\", "
                            "\"cwd\": \"%s\", \"sandboxEnabled\": true}}}",
                            out_dir, probe, proj);
     free(p), p = xasprintf("%s/config/Code/User/profiles/p1/mcp.json", base);
-    write_text(p, vs_profile);
+    h_write_text(p, vs_profile);
     free(p), p = xasprintf("%s/config", base);
     setenv("XDG_CONFIG_HOME", p, 1);
     free(p), p = xasprintf("%s/cache", base);

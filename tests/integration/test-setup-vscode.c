@@ -24,19 +24,6 @@ static char *home, *proj, *out_dir, *probe, *vscode_file, *imported_file;
 #define SSH_SECRET     "ssh-secret-of-the-test"
 #define PRIVATE_SECRET "private-data-of-the-test"
 
-static void write_text(const char *path, const char *text)
-{
-    _cleanup_free_ char *dir = paths_dirname(path);
-    FILE *f;
-
-    if (paths_mkdir_p(dir, 0700) < 0 || !(f = fopen(path, "w"))) {
-        fprintf(stderr, "test-setup-vscode: cannot write %s: %s\n", path, strerror(errno));
-        exit(99);
-    }
-    fputs(text, f);
-    fclose(f);
-}
-
 /*
  * A user mcp.json as VS Code writes it (tabs, comments, "inputs" before "servers"), with the
  * kinds of entries users have: a plain one, one sandboxed with its own block, one sandboxed by
@@ -99,17 +86,17 @@ static void write_fixtures(void)
     out_dir = xasprintf("%s/out", base);
     probe = xstrdup(getenv("PROBE_SERVER"));
     p = paths_join(home, ".ssh/id_test");
-    write_text(p, SSH_SECRET "\n");
+    h_write_text(p, SSH_SECRET "\n");
     free(p), p = paths_join(proj, "private/data");
-    write_text(p, PRIVATE_SECRET "\n");
+    h_write_text(p, PRIVATE_SECRET "\n");
     free(p), p = paths_join(out_dir, ".keep");
-    write_text(p, "\n");
+    h_write_text(p, "\n");
     free(p), p = xasprintf("%s/config/mcpd/mcpd.json", base);
-    write_text(p, "{\"start\": \"eager\"}");
+    h_write_text(p, "{\"start\": \"eager\"}");
     vscode_file = xasprintf("%s/config/Code/User/mcp.json", base);
     imported_file = xasprintf("%s/config/mcpd/imported/vscode.json", base);
     text = vscode_text();
-    write_text(vscode_file, text);
+    h_write_text(vscode_file, text);
     free(p), p = xasprintf("%s/config", base);
     setenv("XDG_CONFIG_HOME", p, 1);
     free(p), p = xasprintf("%s/cache", base);
@@ -293,7 +280,7 @@ static void test_undo_after_vscode_wrote(void)
     CHECK(at);
     if (at)
         memcpy(at, "Changed API key", strlen("Changed API key"));
-    write_text(vscode_file, edited ? edited : "");
+    h_write_text(vscode_file, edited ? edited : "");
 
     _cleanup_free_ char *undo = CTL(&status, "setup --undo vscode");
     CHECK_MSG(status == 0, "undo exited %d: %s", status, undo ? undo : "");
@@ -314,7 +301,7 @@ static void test_undo_after_vscode_wrote(void)
             xasprintf("%.*s\"new\": {\"type\": \"stdio\", \"command\": \"x\"}, %s",
                       (int)(servers - set_up2 + strlen("\"servers\": {")), set_up2,
                       servers + strlen("\"servers\": {"));
-        write_text(vscode_file, added);
+        h_write_text(vscode_file, added);
         _cleanup_free_ char *undo2 = CTL(&status, "setup --undo vscode");
         CHECK_MSG(status != 0 && undo2 && strstr(undo2, "nothing restored"),
                   "undo with a server added exited %d: %s", status, undo2 ? undo2 : "");
