@@ -28,6 +28,7 @@ typedef struct Task {
     yajl_val last;                /* the last Task object its server sent, with mcpd's id */
     uint64_t expires_ms;          /* forgotten then (its ttl, at most TASKS_TTL_MAX_MS) */
     char *lost;                   /* why its server no longer has it, or NULL */
+    bool fetched;                 /* its result was fetched: kept to its ttl, the first to go */
 } Task;
 
 /* A tasks/get, tasks/result or tasks/cancel waiting at the task's server. */
@@ -253,6 +254,28 @@ static void tasks_sweep(TaskRegistry *tr)
             task_free(tr, v);
 }
 
+/*
+ * Forget the oldest task whose result was fetched, of that session (0: of any): a fetched task
+ * stays to its ttl, as its server keeps it (tasks/get and tasks/list still show it), but never
+ * holds a place a new task needs. False when there is none.
+ */
+static bool evict_fetched(TaskRegistry *tr, uint64_t session_id)
+{
+    Task *oldest = NULL;
+    size_t pos = 0;
+    void *v;
+
+    while (idmap_next(&tr->by_seq, &pos, NULL, &v)) {
+        Task *t = v;
+        if (t->fetched && (!session_id || t->session_id == session_id) &&
+            (!oldest || t->seq < oldest->seq))
+            oldest = t;
+    }
+    if (oldest)
+        task_free(tr, oldest);
+    return oldest != NULL;
+}
+
 static size_t session_count(TaskRegistry *tr, uint64_t session_id)
 {
     size_t pos = 0, n = 0;
@@ -405,6 +428,10 @@ bool tasks_created(TaskRegistry *tr, const TaskOrigin *o, const char *raw, size_
         return true; /* the agent has gone: nobody will fetch it */
     }
     size_t mine = session_count(tr, a->session_id);
+    while (mine >= TASKS_MAX_PER_SESSION && evict_fetched(tr, a->session_id))
+        mine--;
+    while (tr->n_tasks >= TASKS_MAX_TOTAL && evict_fetched(tr, 0))
+        mine = session_count(tr, a->session_id);
     if (strlen(up_task) > TASKS_ID_MAX || tr->n_tasks >= TASKS_MAX_TOTAL ||
         mine >= TASKS_MAX_PER_SESSION) {
         _cleanup_free_ char *msg =
@@ -588,7 +615,7 @@ static void on_wait_reply(Upstream *u, void *ctx, const UpstreamReply *r)
             task_note(t, res);
         reply_tree(tr, w->peer_id, w->orig_id, res);
         if (t && w->method == m_result)
-            task_free(tr, t); /* terminal and fetched */
+            t->fetched = true; /* terminal: kept to its ttl, or until its place is needed */
         break;
     }
     case UPSTREAM_ERROR:
@@ -596,7 +623,7 @@ static void on_wait_reply(Upstream *u, void *ctx, const UpstreamReply *r)
                         r->message);
         reply_error(tr, w->peer_id, w->orig_id, (int)r->code, msg);
         if (t && w->method == m_result)
-            task_free(tr, t); /* its outcome was said: it cannot be fetched again */
+            t->fetched = true; /* its outcome (a failed call's error) was said, as above */
         break;
     case UPSTREAM_TIMEOUT:
         msg = xasprintf("MCP server %s did not answer %s of task %s in time: %s; ask again",
@@ -639,8 +666,9 @@ void tasks_request(TaskRegistry *tr, Peer *p, yajl_val id, const char *method, y
     }
     if (!(t = task_find(tr, a, task_id))) {
         msg = xasprintf("unknown task \"%.300s\": this session has no task of that id (a task is "
-                        "forgotten once its result was fetched, its ttl passed or its session "
-                        "ended); tasks/list shows the session's tasks",
+                        "forgotten once its ttl passed, its session ended, or its result was "
+                        "fetched and a new task needed its place); tasks/list shows the "
+                        "session's tasks",
                         task_id);
         agent_reply_error(tr->peers, p->id, id, JSONRPC_INVALID_PARAMS, msg);
         return;

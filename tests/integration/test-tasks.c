@@ -203,13 +203,19 @@ static void test_lifecycle(Harness *h)
               result_text(res) ? result_text(res) : "(none)");
     CHECK_MSG(streq(related_id(json_get_object(res, "result")), tid),
               "the result's related-task is not mcpd's id");
-    /* Terminal and fetched: forgotten; the error names the id and what to do. */
+    /* Terminal and fetched: kept to its ttl, as its server keeps it (the spec's retention). */
     _cleanup_json_ yajl_val again = task_rpc(&a, "tasks/get", tid);
-    CHECK_MSG(error_code(again) == -32602 && strstr(error_message(again), tid) &&
-                  strstr(error_message(again), "tasks/list"),
-              "a fetched task: %s", error_message(again));
+    yajl_val ar = json_get_object(again, "result");
+    CHECK_MSG(streq(json_get_string(ar, "taskId"), tid) &&
+                  streq(json_get_string(ar, "status"), "completed"),
+              "a fetched task: %s", ar ? json_get_string(ar, "status") : error_message(again));
+    _cleanup_json_ yajl_val res2 = task_rpc(&a, "tasks/result", tid);
+    CHECK_MSG(result_text(res2) && streq(result_text(res2), "task slept 300 ms"),
+              "the result fetched again: %s", result_text(res2) ? result_text(res2) : "(none)");
+    /* An id mcpd never gave: the error names it and what to do. */
     _cleanup_json_ yajl_val unknown = task_rpc(&a, "tasks/get", "nope");
-    CHECK_MSG(error_code(unknown) == -32602 && strstr(error_message(unknown), "\"nope\""),
+    CHECK_MSG(error_code(unknown) == -32602 && strstr(error_message(unknown), "\"nope\"") &&
+                  strstr(error_message(unknown), "tasks/list"),
               "unknown task: %s", error_message(unknown));
     raw_close(&a);
 }
@@ -616,6 +622,37 @@ static void test_cap(Harness *h, const char *log_cap)
     CHECK_MSG(cancels == CAP_PER_SESSION + 1, "%d tasks/cancel reached the server", cancels);
 }
 
+/*
+ * A fetched task never holds a place a new one needs: with the session's cap met by tasks
+ * whose results were fetched, the next task is made, and the oldest fetched one goes.
+ */
+static void test_fetched_make_room(Harness *h)
+{
+    Raw a;
+    char *ids[CAP_PER_SESSION] = {NULL};
+    int made = 0, fetched = 0;
+
+    raw_init(&a, h, "agent-room", NULL);
+    for (int i = 0; i < CAP_PER_SESSION; i++)
+        made += (ids[i] = create_task(&a, "mcp_ta_task_sleep", "{\"ms\":1}", NULL)) != NULL;
+    CHECK_MSG(made == CAP_PER_SESSION, "only %d tasks made", made);
+    for (int i = 0; i < CAP_PER_SESSION && ids[i]; i++) {
+        _cleanup_json_ yajl_val r = task_rpc(&a, "tasks/result", ids[i]);
+        fetched += result_text(r) != NULL;
+    }
+    CHECK_MSG(fetched == made, "%d of %d results fetched", fetched, made);
+    _cleanup_free_ char *more = create_task(&a, "mcp_ta_task_sleep", "{\"ms\":1}", NULL);
+    CHECK_MSG(more != NULL, "the cap met by fetched tasks refused a new one");
+    _cleanup_json_ yajl_val oldest = task_rpc(&a, "tasks/get", ids[0]);
+    CHECK_MSG(error_code(oldest) == -32602, "the oldest fetched task is still kept");
+    _cleanup_json_ yajl_val next = task_rpc(&a, "tasks/get", ids[1]);
+    CHECK_MSG(streq(json_get_string(json_get_object(next, "result"), "status"), "completed"),
+              "the second fetched task went too: %s", error_message(next));
+    for (int i = 0; i < CAP_PER_SESSION; i++)
+        free(ids[i]);
+    raw_close(&a);
+}
+
 /* ---- a status the server sent before the CreateTaskResult is not lost ---- */
 
 /* The status tasks/list gives task tid, or NULL (to free). */
@@ -798,6 +835,7 @@ int main(void)
     test_ttl(&h);
     test_server_dies(&h);
     test_cap(&h, log_cap);
+    test_fetched_make_room(&h);
     test_early_status(&h);
     test_sampling_later_agent(&h);
     test_modern_server(&h);
