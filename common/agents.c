@@ -60,75 +60,113 @@
  *   "mcpServers" as a list (YAML: setup's byte-exact edits cover JSON and TOML only).
  */
 /* An agent whose servers sit in a plain "mcpServers" object, set up like Cursor. */
-#define SETUP_PLAIN(id, name, base, rel)                                                           \
+#define SETUP_PLAIN(id, name, base, rel, more)                                                     \
     {                                                                                              \
         id, name, AGENT_FORMAT_JSON, base, rel, NULL, "mcpServers", "one server, mcpd",            \
-            PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS                                   \
+            PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS, more                             \
     }
+
+/*
+ * The VS Code builds, by their directories under the XDG config home (Electron's appData on
+ * Linux): https://code.visualstudio.com/docs/configure/settings#_settings-file-locations
+ */
+#define VSCODE_CODE     "Code"
+#define VSCODE_INSIDERS "Code - Insiders"
+#define VSCODE_CODIUM   "VSCodium"
+
+const char *const agents_vscode_builds[] = {VSCODE_CODE, VSCODE_INSIDERS, VSCODE_CODIUM, NULL};
+
+/* A VS Code extension's file in the builds after the first (the first's is the agent's rel). */
+#define IN_OTHER_VSCODE_BUILDS(rel)                                                                \
+    {AGENT_BASE_CONFIG, VSCODE_INSIDERS "/User/" rel},                                             \
+    {                                                                                              \
+        AGENT_BASE_CONFIG, VSCODE_CODIUM "/User/" rel                                              \
+    }
+
+/* Where Cline and Roo Code keep their servers inside a VS Code build's User directory. */
+#define CLINE_STORAGE "globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"
+#define ROO_STORAGE   "globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"
 
 /*
  * A VS Code build's user mcp.json ("servers", each with a "type"; daemon/config/source-vscode.c
  * reads the same three builds). Setup moves the servers mcpd can run and leaves those holding
  * what only VS Code fills in (client/setup-vscode.c).
  */
-#define SETUP_VSCODE(id, name, rel)                                                                \
+#define SETUP_VSCODE(id, name, build)                                                              \
     {                                                                                              \
-        id, name, AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, rel, NULL, "servers", "one server, mcpd",  \
-            PREFIX_CONSERVATIVE, false, NULL,                                                      \
+        id, name, AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, build "/User/mcp.json", NULL, "servers",   \
+            "one server, mcpd", PREFIX_CONSERVATIVE, false, NULL,                                  \
             "\"servers\": {\"mcpd\": {\"type\": \"stdio\", \"command\": \"@MCPCTL@\", "            \
-            "\"args\": " BRIDGE_ARGS "}}"                                                          \
+            "\"args\": " BRIDGE_ARGS "}}",                                                         \
+            NULL                                                                                   \
     }
 
 static const AgentInfo agents[] = {
     {"claude", "Claude Code", AGENT_FORMAT_JSON, AGENT_BASE_HOME, ".claude.json",
      "CLAUDE_CONFIG_DIR", "mcpServers", "one server, mcpd", PREFIX_CLAUDE, false, NULL,
      "\"mcpServers\": {\"mcpd\": {\"command\": \"@MCPCTL@\", \"args\": [\"bridge\", "
-     "\"--host-prefix\", \"" PREFIX_CLAUDE "\", \"--host\", \"claude\"]}}"},
+     "\"--host-prefix\", \"" PREFIX_CLAUDE "\", \"--host\", \"claude\"]}}",
+     NULL},
     {"codex", "OpenAI Codex", AGENT_FORMAT_TOML, AGENT_BASE_HOME, ".codex/config.toml",
      "CODEX_HOME", "mcp_servers", "mcp_servers.mcpd", PREFIX_CONSERVATIVE, true, NULL,
      "[mcp_servers.mcpd]\ncommand = \"@MCPCTL@\"\nargs = " BRIDGE_ARGS
-     "\nenv_vars = [\"XDG_RUNTIME_DIR\", \"MCPD_SOCKET\"]"},
+     "\nenv_vars = [\"XDG_RUNTIME_DIR\", \"MCPD_SOCKET\"]",
+     NULL},
     {"gemini", "Gemini CLI", AGENT_FORMAT_JSON, AGENT_BASE_HOME, ".gemini/settings.json", NULL,
-     "mcpServers", "one server, mcpd", PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS},
+     "mcpServers", "one server, mcpd", PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS, NULL},
     {"cursor", "Cursor", AGENT_FORMAT_JSON, AGENT_BASE_HOME, ".cursor/mcp.json", NULL, "mcpServers",
-     "one server, mcpd", PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS},
+     "one server, mcpd", PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS, NULL},
     {"windsurf", "Windsurf", AGENT_FORMAT_JSON, AGENT_BASE_HOME,
      ".codeium/windsurf/mcp_config.json", NULL, "mcpServers", "one server, mcpd",
-     PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS},
+     PREFIX_CONSERVATIVE, false, NULL, BY_HAND_MCPSERVERS,
+     /* Windsurf's JetBrains plugin (docs.windsurf.com/plugins/cascade/mcp), the same shape. */
+     (const AgentFile[]){{AGENT_BASE_HOME, ".codeium/mcp_config.json"}, {0}}},
     {"opencode", "OpenCode", AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, "opencode/opencode.json", NULL,
      "mcp", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
      "\"mcp\": {\"mcpd\": {\"type\": \"local\", \"command\": [\"@MCPCTL@\", \"bridge\", "
-     "\"--host-prefix\", \"" PREFIX_CONSERVATIVE "\"]}}"},
-    SETUP_VSCODE("vscode", "VS Code", "Code/User/mcp.json"),
-    SETUP_VSCODE("vscode-insiders", "VS Code Insiders", "Code - Insiders/User/mcp.json"),
-    SETUP_VSCODE("vscodium", "VSCodium", "VSCodium/User/mcp.json"),
+     "\"--host-prefix\", \"" PREFIX_CONSERVATIVE "\"]}}",
+     /* OpenCode's other global files: read first and last (source-opencode.c says why). */
+     (const AgentFile[]){{AGENT_BASE_CONFIG, "opencode/opencode.jsonc"},
+                         {AGENT_BASE_CONFIG, "opencode/config.json"},
+                         {0}}},
+    SETUP_VSCODE("vscode", "VS Code", VSCODE_CODE),
+    SETUP_VSCODE("vscode-insiders", "VS Code Insiders", VSCODE_INSIDERS),
+    SETUP_VSCODE("vscodium", "VSCodium", VSCODE_CODIUM),
     SETUP_PLAIN("claude-desktop", "Claude Desktop", AGENT_BASE_CONFIG,
-                "Claude/claude_desktop_config.json"),
+                "Claude/claude_desktop_config.json", NULL),
     {"zed", "Zed", AGENT_FORMAT_JSON, AGENT_BASE_CONFIG, "zed/settings.json", NULL,
      "context_servers", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
      "\"context_servers\": {\"mcpd\": {\"source\": \"custom\", \"command\": \"@MCPCTL@\", "
-     "\"args\": " BRIDGE_ARGS "}}"},
-    SETUP_PLAIN("cline", "Cline", AGENT_BASE_HOME, ".cline/data/settings/cline_mcp_settings.json"),
-    SETUP_PLAIN("roo", "Roo Code", AGENT_BASE_CONFIG,
-                "Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
-    SETUP_PLAIN("kiro", "Kiro", AGENT_BASE_HOME, ".kiro/settings/mcp.json"),
+     "\"args\": " BRIDGE_ARGS "}}",
+     NULL},
+    /* Cline's own file (shared by its CLI and IDE), then the VS Code extension's storage. */
+    SETUP_PLAIN("cline", "Cline", AGENT_BASE_HOME, ".cline/data/settings/cline_mcp_settings.json",
+                ((const AgentFile[]){{AGENT_BASE_CONFIG, VSCODE_CODE "/User/" CLINE_STORAGE},
+                                     IN_OTHER_VSCODE_BUILDS(CLINE_STORAGE),
+                                     {0}})),
+    SETUP_PLAIN("roo", "Roo Code", AGENT_BASE_CONFIG, VSCODE_CODE "/User/" ROO_STORAGE,
+                ((const AgentFile[]){IN_OTHER_VSCODE_BUILDS(ROO_STORAGE), {0}})),
+    SETUP_PLAIN("kiro", "Kiro", AGENT_BASE_HOME, ".kiro/settings/mcp.json", NULL),
     SETUP_PLAIN("antigravity", "Antigravity", AGENT_BASE_HOME,
-                ".gemini/antigravity/mcp_config.json"),
+                ".gemini/antigravity/mcp_config.json", NULL),
     SETUP_PLAIN("antigravity-cli", "Antigravity CLI", AGENT_BASE_HOME,
-                ".gemini/config/mcp_config.json"),
+                ".gemini/config/mcp_config.json", NULL),
     {"copilot", "GitHub Copilot CLI", AGENT_FORMAT_JSON, AGENT_BASE_HOME,
      ".copilot/mcp-config.json", "COPILOT_HOME", "mcpServers", "one server, mcpd",
      PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
      "\"mcpServers\": {\"mcpd\": {\"type\": \"local\", \"command\": \"@MCPCTL@\", "
-     "\"args\": " BRIDGE_ARGS ", \"tools\": [\"*\"]}}"},
+     "\"args\": " BRIDGE_ARGS ", \"tools\": [\"*\"]}}",
+     NULL},
     {"goose", "goose", AGENT_FORMAT_YAML, AGENT_BASE_CONFIG, "goose/config.yaml", NULL,
      "extensions", "one extension, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
      "extensions:\n  mcpd:\n    name: mcpd\n    type: stdio\n    enabled: true\n    cmd: "
-     "@MCPCTL@\n    args: [bridge, --host-prefix, " PREFIX_CONSERVATIVE "]\n    timeout: 300"},
+     "@MCPCTL@\n    args: [bridge, --host-prefix, " PREFIX_CONSERVATIVE "]\n    timeout: 300",
+     NULL},
     {"continue", "Continue", AGENT_FORMAT_YAML, AGENT_BASE_HOME, ".continue/config.yaml", NULL,
      "mcpServers", "one server, mcpd", PREFIX_CONSERVATIVE, false, WHY_NOT_READ,
      "mcpServers:\n  - name: mcpd\n    command: @MCPCTL@\n    args: [bridge, "
-     "--host-prefix, " PREFIX_CONSERVATIVE "]"},
+     "--host-prefix, " PREFIX_CONSERVATIVE "]",
+     NULL},
 };
 
 const AgentInfo *agents_all(size_t *np)
@@ -145,16 +183,30 @@ const AgentInfo *agents_find(const char *id)
     return NULL;
 }
 
+static char *file_path(AgentBase base, const char *rel)
+{
+    _cleanup_free_ char *dir = base == AGENT_BASE_CONFIG ? paths_config_home() : paths_home();
+
+    return paths_join(dir, rel);
+}
+
 char *agents_user_file(const AgentInfo *a)
 {
     const char *dir = a->env_dir ? getenv(a->env_dir) : NULL;
     const char *slash = strrchr(a->rel, '/');
-    _cleanup_free_ char *base = a->base == AGENT_BASE_CONFIG ? paths_config_home() : paths_home();
 
     /* The variable names the file's own directory: only the file name is kept. */
     if (dir && dir[0] == '/')
         return paths_join(dir, slash ? slash + 1 : a->rel);
-    return paths_join(base, a->rel);
+    return file_path(a->base, a->rel);
+}
+
+char *agents_more_file(const AgentInfo *a, size_t i)
+{
+    for (size_t k = 0; a->more && a->more[k].rel; k++)
+        if (k == i)
+            return file_path(a->more[k].base, a->more[k].rel);
+    return NULL;
 }
 
 char *agents_by_hand(const AgentInfo *a, const char *mcpctl)

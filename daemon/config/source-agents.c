@@ -181,12 +181,6 @@ int source_map_agent(const AgentShape *shape, yajl_val in, yajl_val *outp, char 
     return 0;
 }
 
-/*
- * Where VS Code and its builds keep the user's files (Electron's appData on Linux is the
- * XDG config home): https://code.visualstudio.com/docs/configure/settings#_settings-file-locations
- */
-const char *const source_vscode_dirs[] = {"Code", "Code - Insiders", "VSCodium", NULL};
-
 int source_read_claude_json(ConfigSet *set, const char *path, yajl_val *outp)
 {
     _cleanup_free_ char *why = NULL;

@@ -40,7 +40,7 @@ void source_antigravity_collect(const ConfigSource *src, const DiscoverOptions *
 void source_antigravity_cli_collect(const ConfigSource *src, const DiscoverOptions *opt,
                                     const Settings *settings, ConfigSet *set)
 {
-    _cleanup_free_ char *user = source_home_path(".gemini/config/mcp_config.json");
+    _cleanup_free_ char *user = source_agent_file("antigravity-cli");
 
     source_load_project_then_user(src, opt, settings, set, NULL, user, "mcpServers",
                                   source_antigravity_map, false);

@@ -55,10 +55,10 @@ void source_cline_collect(const ConfigSource *src, const DiscoverOptions *opt,
 
     source_load_project_then_user(src, opt, settings, set, NULL, shared, "mcpServers",
                                   source_cline_map, false);
-    for (const char *const *d = source_vscode_dirs; *d; d++) {
-        _cleanup_free_ char *rel = xasprintf(
-            "%s/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json", *d);
-        _cleanup_free_ char *path = source_config_path(rel);
+    for (size_t i = 0;; i++) {
+        _cleanup_free_ char *path = source_agent_more_file("cline", i);
+        if (!path)
+            break;
         source_load_project_then_user(src, opt, settings, set, NULL, path, "mcpServers",
                                       source_cline_map, false);
     }

@@ -209,8 +209,9 @@ void source_opencode_collect(const ConfigSource *src, const DiscoverOptions *opt
                              const Settings *settings, ConfigSet *set)
 {
     static const char *const project_names[] = {"opencode.json", "opencode.jsonc"};
-    static const char *const global_names[] = {"opencode.jsonc", "opencode.json", "config.json"};
-    _cleanup_free_ char *global = source_config_path("opencode");
+    /* The global files (common/agents.c lists them), strongest first: jsonc, json, config.json. */
+    char *const global[] = {source_agent_more_file("opencode", 0), source_agent_file("opencode"),
+                            source_agent_more_file("opencode", 1)};
     _cleanup_free_ char *dot = opt->root ? paths_join(opt->root, ".opencode") : NULL;
     char *paths[OPENCODE_MAX_FILES];
     ConfigLevel levels[OPENCODE_MAX_FILES];
@@ -221,8 +222,8 @@ void source_opencode_collect(const ConfigSource *src, const DiscoverOptions *opt
         paths[n] = paths_join(dot, project_names[i]), levels[n] = CONFIG_LEVEL_PROJECT;
     for (size_t i = 0; opt->root && i < N_ELEMENTS(project_names); i++, n++)
         paths[n] = paths_join(opt->root, project_names[i]), levels[n] = CONFIG_LEVEL_PROJECT;
-    for (size_t i = 0; i < N_ELEMENTS(global_names); i++, n++)
-        paths[n] = paths_join(global, global_names[i]), levels[n] = CONFIG_LEVEL_USER;
+    for (size_t i = 0; i < N_ELEMENTS(global); i++, n++)
+        paths[n] = global[i], levels[n] = CONFIG_LEVEL_USER; /* freed with paths[] */
     for (size_t i = 0; i < n; i++) {
         if (source_read_json(set, paths[i], levels[i], true, &roots[i]) == 0 &&
             !YAJL_IS_OBJECT(roots[i])) {

@@ -60,12 +60,14 @@ int source_roo_map(const char *name, yajl_val in, yajl_val *outp, char **whyp)
 void source_roo_collect(const ConfigSource *src, const DiscoverOptions *opt,
                         const Settings *settings, ConfigSet *set)
 {
-    source_load_project_then_user(src, opt, settings, set, ".roo/mcp.json", NULL, "mcpServers",
+    _cleanup_free_ char *user = source_agent_file("roo");
+
+    source_load_project_then_user(src, opt, settings, set, ".roo/mcp.json", user, "mcpServers",
                                   source_roo_map, false);
-    for (const char *const *d = source_vscode_dirs; *d; d++) {
-        _cleanup_free_ char *rel = xasprintf(
-            "%s/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json", *d);
-        _cleanup_free_ char *path = source_config_path(rel);
+    for (size_t i = 0;; i++) {
+        _cleanup_free_ char *path = source_agent_more_file("roo", i);
+        if (!path)
+            break;
         source_load_project_then_user(src, opt, settings, set, NULL, path, "mcpServers",
                                       source_roo_map, false);
     }

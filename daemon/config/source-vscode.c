@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 
+#include "common/agents.h"
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/strbuf.h"
@@ -188,14 +189,14 @@ static void load_settings_servers(const char *user_dir, const SourceMeta *meta,
 }
 
 /*
- * For each VS Code build (source_vscode_dirs), in that order: the default profile's mcp.json,
+ * For each VS Code build (agents_vscode_builds), in that order: the default profile's mcp.json,
  * the servers still in its settings.json, then the other profiles' mcp.json.
  */
 static void load_user_files(const ConfigSource *src, const Settings *settings, ConfigSet *set)
 {
     SourceMeta meta = {(char *)src->id, (char *)src->name, NULL, CONFIG_LEVEL_USER, EXPAND_VAR};
 
-    for (const char *const *d = source_vscode_dirs; *d; d++) {
+    for (const char *const *d = agents_vscode_builds; *d; d++) {
         _cleanup_free_ char *rel = xasprintf("%s/User", *d);
         _cleanup_free_ char *user_dir = source_config_path(rel);
         _cleanup_free_ char *path = paths_join(user_dir, "mcp.json");

@@ -40,7 +40,7 @@ void source_windsurf_collect(const ConfigSource *src, const DiscoverOptions *opt
                              const Settings *settings, ConfigSet *set)
 {
     _cleanup_free_ char *user = source_agent_file("windsurf");
-    _cleanup_free_ char *plugin = source_home_path(".codeium/mcp_config.json");
+    _cleanup_free_ char *plugin = source_agent_more_file("windsurf", 0);
 
     source_load_pair(src, opt, settings, set, user, ".windsurf/mcp_config.json", "mcpServers",
                      map_windsurf);

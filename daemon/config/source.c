@@ -16,13 +16,23 @@ char *source_home_path(const char *rel)
     return paths_join(home, rel);
 }
 
-char *source_agent_file(const char *id)
+static const AgentInfo *table_agent(const char *id)
 {
     const AgentInfo *a = agents_find(id);
 
     if (!a)
         abort(); /* a provider names an agent the table lacks: a bug, caught by every test */
-    return agents_user_file(a);
+    return a;
+}
+
+char *source_agent_file(const char *id)
+{
+    return agents_user_file(table_agent(id));
+}
+
+char *source_agent_more_file(const char *id, size_t i)
+{
+    return agents_more_file(table_agent(id), i);
 }
 
 yajl_val source_project_entry(yajl_val projects, const char *root)

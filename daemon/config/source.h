@@ -53,6 +53,8 @@ yajl_val source_project_entry(yajl_val projects, const char *root);
  * each agent keeps its servers (mcpctl setup reads the same); newly allocated.
  */
 char *source_agent_file(const char *id);
+/** The i-th of the agent's other user-level files (agents_more_file), or NULL past the last. */
+char *source_agent_more_file(const char *id, size_t i);
 /** Claude Code's .claude.json: in $CLAUDE_CONFIG_DIR when set, else in home (newly allocated). */
 char *source_claude_json_path(void);
 /** Codex's user config.toml: in $CODEX_HOME when set, else ~/.codex (newly allocated). */
@@ -182,8 +184,6 @@ void source_goose_collect(const ConfigSource *src, const DiscoverOptions *opt,
                           const Settings *settings, ConfigSet *set);
 void source_continue_collect(const ConfigSource *src, const DiscoverOptions *opt,
                              const Settings *settings, ConfigSet *set);
-/** VS Code's user directories under the XDG config home: Code, Code - Insiders, VSCodium. */
-extern const char *const source_vscode_dirs[];
 /**
  * Read ~/.claude.json (or a file in its shape) streaming, with no size cap, keeping only
  * the servers and approval keys (claude-json.h); -ENOENT quietly, failures recorded in set.

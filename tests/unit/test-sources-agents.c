@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/agents.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/paths.h"
@@ -1151,6 +1152,59 @@ static void test_user_files_from_the_agents_table(void)
     unsetenv("CODEX_HOME");
 }
 
+/* The agents whose user-level files are plain {"mcpServers": {...}} JSON (Claude Code's aside). */
+static bool plain_agent(const AgentInfo *a)
+{
+    return a->format == AGENT_FORMAT_JSON && streq(a->servers_key, "mcpServers") &&
+           !streq(a->id, "claude");
+}
+
+/* The m-th user-level file the table lists for a: its own, then the others (newly allocated). */
+static char *table_file(const AgentInfo *a, size_t m)
+{
+    return m == 0 ? agents_user_file(a) : agents_more_file(a, m - 1);
+}
+
+/*
+ * Every user-level file the agents' table lists, its own and the others discovery reads (Cline
+ * and Roo Code in each VS Code build's storage, the Antigravity CLI's, Windsurf's plugin), is
+ * read and named as the entry's source: the table is the one list, for setup and discovery.
+ */
+static void test_every_file_of_the_table_is_read(void)
+{
+    size_t n, k = 0;
+    const AgentInfo *all = agents_all(&n);
+    ConfigSet set;
+
+    for (size_t i = 0; i < n; i++) {
+        char *path;
+        for (size_t m = 0; plain_agent(&all[i]) && (path = table_file(&all[i], m)); m++) {
+            _cleanup_free_ char *rel = xstrdup(path + strlen(home) + 1);
+            _cleanup_free_ char *text =
+                xasprintf("{\"mcpServers\": {\"f%zu\": {\"command\": \"true\"}}}\n", k++);
+            CHECK(strncmp(path, home, strlen(home)) == 0);
+            write_home(rel, text);
+            free(path);
+        }
+    }
+    CHECK(k >= 14); /* Cline 4, Roo Code 3, Windsurf 2, and the other plain agents' own */
+    discover_user(&set);
+    k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *path;
+        for (size_t m = 0; plain_agent(&all[i]) && (path = table_file(&all[i], m)); m++) {
+            _cleanup_free_ char *name = xasprintf("f%zu", k++);
+            const ServerConfig *c = config_set_find(&set, name);
+            if (!c || !streq(c->source.path, path) || !streq(c->source.provider, all[i].id))
+                fprintf(stderr, "%s (%s) not read from %s: %s\n", name, all[i].id, path,
+                        c ? c->source.path : "absent");
+            CHECK(c && streq(c->source.path, path) && streq(c->source.provider, all[i].id));
+            free(path);
+        }
+    }
+    config_set_deinit(&set);
+}
+
 int main(void)
 {
     log_set_level(LOG_ERR);
@@ -1175,5 +1229,6 @@ int main(void)
     RUN_FRESH(test_continue_legacy_json);
     RUN_FRESH(test_opencode_tool_switches);
     RUN_FRESH(test_user_files_from_the_agents_table);
+    RUN_FRESH(test_every_file_of_the_table_is_read);
     return test_main_result();
 }
