@@ -9,6 +9,7 @@
 #include "client/mcpc-modern.h"
 #include "client/mcpc-private.h"
 #include "common/json.h"
+#include "common/mcp.h"
 #include "common/util.h"
 
 /* What each 2026-era request carries in params._meta (the caller's own keys win). */
@@ -29,21 +30,20 @@ void libmcpc_stamp_meta(mcpc_client *c, yajl_val params)
     }
     json_object_set(info, "name", json_string_new(c->client_name));
     json_object_set(info, "version", json_string_new(c->client_version));
-    if (!json_get(meta, "io.modelcontextprotocol/protocolVersion"))
-        json_object_set(meta, "io.modelcontextprotocol/protocolVersion",
-                        json_string_new(MCP_PROTOCOL_2026_07_28));
-    if (!json_get(meta, "io.modelcontextprotocol/clientCapabilities"))
-        json_object_set(meta, "io.modelcontextprotocol/clientCapabilities", caps);
+    if (!json_get(meta, MCP_META_PROTOCOL_VERSION))
+        json_object_set(meta, MCP_META_PROTOCOL_VERSION, json_string_new(MCP_PROTOCOL_2026_07_28));
+    if (!json_get(meta, MCP_META_CLIENT_CAPABILITIES))
+        json_object_set(meta, MCP_META_CLIENT_CAPABILITIES, caps);
     else
         json_free(caps);
-    if (!json_get(meta, "io.modelcontextprotocol/clientInfo"))
-        json_object_set(meta, "io.modelcontextprotocol/clientInfo", info);
+    if (!json_get(meta, MCP_META_CLIENT_INFO))
+        json_object_set(meta, MCP_META_CLIENT_INFO, info);
     else
         json_free(info);
-    if (c->cwd && !json_get(meta, "mcpd/cwd"))
-        json_object_set(meta, "mcpd/cwd", json_string_new(c->cwd));
-    if (c->session_in && !json_get(meta, "mcpd/session"))
-        json_object_set(meta, "mcpd/session", json_string_new(c->session_in));
+    if (c->cwd && !json_get(meta, MCPD_META_CWD))
+        json_object_set(meta, MCPD_META_CWD, json_string_new(c->cwd));
+    if (c->session_in && !json_get(meta, MCPD_META_SESSION))
+        json_object_set(meta, MCPD_META_SESSION, json_string_new(c->session_in));
     if (c->profile && !json_get(meta, MCPD_META_PROFILE))
         json_object_set(meta, MCPD_META_PROFILE, json_string_new(c->profile));
 }

@@ -182,7 +182,8 @@ static int handle_line(mcpc_client *c, char *line, size_t len, uint64_t wait_id,
             }
             r = 1;
         } else if ((p = pending_take(c, id))) {
-            const char *token = json_get_string(json_get_object(m.result, "_meta"), "mcpd/session");
+            const char *token =
+                json_get_string(json_get_object(m.result, "_meta"), MCPD_META_SESSION);
             if (token && !c->session && c->era == MCPC_ERA_2026)
                 c->session = xstrdup(token); /* told once, with the first result */
             /* input_required with a handler: it answers, then p goes again (MRTR). */
@@ -346,9 +347,9 @@ static yajl_val init_params(mcpc_client *c)
     json_object_set(info, "version", json_string_new(c->client_version));
     json_object_set(p, "clientInfo", info);
     if (c->cwd)
-        json_object_set(meta, "mcpd/cwd", json_string_new(c->cwd));
+        json_object_set(meta, MCPD_META_CWD, json_string_new(c->cwd));
     if (c->session_in)
-        json_object_set(meta, "mcpd/session", json_string_new(c->session_in));
+        json_object_set(meta, MCPD_META_SESSION, json_string_new(c->session_in));
     if (c->profile)
         json_object_set(meta, MCPD_META_PROFILE, json_string_new(c->profile));
     json_object_set(p, "_meta", meta);
@@ -419,7 +420,7 @@ int mcpc_connect(mcpc_client *c)
         return r;
     }
     result = json_parse(text, NULL);
-    token = json_get_string(json_get_object(result, "_meta"), "mcpd/session");
+    token = json_get_string(json_get_object(result, "_meta"), MCPD_META_SESSION);
     if (token)
         c->session = xstrdup(token);
     return send_notification(c, "notifications/initialized", NULL);

@@ -30,6 +30,8 @@ const char *mcp_protocol_find(const char *v);
 
 /* _meta keys defined by MCP (2025 era). */
 #define MCP_META_PROGRESS_TOKEN "progressToken"
+/* The _meta key that ties a message to a task (2025-11-25 tasks). */
+#define MCP_META_RELATED_TASK "io.modelcontextprotocol/related-task"
 
 /* _meta keys of the 2026-07-28 era: per-request state that replaces the session. */
 #define MCP_META_PROTOCOL_VERSION    "io.modelcontextprotocol/protocolVersion"

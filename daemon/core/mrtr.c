@@ -108,8 +108,8 @@ static void round_done(MrtrRound *rd)
 static void on_round_timeout(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd, (void)what;
-    round_fail(arg, -32001, "the agent did not answer the server's input requests in time",
-               "timeout");
+    round_fail(arg, MCP_ERROR_REQUEST_TIMEOUT,
+               "the agent did not answer the server's input requests in time", "timeout");
 }
 
 unsigned mrtr_request_cap(const char *method, yajl_val params)

@@ -18,9 +18,6 @@
 #include "daemon/core/workspace.h"
 #include "daemon/downstream/peer.h"
 
-/* The _meta key that ties a message to a task. */
-#define MCP_META_RELATED_TASK "io.modelcontextprotocol/related-task"
-
 /*
  * Tasks remembered per agent session: as many as calls an agent may have in flight
  * (AGENT_MAX_CALLS_IN_FLIGHT), since a task is a call that outlives its reply. One more is

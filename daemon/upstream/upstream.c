@@ -128,7 +128,7 @@ static void pending_finish(UpstreamPending *p, const UpstreamReply *reply)
 
 static void fail_pending(UpstreamPending *p, UpstreamOutcome outcome, const char *message)
 {
-    UpstreamReply r = {.outcome = outcome, .code = -32000, .message = message};
+    UpstreamReply r = {.outcome = outcome, .code = MCP_ERROR_CONNECTION_CLOSED, .message = message};
     pending_finish(p, &r);
 }
 
