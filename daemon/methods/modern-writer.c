@@ -155,11 +155,8 @@ static void own_result_out(ModernAgent *ma, Peer *p, const Pending *pd, AgentOut
     strbuf_deinit(&sb);
 }
 
-/*
- * A result in the era's form (out: o under the id the agent knows pd by): false when pd is
- * still unanswered (a server's result that does not parse went out as it is).
- */
-static bool result_out(ModernAgent *ma, Peer *p, const Pending *pd, const AgentOut *o,
+/* A result in the era's form (out: o under the id the agent knows pd by). */
+static void result_out(ModernAgent *ma, Peer *p, const Pending *pd, const AgentOut *o,
                        AgentOut *out)
 {
     _cleanup_json_ yajl_val r = NULL;
@@ -167,21 +164,26 @@ static bool result_out(ModernAgent *ma, Peer *p, const Pending *pd, const AgentO
     if (o->raw && o->raw_own && o->raw_len >= 2 && o->raw[0] == '{' &&
         o->raw[o->raw_len - 1] == '}') {
         own_result_out(ma, p, pd, out);
-        return true;
+        return;
     }
     if (!o->raw)
         r = o->result ? json_copy(o->result) : json_object_new();
     else if (json_parse_full(&r, o->raw, o->raw_len, JSON_UTF8_REPAIR, NULL) != 0) {
-        /* A server's result that does not parse goes out as it is. */
-        agent_write_plain(p, o);
-        return false;
+        /*
+         * Text that does not parse goes out as it is, and answers its request all the same.
+         * No server's bytes should come here: a server's result reaches the writer only after
+         * jsonscan accepted its whole line, and jsonscan refuses whatever this parser refuses
+         * (tests/fuzz/fuzz-jsonscan.c), and mcpd's own texts are JSON it wrote. Should one come
+         * anyway, the agent still gets it, and the request does not stay in flight.
+         */
+        agent_write_plain(p, out);
+        return;
     }
     if (YAJL_IS_OBJECT(r) && !reshape(ma, p, r, pd, out))
-        return true;
+        return;
     out->raw = NULL;
     out->result = r;
     agent_write_plain(p, out);
-    return true;
 }
 
 /* An error in the era's form (out: as for result_out). */
@@ -204,7 +206,6 @@ static void answer_out(ModernAgent *ma, Peer *p, const AgentOut *o)
     _cleanup_free_ char *text = NULL;
     Pending *pd = answered(ma, o, &text);
     AgentOut out = *o;
-    bool done = true;
 
     if (pd && pd->parked) {
         hold(pd, o);
@@ -212,10 +213,10 @@ static void answer_out(ModernAgent *ma, Peer *p, const AgentOut *o)
     }
     down_id(&out, pd);
     if (o->kind == AGENT_OUT_RESULT)
-        done = result_out(ma, p, pd, o, &out);
+        result_out(ma, p, pd, o, &out);
     else
         error_out(p, pd, &out);
-    if (pd && done)
+    if (pd)
         modern_pending_remove(ma, pd);
 }
 
