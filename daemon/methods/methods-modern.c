@@ -3,8 +3,6 @@
 // connection placed, and handed to the one set of handlers, or resumed by a retry after
 // input_required; what goes back to it is modern-writer.c's, its listen streams modern-listen.c's.
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
