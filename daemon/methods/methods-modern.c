@@ -1,18 +1,12 @@
 // SPDX-License-Identifier: MIT
-// methods-modern: the 2026-07-28 era's adapter: a modern agent's requests checked (_meta, the
-// era's methods) and handed to the one set of handlers, and what the core says to the agent
-// written in the era's form (its AgentWriter: resultType, list ttl, error codes, a server's
-// requests as input_required); its subscriptions/listen streams are modern-listen.c's.
+// methods-modern: a 2026-07-28 agent's requests in: checked (_meta, the era's methods), its
+// connection placed, and handed to the one set of handlers, or resumed by a retry after
+// input_required; what goes back to it is modern-writer.c's, its listen streams modern-listen.c's.
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hash.h"
-#include "common/idmap.h"
 #include "common/json.h"
-#include "common/list.h"
 #include "common/mcp.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -26,98 +20,16 @@
 #include "daemon/methods/methods-capabilities.h"
 #include "daemon/methods/methods-modern.h"
 #include "daemon/methods/methods.h"
+#include "daemon/methods/modern-ask.h"
 #include "daemon/methods/modern-listen.h"
+#include "daemon/methods/modern-pending.h"
 #include "daemon/methods/modern-state.h"
-
-/*
- * Requests one modern agent may have in flight. Calls are bounded on their own (per agent,
- * in call.c); this bounds what the writer remembers per connection (lists, reads, gets
- * waiting for a server to start), far above what an agent sends at once.
- */
-#define MODERN_MAX_PENDING 1024
-/*
- * A request mcpd has not answered after this long no longer counts toward that bound once the
- * bound is reached: a call's own timeout is at most 10 min (CONFIG_MAX_CALL_TIMEOUT_MS), so an
- * entry twice as old is one whose answer was lost, not one still running (or one a progress
- * stream keeps alive, which only loses its reshaping: its answer still goes out, complete).
- * Calls in MRTR have their own expiry (MODERN_RETRY_WAIT_MS) and are left alone.
- */
-#define MODERN_PENDING_STALE_MS (2 * CONFIG_MAX_CALL_TIMEOUT_MS)
-/*
- * Server requests (elicitation, sampling, roots) one call may have waiting for the agent.
- * A server asks one or two questions at a time; past this it is flooding, and the extra
- * requests get an error.
- */
-#define MODERN_MAX_INPUT_REQUESTS 16
-/*
- * ttlMs on list results: mcpd's lists change when servers come and go, which listeners hear
- * at once; a client that does not listen re-lists after this long.
- */
-#define MODERN_LIST_TTL_MS 60000
-
-/*
- * The indexes of a connection's requests in flight, each an IdMap from a hash of the text to
- * the first of the requests whose text has that hash (a chain through Pending.same): by the id
- * the handlers answer, by the id the agent knows it by now, by its requestState token.
- */
-enum { BY_ID, BY_DOWN, BY_TOKEN, N_INDEX };
-
-/* A request of the agent not yet answered. */
-typedef struct Pending {
-    ListNode node;                 /* in ModernAgent.pending (first: the node is the Pending) */
-    struct Pending *same[N_INDEX]; /* the next with the same hash, per index */
-    bool indexed[N_INDEX];
-    char *id;      /* the id the handlers answer (JSON text): the agent's first request's */
-    char *down_id; /* the id of the agent's latest retry, or NULL: id */
-    char *method;
-    int64_t since_ms; /* when the agent sent it */
-    /* MRTR: a legacy server's requests during this call, carried to the agent as input. */
-    char token[2 * MODERN_TOKEN_BYTES + 1]; /* the requestState, "" until needed */
-    bool parked;                            /* an input_required went out: wait for a retry */
-    yajl_val asks;                          /* key -> {method, params} not yet shown */
-    yajl_val shown;                         /* key -> request id, shown in the last one */
-    /* The final answer, come while parked (what it points to is owned here): sent after the
-     * retry, as if it came then. */
-    AgentOut held;
-    bool has_held;
-    struct event *expiry;
-    struct ModernAgent *ma;
-} Pending;
-
-typedef struct ModernAgent {
-    AgentWriter writer; /* its peer's (Peer.writer): what the core says to it goes through here */
-    Manager *mg;
-    uint64_t peer_id;
-    List pending; /* of Pending; ma->pending.n counts them */
-    IdMap index[N_INDEX];
-    ModernListens listens; /* its subscriptions/listen streams (modern-listen.c) */
-    WrapTable wrapped;     /* a modern server's requestStates, under tokens of mcpd's */
-    char *cwd, *session;   /* what it attached with ("" for none) */
-    bool told_session;     /* its session token went out (_meta of its first result) */
-} ModernAgent;
-
-static const char *const list_methods[] = {
-    "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read",
-};
+#include "daemon/methods/modern-writer.h"
 
 /* Methods the 2026-07-28 revision removed: a modern agent gets -32601 for them. */
 static const char *const removed_methods[] = {
     "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
 };
-
-static bool in_list(const char *s, const char *const *list, size_t n)
-{
-    for (size_t i = 0; s && i < n; i++)
-        if (streq(s, list[i]))
-            return true;
-    return false;
-}
-
-static void send_line(Peer *p, StrBuf *sb)
-{
-    peer_send(p, sb->data, sb->len);
-    strbuf_reset(sb);
-}
 
 static void error_data(Peer *p, yajl_val id, int code, const char *message, yajl_val data)
 {
@@ -136,132 +48,9 @@ static void fail(Peer *p, yajl_val id, int code, const char *message)
     agent_reply_error(p->reg, p->id, id, code, message);
 }
 
-static void arm_ms(struct event *ev, int64_t ms)
-{
-    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-
-    evtimer_add(ev, &tv);
-}
-
-/* ---- requests in flight ---- */
-
-static void held_clear(Pending *pd)
-{
-    json_free(pd->held.result);
-    free((void *)pd->held.raw);
-    free((void *)pd->held.message);
-    json_free(pd->held.data);
-    pd->held = (AgentOut){0};
-    pd->has_held = false;
-}
-
-static void pending_free(Pending *pd)
-{
-    if (pd->expiry)
-        event_free(pd->expiry);
-    json_free(pd->asks);
-    json_free(pd->shown);
-    held_clear(pd);
-    free(pd->id);
-    free(pd->down_id);
-    free(pd->method);
-    free(pd);
-}
-
-/* The text pd is found by in one index. */
-static const char *index_text(const Pending *pd, int which)
-{
-    switch (which) {
-    case BY_ID:
-        return pd->id;
-    case BY_DOWN:
-        return pd->down_id ? pd->down_id : pd->id;
-    default:
-        return pd->token;
-    }
-}
-
-static uint64_t index_key(const char *text)
-{
-    uint64_t k = hash_fnv1a(text, strlen(text));
-
-    return k == 0 || k == IDMAP_TOMBSTONE ? 1 : k; /* the two keys IdMap keeps for itself */
-}
-
-static void index_add(ModernAgent *ma, Pending *pd, int which)
-{
-    uint64_t k = index_key(index_text(pd, which));
-
-    pd->same[which] = idmap_get(&ma->index[which], k);
-    idmap_put(&ma->index[which], k, pd);
-    pd->indexed[which] = true;
-}
-
-static void index_remove(ModernAgent *ma, Pending *pd, int which)
-{
-    uint64_t k = index_key(index_text(pd, which));
-    Pending **pp = NULL, *head = idmap_get(&ma->index[which], k);
-
-    if (!pd->indexed[which])
-        return;
-    pd->indexed[which] = false;
-    if (head == pd) {
-        if (pd->same[which])
-            idmap_put(&ma->index[which], k, pd->same[which]);
-        else
-            idmap_remove(&ma->index[which], k);
-        return;
-    }
-    for (pp = head ? &head->same[which] : NULL; pp && *pp; pp = &(*pp)->same[which])
-        if (*pp == pd) {
-            *pp = pd->same[which];
-            return;
-        }
-}
-
-/* The request whose text in one index is text, or NULL. */
-static Pending *index_find(ModernAgent *ma, const char *text, int which)
-{
-    for (Pending *pd = idmap_get(&ma->index[which], index_key(text)); pd; pd = pd->same[which])
-        if (streq(index_text(pd, which), text))
-            return pd;
-    return NULL;
-}
-
-static void pending_unlink(ModernAgent *ma, Pending *pd)
-{
-    for (int i = 0; i < N_INDEX; i++)
-        index_remove(ma, pd, i);
-    list_unlink(&pd->node);
-}
-
-static void pending_remove(ModernAgent *ma, Pending *pd)
-{
-    pending_unlink(ma, pd);
-    pending_free(pd);
-}
-
-/* Forget requests never answered (MODERN_PENDING_STALE_MS), so they stop counting. */
-static void pending_sweep(ModernAgent *ma)
-{
-    int64_t now = now_ms();
-
-    for (ListNode *n = ma->pending.first, *next; n; n = next) {
-        Pending *pd = (Pending *)n;
-        next = n->next;
-        if (pd->token[0] || pd->parked || now - pd->since_ms < MODERN_PENDING_STALE_MS)
-            continue;
-        log_info("peer %llu: %s %s unanswered after %d s: no longer counted",
-                 (unsigned long long)ma->peer_id, pd->method, pd->id,
-                 (int)(MODERN_PENDING_STALE_MS / 1000));
-        pending_remove(ma, pd);
-    }
-}
-
 /* ---- lifetime ---- */
 
 static void modern_free(void *arg);
-static void modern_write(AgentWriter *w, Peer *p, const AgentOut *o);
 
 /* The modern state of p's agent, made (and made p's writer) on first use. */
 static ModernAgent *agent_of(Manager *mg, Peer *p)
@@ -271,7 +60,7 @@ static ModernAgent *agent_of(Manager *mg, Peer *p)
 
     if (!ma) {
         ma = xcalloc(1, sizeof(*ma));
-        ma->writer.write = modern_write;
+        ma->writer.write = modern_writer_write;
         ma->mg = mg;
         ma->peer_id = p->id;
         a->modern = ma;
@@ -289,13 +78,7 @@ static void modern_free(void *arg)
 
     if (p)
         p->writer = NULL;
-    while (ma->pending.first) {
-        Pending *pd = (Pending *)ma->pending.first;
-        list_unlink(&pd->node);
-        pending_free(pd);
-    }
-    for (int i = 0; i < N_INDEX; i++)
-        idmap_deinit(&ma->index[i]);
+    modern_pending_clear(ma);
     modern_listen_deinit(&ma->listens);
     wrap_table_clear(&ma->wrapped);
     free(ma->cwd);
@@ -542,160 +325,6 @@ static void strip_envelope(yajl_val params)
         json_free(json_object_take(meta, keys[i]));
 }
 
-/* ---- MRTR toward a legacy server ---- */
-
-static void abandon(ModernAgent *ma, Peer *p, Pending *pd, const char *why);
-
-static void on_retry_expired(evutil_socket_t fd, short what, void *arg)
-{
-    Pending *pd = arg;
-    ModernAgent *ma = pd->ma;
-    Peer *p = peer_get(ma->mg->peers, ma->peer_id);
-
-    (void)fd, (void)what;
-    log_info("peer %llu: no retry for %s %s within %d s: the call is cancelled",
-             (unsigned long long)ma->peer_id, pd->method, pd->id, MODERN_RETRY_WAIT_MS / 1000);
-    if (p)
-        abandon(ma, p, pd, "the agent did not come back with the answers in time");
-    else
-        pending_remove(ma, pd);
-}
-
-/* An input request's key names the request mcpd forwarded: "mcpd-<id>". */
-#define KEY_PREFIX "mcpd-"
-
-static yajl_val key_id(const char *key)
-{
-    return json_int_new(strtoll(key + strlen(KEY_PREFIX), NULL, 10));
-}
-
-/* The upstream hears that its request could not be carried to the agent. */
-static void refuse_server_request(Manager *mg, Peer *p, yajl_val id, const char *why)
-{
-    JsonrpcMsg resp = {.kind = JSONRPC_ERROR_RESPONSE, .id = id};
-
-    resp.error = json_object_new();
-    json_object_set(resp.error, "code", json_int_new(JSONRPC_INTERNAL_ERROR));
-    json_object_set(resp.error, "message", json_string_new(why));
-    route_peer_response(&mg->calls, p, &resp);
-    json_free(resp.error);
-}
-
-/*
- * The agent gave up on a request (cancel, or no retry in time): questions the server still
- * waits on are refused now, not at their timeout, and the call is cancelled upstream.
- */
-static void abandon(ModernAgent *ma, Peer *p, Pending *pd, const char *why)
-{
-    yajl_val sets[] = {pd->shown, pd->asks};
-    _cleanup_json_ yajl_val id = json_parse(pd->id, NULL);
-
-    pending_unlink(ma, pd);
-    for (size_t k = 0; k < N_ELEMENTS(sets); k++)
-        for (size_t i = 0; sets[k] && i < sets[k]->u.object.len; i++) {
-            _cleanup_json_ yajl_val rid = key_id(sets[k]->u.object.keys[i]);
-            refuse_server_request(ma->mg, p, rid, why);
-        }
-    if (id)
-        call_cancel(&ma->mg->calls, p, id);
-    pending_free(pd);
-}
-
-/* The call's agent gets input_required with every question not yet shown. */
-static void ask_agent(Peer *p, Pending *pd)
-{
-    _cleanup_json_ yajl_val r = json_object_new(),
-                            id = json_parse(pd->down_id ? pd->down_id : pd->id, NULL);
-    StrBuf sb = STRBUF_INIT;
-
-    if (!pd->token[0] && !modern_new_token(pd->token)) {
-        for (size_t i = 0; i < pd->asks->u.object.len; i++) {
-            _cleanup_json_ yajl_val rid = key_id(pd->asks->u.object.keys[i]);
-            refuse_server_request(pd->ma->mg, p, rid, "mcpd has no randomness for a requestState");
-        }
-        json_free(pd->asks);
-        pd->asks = NULL;
-        return;
-    }
-    if (!pd->indexed[BY_TOKEN])
-        index_add(pd->ma, pd, BY_TOKEN);
-    if (!pd->shown)
-        pd->shown = json_object_new();
-    for (size_t i = 0; i < pd->asks->u.object.len; i++) {
-        const char *key = pd->asks->u.object.keys[i];
-        json_object_set(pd->shown, key, key_id(key));
-    }
-    json_object_set(r, "resultType", json_string_new("input_required"));
-    json_object_set(r, "inputRequests", pd->asks);
-    pd->asks = NULL;
-    json_object_set(r, "requestState", json_string_new(pd->token));
-    jsonrpc_write_result(&sb, id, r);
-    send_line(p, &sb);
-    strbuf_deinit(&sb);
-    pd->parked = true;
-    if (!pd->expiry)
-        pd->expiry = evtimer_new(pd->ma->mg->base, on_retry_expired, pd);
-    arm_ms(pd->expiry, MODERN_RETRY_WAIT_MS);
-}
-
-/* A legacy server asked the agent something during one of its calls. */
-static void server_request(ModernAgent *ma, Peer *p, const AgentOut *o)
-{
-    _cleanup_free_ char *cause = NULL, *key = NULL;
-    _cleanup_json_ yajl_val rid = json_int_new((int64_t)o->request_id);
-    yajl_val ask;
-    Pending *pd;
-
-    cause = route_cause_of_request(&ma->mg->calls, o->request_id);
-    pd = cause ? index_find(ma, cause, BY_ID) : NULL;
-    if (!pd) {
-        refuse_server_request(ma->mg, p, rid,
-                              "the agent speaks MCP 2026-07-28 and has no call in flight to "
-                              "carry this request");
-        return;
-    }
-    if ((pd->asks ? pd->asks->u.object.len : 0) + (pd->shown ? pd->shown->u.object.len : 0) >=
-        MODERN_MAX_INPUT_REQUESTS) {
-        _cleanup_free_ char *why = xasprintf("the call already has %d requests waiting for the "
-                                             "agent, the most mcpd carries",
-                                             MODERN_MAX_INPUT_REQUESTS);
-        refuse_server_request(ma->mg, p, rid, why);
-        return;
-    }
-    key = xasprintf(KEY_PREFIX "%lld", (long long)o->request_id);
-    ask = json_object_new();
-    json_object_set(ask, "method", json_string_new(o->method));
-    if (o->params)
-        json_object_set(ask, "params", json_copy(o->params));
-    if (!pd->asks)
-        pd->asks = json_object_new();
-    json_object_set(pd->asks, key, ask);
-    if (!pd->parked)
-        ask_agent(p, pd);
-}
-
-/* The server withdrew a request (or it timed out): the agent need not answer it. */
-static void withdrawn(ModernAgent *ma, yajl_val rid)
-{
-    _cleanup_free_ char *key = NULL;
-
-    if (!YAJL_IS_INTEGER(rid))
-        return;
-    key = xasprintf(KEY_PREFIX "%lld", (long long)rid->u.number.i);
-    for (ListNode *n = ma->pending.first; n; n = n->next) {
-        Pending *pd = (Pending *)n;
-        yajl_val v = json_object_take(pd->shown, key);
-        if (!v)
-            v = json_object_take(pd->asks, key);
-        if (v) {
-            json_free(v);
-            return;
-        }
-    }
-}
-
-static void held_out(ModernAgent *ma, Peer *p, Pending *pd);
-
 /* The agent's retry with inputResponses: answers go upstream, the call goes on. */
 static void resume(Manager *mg, Peer *p, ModernAgent *ma, Pending *pd, JsonrpcMsg *m,
                    const char *id)
@@ -733,16 +362,16 @@ static void resume(Manager *mg, Peer *p, ModernAgent *ma, Pending *pd, JsonrpcMs
     }
     json_free(pd->shown);
     pd->shown = NULL;
-    index_remove(ma, pd, BY_DOWN);
+    modern_pending_index_remove(ma, pd, MODERN_BY_DOWN);
     free(pd->down_id);
     pd->down_id = xstrdup(id);
-    index_add(ma, pd, BY_DOWN);
+    modern_pending_index_add(ma, pd, MODERN_BY_DOWN);
     pd->parked = false;
     event_del(pd->expiry);
     if (pd->has_held) {
-        held_out(ma, p, pd);
+        modern_writer_held_out(ma, p, pd);
     } else if (pd->asks && pd->asks->u.object.len) {
-        ask_agent(p, pd);
+        modern_ask_agent(p, pd);
     }
 }
 
@@ -752,12 +381,27 @@ static void cancelled(Manager *mg, Peer *p, ModernAgent *ma, JsonrpcMsg *m)
 {
     yajl_val rid = json_get(m->params, "requestId");
     _cleanup_free_ char *text = rid ? json_to_string(rid) : NULL;
-    Pending *pd = text ? index_find(ma, text, BY_DOWN) : NULL;
+    Pending *pd = text ? modern_pending_find(ma, text, MODERN_BY_DOWN) : NULL;
 
     if (text && modern_listen_end(&ma->listens, mg, p, text))
         return;
     if (pd)
-        abandon(ma, p, pd, "the agent cancelled the call");
+        modern_ask_abandon(ma, p, pd, "the agent cancelled the call");
+}
+
+/* -32601 for a method the era removed: true when it was one. */
+static bool refuse_removed(Peer *p, JsonrpcMsg *m)
+{
+    for (size_t i = 0; i < N_ELEMENTS(removed_methods); i++) {
+        if (!streq(m->method, removed_methods[i]))
+            continue;
+        _cleanup_free_ char *msg = xasprintf("Method not found: %s (not part of MCP %s, which "
+                                             "this connection speaks)",
+                                             m->method, MCP_PROTOCOL_2026_07_28);
+        fail(p, m->id, JSONRPC_METHOD_NOT_FOUND, msg);
+        return true;
+    }
+    return false;
 }
 
 static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
@@ -767,20 +411,15 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
     yajl_val rs;
     Pending *pd;
 
-    if (in_list(m->method, removed_methods, N_ELEMENTS(removed_methods))) {
-        _cleanup_free_ char *msg = xasprintf("Method not found: %s (not part of MCP %s, which "
-                                             "this connection speaks)",
-                                             m->method, MCP_PROTOCOL_2026_07_28);
-        fail(p, m->id, JSONRPC_METHOD_NOT_FOUND, msg);
+    if (refuse_removed(p, m))
         return true;
-    }
     if (m->params && !YAJL_IS_OBJECT(m->params)) {
         fail(p, m->id, JSONRPC_INVALID_PARAMS, "params must be an object");
         return true;
     }
     if (!take_meta(mg, p, ma, m))
         return true;
-    if (index_find(ma, id, BY_DOWN) || modern_listen_has(&ma->listens, id)) {
+    if (modern_pending_find(ma, id, MODERN_BY_DOWN) || modern_listen_has(&ma->listens, id)) {
         fail(p, m->id, JSONRPC_INVALID_REQUEST,
              "the id is in use by a request of this connection still in flight");
         return true;
@@ -793,7 +432,8 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
     rs = json_get(m->params, "requestState");
     if (rs) {
         yajl_val orig = YAJL_IS_STRING(rs) ? wrap_table_take(&ma->wrapped, rs->u.string) : NULL;
-        pd = YAJL_IS_STRING(rs) && !orig ? index_find(ma, rs->u.string, BY_TOKEN) : NULL;
+        pd = YAJL_IS_STRING(rs) && !orig ? modern_pending_find(ma, rs->u.string, MODERN_BY_TOKEN)
+                                         : NULL;
         if (pd) {
             resume(mg, p, ma, pd, m, id);
             return true;
@@ -807,7 +447,7 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
         json_object_set(m->params, "requestState", orig); /* the server's own, for its retry */
     }
     if (ma->pending.n >= MODERN_MAX_PENDING)
-        pending_sweep(ma);
+        modern_pending_sweep(ma);
     if (ma->pending.n >= MODERN_MAX_PENDING) {
         _cleanup_free_ char *msg = xasprintf("this connection has %d requests in flight, the most "
                                              "mcpd keeps: wait for some answers",
@@ -815,14 +455,7 @@ static bool request(Manager *mg, Peer *p, JsonrpcMsg *m)
         fail(p, m->id, MCPD_ERROR_TOO_MANY_CALLS, msg);
         return true;
     }
-    pd = xcalloc(1, sizeof(*pd));
-    pd->id = xstrdup(id);
-    pd->method = xstrdup(m->method);
-    pd->since_ms = now_ms();
-    pd->ma = ma;
-    list_push(&ma->pending, &pd->node);
-    index_add(ma, pd, BY_ID);
-    index_add(ma, pd, BY_DOWN);
+    modern_pending_add(ma, id, m->method);
     return false;
 }
 
@@ -868,234 +501,6 @@ bool methods_modern_dispatch(Manager *mg, Peer *p, JsonrpcMsg *m)
         return request(mg, p, m);
     }
     return false;
-}
-
-/* ---- what goes out: the era's writer ---- */
-
-static bool agent_initialized(ModernAgent *ma)
-{
-    Agent *a = agent_get(&ma->mg->agents, ma->peer_id);
-
-    return a && a->initialized;
-}
-
-/* The request o answers, or NULL; *textp holds the id's text when o has it as a tree. */
-static Pending *answered(ModernAgent *ma, const AgentOut *o, char **textp)
-{
-    const char *text = o->id_text;
-
-    if (!text)
-        text = *textp = o->id ? json_to_string(o->id) : xstrdup("null");
-    return index_find(ma, text, BY_ID);
-}
-
-/* out goes under the id the agent knows pd by now (a retry's, after input_required). */
-static void down_id(AgentOut *out, const Pending *pd)
-{
-    if (pd && pd->down_id) {
-        out->id = NULL;
-        out->id_text = pd->down_id;
-    }
-}
-
-/* The call ended while the agent answers its questions: its answer is kept for the retry. */
-static void hold(Pending *pd, const AgentOut *o)
-{
-    held_clear(pd);
-    pd->held = (AgentOut){.kind = o->kind, .code = o->code, .raw_len = o->raw_len};
-    pd->held.result = o->result ? json_copy(o->result) : NULL;
-    if (o->raw) {
-        char *raw = xmalloc(o->raw_len ? o->raw_len : 1);
-        memcpy(raw, o->raw, o->raw_len);
-        pd->held.raw = raw;
-    }
-    pd->held.raw_own = o->raw_own;
-    pd->held.message = o->message ? xstrdup(o->message) : NULL;
-    pd->held.data = o->data ? json_copy(o->data) : NULL;
-    pd->has_held = true;
-}
-
-static void held_out(ModernAgent *ma, Peer *p, Pending *pd)
-{
-    AgentOut o = pd->held;
-
-    /* Written as when it came, under the id the handlers answered: pd is found again. */
-    o.id = NULL;
-    o.id_text = pd->id;
-    pd->has_held = false;
-    pd->held = (AgentOut){0};
-    ma->writer.write(&ma->writer, p, &o); /* pd is answered, and gone */
-    json_free(o.result);
-    free((void *)o.raw);
-    free((void *)o.message);
-    json_free(o.data);
-}
-
-/* What the era adds to a result object: false when an error went out instead. */
-static bool reshape(ModernAgent *ma, Peer *p, yajl_val r, const Pending *pd, const AgentOut *out)
-{
-    const char *rt = json_get_string(r, "resultType");
-
-    if (!rt)
-        json_object_set(r, "resultType", json_string_new("complete"));
-    else if (streq(rt, "input_required") && json_get(r, "requestState")) {
-        const char *token = wrap_table_put(&ma->wrapped, json_get(r, "requestState"));
-        if (!token) {
-            agent_write_plain(p, &(AgentOut){
-                                     .kind = AGENT_OUT_ERROR,
-                                     .id = out->id,
-                                     .id_text = out->id_text,
-                                     .code = JSONRPC_INTERNAL_ERROR,
-                                     .message = "mcpd has no randomness to protect the "
-                                                "server's requestState",
-                                 });
-            return false;
-        }
-        json_object_set(r, "requestState", json_string_new(token));
-    }
-    if (!ma->told_session && agent_initialized(ma)) {
-        /* What initialize's _meta gives a 2025 agent: the token its subagents join by. */
-        yajl_val meta = json_get_object(r, "_meta");
-        if (!meta) {
-            meta = json_object_new();
-            json_object_set(r, "_meta", meta);
-        }
-        json_object_set(meta, MCPD_META_SESSION,
-                        json_string_new(ws_peer_token(&ma->mg->workspaces, p)));
-        ma->told_session = true;
-    }
-    if (pd && in_list(pd->method, list_methods, N_ELEMENTS(list_methods))) {
-        if (!json_get(r, "ttlMs"))
-            json_object_set(r, "ttlMs", json_int_new(MODERN_LIST_TTL_MS));
-        if (!json_get(r, "cacheScope"))
-            json_object_set(r, "cacheScope", json_string_new("private"));
-    }
-    return true;
-}
-
-/*
- * A result object of mcpd's own (AgentOut.raw_own: none of the members the era adds): the
- * same members appended to its text, in reshape's order, without reading it.
- */
-static void own_result_out(ModernAgent *ma, Peer *p, const Pending *pd, AgentOut *out)
-{
-    StrBuf sb = STRBUF_INIT;
-    const char *token;
-
-    strbuf_append(&sb, out->raw, out->raw_len - 1);
-    strbuf_puts(&sb,
-                out->raw_len > 2 ? ",\"resultType\":\"complete\"" : "\"resultType\":\"complete\"");
-    if (!ma->told_session && agent_initialized(ma)) {
-        token = ws_peer_token(&ma->mg->workspaces, p);
-        strbuf_puts(&sb, ",\"_meta\":{\"" MCPD_META_SESSION "\":");
-        json_write_string(&sb, token, strlen(token));
-        strbuf_putc(&sb, '}');
-        ma->told_session = true;
-    }
-    if (pd && in_list(pd->method, list_methods, N_ELEMENTS(list_methods)))
-        strbuf_printf(&sb, ",\"ttlMs\":%d,\"cacheScope\":\"private\"", MODERN_LIST_TTL_MS);
-    strbuf_putc(&sb, '}');
-    out->raw = sb.data;
-    out->raw_len = sb.len;
-    agent_write_plain(p, out);
-    strbuf_deinit(&sb);
-}
-
-/*
- * A result in the era's form (out: o under the id the agent knows pd by): false when pd is
- * still unanswered (a server's result that does not parse went out as it is).
- */
-static bool result_out(ModernAgent *ma, Peer *p, const Pending *pd, const AgentOut *o,
-                       AgentOut *out)
-{
-    _cleanup_json_ yajl_val r = NULL;
-
-    if (o->raw && o->raw_own && o->raw_len >= 2 && o->raw[0] == '{' &&
-        o->raw[o->raw_len - 1] == '}') {
-        own_result_out(ma, p, pd, out);
-        return true;
-    }
-    if (!o->raw)
-        r = o->result ? json_copy(o->result) : json_object_new();
-    else if (json_parse_full(&r, o->raw, o->raw_len, JSON_UTF8_REPAIR, NULL) != 0) {
-        /* A server's result that does not parse goes out as it is. */
-        agent_write_plain(p, o);
-        return false;
-    }
-    if (YAJL_IS_OBJECT(r) && !reshape(ma, p, r, pd, out))
-        return true;
-    out->raw = NULL;
-    out->result = r;
-    agent_write_plain(p, out);
-    return true;
-}
-
-/* An error in the era's form (out: as for result_out). */
-static void error_out(Peer *p, const Pending *pd, AgentOut *out)
-{
-    /* Resource not found is -32602 from 2026-07-28 on. */
-    if (pd && streq(pd->method, "resources/read") && out->code == -32002)
-        out->code = JSONRPC_INVALID_PARAMS;
-    if (!out->message)
-        out->message = "(no message)";
-    agent_write_plain(p, out);
-}
-
-/*
- * The answer to a request of the agent: kept while the agent answers the call's input
- * requests, else written under the id the agent knows the request by, which is then done.
- */
-static void answer_out(ModernAgent *ma, Peer *p, const AgentOut *o)
-{
-    _cleanup_free_ char *text = NULL;
-    Pending *pd = answered(ma, o, &text);
-    AgentOut out = *o;
-    bool done = true;
-
-    if (pd && pd->parked) {
-        hold(pd, o);
-        return;
-    }
-    down_id(&out, pd);
-    if (o->kind == AGENT_OUT_RESULT)
-        done = result_out(ma, p, pd, o, &out);
-    else
-        error_out(p, pd, &out);
-    if (pd && done)
-        pending_remove(ma, pd);
-}
-
-static void notification_out(ModernAgent *ma, Peer *p, const AgentOut *o)
-{
-    if (streq(o->method, "notifications/cancelled")) {
-        /*
-         * mcpd cancels only requests it sent an agent, and a modern agent was sent none: its
-         * input requests went out as results. The question is void; the agent hears nothing.
-         */
-        withdrawn(ma, json_get(o->params, "requestId"));
-        return;
-    }
-    if (!modern_listen_notify(&ma->listens, p, o))
-        agent_write_plain(p, o);
-}
-
-/* The era's writer (AgentWriter.write): what the core says to a modern agent. */
-static void modern_write(AgentWriter *w, Peer *p, const AgentOut *o)
-{
-    ModernAgent *ma = (ModernAgent *)w; /* the writer is its first member */
-
-    switch (o->kind) {
-    case AGENT_OUT_RESULT:
-    case AGENT_OUT_ERROR:
-        answer_out(ma, p, o);
-        return;
-    case AGENT_OUT_NOTIFY:
-        notification_out(ma, p, o);
-        return;
-    case AGENT_OUT_REQUEST:
-        server_request(ma, p, o);
-        return;
-    }
 }
 
 void methods_modern_shutdown(MethodsCtx *d)

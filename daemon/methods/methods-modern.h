@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// methods-modern: the 2026-07-28 era's adapter: a modern agent's requests checked (_meta, the
-// era's methods) and handed to the one set of handlers, and what the core says to the agent
-// written in the era's form; its subscriptions/listen streams are modern-listen.c's.
+// methods-modern: a 2026-07-28 agent's requests in: checked (_meta, the era's methods), its
+// connection placed, and handed to the one set of handlers, or resumed by a retry after
+// input_required; what goes back to it is modern-writer.c's, its listen streams modern-listen.c's.
 #pragma once
 
 #include <yajl/yajl_tree.h>
