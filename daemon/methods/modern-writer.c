@@ -190,7 +190,7 @@ static void result_out(ModernAgent *ma, Peer *p, const Pending *pd, const AgentO
 static void error_out(Peer *p, const Pending *pd, AgentOut *out)
 {
     /* Resource not found is -32602 from 2026-07-28 on. */
-    if (pd && streq(pd->method, "resources/read") && out->code == -32002)
+    if (pd && streq(pd->method, "resources/read") && out->code == MCP_ERROR_RESOURCE_NOT_FOUND)
         out->code = JSONRPC_INVALID_PARAMS;
     if (!out->message)
         out->message = "(no message)";
