@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// util: allocation, cleanup attributes, time, fd and random helpers shared by every layer.
+// util: the C language helpers every file uses: cleanup attributes, attribute and array macros,
+// string equality.
 #pragma once
 
 #include <stdbool.h>
@@ -8,6 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/*
+ * The modules once part of this file, included here so that the files that found them through
+ * util.h need no change; each function is declared in the header of the module that defines it.
+ */
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "common/fd.h"
+#include "common/hex.h"
+#include "common/mem.h"
+#include "common/parse.h"
+#include "common/random.h"
 
 #define _cleanup_(f)    __attribute__((cleanup(f)))
 #define _cleanup_free_  _cleanup_(util_freep)
@@ -20,20 +33,6 @@
 #define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 #define MIN(a, b)                       ((a) < (b) ? (a) : (b))
 #define MAX(a, b)                       ((a) > (b) ? (a) : (b))
-
-/* Allocation failure is not an expected outcome in this daemon: abort with a message. */
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-char *xstrndup(const char *s, size_t n);
-char *xasprintf(const char *fmt, ...) _printf_(1, 2);
-/**
- * tsearch(3) (a balanced tree: O(log n) whatever the keys, so a hostile file cannot make it
- * slow as it can a hash table without a secret key), aborting when out of memory. Returns the
- * node, whose key is key itself when it was added and the earlier equal key otherwise.
- */
-void *xtsearch(const void *key, void **rootp, int (*cmp)(const void *, const void *));
 
 /** Free *p (for _cleanup_free_). */
 void util_freep(void *p);
@@ -53,37 +52,3 @@ static inline bool startswith(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
-
-/** The value of hex digit c (either case), or -1. */
-static inline int hex_digit(int c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/** Monotonic clock in milliseconds. */
-uint64_t now_ms(void);
-/** Monotonic clock in microseconds. */
-uint64_t now_us(void);
-/** Wall clock in milliseconds since the epoch. */
-int64_t wall_ms(void);
-
-/** Set O_NONBLOCK on fd; return 0 or -errno. */
-int fd_set_nonblock(int fd);
-/** Set FD_CLOEXEC on fd; return 0 or -errno. */
-int fd_set_cloexec(int fd);
-/** Write all of buf to a blocking fd; return 0 or -errno. */
-int fd_write_all(int fd, const void *buf, size_t n);
-
-/** Fill buf with n bytes from the kernel CSPRNG; return 0 or -errno. */
-int random_bytes(void *buf, size_t n);
-/** Write 2*n lowercase hex digits of bytes into out (which must hold 2*n + 1 bytes). */
-void hex_encode(char *out, const void *bytes, size_t n);
-
-/** Compare two byte strings in time that depends only on n. */
-bool mem_equal_consttime(const void *a, const void *b, size_t n);
-
-/** Parse a decimal integer in [min, max]; return 0 or -EINVAL / -ERANGE. */
-int parse_int64(const char *s, int64_t min, int64_t max, int64_t *outp);

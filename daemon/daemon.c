@@ -13,6 +13,7 @@
 #include "common/version.h"
 #include "daemon/sys/child.h"
 #include "daemon/daemon.h"
+#include "daemon/core/manager-status.h"
 #include "daemon/core/oauth-login.h"
 #include "daemon/config/claude-json.h"
 #include "daemon/config/sandbox-policy.h"

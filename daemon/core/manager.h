@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // manager: the core as one piece for the layers above: its registries (servers, workspaces,
-// calls) wired to each other's events, and what is asked of them by server name (connect,
-// disconnect, mcpd/wait, status).
+// calls, waiters) built and wired to each other's events (a server's, a peer leaving), and
+// started, reloaded and shut down.
 #pragma once
 
 #include <stdbool.h>
@@ -19,6 +19,7 @@
 #include "daemon/core/agent.h"
 #include "daemon/core/call.h"
 #include "daemon/core/server.h"
+#include "daemon/core/waiter.h"
 #include "daemon/core/workspace.h"
 #include "daemon/downstream/peer.h"
 
@@ -54,7 +55,7 @@ struct Manager {
     ServerRegistry servers;
     WorkspaceRegistry workspaces;
     CallRegistry calls;
-    struct ServerWaiter *server_waiters; /* mcpd/wait requests */
+    WaiterRegistry waiters; /* mcpd/wait requests (manager-control.h) */
     int64_t started_wall_ms;
     void (*on_change)(void *userdata); /* a server changed state (for sd_notify STATUS=) */
     void *on_change_ud;
@@ -98,31 +99,3 @@ void manager_peer_gone(Manager *m, Peer *p);
  * kept (agent_reset: its era and the era's state stay).
  */
 void manager_peer_unplace(Manager *m, Peer *p);
-/** mcpd/status result. */
-yajl_val manager_status(Manager *m);
-/*
- * Control by server name: the server of that name in the peer's workspace, else the first
- * of that name in any workspace.
- */
-/* Outcomes of control by name the caller must handle (STYLE.md 5); *whyp says which server. */
-enum {
-    MANAGER_E_UNKNOWN_SERVER = 1, /* no server of that name */
-    MANAGER_E_DISABLED,           /* its config disables it */
-};
-
-/** mcpd/connect: (re)connect one server, resetting its breaker; 0 or MANAGER_E_*. */
-int manager_connect(Manager *m, Peer *p, const char *name, char **whyp);
-/** mcpd/disconnect: stop one server and remove its tools; 0 or MANAGER_E_UNKNOWN_SERVER. */
-int manager_disconnect(Manager *m, Peer *p, const char *name, char **whyp);
-/**
- * mcpd/logs: a server's recorded runs from run `since` on (0: all kept), each with its exit and
- * stderr tail, plus "text": the stderr of the latest run (or the transport's log).
- */
-int manager_logs(Manager *m, Peer *p, const char *name, uint64_t since, yajl_val *resultp,
-                 char **whyp);
-/** mcpd/wait: reply once the server settles (connected, failed) or timeout_ms passes. */
-void manager_wait(Manager *m, Peer *p, yajl_val id, const char *name, int64_t timeout_ms);
-/** Counts for sd_notify STATUS= and logs. */
-void manager_counts(Manager *m, unsigned *connectedp, unsigned *totalp, unsigned *toolsp);
-/** The server for a control request by name (the peer's workspace first). */
-Server *manager_find_server(Manager *m, Peer *p, const char *name);

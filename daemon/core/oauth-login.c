@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/core/agent.h"
+#include "daemon/core/manager-control.h" /* a server by name */
 #include "daemon/core/manager.h" /* the servers by URL, server_connect (reconnect after sign-in) */
 #include "daemon/core/oauth-login.h"
 #include "daemon/upstream/oauth-store.h"

@@ -30,6 +30,18 @@ bool ws_has_server(const Workspace *ws, const Server *s)
     return false;
 }
 
+void ws_problems_into(yajl_val arr, const Workspace *ws)
+{
+    yajl_val probs = config_problems_json(&ws->problems);
+
+    for (size_t i = 0; i < probs->u.array.len; i++) {
+        if (ws->root)
+            json_object_set(probs->u.array.values[i], "workspace", json_string_new(ws->root));
+        json_array_push(arr, json_copy(probs->u.array.values[i]));
+    }
+    json_free(probs);
+}
+
 Workspace *ws_of_peer(WorkspaceRegistry *m, const Peer *p)
 {
     return ws_of_agent(m, agent_get(m->agents, p->id));

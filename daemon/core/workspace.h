@@ -194,6 +194,8 @@ void ws_reload(Workspace *ws, WsReloadedFn fn, void *ud);
 void ws_free(Workspace *ws);
 /** Whether s is one of the workspace's servers. */
 bool ws_has_server(const Workspace *ws, const Server *s);
+/** Append the problems of ws's last discovery to the JSON array arr, each naming ws's root. */
+void ws_problems_into(yajl_val arr, const Workspace *ws);
 /** The workspace of a peer (the user workspace for one not attached). */
 Workspace *ws_of_peer(WorkspaceRegistry *wr, const Peer *p);
 /** The workspace of an agent (NULL or not attached: the user workspace). */

@@ -16,6 +16,8 @@
 #include "daemon/methods/methods-mcpd.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/methods-trust.h"
+#include "daemon/core/manager-control.h"
+#include "daemon/core/manager-status.h"
 #include "daemon/core/oauth-login.h"
 #include "daemon/core/toolsearch.h"
 #include "daemon/core/wake.h"
