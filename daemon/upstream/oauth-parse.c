@@ -17,8 +17,7 @@
 #include "common/util.h"
 #include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/oauth-issuer.h"
-#include "daemon/upstream/oauth-private.h"
-#include "daemon/upstream/oauth.h"
+#include "daemon/upstream/oauth-parse.h"
 
 char *oauth_challenge_param(const char *challenge, const char *name)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// oauth: the MCP authorization flow for remote servers (OAuth 2.1 code + PKCE, refresh, client
-// credentials), on the daemon's curl multi and a one-shot loopback redirect listener.
+// oauth: a sign-in to a remote server (the MCP authorization flow: OAuth 2.1 code + PKCE, client
+// credentials, jwt-bearer), from the server's first challenge to the token stored.
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -25,12 +25,14 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/http.h"
+#include "daemon/upstream/oauth-client-auth.h"
 #include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/oauth-issuer.h"
-#include "daemon/upstream/oauth-jwt.h"
 #include "daemon/upstream/oauth-listener.h"
-#include "daemon/upstream/oauth-private.h"
+#include "daemon/upstream/oauth-parse.h"
+#include "daemon/upstream/oauth-refresh.h"
 #include "daemon/upstream/oauth-store.h"
+#include "daemon/upstream/oauth-tokens.h"
 #include "daemon/upstream/oauth.h"
 
 /* The "error" of a redirect is a short code (RFC 6749 4.1.2.1); anyone on the machine sends it. */
@@ -234,7 +236,7 @@ static void on_token(void *owner, Fetch *x)
     int r;
 
     (void)x;
-    r = oauth_take_tokens(f->x, &base_tok, &why);
+    r = oauth_tokens_take(f->x, &base_tok, &why);
     if (r < 0)
         return flow_end(f, r, "%s", why);
     flow_end(f, 0, NULL);
@@ -307,16 +309,12 @@ static void token_request(OAuthFlow *f)
     /* RFC 8707: the token is asked for this resource only. */
     form_add(&form, "resource", f->prm_resource);
     if (f->opt_key) {
-        _cleanup_free_ char *why = NULL, *jwt = oauth_jwt_assertion(f->client_id, f->issuer,
-                                                                    f->opt_key, f->opt_alg, &why);
-        if (!jwt) {
+        _cleanup_free_ char *why = NULL;
+        if (oauth_client_assertion(&form, f->client_id, f->issuer, f->opt_key, f->opt_alg, &why) <
+            0) {
             strbuf_deinit(&form);
             return flow_end(f, -EINVAL, "private_key_jwt: %s", why);
         }
-        form_add(&form, "client_id", f->client_id);
-        form_add(&form, "client_assertion_type",
-                 "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
-        form_add(&form, "client_assertion", jwt);
     } else {
         auth = oauth_client_auth(&form, f->auth_method, f->client_id, f->client_secret);
     }
@@ -514,24 +512,10 @@ static void authorize(OAuthFlow *f)
 
 /* ---- registration ---- */
 
-static const char *pick_auth_method(OAuthFlow *f, const char *secret)
-{
-    yajl_val m = json_get_array(f->asm_, "token_endpoint_auth_methods_supported");
-
-    if (!secret)
-        return "none";
-    /* RFC 8414: absent means client_secret_basic. */
-    if (!m || oauth_list_has(m, "client_secret_basic"))
-        return "client_secret_basic";
-    if (oauth_list_has(m, "client_secret_post"))
-        return "client_secret_post";
-    return "client_secret_basic";
-}
-
 static void registered(OAuthFlow *f)
 {
     if (!f->auth_method)
-        f->auth_method = xstrdup(pick_auth_method(f, f->client_secret));
+        f->auth_method = xstrdup(oauth_client_auth_method(f->asm_, f->client_secret));
     if (f->client_credentials)
         return token_request(f);
     authorize(f);

@@ -11,8 +11,8 @@
 #include "common/strbuf.h"
 #include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/oauth-issuer.h"
+#include "daemon/upstream/oauth-parse.h"
 #include "daemon/upstream/oauth-store.h"
-#include "daemon/upstream/oauth.h"
 #include "tests/unit/test.h"
 
 static void check_param(const char *ch, const char *name, const char *want)
