@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 #include <yajl/yajl_tree.h>
 
+#include "common/base64.h"
 #include "common/json.h"
 #include "common/strbuf.h"
 #include "common/util.h"
@@ -48,9 +49,9 @@ char *oauth_client_auth(StrBuf *form, const char *method, const char *id, const 
         curl_free(esec);
         return h;
     }
-    form_add(form, "client_id", id);
+    fetch_form_add(form, "client_id", id);
     if (streq(method, "client_secret_post") && secret)
-        form_add(form, "client_secret", secret);
+        fetch_form_add(form, "client_secret", secret);
     return NULL;
 }
 
@@ -61,9 +62,9 @@ int oauth_client_assertion(StrBuf *form, const char *client_id, const char *audi
 
     if (!jwt)
         return -EINVAL;
-    form_add(form, "client_id", client_id);
-    form_add(form, "client_assertion_type",
-             "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
-    form_add(form, "client_assertion", jwt);
+    fetch_form_add(form, "client_id", client_id);
+    fetch_form_add(form, "client_assertion_type",
+                   "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+    fetch_form_add(form, "client_assertion", jwt);
     return 0;
 }

@@ -95,10 +95,10 @@ int oauth_refresh_start(struct event_base *base, const char *server, const char 
     rf->generation = t->generation;
     rf->fn = done_fn;
     rf->userdata = userdata;
-    form_add(&form, "grant_type", "refresh_token");
-    form_add(&form, "refresh_token", t->refresh_token);
+    fetch_form_add(&form, "grant_type", "refresh_token");
+    fetch_form_add(&form, "refresh_token", t->refresh_token);
     /* RFC 8707: the resource the sign-in asked for, which may be a parent of the server URL. */
-    form_add(&form, "resource", t->token_resource ? t->token_resource : t->resource);
+    fetch_form_add(&form, "resource", t->token_resource ? t->token_resource : t->resource);
     auth = oauth_client_auth(&form, t->auth_method, t->client_id, t->client_secret);
     rf->x = fetch_start(base, resource, t->token_endpoint, strbuf_str(&form),
                         "application/x-www-form-urlencoded", auth, on_refresh, rf, &why);

@@ -267,16 +267,16 @@ static void token_exchange(OAuthFlow *f)
 {
     StrBuf form = STRBUF_INIT;
 
-    form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange");
-    form_add(&form, "subject_token", f->opt_id_token);
-    form_add(&form, "subject_token_type", "urn:ietf:params:oauth:token-type:id_token");
-    form_add(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:id-jag");
-    form_add(&form, "audience", f->issuer);
-    form_add(&form, "resource", f->prm_resource);
+    fetch_form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange");
+    fetch_form_add(&form, "subject_token", f->opt_id_token);
+    fetch_form_add(&form, "subject_token_type", "urn:ietf:params:oauth:token-type:id_token");
+    fetch_form_add(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:id-jag");
+    fetch_form_add(&form, "audience", f->issuer);
+    fetch_form_add(&form, "resource", f->prm_resource);
     if (f->opt_idp_client_id)
-        form_add(&form, "client_id", f->opt_idp_client_id);
+        fetch_form_add(&form, "client_id", f->opt_idp_client_id);
     if (f->scope)
-        form_add(&form, "scope", f->scope);
+        fetch_form_add(&form, "scope", f->scope);
     flow_fetch(f, f->opt_idp_token_ep, strbuf_str(&form), "application/x-www-form-urlencoded", NULL,
                on_exchange);
     explicit_bzero(form.data, form.cap);
@@ -292,22 +292,22 @@ static void token_request(OAuthFlow *f)
     if (f->jwt_bearer && !f->assertion)
         return token_exchange(f);
     if (f->jwt_bearer) {
-        form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
-        form_add(&form, "assertion", f->assertion);
+        fetch_form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
+        fetch_form_add(&form, "assertion", f->assertion);
         if (f->scope)
-            form_add(&form, "scope", f->scope);
+            fetch_form_add(&form, "scope", f->scope);
     } else if (f->client_credentials) {
-        form_add(&form, "grant_type", "client_credentials");
+        fetch_form_add(&form, "grant_type", "client_credentials");
         if (f->scope)
-            form_add(&form, "scope", f->scope);
+            fetch_form_add(&form, "scope", f->scope);
     } else {
-        form_add(&form, "grant_type", "authorization_code");
-        form_add(&form, "code", f->code);
-        form_add(&form, "redirect_uri", f->redirect_uri);
-        form_add(&form, "code_verifier", f->verifier);
+        fetch_form_add(&form, "grant_type", "authorization_code");
+        fetch_form_add(&form, "code", f->code);
+        fetch_form_add(&form, "redirect_uri", f->redirect_uri);
+        fetch_form_add(&form, "code_verifier", f->verifier);
     }
     /* RFC 8707: the token is asked for this resource only. */
-    form_add(&form, "resource", f->prm_resource);
+    fetch_form_add(&form, "resource", f->prm_resource);
     if (f->opt_key) {
         _cleanup_free_ char *why = NULL;
         if (oauth_client_assertion(&form, f->client_id, f->issuer, f->opt_key, f->opt_alg, &why) <
@@ -486,15 +486,15 @@ static void authorize(OAuthFlow *f)
     if (!f->verifier || !f->state)
         return flow_end(f, -EIO, "no random bytes for PKCE");
     challenge = oauth_pkce_challenge(f->verifier);
-    form_add(&q, "response_type", "code");
-    form_add(&q, "client_id", f->client_id);
-    form_add(&q, "redirect_uri", f->redirect_uri);
-    form_add(&q, "code_challenge", challenge);
-    form_add(&q, "code_challenge_method", "S256");
-    form_add(&q, "state", f->state);
-    form_add(&q, "resource", f->prm_resource);
+    fetch_form_add(&q, "response_type", "code");
+    fetch_form_add(&q, "client_id", f->client_id);
+    fetch_form_add(&q, "redirect_uri", f->redirect_uri);
+    fetch_form_add(&q, "code_challenge", challenge);
+    fetch_form_add(&q, "code_challenge_method", "S256");
+    fetch_form_add(&q, "state", f->state);
+    fetch_form_add(&q, "resource", f->prm_resource);
     if (f->scope)
-        form_add(&q, "scope", f->scope);
+        fetch_form_add(&q, "scope", f->scope);
     strbuf_printf(&url, "%s%c%s", f->authz_ep, strchr(f->authz_ep, '?') ? '&' : '?',
                   strbuf_str(&q));
     strbuf_deinit(&q);
