@@ -29,6 +29,7 @@
 #include "daemon/upstream/transport-http-upcall.h"
 #include "daemon/upstream/transport-http-xfer.h"
 #include "daemon/upstream/transport-sse.h"
+#include "daemon/upstream/transport-http.h"
 #include "daemon/upstream/transport.h"
 
 static const TransportOps http_ops_legacy;

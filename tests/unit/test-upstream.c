@@ -16,6 +16,8 @@
 #include "common/json.h"
 #include "common/mcp.h"
 #include "common/util.h"
+#include "daemon/upstream/transport-http.h"
+#include "daemon/upstream/transport-stdio.h"
 #include "daemon/upstream/transport.h"
 #include "daemon/upstream/upstream.h"
 #include "tests/unit/test.h"
