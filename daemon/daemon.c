@@ -28,7 +28,8 @@
 #include "daemon/sys/runlog.h"
 #include "daemon/sys/systemd.h"
 #include "daemon/sys/turn.h"
-#include "daemon/upstream/transport.h"
+#include "daemon/upstream/transport-http.h"
+#include "daemon/upstream/transport-stdio.h"
 
 /*
  * Shutdown bound: the stdio recipe takes up to 4 s (2 s to SIGTERM, 2 s to SIGKILL); past
@@ -251,6 +252,12 @@ static void on_watchdog(evutil_socket_t fd, short what, void *arg)
     systemd_notify_watchdog();
 }
 
+/* Upstream transports still running or ending (processes, HTTP sessions' DELETE). */
+static unsigned transports_live(void)
+{
+    return transport_stdio_live_count() + transport_http_live_count();
+}
+
 static void on_stop_tick(evutil_socket_t fd, short what, void *arg)
 {
     Daemon *d = arg;
@@ -258,9 +265,9 @@ static void on_stop_tick(evutil_socket_t fd, short what, void *arg)
     struct timeval tv = {0, STOP_TICK_MS * 1000};
 
     (void)fd, (void)what;
-    if (transport_live_count() == 0 || elapsed >= STOP_HARD_MS) {
-        if (transport_live_count())
-            log_warning("%u upstream processes did not exit in time", transport_live_count());
+    if (transports_live() == 0 || elapsed >= STOP_HARD_MS) {
+        if (transports_live())
+            log_warning("%u upstream processes did not exit in time", transports_live());
         turn_loop_exit(d->base);
         return;
     }

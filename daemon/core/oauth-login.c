@@ -14,6 +14,8 @@
 #include "daemon/core/manager-control.h" /* a server by name */
 #include "daemon/core/manager.h" /* the servers by URL, server_connect (reconnect after sign-in) */
 #include "daemon/core/oauth-login.h"
+#include "daemon/upstream/oauth-parse.h"
+#include "daemon/upstream/oauth-refresh.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/oauth.h"
 

@@ -218,7 +218,7 @@ static void server_store_cache(Server *s)
     size_t len;
     _cleanup_free_ char *text = toolset_json(s->tools, &len);
     /* The era goes with the tools, so a restart skips a probe this server never answers. */
-    UpstreamEra era = s->up && s->up->era ? s->up->era : upstream_known_era(s->cfg->hash);
+    UpstreamEra era = s->up && s->up->era ? s->up->era : era_known(s->cfg->hash);
     if (cache_store_json(s->reg->cache_dir, s->cfg, s->up ? s->up->server_info : NULL, text, len,
                          era, now, s->reg->settings->cache_ttl_days * 86400000LL, &why) < 0) {
         log_full(LOG_WARNING, s->cfg->name, "cache", "tool cache not written: %s", why);
@@ -265,7 +265,7 @@ static void server_load_cache(Server *s)
     s->tools_deferred = true;
     s->cache_saved_wall_ms = saved;
     /* A pinned "protocol" still wins: upstream_start() reads the memory only for "auto". */
-    upstream_seed_era(s->cfg->hash, era);
+    era_seed(s->cfg->hash, era);
     log_full(LOG_DEBUG, s->cfg->name, "cache", "%zu tools from the cache (era %s)",
              toolset_len(s->tools),
              era == UPSTREAM_ERA_LEGACY   ? "2025"

@@ -35,12 +35,12 @@ void era_note(uint64_t key, UpstreamEra era)
         idmap_put(&era_memory, key, (void *)(uintptr_t)era);
 }
 
-void upstream_forget_era(const char *config_hash)
+void era_forget(const char *config_hash)
 {
     era_note(era_key(config_hash), UPSTREAM_ERA_UNKNOWN);
 }
 
-void upstream_seed_era(const char *config_hash, UpstreamEra era)
+void era_seed(const char *config_hash, UpstreamEra era)
 {
     uint64_t key = era_key(config_hash);
 
@@ -48,7 +48,7 @@ void upstream_seed_era(const char *config_hash, UpstreamEra era)
         era_note(key, era);
 }
 
-UpstreamEra upstream_known_era(const char *config_hash)
+UpstreamEra era_known(const char *config_hash)
 {
     return era_recall(era_key(config_hash));
 }

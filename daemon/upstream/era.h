@@ -19,13 +19,13 @@ UpstreamEra era_recall(uint64_t key);
 void era_note(uint64_t key, UpstreamEra era);
 
 /** Forget what was learnt about a server's era (a config change, a failed connect). */
-void upstream_forget_era(const char *config_hash);
+void era_forget(const char *config_hash);
 /**
  * Seed the memory with an era read back from the server's cache entry, unless this run has
  * learnt one already (what the server said is newer than what the file says). The next start
  * of the server then skips the probe if it spoke 2025; a wrong guess costs one failed start,
  * after which the era is forgotten and probed again.
  */
-void upstream_seed_era(const char *config_hash, UpstreamEra era);
+void era_seed(const char *config_hash, UpstreamEra era);
 /** The era remembered for a config hash (UPSTREAM_ERA_UNKNOWN when none). */
-UpstreamEra upstream_known_era(const char *config_hash);
+UpstreamEra era_known(const char *config_hash);

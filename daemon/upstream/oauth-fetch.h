@@ -53,6 +53,4 @@ yajl_val fetch_json(Fetch *x, char **whyp);
 /** "HTTP 404", "timed out", ...: what went wrong with x, for messages (newly allocated). */
 char *fetch_describe(Fetch *x);
 /** application/x-www-form-urlencoded: append key=value (value escaped) to sb. */
-void form_add(StrBuf *sb, const char *key, const char *value);
-/** Standard base64 (padded) or base64url (unpadded) of n bytes, newly allocated. */
-char *base64_encode(const void *data, size_t n, bool url);
+void fetch_form_add(StrBuf *sb, const char *key, const char *value);

@@ -10,10 +10,10 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "common/base64.h"
 #include "common/json.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/oauth-jwt.h"
 
 /* P-256: r and s are 32 bytes each in a JWS signature (RFC 7518 3.4). */

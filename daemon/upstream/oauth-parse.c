@@ -11,14 +11,13 @@
 #include <curl/curl.h>
 #include <yajl/yajl_tree.h>
 
+#include "common/base64.h"
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/oauth-issuer.h"
-#include "daemon/upstream/oauth-private.h"
-#include "daemon/upstream/oauth.h"
+#include "daemon/upstream/oauth-parse.h"
 
 char *oauth_challenge_param(const char *challenge, const char *name)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// oauth: the MCP authorization flow for remote servers (OAuth 2.1 code + PKCE, refresh, client
-// credentials), on the daemon's curl multi and a one-shot loopback redirect listener.
+// oauth: a sign-in to a remote server (the MCP authorization flow: OAuth 2.1 code + PKCE, client
+// credentials, jwt-bearer), from the server's first challenge to the token stored.
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -25,12 +25,14 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/http.h"
+#include "daemon/upstream/oauth-client-auth.h"
 #include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/oauth-issuer.h"
-#include "daemon/upstream/oauth-jwt.h"
 #include "daemon/upstream/oauth-listener.h"
-#include "daemon/upstream/oauth-private.h"
+#include "daemon/upstream/oauth-parse.h"
+#include "daemon/upstream/oauth-refresh.h"
 #include "daemon/upstream/oauth-store.h"
+#include "daemon/upstream/oauth-tokens.h"
 #include "daemon/upstream/oauth.h"
 
 /* The "error" of a redirect is a short code (RFC 6749 4.1.2.1); anyone on the machine sends it. */
@@ -234,7 +236,7 @@ static void on_token(void *owner, Fetch *x)
     int r;
 
     (void)x;
-    r = oauth_take_tokens(f->x, &base_tok, &why);
+    r = oauth_tokens_take(f->x, &base_tok, &why);
     if (r < 0)
         return flow_end(f, r, "%s", why);
     flow_end(f, 0, NULL);
@@ -265,16 +267,16 @@ static void token_exchange(OAuthFlow *f)
 {
     StrBuf form = STRBUF_INIT;
 
-    form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange");
-    form_add(&form, "subject_token", f->opt_id_token);
-    form_add(&form, "subject_token_type", "urn:ietf:params:oauth:token-type:id_token");
-    form_add(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:id-jag");
-    form_add(&form, "audience", f->issuer);
-    form_add(&form, "resource", f->prm_resource);
+    fetch_form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange");
+    fetch_form_add(&form, "subject_token", f->opt_id_token);
+    fetch_form_add(&form, "subject_token_type", "urn:ietf:params:oauth:token-type:id_token");
+    fetch_form_add(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:id-jag");
+    fetch_form_add(&form, "audience", f->issuer);
+    fetch_form_add(&form, "resource", f->prm_resource);
     if (f->opt_idp_client_id)
-        form_add(&form, "client_id", f->opt_idp_client_id);
+        fetch_form_add(&form, "client_id", f->opt_idp_client_id);
     if (f->scope)
-        form_add(&form, "scope", f->scope);
+        fetch_form_add(&form, "scope", f->scope);
     flow_fetch(f, f->opt_idp_token_ep, strbuf_str(&form), "application/x-www-form-urlencoded", NULL,
                on_exchange);
     explicit_bzero(form.data, form.cap);
@@ -290,33 +292,29 @@ static void token_request(OAuthFlow *f)
     if (f->jwt_bearer && !f->assertion)
         return token_exchange(f);
     if (f->jwt_bearer) {
-        form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
-        form_add(&form, "assertion", f->assertion);
+        fetch_form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
+        fetch_form_add(&form, "assertion", f->assertion);
         if (f->scope)
-            form_add(&form, "scope", f->scope);
+            fetch_form_add(&form, "scope", f->scope);
     } else if (f->client_credentials) {
-        form_add(&form, "grant_type", "client_credentials");
+        fetch_form_add(&form, "grant_type", "client_credentials");
         if (f->scope)
-            form_add(&form, "scope", f->scope);
+            fetch_form_add(&form, "scope", f->scope);
     } else {
-        form_add(&form, "grant_type", "authorization_code");
-        form_add(&form, "code", f->code);
-        form_add(&form, "redirect_uri", f->redirect_uri);
-        form_add(&form, "code_verifier", f->verifier);
+        fetch_form_add(&form, "grant_type", "authorization_code");
+        fetch_form_add(&form, "code", f->code);
+        fetch_form_add(&form, "redirect_uri", f->redirect_uri);
+        fetch_form_add(&form, "code_verifier", f->verifier);
     }
     /* RFC 8707: the token is asked for this resource only. */
-    form_add(&form, "resource", f->prm_resource);
+    fetch_form_add(&form, "resource", f->prm_resource);
     if (f->opt_key) {
-        _cleanup_free_ char *why = NULL, *jwt = oauth_jwt_assertion(f->client_id, f->issuer,
-                                                                    f->opt_key, f->opt_alg, &why);
-        if (!jwt) {
+        _cleanup_free_ char *why = NULL;
+        if (oauth_client_assertion(&form, f->client_id, f->issuer, f->opt_key, f->opt_alg, &why) <
+            0) {
             strbuf_deinit(&form);
             return flow_end(f, -EINVAL, "private_key_jwt: %s", why);
         }
-        form_add(&form, "client_id", f->client_id);
-        form_add(&form, "client_assertion_type",
-                 "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
-        form_add(&form, "client_assertion", jwt);
     } else {
         auth = oauth_client_auth(&form, f->auth_method, f->client_id, f->client_secret);
     }
@@ -488,15 +486,15 @@ static void authorize(OAuthFlow *f)
     if (!f->verifier || !f->state)
         return flow_end(f, -EIO, "no random bytes for PKCE");
     challenge = oauth_pkce_challenge(f->verifier);
-    form_add(&q, "response_type", "code");
-    form_add(&q, "client_id", f->client_id);
-    form_add(&q, "redirect_uri", f->redirect_uri);
-    form_add(&q, "code_challenge", challenge);
-    form_add(&q, "code_challenge_method", "S256");
-    form_add(&q, "state", f->state);
-    form_add(&q, "resource", f->prm_resource);
+    fetch_form_add(&q, "response_type", "code");
+    fetch_form_add(&q, "client_id", f->client_id);
+    fetch_form_add(&q, "redirect_uri", f->redirect_uri);
+    fetch_form_add(&q, "code_challenge", challenge);
+    fetch_form_add(&q, "code_challenge_method", "S256");
+    fetch_form_add(&q, "state", f->state);
+    fetch_form_add(&q, "resource", f->prm_resource);
     if (f->scope)
-        form_add(&q, "scope", f->scope);
+        fetch_form_add(&q, "scope", f->scope);
     strbuf_printf(&url, "%s%c%s", f->authz_ep, strchr(f->authz_ep, '?') ? '&' : '?',
                   strbuf_str(&q));
     strbuf_deinit(&q);
@@ -514,24 +512,10 @@ static void authorize(OAuthFlow *f)
 
 /* ---- registration ---- */
 
-static const char *pick_auth_method(OAuthFlow *f, const char *secret)
-{
-    yajl_val m = json_get_array(f->asm_, "token_endpoint_auth_methods_supported");
-
-    if (!secret)
-        return "none";
-    /* RFC 8414: absent means client_secret_basic. */
-    if (!m || oauth_list_has(m, "client_secret_basic"))
-        return "client_secret_basic";
-    if (oauth_list_has(m, "client_secret_post"))
-        return "client_secret_post";
-    return "client_secret_basic";
-}
-
 static void registered(OAuthFlow *f)
 {
     if (!f->auth_method)
-        f->auth_method = xstrdup(pick_auth_method(f, f->client_secret));
+        f->auth_method = xstrdup(oauth_client_auth_method(f->asm_, f->client_secret));
     if (f->client_credentials)
         return token_request(f);
     authorize(f);

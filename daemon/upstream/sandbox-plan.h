@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <yajl/yajl_tree.h>
+
 typedef enum SandboxMountKind {
     SANDBOX_MOUNT_WRITE,     /* the host's path, writable */
     SANDBOX_MOUNT_READ,      /* the host's path, read-only (over an allowance inside it) */
@@ -29,3 +31,13 @@ typedef struct SandboxPlan {
     const char *cwd;    /* where the server starts (borrowed from the spec), or NULL */
     bool network;       /* the host's network; otherwise a namespace with only loopback */
 } SandboxPlan;
+
+/**
+ * The plan of policy's sandbox for a server starting in cwd: the tool caches (made when
+ * missing), the working directory, the policy's lists, then every policy's denials (last, so
+ * they win over an allowance that contains them). *notep (newly allocated) when the plan differs
+ * from what the policy asked; 0, or -errno with *whyp.
+ */
+int sandbox_plan_build(SandboxPlan *p, yajl_val policy, const char *cwd, char **notep, char **whyp);
+/** Free what the plan holds; it is zeroed. */
+void sandbox_plan_deinit(SandboxPlan *p);

@@ -8,9 +8,6 @@
 
 #include "daemon/sys/child.h"
 
-/* The program that contains the server where the kernel refuses mcpd's own namespaces. */
-#define SANDBOX_BWRAP "bwrap"
-
 /* How a sandbox was set up (status "sandboxedBy", the log): */
 #define SANDBOX_HOW_NS    "namespaces" /* by mcpd in the server's child (sandbox-ns.c) */
 #define SANDBOX_HOW_BWRAP "bubblewrap"

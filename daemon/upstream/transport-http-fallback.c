@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "common/util.h"
+#include "daemon/upstream/transport-http.h"
 #include "daemon/upstream/transport.h"
 
 int transport_http_new(Transport **tp, struct event_base *base, const ServerConfig *cfg,

@@ -9,12 +9,12 @@
 
 #include <curl/curl.h>
 
+#include "common/base64.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/mcp.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/transport-http-modern.h"
 
 /* A tool's mirrored parameters: the headers of one POST stay far below any server's limit. */

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // transport-http-private: the data the HTTP transport's files share, and its bounds. Its layers,
-// each with its own header of functions: transport-http-xfer (one transfer, and the upcalls to
-// upstream.c) at the bottom, reporting up through the callbacks in HttpTransport;
-// transport-http-modern (2026-07-28 headers) and transport-sse (legacy HTTP+SSE) above it;
-// transport-http (the transport, Streamable HTTP and the auto probe) on top. Nothing else
-// includes it.
+// each with its own header of functions, each calling only those below it: transport-http-xfer
+// (one transfer) at the bottom, telling the layers above what a transfer brought through the
+// XferHooks that transport-http sets; transport-http-upcall (what goes up to upstream.c, from the
+// loop) and transport-http-modern (2026-07-28 headers) above it; transport-http-incoming (the
+// messages of a body or event) and transport-sse (legacy HTTP+SSE) above those; transport-http
+// (the transport, Streamable HTTP and the auto probe) on top. Nothing else includes it.
 #pragma once
 
 #include <stdbool.h>
@@ -123,13 +124,23 @@ typedef struct Xfer {
     struct Xfer *next, *prev;
 } Xfer;
 
-/* Upcalls wait here and run from the loop, never inside curl or inside send(). */
-typedef struct Upcall {
-    enum { UP_MESSAGE, UP_AUTH, UP_CLOSED } kind;
-    char *text;
-    size_t len;
-    struct Upcall *next;
-} Upcall;
+/* What waits for upstream.c (transport-http-upcall.c's own). */
+typedef struct Upcall Upcall;
+
+/*
+ * What one transfer tells the layers above it, set by transport_http_new (transport-http.c): the
+ * transfer layer calls nothing above it, only these.
+ */
+typedef struct XferHooks {
+    /* An SSE event came (after the transfer's own bookkeeping); nonzero stops the transfer. */
+    int (*event)(Xfer *x, const SseEvent *ev);
+    /* A POST's 2xx brought a new Mcp-Session-Id: whether the session goes on with it. */
+    bool (*session)(Xfer *x);
+    /* The transfer could not be started (r < 0): its request fails; x is freed after. */
+    void (*unstarted)(Xfer *x, int r);
+    /* It finished, failed or timed out. */
+    void (*done)(Xfer *x, CURLcode res);
+} XferHooks;
 
 struct HttpTransport {
     Transport base;
@@ -159,8 +170,6 @@ struct HttpTransport {
     bool modern;           /* a modern request was answered: the server speaks 2026-07-28 */
     yajl_val tool_headers; /* {tool: {param: HeaderName}} from the tools' x-mcp-header */
     IdMap list_ids;        /* tools/list requests in flight: 1 first page, 2 a later one */
-    /* The layers above a transfer hear through these (set by transport_http_new): */
-    void (*xfer_done)(Xfer *x, CURLcode res);            /* finished, failed or timed out */
-    int (*legacy_endpoint)(Xfer *x, const SseEvent *ev); /* a legacy stream's endpoint event */
+    XferHooks hooks;       /* how its transfers tell the layers above them */
     struct HttpTransport *next_live, *prev_live;
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// transport-http-xfer: one HTTP transfer of the MCP HTTP transports (headers, body, SSE events) and
-// the upcalls that carry what it brings to upstream.c from the loop.
+// transport-http-xfer: one HTTP transfer of the MCP HTTP transports (its request, and its
+// response's headers, body and SSE events), which tells the layer above what it brought through
+// t->hooks.
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,241 +13,16 @@
 #include <curl/curl.h>
 #include <event2/event.h>
 
-#include "common/idmap.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
-#include "common/jsonscan.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/http.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/sse.h"
-#include "daemon/upstream/oauth-issuer.h"
-#include "daemon/upstream/transport-http-modern.h"
 #include "daemon/upstream/transport-http-xfer.h"
 #include "daemon/upstream/transport.h"
-
-/* ---- upcalls ---- */
-
-void ht_upcall(HttpTransport *t, int kind, const char *text, size_t len)
-{
-    Upcall *u = xcalloc(1, sizeof(*u));
-
-    u->kind = kind;
-    u->text = xstrndup(text ? text : "", len);
-    u->len = len;
-    t->n_upcalls++;
-    *t->up_tail = u;
-    t->up_tail = &u->next;
-    event_active(t->ev_deliver, EV_TIMEOUT, 0);
-}
-
-void ht_report_closed(HttpTransport *t, const char *fmt, ...)
-{
-    va_list ap;
-    StrBuf sb = STRBUF_INIT;
-
-    if (t->reported || t->closing)
-        return;
-    t->reported = true;
-    va_start(ap, fmt);
-    strbuf_vprintf(&sb, fmt, ap);
-    va_end(ap);
-    ht_upcall(t, UP_CLOSED, strbuf_str(&sb), sb.len);
-    strbuf_deinit(&sb);
-}
-
-void ht_on_deliver(evutil_socket_t fd, short what, void *arg)
-{
-    HttpTransport *t = arg;
-    Upcall *u;
-
-    (void)fd, (void)what;
-    while ((u = t->up_head)) {
-        t->up_head = u->next;
-        t->n_upcalls--;
-        if (!t->up_head)
-            t->up_tail = &t->up_head;
-        if (!t->closing) {
-            if (u->kind == UP_MESSAGE && t->base.cb.message)
-                t->base.cb.message(t->base.userdata, u->text, u->len);
-            else if (u->kind == UP_AUTH && t->base.cb.auth)
-                t->base.cb.auth(t->base.userdata, u->text);
-            else if (u->kind == UP_CLOSED && t->base.cb.closed)
-                t->base.cb.closed(t->base.userdata, u->text);
-        }
-        free(u->text);
-        free(u);
-    }
-    /* The queue is empty: paused streams go on (curl may hand their chunk over at once). */
-    for (Xfer *x = t->closing ? NULL : t->xfers, *next; x; x = next) {
-        next = x->next;
-        if (x->paused) {
-            x->paused = false;
-            curl_easy_pause(x->easy, CURLPAUSE_CONT);
-        }
-    }
-}
-
-/* A JSON-RPC error for a request whose HTTP exchange failed: upstream.c sees a normal reply. */
-void ht_synth_error(HttpTransport *t, uint64_t id, const char *fmt, ...)
-{
-    StrBuf msg = STRBUF_INIT, line = STRBUF_INIT;
-    va_list ap;
-
-    if (!id || !idmap_remove(&t->outstanding, id))
-        return;
-    va_start(ap, fmt);
-    strbuf_vprintf(&msg, fmt, ap);
-    va_end(ap);
-    strbuf_printf(&line,
-                  "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"error\":{\"code\":-32000,"
-                  "\"message\":",
-                  id);
-    json_write_string(&line, msg.data, msg.len);
-    strbuf_puts(&line, "}}");
-    log_full(LOG_INFO, t->base.server, "http", "request %" PRIu64 " failed: %s", id,
-             strbuf_str(&msg));
-    ht_upcall(t, UP_MESSAGE, line.data, line.len);
-    strbuf_deinit(&msg);
-    strbuf_deinit(&line);
-}
-
-/* Note what an incoming message answers, then queue it for upstream.c. */
-static void take_one(HttpTransport *t, yajl_val m, const char *text, size_t len)
-{
-    yajl_val id = json_get(m, "id");
-
-    if (YAJL_IS_OBJECT(m) && !json_get(m, "method") && YAJL_IS_INTEGER(id) && id->u.number.i > 0) {
-        uint64_t rid = (uint64_t)id->u.number.i;
-        uintptr_t page = (uintptr_t)idmap_remove(&t->list_ids, rid);
-        idmap_remove(&t->outstanding, rid);
-        if (page)
-            htm_note_tools(t, json_get_object(m, "result"), page == 1);
-        if (t->have_init_id && rid == t->init_id) {
-            const char *v = json_get_string(json_get_object(m, "result"), "protocolVersion");
-            if (v) {
-                free(t->protocol_version);
-                t->protocol_version = xstrdup(v);
-            }
-        }
-    }
-    ht_upcall(t, UP_MESSAGE, text, len);
-}
-
-/*
- * Where the batch entry starting at p ends: after its closing bracket, or at the ',' or ']' that
- * follows a scalar (the batch's own ']' when p is at it). Strings are stepped over and brackets
- * counted, not matched, so any depth costs no stack and nothing is allocated; a malformed entry
- * only ends early and is then refused by its own parse.
- */
-static const char *entry_end(const char *p, const char *end)
-{
-    size_t depth = 0;
-
-    for (; p < end; p++) {
-        if (*p == '"') {
-            for (p++; p < end && *p != '"'; p++)
-                if (*p == '\\')
-                    p++;
-        } else if (*p == '[' || *p == '{') {
-            depth++;
-        } else if (*p == ']' || *p == '}') {
-            if (depth == 0)
-                return p;
-            if (--depth == 0)
-                return p + 1;
-        } else if (*p == ',' && depth == 0) {
-            return p;
-        }
-    }
-    return end;
-}
-
-/*
- * Whether the batch entry s[0..n) (an object) is taken: within the first HT_BATCH_MAX, always;
- * past them only an answer to a request still in flight, told by a skim of its members that
- * builds nothing, so a million entries cost no memory.
- */
-static bool entry_wanted(HttpTransport *t, const char *s, size_t n, size_t k)
-{
-    JsonSpan id, method;
-    int64_t i;
-
-    if (k < HT_BATCH_MAX)
-        return true;
-    return !jsonscan_skim_member(s, n, "method", &method) &&
-           jsonscan_skim_member(s, n, "id", &id) && jsonscan_is_int(id, &i) && i > 0 &&
-           idmap_get(&t->outstanding, (uint64_t)i);
-}
-
-/* Take the batch entry s[0..n), the k-th (from 0); return whether it was taken. */
-static bool take_entry(HttpTransport *t, const char *s, size_t n, size_t k)
-{
-    _cleanup_json_ yajl_val m = NULL;
-
-    /* Anything but an object is never a message. */
-    if (*s != '{' || !entry_wanted(t, s, n, k) ||
-        json_parse_full(&m, s, n, JSON_UTF8_REPAIR, NULL) != 0 || !YAJL_IS_OBJECT(m))
-        return false;
-    take_one(t, m, s, n);
-    return true;
-}
-
-static bool is_ws(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/*
- * One body or event holding a message (or, on 2025-03-26 sessions, an array of them). A batch is
- * never parsed whole: its entries are found by entry_end() and parsed one at a time, and only
- * those taken are, so a body of a million junk values costs its own bytes and no tree. Entries
- * dropped are counted in one warning rather than each reported on its own.
- */
-void ht_take_messages(HttpTransport *t, const char *text, size_t len)
-{
-    const char *p = text, *end = text + len, *e;
-    size_t n = 0, n_dropped = 0;
-    bool closed;
-
-    while (p < end && is_ws(*p))
-        p++;
-    if (p == end)
-        return;
-    if (*p != '[') {
-        _cleanup_json_ yajl_val v = json_parse(text, NULL);
-        /* Not JSON at all still goes up: upstream.c reports it like a bad stdout line. */
-        take_one(t, v, p, (size_t)(end - p));
-        return;
-    }
-    for (p++;; p++) {
-        while (p < end && is_ws(*p))
-            p++;
-        if (p == end || *p == ']' || (e = entry_end(p, end)) == end)
-            break;
-        if (!take_entry(t, p, (size_t)(e - p), n++))
-            n_dropped++;
-        for (p = e; p < end && is_ws(*p); p++)
-            ;
-        if (p == end || *p != ',')
-            break;
-    }
-    if (n_dropped)
-        log_full(LOG_WARNING, t->base.server, "http",
-                 "dropped %zu of the %zu entries of a JSON batch from %s: entries that are not "
-                 "objects, and past the first %u, all but answers to requests in flight",
-                 n_dropped, n, t->shown_url, HT_BATCH_MAX);
-    closed = p < end && *p == ']';
-    for (p += closed; p < end && is_ws(*p); p++)
-        ;
-    if (!closed || p != end)
-        log_full(LOG_WARNING, t->base.server, "http",
-                 "a JSON batch from %s is malformed or cut short (%zu entries read): the rest of "
-                 "it was dropped; report it to the server's maintainers",
-                 t->shown_url, n);
-}
 
 /* ---- transfers ---- */
 
@@ -363,36 +139,6 @@ static void on_headers_done(Xfer *x)
     ht_headers_apply(x, ct);
 }
 
-/*
- * A new Mcp-Session-Id: kept if it can go back in a header as it came (visible ASCII, the spec
- * says, and at most SESSION_ID_MAX bytes). Any other is the server's bug, and a session that
- * cannot be continued: the transport is closed saying so (sending no id would only earn a 400
- * that hides why, and a CR or LF in it would split the next request's headers).
- */
-static bool session_take(Xfer *x)
-{
-    HttpTransport *t = x->t;
-    size_t n = strlen(x->hdr_session);
-    const char *bad = n == 0 ? "is empty" : NULL;
-
-    for (const char *p = x->hdr_session; !bad && *p; p++)
-        if (*p < 0x21 || *p > 0x7e)
-            bad = "holds control characters, spaces or non-ASCII bytes (visible ASCII only)";
-    if (!bad && n > SESSION_ID_MAX)
-        bad = "is longer than mcpd's bound of 4096 bytes";
-    _Static_assert(SESSION_ID_MAX == 4096, "the message above names the bound");
-    if (!bad) {
-        free(t->session_id);
-        t->session_id = xstrdup(x->hdr_session);
-        return true;
-    }
-    ht_report_closed(t,
-                     "%s sent an Mcp-Session-Id header that %s (%zu bytes): it cannot be sent "
-                     "back, so the session cannot go on; report this to the server's maintainers",
-                     t->shown_url, bad, n);
-    return false;
-}
-
 /* The status and content type of a response are known (ct may be NULL): decide how to read it. */
 void ht_headers_apply(Xfer *x, const char *ct)
 {
@@ -407,7 +153,7 @@ void ht_headers_apply(Xfer *x, const char *ct)
     ht_note_status(x);
     x->sse = x->status / 100 == 2 && ct && strncasecmp(ct, "text/event-stream", 17) == 0;
     if (x->status / 100 == 2 && x->hdr_session && x->kind == XFER_POST && !x->modern &&
-        !streq(x->hdr_session, t->session_id) && !session_take(x))
+        !streq(x->hdr_session, t->session_id) && !t->hooks.session(x))
         return;
     if (!x->sse)
         return;
@@ -423,17 +169,11 @@ void ht_headers_apply(Xfer *x, const char *ct)
 static int on_event(void *userdata, const SseEvent *ev)
 {
     Xfer *x = userdata;
-    HttpTransport *t = x->t;
 
     x->got_event = true;
     if (x->timeout_ms > 0)
         arm_timer(x); /* activity (progress, priming) keeps a stream alive, up to its cap */
-    if (x->kind == XFER_LEGACY_GET && streq(ev->event, "endpoint"))
-        return t->legacy_endpoint(x, ev);
-    if (!streq(ev->event, "message") || ev->data_len == 0)
-        return 0; /* priming events and unknown types carry no message */
-    ht_take_messages(t, ev->data, ev->data_len);
-    return 0;
+    return x->t->hooks.event(x, ev);
 }
 
 size_t ht_on_write(char *data, size_t size, size_t nmemb, void *userdata)
@@ -513,16 +253,16 @@ static struct curl_slist *add_config_headers(HttpTransport *t, struct curl_slist
     return l;
 }
 
-/* (Re)build the easy handle for x->url and start it. */
 /* curl is done with the transfer: the layer above hears what it brought. */
 static void on_curl_done(void *userdata, CURL *easy, CURLcode res)
 {
     Xfer *x = userdata;
 
     (void)easy;
-    x->t->xfer_done(x, res);
+    x->t->hooks.done(x, res);
 }
 
+/* (Re)build the easy handle for x->url and start it. */
 int ht_xfer_launch(Xfer *x)
 {
     HttpTransport *t = x->t;
@@ -614,7 +354,7 @@ void ht_xfer_start(Xfer *x)
     int r = ht_xfer_launch(x);
 
     if (r < 0) {
-        ht_synth_error(x->t, x->req_id, "cannot start the HTTP request: %s", strerror(-r));
+        x->t->hooks.unstarted(x, r);
         ht_xfer_free(x);
     }
 }
@@ -627,7 +367,15 @@ void ht_xfer_on_timeout(evutil_socket_t fd, short what, void *arg)
     x->timed_out = true;
     /* Treated as a failed transfer; the easy handle is stopped first so curl forgets it. */
     http_stop(x->easy);
-    x->t->xfer_done(x, CURLE_OPERATION_TIMEDOUT);
+    x->t->hooks.done(x, CURLE_OPERATION_TIMEDOUT);
+}
+
+void ht_xfer_unpause(Xfer *x)
+{
+    if (x->paused) {
+        x->paused = false;
+        curl_easy_pause(x->easy, CURLPAUSE_CONT);
+    }
 }
 
 /* ---- what a transfer's end says ---- */
@@ -691,19 +439,4 @@ char *ht_error_text(Xfer *x)
     else if (x->resp.len && !memchr(x->resp.data, '<', MIN(x->resp.len, 64)))
         strbuf_printf(&sb, ": %.200s", strbuf_str(&x->resp));
     return strbuf_detach(&sb, NULL);
-}
-
-void ht_auth_needed(HttpTransport *t, Xfer *x)
-{
-    /* The server's words go to status, the log and the sign-in: no control character in them. */
-    _cleanup_free_ char *clean =
-        x->www_auth.len ? oauth_text_shown(strbuf_str(&x->www_auth), x->www_auth.len) : NULL;
-    const char *w = clean;
-
-    if (t->reported)
-        return;
-    ht_upcall(t, UP_AUTH, w ? w : "", w ? strlen(w) : 0);
-    ht_report_closed(t, "HTTP 401 Unauthorized: the server needs authorization%s%.*s%s%s",
-                     w ? " (WWW-Authenticate: " : "", WWW_AUTH_SHOWN, w ? w : "",
-                     w && strlen(w) > WWW_AUTH_SHOWN ? " ..." : "", w ? ")" : "");
 }

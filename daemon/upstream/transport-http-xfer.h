@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// transport-http-xfer: one HTTP transfer of the MCP HTTP transports (headers, body, SSE events) and
-// the upcalls that carry what it brings to upstream.c from the loop. The bottom layer of the HTTP
-// transport: what a transfer's end means is told to the layer above through t->xfer_done.
+// transport-http-xfer: one HTTP transfer of the MCP HTTP transports (its request, and its
+// response's headers, body and SSE events), which tells the layer above what it brought through
+// t->hooks. The bottom layer of the HTTP transport: it calls nothing above it.
 #pragma once
 
 #include <stdbool.h>
@@ -14,26 +14,17 @@
 #include "common/util.h"
 #include "daemon/upstream/transport-http-private.h"
 
-/* Upcalls to upstream.c (always from the loop). */
-void ht_upcall(HttpTransport *t, int kind, const char *text, size_t len);
-void ht_report_closed(HttpTransport *t, const char *fmt, ...) _printf_(2, 3);
-void ht_on_deliver(evutil_socket_t fd, short what, void *arg);
-/** A JSON-RPC error for a request whose HTTP exchange failed: upstream.c sees a normal reply. */
-void ht_synth_error(HttpTransport *t, uint64_t id, const char *fmt, ...) _printf_(3, 4);
-/** One body or event holding a message (or, on 2025-03-26 sessions, an array of them). */
-void ht_take_messages(HttpTransport *t, const char *text, size_t len);
-/** The server needs authorization (HTTP 401): upstream.c hears it, the transport closes. */
-void ht_auth_needed(HttpTransport *t, Xfer *x);
-
 /* One transfer. */
 Xfer *ht_xfer_new(HttpTransport *t, XferKind kind, const char *url, int64_t timeout_ms);
 /** (Re)build the easy handle for x->url and start it. */
 int ht_xfer_launch(Xfer *x);
-/** Launch, or fail the transfer's request and free it. */
+/** Launch, or tell t->hooks.unstarted (the request fails there) and free it. */
 void ht_xfer_start(Xfer *x);
 void ht_xfer_free(Xfer *x);
-/** The transfer's inactivity timer fired: it ends as CURLE_OPERATION_TIMEDOUT (t->xfer_done). */
+/** The transfer's inactivity timer fired: it ends as CURLE_OPERATION_TIMEDOUT (t->hooks.done). */
 void ht_xfer_on_timeout(evutil_socket_t fd, short what, void *arg);
+/** A stream paused for backpressure (HT_UPCALLS_MAX) goes on; any other transfer is left alone. */
+void ht_xfer_unpause(Xfer *x);
 void ht_note_status(Xfer *x);
 bool ht_header_name_is(const char *line, size_t n, const char *name);
 char *ht_header_value(const char *line, size_t n, size_t name_len);

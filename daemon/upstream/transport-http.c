@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // transport-http: MCP over Streamable HTTP (and the auto probe that falls back to legacy HTTP+SSE,
 // transport-sse.c), on libcurl: the top of the HTTP transport, told by one transfer
-// (transport-http-xfer.c, below it) what it brought through t->xfer_done.
+// (transport-http-xfer.c, below it) what it brought through t->hooks.
 
 #include <errno.h>
 #include <inttypes.h>
@@ -24,9 +24,12 @@
 #include "daemon/upstream/oauth-issuer.h"
 #include "daemon/upstream/oauth-store.h"
 #include "daemon/upstream/sse.h"
+#include "daemon/upstream/transport-http-incoming.h"
 #include "daemon/upstream/transport-http-modern.h"
+#include "daemon/upstream/transport-http-upcall.h"
 #include "daemon/upstream/transport-http-xfer.h"
 #include "daemon/upstream/transport-sse.h"
+#include "daemon/upstream/transport-http.h"
 #include "daemon/upstream/transport.h"
 
 static const TransportOps http_ops_legacy;
@@ -302,6 +305,55 @@ static void schedule_get(HttpTransport *t, Xfer *x)
     evtimer_add(t->ev_get, &tv);
 }
 
+/* ---- what a transfer tells ---- */
+
+/* An SSE event of one of t's transfers (t->hooks.event): the legacy endpoint, or messages. */
+static int xfer_event(Xfer *x, const SseEvent *ev)
+{
+    if (x->kind == XFER_LEGACY_GET && streq(ev->event, "endpoint"))
+        return ht_legacy_endpoint(x, ev);
+    if (!streq(ev->event, "message") || ev->data_len == 0)
+        return 0; /* priming events and unknown types carry no message */
+    ht_take_messages(x->t, ev->data, ev->data_len);
+    return 0;
+}
+
+/*
+ * A new Mcp-Session-Id: kept if it can go back in a header as it came (visible ASCII, the spec
+ * says, and at most SESSION_ID_MAX bytes). Any other is the server's bug, and a session that
+ * cannot be continued: the transport is closed saying so (sending no id would only earn a 400
+ * that hides why, and a CR or LF in it would split the next request's headers).
+ */
+static bool xfer_session(Xfer *x)
+{
+    HttpTransport *t = x->t;
+    size_t n = strlen(x->hdr_session);
+    const char *bad = n == 0 ? "is empty" : NULL;
+
+    for (const char *p = x->hdr_session; !bad && *p; p++)
+        if (*p < 0x21 || *p > 0x7e)
+            bad = "holds control characters, spaces or non-ASCII bytes (visible ASCII only)";
+    if (!bad && n > SESSION_ID_MAX)
+        bad = "is longer than mcpd's bound of 4096 bytes";
+    _Static_assert(SESSION_ID_MAX == 4096, "the message above names the bound");
+    if (!bad) {
+        free(t->session_id);
+        t->session_id = xstrdup(x->hdr_session);
+        return true;
+    }
+    ht_report_closed(t,
+                     "%s sent an Mcp-Session-Id header that %s (%zu bytes): it cannot be sent "
+                     "back, so the session cannot go on; report this to the server's maintainers",
+                     t->shown_url, bad, n);
+    return false;
+}
+
+/* A transfer could not be started (t->hooks.unstarted): its request fails. */
+static void xfer_unstarted(Xfer *x, int r)
+{
+    ht_synth_error(x->t, x->req_id, "cannot start the HTTP request: %s", strerror(-r));
+}
+
 /* ---- completion ---- */
 
 static bool follow_redirect(Xfer *x)
@@ -556,7 +608,7 @@ static void resume_done(Xfer *x, CURLcode res)
 
 static void http_maybe_free(HttpTransport *t);
 
-/* A transfer finished, failed or timed out (t->xfer_done): what it means for the transport. */
+/* A transfer finished, failed or timed out (t->hooks.done): what it means for the transport. */
 static void xfer_done(Xfer *x, CURLcode res)
 {
     HttpTransport *t = x->t;
@@ -601,15 +653,9 @@ static void xfer_done(Xfer *x, CURLcode res)
 
 static void http_free(HttpTransport *t)
 {
-    Upcall *u;
-
     while (t->xfers)
         ht_xfer_free(t->xfers);
-    while ((u = t->up_head)) {
-        t->up_head = u->next;
-        free(u->text);
-        free(u);
-    }
+    ht_upcalls_free(t);
     for (size_t i = 0; i < t->n_held; i++)
         free(t->held[i]);
     free(t->held);
@@ -760,8 +806,12 @@ int transport_http_new(Transport **tp, struct event_base *base, const ServerConf
     t->ev_deliver = event_new(base, -1, 0, ht_on_deliver, t);
     t->ev_free = event_new(base, -1, 0, on_free, t);
     t->ev_get = evtimer_new(base, on_get_timer, t);
-    t->xfer_done = xfer_done;
-    t->legacy_endpoint = ht_legacy_endpoint;
+    t->hooks = (XferHooks){
+        .event = xfer_event,
+        .session = xfer_session,
+        .unstarted = xfer_unstarted,
+        .done = xfer_done,
+    };
     t->next_live = all_http;
     if (all_http)
         all_http->prev_live = t;

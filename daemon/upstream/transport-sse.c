@@ -9,6 +9,7 @@
 
 #include "common/util.h"
 #include "daemon/upstream/http.h"
+#include "daemon/upstream/transport-http-upcall.h"
 #include "daemon/upstream/transport-http-xfer.h"
 #include "daemon/upstream/transport-sse.h"
 

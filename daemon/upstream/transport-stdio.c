@@ -20,6 +20,7 @@
 #include "daemon/sys/runlog.h"
 #include "daemon/sys/turn.h"
 #include "daemon/upstream/sandbox.h"
+#include "daemon/upstream/transport-stdio.h"
 #include "daemon/upstream/transport.h"
 
 /* A server that stops reading its stdin may not make the daemon queue without end. */
@@ -69,9 +70,9 @@ typedef struct StdioTransport {
 static unsigned n_live;
 static StdioTransport *all_stdio;
 
-unsigned transport_live_count(void)
+unsigned transport_stdio_live_count(void)
 {
-    return n_live + transport_http_live_count();
+    return n_live;
 }
 
 static void stdio_report(StdioTransport *s, const char *reason)

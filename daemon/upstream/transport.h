@@ -11,7 +11,6 @@
 #include <yajl/yajl_tree.h>
 
 #include "common/strbuf.h"
-#include "daemon/config/config.h"
 
 typedef struct Transport Transport;
 
@@ -48,19 +47,6 @@ struct Transport {
     char *server; /* for log lines */
 };
 
-/* Create a transport for a server; return 0 or -errno with *whyp set. */
-int transport_stdio_new(Transport **tp, struct event_base *base, const ServerConfig *cfg,
-                        const char *default_cwd, const TransportCallbacks *cb, void *userdata,
-                        char **whyp);
-
-/**
- * Create an HTTP transport (cfg->type http: Streamable HTTP, sse: legacy HTTP+SSE, auto: probe).
- * max_call_timeout_ms bounds a tools/call response stream that progress keeps alive.
- */
-int transport_http_new(Transport **tp, struct event_base *base, const ServerConfig *cfg,
-                       int64_t max_call_timeout_ms, const TransportCallbacks *cb, void *userdata,
-                       char **whyp);
-
 static inline int transport_send(Transport *t, const char *line, size_t len)
 {
     return t->ops->send(t, line, len);
@@ -81,14 +67,3 @@ static inline bool transport_error_is_transient(int r)
 {
     return r == -EMFILE || r == -ENFILE || r == -EAGAIN || r == -ENOMEM;
 }
-
-/** Transports still shutting down or running, for a bounded daemon exit. */
-unsigned transport_live_count(void);
-/** Kill everything still running at once (daemon exit past its grace period). */
-void transport_stdio_kill_all(void);
-/** HTTP transports still ending their sessions (DELETE in flight). */
-unsigned transport_http_live_count(void);
-/** Abort every HTTP transfer still running (daemon exit past its grace period). */
-void transport_http_kill_all(void);
-/** At daemon exit: free what is left and release libcurl. */
-void transport_http_shutdown(void);

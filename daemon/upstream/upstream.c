@@ -15,6 +15,8 @@
 #include "common/util.h"
 #include "daemon/sys/turn.h"
 #include "daemon/upstream/tool-headers.h"
+#include "daemon/upstream/transport-http.h"
+#include "daemon/upstream/transport-stdio.h"
 #include "daemon/upstream/upstream.h"
 
 /*

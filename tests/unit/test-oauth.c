@@ -8,11 +8,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/base64.h"
 #include "common/strbuf.h"
 #include "daemon/upstream/oauth-fetch.h"
 #include "daemon/upstream/oauth-issuer.h"
+#include "daemon/upstream/oauth-parse.h"
 #include "daemon/upstream/oauth-store.h"
-#include "daemon/upstream/oauth.h"
 #include "tests/unit/test.h"
 
 static void check_param(const char *ch, const char *name, const char *want)
@@ -71,8 +72,8 @@ static void test_encoding(void)
     b = base64_encode("\xfb\xff", 2, false);
     CHECK_STREQ(b, "+/8=");
     free(b);
-    form_add(&sb, "a", "x y&z");
-    form_add(&sb, "b", "http://h/c?d=1");
+    fetch_form_add(&sb, "a", "x y&z");
+    fetch_form_add(&sb, "b", "http://h/c?d=1");
     CHECK_STREQ(strbuf_str(&sb), "a=x%20y%26z&b=http%3A%2F%2Fh%2Fc%3Fd%3D1");
     strbuf_deinit(&sb);
 }

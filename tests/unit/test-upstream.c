@@ -16,6 +16,8 @@
 #include "common/json.h"
 #include "common/mcp.h"
 #include "common/util.h"
+#include "daemon/upstream/transport-http.h"
+#include "daemon/upstream/transport-stdio.h"
 #include "daemon/upstream/transport.h"
 #include "daemon/upstream/upstream.h"
 #include "tests/unit/test.h"
@@ -857,7 +859,7 @@ static void test_era_fallback(void)
     CHECK_INTEQ(sent_count("server/discover"), 0);
     CHECK(sent_id("initialize") > 0);
     finish(u);
-    upstream_forget_era(cfg.hash);
+    era_forget(cfg.hash);
 }
 
 /* Auto era: an error with id null while the probe waits (the server could not read it) is its
@@ -883,7 +885,7 @@ static void test_era_null_id_error(void)
     CHECK(run_until(&seen.ready));
     CHECK(!upstream_is_modern(u));
     finish(u);
-    upstream_forget_era(cfg.hash);
+    era_forget(cfg.hash);
 }
 
 int main(void)
