@@ -15,6 +15,7 @@
 #include "daemon/daemon.h"
 #include "daemon/core/oauth-login.h"
 #include "daemon/config/claude-json.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/sandbox-policy.h"
 #include "daemon/config/source.h"
 #include "daemon/core/surface.h"
