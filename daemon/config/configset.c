@@ -269,40 +269,6 @@ const char *config_level_name(ConfigLevel level)
     return level == CONFIG_LEVEL_PROJECT ? "project" : "user";
 }
 
-static bool name_char_plain(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '.' || c == '-';
-}
-
-const char *config_check_name(const char *name)
-{
-    if (!name[0])
-        return "Server name cannot be empty";
-    if (strlen(name) > CONFIG_MAX_SERVER_NAME)
-        return "Server name is too long (max 100 characters)";
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return "Server name cannot contain control characters";
-    return NULL;
-}
-
-char *config_plain_name(const char *name)
-{
-    char *plain;
-    const char *p = name;
-
-    while (*p && name_char_plain(*p))
-        p++;
-    if (!*p)
-        return NULL;
-    plain = xstrdup(name);
-    for (char *q = plain; *q; q++)
-        if (!name_char_plain(*q))
-            *q = '_';
-    return plain;
-}
-
 static void source_copy(SourceMeta *dst, const SourceMeta *src)
 {
     dst->provider = xstrdup(src->provider ? src->provider : "mcpd");

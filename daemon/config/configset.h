@@ -347,18 +347,6 @@ ServerConfig *server_config_free(ServerConfig *c);
 const char *transport_type_name(TransportType t);
 /** "user" or "project". */
 const char *config_level_name(ConfigLevel level);
-/**
- * Check a server name as an agent's file gives it; return NULL or a message (static). Any
- * text of 1 to CONFIG_MAX_SERVER_NAME bytes without control characters is a name: agents
- * accept them ("github/github-mcp-server" is how VS Code's gallery names its entries).
- */
-const char *config_check_name(const char *name);
-/**
- * The name mcpd serves a server under: name itself when it holds only letters, digits, '-',
- * '_' and '.', else a copy with every other byte replaced by '_' (new string, or NULL when the
- * name is already plain). Tool names, cache files and mcpd:// URIs are built from it.
- */
-char *config_plain_name(const char *name);
 
 /**
  * Whether a project's settings file of the agent whose folder trust is bit (a

@@ -14,6 +14,40 @@
 #include "daemon/config/server-entry.h"
 #include "daemon/config/server-identity.h"
 
+static bool name_char_plain(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '-';
+}
+
+const char *config_check_name(const char *name)
+{
+    if (!name[0])
+        return "Server name cannot be empty";
+    if (strlen(name) > CONFIG_MAX_SERVER_NAME)
+        return "Server name is too long (max 100 characters)";
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return "Server name cannot contain control characters";
+    return NULL;
+}
+
+char *config_plain_name(const char *name)
+{
+    char *plain;
+    const char *p = name;
+
+    while (*p && name_char_plain(*p))
+        p++;
+    if (!*p)
+        return NULL;
+    plain = xstrdup(name);
+    for (char *q = plain; *q; q++)
+        if (!name_char_plain(*q))
+            *q = '_';
+    return plain;
+}
+
 /* A field that must be an object of strings (env, headers). */
 static int take_string_map(ServerConfig *c, yajl_val obj, const char *field, yajl_val *outp,
                            StrBuf *err)
