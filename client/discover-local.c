@@ -12,6 +12,7 @@
 #include "common/paths.h"
 #include "common/util.h"
 #include "daemon/config/config.h"
+#include "daemon/config/configset-json.h"
 #include "daemon/config/sandbox-policy.h"
 
 yajl_val discover_local(const char *root, char **whyp)

@@ -16,6 +16,7 @@
 #include "daemon/core/manager-status.h"
 #include "daemon/core/oauth-login.h"
 #include "daemon/config/claude-json.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/sandbox-policy.h"
 #include "daemon/config/source.h"
 #include "daemon/core/surface.h"

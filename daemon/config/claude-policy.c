@@ -13,6 +13,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/claude-policy.h"
+#include "daemon/config/config-expand.h"
 #include "daemon/config/source.h"
 
 /*

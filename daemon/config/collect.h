@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-// collect: how discovery takes servers from files: reading them (bounded, last good version kept)
-// and the rules every entry passes before it joins the set.
+// collect: a provider's entries taken into the set, each through the rules every entry passes.
 #pragma once
 
 #include <stddef.h>
@@ -8,32 +7,6 @@
 #include <yajl/yajl_tree.h>
 
 #include "daemon/config/configset.h"
-
-/*
- * Called for every config file discovery reads or looks for (found or not), with the project
- * root of that discovery (NULL: user-level only); quiet previews are not reported.
- */
-typedef void (*ConfigReadHook)(const char *path, const char *root, void *userdata);
-/** Install the one read hook (NULL to remove). */
-void config_set_read_hook(ConfigReadHook fn, void *userdata);
-/** Tell the hook that discovery listed dir: a new entry there may be a new source (hot reload). */
-void config_note_listing(ConfigSet *set, const char *dir);
-/** Note that discovery read (or looked for) path with a reader of its own: it is watched too. */
-void config_note_file(ConfigSet *set, const char *path);
-/** Forget the last good versions of config files kept for safe reload (daemon exit). */
-void config_forget_good(void);
-
-/**
- * Read and parse a JSON file; -ENOENT quietly when missing, other failures recorded in set.
- * level says whose file it is: a project's is not read through a symbolic link.
- */
-int config_read_json(ConfigSet *set, const char *path, ConfigLevel level, yajl_val *outp);
-/**
- * Read a whole regular file (bounded, never blocking); -ENOENT quietly when missing, other
- * failures (a FIFO, a device, a project file that is a link, ...) recorded in set.
- */
-int config_read_text(ConfigSet *set, const char *path, ConfigLevel level, char **textp,
-                     size_t *lenp);
 
 /**
  * Add one entry from a source, applying the rules in order: the project filter, validation
@@ -48,6 +21,8 @@ void config_add_invalid(ConfigSet *set, const char *name, const SourceMeta *src,
 /** A mapping's notes (ConfigMapFn; one a line, NULL: none) as warnings naming the server. */
 void config_add_map_notes(ConfigSet *set, const char *name, const SourceMeta *src,
                           const char *notes);
+/** Whether a server is an Exa search server (seed 1.6); *keyp gets its API key or NULL. */
+bool config_is_exa(const ServerConfig *c, char **keyp);
 
 /**
  * Parse one native-format file ({"mcpServers": {...}}) into set, with source metadata.

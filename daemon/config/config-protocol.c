@@ -7,7 +7,7 @@
 #include "common/mcp.h"
 #include "common/strbuf.h"
 #include "common/util.h"
-#include "daemon/config/configset.h"
+#include "daemon/config/config-protocol.h"
 
 /* protocol: "auto" (the default), "2026-07-28", or "2025"/"legacy" for the initialize era. */
 int server_config_take_protocol(ServerConfig *c, yajl_val obj, StrBuf *err)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// configset: server entries (ServerConfig), the set discovery builds (ConfigSet) and the settings
-// they are checked against; the types every config module shares.
+// configset: the config model every config module shares: server entries (ServerConfig), the
+// set discovery gathers them in (ConfigSet) with its problems and skips, and the settings.
 #pragma once
 
 #include <stdbool.h>
@@ -115,15 +115,6 @@ typedef struct ServerConfig {
     char hash[2 * SHA256_DIGEST_SIZE + 1];
     SourceMeta source;
 } ServerConfig;
-
-struct StrBuf;
-/**
- * Read a server entry's "protocol" field into c->protocol ("auto" when absent); a value that is
- * none of "auto", "2026-07-28", "2025", "legacy" is -EINVAL with the reason appended to err.
- */
-int server_config_take_protocol(ServerConfig *c, yajl_val obj, struct StrBuf *err);
-/** "lazy" or "eager" into *outp; -EINVAL for anything else. */
-int config_parse_start(const char *text, ServerStart *outp);
 
 /* A discovery problem: the file, the server (may be NULL) and what is wrong. */
 typedef struct ConfigProblem {
@@ -315,8 +306,6 @@ typedef struct DiscoverOptions {
 
 /** Release a set; safe on a zeroed value. */
 void config_set_deinit(ConfigSet *set);
-/** On the loop: give the read hook the files a discovery with defer_notes looked at. */
-void config_set_pass_notes(ConfigSet *set);
 /**
  * Whether a file such a discovery looked at changed since (written, made, removed): it may have
  * changed before the watcher heard of it, so the discovery is out of date.
@@ -332,14 +321,6 @@ void config_set_problem(ConfigSet *set, const char *path, const char *server, co
 /** Record a warning: something noted and ignored, nothing refused. */
 void config_set_warning(ConfigSet *set, const char *path, const char *server, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/** Problems as a JSON array of {path?, server?, field?, error, severity?: "warning"}. */
-yajl_val config_problems_json(const ConfigSet *set);
-/**
- * A set as JSON for mcpd/discover: {servers: [{name, provider, providerName, path, level,
- * transport, enabled, config}], skipped: [{name, ..., reason}], problems, exaApiKeysFound}.
- * config is the entry as written with env and headers values shown as "***".
- */
-yajl_val config_describe(const ConfigSet *set);
 /** Record an entry that was seen and not used; the source strings are copied. */
 void config_set_skip(ConfigSet *set, const char *name, const SourceMeta *src, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -349,22 +330,10 @@ void config_set_add(ConfigSet *set, ServerConfig *c);
 ServerConfig *config_set_find(const ConfigSet *set, const char *name);
 
 /**
- * Build a server entry from one native-format JSON object (mcpServers.<name>). On an invalid
- * entry return NULL and record the reason in set. The source strings are copied.
+ * A new entry named name, from src (its strings copied), with the settings' defaults: enabled,
+ * the timeouts, start and reconnect; what an entry that says nothing more is.
  */
-ServerConfig *server_config_from_json(const char *name, yajl_val obj, const SourceMeta *src,
-                                      const Settings *settings, ConfigSet *set);
-/**
- * The same, when the entry as written (kept for display) differs from the one whose values
- * are used (after ${VAR} expansion).
- */
-ServerConfig *server_config_build(const char *name, yajl_val written, yajl_val obj,
-                                  const SourceMeta *src, const Settings *settings, ConfigSet *set);
-/**
- * (Re)compute c->hash from its fields (after ${VAR} expansion, an envFile, an absolute cwd): the
- * same for two entries that start the same process or reach the same server the same way.
- */
-void server_config_hash(ServerConfig *c, const Settings *settings);
+ServerConfig *server_config_new(const char *name, const SourceMeta *src, const Settings *settings);
 /** Deep copy. */
 ServerConfig *server_config_copy(const ServerConfig *c);
 /**
@@ -374,47 +343,14 @@ ServerConfig *server_config_copy(const ServerConfig *c);
 void server_config_take_origin(ServerConfig *dst, const ServerConfig *from);
 /** Release; returns NULL. */
 ServerConfig *server_config_free(ServerConfig *c);
-/** Whether two entries are the same server (name and unresolved config hash). */
-bool server_config_same(const ServerConfig *a, const ServerConfig *b);
 /** "stdio", "http", "sse" or "auto". */
 const char *transport_type_name(TransportType t);
 /** "user" or "project". */
 const char *config_level_name(ConfigLevel level);
-/**
- * Check a server name as an agent's file gives it; return NULL or a message (static). Any
- * text of 1 to CONFIG_MAX_SERVER_NAME bytes without control characters is a name: agents
- * accept them ("github/github-mcp-server" is how VS Code's gallery names its entries).
- */
-const char *config_check_name(const char *name);
-/**
- * The name mcpd serves a server under: name itself when it holds only letters, digits, '-',
- * '_' and '.', else a copy with every other byte replaced by '_' (new string, or NULL when the
- * name is already plain). Tool names, cache files and mcpd:// URIs are built from it.
- */
-char *config_plain_name(const char *name);
 
-/**
- * Expand ${VAR}, ${VAR:-default}, ${env:VAR}, ${workspaceFolder} (root) and ${userHome} in
- * every string of v (keys untouched); an unset variable without a default stays as written.
- * Returns a new value.
- */
-yajl_val config_expand(yajl_val v, const char *root);
-/** config_expand filling only the EXPAND_* forms in forms; the others stay as written. */
-yajl_val config_expand_forms(yajl_val v, const char *root, unsigned forms);
 /**
  * Whether a project's settings file of the agent whose folder trust is bit (a
  * CONFIG_FOLDER_TRUST_*) may say anything yet: always without a gate (no project, or none to
  * guard), else only once the user trusted the folder in that agent.
  */
 bool config_folder_trusted(const ConfigSet *set, unsigned bit);
-/** The EXPAND_* forms filled in an entry from src: its agent's own, and mcpd's references. */
-unsigned config_source_forms(const SourceMeta *src);
-/** Whether the server's tool filters (enabledTools, then disabledTools, as globs) pass tool. */
-bool config_tool_allowed(const ServerConfig *c, const char *tool);
-/**
- * Drop the tools the server's filters hide from an array of tool objects, in place; returns
- * how many were dropped. NULL tools is allowed (0).
- */
-size_t config_filter_tools(const ServerConfig *c, yajl_val tools);
-/** Whether a server is an Exa search server (seed 1.6); *keyp gets its API key or NULL. */
-bool config_is_exa(const ServerConfig *c, char **keyp);

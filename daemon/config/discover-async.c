@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "daemon/config/collect.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/config.h"
 #include "daemon/config/discover-async.h"
 

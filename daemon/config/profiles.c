@@ -11,6 +11,7 @@
 #include "common/paths.h"
 #include "common/util.h"
 #include "daemon/config/collect.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/profiles.h"
 
 bool profiles_setting_key(const char *key)

@@ -11,8 +11,10 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/collect.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/profiles.h"
 #include "daemon/config/sandbox-policy.h"
+#include "daemon/config/server-entry.h"
 #include "daemon/config/settings.h"
 #include "daemon/config/source.h"
 

@@ -12,6 +12,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/claude-json.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/source.h"
 
 /*

@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "daemon/config/agent-names.h"
 #include "daemon/config/claude-policy.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/source.h"
 
 /* Claude Code's managed (administrator) servers on Linux. */

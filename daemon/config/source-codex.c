@@ -12,6 +12,7 @@
 #include "common/strbuf.h"
 #include "common/toml.h"
 #include "common/util.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/source.h"
 
 /* The system-wide layer Codex reads on Unix, below the user's own. */

@@ -20,6 +20,7 @@
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/source.h"
 #include "daemon/config/yaml-tree.h"
 

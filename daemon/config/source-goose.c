@@ -18,6 +18,7 @@
 #include "common/paths.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/source.h"
 #include "daemon/config/yaml-tree.h"
 #include "daemon/sys/keyring.h"

@@ -7,6 +7,7 @@
 #include "common/json.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/source-imported.h"
 #include "daemon/config/source.h"
 

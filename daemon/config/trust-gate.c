@@ -18,6 +18,8 @@
 #include "common/util.h"
 #include "daemon/config/claude-policy.h"
 #include "daemon/config/collect.h"
+#include "daemon/config/config-expand.h"
+#include "daemon/config/config-read.h"
 #include "daemon/config/configset.h"
 #include "daemon/config/gitindex.h"
 #include "daemon/config/source-imported.h"

@@ -9,6 +9,7 @@
 #include "common/redact.h"
 #include "common/strbuf.h"
 #include "common/util.h"
+#include "daemon/config/config-expand.h"
 #include "daemon/config/trust-show.h"
 
 /* What one show is about: the entry, where its secrets go, and the list of them so far. */

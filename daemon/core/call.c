@@ -13,6 +13,7 @@
 #include "common/jsonscan.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "daemon/config/tool-filter.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/audit.h"
 #include "daemon/core/call.h"

@@ -12,6 +12,8 @@
 #include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/config/resolve.h"
+#include "daemon/config/server-identity.h"
+#include "daemon/config/tool-filter.h"
 #include "daemon/core/cache.h"
 #include "daemon/core/server.h"
 #include "daemon/core/toolset.h"

@@ -13,6 +13,7 @@
 #include "common/mcp.h"
 #include "common/util.h"
 #include "common/version.h"
+#include "daemon/config/configset-json.h"
 #include "daemon/methods/methods-mcpd.h"
 #include "daemon/methods/methods.h"
 #include "daemon/methods/methods-trust.h"

@@ -23,6 +23,7 @@
 #include "common/util.h"
 #include "daemon/config/claude-json.h"
 #include "daemon/config/config.h"
+#include "daemon/config/server-entry.h"
 #include "daemon/config/source.h"
 #include "daemon/config/yaml-tree.h"
 

@@ -19,6 +19,8 @@
 #include "common/util.h"
 #include "daemon/config/config.h"
 #include "daemon/config/sandbox-policy.h"
+#include "daemon/config/server-entry.h"
+#include "daemon/config/server-identity.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

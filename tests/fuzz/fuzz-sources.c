@@ -24,6 +24,7 @@
 #include "common/paths.h"
 #include "common/util.h"
 #include "daemon/config/config.h"
+#include "daemon/config/server-entry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,7 +17,7 @@
 /* The shapes: one server of 200 000 env keys, and 1000 servers with nested objects. */
 #define BIG_ENV_KEYS    200000
 #define BIG_SERVERS     1000
-#define BIG_FILE_BYTES  (4u * 1024u * 1024u) /* collect.c's CONFIG_MAX_FILE_BYTES */
+#define BIG_FILE_BYTES  (4u * 1024u * 1024u) /* config-read.c's CONFIG_MAX_FILE_BYTES */
 #define BIG_NESTED_KEYS 50                   /* objects nested under each server's "metadata" */
 
 /* {"mcpServers":{"big":{"command":...,"env":{"K000000":"000000",...}}}}: ~3.6 MB at 200 000. */

@@ -12,6 +12,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/config/claude-json.h"
+#include "daemon/config/config-expand.h"
 #include "daemon/config/config.h"
 #include "tests/unit/test.h"
 

@@ -8,6 +8,7 @@
 
 #include "common/json.h"
 #include "common/util.h"
+#include "daemon/config/configset-json.h"
 #include "daemon/config/profiles.h"
 #include "tests/unit/test.h"
 

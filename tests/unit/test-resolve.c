@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/config/server-entry.h"
 #include "daemon/sys/child.h"
 #include "daemon/config/config.h"
 #include "daemon/config/resolve.h"

@@ -13,8 +13,10 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/util.h"
+#include "daemon/config/config-expand.h"
 #include "daemon/config/config.h"
 #include "daemon/config/source.h"
+#include "daemon/config/tool-filter.h"
 #include "daemon/config/trust-gate.h"
 #include "tests/unit/test.h"
 

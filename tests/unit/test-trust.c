@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "daemon/config/config.h"
 #include "daemon/config/source.h"
+#include "daemon/config/tool-filter.h"
 #include "daemon/config/trust.h"
 #include "tests/unit/test.h"
 
