@@ -10,7 +10,6 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/util.h"
-#include "daemon/config/configset-json.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/cache.h"
 #include "daemon/core/manager.h"

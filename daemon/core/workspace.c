@@ -14,6 +14,7 @@
 #include "common/jsonrpc.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "daemon/config/configset-json.h"
 #include "daemon/core/agent.h"
 #include "daemon/core/naming.h"
 #include "daemon/core/toolset.h"
