@@ -408,7 +408,14 @@ bool tasks_created(TaskRegistry *tr, const TaskOrigin *o, const char *raw, size_
     if (!up_task || json_get(tree, "content"))
         return false; /* the server ran the call as a plain one */
     tasks_sweep(tr);
-    if (task_of_up(tr, o->s->id, o->upstream_id, up_task)) {
+    t = task_of_up(tr, o->s->id, o->upstream_id, up_task);
+    if (t && t->fetched) {
+        /* The server gave the id of a task whose result was fetched to a new one: it has
+         * forgotten the old task (as mcpd did, before fetched tasks were kept), so mcpd does. */
+        task_free(tr, t);
+        t = NULL;
+    }
+    if (t) {
         /* A server that gives one id to two tasks: a message naming it could be either's, and
          * a cancel would hit the task already recorded (maybe another session's), so this one
          * is refused and left alone at the server (its ttl ends it there). */
