@@ -462,7 +462,7 @@ int mcpc_call_tool(mcpc_client *c, const char *name, const char *arguments_json,
 
 int mcpc_status(mcpc_client *c, char **resultp)
 {
-    return mcpc_request(c, "mcpd/status", NULL, resultp);
+    return mcpc_request(c, MCPD_METHOD_STATUS, NULL, resultp);
 }
 
 /* ---- prompts, resources, completion ---- */
@@ -595,7 +595,7 @@ static int request_async(mcpc_client *c, const char *method, yajl_val params, mc
             meta = json_object_new();
             json_object_set(params, "_meta", meta);
         }
-        json_object_set(meta, "progressToken", json_int_new((int64_t)id));
+        json_object_set(meta, MCP_META_PROGRESS_TOKEN, json_int_new((int64_t)id));
     }
     jsonrpc_write_request(&sb, id, method, params);
     r = libmcpc_send_sb(c, &sb, false);

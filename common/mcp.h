@@ -55,6 +55,7 @@ const char *mcp_protocol_find(const char *v);
 #define MCPD_META_ERROR        "mcpd/error"       /* tools/call: the error a result stands for */
 #define MCPD_META_TOOL_MODE    "mcpd/toolMode"    /* initialize: "search" or "all" (search.md) */
 #define MCPD_META_PROFILE      "mcpd/profile"     /* initialize: a profile's name (search.md) */
+#define MCPD_META_SCORE        "mcpd/score"       /* mcpd/searchTools: a found tool's rank score */
 
 /* mcpd's own methods (mcpctl, libmcpc). */
 #define MCPD_METHOD_STATUS     "mcpd/status"

@@ -8,6 +8,7 @@
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/jsonrpc.h"
+#include "common/mcp.h"
 #include "common/util.h"
 #include "daemon/core/naming.h"
 #include "daemon/core/toolset.h"
@@ -70,8 +71,8 @@ static void expose_ui_meta(Workspace *ws, Server *s, yajl_val meta)
 }
 
 /* The keys mcpd adds to each tool's _meta. */
-static const char *const mcpd_meta_keys[] = {"mcpd/server", "mcpd/tool", "mcpd/label", "mcpd/path",
-                                             "mcpd/deferred"};
+static const char *const mcpd_meta_keys[] = {MCPD_META_SERVER, MCPD_META_TOOL, MCPD_META_LABEL,
+                                             MCPD_META_PATH, MCPD_META_DEFERRED};
 
 static void put_string_member(StrBuf *sb, const char *key, const char *value)
 {
@@ -106,10 +107,10 @@ static void write_meta(StrBuf *sb, Workspace *ws, Server *s, const char *tool, c
         }
         json_free(meta);
     }
-    put_string_member(sb, "mcpd/server", s->cfg->name);
-    put_string_member(sb, "mcpd/tool", tool);
-    put_string_member(sb, "mcpd/label", label);
-    put_string_member(sb, "mcpd/path", path);
+    put_string_member(sb, MCPD_META_SERVER, s->cfg->name);
+    put_string_member(sb, MCPD_META_TOOL, tool);
+    put_string_member(sb, MCPD_META_LABEL, label);
+    put_string_member(sb, MCPD_META_PATH, path);
     strbuf_puts(sb, s->tools_deferred ? "\"mcpd/deferred\":true}" : "\"mcpd/deferred\":false}");
 }
 

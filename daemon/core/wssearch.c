@@ -83,10 +83,10 @@ static yajl_val tool_json(Server *s, size_t j, const char *name, double score)
     }
     meta = json_object_new();
     json_object_set(meta, MCPD_META_SERVER, json_string_new(s->cfg->name));
-    json_object_set(meta, "mcpd/tool", json_string_new(toolset_name(s->tools, j)));
+    json_object_set(meta, MCPD_META_TOOL, json_string_new(toolset_name(s->tools, j)));
     json_object_set(meta, MCPD_META_DEFERRED, json_bool_new(s->tools_deferred));
     if (score >= 0)
-        json_object_set(meta, "mcpd/score", json_double_new(score));
+        json_object_set(meta, MCPD_META_SCORE, json_double_new(score));
     json_object_set(o, "_meta", meta);
     json_free(t);
     return o;

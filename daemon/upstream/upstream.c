@@ -217,7 +217,7 @@ static int request_modern(Upstream *u, const char *method, yajl_val params, int6
     _cleanup_json_ yajl_val meta = json_object_take(params, "_meta");
     _cleanup_free_ char *meta_text = NULL, *body = json_members_text(params);
 
-    json_free(json_object_take(meta, "progressToken"));
+    json_free(json_object_take(meta, MCP_META_PROGRESS_TOKEN));
     meta_text = json_members_text(meta);
     json_free(params);
     return upstream_request_text(u, method, meta_text, body, timeout_ms, flags, fn, ctx, idp);
@@ -238,7 +238,7 @@ int upstream_request(Upstream *u, const char *method, yajl_val params, int64_t t
             meta = json_object_new();
             json_object_set(params, "_meta", meta);
         }
-        json_object_set(meta, "progressToken", json_int_new((int64_t)id));
+        json_object_set(meta, MCP_META_PROGRESS_TOKEN, json_int_new((int64_t)id));
     }
     strbuf_reset(&u->scratch);
     jsonrpc_write_request(&u->scratch, id, method, params);
