@@ -56,6 +56,8 @@ const char *mcp_protocol_find(const char *v);
 #define MCPD_META_TOOL_MODE    "mcpd/toolMode"    /* initialize: "search" or "all" (search.md) */
 #define MCPD_META_PROFILE      "mcpd/profile"     /* initialize: a profile's name (search.md) */
 #define MCPD_META_SCORE        "mcpd/score"       /* mcpd/searchTools: a found tool's rank score */
+/* An error's data member: the HTTP stream of the request was lost (mcpd asks again). */
+#define MCPD_DATA_STREAM_LOST "mcpd/streamLost"
 
 /* mcpd's own methods (mcpctl, libmcpc). */
 #define MCPD_METHOD_STATUS     "mcpd/status"

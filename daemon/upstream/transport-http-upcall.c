@@ -13,6 +13,7 @@
 #include "common/idmap.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/mcp.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "daemon/upstream/oauth-issuer.h"
@@ -95,9 +96,9 @@ void ht_synth_error(HttpTransport *t, uint64_t id, const char *fmt, ...)
     strbuf_vprintf(&msg, fmt, ap);
     va_end(ap);
     strbuf_printf(&line,
-                  "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"error\":{\"code\":-32000,"
+                  "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"error\":{\"code\":%d,"
                   "\"message\":",
-                  id);
+                  id, MCP_ERROR_CONNECTION_CLOSED);
     json_write_string(&line, msg.data, msg.len);
     strbuf_puts(&line, "}}");
     log_full(LOG_INFO, t->base.server, "http", "request %" PRIu64 " failed: %s", id,

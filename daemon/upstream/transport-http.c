@@ -245,10 +245,10 @@ static void stream_lost(Xfer *x)
     if (!x->req_id || !idmap_remove(&t->outstanding, x->req_id))
         return;
     strbuf_printf(&line,
-                  "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"error\":{\"code\":-32000,\"message\":"
+                  "{\"jsonrpc\":\"2.0\",\"id\":%" PRIu64 ",\"error\":{\"code\":%d,\"message\":"
                   "\"the server closed the response stream before answering\",\"data\":{"
-                  "\"mcpd/streamLost\":true}}}",
-                  x->req_id);
+                  "\"" MCPD_DATA_STREAM_LOST "\":true}}}",
+                  x->req_id, MCP_ERROR_CONNECTION_CLOSED);
     ht_upcall(t, UP_MESSAGE, line.data, line.len);
     strbuf_deinit(&line);
 }

@@ -463,7 +463,7 @@ static void handle_response(Upstream *u, JsonrpcMsg *m)
         if (!r.message)
             r.message = "(no message)";
         r.data = json_get(m->error, "data");
-        if (YAJL_IS_TRUE(json_get(r.data, "mcpd/streamLost")) && reissue(u, p))
+        if (YAJL_IS_TRUE(json_get(r.data, MCPD_DATA_STREAM_LOST)) && reissue(u, p))
             return;
     }
     pending_finish(p, &r);
