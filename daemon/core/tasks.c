@@ -125,11 +125,12 @@ bool tasks_server_busy(TaskRegistry *tr, const Server *s)
     size_t pos = 0;
     void *v;
 
-    /* At most TASKS_MAX_TOTAL, walked only when the server's idle timeout is up. */
+    /* At most TASKS_MAX_TOTAL, walked only when the server's idle timeout is up. A fetched
+     * task is done (its result came), whatever status its server last sent. */
     while (idmap_next(&tr->by_seq, &pos, NULL, &v)) {
         const Task *t = v;
-        if (t->server_id == s->id && !t->lost && s->up && t->upstream_id == s->up->id &&
-            !status_terminal(json_get_string(t->last, "status")))
+        if (t->server_id == s->id && !t->lost && !t->fetched && s->up &&
+            t->upstream_id == s->up->id && !status_terminal(json_get_string(t->last, "status")))
             return true;
     }
     return false;

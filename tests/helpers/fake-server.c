@@ -53,6 +53,7 @@ static struct {
     bool seen_init;
     bool ignore_unknown; /* a request it does not know is never answered (server/discover) */
     bool tasks;          /* the tasks capability and the tool task_sleep */
+    bool tasks_silent;   /* no notifications/tasks/status: a task's end is seen only by asking */
     bool echo_meta;      /* echo answers with the call's params._meta (trace context tests) */
 } opt = {.name = "fake", .list_changed_ms = -1};
 
@@ -1323,6 +1324,8 @@ static void gen_task_members(yajl_gen g, const FakeTask *t)
 
 static void send_task_status(const FakeTask *t)
 {
+    if (opt.tasks_silent)
+        return;
     yajl_gen g = msg_open();
     gkv(g, "method", "notifications/tasks/status");
     gs(g, "params");
@@ -1865,6 +1868,7 @@ static void usage(FILE *f)
           "client\n"
           "  --ignore-unknown           never answer a request it does not know\n"
           "  --tasks                    the tasks capability and the task tool task_sleep\n"
+          "  --tasks-silent             --tasks, and no notifications/tasks/status\n"
           "  --echo-meta                echo answers with the call's params._meta as JSON\n",
           f);
 }
@@ -1913,6 +1917,7 @@ enum {
     O_REPEAT_CURSOR,
     O_IGNORE_UNKNOWN,
     O_TASKS,
+    O_TASKS_SILENT,
     O_REVERSE_LIST,
 };
 
@@ -1948,6 +1953,7 @@ static const struct option long_opts[] = {
     {"repeat-cursor", no_argument, NULL, O_REPEAT_CURSOR},
     {"ignore-unknown", no_argument, NULL, O_IGNORE_UNKNOWN},
     {"tasks", no_argument, NULL, O_TASKS},
+    {"tasks-silent", no_argument, NULL, O_TASKS_SILENT},
     {"reverse-list", no_argument, NULL, O_REVERSE_LIST},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -2051,6 +2057,9 @@ static void set_option(int c, const char *arg, const char *name)
         break;
     case O_TASKS:
         opt.tasks = true;
+        break;
+    case O_TASKS_SILENT:
+        opt.tasks = opt.tasks_silent = true;
         break;
     case 'h':
         usage(stdout);

@@ -48,6 +48,36 @@ static void test_task_keeps_up(Harness *h, mcpc_client *c)
     raw_close(&r);
 }
 
+/*
+ * A task whose result was fetched holds nothing, even when its server never said it ended
+ * (no notifications/tasks/status): mcpd keeps it to its ttl for tasks/get, not its server.
+ */
+static void test_fetched_task_holds_nothing(Harness *h, mcpc_client *c)
+{
+    Raw r;
+
+    raw_init(&r, h, "fetcher", NULL);
+    raw_send(&r,
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"mcp_silent_task_sleep\",\"arguments\":{\"ms\":100},\"task\":{\"ttl\":600000}}}");
+    _cleanup_free_ char *created = raw_read_text(&r, H_WAIT_MS);
+    const char *at = created ? strstr(created, "\"taskId\":\"") : NULL;
+    CHECK_MSG(at, "no CreateTaskResult: %s", created);
+    if (!at)
+        return raw_close(&r);
+    at += strlen("\"taskId\":\"");
+    _cleanup_free_ char *tid = xstrndup(at, strcspn(at, "\""));
+    raw_send(&r,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/result\",\"params\":"
+             "{\"taskId\":\"%s\"}}",
+             tid);
+    _cleanup_free_ char *result = raw_read_text(&r, H_WAIT_MS);
+    CHECK_MSG(result && strstr(result, "task slept 100 ms"), "tasks/result: %s", result);
+    /* The agent stays: only the task could hold the server now. */
+    CHECK_MSG(h_wait_state(c, "silent", "idle", H_WAIT_MS), "a fetched task kept its server up");
+    raw_close(&r);
+}
+
 /* `mcpctl pin` holds a server up; `mcpctl unpin` ends it and the server goes idle. */
 static void test_pin_command(Harness *h, mcpc_client *c)
 {
@@ -101,6 +131,8 @@ int main(void)
         "{\"mcpServers\": {"
         "\"tasky\": {\"command\": \"%1$s\", \"args\": [\"--tasks\"], \"idleTimeoutMs\": " IDLE_MS
         "},"
+        "\"silent\": {\"command\": \"%1$s\", \"args\": [\"--tasks-silent\"], "
+        "\"idleTimeoutMs\": " IDLE_MS "},"
         "\"held\": {\"command\": \"%1$s\", \"idleTimeoutMs\": " IDLE_MS "}}}",
         h_fake());
     h_write_config(&h, cfg);
@@ -110,8 +142,10 @@ int main(void)
     /* No cache yet: each starts once to fill it, then goes idle. */
     CHECK(h_wait_state(c, "tasky", "idle", H_WAIT_MS));
     CHECK(h_wait_state(c, "held", "idle", H_WAIT_MS));
+    CHECK(h_wait_state(c, "silent", "idle", H_WAIT_MS));
 
     test_task_keeps_up(&h, c);
+    test_fetched_task_holds_nothing(&h, c);
     test_pin_command(&h, c);
 
     mcpc_free(c);
