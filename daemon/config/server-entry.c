@@ -185,34 +185,31 @@ static int take_type(ServerConfig *c, yajl_val obj, StrBuf *err)
     return 0;
 }
 
+/* A string member of the entry into *out (empty: left unset); null is absent. */
+static int take_string(const ServerConfig *c, yajl_val obj, const char *key, char **out,
+                       StrBuf *err)
+{
+    yajl_val v = json_get(obj, key);
+
+    if (!v || YAJL_IS_NULL(v))
+        return 0;
+    if (!YAJL_IS_STRING(v)) {
+        strbuf_printf(err, "Server \"%s\": \"%s\" must be a string", c->name, key);
+        return -EINVAL;
+    }
+    if (v->u.string[0])
+        *out = xstrdup(v->u.string);
+    return 0;
+}
+
 static int take_strings(ServerConfig *c, yajl_val obj, StrBuf *err)
 {
     yajl_val v;
 
-    if ((v = json_get(obj, "command")) && !YAJL_IS_NULL(v)) {
-        if (!YAJL_IS_STRING(v)) {
-            strbuf_printf(err, "Server \"%s\": \"command\" must be a string", c->name);
-            return -EINVAL;
-        }
-        if (v->u.string[0])
-            c->command = xstrdup(v->u.string);
-    }
-    if ((v = json_get(obj, "url")) && !YAJL_IS_NULL(v)) {
-        if (!YAJL_IS_STRING(v)) {
-            strbuf_printf(err, "Server \"%s\": \"url\" must be a string", c->name);
-            return -EINVAL;
-        }
-        if (v->u.string[0])
-            c->url = xstrdup(v->u.string);
-    }
-    if ((v = json_get(obj, "cwd")) && !YAJL_IS_NULL(v)) {
-        if (!YAJL_IS_STRING(v)) {
-            strbuf_printf(err, "Server \"%s\": \"cwd\" must be a string", c->name);
-            return -EINVAL;
-        }
-        if (v->u.string[0])
-            c->cwd = xstrdup(v->u.string);
-    }
+    if (take_string(c, obj, "command", &c->command, err) < 0 ||
+        take_string(c, obj, "url", &c->url, err) < 0 ||
+        take_string(c, obj, "cwd", &c->cwd, err) < 0)
+        return -EINVAL;
     if ((v = json_get(obj, "args")) && !YAJL_IS_NULL(v)) {
         if (!YAJL_IS_ARRAY(v)) {
             strbuf_printf(err, "Server \"%s\": \"args\" must be an array of strings", c->name);
